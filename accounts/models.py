@@ -1,0 +1,40 @@
+"""Teams and the user's place in one.
+
+Roles are Django groups (see ``accounts.roles``); a team scopes which quotes a
+sales engineer or manager may see.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class Team(models.Model):
+    """A sales team.  Engineers see their own quotes and their team's (read-only);
+    managers see and approve their team's."""
+
+    name = models.CharField(_("name"), max_length=100, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("team")
+        verbose_name_plural = _("teams")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Profile(models.Model):
+    """Per-user settings: team and preferred language."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, null=True, blank=True, related_name="members")
+    display_name = models.CharField(_("display name"), max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["user__username"]
+        verbose_name = _("profile")
+        verbose_name_plural = _("profiles")
+
+    def __str__(self) -> str:
+        return self.display_name or self.user.get_username()

@@ -1,0 +1,56 @@
+"""``plan()``: compose the concern modules into one explained result."""
+
+from __future__ import annotations
+
+from .layout import resolve_layout
+from .launch import build_launch
+from .memory import size_memory
+from .network import size_network
+from .performance import estimate_performance
+from .power import size_power
+from .racks import place_racks
+from .tco import compute_tco
+from .types import PlanRequest, PlanResult, Severity
+
+
+def plan(request: PlanRequest) -> PlanResult:
+    """Size a deployment.  Never raises on a well-typed request: problems are checks."""
+    layout = resolve_layout(request)
+    if any(c.severity == Severity.ERROR for c in layout.checks):
+        # The layout itself is impossible: facilities can still be sized from the
+        # node count, but memory and performance would be meaningless.
+        power = size_power(request, layout)
+        network = size_network(request, layout)
+        racks = place_racks(request, layout, power, network)
+        checks = (*layout.checks, *power.checks, *network.checks, *racks.checks)
+        return PlanResult(request, layout, power=power, racks=racks, network=network, checks=checks)
+
+    memory = size_memory(request, layout)
+    power = size_power(request, layout)
+    network = size_network(request, layout)
+    racks = place_racks(request, layout, power, network)
+    performance = estimate_performance(request, layout, memory)
+    tco = compute_tco(request, layout, power, racks, network, performance)
+    launch = build_launch(request, layout)
+    checks = (
+        *layout.checks,
+        *memory.checks,
+        *power.checks,
+        *network.checks,
+        *racks.checks,
+        *performance.checks,
+        *tco.checks,
+        *launch.checks,
+    )
+    return PlanResult(
+        request,
+        layout,
+        memory=memory,
+        power=power,
+        racks=racks,
+        network=network,
+        performance=performance,
+        tco=tco,
+        launch=launch,
+        checks=checks,
+    )

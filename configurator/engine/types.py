@@ -1,0 +1,528 @@
+"""The engine's contract: request and result types shared by every module.
+
+All types are frozen dataclasses.  Quantities use SI base units in their
+names (``_bytes``, ``_kw``, ``_amps``, ``_gbps``); money is ``Decimal`` with a
+currency code beside it.  Each module returns its own result dataclass with a
+``figures`` mapping of :class:`Figure` (the explained numbers) and a ``checks``
+tuple of :class:`Check`.
+
+This file is the seam between the catalog (``configurator.inputs`` builds a
+:class:`PlanRequest` from catalog rows or from inline JSON), the engine
+modules, and the presentation (views, PDF, JSON API), so change it with care.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import Enum
+from typing import Any, Mapping
+
+GB = 10**9  # decimal gigabyte, used for display and vendor specs (64 GB NPU)
+GIB = 2**30  # binary gibibyte, used where vLLM reports GiB
+MB = 10**6
+MIB = 2**20
+
+
+# --------------------------------------------------------------------------- explained numbers
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a figure or an input comes from.
+
+    ``kind`` is one of ``seed`` (the Chinese source documents, ``ref`` e.g.
+    "S1 §3.2"), ``public`` (a public config or doc, ``ref`` names it),
+    ``assumed`` (a placeholder an admin should check), ``input`` (typed by the
+    engineer) or ``derived`` (computed by the engine).
+    """
+
+    kind: str
+    ref: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One explained number: the value with its unit, formula, inputs and source.
+
+    ``key`` is stable (``memory.per_rank.kv_cache_bytes``) so the UI, the PDF
+    and the tests can find it; ``label_en``/``label_zh`` are for display;
+    ``formula`` is human readable ("usable − weights − activations − buffers");
+    ``inputs`` maps the names in the formula to their values (numbers or
+    strings, with units in the name).
+    """
+
+    key: str
+    value: float | int | Decimal | str | bool
+    unit: str
+    label_en: str
+    label_zh: str
+    formula: str = ""
+    inputs: Mapping[str, Any] = field(default_factory=dict)
+    source: Source = Source("derived")
+
+
+class Severity(str, Enum):
+    OK = "ok"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Check:
+    """A finding.  ``code`` is stable (``memory.kv_below_max_seqs``).
+
+    ``area`` groups checks for the verdict strip: memory, power, network,
+    racks, cooling, layout, performance, commercial, model.  ``field`` names
+    the request field that caused it (dotted, e.g. ``parallel.tp``) so the UI
+    can place the message beside the input.  ``fix`` is a suggested change as
+    ``{"field": value}`` that the UI can apply in one click, with
+    ``fix_en``/``fix_zh`` describing it.
+    """
+
+    code: str
+    severity: Severity
+    area: str
+    message_en: str
+    message_zh: str
+    figures: Mapping[str, Any] = field(default_factory=dict)
+    field: str = ""
+    fix: Mapping[str, Any] = field(default_factory=dict)
+    fix_en: str = ""
+    fix_zh: str = ""
+
+
+# --------------------------------------------------------------------------- model
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """An LLM's architecture as the engine needs it.
+
+    Layer counts by attention type must add up to ``num_layers``:
+    ``gqa_layers`` (full MHA/GQA attention), ``mla_layers`` (multi-head latent
+    attention), ``linear_layers`` (KDA / Gated DeltaNet / Mamba-style fixed
+    state) and ``sliding_layers`` (GQA limited to ``sliding_window`` tokens).
+
+    Weight bytes are as stored on disk in the release that will be served
+    (``weight_format``), split into routed-expert bytes (divided by EP) and
+    the rest (divided by TP).  ``vision_bytes`` belongs to the non-expert part
+    and is replicated unless ``language_model_only`` is served.
+    """
+
+    slug: str
+    name: str
+    total_params: int
+    active_params: int
+    num_layers: int
+    hidden_size: int
+    vocab_size: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    gqa_layers: int = 0
+    mla_layers: int = 0
+    linear_layers: int = 0
+    sliding_layers: int = 0
+    sliding_window: int = 0
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    # linear attention (KDA): recurrent state heads × head_dim_k × head_dim_v per layer,
+    # plus a short-convolution state of (kernel − 1) × conv_dim values.
+    linear_num_heads: int = 0
+    linear_head_dim: int = 0
+    linear_state_dtype_bytes: int = 4
+    linear_conv_kernel: int = 0
+    linear_conv_dim: int = 0
+    linear_conv_dtype_bytes: int = 2
+    num_experts: int = 0
+    experts_per_token: int = 0
+    shared_experts: int = 0
+    moe_layers: int = 0
+    expert_weight_bytes: int = 0
+    non_expert_weight_bytes: int = 0
+    weight_format: str = "bf16"
+    activation_format: str = "bf16"
+    max_context: int = 0
+    has_vision: bool = False
+    vision_params: int = 0
+    vision_bytes: int = 0
+    api_price_input_per_m: Decimal | None = None  # in api_price_currency per million tokens
+    api_price_output_per_m: Decimal | None = None
+    api_price_currency: str = "USD"
+    licence_note: str = ""
+    hf_model_id: str = ""
+    vllm_tokenizer_mode: str = ""
+    vllm_reasoning_parser: str = ""
+    vllm_tool_call_parser: str = ""
+    sources: Mapping[str, Source] = field(default_factory=dict)
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.expert_weight_bytes + self.non_expert_weight_bytes
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+
+# --------------------------------------------------------------------------- hardware
+
+
+@dataclass(frozen=True)
+class AcceleratorSpec:
+    """One accelerator package and the logical devices the serving engine sees.
+
+    A 910C package is 2 dies: ``logical_devices_per_package`` = 2 and each
+    logical device has ``memory_bytes`` = 64 GB.  Bandwidth and TFLOPS are per
+    logical device.  ``tflops`` maps precision names (``bf16``, ``fp16``,
+    ``fp8``, ``int8``, ``mxfp4``) to dense TFLOPS.
+    """
+
+    slug: str
+    name: str
+    memory_bytes: int
+    memory_bandwidth_bytes_s: float
+    tflops: Mapping[str, float]
+    tdp_watts: float = 0.0
+    logical_devices_per_package: int = 1
+    vendor: str = ""
+    domestic: bool = False
+    software_stack: str = "cuda"  # "cuda" (NCCL) or "ascend" (HCCL)
+
+
+@dataclass(frozen=True)
+class NicSpec:
+    """A group of identical network ports on a server, by fabric."""
+
+    fabric: str  # lingqu | roce | infiniband | ethernet | nvlink | pcie | hccs | management
+    count: int
+    speed_gbps: int
+    role: str = "scale_out"  # scale_up | scale_out | service | management
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """A server model.  ``scale_up_fabric`` links the devices inside it (and,
+    for super-nodes, beyond it up to ``scale_up_domain_devices`` devices)."""
+
+    slug: str
+    name: str
+    accelerator: AcceleratorSpec
+    packages: int
+    rack_units: int
+    max_input_kw: float
+    typical_load_factor: float = 0.8
+    psu_count: int = 0
+    psu_watts: int = 0
+    psu_redundant: int = 0
+    nics: tuple[NicSpec, ...] = ()
+    scale_up_fabric: str = "pcie"
+    scale_up_bandwidth_gbps: float = 0.0
+    scale_up_domain_devices: int = 0  # 0 means "the server's own logical devices"
+    cpu: str = ""
+    ram_gb: int = 0
+    storage: str = ""
+    vendor: str = ""
+    validated_text_only: bool = False
+    sources: Mapping[str, Source] = field(default_factory=dict)
+
+    @property
+    def logical_devices(self) -> int:
+        return self.packages * self.accelerator.logical_devices_per_package
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.logical_devices * self.accelerator.memory_bytes
+
+
+@dataclass(frozen=True)
+class SwitchSpec:
+    slug: str
+    name: str
+    fabric: str  # lingqu | roce | infiniband | ethernet | management
+    ports: int
+    port_speed_gbps: int
+    rack_units: int
+    power_kw: float
+    sources: Mapping[str, Source] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RackSpec:
+    slug: str
+    name: str
+    rack_units: int = 42
+    max_kw: float = 40.0
+    cooling: str = "air"  # air | containment | liquid
+    pdu_units: int = 0  # U taken by horizontal PDUs (vertical PDUs take none)
+    reserved_units: int = 2  # cable management / blanking at top
+
+
+@dataclass(frozen=True)
+class SiteSpec:
+    """The customer's data-centre hall."""
+
+    slug: str = "default"
+    name: str = "Default site"
+    voltage_ll: float = 380.0
+    phases: int = 3
+    power_factor: float = 0.95
+    continuous_derating: float = 0.8  # a breaker carries at most 80 % continuously
+    pue: float = 1.3
+    electricity_price_per_kwh: Decimal = Decimal("0.65")
+    colocation_per_rack_month: Decimal = Decimal("0")
+    air_cooling_kw_limit: float = 25.0
+    currency: str = "CNY"
+    breaker_ladder_amps: tuple[int, ...] = (
+        16, 20, 25, 32, 40, 50, 63, 80, 100, 125, 160, 200, 225, 250, 315, 400, 500, 630, 800,
+        1000, 1250, 1600,
+    )
+    sources: Mapping[str, Source] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- deployment
+
+
+class TopologyKind(str, Enum):
+    SINGLE = "single"
+    PRIMARY_STANDBY = "primary_standby"
+    TENANT_PAIR = "tenant_pair"
+    DISAGGREGATED = "disaggregated"  # xPyD
+
+
+@dataclass(frozen=True)
+class ParallelSpec:
+    """Parallel layout of one serving group (a cluster, or one side of xPyD).
+
+    ``tp × dp × pp`` must equal the logical devices of the group's nodes.
+    With ``expert_parallel`` the expert-parallel width is ``tp × dp``.
+    ``dp_local`` is the number of DP ranks per node.
+    """
+
+    tp: int
+    dp: int
+    pp: int = 1
+    expert_parallel: bool = True
+    dp_local: int = 1
+
+    @property
+    def ep(self) -> int:
+        return self.tp * self.dp if self.expert_parallel else 1
+
+    @property
+    def world_size(self) -> int:
+        return self.tp * self.dp * self.pp
+
+
+@dataclass(frozen=True)
+class TopologySpec:
+    """How the nodes are grouped.
+
+    * single: one group of ``nodes``.
+    * primary_standby / tenant_pair: two identical groups of ``nodes // 2``;
+      ``parallel`` describes one group.
+    * disaggregated: ``prefill_nodes`` with ``parallel`` and ``decode_nodes``
+      with ``decode_parallel``.
+    """
+
+    kind: TopologyKind
+    nodes: int
+    parallel: ParallelSpec
+    prefill_nodes: int = 0
+    decode_nodes: int = 0
+    decode_parallel: ParallelSpec | None = None
+
+
+@dataclass(frozen=True)
+class ServingSpec:
+    """vLLM serving parameters, per engine (per DP rank where vLLM says so)."""
+
+    gpu_memory_utilization: float = 0.9
+    max_model_len: int = 131072
+    max_num_seqs: int = 16
+    max_num_batched_tokens: int = 8192
+    kv_cache_dtype: str = "auto"  # auto (= model activation dtype, BF16) | fp8 | bf16
+    comm_buffer_mb: int = 200  # HCCL_BUFFSIZE / NCCL buffer, per communication group
+    comm_buffer_groups: int = 2  # TP and EP groups each hold one
+    graph_memory_bytes: int | None = None  # None: engine estimate
+    activation_bytes: int | None = None  # None: engine estimate from max_num_batched_tokens
+    enable_prefix_caching: bool = True
+    language_model_only: bool = False
+    block_size: int = 128  # Ascend default; CUDA default is 16
+    vllm_version: str = "0.27.1"
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What the customer will run: from a scenario, editable."""
+
+    input_tokens: int = 8192
+    output_tokens: int = 1024
+    concurrency: int = 16
+    needs_vision: bool = False
+    availability_target: float = 0.995
+    ttft_target_s: float | None = None
+    tpot_target_ms: float | None = None
+    measured_output_tokens_per_s: float | None = None  # overrides the estimate everywhere
+
+
+@dataclass(frozen=True)
+class PerformanceSpec:
+    """Efficiency knobs of the roofline estimate (editable assumptions)."""
+
+    decode_bandwidth_efficiency: float = 0.6
+    prefill_mfu: float = 0.35
+    scale_out_efficiency: float = 0.8
+    prefix_cache_hit_rate: float = 0.0
+
+
+@dataclass(frozen=True)
+class BomItem:
+    """A priced unit the TCO needs (resolved from the price list on the quote date)."""
+
+    sku: str
+    description: str
+    unit_price: Decimal
+    category: str  # server | switch | optics | rack | software | install | other
+    lease_per_month: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class CommercialSpec:
+    """Commercial terms.  All money in ``currency``; ``usd_rate`` converts USD
+    (the API price) to that currency (e.g. 7.2 CNY per USD)."""
+
+    currency: str = "CNY"
+    usd_rate: Decimal = Decimal("7.2")
+    server_unit_price: Decimal = Decimal("0")
+    server_lease_per_month: Decimal = Decimal("0")
+    lease_includes_power: bool = False
+    switch_unit_prices: Mapping[str, Decimal] = field(default_factory=dict)  # by switch slug
+    optics_unit_price: Decimal = Decimal("0")
+    rack_unit_price: Decimal = Decimal("0")  # rack + PDUs, per rack
+    installation: Decimal = Decimal("0")
+    software_support_per_year: Decimal = Decimal("0")
+    om_per_year: Decimal | None = None  # absolute O&M per year, or
+    om_percent_of_capex: Decimal = Decimal("0")  # … a fraction of capex per year
+    horizon_years: int = 3
+    depreciation_years: int = 5
+    discount_rate: Decimal = Decimal("0.08")
+    utilisation: Decimal = Decimal("0.6")  # fraction of the year the cluster serves at the estimated rate
+    power_load_factor: Decimal = Decimal("0.8")  # average draw ÷ max input
+    quote_discount: Decimal = Decimal("0")
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What the launch bundle needs that the catalog cannot know."""
+
+    model_path: str = ""
+    node_ips: tuple[str, ...] = ()
+    data_nic: str = ""
+    rpc_port: int = 13389
+    api_port: int = 8000
+    proxy_port: int = 8080
+    kv_port_prefill: int = 36000
+    kv_port_decode: int = 36200
+    image: str = ""
+    served_model_name: str = ""
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    model: ModelSpec
+    server: ServerSpec
+    topology: TopologySpec
+    serving: ServingSpec = ServingSpec()
+    workload: WorkloadSpec = WorkloadSpec()
+    site: SiteSpec = SiteSpec()
+    rack: RackSpec = RackSpec("rack-42u", "42U rack")
+    switches: tuple[SwitchSpec, ...] = ()  # available switch models, by fabric
+    commercial: CommercialSpec = CommercialSpec()
+    performance: PerformanceSpec = PerformanceSpec()
+    launch: LaunchSpec = LaunchSpec()
+    scenario: str = ""
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    """One serving group (a cluster, or the P or D side)."""
+
+    name: str  # "cluster", "cluster-a", "cluster-b", "prefill", "decode"
+    role: str  # serve | standby | tenant | prefill | decode
+    nodes: int
+    first_node: int  # index of the group's first node in the whole deployment
+    parallel: ParallelSpec
+    devices: int
+    experts_per_rank: int
+
+
+@dataclass(frozen=True)
+class LayoutResult:
+    nodes: int
+    devices_per_node: int
+    groups: tuple[GroupLayout, ...]
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """What ``plan()`` returns.  Each section is the result dataclass of its
+    module (``None`` when an earlier hard error made it meaningless)."""
+
+    request: PlanRequest
+    layout: Any
+    memory: Any = None
+    power: Any = None
+    racks: Any = None
+    network: Any = None
+    performance: Any = None
+    tco: Any = None
+    launch: Any = None
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not any(c.severity == Severity.ERROR for c in self.checks)
+
+
+@dataclass(frozen=True)
+class RankMemory:
+    """Memory of one logical device (rank) of a group, in bytes, as vLLM spends it."""
+
+    device_bytes: int
+    usable_bytes: int  # device × gpu_memory_utilization
+    weights_bytes: int
+    non_expert_weights_bytes: int
+    expert_weights_bytes: int
+    activation_bytes: int
+    buffer_bytes: int  # communication buffers (HCCL_BUFFSIZE × groups) + runtime
+    graph_bytes: int
+    kv_cache_bytes: int  # what is left for KV / state; may be negative when it does not fit
+    free_bytes: int  # device − usable (kept back by the utilisation cap)
+    kv_bytes_per_token: int  # per rank (GQA split by TP, MLA replicated)
+    state_bytes_per_seq: int  # linear-attention state per running sequence, per rank
+    kv_tokens: int  # tokens of KV this rank can hold (0 when it does not fit)
+
+
+@dataclass(frozen=True)
+class GroupMemory:
+    group: str  # GroupLayout.name
+    per_rank: RankMemory
+    kv_tokens_per_dp_rank: int
+    full_len_seqs_per_dp_rank: int  # sequences of max_model_len that fit at once
+    max_num_seqs_fit: bool  # max_num_seqs × max_model_len fits
+    cluster_weights_bytes: int
+    cluster_kv_bytes: int
+
+
+@dataclass(frozen=True)
+class MemoryResult:
+    groups: tuple[GroupMemory, ...]
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
