@@ -43,7 +43,7 @@ run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_catalog
 	$(PY) manage.py create_demo_users
-	DEBUG=$${DEBUG:-1} $(PY) manage.py runserver $(HOST):$(PORT)
+	$(PY) manage.py runserver $(HOST):$(PORT)
 
 test: setup
 	$(PY) manage.py makemigrations --check --dry-run >/dev/null || { echo "Model changes without migrations: run manage.py makemigrations"; exit 1; }

@@ -44,6 +44,8 @@ def _required(name: str) -> str:
 if PRODUCTION:
     SECRET_KEY = _required("SECRET_KEY")
     ALLOWED_HOSTS = [h.strip() for h in _required("ALLOWED_HOSTS").split(",") if h.strip()]
+    # The container health check calls /healthz on the loopback address.
+    ALLOWED_HOSTS += ["127.0.0.1", "localhost"]
     DATABASE_URL = _required("DATABASE_URL")
     CELERY_BROKER_URL = _required("CELERY_BROKER_URL")
     DEBUG = False
@@ -173,6 +175,9 @@ STORAGES = {
         )
     },
 }
+# Embedded mode serves static files straight from the app folders (no collectstatic).
+WHITENOISE_USE_FINDERS = not PRODUCTION
+WHITENOISE_AUTOREFRESH = not PRODUCTION
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 MEDIA_URL = "/media/"  # never served directly: downloads go through permission-checked views
 
@@ -222,7 +227,7 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 # Quotes: a discount above this fraction needs a sales manager's approval.

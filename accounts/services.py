@@ -1,0 +1,72 @@
+"""Role set-up and demo users."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django.db import transaction
+
+from . import roles
+from .models import Profile, Team
+
+# Which app's permissions each role holds.  Object-level scoping (own quote,
+# team's quotes) is enforced in the quotes selectors, not by these.
+ROLE_PERMISSION_APPS = {
+    roles.SALES_ENGINEER: {"quotes": ("add", "change", "view"), "catalog": ("view",)},
+    roles.SALES_MANAGER: {"quotes": ("add", "change", "view", "delete"), "catalog": ("view",)},
+    roles.CATALOG_ADMIN: {"catalog": ("add", "change", "delete", "view")},
+}
+
+
+def roles_ensure() -> dict[str, Group]:
+    """Create the role groups and (re)attach their permissions.  Idempotent."""
+    groups = {}
+    for role, apps in ROLE_PERMISSION_APPS.items():
+        group, _ = Group.objects.get_or_create(name=role)
+        perms = []
+        for app_label, actions in apps.items():
+            for perm in Permission.objects.filter(content_type__app_label=app_label):
+                if perm.codename.split("_", 1)[0] in actions:
+                    perms.append(perm)
+        group.permissions.set(perms)
+        groups[role] = group
+    return groups
+
+
+@dataclass(frozen=True)
+class DemoUser:
+    username: str
+    password: str
+    role: str
+    team: str | None
+    display_name: str
+
+
+DEMO_USERS = (
+    DemoUser("engineer", "demo-engineer-2026", roles.SALES_ENGINEER, "East China", "Li Wei (sales engineer)"),
+    DemoUser("engineer2", "demo-engineer2-2026", roles.SALES_ENGINEER, "North China", "Zhang Min (sales engineer)"),
+    DemoUser("manager", "demo-manager-2026", roles.SALES_MANAGER, "East China", "Chen Jing (sales manager)"),
+    DemoUser("catalog", "demo-catalog-2026", roles.CATALOG_ADMIN, None, "Wang Fang (catalog admin)"),
+)
+
+
+@transaction.atomic
+def demo_users_create() -> list[tuple[DemoUser, bool]]:
+    """Create the demo users if missing; returns (user, created) pairs.  Existing
+    users keep their passwords."""
+    groups = roles_ensure()
+    User = get_user_model()
+    out = []
+    for demo in DEMO_USERS:
+        user, created = User.objects.get_or_create(username=demo.username)
+        if created:
+            user.set_password(demo.password)
+        user.is_staff = demo.role == roles.CATALOG_ADMIN
+        user.save()
+        user.groups.add(groups[demo.role])
+        team = Team.objects.get_or_create(name=demo.team)[0] if demo.team else None
+        Profile.objects.update_or_create(user=user, defaults={"team": team, "display_name": demo.display_name})
+        out.append((demo, created))
+    return out

@@ -1,0 +1,47 @@
+"""Fill msgstr entries of django.po from zh_Hans.tsv (msgid<TAB>msgstr).
+
+The TSV is the reviewable source of the Chinese wording (industry terms from
+the glossary); run ``python locale/zh_Hans/fill.py`` after ``makemessages``.
+Entries missing from the TSV are listed so nothing user-facing stays English.
+"""
+
+from pathlib import Path
+
+import polib
+
+HERE = Path(__file__).resolve().parent
+PO = HERE / "LC_MESSAGES" / "django.po"
+TSV = HERE / "zh_Hans.tsv"
+
+
+def load_tsv() -> dict[str, str]:
+    table = {}
+    for line in TSV.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        msgid, _, msgstr = line.partition("\t")
+        table[msgid.replace("\\n", "\n")] = msgstr.replace("\\n", "\n")
+    return table
+
+
+def main() -> int:
+    table = load_tsv()
+    po = polib.pofile(str(PO))
+    missing = []
+    for entry in po:
+        if entry.msgid in table:
+            entry.msgstr = table[entry.msgid]
+            if "fuzzy" in entry.flags:
+                entry.flags.remove("fuzzy")
+        elif not entry.msgstr:
+            missing.append(entry.msgid)
+    po.metadata["Content-Type"] = "text/plain; charset=UTF-8"
+    po.metadata["Language"] = "zh_Hans"
+    po.save(str(PO))
+    for msgid in missing:
+        print("untranslated:", msgid)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
