@@ -13,6 +13,7 @@ modules, and the presentation (views, PDF, JSON API), so change it with care.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
@@ -87,7 +88,8 @@ class Check:
     message_zh: str
     figures: Mapping[str, Any] = field(default_factory=dict)
     field: str = ""
-    fix: Mapping[str, Any] = field(default_factory=dict)
+    # ``field`` above shadows dataclasses.field inside this class body.
+    fix: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     fix_en: str = ""
     fix_zh: str = ""
 
@@ -506,8 +508,12 @@ class RankMemory:
     kv_cache_bytes: int  # what is left for KV / state; may be negative when it does not fit
     free_bytes: int  # device − usable (kept back by the utilisation cap)
     kv_bytes_per_token: int  # per rank (GQA split by TP, MLA replicated)
-    state_bytes_per_seq: int  # linear-attention state per running sequence, per rank
+    state_bytes_per_seq: int  # fixed per running sequence, per rank: linear state + sliding window
     kv_tokens: int  # tokens of KV this rank can hold (0 when it does not fit)
+    # The two parts of ``state_bytes_per_seq``: linear-attention state, and the
+    # window of sliding-window layers (a fixed cost per running sequence).
+    linear_state_bytes_per_seq: int = 0
+    sliding_window_bytes_per_seq: int = 0
 
 
 @dataclass(frozen=True)
