@@ -1,0 +1,140 @@
+"""Small helpers for explained numbers and the text of checks.
+
+``fig()`` builds a :class:`Figure` in one line, ``check()`` a :class:`Check`;
+the formatting helpers (``gb``, ``thousands`` …) are what messages use so that
+the English and Chinese texts quote a number the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .types import GB, GIB, Check, Figure, Severity, Source
+
+DERIVED = Source("derived")
+_EMPTY: Mapping[str, Any] = {}
+
+
+def assumed(ref: str = "") -> Source:
+    """A placeholder an admin should check (e.g. an estimator constant)."""
+    return Source("assumed", ref)
+
+
+def public(ref: str) -> Source:
+    """A public config, doc or source file, named by ``ref``."""
+    return Source("public", ref)
+
+
+def seed(ref: str) -> Source:
+    """One of the Chinese source documents (``S1``/``S2`` and a section)."""
+    return Source("seed", ref)
+
+
+def typed(ref: str) -> Source:
+    """A value the engineer typed into the request (``ref`` names the field)."""
+    return Source("input", ref)
+
+
+def fig(
+    key: str,
+    value: float | int | str | bool | Any,
+    unit: str,
+    en: str,
+    zh: str,
+    formula: str = "",
+    inputs: Mapping[str, Any] | None = None,
+    source: Source | None = None,
+) -> Figure:
+    """Build a :class:`Figure` tersely; ``source`` defaults to *derived*."""
+    return Figure(
+        key=key,
+        value=value,
+        unit=unit,
+        label_en=en,
+        label_zh=zh,
+        formula=formula,
+        inputs=inputs if inputs is not None else _EMPTY,
+        source=source if source is not None else DERIVED,
+    )
+
+
+def by_key(figures: Iterable[Figure]) -> dict[str, Figure]:
+    """Index figures by their stable key (later figures win on a clash)."""
+    return {f.key: f for f in figures}
+
+
+def check(
+    code: str,
+    severity: Severity,
+    area: str,
+    en: str,
+    zh: str,
+    *,
+    field: str = "",
+    fix: Mapping[str, Any] | None = None,
+    fix_en: str = "",
+    fix_zh: str = "",
+    figures: Mapping[str, Any] | None = None,
+) -> Check:
+    """Build a :class:`Check` with keyword-only extras."""
+    return Check(
+        code=code,
+        severity=severity,
+        area=area,
+        message_en=en,
+        message_zh=zh,
+        figures=figures if figures is not None else _EMPTY,
+        field=field,
+        fix=fix if fix is not None else _EMPTY,
+        fix_en=fix_en,
+        fix_zh=fix_zh,
+    )
+
+
+# --------------------------------------------------------------------------- number formatting
+
+
+def thousands(n: int | float) -> str:
+    """``133120`` → ``"133,120"``; floats are rounded to whole numbers."""
+    return f"{round(n):,}"
+
+
+def gb(n_bytes: int | float, digits: int = 1) -> str:
+    """Decimal gigabytes with one decimal by default: ``29_750_000_000`` → ``"29.8 GB"``."""
+    return f"{n_bytes / GB:,.{digits}f} GB"
+
+
+def gib(n_bytes: int | float, digits: int = 1) -> str:
+    """Binary gibibytes (what vLLM logs): ``2**30`` → ``"1.0 GiB"``."""
+    return f"{n_bytes / GIB:,.{digits}f} GiB"
+
+
+def tb(n_bytes: int | float, digits: int = 2) -> str:
+    """Decimal terabytes: ``1_560_936_091_448`` → ``"1.56 TB"``."""
+    return f"{n_bytes / 10**12:,.{digits}f} TB"
+
+
+def mb(n_bytes: int | float, digits: int = 1) -> str:
+    """Decimal megabytes: ``28_085_760`` → ``"28.1 MB"``."""
+    return f"{n_bytes / 10**6:,.{digits}f} MB"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``plural(1, "node")`` → ``"1 node"``, ``plural(4, "node")`` → ``"4 nodes"``."""
+    return f"{thousands(n)} {word if n == 1 else (many or word + 's')}"
+
+
+def sentence_start(text: str) -> str:
+    """Upper-case the first letter only (``str.capitalize`` would lower the rest)."""
+    return text[:1].upper() + text[1:]
+
+
+def pct(fraction: float, digits: int = 0) -> str:
+    """``0.85`` → ``"85 %"``."""
+    return f"{fraction * 100:.{digits}f} %"
+
+
+def ratio(x: float, digits: int = 2) -> str:
+    """``0.85`` → ``"0.85"`` (a utilisation as vLLM spells it on the command line)."""
+    return f"{x:.{digits}f}"

@@ -1,0 +1,554 @@
+"""Topology → serving groups, and the checks vLLM would fail on at start-up.
+
+``resolve_layout()`` turns a :class:`TopologySpec` into one :class:`GroupLayout`
+per serving group:
+
+* single: one group ``cluster`` (role ``serve``);
+* primary_standby: ``cluster-a`` (``serve``) + ``cluster-b`` (``standby``), nodes ÷ 2 each;
+* tenant_pair: ``cluster-a`` + ``cluster-b`` (both ``tenant``), nodes ÷ 2 each;
+* disaggregated (xPyD): ``prefill`` with ``parallel`` and ``decode`` with
+  ``decode_parallel`` (``parallel`` when that is ``None``).
+
+``propose_layout()`` is the "auto" mode: TP across the devices of one node,
+DP over the rest, expert parallelism on for MoE models (domain.md §4).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .explain import by_key, check, fig, plural, public, sentence_start, thousands, typed
+from .types import (
+    Check,
+    Figure,
+    GroupLayout,
+    LayoutResult,
+    ParallelSpec,
+    PlanRequest,
+    ServerSpec,
+    Severity,
+    TopologyKind,
+    TopologySpec,
+)
+
+AREA = "layout"
+
+GROUP_EN = {
+    "cluster": "the cluster",
+    "cluster-a": "cluster A",
+    "cluster-b": "cluster B",
+    "prefill": "the prefill (P) group",
+    "decode": "the decode (D) group",
+}
+GROUP_ZH = {
+    "cluster": "集群",
+    "cluster-a": "集群 A",
+    "cluster-b": "集群 B",
+    "prefill": "预填充（P）集群",
+    "decode": "解码（D）集群",
+}
+_PAIR_KINDS = (TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR)
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def scale_up_domain(server: ServerSpec) -> int:
+    """Devices reachable over the scale-up fabric (0 in the catalog means "this server")."""
+    return server.scale_up_domain_devices or server.logical_devices
+
+
+def parallel_label(p: ParallelSpec) -> str:
+    """``DP4 / TP16 / EP64`` (PP only when > 1), the way the seeds write a layout."""
+    parts = [f"DP{p.dp}", f"TP{p.tp}"]
+    if p.pp > 1:
+        parts.append(f"PP{p.pp}")
+    if p.expert_parallel:
+        parts.append(f"EP{p.ep}")
+    return " / ".join(parts)
+
+
+def experts_per_rank(num_experts: int, p: ParallelSpec) -> int:
+    """Routed experts held by one rank: experts ÷ EP (rounded up when uneven)."""
+    if num_experts <= 0:
+        return 0
+    ep = max(p.ep, 1)
+    return -(-num_experts // ep)
+
+
+def parallel_field(topology: TopologySpec, group_name: str) -> str:
+    """Dotted request field holding a group's ParallelSpec."""
+    if group_name == "decode" and topology.decode_parallel is not None:
+        return "topology.decode_parallel"
+    return "topology.parallel"
+
+
+def group_signature(topology: TopologySpec, g: GroupLayout) -> tuple[int, ParallelSpec, str]:
+    """Groups with equal signatures are sized and checked once: the two clusters of a
+    pair topology are identical, the P and D sides of xPyD never merge."""
+    side = g.name if topology.kind == TopologyKind.DISAGGREGATED else ""
+    return (g.nodes, g.parallel, side)
+
+
+def default_group_nodes(topology: TopologySpec) -> int:
+    """Nodes of the first serving group of a topology."""
+    if topology.kind in _PAIR_KINDS:
+        return topology.nodes // 2
+    if topology.kind == TopologyKind.DISAGGREGATED:
+        return topology.prefill_nodes or topology.nodes // 2
+    return topology.nodes
+
+
+def nodes_fix(req: PlanRequest, group_name: str, group_nodes: int, parallel: ParallelSpec) -> dict[str, Any]:
+    """A one-click fix that gives ``group_name`` ``group_nodes`` nodes with ``parallel``.
+
+    Pair topologies double the node count; xPyD changes only the named side.
+    """
+    topo = req.topology
+    pfield = parallel_field(topo, group_name)
+    fix: dict[str, Any] = {}
+    if topo.kind in _PAIR_KINDS:
+        fix["topology.nodes"] = 2 * group_nodes
+    elif topo.kind == TopologyKind.DISAGGREGATED:
+        if group_name == "decode":
+            fix["topology.decode_nodes"] = group_nodes
+            fix["topology.nodes"] = topo.prefill_nodes + group_nodes
+        else:
+            fix["topology.prefill_nodes"] = group_nodes
+            fix["topology.nodes"] = group_nodes + topo.decode_nodes
+    else:
+        fix["topology.nodes"] = group_nodes
+    fix.update(parallel_fix(pfield, parallel))
+    return fix
+
+
+def nodes_fix_text(req: PlanRequest, group_name: str, group_nodes: int) -> tuple[str, str]:
+    """How ``nodes_fix`` reads in English and Chinese ("Use 8 nodes (4 per cluster)")."""
+    topo = req.topology
+    if topo.kind in _PAIR_KINDS:
+        return (
+            f"Use {2 * group_nodes} nodes ({group_nodes} per cluster)",
+            f"改为 {2 * group_nodes} 台（每个集群 {group_nodes} 台）",
+        )
+    if topo.kind == TopologyKind.DISAGGREGATED:
+        return (
+            f"Give {GROUP_EN.get(group_name, group_name)} {plural(group_nodes, 'node')}",
+            f"{GROUP_ZH.get(group_name, group_name)}改为 {group_nodes} 台",
+        )
+    return f"Use {plural(group_nodes, 'node')}", f"改为 {group_nodes} 台"
+
+
+def parallel_fix(pfield: str, p: ParallelSpec) -> dict[str, Any]:
+    """``{"topology.parallel.tp": 16, …}`` for a proposed ParallelSpec."""
+    return {
+        f"{pfield}.tp": p.tp,
+        f"{pfield}.dp": p.dp,
+        f"{pfield}.pp": p.pp,
+        f"{pfield}.dp_local": p.dp_local,
+        f"{pfield}.expert_parallel": p.expert_parallel,
+    }
+
+
+# --------------------------------------------------------------------------- auto layout
+
+
+def _choose_tp(devices_per_node: int, domain: int, heads: int, devices: int) -> int:
+    if heads <= 0 or (heads % devices_per_node == 0 and devices_per_node <= domain):
+        return max(devices_per_node, 1)
+    limit = min(devices_per_node, domain, devices)
+    for t in range(limit, 0, -1):
+        if heads % t == 0 and devices % t == 0:
+            return t
+    return 1
+
+
+def propose_layout(req: PlanRequest, nodes: int | None = None) -> ParallelSpec:
+    """The "auto" layout for a group of ``nodes`` nodes (default: the first group's).
+
+    TP = devices per node when the attention heads split evenly over them (else
+    the largest divisor of the heads that fits the node and the scale-up
+    domain), DP = the remaining devices ÷ TP, one DP rank per TP group on each
+    node, expert parallelism on for MoE models.  K3 on 4 × A3 gives DP4 / TP16
+    / EP64; each side of 16 × A3 8P8D gives DP8 / TP16 / EP128 (domain.md §4).
+    """
+    dpn = max(req.server.logical_devices, 1)
+    if nodes is None:
+        nodes = default_group_nodes(req.topology)
+    nodes = max(nodes, 1)
+    devices = nodes * dpn
+    tp = _choose_tp(dpn, scale_up_domain(req.server), req.model.num_attention_heads, devices)
+    dp = max(devices // tp, 1)
+    return ParallelSpec(tp=tp, dp=dp, pp=1, expert_parallel=req.model.is_moe, dp_local=max(dpn // tp, 1))
+
+
+def layout_is_valid(req: PlanRequest, nodes: int, p: ParallelSpec) -> bool:
+    """True when a group of ``nodes`` with layout ``p`` passes every per-group check."""
+    return not _group_problems(req, nodes, p)
+
+
+def _group_problems(req: PlanRequest, nodes: int, p: ParallelSpec) -> list[str]:
+    """Codes of the per-group checks that fail (cheap; used by fix searches)."""
+    server, model = req.server, req.model
+    dpn = server.logical_devices
+    problems = []
+    if p.tp <= 0 or p.dp <= 0 or p.pp <= 0:
+        return ["layout.parallel_not_positive"]
+    if p.world_size != nodes * dpn:
+        problems.append("layout.world_size_mismatch")
+    if p.tp > scale_up_domain(server):
+        problems.append("layout.tp_exceeds_scale_up")
+    if model.num_attention_heads and model.num_attention_heads % p.tp:
+        problems.append("layout.tp_not_dividing_heads")
+    if model.is_moe and p.expert_parallel and model.num_experts % p.ep:
+        problems.append("layout.experts_not_divisible")
+    if p.tp * p.pp <= dpn and p.dp_local * nodes != p.dp:
+        problems.append("layout.dp_local_inconsistent")
+    return problems
+
+
+def _valid_nodes_near(req: PlanRequest, nodes: int, upto: int) -> tuple[int, ParallelSpec] | None:
+    """The nearest group size ≥ ``nodes`` (then below it) whose auto layout is valid."""
+    for n in (*range(nodes, upto + 1), *range(nodes - 1, 0, -1)):
+        p = propose_layout(req, n)
+        if layout_is_valid(req, n, p):
+            return n, p
+    return None
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _topology_groups(req: PlanRequest, checks: list[Check]) -> list[tuple[str, str, int, int, ParallelSpec]]:
+    """(name, role, nodes, first_node, parallel) per group, adding topology checks."""
+    topo = req.topology
+    n = topo.nodes
+    if topo.kind in _PAIR_KINDS:
+        if n % 2:
+            checks.append(
+                check(
+                    "layout.pair_needs_even_nodes",
+                    Severity.ERROR,
+                    AREA,
+                    f"A two-cluster topology splits the nodes into two identical clusters; {n} nodes cannot be split evenly.",
+                    f"双集群拓扑需把节点平分为两个相同的集群，{n} 台无法平分。",
+                    field="topology.nodes",
+                    fix={"topology.nodes": n + 1},
+                    fix_en=f"Use {n + 1} nodes ({(n + 1) // 2} per cluster).",
+                    fix_zh=f"改为 {n + 1} 台（每个集群 {(n + 1) // 2} 台）。",
+                )
+            )
+        half = n // 2
+        if half <= 0:
+            return []
+        second_role = "standby" if topo.kind == TopologyKind.PRIMARY_STANDBY else "tenant"
+        first_role = "serve" if topo.kind == TopologyKind.PRIMARY_STANDBY else "tenant"
+        return [
+            ("cluster-a", first_role, half, 0, topo.parallel),
+            ("cluster-b", second_role, half, half, topo.parallel),
+        ]
+    if topo.kind == TopologyKind.DISAGGREGATED:
+        p_nodes, d_nodes = topo.prefill_nodes, topo.decode_nodes
+        decode_parallel = topo.decode_parallel or topo.parallel
+        if p_nodes <= 0 or d_nodes <= 0:
+            half = max(n // 2, 1)
+            checks.append(
+                check(
+                    "layout.prefill_decode_missing",
+                    Severity.ERROR,
+                    AREA,
+                    f"Prefill/decode disaggregation needs at least one prefill and one decode node (got {p_nodes}P{d_nodes}D).",
+                    f"PD 分离至少需要 1 台预填充节点和 1 台解码节点（当前为 {p_nodes}P{d_nodes}D）。",
+                    field="topology.prefill_nodes" if p_nodes <= 0 else "topology.decode_nodes",
+                    fix={"topology.prefill_nodes": half, "topology.decode_nodes": max(n - half, 1)},
+                    fix_en=f"Split the nodes {half}P{max(n - half, 1)}D.",
+                    fix_zh=f"按 {half}P{max(n - half, 1)}D 划分节点。",
+                )
+            )
+        elif p_nodes + d_nodes != n:
+            checks.append(
+                check(
+                    "layout.prefill_decode_mismatch",
+                    Severity.ERROR,
+                    AREA,
+                    f"{p_nodes} prefill + {d_nodes} decode nodes = {p_nodes + d_nodes}, but the deployment has {n} nodes.",
+                    f"预填充 {p_nodes} 台 + 解码 {d_nodes} 台 = {p_nodes + d_nodes} 台，与总节点数 {n} 台不符。",
+                    field="topology.nodes",
+                    fix={"topology.nodes": p_nodes + d_nodes},
+                    fix_en=f"Set the node count to {p_nodes + d_nodes}.",
+                    fix_zh=f"将节点总数改为 {p_nodes + d_nodes} 台。",
+                )
+            )
+        groups = []
+        if p_nodes > 0:
+            groups.append(("prefill", "prefill", p_nodes, 0, topo.parallel))
+        if d_nodes > 0:
+            groups.append(("decode", "decode", d_nodes, max(p_nodes, 0), decode_parallel))
+        return groups
+    return [("cluster", "serve", n, 0, topo.parallel)]
+
+
+def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpec) -> list[Check]:
+    """Checks of one group layout; ``names`` are the groups sharing it (pairs are identical)."""
+    server, model = req.server, req.model
+    dpn = server.logical_devices
+    devices = nodes * dpn
+    pfield = parallel_field(req.topology, names[0])
+    who_en = " and ".join(GROUP_EN.get(g, g) for g in names)
+    who_zh = "、".join(GROUP_ZH.get(g, g) for g in names)
+    if len(names) > 1:
+        who_en, who_zh = "each cluster", "每个集群"
+    out: list[Check] = []
+    proposal = propose_layout(req, nodes)
+    proposal_fix = parallel_fix(pfield, proposal)
+    label = parallel_label(proposal)
+
+    if p.tp <= 0 or p.dp <= 0 or p.pp <= 0:
+        out.append(
+            check(
+                "layout.parallel_not_positive",
+                Severity.ERROR,
+                AREA,
+                f"TP, DP and PP of {who_en} must be at least 1 (got TP{p.tp}, DP{p.dp}, PP{p.pp}).",
+                f"{who_zh}的 TP、DP、PP 均须 ≥ 1（当前 TP{p.tp}、DP{p.dp}、PP{p.pp}）。",
+                field=f"{pfield}.tp",
+                fix=proposal_fix,
+                fix_en=f"Use {label}.",
+                fix_zh=f"改为 {label}。",
+            )
+        )
+        return out
+
+    if p.world_size != devices:
+        out.append(
+            check(
+                "layout.world_size_mismatch",
+                Severity.ERROR,
+                AREA,
+                f"TP{p.tp} × DP{p.dp} × PP{p.pp} = {thousands(p.world_size)} devices, but {who_en} has "
+                f"{nodes} nodes × {dpn} = {thousands(devices)} devices.",
+                f"TP{p.tp} × DP{p.dp} × PP{p.pp} = {thousands(p.world_size)} 张卡，与{who_zh}的 "
+                f"{nodes} 台 × {dpn} 卡 = {thousands(devices)} 张卡不符。",
+                field=f"{pfield}.dp",
+                fix=proposal_fix,
+                fix_en=f"Use {label} ({proposal.dp_local} DP rank(s) per node).",
+                fix_zh=f"改为 {label}（每节点 {proposal.dp_local} 个 DP rank）。",
+                figures={"world_size": p.world_size, "devices": devices},
+            )
+        )
+
+    domain = scale_up_domain(server)
+    if p.tp > domain:
+        out.append(
+            check(
+                "layout.tp_exceeds_scale_up",
+                Severity.ERROR,
+                AREA,
+                f"TP{p.tp} is wider than the scale-up domain of {server.name} ({domain} devices over "
+                f"{server.scale_up_fabric}): every layer's all-reduce would cross the scale-out network.",
+                f"TP{p.tp} 超出了 {server.name} 的高速互联域（{server.scale_up_fabric}，{domain} 张卡）："
+                f"每层的 all-reduce 都要跨节点走参数面网络，性能不可接受。",
+                field=f"{pfield}.tp",
+                fix=proposal_fix,
+                fix_en=f"Keep TP inside the scale-up domain: {label}.",
+                fix_zh=f"将 TP 限制在高速互联域内：{label}。",
+                figures={"tp": p.tp, "scale_up_domain_devices": domain},
+            )
+        )
+
+    heads = model.num_attention_heads
+    if heads and heads % p.tp:
+        out.append(
+            check(
+                "layout.tp_not_dividing_heads",
+                Severity.ERROR,
+                AREA,
+                f"{model.name} has {heads} attention heads, which TP{p.tp} does not divide; vLLM refuses to start.",
+                f"{model.name} 的注意力头数 {heads} 不能被 TP{p.tp} 整除，vLLM 无法启动。",
+                field=f"{pfield}.tp",
+                fix=proposal_fix,
+                fix_en=f"Use {label}.",
+                fix_zh=f"改为 {label}。",
+                figures={"num_attention_heads": heads, "tp": p.tp},
+            )
+        )
+
+    if model.is_moe and p.expert_parallel and model.num_experts % p.ep:
+        found = _valid_nodes_near(req, nodes, 2 * nodes + 8)
+        if found is not None:
+            n_ok, p_ok = found
+            fix = nodes_fix(req, names[0], n_ok, p_ok)
+            text_en, text_zh = nodes_fix_text(req, names[0], n_ok)
+            fix_en = f"{text_en} as {parallel_label(p_ok)} ({model.num_experts // p_ok.ep} experts per rank)."
+            fix_zh = f"{text_zh}，{parallel_label(p_ok)}（每卡 {model.num_experts // p_ok.ep} 个专家）。"
+        else:
+            fix = {f"{pfield}.expert_parallel": False}
+            fix_en = "Turn expert parallelism off (every rank then holds a TP slice of every expert)."
+            fix_zh = "关闭专家并行（每张卡持有每个专家的 TP 切片）。"
+        out.append(
+            check(
+                "layout.experts_not_divisible",
+                Severity.ERROR,
+                AREA,
+                f"{model.num_experts} routed experts do not divide evenly over EP{p.ep} "
+                f"({model.num_experts / p.ep:.1f} per rank).",
+                f"{model.num_experts} 个路由专家不能在 EP{p.ep} 上均分（每卡 {model.num_experts / p.ep:.1f} 个）。",
+                field=f"{pfield}.dp",
+                fix=fix,
+                fix_en=fix_en,
+                fix_zh=fix_zh,
+                figures={"num_experts": model.num_experts, "ep": p.ep},
+            )
+        )
+
+    if p.tp * p.pp <= dpn and p.dp_local * nodes != p.dp:
+        want = p.dp // nodes if p.dp % nodes == 0 else None
+        out.append(
+            check(
+                "layout.dp_local_inconsistent",
+                Severity.ERROR,
+                AREA,
+                f"--data-parallel-size-local {p.dp_local} × {nodes} nodes ≠ --data-parallel-size {p.dp} in {who_en}.",
+                f"{who_zh}中 --data-parallel-size-local {p.dp_local} × {nodes} 台 ≠ --data-parallel-size {p.dp}。",
+                field=f"{pfield}.dp_local",
+                fix={f"{pfield}.dp_local": want} if want else proposal_fix,
+                fix_en=f"Set dp_local to {want}." if want else f"Use {label}.",
+                fix_zh=f"将 dp_local 设为 {want}。" if want else f"改为 {label}。",
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def resolve_layout(req: PlanRequest) -> LayoutResult:
+    """Build the serving groups of ``req.topology`` and check them against the model and server."""
+    topo, server, model = req.topology, req.server, req.model
+    dpn = server.logical_devices
+    checks: list[Check] = []
+    figures: list[Figure] = [
+        fig("layout.nodes", topo.nodes, "nodes", "Nodes", "节点数", source=typed("topology.nodes")),
+        fig(
+            "layout.devices_per_node",
+            dpn,
+            "devices",
+            "Logical devices per node",
+            "每节点逻辑卡数",
+            "packages × logical devices per package",
+            {
+                "packages": server.packages,
+                "logical_per_package": server.accelerator.logical_devices_per_package,
+            },
+        ),
+        fig(
+            "layout.total_devices",
+            max(topo.nodes, 0) * dpn,
+            "devices",
+            "Logical devices in the deployment",
+            "部署总卡数",
+            "nodes × devices per node",
+            {"nodes": topo.nodes, "devices_per_node": dpn},
+        ),
+        fig(
+            "layout.scale_up_domain_devices",
+            scale_up_domain(server),
+            "devices",
+            "Scale-up domain",
+            "高速互联域",
+            "server.scale_up_domain_devices, or the server's own devices when 0",
+            {"scale_up_fabric": server.scale_up_fabric},
+        ),
+    ]
+
+    if topo.nodes <= 0:
+        checks.append(
+            check(
+                "layout.nodes_not_positive",
+                Severity.ERROR,
+                AREA,
+                f"The deployment needs at least one node (got {topo.nodes}).",
+                f"部署至少需要 1 台服务器（当前为 {topo.nodes}）。",
+                field="topology.nodes",
+                fix={"topology.nodes": 2 if topo.kind != TopologyKind.SINGLE else 1},
+                fix_en="Enter a positive node count.",
+                fix_zh="请输入正的节点数。",
+            )
+        )
+        return LayoutResult(topo.nodes, dpn, (), by_key(figures), tuple(checks))
+
+    specs = _topology_groups(req, checks)
+    groups = tuple(
+        GroupLayout(
+            name=name,
+            role=role,
+            nodes=nodes,
+            first_node=first,
+            parallel=p,
+            devices=nodes * dpn,
+            experts_per_rank=experts_per_rank(model.num_experts, p),
+        )
+        for name, role, nodes, first, p in specs
+    )
+
+    # Identical groups (the two clusters of a pair) are checked once.
+    seen: dict[tuple[int, ParallelSpec, str], list[str]] = {}
+    for g in groups:
+        seen.setdefault(group_signature(topo, g), []).append(g.name)
+    for (nodes, p, _side), names in seen.items():
+        group_checks = _group_checks(req, names, nodes, p)
+        checks.extend(group_checks)
+        if not group_checks:
+            g = next(x for x in groups if x.name == names[0])
+            who_en = "Each cluster" if len(names) > 1 else sentence_start(GROUP_EN.get(names[0], names[0]))
+            who_zh = "每个集群" if len(names) > 1 else GROUP_ZH.get(names[0], names[0])
+            moe_en = f", {g.experts_per_rank} experts per rank" if model.is_moe else ""
+            moe_zh = f"，每卡 {g.experts_per_rank} 个专家" if model.is_moe else ""
+            checks.append(
+                check(
+                    "layout.ok",
+                    Severity.OK,
+                    AREA,
+                    f"{who_en}: {plural(nodes, 'node')} × {dpn} devices as {parallel_label(p)}{moe_en}.",
+                    f"{who_zh}：{nodes} 台 × {dpn} 卡，{parallel_label(p)}{moe_zh}。",
+                    field=parallel_field(topo, names[0]),
+                )
+            )
+
+    for g in groups:
+        p = g.parallel
+        figures.append(
+            fig(
+                f"layout.{g.name}.devices",
+                g.devices,
+                "devices",
+                f"Devices of {GROUP_EN.get(g.name, g.name)}",
+                f"{GROUP_ZH.get(g.name, g.name)}卡数",
+                "group nodes × devices per node",
+                {"nodes": g.nodes, "devices_per_node": dpn},
+            )
+        )
+        figures.append(
+            fig(
+                f"layout.{g.name}.parallel",
+                parallel_label(p),
+                "",
+                f"Parallel layout of {GROUP_EN.get(g.name, g.name)}",
+                f"{GROUP_ZH.get(g.name, g.name)}并行方式",
+                "EP = TP × DP with --enable-expert-parallel",
+                {"tp": p.tp, "dp": p.dp, "pp": p.pp, "ep": p.ep, "dp_local": p.dp_local},
+                source=public("vLLM docs/serving/data_parallel_deployment.md"),
+            )
+        )
+        if model.is_moe:
+            figures.append(
+                fig(
+                    f"layout.{g.name}.experts_per_rank",
+                    g.experts_per_rank,
+                    "experts",
+                    "Routed experts per rank",
+                    "每卡路由专家数",
+                    "num_experts ÷ EP",
+                    {"num_experts": model.num_experts, "ep": p.ep},
+                )
+            )
+    return LayoutResult(topo.nodes, dpn, groups, by_key(figures), tuple(checks))

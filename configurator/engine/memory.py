@@ -1,0 +1,815 @@
+"""Accelerator memory per rank, the way vLLM spends it (domain.md §6 and §12).
+
+For one logical device (rank) of a serving group::
+
+    usable      = device memory × gpu_memory_utilization
+    weights     = (non-expert − vision) ÷ TP ÷ PP + vision (replicated; 0 with
+                  --language-model-only) + expert ÷ EP ÷ PP
+                  (expert ÷ TP ÷ PP when expert parallelism is off)
+    activations = serving.activation_bytes, or the estimate below
+    buffers     = comm_buffer_mb MiB × comm_buffer_groups (HCCL_BUFFSIZE / NCCL buffers)
+    graphs      = serving.graph_memory_bytes, or a flat estimate
+    kv_cache    = usable − weights − activations − buffers − graphs
+
+What the KV pool holds:
+
+* per token: GQA layers 2 × max(1, kv_heads ÷ TP) × head_dim × dtype bytes;
+  MLA layers (kv_lora_rank + qk_rope_head_dim) × dtype bytes, not split by TP;
+* per running sequence (fixed): sliding-window layers hold at most the window
+  (counted as window tokens per sequence); linear-attention (KDA, Gated
+  DeltaNet) layers hold a recurrent state of heads ÷ TP × head_dim² × state
+  bytes plus a short-convolution state of (kernel − 1) × conv_dim ÷ TP ×
+  conv bytes.
+
+Pipeline parallelism divides the layers (and weights) over PP stages; the
+stage with the most layers sets the figures.
+"""
+
+from __future__ import annotations
+
+from .explain import assumed, by_key, check, fig, gb, plural, public, ratio, sentence_start, thousands, typed
+from .layout import (
+    GROUP_EN,
+    GROUP_ZH,
+    group_signature,
+    layout_is_valid,
+    nodes_fix,
+    nodes_fix_text,
+    parallel_label,
+    propose_layout,
+)
+from .types import (
+    MIB,
+    Check,
+    Figure,
+    GroupLayout,
+    GroupMemory,
+    LayoutResult,
+    MemoryResult,
+    ModelSpec,
+    ParallelSpec,
+    PlanRequest,
+    RankMemory,
+    ServingSpec,
+    Severity,
+)
+
+AREA = "memory"
+VLLM_WORKER = "vLLM v1 worker: determine_available_memory / profile_run"
+
+# --------------------------------------------------------------------------- estimator constants
+# Each is an explicit, editable term (domain.md §12); override the whole
+# estimate with serving.activation_bytes / serving.graph_memory_bytes.
+
+ACTIVATION_DTYPE_BYTES = 2  # hidden states are kept in BF16 between layers
+# Hidden-width tensors alive at the peak of the profiling forward pass over
+# max_num_batched_tokens tokens: residual, norm output, attention projections
+# and output, MLP input/output and the MLP intermediate (≈3.5 × hidden for a
+# dense model) with allocator slack.  Gives ≈1.6 GB for Llama-3.1-8B at 8,192
+# tokens, within the "a few GiB for 8–70 B models" vLLM users report.
+ACTIVATION_HIDDEN_TENSORS = 24
+# MoE layers also hold every token's top-k routed copies in the expert-parallel
+# dispatch buffer and again in the combine buffer.
+ACTIVATION_MOE_COPIES_PER_EXPERT = 2
+# vLLM's profiling run also samples one token per sequence: FP32 logits over
+# the full vocabulary (gathered from the TP shards) plus the sampler's
+# probabilities of the same size.
+LOGITS_DTYPE_BYTES = 4
+LOGITS_COPIES = 2
+# Graph capture (CUDA graphs / ACL graphs), subtracted since vLLM 0.21; vLLM
+# measures 0.3–6 GiB depending on model and capture sizes.
+GRAPH_MEMORY_DEFAULT_BYTES = 1 * 2**30
+
+_KV_DTYPE_BYTES = {
+    "auto": 2,  # the model's activation dtype as vLLM stores KV: BF16
+    "bf16": 2,
+    "bfloat16": 2,
+    "fp16": 2,
+    "float16": 2,
+    "half": 2,
+    "fp8": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "int8": 1,
+    "fp32": 4,
+    "float32": 4,
+}
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def kv_dtype_bytes(kv_cache_dtype: str) -> int:
+    """Bytes per cached value: ``auto`` = BF16 = 2, ``fp8`` = 1."""
+    return _KV_DTYPE_BYTES.get(kv_cache_dtype.lower(), 2)
+
+
+def _stage_layers(n: int, pp: int) -> int:
+    """Layers of the fullest pipeline stage."""
+    return _ceil_div(n, max(pp, 1)) if n > 0 else 0
+
+
+def kv_heads_per_rank(model: ModelSpec, tp: int) -> int:
+    """KV heads one TP rank holds: max(1, kv_heads ÷ TP) — replicated when TP > kv heads."""
+    return max(1, _ceil_div(model.num_kv_heads, max(tp, 1)))
+
+
+def kv_bytes_per_token(model: ModelSpec, tp: int, pp: int = 1, kv_cache_dtype: str = "auto") -> int:
+    """KV bytes one rank stores per token (sliding-window layers are per sequence, see below)."""
+    dtype = kv_dtype_bytes(kv_cache_dtype)
+    gqa = 2 * kv_heads_per_rank(model, tp) * model.head_dim * dtype * _stage_layers(model.gqa_layers, pp)
+    mla = (model.kv_lora_rank + model.qk_rope_head_dim) * dtype * _stage_layers(model.mla_layers, pp)
+    return gqa + mla
+
+
+def sliding_window_bytes_per_seq(
+    model: ModelSpec, tp: int, pp: int, kv_cache_dtype: str, max_model_len: int, block_size: int
+) -> int:
+    """Fixed KV of sliding-window layers per running sequence: the window, in whole blocks."""
+    if model.sliding_layers <= 0 or model.sliding_window <= 0:
+        return 0
+    window = min(model.sliding_window, max_model_len)
+    tokens = _ceil_div(window, block_size) * block_size if block_size > 0 else window
+    per_token = 2 * kv_heads_per_rank(model, tp) * model.head_dim * kv_dtype_bytes(kv_cache_dtype)
+    return per_token * _stage_layers(model.sliding_layers, pp) * tokens
+
+
+def linear_state_bytes_per_seq(model: ModelSpec, tp: int, pp: int = 1) -> int:
+    """Linear-attention state per running sequence on one rank (heads and conv channels split by TP).
+
+    K3 at TP 1: 69 × (96 × 128 × 128 × 4 + 3 × 36,864 × 2) = 449,372,160 B (domain.md §2).
+    """
+    if model.linear_layers <= 0:
+        return 0
+    tp = max(tp, 1)
+    heads = _ceil_div(model.linear_num_heads, tp)
+    conv_dim = _ceil_div(model.linear_conv_dim, tp)
+    recurrent = heads * model.linear_head_dim * model.linear_head_dim * model.linear_state_dtype_bytes
+    conv = max(model.linear_conv_kernel - 1, 0) * conv_dim * model.linear_conv_dtype_bytes
+    return _stage_layers(model.linear_layers, pp) * (recurrent + conv)
+
+
+def activation_estimate(model: ModelSpec, serving: ServingSpec) -> int:
+    """Peak activation of vLLM's profiling run, per rank (bytes).
+
+    tokens × hidden × 2 B × (24 + 2 × experts_per_token)          # hidden states, MoE dispatch/combine
+    + min(max_num_seqs, tokens) × vocab × 4 B × 2                   # FP32 logits + sampler probabilities
+
+    with tokens = max_num_batched_tokens.  See the constants above.
+    """
+    tokens = max(serving.max_num_batched_tokens, 0)
+    copies = ACTIVATION_HIDDEN_TENSORS + (
+        ACTIVATION_MOE_COPIES_PER_EXPERT * model.experts_per_token if model.is_moe else 0
+    )
+    hidden = tokens * model.hidden_size * ACTIVATION_DTYPE_BYTES * copies
+    logits = min(serving.max_num_seqs, tokens) * model.vocab_size * LOGITS_DTYPE_BYTES * LOGITS_COPIES
+    return hidden + logits
+
+
+def weights_per_rank(model: ModelSpec, serving: ServingSpec, p: ParallelSpec) -> tuple[int, int]:
+    """(non-expert, expert) weight bytes on one rank."""
+    tp, pp = max(p.tp, 1), max(p.pp, 1)
+    vision = min(model.vision_bytes, model.non_expert_weight_bytes)
+    language = model.non_expert_weight_bytes - vision
+    non_expert = _ceil_div(language, tp * pp) + (0 if serving.language_model_only else vision)
+    expert_divisor = (max(p.ep, 1) if p.expert_parallel else tp) * pp
+    expert = _ceil_div(model.expert_weight_bytes, expert_divisor) if model.expert_weight_bytes else 0
+    return non_expert, expert
+
+
+# --------------------------------------------------------------------------- per-group arithmetic
+
+
+class _Budget:
+    """Everything one rank of a group spends, before it becomes a RankMemory."""
+
+    __slots__ = (
+        "device",
+        "usable",
+        "non_expert",
+        "expert",
+        "weights",
+        "activation",
+        "buffers",
+        "graph",
+        "kv_cache",
+        "bpt",
+        "state",
+        "window",
+        "per_seq",
+        "kv_tokens",
+        "full_len_seqs",
+        "seq_tokens",
+    )
+
+    def __init__(self, req: PlanRequest, p: ParallelSpec):
+        model, serving = req.model, req.serving
+        device = req.server.accelerator.memory_bytes
+        self.device = device
+        self.usable = int(device * serving.gpu_memory_utilization)
+        self.non_expert, self.expert = weights_per_rank(model, serving, p)
+        self.weights = self.non_expert + self.expert
+        self.activation = (
+            serving.activation_bytes
+            if serving.activation_bytes is not None
+            else activation_estimate(model, serving)
+        )
+        self.buffers = serving.comm_buffer_mb * MIB * serving.comm_buffer_groups
+        self.graph = (
+            serving.graph_memory_bytes
+            if serving.graph_memory_bytes is not None
+            else GRAPH_MEMORY_DEFAULT_BYTES
+        )
+        self.kv_cache = self.usable - self.weights - self.activation - self.buffers - self.graph
+        block = max(serving.block_size, 1)
+        self.bpt = kv_bytes_per_token(model, p.tp, p.pp, serving.kv_cache_dtype)
+        self.state = linear_state_bytes_per_seq(model, p.tp, p.pp)
+        self.window = sliding_window_bytes_per_seq(
+            model, p.tp, p.pp, serving.kv_cache_dtype, serving.max_model_len, block
+        )
+        self.seq_tokens = _ceil_div(max(serving.max_model_len, 0), block) * block
+        self.per_seq = self.seq_tokens * self.bpt + self.state + self.window
+        if self.kv_cache <= 0:
+            self.kv_tokens = 0
+            self.full_len_seqs = 0
+        else:
+            self.kv_tokens = (self.kv_cache // (self.bpt * block)) * block if self.bpt else 0
+            self.full_len_seqs = self.kv_cache // self.per_seq if self.per_seq else serving.max_num_seqs
+
+    def fits_one_sequence(self) -> bool:
+        return self.kv_cache >= self.per_seq and self.kv_cache > 0
+
+    def rank_memory(self) -> RankMemory:
+        return RankMemory(
+            device_bytes=self.device,
+            usable_bytes=self.usable,
+            weights_bytes=self.weights,
+            non_expert_weights_bytes=self.non_expert,
+            expert_weights_bytes=self.expert,
+            activation_bytes=self.activation,
+            buffer_bytes=self.buffers,
+            graph_bytes=self.graph,
+            kv_cache_bytes=self.kv_cache,
+            free_bytes=self.device - self.usable,
+            kv_bytes_per_token=self.bpt,
+            state_bytes_per_seq=self.state + self.window,
+            kv_tokens=self.kv_tokens,
+            linear_state_bytes_per_seq=self.state,
+            sliding_window_bytes_per_seq=self.window,
+        )
+
+
+def _fitting_nodes(req: PlanRequest, start: int, upto: int) -> tuple[int, ParallelSpec, _Budget] | None:
+    """Smallest group size in (start, upto] whose auto layout is valid and holds one full sequence."""
+    for n in range(start + 1, upto + 1):
+        p = propose_layout(req, n)
+        if not layout_is_valid(req, n, p):
+            continue
+        b = _Budget(req, p)
+        if b.fits_one_sequence():
+            return n, p, b
+    return None
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _model_checks(req: PlanRequest) -> list[Check]:
+    model, serving, workload = req.model, req.serving, req.workload
+    out: list[Check] = []
+    if model.max_context and serving.max_model_len > model.max_context:
+        out.append(
+            check(
+                "model.max_model_len_exceeds_context",
+                Severity.ERROR,
+                "model",
+                f"--max-model-len {thousands(serving.max_model_len)} is longer than {model.name}'s context of "
+                f"{thousands(model.max_context)} tokens; vLLM refuses it.",
+                f"--max-model-len {thousands(serving.max_model_len)} 超过 {model.name} 的最大上下文长度 "
+                f"{thousands(model.max_context)} tokens，vLLM 会拒绝启动。",
+                field="serving.max_model_len",
+                fix={"serving.max_model_len": model.max_context},
+                fix_en=f"Set max_model_len to {thousands(model.max_context)}.",
+                fix_zh=f"将上下文长度设为 {thousands(model.max_context)}。",
+            )
+        )
+    if workload.needs_vision and not model.has_vision:
+        out.append(
+            check(
+                "model.no_vision_encoder",
+                Severity.ERROR,
+                "model",
+                f"The workload needs image input, but {model.name} has no vision encoder.",
+                f"业务需要图片输入，但 {model.name} 没有视觉编码器。",
+                field="workload.needs_vision",
+            )
+        )
+    elif workload.needs_vision and serving.language_model_only:
+        out.append(
+            check(
+                "model.vision_needs_full_model",
+                Severity.ERROR,
+                "model",
+                "The workload needs image input, but --language-model-only drops the vision encoder.",
+                "业务需要图片输入，但 --language-model-only 不加载视觉编码器，无法处理图片。",
+                field="serving.language_model_only",
+                fix={"serving.language_model_only": False},
+                fix_en="Serve the full multimodal model.",
+                fix_zh="加载完整的多模态模型。",
+            )
+        )
+    counted = model.gqa_layers + model.mla_layers + model.linear_layers + model.sliding_layers
+    if counted != model.num_layers:
+        out.append(
+            check(
+                "model.layer_counts_inconsistent",
+                Severity.WARNING,
+                "model",
+                f"{model.name}: attention layers by type add up to {counted}, not {model.num_layers}; "
+                "the KV cache figures may be wrong.",
+                f"{model.name}：各类注意力层数之和为 {counted}，与总层数 {model.num_layers} 不符，KV 缓存估算可能有误。",
+                field="model",
+            )
+        )
+    return out
+
+
+def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget) -> list[Check]:
+    serving, model = req.serving, req.model
+    p = g.parallel
+    if len(names) > 1:
+        who_en, who_zh = "Each cluster", "每个集群"
+    else:
+        who_en = sentence_start(GROUP_EN.get(names[0], names[0]))
+        who_zh = GROUP_ZH.get(names[0], names[0])
+    out: list[Check] = []
+    util = ratio(serving.gpu_memory_utilization)
+    overheads = b.activation + b.buffers + b.graph
+    search_upto = max(64, 8 * g.nodes)
+
+    if b.weights > b.usable:
+        shortfall = b.weights - b.usable
+        found = _fitting_nodes(req, g.nodes, search_upto)
+        figures = {
+            "weights_bytes": b.weights,
+            "usable_bytes": b.usable,
+            "shortfall_bytes": shortfall,
+            "shortfall_gb": round(shortfall / 1e9, 1),
+        }
+        quant_en = quant_zh = ""
+        if model.weight_format.lower() in ("bf16", "fp16") and model.is_moe:
+            quant_en = " Load the quantised release instead of full-precision weights."
+            quant_zh = " 请加载量化版本权重，而不是全精度权重。"
+        if found is not None:
+            n_ok, p_ok, b_ok = found
+            fix = nodes_fix(req, names[0], n_ok, p_ok)
+            text_en, text_zh = nodes_fix_text(req, names[0], n_ok)
+            fix_en = (
+                f"{text_en} as {parallel_label(p_ok)}: {gb(b_ok.weights)} of weights per rank." + quant_en
+            )
+            fix_zh = f"{text_zh}，{parallel_label(p_ok)}：每卡权重 {gb(b_ok.weights)}。" + quant_zh
+        else:
+            fix, fix_en, fix_zh = {}, quant_en.strip(), quant_zh.strip()
+        out.append(
+            check(
+                "memory.weights_do_not_fit",
+                Severity.ERROR,
+                AREA,
+                f"{who_en}: weights need {gb(b.weights)} per rank ({parallel_label(p)}) but only {gb(b.usable)} is "
+                f"usable ({gb(b.device)} × {util}): {gb(shortfall)} short per rank, before KV cache and "
+                f"{gb(overheads)} of activations, buffers and graphs.",
+                f"{who_zh}：每卡权重需 {gb(b.weights)}（{parallel_label(p)}），而可用显存仅 {gb(b.usable)}"
+                f"（{gb(b.device)} × {util}），每卡缺口 {gb(shortfall)}，尚未计入 KV 缓存及 "
+                f"{gb(overheads)} 的激活、通信缓冲和图内存。",
+                field="topology.nodes",
+                fix=fix,
+                fix_en=fix_en,
+                fix_zh=fix_zh,
+                figures=figures,
+            )
+        )
+        return out
+
+    if not b.fits_one_sequence():
+        shortfall = b.per_seq - b.kv_cache
+        fit_len = 0
+        if b.kv_cache > b.state + b.window and b.bpt:
+            block = max(serving.block_size, 1)
+            fit_len = ((b.kv_cache - b.state - b.window) // (b.bpt * block)) * block
+        found = (
+            _fitting_nodes(req, g.nodes, search_upto) if fit_len < min(serving.max_model_len, 4096) else None
+        )
+        if fit_len >= min(serving.max_model_len, 4096) or (fit_len > 0 and found is None):
+            fix = {"serving.max_model_len": fit_len}
+            fix_en = f"Lower max_model_len to {thousands(fit_len)} tokens."
+            fix_zh = f"将上下文长度降到 {thousands(fit_len)} tokens。"
+        elif found is not None:
+            n_ok, p_ok, _ = found
+            fix = nodes_fix(req, names[0], n_ok, p_ok)
+            text_en, text_zh = nodes_fix_text(req, names[0], n_ok)
+            fix_en = f"{text_en} as {parallel_label(p_ok)}."
+            fix_zh = f"{text_zh}，{parallel_label(p_ok)}。"
+        else:
+            fix, fix_en, fix_zh = {}, "", ""
+        out.append(
+            check(
+                "memory.one_sequence_does_not_fit",
+                Severity.ERROR,
+                AREA,
+                f"{who_en}: one {thousands(serving.max_model_len)}-token sequence needs {gb(b.per_seq)} of KV cache "
+                f"per rank but only {gb(max(b.kv_cache, 0))} is left after weights {gb(b.weights)}, activations "
+                f"{gb(b.activation)}, buffers {gb(b.buffers)} and graphs {gb(b.graph)}; vLLM refuses to start.",
+                f"{who_zh}：一条 {thousands(serving.max_model_len)} tokens 的请求每卡需 {gb(b.per_seq)} KV 缓存，"
+                f"扣除权重 {gb(b.weights)}、激活 {gb(b.activation)}、通信缓冲 {gb(b.buffers)} 和图内存 "
+                f"{gb(b.graph)} 后仅剩 {gb(max(b.kv_cache, 0))}，vLLM 无法启动。",
+                field="serving.max_model_len",
+                fix=fix,
+                fix_en=fix_en,
+                fix_zh=fix_zh,
+                figures={
+                    "per_seq_bytes": b.per_seq,
+                    "kv_cache_bytes": b.kv_cache,
+                    "shortfall_bytes": shortfall,
+                },
+            )
+        )
+        return out
+
+    requested = serving.max_num_seqs * serving.max_model_len
+    if b.full_len_seqs < serving.max_num_seqs:
+        n = b.full_len_seqs
+        out.append(
+            check(
+                "memory.max_num_seqs_not_full_length",
+                Severity.WARNING,
+                AREA,
+                f"{who_en}: {serving.max_num_seqs} × {thousands(serving.max_model_len)} tokens requested per DP rank "
+                f"({thousands(requested)} tokens), only {plural(n, 'full-length sequence')} {'fits' if n == 1 else 'fit'} "
+                f"({thousands(b.kv_tokens)} tokens of KV cache per DP rank). Shorter requests still run "
+                f"{serving.max_num_seqs} at a time.",
+                f"{who_zh}：每个 DP rank 配置 {serving.max_num_seqs} × {thousands(serving.max_model_len)} tokens"
+                f"（共 {thousands(requested)} tokens），但 KV 缓存只够 {n} 条满长度请求同时运行"
+                f"（每个 DP rank {thousands(b.kv_tokens)} tokens）。较短的请求仍可 {serving.max_num_seqs} 路并发。",
+                field="serving.max_num_seqs",
+                fix={"serving.max_num_seqs": n},
+                fix_en=f"Set max_num_seqs to {n} to guarantee full-length requests.",
+                fix_zh=f"将 max_num_seqs 设为 {n}，保证满长度请求不排队。",
+                figures={
+                    "requested_tokens": requested,
+                    "kv_tokens": b.kv_tokens,
+                    "full_len_seqs": n,
+                    "max_num_seqs": serving.max_num_seqs,
+                },
+            )
+        )
+    out.append(
+        check(
+            "memory.kv_headroom",
+            Severity.OK,
+            AREA,
+            f"{who_en}: {gb(b.weights)} of weights and {gb(b.kv_cache)} of KV cache per rank "
+            f"({thousands(b.kv_tokens)} tokens, {b.full_len_seqs} × {thousands(serving.max_model_len)}-token "
+            f"{'sequence' if b.full_len_seqs == 1 else 'sequences'} per DP rank).",
+            f"{who_zh}：每卡权重 {gb(b.weights)}，KV 缓存 {gb(b.kv_cache)}"
+            f"（每个 DP rank {thousands(b.kv_tokens)} tokens，可同时容纳 {b.full_len_seqs} 条 "
+            f"{thousands(serving.max_model_len)} tokens 的请求）。",
+            field="serving.gpu_memory_utilization",
+            figures={
+                "weights_bytes": b.weights,
+                "kv_cache_bytes": b.kv_cache,
+                "kv_tokens": b.kv_tokens,
+                "full_len_seqs": b.full_len_seqs,
+            },
+        )
+    )
+    return out
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def _group_figures(
+    req: PlanRequest, prefix: str, g: GroupLayout, b: _Budget, gm: GroupMemory
+) -> list[Figure]:
+    model, serving, server = req.model, req.serving, req.server
+    p = g.parallel
+    acc = server.accelerator
+    ep_div = p.ep if p.expert_parallel else p.tp
+    act_source = (
+        typed("serving.activation_bytes")
+        if serving.activation_bytes is not None
+        else assumed("activation estimate")
+    )
+    graph_source = (
+        typed("serving.graph_memory_bytes")
+        if serving.graph_memory_bytes is not None
+        else assumed("graph estimate")
+    )
+    r = f"{prefix}.per_rank"
+    dtype = kv_dtype_bytes(serving.kv_cache_dtype)
+    block = max(serving.block_size, 1)
+    figures = [
+        fig(
+            f"{r}.device_bytes",
+            b.device,
+            "B",
+            "Memory per logical device",
+            "每卡显存",
+            "accelerator memory per logical device",
+            {"accelerator": acc.name},
+            public(acc.name),
+        ),
+        fig(
+            f"{r}.usable_bytes",
+            b.usable,
+            "B",
+            "Usable per rank",
+            "每卡可用显存",
+            "device × gpu_memory_utilization",
+            {"device_bytes": b.device, "gpu_memory_utilization": serving.gpu_memory_utilization},
+            public("vLLM --gpu-memory-utilization"),
+        ),
+        fig(
+            f"{r}.non_expert_weights_bytes",
+            b.non_expert,
+            "B",
+            "Non-expert weights per rank",
+            "每卡非专家权重",
+            "(non_expert − vision) ÷ TP ÷ PP + vision (0 with --language-model-only)",
+            {
+                "non_expert_bytes": model.non_expert_weight_bytes,
+                "vision_bytes": model.vision_bytes,
+                "tp": p.tp,
+                "pp": p.pp,
+                "language_model_only": serving.language_model_only,
+            },
+        ),
+        fig(
+            f"{r}.expert_weights_bytes",
+            b.expert,
+            "B",
+            "Routed-expert weights per rank",
+            "每卡路由专家权重",
+            "expert ÷ EP ÷ PP" if p.expert_parallel else "expert ÷ TP ÷ PP (expert parallelism off)",
+            {
+                "expert_bytes": model.expert_weight_bytes,
+                "ep" if p.expert_parallel else "tp": ep_div,
+                "pp": p.pp,
+            },
+        ),
+        fig(
+            f"{r}.weights_bytes",
+            b.weights,
+            "B",
+            "Weights per rank",
+            "每卡权重",
+            "non-expert per rank + expert per rank",
+            {
+                "non_expert_per_rank": b.non_expert,
+                "expert_per_rank": b.expert,
+                "weight_format": model.weight_format,
+            },
+        ),
+        fig(
+            f"{r}.activation_bytes",
+            b.activation,
+            "B",
+            "Peak activations per rank",
+            "每卡激活峰值",
+            "tokens × hidden × 2 B × (24 + 2 × top_k) + min(max_num_seqs, tokens) × vocab × 4 B × 2"
+            if serving.activation_bytes is None
+            else "serving.activation_bytes",
+            {
+                "max_num_batched_tokens": serving.max_num_batched_tokens,
+                "hidden_size": model.hidden_size,
+                "experts_per_token": model.experts_per_token if model.is_moe else 0,
+                "max_num_seqs": serving.max_num_seqs,
+                "vocab_size": model.vocab_size,
+            },
+            act_source,
+        ),
+        fig(
+            f"{r}.buffer_bytes",
+            b.buffers,
+            "B",
+            "Communication buffers per rank",
+            "每卡通信缓冲",
+            "comm_buffer_mb MiB × comm_buffer_groups",
+            {"comm_buffer_mb": serving.comm_buffer_mb, "comm_buffer_groups": serving.comm_buffer_groups},
+            public("HCCL_BUFFSIZE / NCCL buffers, one per TP and EP group"),
+        ),
+        fig(
+            f"{r}.graph_bytes",
+            b.graph,
+            "B",
+            "Graph capture memory per rank",
+            "每卡图捕获内存",
+            "serving.graph_memory_bytes"
+            if serving.graph_memory_bytes is not None
+            else "flat estimate (1 GiB)",
+            {},
+            graph_source,
+        ),
+        fig(
+            f"{r}.kv_cache_bytes",
+            b.kv_cache,
+            "B",
+            "KV cache per rank",
+            "每卡 KV 缓存",
+            "usable − weights − activations − buffers − graphs",
+            {
+                "usable": b.usable,
+                "weights": b.weights,
+                "activations": b.activation,
+                "buffers": b.buffers,
+                "graphs": b.graph,
+            },
+            public(VLLM_WORKER),
+        ),
+        fig(
+            f"{r}.free_bytes",
+            b.device - b.usable,
+            "B",
+            "Held back by the utilisation cap",
+            "利用率上限预留",
+            "device − usable",
+            {"device": b.device, "usable": b.usable},
+        ),
+        fig(
+            f"{r}.kv_bytes_per_token",
+            b.bpt,
+            "B/token",
+            "KV bytes per token per rank",
+            "每卡每 token KV 字节数",
+            "GQA: 2 × max(1, kv_heads ÷ TP) × head_dim × dtype × layers; MLA: (kv_lora_rank + rope) × dtype × layers",
+            {
+                "gqa_layers": model.gqa_layers,
+                "kv_heads": model.num_kv_heads,
+                "head_dim": model.head_dim,
+                "tp": p.tp,
+                "mla_layers": model.mla_layers,
+                "kv_lora_rank": model.kv_lora_rank,
+                "qk_rope_head_dim": model.qk_rope_head_dim,
+                "dtype_bytes": dtype,
+                "pp": p.pp,
+            },
+            public("domain.md §6; vLLM attention / MLA KV specs"),
+        ),
+        fig(
+            f"{r}.state_bytes_per_seq",
+            b.state + b.window,
+            "B/seq",
+            "Fixed state per running sequence per rank",
+            "每条请求每卡固定状态",
+            "linear layers × (heads ÷ TP × head_dim² × state bytes + (kernel − 1) × conv_dim ÷ TP × conv bytes)"
+            " + sliding layers × window × per-token KV",
+            {
+                "linear_layers": model.linear_layers,
+                "linear_num_heads": model.linear_num_heads,
+                "linear_head_dim": model.linear_head_dim,
+                "state_dtype_bytes": model.linear_state_dtype_bytes,
+                "conv_kernel": model.linear_conv_kernel,
+                "conv_dim": model.linear_conv_dim,
+                "tp": p.tp,
+                "sliding_layers": model.sliding_layers,
+                "sliding_window": model.sliding_window,
+            },
+        ),
+        fig(
+            f"{r}.kv_tokens",
+            b.kv_tokens,
+            "tokens",
+            "KV tokens per rank",
+            "每卡 KV 容量（tokens）",
+            "floor(kv_cache ÷ (bytes per token × block)) × block",
+            {"kv_cache_bytes": b.kv_cache, "kv_bytes_per_token": b.bpt, "block_size": block},
+            public("vLLM num_blocks × block_size"),
+        ),
+        fig(
+            f"{prefix}.kv_tokens_per_dp_rank",
+            gm.kv_tokens_per_dp_rank,
+            "tokens",
+            "KV tokens per DP rank",
+            "每个 DP rank 的 KV 容量",
+            "TP ranks mirror the same tokens: = KV tokens per rank",
+            {"kv_tokens_per_rank": b.kv_tokens, "tp": p.tp},
+        ),
+        fig(
+            f"{prefix}.full_len_seqs_per_dp_rank",
+            gm.full_len_seqs_per_dp_rank,
+            "sequences",
+            "Full-length sequences at once per DP rank",
+            "每个 DP rank 可同时容纳的满长度请求",
+            "floor(kv_cache ÷ (ceil(max_model_len ÷ block) × block × bytes per token + state per sequence))",
+            {
+                "kv_cache_bytes": b.kv_cache,
+                "max_model_len": serving.max_model_len,
+                "block_size": block,
+                "kv_bytes_per_token": b.bpt,
+                "state_bytes_per_seq": b.state + b.window,
+            },
+        ),
+        fig(
+            f"{prefix}.requested_tokens_per_dp_rank",
+            serving.max_num_seqs * serving.max_model_len,
+            "tokens",
+            "Context requested per DP rank",
+            "每个 DP rank 配置的上下文总量",
+            "max_num_seqs × max_model_len",
+            {"max_num_seqs": serving.max_num_seqs, "max_model_len": serving.max_model_len},
+        ),
+        fig(
+            f"{prefix}.cluster_weights_bytes",
+            gm.cluster_weights_bytes,
+            "B",
+            "Weights held by the group",
+            "集群权重总占用",
+            "weights per rank × devices",
+            {"weights_per_rank": b.weights, "devices": g.devices},
+        ),
+        fig(
+            f"{prefix}.cluster_kv_bytes",
+            gm.cluster_kv_bytes,
+            "B",
+            "KV cache of the group",
+            "集群 KV 缓存总量",
+            "KV cache per rank × devices (MLA replicas included)",
+            {"kv_cache_per_rank": max(b.kv_cache, 0), "devices": g.devices},
+        ),
+    ]
+    return figures
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
+    """Per-rank memory of every serving group, KV capacity and the checks vLLM would fail on."""
+    checks: list[Check] = _model_checks(req)
+    figures: list[Figure] = []
+    groups: list[GroupMemory] = []
+    computed: dict[ParallelSpec, tuple[_Budget, RankMemory]] = {}
+    signatures: dict[tuple[int, ParallelSpec, str], list[GroupLayout]] = {}
+
+    for g in layout.groups:
+        p = g.parallel
+        if p not in computed:
+            b = _Budget(req, p)
+            computed[p] = (b, b.rank_memory())
+        b, rank = computed[p]
+        groups.append(
+            GroupMemory(
+                group=g.name,
+                per_rank=rank,
+                kv_tokens_per_dp_rank=b.kv_tokens,
+                full_len_seqs_per_dp_rank=b.full_len_seqs,
+                max_num_seqs_fit=b.full_len_seqs >= req.serving.max_num_seqs,
+                cluster_weights_bytes=b.weights * g.devices,
+                cluster_kv_bytes=max(b.kv_cache, 0) * g.devices,
+            )
+        )
+        signatures.setdefault(group_signature(req.topology, g), []).append(g)
+
+    for i, ((_nodes, p, _side), members) in enumerate(signatures.items()):
+        g = members[0]
+        b = computed[p][0]
+        gm = next(x for x in groups if x.group == g.name)
+        checks.extend(_group_checks(req, [m.name for m in members], g, b))
+        figures.extend(_group_figures(req, "memory" if i == 0 else f"memory.{g.name}", g, b, gm))
+
+    if groups:
+        total_weights = sum(x.cluster_weights_bytes for x in groups)
+        figures.append(
+            fig(
+                "memory.deployment_weights_bytes",
+                total_weights,
+                "B",
+                "Weights held across the deployment",
+                "全部署权重总占用",
+                "Σ group weights (DP replicas and standby clusters included)",
+                {x.group: x.cluster_weights_bytes for x in groups},
+            )
+        )
+    return MemoryResult(tuple(groups), by_key(figures), tuple(checks))
+
+
+def group_memory(result: MemoryResult, name: str) -> GroupMemory:
+    """The GroupMemory of the group called ``name`` (KeyError when absent)."""
+    for gm in result.groups:
+        if gm.group == name:
+            return gm
+    raise KeyError(name)
+
+
+__all__ = [
+    "activation_estimate",
+    "group_memory",
+    "kv_bytes_per_token",
+    "kv_dtype_bytes",
+    "kv_heads_per_rank",
+    "linear_state_bytes_per_seq",
+    "size_memory",
+    "sliding_window_bytes_per_seq",
+    "weights_per_rank",
+]
