@@ -1,0 +1,70 @@
+"""The words drawn in the pictures, in the industry's own Chinese and English.
+
+Taken from ``glossary.md`` so a drawing reads like the proposal around it.
+Drawings are rendered outside Django's translation machinery (the PDF task
+and the page must produce the same SVG for a given language), hence a small
+table here rather than ``gettext``.
+"""
+
+from __future__ import annotations
+
+LABELS: dict[str, tuple[str, str]] = {
+    # key: (en, zh-hans)
+    # memory
+    "weights": ("Weights", "权重"),
+    "activations": ("Activations", "激活"),
+    "buffers": ("Comm. buffers", "通信缓冲"),
+    "graph": ("Graph capture", "图捕获"),
+    "kv_cache": ("KV cache", "KV 缓存"),
+    "reserved": ("Reserved (1 − utilisation)", "预留 (1 − 利用率)"),
+    "device_capacity": ("Device memory {value}", "显存容量 {value}"),
+    "short_by": ("Short by {value}", "缺口 {value}"),
+    "memory_title": ("Accelerator memory per rank", "每卡显存分配"),
+    "does_not_fit": ("does not fit", "放不下"),
+    # topology
+    "gateway": ("Gateway / load balancer", "网关 / 负载均衡"),
+    "pd_proxy": ("P/D proxy (load balancer)", "PD 代理 (负载均衡)"),
+    "node": ("Node {n}", "节点 {n}"),
+    "master": ("master", "主节点"),
+    "worker": ("worker", "工作节点"),
+    "more_nodes": ("+{n} more", "另 {n} 台"),
+    "nodes_devices": ("{nodes} nodes · {devices} devices", "{nodes} 节点 · {devices} 卡"),
+    "node_devices": ("1 node · {devices} devices", "1 节点 · {devices} 卡"),
+    "devices_per_node": ("{n} devices", "{n} 卡"),
+    "failover": ("failover ≤ 30 s", "故障切换 ≤ 30 s"),
+    "shared_storage": ("Shared storage (e.g. OceanStor)", "共享存储 (如 OceanStor)"),
+    "weights_sync": ("weights sync", "权重同步"),
+    "kv_transfer": ("KV cache (Mooncake)", "KV 缓存 (Mooncake)"),
+    "kv_pool": ("KV pool (MetaService + Memcache)", "KV 池 (MetaService + Memcache)"),
+    "role_serve": ("primary", "主用"),
+    "role_standby": ("standby", "备用"),
+    "role_tenant": ("tenant", "租户"),
+    "role_prefill": ("prefill (P)", "预填充 (P)"),
+    "role_decode": ("decode (D)", "解码 (D)"),
+    "role_cluster": ("cluster", "集群"),
+    "clients": ("Clients / applications", "客户端 / 业务应用"),
+    # charts
+    "no_data": ("No data", "暂无数据"),
+    "base": ("Base {value}", "基准 {value}"),
+    "low_input": ("Low input", "低值"),
+    "high_input": ("High input", "高值"),
+    "month": ("Month", "月"),
+    # power
+    "feed": ("Feed {name}", "{name} 路供电"),
+    "pdu": ("PDU {name}", "PDU {name}"),
+    "rack": ("Rack {n}", "机柜 {n}"),
+    "breaker": ("{amps} A breaker", "{amps} A 断路器"),
+    "power_title": ("A/B redundant feeds", "A/B 路供电 (双路)"),
+}
+
+
+def is_zh(lang: str) -> bool:
+    """True for zh-hans (and any other zh variant)."""
+    return (lang or "").lower().startswith("zh")
+
+
+def t(key: str, lang: str, **values: object) -> str:
+    """The label ``key`` in ``lang`` with ``{placeholders}`` filled in."""
+    en, zh = LABELS[key]
+    text = zh if is_zh(lang) else en
+    return text.format(**values) if values else text
