@@ -287,6 +287,29 @@ def _topology_groups(req: PlanRequest, checks: list[Check]) -> list[tuple[str, s
     return [("cluster", "serve", n, 0, topo.parallel)]
 
 
+def _layout_fix(req: PlanRequest, group_name: str, nodes: int) -> tuple[dict[str, Any], str, str]:
+    """The auto layout for this group size when it is valid, else the nearest valid group size."""
+    pfield = parallel_field(req.topology, group_name)
+    proposal = propose_layout(req, nodes)
+    label = parallel_label(proposal)
+    if layout_is_valid(req, nodes, proposal):
+        return (
+            parallel_fix(pfield, proposal),
+            f"Use {label} ({plural(proposal.dp_local, 'DP rank')} per node)",
+            f"改为 {label}（每节点 {proposal.dp_local} 个 DP rank）",
+        )
+    found = _valid_nodes_near(req, nodes, 2 * nodes + 8)
+    if found is None:
+        return parallel_fix(pfield, proposal), f"Use {label}", f"改为 {label}"
+    n_ok, p_ok = found
+    text_en, text_zh = nodes_fix_text(req, group_name, n_ok)
+    return (
+        nodes_fix(req, group_name, n_ok, p_ok),
+        f"{text_en} as {parallel_label(p_ok)}",
+        f"{text_zh}，{parallel_label(p_ok)}",
+    )
+
+
 def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpec) -> list[Check]:
     """Checks of one group layout; ``names`` are the groups sharing it (pairs are identical)."""
     server, model = req.server, req.model
@@ -298,9 +321,7 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
     if len(names) > 1:
         who_en, who_zh = "each cluster", "每个集群"
     out: list[Check] = []
-    proposal = propose_layout(req, nodes)
-    proposal_fix = parallel_fix(pfield, proposal)
-    label = parallel_label(proposal)
+    proposal_fix, label, label_zh = _layout_fix(req, names[0], nodes)
 
     if p.tp <= 0 or p.dp <= 0 or p.pp <= 0:
         out.append(
@@ -312,8 +333,8 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
                 f"{who_zh}的 TP、DP、PP 均须 ≥ 1（当前 TP{p.tp}、DP{p.dp}、PP{p.pp}）。",
                 field=f"{pfield}.tp",
                 fix=proposal_fix,
-                fix_en=f"Use {label}.",
-                fix_zh=f"改为 {label}。",
+                fix_en=f"{label}.",
+                fix_zh=f"{label_zh}。",
             )
         )
         return out
@@ -330,8 +351,8 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
                 f"{nodes} 台 × {dpn} 卡 = {thousands(devices)} 张卡不符。",
                 field=f"{pfield}.dp",
                 fix=proposal_fix,
-                fix_en=f"Use {label} ({proposal.dp_local} DP rank(s) per node).",
-                fix_zh=f"改为 {label}（每节点 {proposal.dp_local} 个 DP rank）。",
+                fix_en=f"{label}.",
+                fix_zh=f"{label_zh}。",
                 figures={"world_size": p.world_size, "devices": devices},
             )
         )
@@ -349,8 +370,8 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
                 f"每层的 all-reduce 都要跨节点走参数面网络，性能不可接受。",
                 field=f"{pfield}.tp",
                 fix=proposal_fix,
-                fix_en=f"Keep TP inside the scale-up domain: {label}.",
-                fix_zh=f"将 TP 限制在高速互联域内：{label}。",
+                fix_en=f"Keep TP inside the scale-up domain: {label[0].lower()}{label[1:]}.",
+                fix_zh=f"将 TP 限制在高速互联域内：{label_zh}。",
                 figures={"tp": p.tp, "scale_up_domain_devices": domain},
             )
         )
@@ -366,8 +387,8 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
                 f"{model.name} 的注意力头数 {heads} 不能被 TP{p.tp} 整除，vLLM 无法启动。",
                 field=f"{pfield}.tp",
                 fix=proposal_fix,
-                fix_en=f"Use {label}.",
-                fix_zh=f"改为 {label}。",
+                fix_en=f"{label}.",
+                fix_zh=f"{label_zh}。",
                 figures={"num_attention_heads": heads, "tp": p.tp},
             )
         )
@@ -411,8 +432,8 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
                 f"{who_zh}中 --data-parallel-size-local {p.dp_local} × {nodes} 台 ≠ --data-parallel-size {p.dp}。",
                 field=f"{pfield}.dp_local",
                 fix={f"{pfield}.dp_local": want} if want else proposal_fix,
-                fix_en=f"Set dp_local to {want}." if want else f"Use {label}.",
-                fix_zh=f"将 dp_local 设为 {want}。" if want else f"改为 {label}。",
+                fix_en=f"Set dp_local to {want}." if want else f"{label}.",
+                fix_zh=f"将 dp_local 设为 {want}。" if want else f"{label_zh}。",
             )
         )
     return out

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .layout import resolve_layout
 from .launch import build_launch
+from .layout import resolve_layout
 from .memory import size_memory
 from .network import size_network
 from .performance import estimate_performance

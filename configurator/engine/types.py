@@ -14,10 +14,11 @@ modules, and the presentation (views, PDF, JSON API), so change it with care.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 GB = 10**9  # decimal gigabyte, used for display and vendor specs (64 GB NPU)
 GIB = 2**30  # binary gibibyte, used where vLLM reports GiB
@@ -63,7 +64,7 @@ class Figure:
     source: Source = Source("derived")
 
 
-class Severity(str, Enum):
+class Severity(str, Enum):  # noqa: UP042 - str() and format() keep the Enum behaviour callers rely on
     OK = "ok"
     WARNING = "warning"
     ERROR = "error"
@@ -286,7 +287,7 @@ class SiteSpec:
 # --------------------------------------------------------------------------- deployment
 
 
-class TopologyKind(str, Enum):
+class TopologyKind(str, Enum):  # noqa: UP042 - as Severity
     SINGLE = "single"
     PRIMARY_STANDBY = "primary_standby"
     TENANT_PAIR = "tenant_pair"

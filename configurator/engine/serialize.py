@@ -1,0 +1,179 @@
+"""Engine results → JSON-safe dicts (for the JSON API, the stored quote revision and the UI).
+
+``to_jsonable()`` converts any dataclass tree: ``Decimal`` → string (money
+keeps its exact digits), ``Enum`` → its value, tuples and sets → lists,
+mappings → dicts with string keys, dataclass properties (``ep``,
+``world_size``, ``logical_devices``, ``ok`` …) included beside the fields.
+A NaN or infinite float raises ``ValueError``: a figure the engine could not
+compute must be a check, never a silent ``NaN`` in a customer's quote.
+
+``plan_to_dict()`` shapes the public response of ``plan()``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from datetime import date, datetime
+from decimal import Decimal
+from enum import Enum
+from typing import Any
+
+from .types import Check, Figure, PlanResult
+
+_PROPERTIES: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_SECTIONS = ("power", "racks", "network", "performance", "tco", "launch")
+
+
+def _class_properties(cls: type) -> tuple[str, ...]:
+    """Public read-only properties of a dataclass (cached per class)."""
+    names = _PROPERTIES.get(cls)
+    if names is None:
+        seen: dict[str, None] = {}
+        for klass in reversed(cls.__mro__):
+            for name, attr in vars(klass).items():
+                if isinstance(attr, property) and not name.startswith("_"):
+                    seen[name] = None
+        names = _PROPERTIES[cls] = tuple(seen)
+    return names
+
+
+def _class_fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+def _float(x: float, path: str) -> float:
+    if math.isnan(x) or math.isinf(x):
+        raise ValueError(f"{path or 'value'} is {x!r}, which JSON cannot carry")
+    return x
+
+
+def to_jsonable(obj: Any, *, exclude: tuple[str, ...] = (), _path: str = "") -> Any:
+    """Convert ``obj`` (a dataclass tree) into JSON-safe values.
+
+    ``exclude`` drops those field names at the top level only.
+    """
+    if obj is None or isinstance(obj, (bool, int, str)):
+        if isinstance(obj, Enum):  # str/int enums
+            return obj.value
+        return obj
+    if isinstance(obj, float):
+        return _float(obj, _path)
+    if isinstance(obj, Decimal):
+        if not obj.is_finite():
+            raise ValueError(f"{_path or 'value'} is {obj!r}, which JSON cannot carry")
+        return str(obj)
+    if isinstance(obj, Enum):
+        return to_jsonable(obj.value, _path=_path)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        cls = type(obj)
+        out: dict[str, Any] = {}
+        for name in _class_fields(cls):
+            if name in exclude:
+                continue
+            out[name] = to_jsonable(getattr(obj, name), _path=f"{_path}.{name}" if _path else name)
+        for name in _class_properties(cls):
+            if name in exclude or name in out:
+                continue
+            out[name] = to_jsonable(getattr(obj, name), _path=f"{_path}.{name}" if _path else name)
+        return out
+    if isinstance(obj, Mapping):
+        return {
+            str(k.value if isinstance(k, Enum) else k): to_jsonable(v, _path=f"{_path}[{k}]")
+            for k, v in obj.items()
+            if k not in exclude
+        }
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
+        return [to_jsonable(v, _path=f"{_path}[{i}]") for i, v in enumerate(items)]
+    if isinstance(obj, (datetime, date)):
+        return obj.isoformat()
+    raise TypeError(f"{_path or 'value'}: cannot convert {type(obj).__name__} to JSON")
+
+
+def check_to_dict(c: Check) -> dict[str, Any]:
+    """A check as the public API spells it (``message`` is English, ``message_zh`` Chinese)."""
+    return {
+        "code": c.code,
+        "severity": c.severity.value,
+        "area": c.area,
+        "message": c.message_en,
+        "message_zh": c.message_zh,
+        "field": c.field,
+        "fix": to_jsonable(c.fix, _path=f"{c.code}.fix"),
+        "fix_en": c.fix_en,
+        "fix_zh": c.fix_zh,
+        "figures": to_jsonable(c.figures, _path=f"{c.code}.figures"),
+    }
+
+
+def figure_to_dict(f: Figure) -> dict[str, Any]:
+    """A figure without its key (the key indexes the ``figures`` object)."""
+    return {
+        "value": to_jsonable(f.value, _path=f.key),
+        "unit": f.unit,
+        "label_en": f.label_en,
+        "label_zh": f.label_zh,
+        "formula": f.formula,
+        "inputs": to_jsonable(f.inputs, _path=f"{f.key}.inputs"),
+        "source": {"kind": f.source.kind, "ref": f.source.ref},
+    }
+
+
+def _section(obj: Any) -> Any:
+    """A module result without its figures and checks (those are flattened at the top)."""
+    if obj is None:
+        return None
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return to_jsonable(obj, exclude=("figures", "checks"), _path=type(obj).__name__)
+    return to_jsonable(obj)
+
+
+def _memory_section(memory: Any) -> Any:
+    if memory is None:
+        return None
+    groups = [to_jsonable(g, _path=f"memory.groups[{i}]") for i, g in enumerate(memory.groups)]
+    if not groups:
+        return {"group": None, "per_rank": None, "groups": []}
+    first = groups[0]
+    # The first (serving) group's figures at the top, every group in ``groups``.
+    return {**first, "groups": groups}
+
+
+def _figures_of(result: PlanResult) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for section in (result.layout, result.memory, *(getattr(result, s) for s in _SECTIONS)):
+        section_figures = getattr(section, "figures", None)
+        if not section_figures:
+            continue
+        for key, f in section_figures.items():
+            figures[key] = figure_to_dict(f) if isinstance(f, Figure) else to_jsonable(f, _path=str(key))
+    return figures
+
+
+def plan_to_dict(result: PlanResult) -> dict[str, Any]:
+    """The public JSON shape of a plan.
+
+    ``{"ok", "checks": [{code, severity, area, message, message_zh, field, fix,
+    fix_en, fix_zh, figures}], "layout", "memory": {group, per_rank: {…},
+    kv_tokens_per_dp_rank, full_len_seqs_per_dp_rank, max_num_seqs_fit,
+    cluster_weights_bytes, cluster_kv_bytes, groups: [...]}, "power", "racks",
+    "network", "performance", "tco", "launch", "figures": {key: {value, unit,
+    label_en, label_zh, formula, inputs, source}}}``; a section is ``null``
+    when an earlier error made it meaningless.
+    """
+    out: dict[str, Any] = {
+        "ok": result.ok,
+        "checks": [check_to_dict(c) for c in result.checks],
+        "layout": _section(result.layout),
+        "memory": _memory_section(result.memory),
+    }
+    for name in _SECTIONS:
+        out[name] = _section(getattr(result, name))
+    out["figures"] = _figures_of(result)
+    return out

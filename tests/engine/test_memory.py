@@ -1,0 +1,450 @@
+"""Memory per rank, KV capacity and the memory checks.
+
+Every expected figure is computed in the test from its source: the public
+model configs (``/work/shared/reference/model-configs``), domain.md §2/§6/§9/§12,
+the seeds' serving flags, and vLLM's accounting
+(available KV = total × utilisation − weights − peak activations − non-torch
+buffers − graph pool; tokens = blocks × block size).  The activation and graph
+terms are the engine's documented estimator (memory.py docstring), restated
+here as arithmetic.
+"""
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from configurator.engine import fixtures as fx
+from configurator.engine.layout import resolve_layout
+from configurator.engine.memory import (
+    kv_bytes_per_token,
+    linear_state_bytes_per_seq,
+    size_memory,
+)
+from configurator.engine.types import (
+    GB,
+    ModelSpec,
+    ParallelSpec,
+    Severity,
+    TopologyKind,
+)
+
+GIB = 2**30
+MIB = 2**20
+
+# --- Kimi K3, from the public config (text_config) and domain.md §2 -------------------
+K3_CHECKPOINT = 1_560_936_091_448  # 96 shards [S1][S2]
+K3_EXPERT_PARAMS = 92 * 896 * 3 * 3584 * 3072  # MoE layers × experts × (gate, up, down) × latent 3584 × 3072
+K3_EXPERT = K3_EXPERT_PARAMS * 4.25 / 8  # MXFP4: 4 bits + E8M0 scale per 32 = 4.25 bits
+K3_NON_EXPERT = K3_CHECKPOINT - K3_EXPERT
+K3_VISION = 401_000_000 * 2  # MoonViT-V2 ≈401 M params, BF16
+K3_KV_PER_TOKEN = 24 * (512 + 64) * 2  # 24 MLA layers × (kv_lora_rank + rope) × BF16
+K3_KDA_STATE_TP1 = 69 * (96 * 128 * 128 * 4 + 3 * 3 * 12_288 * 2)  # 69 KDA layers, FP32 state + BF16 conv
+
+
+def codes(result, severity=None):
+    return [c.code for c in result.checks if severity is None or c.severity == severity]
+
+
+def only(result, code):
+    found = [c for c in result.checks if c.code == code]
+    assert len(found) == 1, [c.code for c in result.checks]
+    return found[0]
+
+
+def run(req):
+    layout = resolve_layout(req)
+    return size_memory(req, layout)
+
+
+def activation(tokens, hidden, vocab, max_num_seqs, top_k):
+    # memory.py's documented estimate: hidden-state working set (24 hidden-width
+    # BF16 tensors + 2 routed copies per selected expert) + FP32 logits and probabilities.
+    return tokens * hidden * 2 * (24 + 2 * top_k) + min(max_num_seqs, tokens) * vocab * 4 * 2
+
+
+def k3_per_rank_weights(tp, ep, language_model_only=False):
+    vision = 0 if language_model_only else K3_VISION
+    return (K3_NON_EXPERT - K3_VISION) / tp + vision + K3_EXPERT / ep
+
+
+# --------------------------------------------------------------------------- per-token and per-sequence cost
+
+
+def test_k3_kv_bytes_per_token_is_27648_in_bf16_and_not_split_by_tp():
+    # domain.md §2: 24 × 576 × 2 = 27,648 B (BF16), 13,824 B (FP8); MLA latent on every TP rank.
+    assert K3_KV_PER_TOKEN == 27_648
+    k3 = fx.kimi_k3()
+    assert kv_bytes_per_token(k3, tp=1) == 27_648
+    assert kv_bytes_per_token(k3, tp=16) == 27_648
+    assert kv_bytes_per_token(k3, tp=16, kv_cache_dtype="fp8") == 13_824
+
+
+def test_deepseek_v3_kv_bytes_per_token():
+    # DeepSeek-V3 config: 61 layers, all MLA, kv_lora_rank 512 + qk_rope_head_dim 64, BF16 cache.
+    assert kv_bytes_per_token(fx.deepseek_v3(), tp=8) == 61 * 576 * 2 == 70_272
+
+
+def test_k3_kda_state_per_sequence_is_449372160_bytes_at_tp1_and_split_by_tp():
+    # domain.md §2: 69 × (96·128·128·4 + 9·96·128·2) = 449,372,160 B.
+    assert K3_KDA_STATE_TP1 == 449_372_160
+    k3 = fx.kimi_k3()
+    assert linear_state_bytes_per_seq(k3, tp=1) == 449_372_160
+    assert linear_state_bytes_per_seq(k3, tp=16) == 449_372_160 // 16
+
+
+@pytest.mark.parametrize("tp, kv_heads_per_rank", [(1, 8), (4, 2), (8, 1), (16, 1)])
+def test_llama_gqa_kv_heads_per_rank_never_drop_below_one(tp, kv_heads_per_rank):
+    # Llama-3.1-8B config: 32 layers, 8 KV heads, head_dim 4096 / 32 = 128.
+    # vLLM replicates KV heads once TP exceeds them: max(1, 8 / TP).
+    expected = 2 * kv_heads_per_rank * 128 * 2 * 32
+    assert kv_bytes_per_token(fx.llama_3_1_8b(), tp=tp) == expected
+    if tp == 16:
+        assert expected == 16_384
+
+
+def gpt_oss_like():
+    # gpt-oss-120b config: 36 layers alternating full / 128-token sliding window,
+    # 64 query heads, 8 KV heads, head_dim 64.
+    return ModelSpec(
+        slug="gpt-oss-like",
+        name="gpt-oss-like",
+        total_params=116_800_000_000,
+        active_params=5_100_000_000,
+        num_layers=36,
+        hidden_size=2880,
+        vocab_size=201_088,
+        num_attention_heads=64,
+        num_kv_heads=8,
+        head_dim=64,
+        gqa_layers=18,
+        sliding_layers=18,
+        sliding_window=128,
+        num_experts=128,
+        experts_per_token=4,
+        moe_layers=36,
+        expert_weight_bytes=60_000_000_000,
+        non_expert_weight_bytes=3_000_000_000,
+    )
+
+
+def test_sliding_window_layers_cost_a_fixed_window_per_sequence():
+    model = gpt_oss_like()
+    req = replace(
+        fx.request_k3_nf5868g8_2node(),
+        model=model,
+        topology=replace(
+            fx.request_k3_nf5868g8_2node().topology, parallel=ParallelSpec(tp=8, dp=4, dp_local=2)
+        ),
+    )
+    mem = run(req)
+    rank = mem.groups[0].per_rank
+    # Full-attention layers per token: 2 × (8 / 8 heads) × 64 × 2 B × 18 layers.
+    assert rank.kv_bytes_per_token == 2 * 1 * 64 * 2 * 18
+    # Sliding layers per sequence: the 128-token window (8 blocks of 16) × the same per-token size.
+    assert rank.sliding_window_bytes_per_seq == 2 * 1 * 64 * 2 * 18 * 128
+    assert rank.linear_state_bytes_per_seq == 0
+    assert rank.state_bytes_per_seq == rank.sliding_window_bytes_per_seq
+
+
+# --------------------------------------------------------------------------- K3 on 4 × A3 (the validated minimum)
+
+
+def test_k3_on_four_a3_fits_with_weights_split_non_expert_by_tp_and_experts_by_ep():
+    req = fx.request_k3_a3_4node()
+    mem = run(req)
+    assert codes(mem, Severity.ERROR) == []
+    (g,) = mem.groups
+    rank = g.per_rank
+
+    # domain.md §3: 910C package = 2 dies → 64 GB per logical NPU; [S1]: utilisation 0.85.
+    assert rank.device_bytes == 64 * GB
+    assert rank.usable_bytes == int(64 * GB * 0.85) == 54_400_000_000
+    assert rank.free_bytes == 64 * GB - 54_400_000_000
+
+    # domain.md §6: non-expert ÷ TP16 + expert ÷ EP64 (vision tower replicated per rank).
+    assert rank.expert_weights_bytes == pytest.approx(K3_EXPERT / 64, abs=1)
+    assert rank.non_expert_weights_bytes == pytest.approx((K3_NON_EXPERT - K3_VISION) / 16 + K3_VISION, abs=1)
+    assert rank.weights_bytes == pytest.approx(k3_per_rank_weights(16, 64), abs=2)
+    # domain.md §9 "≈30 GB of weights per 64 GB rank".
+    assert 29e9 < rank.weights_bytes < 31e9
+
+    # Serving terms: [S1] max_num_seqs 16, vLLM default 8,192 batched tokens;
+    # HCCL_BUFFSIZE=800 MB (vLLM-Ascend K3 tutorial) × 2 groups; graphs 1 GiB.
+    act = activation(8192, 7168, 163_840, 16, 16)
+    assert rank.activation_bytes == act
+    assert rank.buffer_bytes == 800 * MIB * 2
+    assert rank.graph_bytes == GIB
+
+    kv = 54_400_000_000 - rank.weights_bytes - act - 800 * MIB * 2 - GIB
+    assert rank.kv_cache_bytes == kv
+    assert rank.kv_bytes_per_token == 27_648
+    # TP16: KDA heads and conv channels split over 16 ranks.
+    assert rank.state_bytes_per_seq == 449_372_160 // 16 == 28_085_760
+
+    # vLLM: blocks = KV ÷ (block × bytes per token); tokens = blocks × 128 (Ascend block size).
+    tokens = math.floor(kv / (128 * 27_648)) * 128
+    assert rank.kv_tokens == tokens
+    assert g.kv_tokens_per_dp_rank == tokens  # the 16 TP ranks mirror one DP rank's tokens
+    assert 400_000 < tokens < 700_000
+
+    # A 133,120-token sequence (1,040 blocks of 128) needs its KV plus its KDA state.
+    per_seq = 133_120 * 27_648 + 28_085_760
+    assert g.full_len_seqs_per_dp_rank == kv // per_seq
+    assert g.full_len_seqs_per_dp_rank < 16
+    assert g.max_num_seqs_fit is False
+
+    # Cluster totals over 64 ranks.
+    assert g.cluster_weights_bytes == rank.weights_bytes * 64
+    assert g.cluster_kv_bytes == kv * 64
+
+
+def test_k3_on_four_a3_warns_that_16_full_length_sequences_do_not_fit():
+    # domain.md §9: 16 × 133,120 ≈ 2.1 M tokens per DP rank requested; the app must say how many fit.
+    mem = run(fx.request_k3_a3_4node())
+    g = mem.groups[0]
+    c = only(mem, "memory.max_num_seqs_not_full_length")
+    assert c.severity == Severity.WARNING
+    assert "16 × 133,120 tokens requested per DP rank" in c.message_en
+    assert f"only {g.full_len_seqs_per_dp_rank} full-length" in c.message_en
+    assert f"{g.full_len_seqs_per_dp_rank} 条满长度请求" in c.message_zh
+    assert c.field == "serving.max_num_seqs"
+    assert c.fix == {"serving.max_num_seqs": g.full_len_seqs_per_dp_rank}
+    assert c.figures["requested_tokens"] == 16 * 133_120 == 2_129_920
+    headroom = only(mem, "memory.kv_headroom")
+    assert headroom.severity == Severity.OK
+    assert headroom.figures["kv_tokens"] == g.kv_tokens_per_dp_rank
+
+
+def test_k3_on_four_a3_figures_carry_formula_inputs_and_source():
+    mem = run(fx.request_k3_a3_4node())
+    rank = mem.groups[0].per_rank
+    f = mem.figures["memory.per_rank.kv_cache_bytes"]
+    assert f.value == rank.kv_cache_bytes and f.unit == "B"
+    assert f.formula == "usable − weights − activations − buffers − graphs"
+    assert f.inputs["weights"] == rank.weights_bytes
+    assert mem.figures["memory.per_rank.weights_bytes"].value == rank.weights_bytes
+    assert mem.figures["memory.per_rank.activation_bytes"].source.kind == "assumed"
+    assert mem.figures["memory.kv_tokens_per_dp_rank"].value == rank.kv_tokens
+    assert mem.figures["memory.requested_tokens_per_dp_rank"].value == 2_129_920
+
+
+def test_bf16_k3_weights_do_not_fit_four_a3():
+    # [S1] precision rule: the FP16/BF16 weights do not fit.  At 2 bytes per parameter:
+    # experts 2.72 T params ÷ EP64 + the other 57 B params ÷ TP16 ≈ 93 GB > 54.4 GB usable.
+    req = replace(fx.request_k3_a3_4node(), model=fx.kimi_k3("bf16"))
+    mem = run(req)
+    c = only(mem, "memory.weights_do_not_fit")
+    assert c.severity == Severity.ERROR
+    non_expert_bf16 = (2_779_931_837_184 - K3_EXPERT_PARAMS) * 2
+    weights = (non_expert_bf16 - K3_VISION) / 16 + K3_VISION + K3_EXPERT_PARAMS * 2 / 64
+    assert weights > 90e9
+    assert c.figures["weights_bytes"] == pytest.approx(weights, abs=2)
+    assert c.figures["shortfall_bytes"] == pytest.approx(weights - 54.4e9, abs=2)
+    assert "quantised release" in c.fix_en
+
+
+def test_k3_on_one_a2_server_errors_with_the_shortfall_in_gb():
+    # [S1]: the classic 8-card 910B server cannot carry K3.  TP8 / EP8 on 8 × 64 GB at 0.9:
+    # (non-expert − vision) ÷ 8 + vision + expert ÷ 8 ≈ 195.8 GB per rank vs 57.6 GB usable.
+    mem = run(fx.request_k3_a2_1node())
+    c = only(mem, "memory.weights_do_not_fit")
+    weights = k3_per_rank_weights(8, 8)
+    shortfall = weights - 64 * GB * 0.9
+    assert c.figures["shortfall_bytes"] == pytest.approx(shortfall, abs=2)
+    assert c.figures["shortfall_gb"] == round(shortfall / 1e9, 1)
+    assert 135 < shortfall / 1e9 < 140
+    assert f"{shortfall / 1e9:.1f} GB short per rank" in c.message_en
+    assert f"每卡缺口 {shortfall / 1e9:.1f} GB" in c.message_zh
+    assert c.field == "topology.nodes"
+    assert mem.groups[0].kv_tokens_per_dp_rank == 0
+    assert mem.groups[0].full_len_seqs_per_dp_rank == 0
+
+
+def test_weights_fix_is_a_node_count_that_really_fits():
+    req = fx.request_k3_a2_1node()
+    c = only(run(req), "memory.weights_do_not_fit")
+    fix = c.fix
+    assert fix["topology.nodes"] > 1
+    assert 896 % (fix["topology.parallel.tp"] * fix["topology.parallel.dp"]) == 0
+    fixed = replace(
+        req,
+        topology=replace(
+            req.topology,
+            nodes=fix["topology.nodes"],
+            parallel=ParallelSpec(
+                tp=fix["topology.parallel.tp"],
+                dp=fix["topology.parallel.dp"],
+                dp_local=fix["topology.parallel.dp_local"],
+            ),
+        ),
+    )
+    assert codes(run(fixed), Severity.ERROR) == []
+    assert codes(resolve_layout(fixed), Severity.ERROR) == []
+
+
+# --------------------------------------------------------------------------- 2 × NF5868G8 [S2]
+
+
+def test_nf5868g8_pair_per_gpu_weights_and_kv_budget():
+    req = fx.request_k3_nf5868g8_2node()
+    mem = run(req)
+    (g,) = mem.groups
+    rank = g.per_rank
+    # [S2]: 32 GPUs × 84 GB = 2,688 GB ≈ 2.68 TB.
+    assert 32 * rank.device_bytes == 2_688 * GB
+
+    # TP16 per node, EP32: non-expert ÷ 16 + expert ÷ 32.
+    weights = k3_per_rank_weights(16, 32)
+    assert rank.weights_bytes == pytest.approx(weights, abs=2)
+    # domain.md §9 quotes ≈48.8 GB per GPU = 1.56 TB ÷ 32, as if every byte were split over
+    # all 32 GPUs.  With DP2 the non-expert weights (113.7 GB without the vision tower) are
+    # held once per DP replica, i.e. ÷16 not ÷32 (+3.55 GB), and the 0.8 GB vision tower
+    # sits on every GPU (+0.78 GB): ≈53.1 GB.
+    naive = K3_CHECKPOINT / 32
+    assert naive == pytest.approx(48.78e9, rel=1e-3)
+    assert weights - naive == pytest.approx((K3_NON_EXPERT - K3_VISION) / 32 + K3_VISION * 31 / 32, abs=2)
+    assert 53.0e9 < rank.weights_bytes < 53.2e9
+
+    # KV budget per GPU at utilisation 0.9, NCCL buffers 200 MiB × 2, graphs 1 GiB.
+    usable = 84 * GB * 0.9
+    act = activation(8192, 7168, 163_840, 16, 16)
+    kv = usable - weights - act - 200 * MIB * 2 - GIB
+    assert rank.kv_cache_bytes == pytest.approx(kv, abs=2)
+    assert mem.figures["memory.per_rank.kv_cache_bytes"].value == rank.kv_cache_bytes
+    # CUDA block size 16.
+    assert rank.kv_tokens == math.floor(rank.kv_cache_bytes / (16 * 27_648)) * 16
+    # [S2]'s "1.12 TB left" is a sum over 32 GPUs before activations, buffers and the
+    # utilisation cap; the real KV pool is far smaller, and replicated on 16 TP ranks.
+    assert g.cluster_kv_bytes < 0.5e12
+    assert g.cluster_kv_bytes == rank.kv_cache_bytes * 32
+
+
+# --------------------------------------------------------------------------- other topologies
+
+
+def test_8p8d_sizes_both_sides_with_ep128():
+    mem = run(fx.request_k3_a3_8p8d())
+    prefill, decode = mem.groups
+    assert (prefill.group, decode.group) == ("prefill", "decode")
+    weights = k3_per_rank_weights(16, 128)
+    assert prefill.per_rank.weights_bytes == pytest.approx(weights, abs=2)
+    assert decode.per_rank == prefill.per_rank
+    kv = 64 * GB * 0.9 - weights - activation(8192, 7168, 163_840, 16, 16) - 800 * MIB * 2 - GIB
+    assert prefill.per_rank.kv_cache_bytes == pytest.approx(kv, abs=2)
+    assert "memory.per_rank.kv_cache_bytes" in mem.figures
+    assert "memory.decode.per_rank.kv_cache_bytes" in mem.figures
+    assert mem.figures["memory.deployment_weights_bytes"].value == prefill.per_rank.weights_bytes * 256
+
+
+def test_pair_topology_reports_identical_clusters_once():
+    mem = run(fx.request_k3_a3_8node_pair(TopologyKind.PRIMARY_STANDBY))
+    a, b = mem.groups
+    assert (a.group, b.group) == ("cluster-a", "cluster-b")
+    assert a.per_rank == b.per_rank
+    assert codes(mem).count("memory.max_num_seqs_not_full_length") == 1
+    assert only(mem, "memory.max_num_seqs_not_full_length").message_en.startswith("Each cluster")
+
+
+def test_a2_eight_nodes_text_only_drops_the_vision_tower_and_fits():
+    # vLLM-Ascend K3 tutorial: 8 × A2, DP8 / TP8 / EP64, --language-model-only, 262,144 tokens.
+    req = fx.request_k3_a2_8node_text_only()
+    mem = run(req)
+    assert codes(mem, Severity.ERROR) == []
+    rank = mem.groups[0].per_rank
+    assert rank.weights_bytes == pytest.approx(k3_per_rank_weights(8, 64, language_model_only=True), abs=2)
+    with_vision = run(replace(req, serving=replace(req.serving, language_model_only=False)))
+    assert with_vision.groups[0].per_rank.weights_bytes - rank.weights_bytes == K3_VISION
+    assert mem.groups[0].full_len_seqs_per_dp_rank >= 1
+
+
+def test_vision_workload_with_language_model_only_is_an_error():
+    req = fx.request_k3_a2_8node_text_only()
+    req = replace(req, workload=replace(req.workload, needs_vision=True))
+    c = only(run(req), "model.vision_needs_full_model")
+    assert c.severity == Severity.ERROR
+    assert c.field == "serving.language_model_only"
+    assert c.fix == {"serving.language_model_only": False}
+
+
+def test_max_model_len_beyond_the_model_context_is_an_error():
+    # K3 config: max_position_embeddings 1,048,576.
+    req = fx.request_k3_a3_4node()
+    req = replace(req, serving=replace(req.serving, max_model_len=2_000_000))
+    c = only(run(req), "model.max_model_len_exceeds_context")
+    assert c.severity == Severity.ERROR
+    assert c.fix == {"serving.max_model_len": 1_048_576}
+
+
+def test_one_sequence_that_does_not_fit_is_an_error_vllm_refuses_to_start():
+    # A 1,048,576-token sequence on 4 × A3: 1,048,576 × 27,648 B ≈ 29 GB of KV per rank,
+    # more than the ≈14.5 GB left after weights, activations, buffers and graphs.
+    req = fx.request_k3_a3_4node()
+    req = replace(req, serving=replace(req.serving, max_model_len=1_048_576))
+    mem = run(req)
+    c = only(mem, "memory.one_sequence_does_not_fit")
+    assert c.severity == Severity.ERROR
+    rank = mem.groups[0].per_rank
+    assert 1_048_576 * 27_648 > rank.kv_cache_bytes
+    assert c.figures["per_seq_bytes"] == 1_048_576 * 27_648 + 28_085_760
+    # The fix (a shorter max_model_len) really fits one sequence.
+    fixed = replace(req, serving=replace(req.serving, max_model_len=c.fix["serving.max_model_len"]))
+    assert codes(run(fixed), Severity.ERROR) == []
+    assert c.fix["serving.max_model_len"] * 27_648 + 28_085_760 <= rank.kv_cache_bytes
+
+
+def test_overrides_replace_the_activation_and_graph_estimates():
+    req = fx.request_k3_a3_4node()
+    base = run(req).groups[0].per_rank
+    req = replace(req, serving=replace(req.serving, activation_bytes=2 * GIB, graph_memory_bytes=0))
+    rank = run(req).groups[0].per_rank
+    assert rank.activation_bytes == 2 * GIB and rank.graph_bytes == 0
+    assert rank.kv_cache_bytes - base.kv_cache_bytes == (base.activation_bytes - 2 * GIB) + GIB
+
+
+def test_fp8_kv_cache_doubles_the_tokens():
+    req = fx.request_k3_a3_4node()
+    fp8 = run(replace(req, serving=replace(req.serving, kv_cache_dtype="fp8"))).groups[0].per_rank
+    bf16 = run(req).groups[0].per_rank
+    assert fp8.kv_bytes_per_token == 13_824
+    assert fp8.kv_tokens == math.floor(fp8.kv_cache_bytes / (128 * 13_824)) * 128
+    assert fp8.kv_tokens >= 2 * bf16.kv_tokens - 128
+
+
+def test_pipeline_parallel_halves_weights_and_layers_per_stage():
+    # 4 × A3 as TP16 × DP2 × PP2: EP = TP × DP = 32; each stage holds half the layers.
+    req = fx.request_k3_a3_4node()
+    req = replace(req, topology=replace(req.topology, parallel=ParallelSpec(tp=16, dp=2, pp=2, dp_local=1)))
+    rank = run(req).groups[0].per_rank
+    assert rank.expert_weights_bytes == pytest.approx(K3_EXPERT / 32 / 2, abs=1)
+    assert rank.non_expert_weights_bytes == pytest.approx((K3_NON_EXPERT - K3_VISION) / 32 + K3_VISION, abs=1)
+    assert rank.kv_bytes_per_token == 12 * 576 * 2  # ceil(24 MLA layers / 2) per stage
+    assert rank.linear_state_bytes_per_seq == 35 * (
+        6 * 128 * 128 * 4 + 3 * (36_864 // 16) * 2
+    )  # ceil(69 / 2)
+
+
+def test_expert_parallel_off_splits_experts_by_tp():
+    req = fx.request_k3_a3_4node()
+    req = replace(
+        req,
+        topology=replace(req.topology, parallel=ParallelSpec(tp=16, dp=4, expert_parallel=False, dp_local=1)),
+    )
+    rank = run(req).groups[0].per_rank
+    assert rank.expert_weights_bytes == pytest.approx(K3_EXPERT / 16, abs=1)
+
+
+def test_memory_checks_are_bilingual():
+    for req in (fx.request_k3_a2_1node(), fx.request_k3_a3_4node()):
+        for c in run(req).checks:
+            assert c.message_en
+            assert any("\u4e00" <= ch <= "\u9fff" for ch in c.message_zh)
+
+
+def test_fixture_weight_split_matches_the_checkpoint():
+    # The split must add up to the published checkpoint size, and the non-expert part is
+    # BF16 (2 bytes) for the ≈57.2 B non-routed parameters (total 2,779,931,837,184 − experts).
+    k3 = fx.kimi_k3()
+    assert k3.weight_bytes == K3_CHECKPOINT
+    assert k3.expert_weight_bytes == K3_EXPERT
+    assert k3.non_expert_weight_bytes / (2_779_931_837_184 - K3_EXPERT_PARAMS) == pytest.approx(2.0, rel=1e-2)

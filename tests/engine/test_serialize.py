@@ -1,0 +1,139 @@
+"""JSON shaping of engine results."""
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from types import MappingProxyType
+
+import pytest
+
+from configurator.engine import fixtures as fx
+from configurator.engine.explain import fig, gb, plural, thousands
+from configurator.engine.layout import resolve_layout
+from configurator.engine.memory import size_memory
+from configurator.engine.serialize import plan_to_dict, to_jsonable
+from configurator.engine.types import MemoryResult, ParallelSpec, PlanResult, Severity, TopologyKind
+
+
+def partial_plan(req):
+    """A PlanResult with only the sections this engine core computes."""
+    layout = resolve_layout(req)
+    memory = size_memory(req, layout)
+    return PlanResult(req, layout, memory=memory, checks=(*layout.checks, *memory.checks))
+
+
+def test_scalars_decimals_enums_and_containers():
+    assert to_jsonable(Decimal("3000000.00")) == "3000000.00"
+    assert to_jsonable(TopologyKind.DISAGGREGATED) == "disaggregated"
+    assert to_jsonable(Severity.WARNING) == "warning"
+    assert to_jsonable((1, 2, (3,))) == [1, 2, [3]]
+    assert to_jsonable(MappingProxyType({"a": Decimal("1.5")})) == {"a": "1.5"}
+    assert to_jsonable({TopologyKind.SINGLE: 1}) == {"single": 1}
+    assert to_jsonable(None) is None and to_jsonable(True) is True and to_jsonable(0.5) == 0.5
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, Decimal("NaN"), Decimal("Infinity")])
+def test_non_finite_numbers_raise(bad):
+    with pytest.raises(ValueError):
+        to_jsonable({"x": [bad]})
+
+
+def test_dataclasses_include_their_properties():
+    p = to_jsonable(ParallelSpec(tp=16, dp=4))
+    assert p == {
+        "tp": 16,
+        "dp": 4,
+        "pp": 1,
+        "expert_parallel": True,
+        "dp_local": 1,
+        "ep": 64,
+        "world_size": 64,
+    }
+    server = to_jsonable(fx.atlas_800_a3())
+    assert server["logical_devices"] == 16 and server["memory_bytes"] == 16 * 64 * 10**9
+
+
+def test_unknown_types_raise_type_error():
+    with pytest.raises(TypeError):
+        to_jsonable(object())
+
+
+def test_a_whole_request_is_json_safe():
+    data = to_jsonable(fx.request_k3_a3_8p8d())
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    back = json.loads(text)
+    assert back["topology"]["kind"] == "disaggregated"
+    assert back["commercial"]["server_unit_price"] == "3000000"
+    assert back["model"]["weight_bytes"] == 1_560_936_091_448
+
+
+def test_plan_to_dict_shape_for_k3_on_four_a3():
+    result = partial_plan(fx.request_k3_a3_4node())
+    data = plan_to_dict(result)
+    json.dumps(data, allow_nan=False)
+    assert set(data) == {
+        "ok", "checks", "layout", "memory", "power", "racks", "network", "performance", "tco", "launch", "figures",
+    }  # fmt: skip
+    assert data["ok"] is True
+    warning = next(c for c in data["checks"] if c["code"] == "memory.max_num_seqs_not_full_length")
+    assert set(warning) >= {"code", "severity", "area", "message", "message_zh", "field", "fix", "figures"}
+    assert warning["severity"] == "warning" and warning["area"] == "memory"
+    assert warning["message"].startswith("The cluster: 16 × 133,120")
+
+    per_rank = data["memory"]["per_rank"]
+    rank = result.memory.groups[0].per_rank
+    assert per_rank["weights_bytes"] == rank.weights_bytes
+    assert per_rank["kv_cache_bytes"] == rank.kv_cache_bytes
+    assert per_rank["kv_tokens"] == rank.kv_tokens
+    assert data["memory"]["group"] == "cluster"
+    assert len(data["memory"]["groups"]) == 1
+    assert data["memory"]["groups"][0]["per_rank"] == per_rank
+
+    layout = data["layout"]
+    assert "figures" not in layout and "checks" not in layout
+    assert layout["groups"][0]["parallel"]["ep"] == 64
+
+    f = data["figures"]["memory.per_rank.kv_cache_bytes"]
+    assert f["value"] == rank.kv_cache_bytes
+    assert f["source"] == {"kind": "public", "ref": f["source"]["ref"]}
+    assert data["figures"]["layout.cluster.experts_per_rank"]["value"] == 14
+    assert data["power"] is None and data["tco"] is None
+
+
+def test_plan_to_dict_reports_errors_and_keeps_every_group():
+    data = plan_to_dict(partial_plan(fx.request_k3_a2_1node()))
+    assert data["ok"] is False
+    err = next(c for c in data["checks"] if c["code"] == "memory.weights_do_not_fit")
+    assert err["fix"]["topology.nodes"] > 1
+    pair = plan_to_dict(partial_plan(fx.request_k3_a3_8node_pair("tenant_pair")))
+    assert [g["group"] for g in pair["memory"]["groups"]] == ["cluster-a", "cluster-b"]
+
+
+def test_plan_to_dict_refuses_a_nan_figure():
+    req = fx.request_k3_a3_4node()
+    result = partial_plan(req)
+    broken = replace(result.memory, figures={"memory.bad": fig("memory.bad", math.nan, "B", "bad", "坏")})
+    with pytest.raises(ValueError):
+        plan_to_dict(replace(result, memory=broken))
+
+
+def test_sections_without_figures_still_serialise():
+    @dataclass(frozen=True)
+    class Power:
+        total_kw: float
+        feeds: tuple = ()
+        figures: dict = field(default_factory=dict)
+
+    req = fx.request_k3_a3_4node()
+    result = replace(partial_plan(req), power=Power(64.8, ("A", "B")), memory=MemoryResult(()))
+    data = plan_to_dict(result)
+    assert data["power"] == {"total_kw": 64.8, "feeds": ["A", "B"]}
+    assert data["memory"] == {"group": None, "per_rank": None, "groups": []}
+
+
+def test_number_formatting_helpers():
+    assert thousands(133_120) == "133,120"
+    assert gb(29_750_000_000) == "29.8 GB"
+    assert gb(138_218_761_431) == "138.2 GB"
+    assert plural(1, "node") == "1 node" and plural(4, "node") == "4 nodes"
