@@ -70,3 +70,33 @@ def demo_users_create() -> list[tuple[DemoUser, bool]]:
         Profile.objects.update_or_create(user=user, defaults={"team": team, "display_name": demo.display_name})
         out.append((demo, created))
     return out
+
+
+def api_token_create(*, user, name: str) -> str:
+    """Create a token for ``user`` and return it (only its hash is stored)."""
+    import hashlib
+    import secrets
+
+    from .models import ApiToken
+
+    token = secrets.token_urlsafe(32)
+    ApiToken.objects.create(user=user, name=name, key_sha256=hashlib.sha256(token.encode()).hexdigest())
+    return token
+
+
+def api_token_user(token: str):
+    """The active user a token belongs to, or None."""
+    import hashlib
+
+    from django.utils import timezone
+
+    from .models import ApiToken
+
+    if not token or len(token) > 200:
+        return None
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    row = ApiToken.objects.select_related("user").filter(key_sha256=digest).first()
+    if row is None or not row.user.is_active:
+        return None
+    ApiToken.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
+    return row.user

@@ -1,0 +1,559 @@
+"""Plan requests as JSON: parse, validate and resolve into engine types.
+
+One format serves the JSON API (``POST /api/plan``), ``manage.py plan``, the
+configurator form (which builds the same dict) and the quote snapshots.  A
+request names catalog entries by slug or gives them inline; ``resolve()``
+returns a :class:`~configurator.engine.types.PlanRequest` and
+``request_to_inline()`` turns one back into a fully inline dict, so a quote can
+be replanned identically after the catalog changes.
+
+Every problem is reported as ``{"field.path": ["message", …]}`` through
+:class:`RequestError`; nothing here raises anything else on bad input.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+import types as pytypes
+import typing
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from enum import Enum
+from functools import cache
+from typing import Any
+
+from configurator.engine import types as et
+
+
+class RequestError(Exception):
+    """Bad request: ``errors`` maps a dotted field path to messages."""
+
+    def __init__(self, errors: Mapping[str, list[str]]):
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+        self.errors = {k: list(v) for k, v in errors.items()}
+
+
+# Limits on what a request may say.  The engine judges whether a deployment
+# works; these only keep out values that mean nothing (or would take the server
+# down), each with a message naming the field.
+RANGES: dict[str, tuple[float, float]] = {
+    "topology.nodes": (1, 1024),
+    "topology.prefill_nodes": (0, 1024),
+    "topology.decode_nodes": (0, 1024),
+    "parallel.tp": (1, 1024),
+    "parallel.dp": (1, 1024),
+    "parallel.pp": (1, 128),
+    "parallel.dp_local": (1, 64),
+    "serving.gpu_memory_utilization": (0.05, 0.99),
+    "serving.max_model_len": (1, 16_777_216),
+    "serving.max_num_seqs": (1, 65_536),
+    "serving.max_num_batched_tokens": (1, 4_194_304),
+    "serving.comm_buffer_mb": (0, 65_536),
+    "serving.comm_buffer_groups": (0, 64),
+    "serving.graph_memory_bytes": (0, 10**13),
+    "serving.activation_bytes": (0, 10**13),
+    "serving.block_size": (1, 4096),
+    "workload.input_tokens": (1, 16_777_216),
+    "workload.output_tokens": (1, 16_777_216),
+    "workload.concurrency": (1, 1_000_000),
+    "workload.availability_target": (0.5, 0.99999),
+    "workload.ttft_target_s": (0.001, 86_400),
+    "workload.tpot_target_ms": (0.01, 100_000),
+    "workload.measured_output_tokens_per_s": (0.001, 10**9),
+    "site.voltage_ll": (100, 1000),
+    "site.phases": (1, 3),
+    "site.power_factor": (0.5, 1.0),
+    "site.continuous_derating": (0.5, 1.0),
+    "site.pue": (1.0, 3.0),
+    "site.electricity_price_per_kwh": (0, 100),
+    "site.colocation_per_rack_month": (0, 10**7),
+    "site.air_cooling_kw_limit": (1, 200),
+    "rack.rack_units": (1, 60),
+    "rack.max_kw": (1, 200),
+    "rack.pdu_units": (0, 10),
+    "rack.reserved_units": (0, 20),
+    "commercial.usd_rate": (0.0001, 100_000),
+    "commercial.server_unit_price": (0, 10**12),
+    "commercial.server_lease_per_month": (0, 10**11),
+    "commercial.optics_unit_price": (0, 10**9),
+    "commercial.rack_unit_price": (0, 10**9),
+    "commercial.installation": (0, 10**12),
+    "commercial.software_support_per_year": (0, 10**12),
+    "commercial.om_per_year": (0, 10**12),
+    "commercial.om_percent_of_capex": (0, 1),
+    "commercial.horizon_years": (1, 15),
+    "commercial.depreciation_years": (1, 15),
+    "commercial.discount_rate": (0, 1),
+    "commercial.utilisation": (0.01, 1),
+    "commercial.power_load_factor": (0.05, 1),
+    "commercial.quote_discount": (0, 0.9),
+    "performance.decode_bandwidth_efficiency": (0.01, 1),
+    "performance.prefill_mfu": (0.01, 1),
+    "performance.scale_out_efficiency": (0.01, 1),
+    "performance.prefix_cache_hit_rate": (0, 0.99),
+    "launch.rpc_port": (1024, 65535),
+    "launch.api_port": (1024, 65535),
+    "launch.proxy_port": (1024, 65535),
+    "launch.kv_port_prefill": (1024, 65535),
+    "launch.kv_port_decode": (1024, 65535),
+    "model.num_layers": (1, 100_000),
+    "model.hidden_size": (1, 10**7),
+    "server.packages": (1, 1024),
+    "server.rack_units": (1, 60),
+    "server.max_input_kw": (0.01, 1000),
+}
+
+SECTIONS = {
+    "serving": et.ServingSpec,
+    "workload": et.WorkloadSpec,
+    "performance": et.PerformanceSpec,
+    "launch": et.LaunchSpec,
+}
+TOP_LEVEL_KEYS = {
+    "scenario", "model", "server", "topology", "serving", "workload", "site", "rack",
+    "switches", "commercial", "performance", "launch",
+}  # fmt: skip
+
+
+# --------------------------------------------------------------------------- typed conversion
+
+
+@cache
+def _hints(cls) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _type_name(tp) -> str:
+    names = {int: "a whole number", float: "a number", Decimal: "a number", bool: "true or false", str: "text"}
+    return names.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+class _Collector:
+    def __init__(self):
+        self.errors: dict[str, list[str]] = {}
+
+    def add(self, path: str, message: str) -> None:
+        self.errors.setdefault(path, []).append(message)
+
+
+def _range_key(path: str) -> str:
+    """``topology.parallel.tp`` and ``topology.decode_parallel.tp`` share ``parallel.tp``."""
+    parts = path.split(".")
+    if len(parts) >= 2 and parts[-2] in {"parallel", "decode_parallel"}:
+        return "parallel." + parts[-1]
+    if parts[0] in {"model", "server", "site", "rack"} and len(parts) == 2:
+        return path
+    return ".".join(parts[-2:]) if len(parts) >= 2 else path
+
+
+def _check_range(value, path: str, errs: _Collector) -> None:
+    bounds = RANGES.get(_range_key(path))
+    if bounds is None or isinstance(value, bool):
+        return
+    low, high = bounds
+    if not (low <= float(value) <= high):
+        errs.add(path, f"must be between {_fmt_bound(low)} and {_fmt_bound(high)} (got {_fmt_bound(value)}).")
+
+
+def _fmt_bound(x) -> str:
+    f = float(x)
+    return f"{int(f):,}" if f.is_integer() else f"{f:g}"
+
+
+def _convert(value, tp, path: str, errs: _Collector):
+    """Convert a JSON value to ``tp``; on failure record an error and return None."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, pytypes.UnionType):
+        if value is None and type(None) in args:
+            return None
+        non_none = [a for a in args if a is not type(None)]
+        if len(non_none) == 1:
+            return _convert(value, non_none[0], path, errs)
+        for candidate in non_none:  # e.g. float | int | Decimal | str: first that fits
+            trial = _Collector()
+            out = _convert(value, candidate, path, trial)
+            if not trial.errors:
+                return out
+        errs.add(path, "has an unsupported value.")
+        return None
+    if value is None:
+        errs.add(path, "is required (null given).")
+        return None
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        errs.add(path, "must be true or false.")
+        return None
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            errs.add(path, "must be a whole number.")
+            return None
+        try:
+            number = Decimal(str(value).strip())
+        except InvalidOperation:
+            errs.add(path, "must be a whole number.")
+            return None
+        if not number.is_finite() or number != number.to_integral_value():
+            errs.add(path, "must be a whole number.")
+            return None
+        if abs(number) > 10**18:
+            errs.add(path, "is too large.")
+            return None
+        out = int(number)
+        _check_range(out, path, errs)
+        return out
+    if tp in (float, Decimal):
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            errs.add(path, "must be a number.")
+            return None
+        try:
+            number = Decimal(str(value).strip())
+        except InvalidOperation:
+            errs.add(path, "must be a number.")
+            return None
+        if not number.is_finite() or abs(number) > Decimal(10) ** 18:
+            errs.add(path, "must be a finite number.")
+            return None
+        _check_range(number, path, errs)
+        return number if tp is Decimal else float(number)
+    if tp is str:
+        if not isinstance(value, str):
+            errs.add(path, "must be text.")
+            return None
+        if len(value) > 2000:
+            errs.add(path, "is too long (at most 2,000 characters).")
+            return None
+        return value
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        try:
+            return tp(value)
+        except ValueError:
+            allowed = ", ".join(m.value for m in tp)
+            errs.add(path, f"must be one of: {allowed}.")
+            return None
+    if dataclasses.is_dataclass(tp):
+        return _dataclass_from(tp, value, path, errs)
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            errs.add(path, "must be a list.")
+            return None
+        if len(value) > 4096:
+            errs.add(path, "has too many entries.")
+            return None
+        item_tp = args[0] if args else Any
+        return tuple(_convert(v, item_tp, f"{path}[{i}]", errs) for i, v in enumerate(value))
+    if origin in (Mapping, dict, typing.Mapping) or tp in (Mapping, dict):
+        if not isinstance(value, dict):
+            errs.add(path, "must be an object.")
+            return None
+        val_tp = args[1] if len(args) == 2 else Any
+        if val_tp is Any:
+            return dict(value)
+        return {str(k): _convert(v, val_tp, f"{path}.{k}", errs) for k, v in value.items()}
+    return value  # Any
+
+
+def _dataclass_from(cls, data, path: str, errs: _Collector, *, base=None):
+    """Build ``cls`` from a dict; unknown keys are errors; missing keys take the
+    defaults of ``base`` (an instance) or of the class."""
+    if not isinstance(data, dict):
+        errs.add(path, "must be an object.")
+        return None
+    hints = _hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    for key in unknown:
+        errs.add(f"{path}.{key}" if path else key, "is not a known field.")
+    kwargs = {}
+    before = len(errs.errors)
+    for name, f in fields.items():
+        sub = f"{path}.{name}" if path else name
+        if name in data:
+            kwargs[name] = _convert(data[name], hints[name], sub, errs)
+        elif base is not None:
+            kwargs[name] = getattr(base, name)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            errs.add(sub, "is required.")
+    if len(errs.errors) > before or unknown:
+        return None
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        errs.add(path or cls.__name__, f"is not valid: {exc}")
+        return None
+
+
+def to_jsonable(obj):
+    """Dataclass/Decimal/Enum/tuple → JSON-safe structures (Decimal as string)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Enum):
+        return obj.value
+    if isinstance(obj, Decimal):
+        return str(obj)
+    if isinstance(obj, float):
+        if not math.isfinite(obj):
+            raise ValueError("non-finite float in a request")
+        return obj
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, (dt.date, dt.datetime)):
+        return obj.isoformat()
+    return obj
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+class CatalogPort(typing.Protocol):
+    """What resolution needs from the catalog (``configurator.inputs`` provides it)."""
+
+    def model(self, slug: str) -> et.ModelSpec | None: ...
+    def model_from_hf_config(self, config: dict, weight_format: str | None, weight_bytes: int | None) -> et.ModelSpec: ...
+    def server(self, slug: str) -> et.ServerSpec | None: ...
+    def site(self, slug: str) -> et.SiteSpec | None: ...
+    def rack(self, slug: str) -> et.RackSpec | None: ...
+    def switches(self, slugs: list[str] | None) -> tuple[et.SwitchSpec, ...]: ...
+    def commercial(self, *, server: et.ServerSpec, price_list: str | None, on_date: dt.date, currency: str | None) -> et.CommercialSpec: ...
+    def default_site(self) -> et.SiteSpec | None: ...
+    def default_rack(self) -> et.RackSpec | None: ...
+
+
+def _resolve_entry(kind: str, value, lookup, cls, errs: _Collector):
+    if isinstance(value, str):
+        found = lookup(value)
+        if found is None:
+            errs.add(kind, f"unknown {kind} '{value[:80]}'.")
+        return found
+    if isinstance(value, dict):
+        return _dataclass_from(cls, value, kind, errs)
+    errs.add(kind, f"must be a catalog slug (text) or an inline {kind} object.")
+    return None
+
+
+def _resolve_model(value, catalog: CatalogPort, errs: _Collector):
+    if isinstance(value, dict) and "hf_config" in value:
+        extra = sorted(set(value) - {"hf_config", "weight_format", "weight_bytes", "slug", "name"})
+        for key in extra:
+            errs.add(f"model.{key}", "is not a known field.")
+        config = value["hf_config"]
+        if not isinstance(config, dict):
+            errs.add("model.hf_config", "must be the JSON object of a Hugging Face config.json.")
+            return None
+        weight_format = value.get("weight_format")
+        weight_bytes = value.get("weight_bytes")
+        if weight_format is not None and not isinstance(weight_format, str):
+            errs.add("model.weight_format", "must be text such as mxfp4, fp8 or bf16.")
+            return None
+        if weight_bytes is not None and (
+            isinstance(weight_bytes, bool) or not isinstance(weight_bytes, int) or weight_bytes <= 0
+        ):
+            errs.add("model.weight_bytes", "must be a positive whole number of bytes.")
+            return None
+        try:
+            return catalog.model_from_hf_config(config, weight_format, weight_bytes)
+        except ValueError as exc:
+            errs.add("model.hf_config", str(exc))
+            return None
+    return _resolve_entry("model", value, catalog.model, et.ModelSpec, errs)
+
+
+def _resolve_parallel(value, path: str, errs: _Collector) -> et.ParallelSpec | None | str:
+    if value is None or value == "auto":
+        return "auto"
+    return _dataclass_from(et.ParallelSpec, value, path, errs)
+
+
+def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.PlanRequest:
+    """Validate a request dict and resolve it into a PlanRequest, or raise RequestError."""
+    errs = _Collector()
+    if not isinstance(data, dict):
+        raise RequestError({"request": ["must be a JSON object."]})
+    for key in sorted(set(data) - TOP_LEVEL_KEYS):
+        errs.add(key, "is not a known field.")
+    for key in ("model", "server", "topology"):
+        if key not in data:
+            errs.add(key, "is required.")
+    if errs.errors:
+        raise RequestError(errs.errors)
+
+    model = _resolve_model(data["model"], catalog, errs)
+    server = _resolve_entry("server", data["server"], catalog.server, et.ServerSpec, errs)
+
+    site = None
+    if "site" in data:
+        site = _resolve_entry("site", data["site"], catalog.site, et.SiteSpec, errs)
+    else:
+        site = catalog.default_site() or et.SiteSpec()
+    rack = None
+    if "rack" in data:
+        rack = _resolve_entry("rack", data["rack"], catalog.rack, et.RackSpec, errs)
+    else:
+        rack = catalog.default_rack() or et.RackSpec("rack-42u", "42U rack")
+
+    switches: tuple[et.SwitchSpec, ...] = ()
+    raw_switches = data.get("switches")
+    if raw_switches is None:
+        switches = catalog.switches(None)
+    elif isinstance(raw_switches, list) and all(isinstance(s, str) for s in raw_switches):
+        switches = catalog.switches(raw_switches)
+        missing = sorted(set(raw_switches) - {s.slug for s in switches})
+        if missing:
+            errs.add("switches", f"unknown switch: {', '.join(m[:80] for m in missing)}.")
+    elif isinstance(raw_switches, list):
+        converted = _convert(raw_switches, tuple[et.SwitchSpec, ...], "switches", errs)
+        switches = converted or ()
+    else:
+        errs.add("switches", "must be a list of switch slugs or inline switches.")
+
+    topology = _resolve_topology(data["topology"], errs)
+
+    sections = {}
+    for name, cls in SECTIONS.items():
+        if name in data:
+            sections[name] = _dataclass_from(cls, data[name], name, errs)
+        else:
+            sections[name] = cls()
+
+    commercial = None
+    raw_commercial = data.get("commercial", {})
+    if not isinstance(raw_commercial, dict):
+        errs.add("commercial", "must be an object.")
+    elif server is not None:
+        raw_commercial = dict(raw_commercial)
+        price_list = raw_commercial.pop("price_list", None)
+        on_date_raw = raw_commercial.pop("date", None)
+        on_date = today or dt.date.today()
+        if on_date_raw is not None:
+            try:
+                on_date = dt.date.fromisoformat(str(on_date_raw))
+            except ValueError:
+                errs.add("commercial.date", "must be a date as YYYY-MM-DD.")
+        if price_list is not None and not isinstance(price_list, str):
+            errs.add("commercial.price_list", "must be a price-list slug.")
+            price_list = None
+        currency = raw_commercial.get("currency")
+        try:
+            base = catalog.commercial(
+                server=server, price_list=price_list, on_date=on_date, currency=currency if isinstance(currency, str) else None
+            )
+        except LookupError as exc:
+            errs.add("commercial.price_list", str(exc))
+            base = et.CommercialSpec()
+        commercial = _dataclass_from(et.CommercialSpec, raw_commercial, "commercial", errs, base=base)
+
+    scenario = data.get("scenario", "")
+    if scenario is None:
+        scenario = ""
+    if not isinstance(scenario, str) or len(scenario) > 200:
+        errs.add("scenario", "must be a scenario slug.")
+
+    if errs.errors:
+        raise RequestError(errs.errors)
+
+    topology = _finalize_topology(topology, model, server)
+
+    return et.PlanRequest(
+        model=model,
+        server=server,
+        topology=topology,
+        serving=sections["serving"],
+        workload=sections["workload"],
+        site=site,
+        rack=rack,
+        switches=switches,
+        commercial=commercial,
+        performance=sections["performance"],
+        launch=sections["launch"],
+        scenario=scenario,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _PendingTopology:
+    kind: et.TopologyKind
+    nodes: int
+    parallel: Any
+    prefill_nodes: int = 0
+    decode_nodes: int = 0
+    decode_parallel: Any = None
+
+
+def _resolve_topology(value, errs: _Collector):
+    if not isinstance(value, dict):
+        errs.add("topology", "must be an object with kind, nodes and parallel.")
+        return None
+    allowed = {"kind", "nodes", "parallel", "prefill_nodes", "decode_nodes", "decode_parallel"}
+    for key in sorted(set(value) - allowed):
+        errs.add(f"topology.{key}", "is not a known field.")
+    kind = _convert(value.get("kind", "single"), et.TopologyKind, "topology.kind", errs)
+    if "nodes" not in value:
+        errs.add("topology.nodes", "is required.")
+        nodes = None
+    else:
+        nodes = _convert(value["nodes"], int, "topology.nodes", errs)
+    prefill = _convert(value.get("prefill_nodes", 0), int, "topology.prefill_nodes", errs)
+    decode = _convert(value.get("decode_nodes", 0), int, "topology.decode_nodes", errs)
+    parallel = _resolve_parallel(value.get("parallel", "auto"), "topology.parallel", errs)
+    decode_parallel = None
+    if kind == et.TopologyKind.DISAGGREGATED:
+        decode_parallel = _resolve_parallel(value.get("decode_parallel", "auto"), "topology.decode_parallel", errs)
+        if nodes is not None and prefill is not None and decode is not None:
+            if prefill == 0 and decode == 0:
+                prefill, decode = nodes // 2, nodes - nodes // 2
+            if prefill < 1 or decode < 1:
+                errs.add("topology.prefill_nodes", "a disaggregated (xPyD) topology needs at least one prefill and one decode node.")
+            elif prefill + decode != nodes:
+                errs.add("topology.decode_nodes", f"prefill ({prefill}) + decode ({decode}) nodes must equal nodes ({nodes}).")
+    elif kind in (et.TopologyKind.PRIMARY_STANDBY, et.TopologyKind.TENANT_PAIR) and nodes is not None and nodes % 2:
+        errs.add("topology.nodes", f"a {kind.value.replace('_', ' ')} pair needs an even node count (got {nodes}).")
+    if kind is None or nodes is None:
+        return None
+    return _PendingTopology(kind, nodes, parallel, prefill or 0, decode or 0, decode_parallel)
+
+
+def group_nodes(kind: et.TopologyKind, nodes: int, prefill: int, decode: int) -> list[int]:
+    """Node count of each serving group of a topology."""
+    if kind == et.TopologyKind.DISAGGREGATED:
+        return [prefill, decode]
+    if kind in (et.TopologyKind.PRIMARY_STANDBY, et.TopologyKind.TENANT_PAIR):
+        return [nodes // 2, nodes // 2]
+    return [nodes]
+
+
+def _finalize_topology(topo: _PendingTopology, model: et.ModelSpec, server: et.ServerSpec) -> et.TopologySpec:
+    sizes = group_nodes(topo.kind, topo.nodes, topo.prefill_nodes, topo.decode_nodes)
+    parallel = topo.parallel
+    if parallel == "auto":
+        parallel = _propose(model, server, sizes[0])
+    decode_parallel = topo.decode_parallel
+    if topo.kind == et.TopologyKind.DISAGGREGATED and decode_parallel == "auto":
+        decode_parallel = _propose(model, server, sizes[1])
+    return et.TopologySpec(
+        kind=topo.kind,
+        nodes=topo.nodes,
+        parallel=parallel,
+        prefill_nodes=topo.prefill_nodes,
+        decode_nodes=topo.decode_nodes,
+        decode_parallel=decode_parallel if topo.kind == et.TopologyKind.DISAGGREGATED else None,
+    )
+
+
+def request_to_inline(request: et.PlanRequest) -> dict:
+    """The request with every catalog entry inline: replans identically later."""
+    data = to_jsonable(request)
+    return data
+
+
+def _propose(model: et.ModelSpec, server: et.ServerSpec, nodes: int) -> et.ParallelSpec:
+    from configurator.engine.layout import propose_layout
+
+    probe = et.PlanRequest(
+        model=model, server=server, topology=et.TopologySpec(et.TopologyKind.SINGLE, nodes, et.ParallelSpec(1, 1))
+    )
+    return propose_layout(probe, nodes)
