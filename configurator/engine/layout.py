@@ -201,7 +201,7 @@ def _group_problems(req: PlanRequest, nodes: int, p: ParallelSpec) -> list[str]:
         problems.append("layout.tp_not_dividing_heads")
     if model.is_moe and p.expert_parallel and model.num_experts % p.ep:
         problems.append("layout.experts_not_divisible")
-    if p.tp * p.pp <= dpn and p.dp_local * nodes != p.dp:
+    if p.world_size == nodes * dpn and p.tp * p.pp <= dpn and p.dp_local * nodes != p.dp:
         problems.append("layout.dp_local_inconsistent")
     return problems
 
@@ -421,7 +421,8 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
             )
         )
 
-    if p.tp * p.pp <= dpn and p.dp_local * nodes != p.dp:
+    # Only meaningful once the world size is right (else the mismatch above says it all).
+    if p.world_size == devices and p.tp * p.pp <= dpn and p.dp_local * nodes != p.dp:
         want = p.dp // nodes if p.dp % nodes == 0 else None
         out.append(
             check(
