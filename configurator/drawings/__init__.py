@@ -5,12 +5,23 @@ language ("zh-hans" or "en") and returns a self-contained SVG string with
 ``width``, ``height`` and ``viewBox``, so the page can inline it and
 WeasyPrint can render it without fetching anything.  Rack elevations live
 with the rack engine (``configurator.engine.racks``), not here.
+
+Number and money formatting for the page and the PDF is in
+:mod:`configurator.drawings.fmt`.
 """
 
+from .charts import bar_chart_svg, line_chart_svg, tornado_svg
 from .memory import memory_bar_svg
 from .svg import svg_to_data_uri
+from .ticks import nice_ticks
+from .topology import topology_svg
 
 __all__ = [
+    "bar_chart_svg",
+    "line_chart_svg",
     "memory_bar_svg",
+    "nice_ticks",
     "svg_to_data_uri",
+    "topology_svg",
+    "tornado_svg",
 ]

@@ -156,20 +156,22 @@ def format_money(
 def money_axis_formatter(
     currency: str, lang: str, max_abs: Number, step: Number | None = None
 ) -> Callable[[float], str]:
-    """A formatter for the ticks of one money axis: every tick in the same unit.
+    """A money formatter for one axis or one table: every value in the same unit.
 
-    The unit comes from the largest value on the axis (``max_abs``); the
-    number of decimals is the fewest that tell ticks ``step`` apart
-    (0–37 M in steps of 10 M → "¥0", "¥10 M" … ; in Chinese "¥1,000 万").
+    The unit comes from the largest value shown (``max_abs``): ¥37 M of cost
+    gives "¥10.0 M" (en) and "¥1,000 万" (zh-hans) for a 10 M tick.  With the
+    tick ``step`` the decimals are the fewest that tell ticks apart ("¥10 M",
+    "¥7.5 M").  Zero is written "¥0".  Pass it as ``y_format`` to the charts.
     """
     divisor = money_scale(max_abs, lang)
-    decimals = 0
+    decimals: int | None = None
     if step:
+        decimals = 0
         scaled_step = abs(_to_decimal(step)) / divisor
-        while decimals < 3 and _round(scaled_step, decimals) != scaled_step.normalize():
+        while decimals < 3 and _round(scaled_step, decimals) != scaled_step:
             decimals += 1
 
-    def fmt(value: float) -> str:
+    def fmt(value: Number) -> str:
         if value == 0:
             return f"{currency_symbol(currency)}0"
         return format_money(value, currency, lang, scale=divisor, decimals=decimals)

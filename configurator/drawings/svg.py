@@ -214,6 +214,36 @@ class Canvas:
             fill=color,
         )
 
+    def label_beside_line(
+        self,
+        x1: float,
+        y1: float,
+        x2: float,
+        y2: float,
+        content: str,
+        *,
+        toward_x: float,
+        size: float = SMALL,
+        fill: str = TEXT,
+        bold: bool = False,
+    ) -> None:
+        """A label next to the middle of a line, on the side facing ``toward_x``, never on it.
+
+        The label's centre is pushed along the line's normal by the half-extent
+        of its (estimated) box in that direction, plus a small gap.
+        """
+        length = math.hypot(x2 - x1, y2 - y1) or 1.0
+        ux, uy = (x2 - x1) / length, (y2 - y1) / length
+        nx, ny = -uy, ux
+        mx, my = (x1 + x2) / 2, (y1 + y2) / 2
+        if (toward_x - mx) * nx < 0 or (nx == 0 and toward_x < mx):
+            nx, ny = -nx, -ny
+        half_w, half_h = text_width(content, size, bold) / 2, size * 0.6
+        offset = abs(nx) * half_w + abs(ny) * half_h + 4
+        self.text_mid(
+            mx + nx * offset, my + ny * offset, content, size=size, anchor="middle", fill=fill, bold=bold
+        )
+
     def hatch(
         self, x: float, y: float, w: float, h: float, *, color: str, spacing: float = 6, width: float = 1.2
     ) -> None:

@@ -103,3 +103,14 @@ def test_number_formats():
 def test_non_finite_is_refused():
     with pytest.raises(ValueError):
         format_number(float("nan"))
+
+
+def test_money_axis_formatter_without_step_uses_the_headline_style():
+    en = money_axis_formatter("CNY", "en", 37_000_000)
+    zh = money_axis_formatter("CNY", "zh-hans", 37_000_000)
+    assert en(24_000_000) == "¥24.0 M"
+    assert zh(24_000_000) == "¥2,400 万"
+    # A small value on the same axis stays in the axis unit: 500,000 = 0.5 M = 50 万
+    assert en(500_000) == "¥0.5 M"
+    assert zh(500_000) == "¥50 万"
+    assert en(0) == "¥0"
