@@ -1,0 +1,1128 @@
+"""Network: fabrics, ports, switches, optics and cables, and whether the fabric
+between nodes can carry the traffic the parallel layout puts on it.
+
+Fabrics, by role:
+
+* **scale_up** — the accelerators' own bus: PCIe / HCCS / NVLink inside the
+  node (no switch), or LingQu (UB) whose external ports join nodes of a
+  super-node.  External scale-up ports are switched per serving group: a
+  group's ports stay on one switch (or its own leaf/spine when they exceed
+  one switch); smaller groups share a switch while their ports fit (first
+  fit, in group order).  A NIC group counts as scale-up when its role says so
+  or its fabric is the server's ``scale_up_fabric``.
+* **scale_out** — RoCE / InfiniBand / Ethernet between nodes (参数面), one
+  fabric for the whole deployment (it also carries P→D KV transfer).
+* **service** (业务面) and **management** (管理面) — one fabric each for the
+  deployment, from the NICs of that role.
+
+Ports cabled per node: every port of a service or management NIC group; for
+scale-up and scale-out groups at most one port per accelerator package
+(rail-optimised, one plane per package).  Super-node servers carry more
+LingQu ports than that (Atlas 800 A3: 56 for 8 packages) for cascading
+super-nodes far beyond the seeds' 4–16 nodes; the cap is an assumption the
+figures show.
+
+Switches per fabric (rule, documented in every row): with P ports per switch,
+one switch if the ports fit; otherwise a two-tier leaf/spine with half of
+every leaf's ports facing servers: leaves = ceil(ports ÷ (P/2)),
+spines = ceil(leaves × P/2 ÷ P).  Links = server ports + leaf uplinks; one
+cable per link and one transceiver at each end (optical everywhere; DAC/AEC
+inside a rack would save optics).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .types import (
+    Check,
+    Figure,
+    GroupLayout,
+    LayoutResult,
+    ModelSpec,
+    PlanRequest,
+    Severity,
+    Source,
+    SwitchSpec,
+    TopologyKind,
+)
+
+RDMA_FABRICS = frozenset({"lingqu", "ub", "roce", "infiniband", "nvlink", "hccs"})
+IN_NODE_FABRICS = frozenset({"pcie", "hccs", "nvlink"})  # scale-up buses without external switches
+MIN_CROSS_NODE_GBPS = 400  # [S1 §6.3] 400GE LingQu or RoCE between nodes
+# The slowest RDMA fabric a public K3 deployment is validated on: the vLLM-Ascend tutorial's
+# 8 × Atlas 800 A2 (DP8 / TP8 / EP64) on the A2's 200GE RoCE ports.  Between this and
+# MIN_CROSS_NODE_GBPS cross-node EP is a warning (it runs, slower); below it, or without
+# RDMA, an error.
+MIN_VALIDATED_RDMA_GBPS = 200
+KV_SHARE_WARN = 0.5  # warn when P→D KV transfer would take more than half of a node's scale-out bandwidth
+ROLE_ORDER = ("scale_up", "scale_out", "service", "management")
+SWITCH_FABRICS_FOR = {
+    # NIC fabric → switch fabrics that can take it, in order of preference.  A RoCE NIC on an
+    # ordinary Ethernet switch links, but without a lossless RDMA fabric.
+    "roce": ("roce", "ethernet"),
+    "ethernet": ("ethernet",),
+    "management": ("management", "ethernet"),
+    "lingqu": ("lingqu",),
+    "ub": ("lingqu", "ub"),
+    "infiniband": ("infiniband",),
+}
+RULE_EN = "one switch if ports ≤ P; else leaves = ceil(ports ÷ (P/2)), spines = ceil(leaves × P/2 ÷ P)"
+RULE_ZH = "端口数 ≤ 单台端口数 P 时 1 台；否则叶脊两层：叶 = ceil(端口 ÷ (P/2))，脊 = ceil(叶 × P/2 ÷ P)"
+ROLE_ZH = {
+    "scale_up": "超节点互联（灵衢/卡间）",
+    "scale_out": "参数面",
+    "service": "业务面",
+    "management": "管理面",
+}
+_ASSUMED_CABLING = Source("assumed", "one port per accelerator package per fabric (rail-optimised)")
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class SwitchUnit:
+    """One physical switch, for the racks (U, kW) and the bill of materials."""
+
+    label: str  # "LingQu 630 V1 #1"
+    slug: str
+    model: str
+    fabric: str
+    role: str  # scale_up | scale_out | service | management
+    tier: str  # single | leaf | spine
+    groups: tuple[str, ...]  # serving groups it connects (one: dedicated, several: shared)
+    rack_units: int
+    power_kw: float
+
+
+@dataclass(frozen=True)
+class FabricRow:
+    """One fabric (or one switched domain of a scale-up fabric)."""
+
+    fabric: str  # the NIC fabric: lingqu | roce | infiniband | ethernet | management | pcie | hccs | nvlink
+    role: str  # scale_up | scale_out | service | management
+    scope: str  # "all", "in-node", or the groups it serves joined by "+"
+    groups: tuple[str, ...]
+    nodes: int
+    port_speed_gbps: int  # NIC port speed
+    link_gbps: int  # min(NIC, switch port) speed
+    rdma: bool
+    ports_per_node: int  # ports on the server
+    cabled_per_node: int  # ports cabled to the fabric
+    ports_needed: int  # server-facing switch ports
+    switch_slug: str
+    switch_model: str
+    switch_fabric: str
+    ports_per_switch: int
+    switches: int
+    leaves: int
+    spines: int
+    uplinks: int  # leaf → spine links
+    optics: int
+    cables: int
+    switch_units: int
+    switch_kw: float
+    note_en: str = ""
+    note_zh: str = ""
+
+    @property
+    def node_bandwidth_gbps(self) -> int:
+        """Bandwidth of one node into this fabric."""
+        return self.cabled_per_node * self.link_gbps
+
+
+@dataclass(frozen=True)
+class SeedReference:
+    """Facilities figures a seed document states for this deployment, for comparison."""
+
+    source: Source
+    switches: Mapping[str, int]  # by switch fabric
+    racks: int | None = None
+    rack_units: int | None = None
+    breaker_amps: int | None = None
+
+
+@dataclass(frozen=True)
+class CrossNodeLink:
+    """The fabric a group's cross-node EP/TP traffic takes."""
+
+    group: str
+    traffic: str  # "EP64", "TP32", …
+    fabric: str
+    switch_fabric: str
+    link_gbps: int
+    rdma: bool
+    node_bandwidth_gbps: int
+    verdict: str  # ok (RDMA ≥ 400G) | slow (RDMA ≥ 200G) | insufficient | none (no switched fabric)
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "ok"
+
+
+@dataclass(frozen=True)
+class KvTransfer:
+    """P→D KV transfer of a disaggregated deployment, per prefill node."""
+
+    kv_bytes_per_token: int  # model-level, one copy
+    wire_bytes_per_token: int  # summed over the prefill group's TP ranks (MLA replicated)
+    state_bytes_per_request: int  # linear-attention state per sequence
+    bytes_per_request: int
+    prefill_tokens_per_s_per_node: float | None
+    requests_per_s_per_node: float | None
+    kv_gbps_per_node: float | None
+    link_gbps_per_node: int
+    share: float | None
+
+
+@dataclass(frozen=True)
+class NetworkResult:
+    rows: tuple[FabricRow, ...]
+    switches: tuple[SwitchUnit, ...]
+    switch_count: int
+    switch_units: int  # total U of all switches
+    switch_kw: float  # total kW of all switches
+    optics: int
+    cables: int
+    cross_node: tuple[CrossNodeLink, ...] = ()
+    kv_transfer: KvTransfer | None = None
+    seed: SeedReference | None = None
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+    def switches_by_fabric(self) -> dict[str, int]:
+        """Switch count by switch fabric (lingqu, roce, …)."""
+        out: dict[str, int] = {}
+        for s in self.switches:
+            out[s.fabric] = out.get(s.fabric, 0) + 1
+        return out
+
+
+# --------------------------------------------------------------------------- arithmetic
+
+
+def switches_for_ports(ports: int, ports_per_switch: int) -> tuple[int, int, int]:
+    """(leaves, spines, uplinks) for ``ports`` server ports on switches of ``ports_per_switch``.
+
+    One switch if the ports fit (returned as one leaf, no spine); otherwise a
+    two-tier leaf/spine: leaves = ceil(ports ÷ (P/2)), uplinks = leaves × P/2,
+    spines = ceil(uplinks ÷ P).
+    """
+    if ports <= 0 or ports_per_switch <= 0:
+        return 0, 0, 0
+    if ports <= ports_per_switch:
+        return 1, 0, 0
+    half = max(1, ports_per_switch // 2)
+    leaves = math.ceil(ports / half)
+    uplinks = leaves * half
+    spines = math.ceil(uplinks / ports_per_switch)
+    return leaves, spines, uplinks
+
+
+def kv_dtype_bytes(kv_cache_dtype: str, default: int = 2) -> int:
+    return 1 if kv_cache_dtype.lower().startswith("fp8") else default
+
+
+def kv_bytes_per_token(model: ModelSpec, dtype_bytes: int = 2) -> int:
+    """KV bytes per token for one copy of the cache (full-attention layers only).
+
+    MLA: (kv_lora_rank + qk_rope_head_dim) × bytes × MLA layers;
+    GQA: 2 × kv_heads × head_dim × bytes × GQA layers.
+    """
+    mla = (model.kv_lora_rank + model.qk_rope_head_dim) * dtype_bytes * model.mla_layers
+    gqa = 2 * model.num_kv_heads * model.head_dim * dtype_bytes * model.gqa_layers
+    return mla + gqa
+
+
+def linear_state_bytes(model: ModelSpec) -> int:
+    """Fixed linear-attention (KDA / Gated DeltaNet) state per sequence, all layers."""
+    if model.linear_layers <= 0 or model.linear_num_heads <= 0:
+        return 0
+    recurrent = model.linear_num_heads * model.linear_head_dim * model.linear_head_dim
+    recurrent *= model.linear_state_dtype_bytes
+    conv = max(0, model.linear_conv_kernel - 1) * model.linear_conv_dim * model.linear_conv_dtype_bytes
+    return model.linear_layers * (recurrent + conv)
+
+
+def _pick_switch(nic_fabric: str, speed: int, switches: tuple[SwitchSpec, ...]) -> SwitchSpec | None:
+    for fabric in SWITCH_FABRICS_FOR.get(nic_fabric, (nic_fabric,)):
+        candidates = [s for s in switches if s.fabric == fabric]
+        if candidates:
+            fast = [s for s in candidates if s.port_speed_gbps >= speed]
+            return (fast or candidates)[0]
+    return None
+
+
+def seed_reference(req: PlanRequest, layout: LayoutResult) -> SeedReference | None:
+    """The seed plan this deployment reproduces, if any (shared by power and racks)."""
+    s = req.server
+    ident = f"{s.slug} {s.name}".lower()
+    lingqu = s.scale_up_fabric == "lingqu" or any(n.fabric == "lingqu" for n in s.nics)
+    a3_like = lingqu and abs(s.max_input_kw - 16.2) < 0.05
+    if a3_like and layout.nodes == 8:
+        return SeedReference(
+            Source("seed", "S1 §3.2"), {"lingqu": 1, "roce": 1}, racks=4, rack_units=80, breaker_amps=200
+        )
+    if a3_like and layout.nodes == 16:
+        return SeedReference(
+            Source("seed", "S1 §4.3"), {"lingqu": 2, "roce": 1}, racks=8, rack_units=160, breaker_amps=400
+        )
+    if "nf5868" in ident and layout.nodes == 2:
+        return SeedReference(Source("seed", "S2"), {"roce": 1})
+    return None
+
+
+# --------------------------------------------------------------------------- module entry
+
+
+@dataclass
+class _NicGroup:
+    fabric: str
+    role: str
+    count: int
+    speed: int
+
+
+def _nic_groups(req: PlanRequest) -> list[_NicGroup]:
+    """Merge the server's NIC groups by (fabric, effective role)."""
+    merged: dict[tuple[str, str], _NicGroup] = {}
+    for nic in req.server.nics:
+        role = "scale_up" if nic.role == "scale_up" or nic.fabric == req.server.scale_up_fabric else nic.role
+        key = (nic.fabric, role)
+        if key in merged:
+            merged[key].count += nic.count
+            merged[key].speed = max(merged[key].speed, nic.speed_gbps)
+        else:
+            merged[key] = _NicGroup(nic.fabric, role, nic.count, nic.speed_gbps)
+    order = {r: i for i, r in enumerate(ROLE_ORDER)}
+    return sorted(merged.values(), key=lambda n: (order.get(n.role, 9), n.fabric))
+
+
+def _cabled(nic: _NicGroup, packages: int) -> int:
+    if nic.role in ("scale_up", "scale_out") and packages > 0:
+        return min(nic.count, packages)
+    return nic.count
+
+
+def _row(
+    nic: _NicGroup,
+    scope: str,
+    groups: tuple[str, ...],
+    nodes: int,
+    cabled: int,
+    switch: SwitchSpec | None,
+    note_en: str = "",
+    note_zh: str = "",
+) -> FabricRow:
+    ports = nodes * cabled
+    if switch is not None and ports > 0:
+        leaves, spines, uplinks = switches_for_ports(ports, switch.ports)
+    else:
+        leaves = spines = uplinks = 0
+    n_switches = leaves + spines
+    links = (ports + uplinks) if n_switches else 0
+    link_gbps = min(nic.speed, switch.port_speed_gbps) if switch else nic.speed
+    rdma = nic.fabric in RDMA_FABRICS and (switch is None or switch.fabric in RDMA_FABRICS)
+    return FabricRow(
+        fabric=nic.fabric,
+        role=nic.role,
+        scope=scope,
+        groups=groups,
+        nodes=nodes,
+        port_speed_gbps=nic.speed,
+        link_gbps=link_gbps,
+        rdma=rdma,
+        ports_per_node=nic.count,
+        cabled_per_node=cabled,
+        ports_needed=ports,
+        switch_slug=switch.slug if switch else "",
+        switch_model=switch.name if switch else "",
+        switch_fabric=switch.fabric if switch else "",
+        ports_per_switch=switch.ports if switch else 0,
+        switches=n_switches,
+        leaves=leaves if spines else 0,
+        spines=spines,
+        uplinks=uplinks,
+        optics=2 * links,
+        cables=links,
+        switch_units=n_switches * (switch.rack_units if switch else 0),
+        switch_kw=n_switches * (switch.power_kw if switch else 0.0),
+        note_en=note_en,
+        note_zh=note_zh,
+    )
+
+
+def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
+    """Size every fabric of the deployment and check the fabric between nodes."""
+    server = req.server
+    packages = server.packages
+    nodes = layout.nodes
+    groups: tuple[GroupLayout, ...] = layout.groups
+    all_names = tuple(g.name for g in groups) or ("cluster",)
+    rows: list[FabricRow] = []
+    checks: list[Check] = []
+
+    nic_groups = _nic_groups(req)
+
+    # In-node scale-up bus: no switch, shown for completeness.
+    rows.append(
+        FabricRow(
+            fabric=server.scale_up_fabric,
+            role="scale_up",
+            scope="in-node",
+            groups=all_names,
+            nodes=nodes,
+            port_speed_gbps=int(server.scale_up_bandwidth_gbps),
+            link_gbps=int(server.scale_up_bandwidth_gbps),
+            rdma=server.scale_up_fabric in RDMA_FABRICS,
+            ports_per_node=0,
+            cabled_per_node=0,
+            ports_needed=0,
+            switch_slug="",
+            switch_model="",
+            switch_fabric="",
+            ports_per_switch=0,
+            switches=0,
+            leaves=0,
+            spines=0,
+            uplinks=0,
+            optics=0,
+            cables=0,
+            switch_units=0,
+            switch_kw=0.0,
+            note_en=f"{server.scale_up_fabric} inside each node: no switch",
+            note_zh=f"{server.scale_up_fabric} 节点内互联，无需交换机",
+        )
+    )
+
+    for nic in nic_groups:
+        if nic.role == "scale_up" and nic.fabric in IN_NODE_FABRICS:
+            continue
+        switch = _pick_switch(nic.fabric, nic.speed, req.switches)
+        cabled = _cabled(nic, packages)
+        if nic.role == "scale_up":
+            rows.extend(_scale_up_rows(nic, groups, cabled, switch))
+        elif nic.role == "scale_out":
+            if nodes > 1:
+                rows.append(_row(nic, "all", all_names, nodes, cabled, switch))
+            else:
+                rows.append(
+                    _row(
+                        nic,
+                        "all",
+                        all_names,
+                        nodes,
+                        0,
+                        None,
+                        "single node: no fabric between nodes",
+                        "单节点：无需节点间组网",
+                    )
+                )
+        else:
+            note = (
+                ("", "")
+                if switch
+                else ("customer network (no switch in the plan)", "接入客户现网（不在本方案内）")
+            )
+            rows.append(_row(nic, "all", all_names, nodes, cabled, switch, *note))
+
+    for row in rows:
+        if row.ports_needed > 0 and not row.switch_model and row.role in ("scale_up", "scale_out"):
+            checks.append(_no_switch_check(row))
+        if row.spines and row.leaves > row.ports_per_switch:
+            checks.append(
+                Check(
+                    code="network.fabric_exceeds_two_tier",
+                    severity=Severity.WARNING,
+                    area="network",
+                    message_en=(
+                        f"{row.role} {row.fabric} ({row.scope}): {row.leaves} leaves exceed the "
+                        f"{row.ports_per_switch} ports of a spine; a two-tier fabric cannot reach them all."
+                    ),
+                    message_zh=(
+                        f"{ROLE_ZH.get(row.role, row.role)} {row.fabric}（{row.scope}）：叶交换机 {row.leaves} 台，"
+                        f"超过脊交换机端口数 {row.ports_per_switch}，两层组网无法全互联。"
+                    ),
+                    figures={"leaves": row.leaves, "ports_per_switch": row.ports_per_switch},
+                    field="switches",
+                    fix_en="use a larger switch model or a three-tier fabric",
+                    fix_zh="选用端口更多的交换机或三层组网",
+                )
+            )
+
+    switches = _switch_units(rows)
+    figures = _row_figures(rows)
+    switch_units = sum(s.rack_units for s in switches)
+    switch_kw = sum(s.power_kw for s in switches)
+    optics = sum(r.optics for r in rows)
+    cables = sum(r.cables for r in rows)
+    figures["network.switches.count"] = Figure(
+        "network.switches.count",
+        len(switches),
+        "",
+        "Switches",
+        "交换机数量",
+        "Σ switches of all fabrics",
+        {r_key(r): r.switches for r in rows if r.switches},
+    )
+    figures["network.switches.units"] = Figure(
+        "network.switches.units",
+        switch_units,
+        "U",
+        "Switch rack units",
+        "交换机占用 U 数",
+        "Σ switches × U",
+        {s.label: s.rack_units for s in switches},
+    )
+    figures["network.switches.kw"] = Figure(
+        "network.switches.kw",
+        round(switch_kw, 3),
+        "kW",
+        "Switch power",
+        "交换机功耗",
+        "Σ switches × kW",
+        {s.label: s.power_kw for s in switches},
+        source=_switch_source(req.switches),
+    )
+    figures["network.optics"] = Figure(
+        "network.optics",
+        optics,
+        "",
+        "Optical transceivers",
+        "光模块数量",
+        "2 × (server ports + leaf uplinks), one at each end of every link",
+        {r_key(r): r.optics for r in rows if r.optics},
+    )
+    figures["network.cables"] = Figure(
+        "network.cables",
+        cables,
+        "",
+        "Cables (fibres)",
+        "线缆数量",
+        "server ports + leaf uplinks",
+        {r_key(r): r.cables for r in rows if r.cables},
+    )
+
+    cross = _cross_node_links(layout, rows)
+    checks.extend(_cross_node_checks(cross))
+    for link in cross:
+        key = f"network.cross_node.{link.group}"
+        figures[f"{key}.link_gbps"] = Figure(
+            f"{key}.link_gbps",
+            link.link_gbps,
+            "Gb/s",
+            f"{link.group}: cross-node link speed",
+            f"{link.group}：跨节点链路速率",
+            "min(NIC port, switch port)",
+            {"fabric": link.fabric, "switch_fabric": link.switch_fabric, "rdma": link.rdma},
+            source=Source("seed", "S1 §6.3"),
+        )
+
+    kv = None
+    if req.topology.kind == TopologyKind.DISAGGREGATED:
+        kv, kv_figs, kv_checks = _kv_transfer(req, layout, rows)
+        figures.update(kv_figs)
+        checks.extend(kv_checks)
+
+    seed = seed_reference(req, layout)
+    if seed is not None:
+        checks.extend(_seed_checks(seed, switches, rows, figures))
+
+    if req.topology.kind == TopologyKind.PRIMARY_STANDBY:
+        shared = [s for s in switches if len(s.groups) > 1 and s.role in ("scale_up", "scale_out")]
+        if shared:
+            names = ", ".join(sorted({s.model for s in shared}))
+            checks.append(
+                Check(
+                    code="network.pair_shares_switch",
+                    severity=Severity.WARNING,
+                    area="network",
+                    message_en=(
+                        f"The primary and standby clusters share {len(shared)} switch(es) ({names}): "
+                        "a single switch failure stops both, which defeats the hot standby."
+                    ),
+                    message_zh=(
+                        f"主备两个集群共用 {len(shared)} 台交换机（{names}），单台交换机故障会同时中断主备，"
+                        "削弱主备高可用。"
+                    ),
+                    figures={"shared_switches": len(shared)},
+                    field="switches",
+                    fix_en="give each cluster its own switches, or pair the shared switches (M-LAG / dual-homing)",
+                    fix_zh="主备集群各配独立交换机，或对共用交换机做堆叠/M-LAG 双归",
+                )
+            )
+
+    return NetworkResult(
+        rows=tuple(rows),
+        switches=switches,
+        switch_count=len(switches),
+        switch_units=switch_units,
+        switch_kw=switch_kw,
+        optics=optics,
+        cables=cables,
+        cross_node=cross,
+        kv_transfer=kv,
+        seed=seed,
+        figures=figures,
+        checks=tuple(checks),
+    )
+
+
+def r_key(row: FabricRow) -> str:
+    """Stable key of a fabric row: ``<role>.<fabric>.<scope>``."""
+    return f"{row.role}.{row.fabric}.{row.scope}"
+
+
+def _switch_source(specs: tuple[SwitchSpec, ...]) -> Source:
+    for s in specs:
+        src = s.sources.get("power_kw") if s.sources else None
+        if src is not None and src.kind == "assumed":
+            return src
+    return Source("derived")
+
+
+def _scale_up_rows(
+    nic: _NicGroup, groups: tuple[GroupLayout, ...], cabled: int, switch: SwitchSpec | None
+) -> list[FabricRow]:
+    """Scale-up switch domains: a group's ports on one switch; small groups share while they fit."""
+    multi = [g for g in groups if g.nodes > 1]
+    if not multi:
+        return []
+    capacity = switch.ports if switch else 0
+    bins: list[list[GroupLayout]] = []
+    own: list[GroupLayout] = []
+    for g in multi:
+        ports = g.nodes * cabled
+        if not switch or ports > capacity:
+            own.append(g)
+            continue
+        for b in bins:
+            if sum(x.nodes for x in b) * cabled + ports <= capacity:
+                b.append(g)
+                break
+        else:
+            bins.append([g])
+    rows = []
+    for members in [*bins, *([g] for g in own)]:
+        names = tuple(g.name for g in members)
+        rows.append(
+            _row(
+                nic,
+                "+".join(names),
+                names,
+                sum(g.nodes for g in members),
+                cabled,
+                switch,
+                f"{nic.fabric} between the nodes of {', '.join(names)}",
+                f"{', '.join(names)} 节点间 {nic.fabric} 互联",
+            )
+        )
+    return rows
+
+
+def _switch_units(rows: list[FabricRow]) -> tuple[SwitchUnit, ...]:
+    units: list[SwitchUnit] = []
+    counters: dict[str, int] = {}
+    for row in rows:
+        if not row.switches:
+            continue
+        single = row.spines == 0
+        tiers = ["single"] if single else ["leaf"] * row.leaves + ["spine"] * row.spines
+        for tier in tiers:
+            counters[row.switch_slug] = counters.get(row.switch_slug, 0) + 1
+            units.append(
+                SwitchUnit(
+                    label=f"{row.switch_model} #{counters[row.switch_slug]}",
+                    slug=row.switch_slug,
+                    model=row.switch_model,
+                    fabric=row.switch_fabric,
+                    role=row.role,
+                    tier=tier,
+                    groups=row.groups,
+                    rack_units=row.switch_units // row.switches,
+                    power_kw=row.switch_kw / row.switches,
+                )
+            )
+    return tuple(units)
+
+
+def _row_figures(rows: list[FabricRow]) -> dict[str, Figure]:
+    figures: dict[str, Figure] = {}
+    for row in rows:
+        if row.scope == "in-node":
+            continue
+        key = f"network.{r_key(row)}"
+        role_zh = ROLE_ZH.get(row.role, row.role)
+        figures[f"{key}.cabled_per_node"] = Figure(
+            f"{key}.cabled_per_node",
+            row.cabled_per_node,
+            "ports",
+            f"{row.fabric} ports cabled per node",
+            f"{role_zh} 每节点接入端口",
+            "min(ports on server, accelerator packages)"
+            if row.role in ("scale_up", "scale_out")
+            else "ports on server",
+            {"ports_on_server": row.ports_per_node},
+            _ASSUMED_CABLING if row.cabled_per_node < row.ports_per_node else Source("input", "server NICs"),
+        )
+        figures[f"{key}.ports_needed"] = Figure(
+            f"{key}.ports_needed",
+            row.ports_needed,
+            "ports",
+            f"{row.fabric} ({row.scope}) switch ports",
+            f"{role_zh}（{row.scope}）交换机端口",
+            "nodes × ports cabled per node",
+            {"nodes": row.nodes, "cabled_per_node": row.cabled_per_node},
+        )
+        figures[f"{key}.switches"] = Figure(
+            f"{key}.switches",
+            row.switches,
+            "",
+            f"{row.switch_model or row.fabric} switches ({row.scope})",
+            f"{row.switch_model or row.fabric} 交换机（{row.scope}）",
+            RULE_EN,
+            {
+                "ports": row.ports_needed,
+                "P": row.ports_per_switch,
+                "leaves": row.leaves,
+                "spines": row.spines,
+            },
+        )
+        figures[f"{key}.optics"] = Figure(
+            f"{key}.optics",
+            row.optics,
+            "",
+            f"Optics ({row.fabric}, {row.scope})",
+            f"光模块（{row.fabric}，{row.scope}）",
+            "2 × (server ports + uplinks)",
+            {"ports": row.ports_needed, "uplinks": row.uplinks},
+        )
+    return figures
+
+
+def _no_switch_check(row: FabricRow) -> Check:
+    return Check(
+        code="network.no_switch_for_fabric",
+        severity=Severity.WARNING,
+        area="network",
+        message_en=(
+            f"No switch model for the {row.fabric} {row.role} fabric ({row.ports_needed} ports): "
+            "the plan counts no switches for it."
+        ),
+        message_zh=f"{ROLE_ZH.get(row.role, row.role)}（{row.fabric}，{row.ports_needed} 个端口）未选交换机型号，未计入交换机。",
+        figures={"ports_needed": row.ports_needed},
+        field="switches",
+        fix_en=f"add a {row.fabric} switch to the plan",
+        fix_zh=f"添加 {row.fabric} 交换机",
+    )
+
+
+def _traffic(g: GroupLayout, devices_per_node: int) -> str | None:
+    """Name the cross-node collective traffic of a group, or None when it stays inside a node."""
+    if g.nodes <= 1:
+        return None
+    p = g.parallel
+    parts = []
+    if p.expert_parallel and p.ep > 1:
+        parts.append(f"EP{p.ep}")
+    if devices_per_node and p.tp > devices_per_node:
+        parts.append(f"TP{p.tp}")
+    return "/".join(parts) or None
+
+
+def _cross_node_links(layout: LayoutResult, rows: list[FabricRow]) -> tuple[CrossNodeLink, ...]:
+    """For every group with cross-node EP/TP traffic, the best switched fabric it can use."""
+    links = []
+    for g in layout.groups:
+        traffic = _traffic(g, layout.devices_per_node)
+        if traffic is None:
+            continue
+        candidates = [
+            r
+            for r in rows
+            if r.role in ("scale_up", "scale_out")
+            and r.scope != "in-node"
+            and g.name in r.groups
+            and r.switches > 0
+        ]
+        if not candidates:
+            links.append(CrossNodeLink(g.name, traffic, "", "", 0, False, 0, "none"))
+            continue
+        best = max(candidates, key=lambda r: (r.rdma, r.link_gbps, r.node_bandwidth_gbps))
+        if best.rdma and best.link_gbps >= MIN_CROSS_NODE_GBPS:
+            verdict = "ok"
+        elif best.rdma and best.link_gbps >= MIN_VALIDATED_RDMA_GBPS:
+            verdict = "slow"
+        else:
+            verdict = "insufficient"
+        links.append(
+            CrossNodeLink(
+                group=g.name,
+                traffic=traffic,
+                fabric=best.fabric,
+                switch_fabric=best.switch_fabric,
+                link_gbps=best.link_gbps,
+                rdma=best.rdma,
+                node_bandwidth_gbps=best.node_bandwidth_gbps,
+                verdict=verdict,
+            )
+        )
+    return tuple(links)
+
+
+def _link_en(x: CrossNodeLink) -> str:
+    if not x.fabric:
+        return f"{x.group} ({x.traffic}) has no switched fabric between its nodes"
+    rdma = "RDMA" if x.rdma else "without RDMA"
+    return (
+        f"{x.group} ({x.traffic}) over {x.link_gbps} Gb/s {x.switch_fabric or x.fabric} {rdma}, "
+        f"{x.node_bandwidth_gbps / 1000:g} Tb/s per node"
+    )
+
+
+def _link_zh(x: CrossNodeLink) -> str:
+    if not x.fabric:
+        return f"{x.group}（{x.traffic}）节点间没有交换网络"
+    rdma = "RDMA" if x.rdma else "无 RDMA"
+    return (
+        f"{x.group}（{x.traffic}）经 {x.link_gbps} Gb/s {x.switch_fabric or x.fabric}（{rdma}），"
+        f"每节点 {x.node_bandwidth_gbps / 1000:g} Tb/s"
+    )
+
+
+def _cross_node_checks(links: tuple[CrossNodeLink, ...]) -> list[Check]:
+    """ERROR without RDMA or below 200G, WARNING at 200G RDMA, OK at ≥ 400G RDMA ([S1] §6.3)."""
+    checks = []
+    fix_en = f"use {MIN_CROSS_NODE_GBPS}GE RoCE (or LingQu / InfiniBand) NICs and switches for the parameter network"
+    fix_zh = f"参数面改用 {MIN_CROSS_NODE_GBPS}GE RoCE（或灵衢/InfiniBand）网卡与交换机"
+    bad = [x for x in links if x.verdict in ("insufficient", "none")]
+    slow = [x for x in links if x.verdict == "slow"]
+    good = [x for x in links if x.verdict == "ok"]
+    if bad:
+        checks.append(
+            Check(
+                code="network.cross_node_fabric_insufficient",
+                severity=Severity.ERROR,
+                area="network",
+                message_en=(
+                    "Cross-node expert/tensor-parallel traffic: "
+                    + "; ".join(_link_en(x) for x in bad)
+                    + f". Nodes must be interconnected through {MIN_CROSS_NODE_GBPS}GE LingQu or RoCE; "
+                    "ordinary Ethernet cannot carry the EP all-to-all between nodes."
+                ),
+                message_zh=(
+                    "跨节点专家并行/张量并行流量："
+                    + "；".join(_link_zh(x) for x in bad)
+                    + f"。节点间必须通过 {MIN_CROSS_NODE_GBPS}GE 灵衢或 RoCE 互联，普通以太网无法满足 EP 的跨节点通信需求。"
+                ),
+                figures={
+                    x.group: {"traffic": x.traffic, "link_gbps": x.link_gbps, "rdma": x.rdma} for x in bad
+                },
+                field="switches",
+                fix_en=fix_en,
+                fix_zh=fix_zh,
+            )
+        )
+    if slow:
+        checks.append(
+            Check(
+                code="network.cross_node_fabric_below_400g",
+                severity=Severity.WARNING,
+                area="network",
+                message_en=(
+                    "Cross-node traffic: "
+                    + "; ".join(_link_en(x) for x in slow)
+                    + f". RDMA below the seed's {MIN_CROSS_NODE_GBPS}GE: it runs (the public vLLM-Ascend "
+                    "8 × Atlas 800 A2 deployment uses 200GE RoCE) but the EP all-to-all will be slower; "
+                    "confirm throughput by load test."
+                ),
+                message_zh=(
+                    "跨节点流量："
+                    + "；".join(_link_zh(x) for x in slow)
+                    + f"。RDMA 速率低于种子方案要求的 {MIN_CROSS_NODE_GBPS}GE：可以运行（vLLM-Ascend 公开教程的 "
+                    "8 台 Atlas 800 A2 即用 200GE RoCE），但 EP 跨节点通信更慢，吞吐需压测确认。"
+                ),
+                figures={x.group: {"traffic": x.traffic, "link_gbps": x.link_gbps} for x in slow},
+                field="switches",
+                fix_en=fix_en,
+                fix_zh=fix_zh,
+            )
+        )
+    if good:
+        checks.append(
+            Check(
+                code="network.cross_node_fabric_ok",
+                severity=Severity.OK,
+                area="network",
+                message_en="Cross-node traffic: " + "; ".join(_link_en(x) for x in good) + ".",
+                message_zh="跨节点流量：" + "；".join(_link_zh(x) for x in good) + "。",
+                figures={x.group: {"traffic": x.traffic, "link_gbps": x.link_gbps} for x in good},
+            )
+        )
+    return checks
+
+
+def _tflops(req: PlanRequest) -> tuple[float, str]:
+    table = req.server.accelerator.tflops or {}
+    act = req.model.activation_format.lower()
+    for name in (act, act.removeprefix("mx"), "bf16", "fp16"):
+        if table.get(name):
+            return float(table[name]), name
+    if table:
+        name = max(table, key=lambda k: table[k])
+        return float(table[name]), name
+    return 0.0, ""
+
+
+def _kv_transfer(
+    req: PlanRequest, layout: LayoutResult, rows: list[FabricRow]
+) -> tuple[KvTransfer | None, dict[str, Figure], list[Check]]:
+    """KV moved from each prefill node to the decode pool, against the node's scale-out bandwidth.
+
+    The rate is the most the prefill node can produce: its prefill token rate
+    (devices × TFLOPS × MFU ÷ 2 × active params) divided by the prompt's new
+    tokens.  On the wire the MLA latent is counted once per TP rank (every rank
+    holds and sends the full latent); GQA heads are split across ranks.
+    """
+    model, w, perf = req.model, req.workload, req.performance
+    prefill = [g for g in layout.groups if g.role == "prefill"]
+    if not prefill:
+        return None, {}, []
+    tp = prefill[0].parallel.tp
+    b = kv_dtype_bytes(req.serving.kv_cache_dtype)
+    per_token = kv_bytes_per_token(model, b)
+    kv_heads_on_wire = tp * max(1, model.num_kv_heads // tp) if model.num_kv_heads else 0
+    wire_per_token = (
+        model.kv_lora_rank + model.qk_rope_head_dim
+    ) * b * model.mla_layers * tp + 2 * kv_heads_on_wire * model.head_dim * b * model.gqa_layers
+    sliding = 2 * kv_heads_on_wire * model.head_dim * b * model.sliding_layers
+    window = min(model.sliding_window or w.input_tokens, w.input_tokens)
+    state = linear_state_bytes(model)
+    per_request = w.input_tokens * wire_per_token + window * sliding + state
+
+    out_rows = [r for r in rows if r.role == "scale_out" and r.switches > 0 and prefill[0].name in r.groups]
+    best = max(out_rows, key=lambda r: r.node_bandwidth_gbps, default=None)
+    link = best.node_bandwidth_gbps if best else 0
+
+    tflops, precision = _tflops(req)
+    devices = layout.devices_per_node or req.server.logical_devices
+    tokens_s = None
+    req_s = None
+    gbps = None
+    share = None
+    if tflops > 0 and model.active_params > 0 and w.input_tokens > 0:
+        tokens_s = devices * tflops * 1e12 * perf.prefill_mfu / (2 * model.active_params)
+        new_fraction = max(1.0 - perf.prefix_cache_hit_rate, 0.05)
+        req_s = tokens_s / (w.input_tokens * new_fraction)
+        gbps = req_s * per_request * 8 / 1e9
+        share = gbps / link if link else None
+
+    kv = KvTransfer(per_token, wire_per_token, state, per_request, tokens_s, req_s, gbps, link, share)
+    figures = {
+        "network.kv_transfer.kv_bytes_per_token": Figure(
+            "network.kv_transfer.kv_bytes_per_token",
+            per_token,
+            "B",
+            "KV bytes per token (one copy)",
+            "每 token KV 字节数（单份）",
+            "MLA (kv_lora_rank + qk_rope_head_dim) × B × MLA layers + GQA 2 × kv_heads × head_dim × B × layers",
+            {
+                "kv_lora_rank": model.kv_lora_rank,
+                "qk_rope_head_dim": model.qk_rope_head_dim,
+                "mla_layers": model.mla_layers,
+                "kv_heads": model.num_kv_heads,
+                "head_dim": model.head_dim,
+                "gqa_layers": model.gqa_layers,
+                "bytes": b,
+            },
+        ),
+        "network.kv_transfer.state_bytes_per_request": Figure(
+            "network.kv_transfer.state_bytes_per_request",
+            state,
+            "B",
+            "Linear-attention state per request",
+            "每请求线性注意力状态",
+            "layers × (heads × d_k × d_v × state bytes + (kernel − 1) × conv_dim × conv bytes)",
+            {
+                "linear_layers": model.linear_layers,
+                "heads": model.linear_num_heads,
+                "head_dim": model.linear_head_dim,
+            },
+        ),
+        "network.kv_transfer.bytes_per_request": Figure(
+            "network.kv_transfer.bytes_per_request",
+            per_request,
+            "B",
+            "KV moved P→D per request",
+            "每请求 P→D 传输 KV",
+            "input tokens × KV bytes per token on the wire (MLA × TP ranks) + sliding window + state",
+            {
+                "input_tokens": w.input_tokens,
+                "wire_bytes_per_token": wire_per_token,
+                "tp": tp,
+                "state_bytes": state,
+            },
+        ),
+        "network.kv_transfer.link_gbps_per_node": Figure(
+            "network.kv_transfer.link_gbps_per_node",
+            link,
+            "Gb/s",
+            "Scale-out bandwidth per prefill node",
+            "每个预填充节点的参数面带宽",
+            "ports cabled × link speed",
+            {"fabric": best.fabric if best else "", "ports": best.cabled_per_node if best else 0},
+        ),
+    }
+    checks: list[Check] = []
+    if gbps is not None:
+        figures["network.kv_transfer.gbps_per_node"] = Figure(
+            "network.kv_transfer.gbps_per_node",
+            round(gbps, 2),
+            "Gb/s",
+            "KV transfer per prefill node at full prefill rate",
+            "预填充节点满负荷时的 KV 传输速率",
+            "devices × TFLOPS × MFU ÷ (2 × active params) ÷ (input × (1 − prefix hit)) × bytes per request × 8",
+            {
+                "devices": devices,
+                "tflops": tflops,
+                "precision": precision,
+                "prefill_mfu": perf.prefill_mfu,
+                "active_params": model.active_params,
+                "requests_per_s": round(req_s or 0, 3),
+            },
+            source=Source("assumed", "roofline prefill rate, performance.prefill_mfu"),
+        )
+    if share is not None:
+        figures["network.kv_transfer.share"] = Figure(
+            "network.kv_transfer.share",
+            round(share, 4),
+            "ratio",
+            "KV transfer share of scale-out bandwidth",
+            "KV 传输占参数面带宽比例",
+            "KV Gb/s ÷ node bandwidth",
+            {"kv_gbps": round(gbps, 2), "link_gbps": link},
+        )
+        msg = (
+            f"P→D KV transfer at the prefill nodes' full rate: {gbps:.1f} Gb/s per node "
+            f"({per_request / 1e6:.1f} MB per {w.input_tokens}-token request × {req_s:.2f} req/s), "
+            f"{share:.1%} of {link:,} Gb/s scale-out per node."
+        )
+        msg_zh = (
+            f"预填充节点满负荷时 P→D 的 KV 传输：每节点 {gbps:.1f} Gb/s（每个 {w.input_tokens} token 请求 "
+            f"{per_request / 1e6:.1f} MB × {req_s:.2f} 请求/秒），占每节点 {link:,} Gb/s 参数面带宽的 {share:.1%}。"
+        )
+        if share > KV_SHARE_WARN:
+            checks.append(
+                Check(
+                    code="network.kv_transfer_share_high",
+                    severity=Severity.WARNING,
+                    area="network",
+                    message_en=msg + " KV transfer would crowd out the EP traffic; decode will wait for KV.",
+                    message_zh=msg_zh + " KV 传输将挤占专家并行通信，解码节点将等待 KV。",
+                    figures={"kv_gbps": round(gbps, 2), "link_gbps": link, "share": round(share, 4)},
+                    field="switches",
+                    fix_en="add scale-out ports per node, use a faster fabric, or an FP8 KV cache",
+                    fix_zh="增加每节点参数面端口、采用更高速组网，或使用 FP8 KV 缓存",
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    code="network.kv_transfer_ok",
+                    severity=Severity.OK,
+                    area="network",
+                    message_en=msg,
+                    message_zh=msg_zh,
+                    figures={"kv_gbps": round(gbps, 2), "link_gbps": link, "share": round(share, 4)},
+                )
+            )
+    elif link == 0:
+        checks.append(
+            Check(
+                code="network.kv_transfer_no_fabric",
+                severity=Severity.ERROR,
+                area="network",
+                message_en="Prefill and decode nodes have no switched scale-out fabric to move KV between them.",
+                message_zh="预填充与解码节点之间没有参数面交换网络，无法传输 KV。",
+                field="switches",
+                fix_en="add a RoCE switch for the parameter network",
+                fix_zh="为参数面添加 RoCE 交换机",
+            )
+        )
+    return kv, figures, checks
+
+
+def _seed_checks(
+    seed: SeedReference, switches: tuple[SwitchUnit, ...], rows: list[FabricRow], figures: dict[str, Figure]
+) -> list[Check]:
+    ours: dict[str, int] = {}
+    for s in switches:
+        ours[s.fabric] = ours.get(s.fabric, 0) + 1
+    diffs_en, diffs_zh = [], []
+    for fabric, count in seed.switches.items():
+        figures[f"network.seed.switches.{fabric}"] = Figure(
+            f"network.seed.switches.{fabric}",
+            count,
+            "",
+            f"Seed: {fabric} switches",
+            f"种子方案：{fabric} 交换机",
+            source=seed.source,
+        )
+        mine = ours.get(fabric, 0)
+        if mine != count:
+            rws = [r for r in rows if r.switch_fabric == fabric and r.switches]
+            ports = sum(r.ports_needed for r in rws)
+            p = rws[0].ports_per_switch if rws else 0
+            diffs_en.append(f"{fabric}: seed {count}, plan {mine} ({ports} ports on {p}-port switches)")
+            diffs_zh.append(f"{fabric}：种子方案 {count} 台，本方案 {mine} 台（{ports} 个端口，单台 {p} 口）")
+    if not diffs_en:
+        return [
+            Check(
+                code="network.switch_count_vs_seed",
+                severity=Severity.OK,
+                area="network",
+                message_en=f"Switch counts match the seed ({seed.source.ref}).",
+                message_zh=f"交换机数量与种子方案一致（{seed.source.ref}）。",
+                figures=dict(seed.switches),
+            )
+        ]
+    return [
+        Check(
+            code="network.switch_count_vs_seed",
+            severity=Severity.WARNING,
+            area="network",
+            message_en=(
+                f"Switch counts differ from the seed ({seed.source.ref}): "
+                + "; ".join(diffs_en)
+                + ". The seed's figures imply switches with more ports than the catalog's "
+                "(ports per switch are assumed until confirmed with the vendor)."
+            ),
+            message_zh=(
+                f"交换机数量与种子方案（{seed.source.ref}）不同："
+                + "；".join(diffs_zh)
+                + "。种子方案的数量意味着单台端口更多的交换机（端口数为假设值，需与厂商确认）。"
+            ),
+            figures={"seed": dict(seed.switches), "plan": ours},
+            field="switches",
+            fix_en="confirm the switch port counts with the vendor",
+            fix_zh="与厂商确认交换机端口数",
+        )
+    ]
+
+
+__all__ = [
+    "CrossNodeLink",
+    "FabricRow",
+    "KvTransfer",
+    "NetworkResult",
+    "SeedReference",
+    "SwitchUnit",
+    "kv_bytes_per_token",
+    "linear_state_bytes",
+    "seed_reference",
+    "size_network",
+    "switches_for_ports",
+]

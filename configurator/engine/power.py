@@ -1,0 +1,674 @@
+"""Power: server and IT load, facility load, and A/B feed (circuit) sizing.
+
+Two feed-sizing methods are reported side by side:
+
+* **seed** — the method behind [S1]'s "200 A dedicated circuit × 2" (8 × A3)
+  and "400 A × 2" (16 × A3): three-phase current at power factor 1 with no
+  continuous-load derating, rounded up to the next breaker rating.  It leaves
+  no headroom: 196.9 A on a 200 A breaker is 98 % of its rating.
+* **recommended** — the site's power factor, the current divided by the
+  continuous-load derating (a breaker carries at most 80 % of its rating
+  continuously: NEC 210.19, NetBox ``max_utilization`` 80 %), then the next
+  rating on ``site.breaker_ladder_amps``.  This is the method the plan uses.
+
+A/B redundant feeds: each of the two feeds is sized for the FULL load, so
+either can carry the deployment alone.
+
+Three-phase current: I = P ÷ (√3 × V_LL × PF); single-phase: I = P ÷ (V × PF).
+
+``rack_feed(kw, site)`` sizes the A and B feeds of one rack; the racks module
+calls it for every rack it fills.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from .types import Check, Figure, LayoutResult, PlanRequest, Severity, SiteSpec, Source
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .network import NetworkResult
+
+SQRT3 = math.sqrt(3.0)
+FEEDS_AB = 2  # A and B feeds, each carrying the full load
+DERATING_SOURCE = Source("public", "NEC 210.19 / NetBox max_utilization 80 %")
+SEED_METHOD_REF = "S1 §3.2, §4.3 (PF 1, no derating)"
+CONTINUOUS_LIMIT = 0.8  # the continuous-load share of a breaker rating (see DERATING_SOURCE)
+_EPS = 1e-9
+DERIVED = Source("derived")
+PSU_EFFICIENCY = 0.94  # assumed: titanium/platinum PSUs at high load
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class FeedSizing:
+    """One A/B pair of feeds sized for a load.
+
+    ``current_amps`` is the full-load line current of ONE feed (each feed
+    carries the whole load when the other fails).  ``required_amps`` is that
+    current divided by ``derating`` (1.0 for the seed method).  When the
+    required rating exceeds the largest breaker, each feed is split into
+    ``circuits`` parallel circuits of ``breaker_amps`` each.
+    """
+
+    method: str  # "seed" | "recommended"
+    load_kw: float
+    voltage_ll: float
+    phases: int
+    power_factor: float
+    derating: float
+    current_amps: float
+    required_amps: float
+    breaker_amps: int  # rating of each circuit
+    circuits: int  # parallel circuits per feed (1 unless beyond the largest breaker)
+    feeds: int  # 2: A and B
+    utilisation: float  # current ÷ (breaker × circuits) at full load
+    exceeds_largest_breaker: bool = False
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def has_continuous_headroom(self) -> bool:
+        """True when the full-load current stays within the continuous-load limit (80 %)."""
+        return self.utilisation <= CONTINUOUS_LIMIT + _EPS
+
+    @property
+    def description_en(self) -> str:
+        circuits = f"{self.circuits} × " if self.circuits > 1 else ""
+        return f"{circuits}{self.breaker_amps} A × {self.feeds} (A/B)"
+
+    @property
+    def description_zh(self) -> str:
+        circuits = f"{self.circuits} × " if self.circuits > 1 else ""
+        return f"A/B 路各 {circuits}{self.breaker_amps} A"
+
+
+@dataclass(frozen=True)
+class GroupPower:
+    """IT load of one serving group (cluster, or P / D side) and its own A/B feeds."""
+
+    group: str
+    role: str
+    nodes: int
+    servers_kw: float
+    switches_kw: float  # switches serving only this group
+    it_kw: float
+    design_kw: float
+    facility_kw: float
+    feed: FeedSizing  # recommended method, sized for it_kw
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+
+@dataclass(frozen=True)
+class PowerResult:
+    """Loads in kW (maximum input unless named ``design``) and feed sizing.
+
+    ``servers_kw`` is the servers alone (the seed's 129.6 kW / 259.2 kW);
+    ``switches_kw`` the switches from the network module; ``it_kw`` both.
+    ``seed_feed`` reproduces the seed's method on the servers' load;
+    ``recommended_feed`` is what the plan uses, on the full IT load.
+    """
+
+    per_server_kw: float
+    per_server_design_kw: float
+    servers: int
+    servers_kw: float
+    switches_kw: float
+    shared_switches_kw: float  # switches shared by several groups
+    it_kw: float
+    it_design_kw: float
+    facility_kw: float
+    facility_design_kw: float
+    pue: float
+    groups: tuple[GroupPower, ...]
+    seed_feed: FeedSizing
+    recommended_feed: FeedSizing
+    method_used: str = "recommended"
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+
+# --------------------------------------------------------------------------- arithmetic
+
+
+def line_current_amps(kw: float, voltage_ll: float, power_factor: float, phases: int = 3) -> float:
+    """Line current of a load: three-phase I = P ÷ (√3·V_LL·PF), single-phase I = P ÷ (V·PF)."""
+    if kw <= 0:
+        return 0.0
+    factor = SQRT3 if phases == 3 else 1.0
+    return kw * 1000.0 / (factor * voltage_ll * power_factor)
+
+
+def next_breaker_amps(amps: float, ladder: tuple[int, ...]) -> int | None:
+    """Smallest rating on the ladder that is ≥ ``amps`` (None when beyond the ladder)."""
+    for rating in sorted(ladder):
+        if rating + _EPS >= amps:
+            return rating
+    return None
+
+
+def _site_source(site: SiteSpec, name: str, default: Source) -> Source:
+    return site.sources.get(name, default) if site.sources else default
+
+
+def _size_feed(kw: float, site: SiteSpec, method: str, key: str, seed_source: Source) -> FeedSizing:
+    """Size an A/B pair of feeds for ``kw`` with the named method (no checks)."""
+    if method == "seed":
+        pf, derating = 1.0, 1.0
+        pf_source = derating_source = seed_source
+    else:
+        pf, derating = site.power_factor, site.continuous_derating
+        pf_source = _site_source(site, "power_factor", Source("assumed", "site power factor"))
+        derating_source = _site_source(site, "continuous_derating", DERATING_SOURCE)
+    derating = derating if derating > 0 else 1.0
+    current = line_current_amps(kw, site.voltage_ll, pf, site.phases)
+    required = current / derating
+    ladder = site.breaker_ladder_amps or (max(1, math.ceil(required)),)
+    largest = max(ladder)
+    circuits = 1
+    breaker = next_breaker_amps(required, ladder)
+    exceeds = breaker is None
+    if breaker is None:
+        circuits = math.ceil(required / largest - _EPS)
+        breaker = next_breaker_amps(required / circuits, ladder) or largest
+    utilisation = current / (breaker * circuits) if breaker else 0.0
+
+    phase_formula = "√3 × V_LL × PF" if site.phases == 3 else "V × PF"
+    out_source = seed_source if method == "seed" else Source("derived")
+    method_en = (
+        "seed method (PF 1, no derating)" if method == "seed" else "recommended (site PF, 80 % continuous)"
+    )
+    method_zh = (
+        "种子方案算法（功率因数 1，不降额）"
+        if method == "seed"
+        else "推荐算法（现场功率因数，80% 持续负载降额）"
+    )
+    figures = {
+        f"{key}.load_kw": Figure(
+            f"{key}.load_kw",
+            round(kw, 3),
+            "kW",
+            f"Load per feed, {method_en}",
+            f"每路负载，{method_zh}",
+            formula="full load on each of the A and B feeds",
+            inputs={"load_kw": round(kw, 3)},
+            source=Source("derived"),
+        ),
+        f"{key}.power_factor": Figure(
+            f"{key}.power_factor",
+            pf,
+            "",
+            "Power factor",
+            "功率因数",
+            source=pf_source,
+        ),
+        f"{key}.derating": Figure(
+            f"{key}.derating",
+            derating,
+            "",
+            "Continuous-load derating",
+            "持续负载降额系数",
+            source=derating_source,
+        ),
+        f"{key}.current_amps": Figure(
+            f"{key}.current_amps",
+            round(current, 1),
+            "A",
+            f"Full-load current per feed, {method_en}",
+            f"每路满载电流，{method_zh}",
+            formula=f"P ÷ ({phase_formula})",
+            inputs={"P_kw": round(kw, 3), "V_LL": site.voltage_ll, "PF": pf, "phases": site.phases},
+            source=out_source,
+        ),
+        f"{key}.required_amps": Figure(
+            f"{key}.required_amps",
+            round(required, 1),
+            "A",
+            "Required breaker rating",
+            "所需断路器额定电流",
+            formula="current ÷ derating",
+            inputs={"current_amps": round(current, 1), "derating": derating},
+            source=out_source,
+        ),
+        f"{key}.breaker_amps": Figure(
+            f"{key}.breaker_amps",
+            breaker,
+            "A",
+            "Breaker per feed (A and B)",
+            "每路断路器（A/B 路）",
+            formula="next rating on the breaker ladder ≥ required" + (" ÷ circuits" if circuits > 1 else ""),
+            inputs={"required_amps": round(required, 1), "circuits": circuits, "largest_amps": largest},
+            source=out_source,
+        ),
+        f"{key}.circuits": Figure(
+            f"{key}.circuits",
+            circuits,
+            "",
+            "Parallel circuits per feed",
+            "每路并联回路数",
+            formula="ceil(required ÷ largest breaker) when beyond the ladder, else 1",
+            inputs={"required_amps": round(required, 1), "largest_amps": largest},
+        ),
+        f"{key}.utilisation": Figure(
+            f"{key}.utilisation",
+            round(utilisation, 4),
+            "ratio",
+            "Breaker loading at full load",
+            "满载时断路器负载率",
+            formula="current ÷ (breaker × circuits)",
+            inputs={"current_amps": round(current, 1), "breaker_amps": breaker, "circuits": circuits},
+        ),
+    }
+    return FeedSizing(
+        method=method,
+        load_kw=kw,
+        voltage_ll=site.voltage_ll,
+        phases=site.phases,
+        power_factor=pf,
+        derating=derating,
+        current_amps=current,
+        required_amps=required,
+        breaker_amps=breaker,
+        circuits=circuits,
+        feeds=FEEDS_AB,
+        utilisation=utilisation,
+        exceeds_largest_breaker=exceeds,
+        figures=figures,
+    )
+
+
+def _exceeds_check(
+    feed: FeedSizing, site: SiteSpec, where_en: str, where_zh: str, severity: Severity, code: str
+) -> Check:
+    largest = max(site.breaker_ladder_amps) if site.breaker_ladder_amps else feed.breaker_amps
+    return Check(
+        code=code,
+        severity=severity,
+        area="power",
+        message_en=(
+            f"{where_en}: {feed.load_kw:.1f} kW needs {feed.required_amps:.0f} A per feed "
+            f"({feed.current_amps:.0f} A ÷ {feed.derating:g}), more than the largest breaker on the "
+            f"site's ladder ({largest} A)."
+        ),
+        message_zh=(
+            f"{where_zh}：{feed.load_kw:.1f} kW 每路需 {feed.required_amps:.0f} A"
+            f"（{feed.current_amps:.0f} A ÷ {feed.derating:g}），超过现场最大断路器规格 {largest} A。"
+        ),
+        figures={
+            "load_kw": round(feed.load_kw, 1),
+            "required_amps": round(feed.required_amps, 1),
+            "largest_breaker_amps": largest,
+            "circuits": feed.circuits,
+            "breaker_amps": feed.breaker_amps,
+        },
+        field="site.breaker_ladder_amps",
+        fix_en=f"split each of the A and B feeds into {feed.circuits} × {feed.breaker_amps} A circuits",
+        fix_zh=f"A/B 路各拆分为 {feed.circuits} 个 {feed.breaker_amps} A 独立回路",
+    )
+
+
+def rack_feed(
+    kw: float, site: SiteSpec, *, method: str = "recommended", key: str = "racks.feed", name: str = "rack"
+) -> FeedSizing:
+    """Size the A and B feeds (PDUs) of one rack for its full load ``kw``.
+
+    Each rack gets an A and a B feed, each able to carry the whole rack.  An
+    ERROR check ``power.feed_exceeds_largest_breaker`` is attached when even
+    the largest breaker on the site's ladder cannot carry it.
+    """
+    feed = _size_feed(kw, site, method, key, Source("seed", SEED_METHOD_REF))
+    if feed.exceeds_largest_breaker:
+        check = _exceeds_check(
+            feed, site, f"Rack {name}", f"机柜 {name}", Severity.ERROR, "power.feed_exceeds_largest_breaker"
+        )
+        feed = replace(feed, checks=(check,))
+    return feed
+
+
+def _seed_source(servers_kw: float) -> Source:
+    """The seed paragraph whose figures this load reproduces (by the 16.2 kW × N arithmetic)."""
+    if abs(servers_kw - 259.2) < 0.05:
+        return Source("seed", "S1 §4.3")
+    if abs(servers_kw - 129.6) < 0.05:
+        return Source("seed", "S1 §3.2")
+    return Source("seed", SEED_METHOD_REF)
+
+
+# --------------------------------------------------------------------------- module entry
+
+
+def size_power(req: PlanRequest, layout: LayoutResult, network: NetworkResult | None = None) -> PowerResult:
+    """Size server, IT and facility load and the A/B feeds of the deployment.
+
+    ``network`` supplies the switches' kW; when omitted it is computed with
+    :func:`configurator.engine.network.size_network` (plain arithmetic).
+    """
+    if network is None:
+        from .network import size_network
+
+        network = size_network(req, layout)
+
+    server, site = req.server, req.site
+    server_src = (
+        server.sources.get("max_input_kw", Source("input", "server catalog"))
+        if server.sources
+        else Source("input", "server catalog")
+    )
+    lf = server.typical_load_factor
+    per_kw = server.max_input_kw
+    per_design = per_kw * lf
+    nodes = layout.nodes
+    servers_kw = nodes * per_kw
+    switches_kw = network.switch_kw
+    it_kw = servers_kw + switches_kw
+    it_design_kw = servers_kw * lf + switches_kw
+    pue = site.pue
+    facility_kw = it_kw * pue
+    facility_design_kw = it_design_kw * pue
+    pue_src = _site_source(site, "pue", Source("assumed", "site PUE"))
+    seed_source = _seed_source(servers_kw)
+
+    figures: dict[str, Figure] = {}
+
+    def fig(
+        key: str, value, unit: str, en: str, zh: str, formula: str = "", inputs=None, source: Source = DERIVED
+    ) -> None:
+        figures[key] = Figure(key, value, unit, en, zh, formula=formula, inputs=inputs or {}, source=source)
+
+    fig(
+        "power.server.max_input_kw",
+        per_kw,
+        "kW",
+        "Maximum input per server",
+        "单机最大输入功率",
+        source=server_src,
+    )
+    fig(
+        "power.server.design_kw",
+        round(per_design, 3),
+        "kW",
+        "Design load per server",
+        "单机设计负载",
+        "max input × typical load factor",
+        {"max_input_kw": per_kw, "typical_load_factor": lf},
+    )
+    fig(
+        "power.servers.max_kw",
+        round(servers_kw, 3),
+        "kW",
+        "Servers, maximum input",
+        "服务器总功耗（最大输入）",
+        "nodes × max input per server",
+        {"nodes": nodes, "max_input_kw": per_kw},
+        seed_source if seed_source.ref != SEED_METHOD_REF else Source("derived"),
+    )
+    fig(
+        "power.switches.max_kw",
+        round(switches_kw, 3),
+        "kW",
+        "Switches",
+        "交换机功耗",
+        "Σ switch power (network module)",
+        {"switches": len(network.switches)},
+    )
+    fig(
+        "power.it.max_kw",
+        round(it_kw, 3),
+        "kW",
+        "IT load (servers + switches)",
+        "IT 负载（服务器 + 交换机）",
+        "servers + switches",
+        {"servers_kw": round(servers_kw, 3), "switches_kw": round(switches_kw, 3)},
+    )
+    fig(
+        "power.it.design_kw",
+        round(it_design_kw, 3),
+        "kW",
+        "IT design load",
+        "IT 设计负载",
+        "servers × typical load factor + switches",
+        {"servers_kw": round(servers_kw, 3), "typical_load_factor": lf, "switches_kw": round(switches_kw, 3)},
+    )
+    fig("power.pue", pue, "", "PUE", "PUE", source=pue_src)
+    fig(
+        "power.facility.max_kw",
+        round(facility_kw, 3),
+        "kW",
+        "Facility load at maximum input",
+        "机房总负载（最大输入）",
+        "IT × PUE",
+        {"it_kw": round(it_kw, 3), "pue": pue},
+    )
+    fig(
+        "power.facility.design_kw",
+        round(facility_design_kw, 3),
+        "kW",
+        "Facility design load",
+        "机房设计负载",
+        "IT design × PUE",
+        {"it_design_kw": round(it_design_kw, 3), "pue": pue},
+    )
+
+    # Per group: servers + the switches that serve only this group, on the group's own feeds.
+    groups: list[GroupPower] = []
+    attributed = 0.0
+    for g in layout.groups:
+        g_switch_kw = sum(s.power_kw for s in network.switches if tuple(s.groups) == (g.name,))
+        attributed += g_switch_kw
+        g_servers = g.nodes * per_kw
+        g_it = g_servers + g_switch_kw
+        g_design = g_servers * lf + g_switch_kw
+        key = f"power.group.{g.name}"
+        g_feed = _size_feed(g_it, site, "recommended", f"{key}.feed", seed_source)
+        g_figs = {
+            f"{key}.servers_kw": Figure(
+                f"{key}.servers_kw",
+                round(g_servers, 3),
+                "kW",
+                f"{g.name}: servers",
+                f"{g.name}：服务器功耗",
+                "nodes × max input",
+                {"nodes": g.nodes, "max_input_kw": per_kw},
+            ),
+            f"{key}.it_kw": Figure(
+                f"{key}.it_kw",
+                round(g_it, 3),
+                "kW",
+                f"{g.name}: IT load",
+                f"{g.name}：IT 负载",
+                "servers + own switches",
+                {"servers_kw": round(g_servers, 3), "switches_kw": round(g_switch_kw, 3)},
+            ),
+            **g_feed.figures,
+        }
+        groups.append(
+            GroupPower(
+                group=g.name,
+                role=g.role,
+                nodes=g.nodes,
+                servers_kw=g_servers,
+                switches_kw=g_switch_kw,
+                it_kw=g_it,
+                design_kw=g_design,
+                facility_kw=g_it * pue,
+                feed=g_feed,
+                figures=g_figs,
+            )
+        )
+        figures.update(g_figs)
+    shared_kw = max(0.0, switches_kw - attributed)
+    fig(
+        "power.switches.shared_kw",
+        round(shared_kw, 3),
+        "kW",
+        "Switches shared by several groups",
+        "多个集群共用的交换机功耗",
+        "switches − switches of a single group",
+        {"switches_kw": round(switches_kw, 3), "attributed_kw": round(attributed, 3)},
+    )
+
+    seed_feed = _size_feed(servers_kw, site, "seed", "power.feed.seed", seed_source)
+    rec_feed = _size_feed(it_kw, site, "recommended", "power.feed.recommended", seed_source)
+    figures.update(seed_feed.figures)
+    figures.update(rec_feed.figures)
+
+    checks: list[Check] = []
+    seed_stated = seed_source.ref != SEED_METHOD_REF  # the seed itself states this circuit
+    checks.extend(_feed_checks(seed_feed, rec_feed, site, servers_kw, switches_kw, seed_stated))
+    psu = _psu_check(req)
+    if psu is not None:
+        checks.append(psu)
+
+    return PowerResult(
+        per_server_kw=per_kw,
+        per_server_design_kw=per_design,
+        servers=nodes,
+        servers_kw=servers_kw,
+        switches_kw=switches_kw,
+        shared_switches_kw=shared_kw,
+        it_kw=it_kw,
+        it_design_kw=it_design_kw,
+        facility_kw=facility_kw,
+        facility_design_kw=facility_design_kw,
+        pue=pue,
+        groups=tuple(groups),
+        seed_feed=seed_feed,
+        recommended_feed=rec_feed,
+        method_used="recommended",
+        figures=figures,
+        checks=tuple(checks),
+    )
+
+
+def _feed_checks(
+    seed: FeedSizing,
+    rec: FeedSizing,
+    site: SiteSpec,
+    servers_kw: float,
+    switches_kw: float,
+    seed_stated: bool,
+) -> list[Check]:
+    """The seed method's missing headroom: a WARNING where the seed states that circuit
+    (8 × A3 → 200 A, 16 × A3 → 400 A), otherwise an OK-level note for engineers who size
+    circuits the seed's way; the plan itself always uses the recommended method."""
+    checks: list[Check] = []
+    if servers_kw <= 0:
+        return checks
+    v = f"{site.voltage_ll:g}"
+    phase_en = "three-phase" if site.phases == 3 else "single-phase"
+    phase_zh = "三相" if site.phases == 3 else "单相"
+    limit_pct = round(site.continuous_derating * 100)
+    if seed.utilisation > site.continuous_derating + _EPS:
+        checks.append(
+            Check(
+                code="power.seed_circuit_no_headroom",
+                severity=Severity.WARNING if seed_stated else Severity.OK,
+                area="power",
+                message_en=(
+                    f"The seed's method sizes each feed at {seed.breaker_amps} A for {seed.current_amps:.1f} A of "
+                    f"full load ({servers_kw:.1f} kW at {phase_en} {v} V, PF 1): the breaker runs at "
+                    f"{seed.utilisation:.0%} of its rating, while a continuous load should stay within "
+                    f"{limit_pct} %. There is no continuous-load headroom and no margin for a power factor "
+                    f"below 1. Recommended: {rec.description_en} for {rec.load_kw:.1f} kW "
+                    f"(servers + switches) at PF {rec.power_factor:g} ÷ {rec.derating:g}."
+                ),
+                message_zh=(
+                    f"种子方案按功率因数 1 计算：{servers_kw:.1f} kW（{phase_zh} {v}V）每路满载电流 "
+                    f"{seed.current_amps:.1f} A，选 {seed.breaker_amps} A 独立回路，断路器负载率 "
+                    f"{seed.utilisation:.0%}，而持续负载不宜超过额定电流的 {limit_pct}%，没有余量，"
+                    f"也未考虑功率因数低于 1。推荐：{rec.description_zh} 断路器"
+                    f"（{rec.load_kw:.1f} kW 含交换机，功率因数 {rec.power_factor:g}，÷ {rec.derating:g}）。"
+                ),
+                figures={
+                    "seed_current_amps": round(seed.current_amps, 1),
+                    "seed_breaker_amps": seed.breaker_amps,
+                    "seed_utilisation": round(seed.utilisation, 4),
+                    "recommended_current_amps": round(rec.current_amps, 1),
+                    "recommended_required_amps": round(rec.required_amps, 1),
+                    "recommended_breaker_amps": rec.breaker_amps,
+                    "circuits": rec.circuits,
+                },
+                field="site.continuous_derating",
+                fix_en=f"use {rec.breaker_amps} A breakers on each of the A and B feeds"
+                + (f" ({rec.circuits} circuits per feed)" if rec.circuits > 1 else ""),
+                fix_zh=f"A/B 路各采用 {rec.breaker_amps} A 断路器"
+                + (f"（每路 {rec.circuits} 个回路）" if rec.circuits > 1 else ""),
+            )
+        )
+    if rec.exceeds_largest_breaker:
+        checks.append(
+            _exceeds_check(
+                rec, site, "Whole deployment", "整体部署", Severity.WARNING, "power.total_feed_split"
+            )
+        )
+    checks.append(
+        Check(
+            code="power.method",
+            severity=Severity.OK,
+            area="power",
+            message_en=(
+                f"Feeds sized by the recommended method: {rec.load_kw:.1f} kW IT load "
+                f"({servers_kw:.1f} kW servers + {switches_kw:.1f} kW switches) → {rec.current_amps:.1f} A at "
+                f"PF {rec.power_factor:g} → {rec.required_amps:.1f} A after ÷ {rec.derating:g} → "
+                f"{rec.description_en}. The seed's method gives {seed.description_en} for the servers alone."
+            ),
+            message_zh=(
+                f"配电按推荐算法：IT 负载 {rec.load_kw:.1f} kW（服务器 {servers_kw:.1f} kW + 交换机 "
+                f"{switches_kw:.1f} kW）→ 功率因数 {rec.power_factor:g} 时 {rec.current_amps:.1f} A → "
+                f"÷ {rec.derating:g} 得 {rec.required_amps:.1f} A → {rec.description_zh}。种子方案算法（仅服务器）为 "
+                f"{seed.description_zh}。"
+            ),
+            figures={"recommended_breaker_amps": rec.breaker_amps, "seed_breaker_amps": seed.breaker_amps},
+        )
+    )
+    return checks
+
+
+def _psu_check(req: PlanRequest) -> Check | None:
+    """Warn when the PSUs on one feed cannot carry the server.
+
+    PSUs are split evenly over the A and B feeds.  An N+N set is built for
+    that and passes; otherwise the output rating of one side's PSUs is compared
+    with the server's maximum input × PSU efficiency (the output it must deliver).
+    """
+    s = req.server
+    if s.psu_count < 2 or s.psu_watts <= 0 or s.max_input_kw <= 0:
+        return None
+    if s.psu_redundant * 2 >= s.psu_count:
+        return None
+    per_side = s.psu_count // 2
+    side_kw = per_side * s.psu_watts / 1000.0
+    if side_kw + _EPS >= s.max_input_kw * PSU_EFFICIENCY:
+        return None
+    redundancy = f"{s.psu_count - s.psu_redundant}+{s.psu_redundant}" if s.psu_redundant else f"{s.psu_count}"
+    return Check(
+        code="power.psu_not_ab_redundant",
+        severity=Severity.WARNING,
+        area="power",
+        message_en=(
+            f"{s.name}: {s.psu_count} × {s.psu_watts / 1000:g} kW PSUs ({redundancy}) split across the A and B "
+            f"feeds leave {per_side} PSUs = {side_kw:.1f} kW on one feed, below the {s.max_input_kw:g} kW "
+            f"maximum input. Losing one feed may throttle or shut down the server even though each feed "
+            f"is sized for the full load."
+        ),
+        message_zh=(
+            f"{s.name}：{s.psu_count} 个 {s.psu_watts / 1000:g} kW 电源（{redundancy} 冗余）分接 A/B 路供电后，"
+            f"单路仅 {per_side} 个电源 = {side_kw:.1f} kW，低于最大输入功率 {s.max_input_kw:g} kW；"
+            f"即使每路按满载配电，单路失电时服务器仍可能降频或宕机。"
+        ),
+        figures={
+            "psu_count": s.psu_count,
+            "psu_watts": s.psu_watts,
+            "per_feed_kw": round(side_kw, 2),
+            "max_input_kw": s.max_input_kw,
+        },
+        field="server.psu_count",
+        fix_en="confirm the vendor's N+N (A/B) power mode or a power cap for single-feed operation",
+        fix_zh="与厂商确认 N+N（A/B 路）供电模式或单路供电时的功率封顶策略",
+    )

@@ -1,0 +1,190 @@
+"""Power: server/IT/facility load and A/B feed sizing, seed method beside the recommended one."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from configurator.engine.power import line_current_amps, next_breaker_amps, rack_feed, size_power
+from configurator.engine.types import Severity, SiteSpec, Source, TopologyKind
+
+from ._builders import a3_8p8d, a3_pair, a3_server, a3_single, layout_for
+
+SQRT3 = math.sqrt(3)
+LADDER = SiteSpec().breaker_ladder_amps
+
+
+def _next(amps: float) -> int:
+    return min(r for r in LADDER if r >= amps)
+
+
+def _codes(result) -> dict[str, object]:
+    return {c.code: c for c in result.checks}
+
+
+def test_three_phase_current_is_p_over_root3_v_pf():
+    # domain.md §7: I = P ÷ (√3 × V_LL × PF); 129.6 kW at 380 V, PF 1 → 196.9 A
+    assert line_current_amps(129.6, 380, 1.0) == pytest.approx(129_600 / (SQRT3 * 380), rel=1e-12)
+    assert line_current_amps(129.6, 380, 1.0) == pytest.approx(196.9, abs=0.05)
+    # single phase: I = P ÷ (V × PF)
+    assert line_current_amps(2.3, 230, 1.0, phases=1) == pytest.approx(10.0)
+    assert next_breaker_amps(196.9, LADDER) == 200
+    assert next_breaker_amps(200.0, LADDER) == 200
+    assert next_breaker_amps(2000.0, LADDER) is None
+
+
+def test_8_a3_servers_129_6_kw_and_seed_200_a_per_feed():
+    req = a3_pair()
+    power = size_power(req, layout_for(req))
+    # domain.md §7 / S1 §3.2: 8 × 16.2 kW = 129.6 kW (servers alone)
+    assert power.servers_kw == pytest.approx(8 * 16.2)
+    assert power.figures["power.servers.max_kw"].value == pytest.approx(129.6)
+    # switches reported separately: 1 LingQu + 1 RoCE switch of 2.0 kW each (assumed specs)
+    assert power.switches_kw == pytest.approx(4.0)
+    assert power.it_kw == pytest.approx(133.6)
+    # seed method: PF 1, no derating: 129.6 kW → 196.9 A → "200 A" per feed, two feeds (S1 §3.2)
+    seed = power.seed_feed
+    assert seed.current_amps == pytest.approx(129_600 / (SQRT3 * 380 * 1.0))
+    assert round(seed.current_amps, 1) == 196.9
+    assert seed.breaker_amps == 200
+    assert seed.feeds == 2
+    assert seed.utilisation == pytest.approx(196.9 / 200, abs=1e-3)
+    assert power.figures["power.feed.seed.current_amps"].source == Source("seed", "S1 §3.2")
+
+
+def test_16_a3_servers_259_2_kw_and_seed_400_a_per_feed():
+    req = a3_8p8d()
+    power = size_power(req, layout_for(req))
+    # domain.md §7 / S1 §4.3: 16 × 16.2 kW = 259.2 kW → 393.8 A at PF 1 → "400 A × 2"
+    assert power.servers_kw == pytest.approx(259.2)
+    assert round(power.seed_feed.current_amps, 1) == 393.8
+    assert power.seed_feed.breaker_amps == 400
+    assert power.figures["power.feed.seed.breaker_amps"].source == Source("seed", "S1 §4.3")
+
+
+def test_recommended_feed_is_larger_and_explained_8_nodes():
+    req = a3_pair()
+    power = size_power(req, layout_for(req))
+    rec = power.recommended_feed
+    # IT load incl. switches: 129.6 + 4.0 kW; site PF 0.95, ÷ 0.8 continuous derating (NEC 210.19)
+    current = 133_600 / (SQRT3 * 380 * 0.95)  # ≈ 213.7 A
+    assert rec.current_amps == pytest.approx(current)
+    assert rec.required_amps == pytest.approx(current / 0.8)  # ≈ 267.1 A
+    assert rec.breaker_amps == _next(current / 0.8) == 315
+    assert rec.breaker_amps > power.seed_feed.breaker_amps
+    assert rec.utilisation <= 0.8
+    assert power.method_used == "recommended"
+    assert power.figures["power.feed.recommended.derating"].source == Source(
+        "public", "NEC 210.19 / NetBox max_utilization 80 %"
+    )
+    checks = _codes(power)
+    headroom = checks["power.seed_circuit_no_headroom"]
+    assert headroom.severity == Severity.WARNING  # the seed states this 200 A circuit
+    assert "315 A" in headroom.fix_en and "315 A" in headroom.fix_zh
+    assert "200 A" in headroom.message_en and "80 %" in headroom.message_en
+    assert "独立回路" in headroom.message_zh and "A/B 路" in headroom.message_zh
+    assert checks["power.method"].severity == Severity.OK
+
+
+def test_recommended_feed_16_nodes():
+    req = a3_8p8d()
+    power = size_power(req, layout_for(req))
+    # switches: 2 LingQu (one per P/D side) + RoCE leaf/spine 4 + 2 = 8 × 2.0 kW (network rule)
+    assert power.switches_kw == pytest.approx(16.0)
+    current = (259_200 + 16_000) / (SQRT3 * 380 * 0.95)  # ≈ 440.1 A
+    assert power.recommended_feed.current_amps == pytest.approx(current)
+    assert power.recommended_feed.breaker_amps == _next(current / 0.8) == 630
+
+
+def test_facility_load_is_it_times_pue_and_design_load_uses_load_factor():
+    req = a3_pair()
+    power = size_power(req, layout_for(req))
+    # domain.md §7: facility = IT × PUE (site default 1.3)
+    assert power.facility_kw == pytest.approx(133.6 * 1.3)
+    # design: servers × typical load factor 0.8 + switches at rating
+    assert power.it_design_kw == pytest.approx(129.6 * 0.8 + 4.0)
+    assert power.facility_design_kw == pytest.approx((129.6 * 0.8 + 4.0) * 1.3)
+    assert power.per_server_design_kw == pytest.approx(16.2 * 0.8)
+
+
+def test_pair_clusters_have_their_own_feeds():
+    req = a3_pair(TopologyKind.PRIMARY_STANDBY)
+    power = size_power(req, layout_for(req))
+    assert [g.group for g in power.groups] == ["cluster-a", "cluster-b"]
+    for g in power.groups:
+        # 4 × 16.2 kW per cluster; the switches are shared (both clusters use them)
+        assert g.servers_kw == pytest.approx(64.8)
+        assert g.switches_kw == 0
+        assert g.feed.current_amps == pytest.approx(64_800 / (SQRT3 * 380 * 0.95))
+        assert g.feed.breaker_amps == _next(64_800 / (SQRT3 * 380 * 0.95) / 0.8)  # 123.1 A → 125 A
+    assert power.shared_switches_kw == pytest.approx(4.0)
+
+
+def test_prefill_and_decode_each_carry_their_lingqu_switch():
+    req = a3_8p8d()
+    power = size_power(req, layout_for(req))
+    by_name = {g.group: g for g in power.groups}
+    # one 2.0 kW LingQu switch per side; the RoCE leaf/spine (6 × 2.0 kW) is shared
+    assert by_name["prefill"].switches_kw == pytest.approx(2.0)
+    assert by_name["decode"].switches_kw == pytest.approx(2.0)
+    assert power.shared_switches_kw == pytest.approx(12.0)
+
+
+def test_rack_feed_per_rack_full_load_on_a_and_b():
+    site = SiteSpec()
+    # two A3 per rack: 32.4 kW → 32,400 / (√3 × 380 × 0.95) = 51.8 A → ÷ 0.8 = 64.8 A → 80 A
+    feed = rack_feed(32.4, site)
+    assert feed.current_amps == pytest.approx(32_400 / (SQRT3 * 380 * 0.95))
+    assert feed.breaker_amps == 80
+    assert feed.feeds == 2
+    assert feed.checks == ()
+    # the seed's method would pick 50 A (49.2 A at PF 1) with no headroom
+    seed = rack_feed(32.4, site, method="seed")
+    assert seed.current_amps == pytest.approx(32_400 / (SQRT3 * 380))
+    assert seed.breaker_amps == 50
+    assert not seed.has_continuous_headroom
+    assert feed.has_continuous_headroom
+
+
+def test_feed_beyond_largest_breaker_is_an_error_with_a_split():
+    site = SiteSpec()
+    feed = rack_feed(1500.0, site, name="R01")
+    required = 1_500_000 / (SQRT3 * 380 * 0.95) / 0.8  # ≈ 3,000 A > 1,600 A
+    assert feed.required_amps == pytest.approx(required)
+    assert feed.exceeds_largest_breaker
+    assert feed.circuits == math.ceil(required / 1600)
+    assert feed.breaker_amps == _next(required / feed.circuits)
+    (check,) = feed.checks
+    assert check.code == "power.feed_exceeds_largest_breaker"
+    assert check.severity == Severity.ERROR
+    assert f"{feed.circuits} × {feed.breaker_amps} A" in check.fix_en
+
+
+def test_psu_split_over_a_and_b_warns_for_5_plus_1():
+    req = a3_pair()
+    power = size_power(req, layout_for(req))
+    # S1 §2.1: 6 × 3 kW PSUs 5+1; 3 PSUs on one feed = 9 kW < 16.2 kW
+    psu = _codes(power)["power.psu_not_ab_redundant"]
+    assert psu.severity == Severity.WARNING
+    assert psu.figures["per_feed_kw"] == pytest.approx(9.0)
+    nn = a3_pair(server=a3_server(psu_redundant=3))  # 3+3 is built for A/B feeds
+    assert "power.psu_not_ab_redundant" not in _codes(size_power(nn, layout_for(nn)))
+
+
+def test_seed_headroom_note_is_informational_outside_the_seed_plans():
+    req = a3_single(4)
+    power = size_power(req, layout_for(req))
+    # 4 × 16.2 = 64.8 kW → 98.5 A at PF 1 → 100 A: no headroom, but the seed states no circuit here
+    assert power.seed_feed.breaker_amps == 100
+    check = _codes(power)["power.seed_circuit_no_headroom"]
+    assert check.severity == Severity.OK
+
+
+def test_every_figure_has_a_source_and_key():
+    req = a3_8p8d()
+    power = size_power(req, layout_for(req))
+    for key, figure in power.figures.items():
+        assert figure.key == key
+        assert figure.source.kind in {"seed", "public", "assumed", "input", "derived"}
+        assert figure.label_en and figure.label_zh
