@@ -18,10 +18,10 @@ from .labels import t
 from .svg import Canvas
 
 PAD = 16
-NODE_W, NODE_H, NODE_GAP = 104, 54, 8
+NODE_W, NODE_H, NODE_GAP = 96, 46, 8
 GROUP_PAD = 12
 GROUP_HEAD = 54  # name + parallel layout
-GROUP_FOOT = 26
+GROUP_FOOT = 28
 MIN_GROUP_W = 250
 GATEWAY_W, GATEWAY_H = 300, 40
 MAX_NODE_BOXES = 16  # beyond this a group shows 15 nodes and "+N more"
@@ -158,7 +158,8 @@ def _head_width(g: dict, lang: str) -> float:
     badge = svg.text_width(_role_text(g, lang), svg.SMALL) + 16
     # The name may be shortened, but a short name and the badge should fit side by side.
     name = min(svg.text_width(g["name"], svg.FONT_SIZE + 1, True), 200)
-    return 2 * GROUP_PAD + name + 12 + badge
+    foot = svg.text_width(_footer(g, lang), svg.SMALL + 1)
+    return 2 * GROUP_PAD + max(name + 12 + badge, foot)
 
 
 def _kv_label_lines(lang: str) -> list[str]:
@@ -230,7 +231,6 @@ def _draw_group(c: Canvas, g: dict, box: tuple, ncols: int, lang: str) -> None:
     grid_w = ncols * NODE_W + (ncols - 1) * NODE_GAP
     gx = x + (w - grid_w) / 2
     gy = y + GROUP_HEAD
-    per_node = g["devices"] // nodes if nodes else 0
     for i in range(shown):
         nx = gx + (i % ncols) * (NODE_W + NODE_GAP)
         ny = gy + (i // ncols) * (NODE_H + NODE_GAP)
@@ -245,19 +245,15 @@ def _draw_group(c: Canvas, g: dict, box: tuple, ncols: int, lang: str) -> None:
             stroke=svg.ACCENT if master else "#b9c2cc",
             stroke_width=1.6 if master else 1,
         )
-        c.text(nx + 8, ny + 17, t("node", lang, n=g["first_node"] + i), size=svg.SMALL + 1, bold=master)
+        c.text(nx + 9, ny + 19, t("node", lang, n=g["first_node"] + i), size=svg.FONT_SIZE, bold=master)
         c.text(
-            nx + 8,
-            ny + 32,
+            nx + 9,
+            ny + 36,
             t("master" if master else "worker", lang),
-            size=svg.SMALL,
+            size=svg.SMALL + 1,
             fill=svg.ACCENT if master else svg.MUTED,
             bold=master,
         )
-        if per_node:
-            c.text(
-                nx + 8, ny + 46, t("devices_per_node", lang, n=per_node), size=svg.SMALL - 1, fill=svg.MUTED
-            )
     if shown < nodes:
         i = shown
         nx = gx + (i % ncols) * (NODE_W + NODE_GAP)
@@ -271,20 +267,28 @@ def _draw_group(c: Canvas, g: dict, box: tuple, ncols: int, lang: str) -> None:
             size=svg.SMALL + 1,
         )
 
-    # Footer: how many nodes and devices.
-    if g["node_name"]:
-        foot = f"{nodes} × {g['node_name']} · {t('devices_per_node', lang, n=g['devices'])}"
-    elif nodes == 1:
-        foot = t("node_devices", lang, devices=g["devices"])
-    else:
-        foot = t("nodes_devices", lang, nodes=nodes, devices=g["devices"])
+    # Footer: how many nodes and devices, with the arithmetic.
+    foot = _footer(g, lang)
     c.text(
         x + GROUP_PAD,
-        y + h - 9,
-        svg.fit_text(foot, w - 2 * GROUP_PAD, svg.SMALL),
-        size=svg.SMALL,
+        y + h - 10,
+        svg.fit_text(foot, w - 2 * GROUP_PAD, svg.SMALL + 1),
+        size=svg.SMALL + 1,
         fill=svg.MUTED,
     )
+
+
+def _footer(g: dict, lang: str) -> str:
+    """ "4 nodes × 16 devices = 64 devices", or "4 × Atlas 800 A3 × 16 devices = 64 devices"."""
+    nodes, devices = g["nodes"], g["devices"]
+    servers = (
+        f"{nodes} × {g['node_name']}"
+        if g["node_name"]
+        else t("one_node" if nodes == 1 else "n_nodes", lang, n=nodes)
+    )
+    if nodes and devices and devices % nodes == 0:
+        return t("group_devices", lang, servers=servers, per_node=devices // nodes, devices=devices)
+    return t("group_devices_total", lang, servers=servers, devices=devices)
 
 
 def _draw_kv_transfer(c: Canvas, items: list[dict], boxes: list, lang: str) -> None:

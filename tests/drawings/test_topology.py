@@ -24,7 +24,7 @@ PD = [
 
 
 def node_boxes(root):
-    return [r for r in root.iter(f"{SVG_NS}rect") if r.get("width") == "104"]
+    return [r for r in root.iter(f"{SVG_NS}rect") if r.get("width") == "96"]
 
 
 def test_single_cluster_marks_node_0_master_and_the_rest_workers():
@@ -34,8 +34,7 @@ def test_single_cluster_marks_node_0_master_and_the_rest_workers():
     assert "DP4 / TP16 / EP64" in labels
     assert [f"Node {i}" for i in range(4)] == [s for s in labels if s.startswith("Node ")]
     assert labels.count("master") == 1 and labels.count("worker") == 3
-    assert "16 devices" in labels  # 64 devices / 4 nodes
-    assert "4 nodes · 64 devices" in labels
+    assert "4 nodes × 16 devices = 64 devices" in labels  # 64 devices / 4 nodes
     assert len(node_boxes(root)) == 4
 
 
@@ -45,7 +44,7 @@ def test_one_node():
     )
     labels = texts(root)
     assert "Node 0" in labels and "master" in labels and "worker" not in labels
-    assert "1 × Atlas 800 A3 · 16 devices" in labels
+    assert "1 × Atlas 800 A3 × 16 devices = 16 devices" in labels
     assert len(node_boxes(root)) == 1
 
 
@@ -106,7 +105,15 @@ def test_8p8d_has_proxy_kv_transfer_and_pool_and_stays_legible_with_16_nodes():
 
 def test_8p8d_in_chinese():
     text = all_text(parse_svg(topology_svg(PD, "zh-hans", kv_transfer=True)))
-    for word in ("PD 代理", "KV 缓存", "KV 池 (MetaService + Memcache)", "预填充 (P)", "解码 (D)", "节点 15"):
+    for word in (
+        "PD 代理",
+        "KV 缓存",
+        "KV 池 (MetaService + Memcache)",
+        "预填充 (P)",
+        "解码 (D)",
+        "节点 15",
+        "8 节点 × 16 卡 = 128 卡",
+    ):
         assert word in text
 
 
@@ -123,6 +130,9 @@ def test_no_gateway_no_groups_and_unknown_role():
     assert "No data" in texts(parse_svg(topology_svg([], "en")))
     root = parse_svg(topology_svg([group("X", "mystery", 0, "", 0)], "en"))
     assert "cluster" in texts(root)
+    # Devices that do not divide evenly: only the total is given.
+    root = parse_svg(topology_svg([group("Odd", "cluster", 3, "", 40)], "en"))
+    assert "3 nodes · 40 devices" in texts(root)
 
 
 @pytest.mark.parametrize("field", ["name", "label", "node_name"])
