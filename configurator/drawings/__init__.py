@@ -12,6 +12,7 @@ Number and money formatting for the page and the PDF is in
 
 from .charts import bar_chart_svg, line_chart_svg, tornado_svg
 from .memory import memory_bar_svg
+from .power_feed import power_feed_svg
 from .svg import svg_to_data_uri
 from .ticks import nice_ticks
 from .topology import topology_svg
@@ -21,6 +22,7 @@ __all__ = [
     "line_chart_svg",
     "memory_bar_svg",
     "nice_ticks",
+    "power_feed_svg",
     "svg_to_data_uri",
     "topology_svg",
     "tornado_svg",
