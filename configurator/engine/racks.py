@@ -1,0 +1,731 @@
+"""Racks: place servers, switches and PDUs into racks, size each rack's A/B
+feeds, check cooling, and draw rack elevations as SVG.
+
+Placement rules:
+
+* Servers per rack = min(⌊usable U ÷ server U⌋, ⌊rack.max_kw ÷ server kW⌋),
+  usable U = rack U − reserved U (top, cable management) − horizontal PDU U.
+  With the default 42U / 40 kW rack two 16.2 kW Atlas 800 A3 fit, which is
+  the seed's layout: 8 nodes → 4 racks, 16 → 8 ([S1] §3.2, §4.3).
+* Every serving group starts in its own rack, so the two clusters of a
+  primary/standby or tenant pair, and the P and D pools, never share a rack
+  and each rack has its own A and B feeds.  Servers fill racks bottom-up from
+  U1, in node order.
+* Switches are mounted top-down below the PDUs: a switch that serves one
+  group goes into the first of that group's racks with room (U and kW); a
+  shared switch goes into the first rack with room; otherwise into a network
+  rack (N01, N02 …).
+* Cooling is checked separately from placement: a rack above the site's
+  air-cooling limit (≈20–25 kW) is a warning, with the alternatives
+  (containment / liquid cooling, or fewer servers per rack).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape
+
+from .network import NetworkResult, SeedReference, SwitchUnit, seed_reference
+from .power import FeedSizing, PowerResult, rack_feed
+from .types import Check, Figure, GroupLayout, LayoutResult, PlanRequest, Severity, Source
+
+CONTAINMENT_KW_LIMIT = 40.0  # domain.md §7: 35–40 kW per rack needs containment or liquid cooling
+CONTAINMENT_SOURCE = Source("assumed", "35–40 kW per rack with hot/cold-aisle containment")
+_EPS = 1e-9
+
+GROUP_ZH = {
+    "cluster": "集群",
+    "cluster-a": "集群 A",
+    "cluster-b": "集群 B",
+    "prefill": "预填充",
+    "decode": "解码",
+}
+ROLE_EN = {"scale_up": "scale-up", "scale_out": "scale-out", "service": "service", "management": "management"}
+ROLE_ZH = {"scale_up": "灵衢/超节点", "scale_out": "参数面", "service": "业务面", "management": "管理面"}
+TIER_ZH = {"leaf": "叶", "spine": "脊"}
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class RackSlot:
+    """One device (or reserved block) in a rack; ``u_position`` is its lowest U, counted from 1 at the bottom."""
+
+    u_position: int
+    height_u: int
+    kind: str  # server | switch | pdu | blank
+    label: str  # "A3-01 (cluster-a, master)"
+    label_zh: str
+    node_index: int | None = None  # 0-based index of the node in the deployment
+    group: str = ""
+    kw: float = 0.0  # maximum input
+
+    @property
+    def top_u(self) -> int:
+        return self.u_position + self.height_u - 1
+
+
+@dataclass(frozen=True)
+class RackLayout:
+    index: int  # 0-based position in RackResult.racks
+    name: str  # R01 … for compute racks, N01 … for network racks
+    kind: str  # compute | network
+    rack_units: int
+    usable_units: int  # rack U − reserved − PDU U
+    slots: tuple[RackSlot, ...]
+    groups: tuple[str, ...]
+    kw: float  # maximum input of everything in the rack
+    design_kw: float
+    units_used: int  # U taken by servers, switches and PDUs
+    servers: int
+    switches: int
+    feed: FeedSizing  # A and B feeds of this rack, each for the full rack load
+    cooling: str
+    cooling_limit_kw: float | None  # None: liquid cooling, no air limit
+
+    @property
+    def exceeds_cooling(self) -> bool:
+        return self.cooling_limit_kw is not None and self.kw > self.cooling_limit_kw + _EPS
+
+
+@dataclass(frozen=True)
+class RackResult:
+    racks: tuple[RackLayout, ...]
+    rack_count: int
+    compute_racks: int
+    network_racks: int
+    servers_per_rack: int
+    max_rack_kw: float
+    total_kw: float
+    units_used: int
+    seed: SeedReference | None = None
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+
+# --------------------------------------------------------------------------- placement
+
+
+@dataclass
+class _Rack:
+    name: str
+    kind: str
+    rack_units: int
+    usable: int
+    bottom: int  # next free U from the bottom
+    top: int  # highest free U
+    slots: list[RackSlot] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    kw: float = 0.0
+    design_kw: float = 0.0
+    servers: int = 0
+    switches: int = 0
+
+    @property
+    def free(self) -> int:
+        return self.top - self.bottom + 1
+
+
+def _new_rack(req: PlanRequest, name: str, kind: str, slots: bool = True) -> _Rack:
+    """An empty rack: reserved units at the top, then the horizontal PDUs (A above B)."""
+    spec = req.rack
+    h = spec.rack_units
+    reserved = max(0, min(spec.reserved_units, h))
+    pdu = max(0, min(spec.pdu_units, h - reserved))
+    rack = _Rack(name, kind, h, h - reserved - pdu, bottom=1, top=h - reserved - pdu)
+    if not slots:
+        return rack
+    if reserved:
+        rack.slots.append(
+            RackSlot(h - reserved + 1, reserved, "blank", "Reserved (cable management)", "预留（理线）")
+        )
+    if pdu >= 2:
+        a = math.ceil(pdu / 2)
+        rack.slots.append(RackSlot(h - reserved - a + 1, a, "pdu", "PDU A", "PDU（A 路）"))
+        rack.slots.append(RackSlot(h - reserved - pdu + 1, pdu - a, "pdu", "PDU B", "PDU（B 路）"))
+    elif pdu == 1:
+        rack.slots.append(RackSlot(h - reserved, 1, "pdu", "PDU A/B", "PDU（A/B 路）"))
+    return rack
+
+
+def servers_per_rack(req: PlanRequest, max_kw: float | None = None) -> int:
+    """min(⌊usable U ÷ server U⌋, ⌊max kW ÷ server kW⌋), at least 1."""
+    spec, server = req.rack, req.server
+    usable = spec.rack_units - spec.reserved_units - spec.pdu_units
+    limit_kw = spec.max_kw if max_kw is None else max_kw
+    by_u = usable // server.rack_units if server.rack_units > 0 else usable
+    by_kw = (
+        math.floor(limit_kw / server.max_input_kw + _EPS)
+        if server.max_input_kw > 0 and limit_kw > 0
+        else by_u
+    )
+    return max(1, min(by_u, by_kw))
+
+
+def _short_name(req: PlanRequest) -> str:
+    name = req.server.name.strip() or req.server.slug
+    return name.split()[-1] if name.split() else "node"
+
+
+def _node_label(short: str, node: int, g: GroupLayout) -> tuple[str, str]:
+    role = "master" if node == g.first_node else "worker"
+    role_zh = "主节点" if role == "master" else "工作节点"
+    group_zh = GROUP_ZH.get(g.name, g.name)
+    return f"{short}-{node + 1:02d} ({g.name}, {role})", f"{short}-{node + 1:02d}（{group_zh}，{role_zh}）"
+
+
+def _switch_label(sw: SwitchUnit) -> tuple[str, str]:
+    scope = sw.groups[0] if len(sw.groups) == 1 else ROLE_EN.get(sw.role, sw.role)
+    scope_zh = (
+        GROUP_ZH.get(sw.groups[0], sw.groups[0]) if len(sw.groups) == 1 else ROLE_ZH.get(sw.role, sw.role)
+    )
+    tier = "" if sw.tier == "single" else f", {sw.tier}"
+    tier_zh = "" if sw.tier == "single" else f"，{TIER_ZH.get(sw.tier, sw.tier)}"
+    return f"{sw.label} ({scope}{tier})", f"{sw.label}（{scope_zh}{tier_zh}）"
+
+
+def _place(
+    req: PlanRequest, layout: LayoutResult, network: NetworkResult, max_kw: float, slots: bool = True
+) -> list[_Rack]:
+    """Fill racks by the placement rules; ``slots=False`` when only the counts and loads matter."""
+    server = req.server
+    per_rack = servers_per_rack(req, max_kw)
+    short = _short_name(req)
+    lf = server.typical_load_factor
+    racks: list[_Rack] = []
+    group_racks: dict[str, list[_Rack]] = {}
+    groups = layout.groups or (
+        GroupLayout(
+            "cluster",
+            "serve",
+            layout.nodes,
+            0,
+            req.topology.parallel,
+            layout.nodes * layout.devices_per_node,
+            0,
+        ),
+    )
+    for g in groups:
+        mine: list[_Rack] = []
+        for i in range(g.nodes):
+            node = g.first_node + i
+            if not mine or mine[-1].servers >= per_rack or mine[-1].free < server.rack_units:
+                rack = _new_rack(req, f"R{len(racks) + 1:02d}", "compute", slots)
+                rack.groups.append(g.name)
+                racks.append(rack)
+                mine.append(rack)
+            rack = mine[-1]
+            if slots:
+                label, label_zh = _node_label(short, node, g)
+                rack.slots.append(
+                    RackSlot(
+                        rack.bottom,
+                        server.rack_units,
+                        "server",
+                        label,
+                        label_zh,
+                        node,
+                        g.name,
+                        server.max_input_kw,
+                    )
+                )
+            rack.bottom += server.rack_units
+            rack.kw += server.max_input_kw
+            rack.design_kw += server.max_input_kw * lf
+            rack.servers += 1
+        group_racks[g.name] = mine
+
+    network_racks: list[_Rack] = []
+    for sw in network.switches:
+        if len(sw.groups) == 1 and sw.groups[0] in group_racks:
+            candidates = group_racks[sw.groups[0]]
+        else:
+            candidates = racks
+        target = next((r for r in candidates if _fits(r, sw, max_kw)), None)
+        if target is None:
+            target = next((r for r in network_racks if _fits(r, sw, max_kw)), None)
+        if target is None:
+            target = _new_rack(req, f"N{len(network_racks) + 1:02d}", "network", slots)
+            network_racks.append(target)
+        u = max(1, sw.rack_units)
+        if slots:
+            label, label_zh = _switch_label(sw)
+            target.slots.append(
+                RackSlot(
+                    target.top - u + 1,
+                    u,
+                    "switch",
+                    label,
+                    label_zh,
+                    None,
+                    sw.groups[0] if len(sw.groups) == 1 else "",
+                    sw.power_kw,
+                )
+            )
+        target.top -= u
+        target.kw += sw.power_kw
+        target.design_kw += sw.power_kw
+        target.switches += 1
+    return racks + network_racks
+
+
+def _fits(rack: _Rack, sw: SwitchUnit, max_kw: float) -> bool:
+    return rack.free >= max(1, sw.rack_units) and (max_kw <= 0 or rack.kw + sw.power_kw <= max_kw + _EPS)
+
+
+def _cooling_limit(req: PlanRequest) -> tuple[float | None, Source]:
+    cooling = req.rack.cooling
+    if cooling == "air":
+        src = (
+            req.site.sources.get("air_cooling_kw_limit", Source("assumed", "site air-cooling limit"))
+            if req.site.sources
+            else Source("assumed", "site air-cooling limit")
+        )
+        return req.site.air_cooling_kw_limit, src
+    if cooling == "containment":
+        return max(CONTAINMENT_KW_LIMIT, req.site.air_cooling_kw_limit), CONTAINMENT_SOURCE
+    return None, Source("input", "liquid cooling")
+
+
+# --------------------------------------------------------------------------- module entry
+
+
+def place_racks(
+    req: PlanRequest, layout: LayoutResult, power: PowerResult | None, network: NetworkResult
+) -> RackResult:
+    """Place servers, switches and PDUs into racks and size each rack's A/B feeds.
+
+    ``power`` is accepted for the composition in ``plan()``; the per-rack loads
+    are summed here from the devices placed.
+    """
+    spec, server, site = req.rack, req.server, req.site
+    built = _place(req, layout, network, spec.max_kw)
+    limit, limit_src = _cooling_limit(req)
+    racks: list[RackLayout] = []
+    figures: dict[str, Figure] = {}
+    feed_checks: list[Check] = []
+    for i, r in enumerate(built):
+        key = f"racks.{r.name}"
+        feed = rack_feed(r.kw, site, key=f"{key}.feed", name=r.name)
+        feed_checks.extend(feed.checks)
+        used = sum(s.height_u for s in r.slots if s.kind != "blank")
+        slots = tuple(sorted(r.slots, key=lambda s: s.u_position))
+        racks.append(
+            RackLayout(
+                index=i,
+                name=r.name,
+                kind=r.kind,
+                rack_units=r.rack_units,
+                usable_units=r.usable,
+                slots=slots,
+                groups=tuple(r.groups),
+                kw=r.kw,
+                design_kw=r.design_kw,
+                units_used=used,
+                servers=r.servers,
+                switches=r.switches,
+                feed=feed,
+                cooling=spec.cooling,
+                cooling_limit_kw=limit,
+            )
+        )
+        figures[f"{key}.kw"] = Figure(
+            f"{key}.kw",
+            round(r.kw, 3),
+            "kW",
+            f"Rack {r.name}: maximum input",
+            f"机柜 {r.name}：最大输入功率",
+            "Σ devices' maximum input",
+            {s.label: s.kw for s in slots if s.kw},
+        )
+        figures[f"{key}.units_used"] = Figure(
+            f"{key}.units_used",
+            used,
+            "U",
+            f"Rack {r.name}: U used",
+            f"机柜 {r.name}：已用 U 数",
+            "Σ device heights (servers, switches, PDUs)",
+            {"rack_units": r.rack_units},
+        )
+        figures.update(feed.figures)
+
+    per_rack = servers_per_rack(req)
+    usable = spec.rack_units - spec.reserved_units - spec.pdu_units
+    compute = sum(1 for r in racks if r.kind == "compute")
+    max_kw = max((r.kw for r in racks), default=0.0)
+    total_kw = sum(r.kw for r in racks)
+    units = sum(r.units_used for r in racks)
+    seed = seed_reference(req, layout)
+
+    figures["racks.servers_per_rack"] = Figure(
+        "racks.servers_per_rack",
+        per_rack,
+        "",
+        "Servers per rack",
+        "每机柜服务器数",
+        "min(⌊usable U ÷ server U⌋, ⌊rack max kW ÷ server kW⌋)",
+        {
+            "usable_u": usable,
+            "server_u": server.rack_units,
+            "rack_max_kw": spec.max_kw,
+            "server_kw": server.max_input_kw,
+        },
+    )
+    figures["racks.count"] = Figure(
+        "racks.count",
+        len(racks),
+        "",
+        "Racks",
+        "机柜数量",
+        "Σ over groups ⌈nodes ÷ servers per rack⌉ + network racks",
+        {"compute_racks": compute, "network_racks": len(racks) - compute},
+        source=seed.source if seed and seed.racks == len(racks) else Source("derived"),
+    )
+    figures["racks.max_kw"] = Figure(
+        "racks.max_kw",
+        round(max_kw, 3),
+        "kW",
+        "Highest rack load",
+        "单机柜最大功耗",
+        "max over racks",
+        {r.name: round(r.kw, 3) for r in racks},
+    )
+    figures["racks.units_used"] = Figure(
+        "racks.units_used",
+        units,
+        "U",
+        "Rack units used",
+        "已用 U 数",
+        "Σ servers, switches and PDUs",
+        {"racks": len(racks)},
+    )
+    if limit is not None:
+        figures["racks.cooling_limit_kw"] = Figure(
+            "racks.cooling_limit_kw",
+            limit,
+            "kW",
+            f"Cooling limit per rack ({spec.cooling})",
+            "单机柜散热上限",
+            source=limit_src,
+        )
+    if seed is not None and seed.racks is not None:
+        figures["racks.seed.count"] = Figure(
+            "racks.seed.count", seed.racks, "", "Seed: racks", "种子方案：机柜数", source=seed.source
+        )
+        if seed.rack_units is not None:
+            figures["racks.seed.units"] = Figure(
+                "racks.seed.units",
+                seed.rack_units,
+                "U",
+                "Seed: rack units incl. switches and PDUs",
+                "种子方案：机柜空间（含交换机、PDU）",
+                source=seed.source,
+            )
+
+    checks: list[Check] = []
+    checks.extend(_fit_checks(req, usable))
+    cooling = _cooling_check(req, layout, network, racks, limit)
+    if cooling is not None:
+        checks.append(cooling)
+    checks.extend(feed_checks)
+    checks.extend(_separation_checks(layout, racks))
+    if seed is not None and seed.racks is not None:
+        checks.append(_seed_check(seed, racks))
+
+    return RackResult(
+        racks=tuple(racks),
+        rack_count=len(racks),
+        compute_racks=compute,
+        network_racks=len(racks) - compute,
+        servers_per_rack=per_rack,
+        max_rack_kw=max_kw,
+        total_kw=total_kw,
+        units_used=units,
+        seed=seed,
+        figures=figures,
+        checks=tuple(checks),
+    )
+
+
+def _fit_checks(req: PlanRequest, usable: int) -> list[Check]:
+    spec, server = req.rack, req.server
+    problems_en, problems_zh = [], []
+    if server.rack_units > usable:
+        problems_en.append(f"{server.rack_units}U server in {usable}U of usable space")
+        problems_zh.append(f"{server.rack_units}U 服务器超过可用空间 {usable}U")
+    if spec.max_kw > 0 and server.max_input_kw > spec.max_kw + _EPS:
+        problems_en.append(f"{server.max_input_kw:g} kW server over the rack's {spec.max_kw:g} kW")
+        problems_zh.append(f"单机 {server.max_input_kw:g} kW 超过机柜上限 {spec.max_kw:g} kW")
+    if not problems_en:
+        return []
+    return [
+        Check(
+            code="racks.server_exceeds_rack",
+            severity=Severity.ERROR,
+            area="racks",
+            message_en=f"{server.name} does not fit the {spec.name}: " + "; ".join(problems_en) + ".",
+            message_zh=f"{server.name} 无法装入 {spec.name}：" + "；".join(problems_zh) + "。",
+            figures={
+                "server_u": server.rack_units,
+                "usable_u": usable,
+                "server_kw": server.max_input_kw,
+                "rack_max_kw": spec.max_kw,
+            },
+            field="rack",
+            fix_en="choose a taller or higher-power rack",
+            fix_zh="选用更高或功率更大的机柜",
+        )
+    ]
+
+
+def _cooling_check(
+    req: PlanRequest,
+    layout: LayoutResult,
+    network: NetworkResult,
+    racks: list[RackLayout],
+    limit: float | None,
+) -> Check | None:
+    hot = [r for r in racks if r.exceeds_cooling]
+    if not hot or limit is None:
+        return None
+    server = req.server
+    worst = max(r.kw for r in hot)
+    names = ", ".join(r.name for r in hot)
+    cooling_en = "air cooling" if req.rack.cooling == "air" else "containment"
+    cooling_zh = "风冷" if req.rack.cooling == "air" else "冷/热通道封闭"
+    fix: dict[str, float] = {}
+    alt_en = alt_zh = ""
+    if server.max_input_kw <= limit + _EPS:
+        alt = _place(req, layout, network, limit, slots=False)
+        per = servers_per_rack(req, limit)
+        fix = {"rack.max_kw": limit}
+        alt_en = f", or cap racks at {limit:g} kW ({per} server{'s' if per > 1 else ''} per rack → {len(alt)} racks)"
+        alt_zh = f"，或将单机柜功耗限制在 {limit:g} kW（每柜 {per} 台服务器 → {len(alt)} 个机柜）"
+    return Check(
+        code="cooling.rack_exceeds_air_limit",
+        severity=Severity.WARNING,
+        area="cooling",
+        message_en=(
+            f"{len(hot)} rack(s) ({names}) draw up to {worst:.1f} kW, beyond the site's {cooling_en} limit "
+            f"of {limit:g} kW per rack. 35–40 kW per rack needs hot/cold-aisle containment or liquid cooling."
+        ),
+        message_zh=(
+            f"{len(hot)} 个机柜（{names}）单柜功耗最高 {worst:.1f} kW，超过机房{cooling_zh}单柜上限 {limit:g} kW；"
+            "单柜 35–40 kW 需要冷/热通道封闭或液冷。"
+        ),
+        figures={"racks": [r.name for r in hot], "max_rack_kw": round(worst, 2), "limit_kw": limit},
+        field="rack.cooling",
+        fix=fix,
+        fix_en="use hot/cold-aisle containment or liquid cooling" + alt_en,
+        fix_zh="采用冷/热通道封闭或液冷" + alt_zh,
+    )
+
+
+def _separation_checks(layout: LayoutResult, racks: list[RackLayout]) -> list[Check]:
+    if len(layout.groups) < 2:
+        return []
+    where = {g.name: [r.name for r in racks if g.name in r.groups] for g in layout.groups}
+    shared = [r.name for r in racks if len(r.groups) > 1]
+    desc = "; ".join(f"{g}: {', '.join(rs)}" for g, rs in where.items())
+    desc_zh = "；".join(f"{GROUP_ZH.get(g, g)}：{', '.join(rs)}" for g, rs in where.items())
+    if shared:
+        return [
+            Check(
+                code="racks.groups_share_rack",
+                severity=Severity.ERROR,
+                area="racks",
+                message_en=f"Serving groups share racks {', '.join(shared)} ({desc}).",
+                message_zh=f"不同集群共用机柜 {', '.join(shared)}（{desc_zh}）。",
+                figures={"racks": shared},
+            )
+        ]
+    return [
+        Check(
+            code="racks.groups_separate",
+            severity=Severity.OK,
+            area="racks",
+            message_en=f"Each serving group has its own racks and A/B feeds ({desc}).",
+            message_zh=f"各集群独立机柜、独立 A/B 路供电（{desc_zh}）。",
+            figures=where,
+        )
+    ]
+
+
+def _seed_check(seed: SeedReference, racks: list[RackLayout]) -> Check:
+    n = len(racks)
+    units = sum(r.units_used for r in racks)
+    if n == seed.racks:
+        return Check(
+            code="racks.count_vs_seed",
+            severity=Severity.OK,
+            area="racks",
+            message_en=f"{n} racks, {units}U used (incl. switches and PDUs), as in the seed ({seed.source.ref}: "
+            f"≈{seed.rack_units}U, {seed.racks} racks).",
+            message_zh=f"{n} 个机柜，已用 {units}U（含交换机、PDU），与种子方案一致（{seed.source.ref}：约 "
+            f"{seed.rack_units}U，{seed.racks} 个机柜）。",
+            figures={"racks": n, "seed_racks": seed.racks, "units_used": units},
+        )
+    return Check(
+        code="racks.count_vs_seed",
+        severity=Severity.WARNING,
+        area="racks",
+        message_en=f"{n} racks ({units}U used) where the seed ({seed.source.ref}) plans {seed.racks}.",
+        message_zh=f"本方案 {n} 个机柜（已用 {units}U），种子方案（{seed.source.ref}）为 {seed.racks} 个。",
+        figures={"racks": n, "seed_racks": seed.racks, "units_used": units},
+    )
+
+
+# --------------------------------------------------------------------------- SVG elevation
+
+FONT = "Noto Sans CJK SC, DejaVu Sans, sans-serif"
+_FILL = {
+    "server": ("#dbe6f4", "#44648c"),
+    "switch": ("#dcefd9", "#3f7a3a"),
+    "pdu": ("#f6e7c8", "#9a7426"),
+    "blank": ("#ececec", "#a0a0a0"),
+}
+_UNIT_H = 16
+_LEGEND_W = 30
+_RACK_W = 290
+_PAD = 12
+_HEAD_H = 36
+_FOOT_H = 44
+
+
+def _text_width(text: str, size: float) -> float:
+    """Rough rendered width: CJK glyphs are one em, Latin ≈ 0.58 em."""
+    return sum(size if ord(c) >= 0x2E80 else size * 0.58 for c in text)
+
+
+def _fit_size(text: str, width: float, size: float, minimum: float = 7.0) -> float:
+    w = _text_width(text, size)
+    return size if w <= width else max(minimum, size * width / w)
+
+
+def _attr(value: object) -> str:
+    return escape(str(value), {'"': "&quot;"})
+
+
+def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
+    """Draw one rack as a standalone SVG document (front view, U1 at the bottom).
+
+    Inline attributes only: the web page and the PDF embed the same markup.
+    """
+    zh = lang.lower().startswith("zh")
+    h_units = rack.rack_units
+    frame_x = _PAD + _LEGEND_W
+    frame_y = _HEAD_H
+    width = frame_x + _RACK_W + _PAD
+    height = frame_y + h_units * _UNIT_H + _FOOT_H
+    title = (f"机柜 {rack.name}" if zh else f"Rack {rack.name}") + (
+        ("（网络）" if zh else " (network)") if rack.kind == "network" else ""
+    )
+    groups = "、".join(GROUP_ZH.get(g, g) for g in rack.groups) if zh else ", ".join(rack.groups)
+
+    out: list[str] = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{_attr(title)}" '
+        f'font-family="{FONT}">',
+        f"<title>{escape(title)}</title>",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{frame_x}" y="{frame_y - 18}" font-size="13" font-weight="bold" fill="#1f2933">'
+        f"{escape(title)}</text>",
+    ]
+    if groups:
+        out.append(
+            f'<text x="{frame_x + _RACK_W}" y="{frame_y - 18}" font-size="10" fill="#52606d" '
+            f'text-anchor="end">{escape(groups)}</text>'
+        )
+    out.append(
+        f'<text x="{frame_x - 4}" y="{frame_y - 4}" font-size="8" fill="#7b8794" text-anchor="end">U</text>'
+    )
+
+    # Rack body and unit grid.
+    out.append(
+        f'<rect x="{frame_x}" y="{frame_y}" width="{_RACK_W}" height="{h_units * _UNIT_H}" '
+        f'fill="#fafafa" stroke="#323f4b" stroke-width="2"/>'
+    )
+    for u in range(1, h_units + 1):
+        y = frame_y + (h_units - u) * _UNIT_H
+        if u < h_units:
+            out.append(
+                f'<line x1="{frame_x}" y1="{y + _UNIT_H}" x2="{frame_x + _RACK_W}" y2="{y + _UNIT_H}" '
+                f'stroke="#e4e7eb" stroke-width="0.5"/>'
+            )
+        out.append(
+            f'<text x="{frame_x - 5}" y="{y + _UNIT_H / 2 + 3}" font-size="8" fill="#7b8794" '
+            f'text-anchor="end">{u}</text>'
+        )
+
+    # Devices.
+    inner_x = frame_x + 3
+    inner_w = _RACK_W - 6
+    for slot in rack.slots:
+        y = frame_y + (h_units - slot.top_u) * _UNIT_H + 1
+        h = slot.height_u * _UNIT_H - 2
+        fill, stroke = _FILL.get(slot.kind, _FILL["blank"])
+        label = slot.label_zh if zh and slot.label_zh else slot.label
+        out.append(f"<g><title>{escape(label)}</title>")
+        out.append(
+            f'<rect x="{inner_x}" y="{y}" width="{inner_w}" height="{h}" rx="2" ry="2" '
+            f'fill="{fill}" stroke="{stroke}" stroke-width="1"/>'
+        )
+        show_kw = slot.kw > 0 and slot.kind in ("server", "switch")
+        kw_text = (f"{slot.kw:.2f} kW" if slot.kw < 1 else f"{slot.kw:.1f} kW") if show_kw else ""
+        if slot.height_u >= 3:
+            size = _fit_size(label, inner_w - 12, 11)
+            cy = y + h / 2
+            out.append(
+                f'<text x="{inner_x + inner_w / 2}" y="{cy - 2}" font-size="{size:.1f}" fill="#1f2933" '
+                f'text-anchor="middle">{escape(label)}</text>'
+            )
+            if kw_text:
+                out.append(
+                    f'<text x="{inner_x + inner_w / 2}" y="{cy + 12}" font-size="9" fill="#52606d" '
+                    f'text-anchor="middle">{escape(kw_text)}</text>'
+                )
+        else:
+            kw_w = _text_width(kw_text, 8) + 8 if kw_text else 0
+            size = _fit_size(label, inner_w - 10 - kw_w, 10 if slot.height_u >= 2 else 9)
+            cy = y + h / 2 + size * 0.35
+            out.append(
+                f'<text x="{inner_x + 5}" y="{cy:.1f}" font-size="{size:.1f}" fill="#1f2933">'
+                f"{escape(label)}</text>"
+            )
+            if kw_text:
+                out.append(
+                    f'<text x="{inner_x + inner_w - 5}" y="{cy:.1f}" font-size="8" fill="#52606d" '
+                    f'text-anchor="end">{escape(kw_text)}</text>'
+                )
+        out.append("</g>")
+
+    # Footer: rack load, U used, feeds, cooling.
+    fy = frame_y + h_units * _UNIT_H + 16
+    over = rack.exceeds_cooling
+    load_colour = "#b44d12" if over else "#1f2933"
+    if zh:
+        line1 = f"总功耗 {rack.kw:.1f} kW · 已用 {rack.units_used}/{rack.rack_units}U"
+        line2 = f"{rack.feed.description_zh} 断路器"
+        if over:
+            line2 += f" · 超过风冷上限 {rack.cooling_limit_kw:g} kW"
+    else:
+        line1 = f"{rack.kw:.1f} kW · {rack.units_used}/{rack.rack_units} U used"
+        line2 = f"Feeds {rack.feed.description_en}"
+        if over:
+            line2 += f" · above {rack.cooling_limit_kw:g} kW cooling limit"
+    out.append(
+        f'<text x="{frame_x}" y="{fy}" font-size="11" font-weight="bold" fill="{load_colour}">'
+        f"{escape(line1)}</text>"
+    )
+    out.append(
+        f'<text x="{frame_x}" y="{fy + 15}" font-size="{_fit_size(line2, _RACK_W, 9.5):.1f}" '
+        f'fill="{load_colour if over else "#52606d"}">{escape(line2)}</text>'
+    )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+__all__ = ["RackLayout", "RackResult", "RackSlot", "place_racks", "rack_elevation_svg", "servers_per_rack"]

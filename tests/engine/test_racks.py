@@ -1,0 +1,201 @@
+"""Racks: placement by U and kW, group separation, per-rack feeds, cooling, and the SVG elevation."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from configurator.engine.network import size_network
+from configurator.engine.power import rack_feed, size_power
+from configurator.engine.racks import place_racks, rack_elevation_svg
+from configurator.engine.types import RackSpec, Severity, SiteSpec, TopologyKind
+
+from ._builders import a3_8p8d, a3_pair, a3_single, layout_for
+
+SVG = "{http://www.w3.org/2000/svg}"
+SQRT3 = math.sqrt(3)
+
+
+def _place(req, layout=None):
+    layout = layout or layout_for(req)
+    network = size_network(req, layout)
+    power = size_power(req, layout, network)
+    return place_racks(req, layout, power, network)
+
+
+def _codes(result) -> dict[str, object]:
+    return {c.code: c for c in result.checks}
+
+
+def _servers(rack):
+    return [s for s in rack.slots if s.kind == "server"]
+
+
+def test_8_a3_land_in_4_racks_two_servers_each():
+    result = _place(a3_pair())
+    # S1 §3.2: ≈80U incl. switches and PDUs → 4 racks; 40 kW rack ÷ 16.2 kW → 2 servers per rack
+    assert result.servers_per_rack == min((42 - 2) // 10, math.floor(40 / 16.2)) == 2
+    assert result.rack_count == 4
+    assert [len(_servers(r)) for r in result.racks] == [2, 2, 2, 2]
+    assert result.network_racks == 0
+    # the two switches (2U, 2.0 kW each, shared) sit in the first rack with room
+    first = result.racks[0]
+    assert first.switches == 2
+    assert first.kw == pytest.approx(2 * 16.2 + 2 * 2.0)
+    assert [r.kw for r in result.racks[1:]] == pytest.approx([32.4, 32.4, 32.4])
+    assert result.figures["racks.seed.count"].value == 4
+    assert _codes(result)["racks.count_vs_seed"].severity == Severity.OK
+
+
+def test_16_a3_land_in_8_racks():
+    result = _place(a3_8p8d())
+    # S1 §4.3: ≈160U → 8 racks (two 10U servers per rack)
+    assert result.rack_count == 8
+    assert sum(len(_servers(r)) for r in result.racks) == 16
+    # 2 LingQu + 6 RoCE switches fit in the server racks under 40 kW
+    assert all(r.kw <= 40.0 + 1e-9 for r in result.racks)
+    assert sum(r.switches for r in result.racks) == 8
+
+
+def test_primary_standby_clusters_never_share_a_rack():
+    result = _place(a3_pair(TopologyKind.PRIMARY_STANDBY))
+    racks_a = {r.name for r in result.racks if any(s.group == "cluster-a" for s in _servers(r))}
+    racks_b = {r.name for r in result.racks if any(s.group == "cluster-b" for s in _servers(r))}
+    assert racks_a == {"R01", "R02"} and racks_b == {"R03", "R04"}
+    assert not racks_a & racks_b
+    assert all(len(r.groups) <= 1 for r in result.racks)
+    assert _codes(result)["racks.groups_separate"].severity == Severity.OK
+
+
+def test_prefill_and_decode_pools_in_separate_racks_with_their_lingqu_switch():
+    result = _place(a3_8p8d())
+    for rack in result.racks:
+        assert len({s.group for s in _servers(rack)}) == 1
+    # each side's LingQu switch sits with that side's servers
+    for rack in result.racks:
+        for slot in rack.slots:
+            if slot.kind == "switch" and "LingQu" in slot.label:
+                assert slot.group in rack.groups
+
+
+def test_cooling_warning_when_racks_exceed_the_air_limit():
+    result = _place(a3_pair())
+    check = _codes(result)["cooling.rack_exceeds_air_limit"]
+    # domain.md §7: 32.4 kW per rack is beyond the ≈20–25 kW air-cooling limit (site default 25 kW)
+    assert check.severity == Severity.WARNING
+    assert check.area == "cooling"
+    assert check.figures["limit_kw"] == 25.0
+    assert set(check.figures["racks"]) == {"R01", "R02", "R03", "R04"}
+    # the fix: containment / liquid, or one server per rack → 8 racks
+    assert check.fix == {"rack.max_kw": 25.0}
+    assert "containment" in check.fix_en and "8 racks" in check.fix_en
+    assert "液冷" in check.fix_zh
+    # applying the fix gives one server per rack
+    capped = _place(a3_pair(rack=RackSpec("rack-42u", "42U rack", max_kw=25.0)))
+    assert capped.rack_count == 8
+    assert "cooling.rack_exceeds_air_limit" not in _codes(capped)
+
+
+def test_liquid_cooling_has_no_air_limit_and_a_low_limit_site_still_warns():
+    liquid = _place(a3_pair(rack=RackSpec("liquid", "Liquid-cooled rack", cooling="liquid")))
+    assert "cooling.rack_exceeds_air_limit" not in _codes(liquid)
+    strict = _place(a3_pair(site=SiteSpec(air_cooling_kw_limit=20.0)))
+    assert _codes(strict)["cooling.rack_exceeds_air_limit"].figures["limit_kw"] == 20.0
+
+
+def test_each_rack_has_a_and_b_feeds_sized_by_rack_feed():
+    result = _place(a3_pair())
+    for rack in result.racks:
+        expected = rack_feed(rack.kw, SiteSpec())
+        assert rack.feed.breaker_amps == expected.breaker_amps
+        assert rack.feed.feeds == 2
+    # a 32.4 kW rack: 32,400 / (√3 × 380 × 0.95) ÷ 0.8 = 64.8 A → 80 A per feed
+    assert result.racks[1].feed.required_amps == pytest.approx(32_400 / (SQRT3 * 380 * 0.95) / 0.8)
+    assert result.racks[1].feed.breaker_amps == 80
+
+
+def test_slots_bottom_up_without_overlap():
+    result = _place(a3_pair(rack=RackSpec("r", "42U rack", pdu_units=2)))
+    for rack in result.racks:
+        used: set[int] = set()
+        for slot in rack.slots:
+            units = set(range(slot.u_position, slot.u_position + slot.height_u))
+            assert not units & used
+            assert min(units) >= 1 and max(units) <= rack.rack_units
+            used |= units
+        servers = _servers(rack)
+        assert servers[0].u_position == 1 and servers[1].u_position == 11  # 10U servers from U1
+        kinds = {s.kind for s in rack.slots}
+        assert {"pdu", "blank"} <= kinds
+        assert [s.label for s in rack.slots if s.kind == "pdu"] == ["PDU B", "PDU A"]
+        assert rack.usable_units == 42 - 2 - 2
+    labels = [s.label for s in _servers(result.racks[0])]
+    assert labels == ["A3-01 (cluster-a, master)", "A3-02 (cluster-a, worker)"]
+    assert _servers(result.racks[2])[0].label == "A3-05 (cluster-b, master)"
+    assert _servers(result.racks[2])[0].node_index == 4
+
+
+def test_switches_without_room_go_to_a_network_rack():
+    # a 33 kW rack takes two 16.2 kW servers but no 2.0 kW switch
+    result = _place(a3_pair(rack=RackSpec("r", "42U rack", max_kw=33.0)))
+    assert result.compute_racks == 4
+    assert result.network_racks == 1
+    network_rack = result.racks[-1]
+    assert network_rack.name == "N01" and network_rack.kind == "network"
+    assert network_rack.switches == 2 and network_rack.servers == 0
+
+
+def test_server_that_does_not_fit_the_rack_is_an_error():
+    result = _place(a3_single(4, rack=RackSpec("r", "small rack", max_kw=15.0)))
+    check = _codes(result)["racks.server_exceeds_rack"]
+    assert check.severity == Severity.ERROR
+    assert result.rack_count >= 4
+
+
+def test_rack_elevation_svg_parses_and_names_every_device():
+    result = _place(a3_8p8d())
+    for rack in result.racks:
+        svg = rack_elevation_svg(rack)
+        root = ET.fromstring(svg)
+        assert root.tag == f"{SVG}svg"
+        texts = [t.text for t in root.iter(f"{SVG}text")]
+        for slot in rack.slots:
+            assert slot.label in texts
+        assert any(f"{rack.kw:.1f} kW" in (t or "") for t in texts)
+        # standalone: no external references, fonts named inline
+        assert "href" not in svg and "url(" not in svg and "<style" not in svg
+        assert "Noto Sans CJK SC" in root.get("font-family")
+        # every U numbered
+        assert {str(u) for u in range(1, rack.rack_units + 1)} <= set(texts)
+
+
+def test_rack_elevation_svg_in_chinese():
+    result = _place(a3_pair())
+    svg = rack_elevation_svg(result.racks[0], lang="zh-hans")
+    texts = [t.text for t in ET.fromstring(svg).iter(f"{SVG}text")]
+    assert "A3-01（集群 A，主节点）" in texts
+    assert any("机柜 R01" in (t or "") for t in texts)
+    assert any("A/B 路" in (t or "") for t in texts)
+
+
+def test_seed_plans_from_the_shared_fixtures():
+    """The reference requests and the layout module (not hand-made) reproduce the seed's racks and feeds."""
+    from configurator.engine import fixtures
+    from configurator.engine.layout import resolve_layout
+
+    for req, racks, seed_amps in (
+        (fixtures.request_k3_a3_8node_pair(TopologyKind.PRIMARY_STANDBY), 4, 200),  # S1 §3.2
+        (fixtures.request_k3_a3_8node_pair(TopologyKind.TENANT_PAIR), 4, 200),  # S1 §3.2
+        (fixtures.request_k3_a3_8p8d(), 8, 400),  # S1 §4.3
+    ):
+        layout = resolve_layout(req)
+        network = size_network(req, layout)
+        power = size_power(req, layout, network)
+        result = place_racks(req, layout, power, network)
+        assert result.rack_count == racks
+        assert power.seed_feed.breaker_amps == seed_amps
+        assert power.recommended_feed.breaker_amps > seed_amps
+        assert "cooling.rack_exceeds_air_limit" in _codes(result)
+        assert not any(c.severity == Severity.ERROR for c in (*network.checks, *power.checks, *result.checks))
