@@ -355,8 +355,23 @@ def _row(
     )
 
 
+# The last result, by the identity of its (frozen) inputs: plan() asks for the network once
+# itself and once through size_power(), which needs the switches' kW.
+_last: tuple[PlanRequest, LayoutResult, NetworkResult] | None = None
+
+
 def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
     """Size every fabric of the deployment and check the fabric between nodes."""
+    global _last
+    last = _last
+    if last is not None and last[0] is req and last[1] is layout:
+        return last[2]
+    result = _size_network(req, layout)
+    _last = (req, layout, result)
+    return result
+
+
+def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
     server = req.server
     packages = server.packages
     nodes = layout.nodes

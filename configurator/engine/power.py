@@ -36,9 +36,15 @@ SQRT3 = math.sqrt(3.0)
 FEEDS_AB = 2  # A and B feeds, each carrying the full load
 DERATING_SOURCE = Source("public", "NEC 210.19 / NetBox max_utilization 80 %")
 SEED_METHOD_REF = "S1 §3.2, §4.3 (PF 1, no derating)"
+_SEED_METHOD_SOURCE = Source("seed", SEED_METHOD_REF)
 CONTINUOUS_LIMIT = 0.8  # the continuous-load share of a breaker rating (see DERATING_SOURCE)
 _EPS = 1e-9
 DERIVED = Source("derived")
+_PF_SOURCE = Source("assumed", "site power factor")
+_METHOD_TEXT = {
+    "seed": ("seed method (PF 1, no derating)", "种子方案算法（功率因数 1，不降额）"),
+    "recommended": ("recommended (site PF, 80 % continuous)", "推荐算法（现场功率因数，80% 持续负载降额）"),
+}
 PSU_EFFICIENCY = 0.94  # assumed: titanium/platinum PSUs at high load
 
 
@@ -157,15 +163,24 @@ def _site_source(site: SiteSpec, name: str, default: Source) -> Source:
     return site.sources.get(name, default) if site.sources else default
 
 
-def _size_feed(kw: float, site: SiteSpec, method: str, key: str, seed_source: Source) -> FeedSizing:
-    """Size an A/B pair of feeds for ``kw`` with the named method (no checks)."""
+def _size_feed(
+    kw: float, site: SiteSpec, method: str, key: str, seed_source: Source, detail: bool = True
+) -> FeedSizing:
+    """Size an A/B pair of feeds for ``kw`` with the named method (no checks).
+
+    ``detail=False`` (per rack) keeps the four figures a rack row shows; the
+    power factor, derating and load figures are then the deployment's.
+    """
     if method == "seed":
         pf, derating = 1.0, 1.0
-        pf_source = derating_source = seed_source
+        pf_source = derating_source = out_source = seed_source
+        method_en, method_zh = _METHOD_TEXT["seed"]
     else:
         pf, derating = site.power_factor, site.continuous_derating
-        pf_source = _site_source(site, "power_factor", Source("assumed", "site power factor"))
+        pf_source = _site_source(site, "power_factor", _PF_SOURCE)
         derating_source = _site_source(site, "continuous_derating", DERATING_SOURCE)
+        out_source = DERIVED
+        method_en, method_zh = _METHOD_TEXT["recommended"]
     derating = derating if derating > 0 else 1.0
     current = line_current_amps(kw, site.voltage_ll, pf, site.phases)
     required = current / derating
@@ -179,61 +194,26 @@ def _size_feed(kw: float, site: SiteSpec, method: str, key: str, seed_source: So
         breaker = next_breaker_amps(required / circuits, ladder) or largest
     utilisation = current / (breaker * circuits) if breaker else 0.0
 
-    phase_formula = "√3 × V_LL × PF" if site.phases == 3 else "V × PF"
-    out_source = seed_source if method == "seed" else Source("derived")
-    method_en = (
-        "seed method (PF 1, no derating)" if method == "seed" else "recommended (site PF, 80 % continuous)"
-    )
-    method_zh = (
-        "种子方案算法（功率因数 1，不降额）"
-        if method == "seed"
-        else "推荐算法（现场功率因数，80% 持续负载降额）"
-    )
+    current_1, required_1 = round(current, 1), round(required, 1)
     figures = {
-        f"{key}.load_kw": Figure(
-            f"{key}.load_kw",
-            round(kw, 3),
-            "kW",
-            f"Load per feed, {method_en}",
-            f"每路负载，{method_zh}",
-            formula="full load on each of the A and B feeds",
-            inputs={"load_kw": round(kw, 3)},
-            source=Source("derived"),
-        ),
-        f"{key}.power_factor": Figure(
-            f"{key}.power_factor",
-            pf,
-            "",
-            "Power factor",
-            "功率因数",
-            source=pf_source,
-        ),
-        f"{key}.derating": Figure(
-            f"{key}.derating",
-            derating,
-            "",
-            "Continuous-load derating",
-            "持续负载降额系数",
-            source=derating_source,
-        ),
         f"{key}.current_amps": Figure(
             f"{key}.current_amps",
-            round(current, 1),
+            current_1,
             "A",
             f"Full-load current per feed, {method_en}",
             f"每路满载电流，{method_zh}",
-            formula=f"P ÷ ({phase_formula})",
+            formula="P ÷ (√3 × V_LL × PF)" if site.phases == 3 else "P ÷ (V × PF)",
             inputs={"P_kw": round(kw, 3), "V_LL": site.voltage_ll, "PF": pf, "phases": site.phases},
             source=out_source,
         ),
         f"{key}.required_amps": Figure(
             f"{key}.required_amps",
-            round(required, 1),
+            required_1,
             "A",
             "Required breaker rating",
             "所需断路器额定电流",
             formula="current ÷ derating",
-            inputs={"current_amps": round(current, 1), "derating": derating},
+            inputs={"current_amps": current_1, "derating": derating},
             source=out_source,
         ),
         f"{key}.breaker_amps": Figure(
@@ -243,17 +223,8 @@ def _size_feed(kw: float, site: SiteSpec, method: str, key: str, seed_source: So
             "Breaker per feed (A and B)",
             "每路断路器（A/B 路）",
             formula="next rating on the breaker ladder ≥ required" + (" ÷ circuits" if circuits > 1 else ""),
-            inputs={"required_amps": round(required, 1), "circuits": circuits, "largest_amps": largest},
+            inputs={"required_amps": required_1, "circuits": circuits, "largest_amps": largest},
             source=out_source,
-        ),
-        f"{key}.circuits": Figure(
-            f"{key}.circuits",
-            circuits,
-            "",
-            "Parallel circuits per feed",
-            "每路并联回路数",
-            formula="ceil(required ÷ largest breaker) when beyond the ladder, else 1",
-            inputs={"required_amps": round(required, 1), "largest_amps": largest},
         ),
         f"{key}.utilisation": Figure(
             f"{key}.utilisation",
@@ -262,9 +233,39 @@ def _size_feed(kw: float, site: SiteSpec, method: str, key: str, seed_source: So
             "Breaker loading at full load",
             "满载时断路器负载率",
             formula="current ÷ (breaker × circuits)",
-            inputs={"current_amps": round(current, 1), "breaker_amps": breaker, "circuits": circuits},
+            inputs={"current_amps": current_1, "breaker_amps": breaker, "circuits": circuits},
         ),
     }
+    if detail:
+        figures[f"{key}.load_kw"] = Figure(
+            f"{key}.load_kw",
+            round(kw, 3),
+            "kW",
+            f"Load per feed, {method_en}",
+            f"每路负载，{method_zh}",
+            formula="full load on each of the A and B feeds",
+            inputs={"load_kw": round(kw, 3)},
+        )
+        figures[f"{key}.power_factor"] = Figure(
+            f"{key}.power_factor", pf, "", "Power factor", "功率因数", source=pf_source
+        )
+        figures[f"{key}.derating"] = Figure(
+            f"{key}.derating",
+            derating,
+            "",
+            "Continuous-load derating",
+            "持续负载降额系数",
+            source=derating_source,
+        )
+        figures[f"{key}.circuits"] = Figure(
+            f"{key}.circuits",
+            circuits,
+            "",
+            "Parallel circuits per feed",
+            "每路并联回路数",
+            formula="ceil(required ÷ largest breaker) when beyond the ladder, else 1",
+            inputs={"required_amps": required_1, "largest_amps": largest},
+        )
     return FeedSizing(
         method=method,
         load_kw=kw,
@@ -322,7 +323,7 @@ def rack_feed(
     ERROR check ``power.feed_exceeds_largest_breaker`` is attached when even
     the largest breaker on the site's ladder cannot carry it.
     """
-    feed = _size_feed(kw, site, method, key, Source("seed", SEED_METHOD_REF))
+    feed = _size_feed(kw, site, method, key, _SEED_METHOD_SOURCE, detail=False)
     if feed.exceeds_largest_breaker:
         check = _exceeds_check(
             feed, site, f"Rack {name}", f"机柜 {name}", Severity.ERROR, "power.feed_exceeds_largest_breaker"
@@ -465,7 +466,7 @@ def size_power(req: PlanRequest, layout: LayoutResult, network: NetworkResult | 
         g_it = g_servers + g_switch_kw
         g_design = g_servers * lf + g_switch_kw
         key = f"power.group.{g.name}"
-        g_feed = _size_feed(g_it, site, "recommended", f"{key}.feed", seed_source)
+        g_feed = _size_feed(g_it, site, "recommended", f"{key}.feed", seed_source, detail=False)
         g_figs = {
             f"{key}.servers_kw": Figure(
                 f"{key}.servers_kw",
