@@ -1,0 +1,356 @@
+"""TCO: buy vs lease, NPV, break-even, cost per million tokens and validation.
+
+Expected money is recomputed here in Decimal from the seed's commercial
+figures ([S1] §6.3 and §7: ¥24 M for 8 × A3, ¥2 M a year O&M, lease
+¥0.8–1.2 M a month for 8 nodes) and domain.md §7/§8 (electricity = IT kW ×
+load factor × 8,760 h × PUE × price)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from dataclasses import replace
+from decimal import Decimal
+from types import SimpleNamespace
+
+import pytest
+
+from configurator.engine import fixtures as F
+from configurator.engine.plan import plan
+from configurator.engine.serialize import to_jsonable
+from configurator.engine.tco import compute_tco, tco_tables, validate_commercial
+from configurator.engine.types import TopologyKind
+
+from ._money_builders import SEED_COMMERCIAL, layout_for, request_pair, seed_money
+
+CENT = Decimal("0.01")
+# 8 × 16.2 kW max input [S1] × 0.8 load × 8,760 h × PUE 1.3 × ¥0.65/kWh
+ELECTRICITY_8 = Decimal("129.6") * Decimal("0.8") * 8760 * Decimal("1.3") * Decimal("0.65")
+
+
+def _seed_8node(**commercial):
+    req = seed_money(request_pair(TopologyKind.PRIMARY_STANDBY), **commercial)
+    return req, layout_for(req)
+
+
+def _tco(req, layout, performance=None, power=None, racks=None, network=None):
+    return compute_tco(req, layout, power, racks, network, performance)
+
+
+def _codes(result) -> set[str]:
+    return {c.code for c in result.checks}
+
+
+def test_seed_8node_three_year_buy_shows_every_component_and_exceeds_the_seed_30m():
+    req, layout = _seed_8node()
+    result = _tco(req, layout)  # no power/racks/network results: fall back to nodes × 16.2 kW
+    assert result.valid and result.currency == "CNY"
+    assert ELECTRICITY_8.quantize(CENT) == Decimal("767460.10")
+    assert result.annual.electricity == ELECTRICITY_8.quantize(CENT)
+    assert result.capex.servers == Decimal("24000000.00")  # 8 × ¥3 M [S1]
+    assert result.capex.total == Decimal("24000000.00")
+    assert result.annual.om == Decimal("2000000.00")  # [S1] path B
+    expected_buy = Decimal(24_000_000) + 3 * Decimal(2_000_000) + 3 * ELECTRICITY_8
+    assert result.buy_total == expected_buy.quantize(CENT) == Decimal("32302380.29")
+    # [S1] §6.3 says "3-year TCO incl. electricity ≈ ¥30 M": the components alone exceed it (domain.md §9)
+    assert result.buy_total > Decimal("30000000")
+    for key in (
+        "tco.capex.servers",
+        "tco.capex.total",
+        "tco.annual.om",
+        "tco.annual.electricity",
+        "tco.annual.colocation",
+        "tco.annual.software_support",
+        "tco.buy_total",
+        "tco.lease_total",
+        "tco.npv_buy",
+    ):
+        fig = result.figures[key]
+        assert fig.unit == "CNY" and fig.label_en and fig.label_zh
+    elec = result.figures["tco.annual.electricity"]
+    assert elec.inputs["it_kw"] == Decimal("129.60") and elec.inputs["pue"] == Decimal("1.3")
+    assert result.figures["tco.it_load_kw"].source.ref.startswith("fallback")
+
+
+@pytest.mark.parametrize("per_node_month", [Decimal("100000"), Decimal("150000")])
+def test_seed_8node_three_year_lease_total(per_node_month):
+    # ¥0.8–1.2 M a month for 8 nodes [S1] = ¥100–150 k per node-month; power is not in the lease
+    req, layout = _seed_8node(server_lease_per_month=per_node_month)
+    result = _tco(req, layout)
+    expected = 8 * per_node_month * 36 + 3 * ELECTRICITY_8
+    assert result.lease_total == expected.quantize(CENT)
+    assert result.annual.lease_rent == (8 * per_node_month * 12).quantize(CENT)
+    assert result.yearly[-1].lease_cumulative == expected.quantize(CENT)
+    assert result.yearly[-1].buy_cumulative == result.buy_total
+
+
+def test_lease_including_power_leaves_electricity_out_of_the_lease():
+    req, layout = _seed_8node(lease_includes_power=True)
+    result = _tco(req, layout)
+    assert result.annual.lease_electricity == Decimal("0.00")
+    assert result.lease_total == (8 * Decimal(100_000) * 36).quantize(CENT)
+
+
+def test_break_even_month_is_the_first_month_buying_is_cheaper():
+    req, layout = _seed_8node(server_lease_per_month=Decimal("150000"))
+    result = _tco(req, layout)
+    buy_monthly = (Decimal(2_000_000) + ELECTRICITY_8) / 12
+    lease_monthly = (8 * Decimal(150_000) * 12 + ELECTRICITY_8) / 12
+    expected = math.ceil(Decimal(24_000_000) / (lease_monthly - buy_monthly))  # 24
+    assert result.break_even_month == expected == 24
+    row = result.monthly[expected]
+    assert row.buy_cumulative <= row.lease_cumulative
+    before = result.monthly[expected - 1]
+    assert before.buy_cumulative > before.lease_cumulative
+
+
+def test_no_break_even_within_the_horizon_is_said_so():
+    req, layout = _seed_8node(server_lease_per_month=Decimal("100000"))
+    result = _tco(req, layout)
+    # 24 M ÷ (monthly lease − monthly buy running cost) = 37.9 months > 36
+    assert result.break_even_month is None
+    assert result.figures["tco.break_even_month"].value == "none within horizon"
+    assert "commercial.no_break_even" in _codes(result)
+    five = _tco(*_seed_8node(server_lease_per_month=Decimal("100000"), horizon_years=5))
+    assert five.break_even_month == 38
+    assert len(five.monthly) == 61 and len(five.yearly) == 5
+
+
+def test_npv_discounts_monthly_at_the_annual_rate():
+    req, layout = _seed_8node(server_lease_per_month=Decimal("125000"))
+    result = _tco(req, layout)
+    monthly_rate = Decimal("1.08") ** (Decimal(1) / 12) - 1
+    buy_monthly = (Decimal(2_000_000) + ELECTRICITY_8) / 12
+    lease_monthly = (8 * Decimal(125_000) * 12 + ELECTRICITY_8) / 12
+    factors = sum(1 / (1 + monthly_rate) ** m for m in range(1, 37))
+    assert result.npv_buy == (Decimal(24_000_000) + buy_monthly * factors).quantize(CENT)
+    assert result.npv_lease == (lease_monthly * factors).quantize(CENT)
+    assert result.npv_buy < result.buy_total  # discounting lowers later payments
+
+
+def test_capex_lines_read_the_power_racks_and_network_results():
+    req, layout = _seed_8node(
+        switch_unit_prices={"lingqu-630-v1": Decimal("1200000"), "roce-400ge-64": Decimal("600000")},
+        optics_unit_price=Decimal("6000"),
+        rack_unit_price=Decimal("30000"),
+        installation=Decimal("500000"),
+        software_support_per_year=Decimal("300000"),
+        om_per_year=None,
+        om_percent_of_capex=Decimal("0.05"),
+        quote_discount=Decimal("0.10"),
+    )
+    req = replace(req, site=replace(req.site, colocation_per_rack_month=Decimal("8000")))
+    power = SimpleNamespace(it_kw=140.0)
+    racks = SimpleNamespace(rack_count=4)
+    network = SimpleNamespace(
+        switches=(
+            SimpleNamespace(slug="lingqu-630-v1"),
+            SimpleNamespace(slug="roce-400ge-64"),
+            SimpleNamespace(slug="roce-400ge-64"),
+        ),
+        optics=272,
+    )
+    result = _tco(req, layout, power=power, racks=racks, network=network)
+    subtotal = Decimal(24_000_000) + Decimal(1_200_000) + 2 * Decimal(600_000) + 272 * Decimal(6000)
+    subtotal += 4 * Decimal(30_000) + Decimal(500_000)
+    capex = subtotal * Decimal("0.9")
+    assert result.switch_counts == {"lingqu-630-v1": 1, "roce-400ge-64": 2}
+    assert result.capex.subtotal == subtotal.quantize(CENT)
+    assert result.capex.discount == (subtotal * Decimal("0.1")).quantize(CENT)
+    assert result.capex.total == capex.quantize(CENT)
+    electricity = Decimal("140.0") * Decimal("0.8") * 8760 * Decimal("1.3") * Decimal("0.65")
+    colocation = 4 * Decimal(8000) * 12
+    om = capex * Decimal("0.05")
+    assert result.annual.om == om.quantize(CENT)
+    assert result.annual.electricity == electricity.quantize(CENT)
+    assert result.annual.colocation == colocation.quantize(CENT)
+    assert result.annual.depreciation == (capex / 5).quantize(CENT)
+    assert result.buy_total == (capex + 3 * (om + Decimal(300_000) + electricity + colocation)).quantize(CENT)
+    assert result.figures["tco.it_load_kw"].source.ref == "power module"
+
+
+def test_unpriced_switch_is_flagged_not_hidden():
+    req, layout = _seed_8node()
+    network = SimpleNamespace(switches=(SimpleNamespace(slug="roce-400ge-64"),), optics=0)
+    result = _tco(req, layout, network=network)
+    check = next(c for c in result.checks if c.code == "commercial.switch_price_missing")
+    assert check.field == "commercial.switch_unit_prices.roce-400ge-64"
+
+
+def _performance(out_tps=2000.0, in_tps=16000.0, share=0.4, measured=True):
+    return SimpleNamespace(
+        output_tokens_per_s=out_tps, input_tokens_per_s=in_tps, prefill_time_share=share, measured=measured
+    )
+
+
+def test_cost_per_million_tokens_split_by_time_share_and_compared_with_the_api():
+    req, layout = _seed_8node(server_lease_per_month=Decimal("125000"))
+    result = _tco(req, layout, performance=_performance())
+    t = result.tokens
+    seconds = Decimal(8760 * 3600) * Decimal("0.6")
+    in_m = Decimal(16000) * seconds / 10**6
+    out_m = Decimal(2000) * seconds / 10**6
+    annual_buy = (Decimal(24_000_000) + 3 * (Decimal(2_000_000) + ELECTRICITY_8)) / 3
+    assert t.input_m_tokens_per_year == in_m.quantize(CENT)
+    assert t.annual_cost_buy == annual_buy.quantize(CENT)
+    assert t.cost_per_m_input_buy == (annual_buy * Decimal("0.4") / in_m).quantize(CENT)
+    assert t.cost_per_m_output_buy == (annual_buy * Decimal("0.6") / out_m).quantize(CENT)
+    assert t.cost_per_m_blended_buy == (annual_buy / (in_m + out_m)).quantize(CENT)
+    # API: $3 / $15 per M tokens [S1] at ¥7.2 per USD
+    assert t.api_price_input_per_m == Decimal("21.60") and t.api_price_output_per_m == Decimal("108.00")
+    api = in_m * Decimal("21.6") + out_m * Decimal("108")
+    assert t.api_cost_per_year == api.quantize(CENT)
+    assert t.saving_vs_api_buy == (1 - annual_buy / api).quantize(Decimal("0.0001"))
+    # [S1] §3.3 claims a 60–70 % saving.  Computed, not copied: with 8 nodes bought, 2,000 output
+    # (16,000 input) tokens/s and 60 % utilisation, self-hosting costs about what the API does (≈ −1 %).
+    assert t.saving_vs_api_buy == Decimal("-0.0133")
+    saving = result.figures["tco.tokens.buy.saving_vs_api"]
+    assert "60–70" in saving.label_en
+    assert result.figures["tco.tokens.api_cost_per_year"].inputs["usd_rate"] == Decimal("7.2")
+
+
+def test_self_hosting_dearer_than_the_api_is_a_warning():
+    req, layout = _seed_8node()
+    result = _tco(req, layout, performance=_performance(out_tps=200.0, in_tps=1600.0))
+    assert result.tokens.saving_vs_api_buy < 0
+    assert "commercial.dearer_than_api" in _codes(result)
+
+
+def test_no_throughput_means_no_cost_per_token_but_a_check():
+    req, layout = _seed_8node()
+    result = _tco(req, layout, performance=None)
+    assert result.tokens is None and result.sensitivity == ()
+    assert "commercial.no_throughput" in _codes(result)
+
+
+def _row(result, parameter, basis):
+    return next(r for r in result.sensitivity if r.parameter == parameter and r.basis == basis)
+
+
+def test_sensitivity_moves_cost_per_token_in_the_right_direction():
+    req, layout = _seed_8node(server_lease_per_month=Decimal("125000"))
+    result = _tco(req, layout, performance=_performance())
+    for basis in ("buy", "lease"):
+        util = _row(result, "utilisation", basis)
+        assert util.cost_at_high < util.cost_at_base < util.cost_at_low  # busier cluster, cheaper tokens
+        elec = _row(result, "electricity_price", basis)
+        assert elec.cost_at_low < elec.cost_at_base < elec.cost_at_high  # dearer power, dearer tokens
+        tput = _row(result, "throughput", basis)
+        assert tput.cost_at_high < tput.cost_at_base < tput.cost_at_low
+    lease = _row(result, "lease_price", "lease")
+    assert lease.cost_at_low < lease.cost_at_base < lease.cost_at_high
+    assert (lease.low_value, lease.base_value, lease.high_value) == (
+        Decimal("100000.0000"),
+        Decimal("125000.0000"),
+        Decimal("150000.0000"),
+    )
+    elec = _row(result, "electricity_price", "buy")
+    # +20 % electricity adds 20 % of the electricity bill to the annual cost
+    tokens = (Decimal(18000) * Decimal(8760 * 3600) * Decimal("0.6")) / 10**6
+    annual = (Decimal(24_000_000) + 3 * (Decimal(2_000_000) + ELECTRICITY_8)) / 3
+    assert elec.cost_at_high == ((annual + ELECTRICITY_8 * Decimal("0.2")) / tokens).quantize(CENT)
+
+
+def test_utilisation_sensitivity_is_capped_at_one():
+    req, layout = _seed_8node(utilisation=Decimal("0.9"))
+    result = _tco(req, layout, performance=_performance())
+    assert _row(result, "utilisation", "buy").high_value == Decimal("1.0000")
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "field"),
+    [
+        ({"server_unit_price": Decimal("-1")}, "commercial.negative_price", "commercial.server_unit_price"),
+        ({"om_per_year": Decimal("-5")}, "commercial.negative_price", "commercial.om_per_year"),
+        ({"horizon_years": 0}, "commercial.horizon_out_of_range", "commercial.horizon_years"),
+        ({"horizon_years": 16}, "commercial.horizon_out_of_range", "commercial.horizon_years"),
+        (
+            {"discount_rate": Decimal("3")},
+            "commercial.discount_rate_out_of_range",
+            "commercial.discount_rate",
+        ),
+        (
+            {"discount_rate": Decimal("-0.01")},
+            "commercial.discount_rate_out_of_range",
+            "commercial.discount_rate",
+        ),
+        ({"utilisation": Decimal("0")}, "commercial.utilisation_out_of_range", "commercial.utilisation"),
+        ({"utilisation": Decimal("1.2")}, "commercial.utilisation_out_of_range", "commercial.utilisation"),
+        (
+            {"quote_discount": Decimal("1")},
+            "commercial.quote_discount_out_of_range",
+            "commercial.quote_discount",
+        ),
+    ],
+)
+def test_bad_commercial_input_is_refused_with_its_field(change, code, field):
+    checks = validate_commercial(replace(SEED_COMMERCIAL, **change))
+    assert [(c.code, c.field) for c in checks] == [(code, field)]
+    assert checks[0].severity.value == "error"
+    assert checks[0].message_en and checks[0].message_zh
+
+
+def test_negative_switch_price_names_the_switch():
+    checks = validate_commercial(
+        replace(SEED_COMMERCIAL, switch_unit_prices={"roce-400ge-64": Decimal("-1")})
+    )
+    assert checks[0].field == "commercial.switch_unit_prices.roce-400ge-64"
+
+
+def test_seed_commercial_input_is_accepted():
+    assert validate_commercial(SEED_COMMERCIAL) == []
+
+
+def test_refused_input_gives_an_invalid_result_with_the_checks():
+    req, layout = _seed_8node(horizon_years=0, discount_rate=Decimal("3"))
+    result = _tco(req, layout, performance=_performance())
+    assert not result.valid
+    assert {"commercial.horizon_out_of_range", "commercial.discount_rate_out_of_range"} <= _codes(result)
+    assert result.yearly == () and result.monthly == () and result.tokens is None
+    to_jsonable(result)
+
+
+def test_negative_electricity_price_is_refused_on_the_site_field():
+    req, layout = _seed_8node()
+    req = replace(req, site=replace(req.site, electricity_price_per_kwh=Decimal("-0.1")))
+    result = _tco(req, layout)
+    assert not result.valid
+    assert any(c.field == "site.electricity_price_per_kwh" for c in result.checks)
+
+
+def test_tables_are_built_on_demand_as_dataframes():
+    req, layout = _seed_8node(server_lease_per_month=Decimal("150000"))
+    result = _tco(req, layout, performance=_performance())
+    tables = tco_tables(result)
+    yearly, monthly = tables["yearly"], tables["monthly"]
+    assert list(yearly["year"]) == [1, 2, 3]
+    assert yearly["buy_cumulative"].iloc[-1] == result.buy_total
+    assert len(monthly) == 37 and monthly["month"].iloc[0] == 0
+    assert monthly["buy_cumulative"].iloc[0] == result.capex.total
+    assert len(tables["sensitivity"]) == len(result.sensitivity)
+
+
+def test_compute_tco_does_not_import_pandas():
+    # plan() must stay fast: the tables are the only part that needs pandas
+    code = (
+        "import sys\n"
+        "from configurator.engine import fixtures as F\n"
+        "from configurator.engine.plan import plan\n"
+        "plan(F.request_k3_a3_8p8d())\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_plan_prices_the_fixture_8p8d_from_the_network_and_racks_results():
+    result = plan(F.request_k3_a3_8p8d())
+    tco = result.tco
+    assert tco.valid
+    assert tco.rack_count == result.racks.rack_count
+    assert tco.optics_count == result.network.optics
+    assert sum(tco.switch_counts.values()) == result.network.switch_count
+    assert tco.it_load_kw == Decimal(str(result.power.it_kw)).quantize(CENT)
+    assert tco.tokens is not None and tco.tokens.output_tokens_per_s == result.performance.output_tokens_per_s
+    to_jsonable(tco)
