@@ -11,19 +11,21 @@ Number and money formatting for the page and the PDF is in
 """
 
 from .charts import bar_chart_svg, line_chart_svg, tornado_svg
-from .memory import memory_bar_svg
+from .memory import memory_bar_svg, memory_segments
 from .power_feed import power_feed_svg
 from .svg import svg_to_data_uri
 from .ticks import nice_ticks
-from .topology import topology_svg
+from .topology import topology_groups, topology_svg
 
 __all__ = [
     "bar_chart_svg",
     "line_chart_svg",
     "memory_bar_svg",
+    "memory_segments",
     "nice_ticks",
     "power_feed_svg",
     "svg_to_data_uri",
+    "topology_groups",
     "topology_svg",
     "tornado_svg",
 ]

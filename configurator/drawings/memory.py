@@ -144,6 +144,24 @@ def memory_bar_svg(segments: Sequence[Segment], total_bytes: float, lang: str, t
     return c.to_svg()
 
 
+def memory_segments(rank: object) -> list[Segment]:
+    """The bar's segments from the engine's per-rank memory (``RankMemory``), in drawing order.
+
+    Read by attribute name so this package does not depend on the engine;
+    pass ``rank.device_bytes`` as ``total_bytes``.  Labels are left empty so
+    the bar uses the standard words of the language it is drawn in.
+    """
+    fields = (
+        ("weights", "weights_bytes"),
+        ("activations", "activation_bytes"),
+        ("buffers", "buffer_bytes"),
+        ("graph", "graph_bytes"),
+        ("kv_cache", "kv_cache_bytes"),
+        ("reserved", "free_bytes"),
+    )
+    return [(key, "", float(getattr(rank, attr, 0) or 0)) for key, attr in fields]
+
+
 def _default_label(key: str, lang: str) -> str:
     try:
         return t(key, lang)

@@ -115,6 +115,51 @@ def topology_svg(
     return c.to_svg()
 
 
+# Group names the layout engine uses, in the customer's words.
+_GROUP_NAMES = {
+    "cluster": ("Cluster", "集群"),
+    "cluster-a": ("Cluster A", "集群 A"),
+    "cluster-b": ("Cluster B", "集群 B"),
+    "prefill": ("Prefill", "预填充"),
+    "decode": ("Decode", "解码"),
+}
+
+
+def topology_groups(layout_groups: Sequence[object], lang: str, node_name: str = "") -> list[dict]:
+    """``topology_svg`` groups from the layout engine's ``GroupLayout`` objects.
+
+    Read by attribute name (``name``, ``role``, ``nodes``, ``first_node``,
+    ``devices``, ``parallel.tp/dp/pp/ep``) so this package does not depend on
+    the engine.  The label reads "DP4 / TP16 / EP64" (PP only when > 1, EP
+    only when experts are spread); known group names are translated.
+    """
+    zh = lang.lower().startswith("zh")
+    groups = []
+    for g in layout_groups:
+        parallel = getattr(g, "parallel", None)
+        parts = []
+        if parallel is not None:
+            parts = [f"DP{parallel.dp}", f"TP{parallel.tp}"]
+            if getattr(parallel, "pp", 1) > 1:
+                parts.append(f"PP{parallel.pp}")
+            if getattr(parallel, "ep", 1) > 1:
+                parts.append(f"EP{parallel.ep}")
+        name = str(getattr(g, "name", ""))
+        names = _GROUP_NAMES.get(name)
+        groups.append(
+            {
+                "name": (names[1] if zh else names[0]) if names else name,
+                "role": getattr(g, "role", "cluster"),
+                "nodes": getattr(g, "nodes", 0),
+                "label": " / ".join(parts),
+                "devices": getattr(g, "devices", 0),
+                "first_node": getattr(g, "first_node", 0),
+                "node_name": node_name,
+            }
+        )
+    return groups
+
+
 # --------------------------------------------------------------------------- pieces
 
 

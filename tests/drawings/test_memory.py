@@ -94,3 +94,35 @@ def test_hostile_title_and_labels_are_escaped():
     svg = memory_bar_svg(segments, 16 * GB, "en", title=HOSTILE)
     assert_hostile_escaped(svg)
     assert HOSTILE in all_text(parse_svg(svg))
+
+
+def test_segments_from_the_engines_rank_memory():
+    from configurator.drawings.memory import memory_segments
+    from configurator.engine.types import RankMemory
+
+    rank = RankMemory(
+        device_bytes=64 * GB,
+        usable_bytes=57_600_000_000,
+        weights_bytes=55 * GB,
+        non_expert_weights_bytes=5 * GB,
+        expert_weights_bytes=50 * GB,
+        activation_bytes=3_100_000_000,
+        buffer_bytes=1_600_000_000,
+        graph_bytes=2_300_000_000,
+        kv_cache_bytes=-4_400_000_000,  # 57.6 − 55 − 3.1 − 1.6 − 2.3
+        free_bytes=6_400_000_000,
+        kv_bytes_per_token=27_648,
+        state_bytes_per_seq=0,
+        kv_tokens=0,
+    )
+    segments = memory_segments(rank)
+    assert [k for k, _, _ in segments] == [
+        "weights",
+        "activations",
+        "buffers",
+        "graph",
+        "kv_cache",
+        "reserved",
+    ]
+    assert segments[4] == ("kv_cache", "", -4.4e9)
+    assert "Short by 4.4 GB" in texts(parse_svg(memory_bar_svg(segments, rank.device_bytes, "en")))

@@ -140,3 +140,24 @@ def test_hostile_text_is_escaped(field):
     g = group("Cluster", "cluster", 2, "TP16", 32)
     g[field] = HOSTILE
     assert_hostile_escaped(topology_svg([g], "en", title=HOSTILE))
+
+
+def test_groups_from_the_layout_engine():
+    from configurator.drawings.topology import topology_groups
+    from configurator.engine.types import GroupLayout, ParallelSpec
+
+    # domain.md §4.3: each side DP8 / TP16, EP = 8 × 16 = 128, 896 / 128 = 7 experts per rank
+    side = ParallelSpec(tp=16, dp=8)
+    layout = [
+        GroupLayout("prefill", "prefill", 8, 0, side, 128, 7),
+        GroupLayout("decode", "decode", 8, 8, side, 128, 7),
+    ]
+    groups = topology_groups(layout, "zh-hans", node_name="Atlas 800 A3")
+    assert groups[0]["label"] == "DP8 / TP16 / EP128"
+    assert groups[0]["name"] == "预填充" and groups[1]["first_node"] == 8
+    text = all_text(parse_svg(topology_svg(groups, "zh-hans", kv_transfer=True)))
+    assert "8 × Atlas 800 A3 × 16 卡 = 128 卡" in text
+    pp = topology_groups(
+        [GroupLayout("x", "serve", 2, 0, ParallelSpec(tp=8, dp=1, pp=2, expert_parallel=False), 16, 0)], "en"
+    )
+    assert pp[0]["label"] == "DP1 / TP8 / PP2" and pp[0]["name"] == "x"
