@@ -41,7 +41,10 @@ def _finite(value: object) -> float | None:
 
 
 def _default_format(step: float) -> Formatter:
-    decimals = max(0, -math.floor(math.log10(step))) if step and step < 1 else 0
+    # The fewest decimals that tell ticks apart: step 0.25 → 2, step 0.5 → 1, step 5 → 0.
+    decimals = 0
+    while decimals < 4 and step and abs(round(step, decimals) - step) > abs(step) * 1e-9:
+        decimals += 1
 
     def fmt(value: float) -> str:
         return format_number(value, decimals)
@@ -158,7 +161,6 @@ def line_chart_svg(
     y_lo, y_hi = y_ticks[0], y_ticks[-1]
     step = (y_ticks[1] - y_ticks[0]) if len(y_ticks) > 1 else 1.0
     fy = y_format or _default_format(step)
-    fx = x_format or _default_format(1.0)
     if x_ticks is None:
         integer = all(float(v).is_integer() for v in xs)
         x_tick_values = [
@@ -166,6 +168,8 @@ def line_chart_svg(
         ]
     else:
         x_tick_values = [float(v) for v in x_ticks if x_lo - 1e-9 <= float(v) <= x_hi + 1e-9]
+    x_step = min((b - a for a, b in zip(x_tick_values, x_tick_values[1:], strict=False)), default=1.0)
+    fx = x_format or _default_format(x_step)
 
     # Margins from the text that has to fit.
     tick_w = max((svg.text_width(fy(v), svg.SMALL) for v in y_ticks), default=20)

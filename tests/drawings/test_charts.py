@@ -204,3 +204,15 @@ def test_tornado_edge_cases_and_escaping():
         {"label": HOSTILE, "low_value": 1, "high_value": 3, "low_label": HOSTILE, "high_label": HOSTILE}
     ]
     assert_hostile_escaped(tornado_svg(hostile, 2, "en", fmt, title=HOSTILE))
+
+
+def test_line_chart_fractional_x_ticks_keep_their_decimals():
+    root = parse_svg(line_chart_svg([{"name": "s", "points": [(0, 1), (1.5, 2)]}], "x", "y", "en"))
+    labels = texts(root)
+    assert "0.5" in labels and "1.5" in labels
+    quarter = parse_svg(
+        line_chart_svg(
+            [{"name": "q", "points": [(0, 0), (1, 1)]}], "x", "y", "en", x_ticks=[0, 0.25, 0.5, 0.75, 1]
+        )
+    )
+    assert {"0.25", "0.50", "0.75"} <= set(texts(quarter))
