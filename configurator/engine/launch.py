@@ -165,7 +165,9 @@ class _Site:
 
 
 def _site(req: PlanRequest, layout: LayoutResult) -> _Site:
-    n = layout.nodes or req.topology.nodes
+    n = max(
+        layout.nodes or req.topology.nodes, max((g.first_node + g.nodes for g in layout.groups), default=0)
+    )
     given = req.launch.node_ips
     ips = tuple(
         given[i].strip() if i < len(given) and given[i].strip() else f"__NODE{i}_IP__" for i in range(n)
@@ -801,7 +803,9 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
     else:
         steps = []
         for g in ctx.groups:
-            master = next(n for n in nodes if n.group == g.name and n.is_master)
+            master = next((n for n in nodes if n.group == g.name and n.is_master), None)
+            if master is None:
+                continue
             steps.append(
                 f"{g.name}: start `{master.script}` on node {master.index} first, then the worker scripts "
                 "of the group as soon as possible (the master waits up to 2 h for them)."

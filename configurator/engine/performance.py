@@ -52,6 +52,7 @@ from .types import (
     GroupMemory,
     LayoutResult,
     MemoryResult,
+    PerformanceSpec,
     PlanRequest,
     ServerSpec,
     Severity,
@@ -248,10 +249,11 @@ def estimate_performance(
     req: PlanRequest, layout: LayoutResult, memory: MemoryResult | None
 ) -> PerformanceResult:
     """Estimate TTFT, TPOT and throughput of the deployment (an ESTIMATE; see module doc)."""
+    checks: list[Check] = []
+    req = _sanitised(req, checks)
     model, server, serving, workload, perf = req.model, req.server, req.serving, req.workload, req.performance
     acc = server.accelerator
     figs = _Figures()
-    checks: list[Check] = []
     mem_by_group = {g.group: g for g in (memory.groups if memory else ())}
 
     bandwidth = acc.memory_bandwidth_bytes_s
@@ -272,7 +274,7 @@ def estimate_performance(
         bandwidth = bandwidth if bandwidth > 0 else 1.0
         tflops = tflops if tflops > 0 else 1.0
 
-    prompt_tokens = workload.input_tokens
+    prompt_tokens = max(0, workload.input_tokens)
     hit = perf.prefix_cache_hit_rate if serving.enable_prefix_caching else 0.0
     computed_prompt_tokens = max(1, round(prompt_tokens * (1.0 - hit)))
     output_tokens = max(1, workload.output_tokens)
@@ -283,7 +285,7 @@ def estimate_performance(
     disaggregated = req.topology.kind == TopologyKind.DISAGGREGATED
 
     counted_dp = sum(g.parallel.dp for g in layout.groups if g.role in COUNTED_DECODE_ROLES)
-    offered_per_rank = math.ceil(workload.concurrency / counted_dp) if counted_dp else 0
+    offered_per_rank = math.ceil(max(0, workload.concurrency) / counted_dp) if counted_dp else 0
 
     figs.add(
         "performance.prompt_tokens_computed",
@@ -515,6 +517,53 @@ def estimate_performance(
     )
 
 
+_KNOBS = (
+    ("decode_bandwidth_efficiency", "Decode bandwidth efficiency", "解码带宽利用率", False),
+    ("prefill_mfu", "Prefill MFU", "预填充算力利用率 (MFU)", False),
+    ("scale_out_efficiency", "Scale-out efficiency", "跨节点网络效率", False),
+    ("prefix_cache_hit_rate", "Prefix-cache hit rate", "前缀缓存命中率", True),
+)
+
+
+def _sanitised(req: PlanRequest, checks: list[Check]) -> PlanRequest:
+    """Refuse efficiency knobs outside their range (a check each) and estimate with the defaults."""
+    default = PerformanceSpec()
+    fixes: dict[str, float] = {}
+    for name, en, zh, zero_ok in _KNOBS:
+        value = getattr(req.performance, name)
+        ok = (0.0 <= value < 1.0) if zero_ok else (0.0 < value <= 1.0)
+        if not ok:
+            fixes[name] = getattr(default, name)
+            span = "0 to below 1" if zero_ok else "above 0 and at most 1"
+            span_zh = "0 至 1（不含 1）" if zero_ok else "大于 0 且不超过 1"
+            checks.append(
+                Check(
+                    "performance.knob_out_of_range",
+                    Severity.ERROR,
+                    AREA,
+                    f"{en} {value} must be {span}; the estimate uses {fixes[name]} instead.",
+                    f"{zh} {value} 须{span_zh}，估算暂按 {fixes[name]} 计算。",
+                    {"value": value},
+                    field=f"performance.{name}",
+                    fix={f"performance.{name}": fixes[name]},
+                    fix_en=f"Use {fixes[name]}.",
+                    fix_zh=f"建议改为 {fixes[name]}。",
+                )
+            )
+    if req.workload.concurrency < 0 or req.workload.input_tokens < 0 or req.workload.output_tokens < 0:
+        checks.append(
+            Check(
+                "performance.workload_negative",
+                Severity.ERROR,
+                AREA,
+                "Concurrency and token counts cannot be negative.",
+                "并发数与 Token 数不能为负数。",
+                field="workload.concurrency",
+            )
+        )
+    return replace(req, performance=replace(req.performance, **fixes)) if fixes else req
+
+
 def _group_estimate(
     req: PlanRequest,
     g: GroupLayout,
@@ -535,7 +584,7 @@ def _group_estimate(
 ) -> GroupPerformance:
     model, serving, perf, server = req.model, req.serving, req.performance, req.server
     p = g.parallel
-    tp, dp, ep = p.tp, p.dp, p.ep
+    tp, dp, ep = max(p.tp, 1), max(p.dp, 1), max(p.ep, 1)
     k = f"performance.{g.name}"
     counts = g.role in COUNTED_DECODE_ROLES
     decodes = g.role != "prefill"
@@ -797,7 +846,7 @@ def _group_estimate(
                 "counts_toward_throughput": counts,
             },
         )
-    if decodes and batch == 0 and (counts or g.role == "standby"):
+    if decodes and kv_fit == 0 and (counts or g.role == "standby"):
         checks.append(
             Check(
                 "performance.no_decode_capacity",
@@ -901,7 +950,7 @@ def _add_pd_figures(figs: _Figures, checks: list[Check], bal: PdBalance, req: Pl
         "prefill_requests_per_s ÷ decode_requests_per_s",
         {"bottleneck": bal.bottleneck},
     )
-    if bal.ratio < 0.67 or bal.ratio > 1.5:
+    if bal.prefill_requests_per_s > 0 and bal.decode_requests_per_s > 0 and not 0.67 <= bal.ratio <= 1.5:
         side_en = "prefill" if bal.bottleneck == "prefill" else "decode"
         side_zh = "预填充" if bal.bottleneck == "prefill" else "解码"
         checks.append(

@@ -13,7 +13,7 @@ from configurator.engine import fixtures as F
 from configurator.engine.performance import estimate_performance
 from configurator.engine.plan import plan
 from configurator.engine.serialize import to_jsonable
-from configurator.engine.types import Severity, TopologyKind
+from configurator.engine.types import PerformanceSpec, Severity, TopologyKind, WorkloadSpec
 
 from ._money_builders import (
     KDA_STATE_BYTES_PER_SEQ,
@@ -240,3 +240,31 @@ def test_b300_concurrency_64_tpot_is_the_order_of_the_published_40_ms():
     # SGLang, 8 × B300, concurrency 64: TPOT 40 ms.
     result = _estimate(request_b300(concurrency=64))
     assert 5e-3 < result.tpot_s < 150e-3
+
+
+def test_efficiency_knobs_out_of_range_are_refused_and_the_defaults_used():
+    req = replace(
+        request_4node(), performance=PerformanceSpec(decode_bandwidth_efficiency=0.0, prefill_mfu=1.5)
+    )
+    result = _estimate(req)
+    fields = {c.field for c in result.checks if c.code == "performance.knob_out_of_range"}
+    assert fields == {"performance.decode_bandwidth_efficiency", "performance.prefill_mfu"}
+    assert result.tpot_s == pytest.approx(_estimate(request_4node()).tpot_s)  # defaults 0.6 and 0.35
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"workload": WorkloadSpec(concurrency=0, input_tokens=0, output_tokens=0)},
+        {"workload": WorkloadSpec(concurrency=-3)},
+        {"performance": PerformanceSpec(0.0, 0.0, 0.0, 1.0)},
+    ],
+)
+def test_odd_but_well_typed_requests_never_raise(change):
+    req = replace(request_8p8d(), **change)
+    layout = layout_for(req)
+    for memory in (memory_for(req, layout), None):
+        result = estimate_performance(req, layout, memory)
+        to_jsonable(result)
+        assert result.output_tokens_per_s >= 0
+    assert estimate_performance(req, replace(layout, groups=()), None).output_tokens_per_s == 0
