@@ -1,0 +1,753 @@
+"""Derive a catalog model from a Hugging Face ``config.json``.
+
+Pure functions: no Django, no I/O beyond parsing the text handed in.  The
+result is an :class:`ImportedModel` whose ``fields`` map one-to-one onto
+``catalog.LlmModel`` fields, with a ``sources`` entry for every figure.
+
+Conventions (they matter for the published counts):
+
+* ``total_params`` counts every weight of the checkpoint that vLLM loads for
+  serving: embeddings, LM head, all decoder layers, the vision tower and its
+  projector.  Multi-token-prediction layers (``num_nextn_predict_layers``) are
+  left out: vLLM only loads them for speculative decoding.
+* ``active_params`` is what one token's forward pass multiplies by: total
+  minus the routed experts a token does not visit, minus the input embedding
+  (a table look-up, no FLOPs) and minus the vision tower.  This is how
+  Moonshot (K3 ≈ 104.2 B) and OpenAI (gpt-oss-120b 5.1 B) count.
+* Weight bytes follow ``quantization_config``: block FP8 is 1 byte per
+  weight plus one FP32 scale per block; MXFP4 is 4.25 bits per routed-expert
+  weight (4-bit element + one E8M0 byte per 32); everything that is not
+  quantised stays BF16 (2 bytes).  ``expert_weight_bytes`` holds the routed
+  experts (split by EP when served); the rest is ``non_expert_weight_bytes``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_CONFIG_BYTES = 1024 * 1024  # uploads and pasted text are refused above 1 MB
+
+SUPPORTED_MODEL_TYPES = (
+    "llama",
+    "qwen2",
+    "qwen3",
+    "qwen3_moe",
+    "mixtral",
+    "deepseek_v2",
+    "deepseek_v3",
+    "kimi_k2",
+    "kimi_k3",
+    "kimi_linear",
+    "glm4_moe",
+    "glm_moe_dsa",
+    "gpt_oss",
+)
+
+FAMILIES = {
+    "llama": "Llama",
+    "qwen2": "Qwen",
+    "qwen3": "Qwen",
+    "qwen3_moe": "Qwen",
+    "mixtral": "Mistral",
+    "deepseek_v2": "DeepSeek",
+    "deepseek_v3": "DeepSeek",
+    "kimi_k2": "Kimi",
+    "kimi_k3": "Kimi",
+    "kimi_linear": "Kimi",
+    "glm4_moe": "GLM",
+    "glm_moe_dsa": "GLM",
+    "gpt_oss": "gpt-oss",
+}
+
+# Bytes per weight of the formats an admin may force with --weight-format.
+# ``experts`` applies to routed experts, ``linear`` to the other linear layers
+# (attention, dense and shared MLPs); embeddings, LM head, norms, routers and
+# vision always stay BF16.
+FP8_BLOCK_BPP = 1 + 4 / (128 * 128)  # e4m3 + one FP32 scale per 128×128 block
+MXFP4_BPP = 4.25 / 8  # 4-bit E2M1 + one E8M0 scale byte per 32 elements
+NVFP4_BPP = 4.5 / 8  # 4-bit E2M1 + one FP8 scale per 16 elements
+INT4_G128_BPP = 0.5 + 2 / 128  # 4-bit + one BF16 scale per 128 elements
+WEIGHT_FORMAT_BYTES: dict[str, dict[str, float]] = {
+    "bf16": {"experts": 2.0, "linear": 2.0},
+    "fp16": {"experts": 2.0, "linear": 2.0},
+    "fp32": {"experts": 4.0, "linear": 4.0},
+    "fp8": {"experts": FP8_BLOCK_BPP, "linear": FP8_BLOCK_BPP},
+    "int8": {"experts": 1.0, "linear": 1.0},
+    "w8a8": {"experts": 1.0, "linear": 1.0},
+    # W4A8 MoE releases: 4-bit experts, 8-bit attention and dense layers.
+    "w4a8": {"experts": INT4_G128_BPP, "linear": 1.0},
+    "int4": {"experts": INT4_G128_BPP, "linear": INT4_G128_BPP},
+    # MXFP4 releases (K3, gpt-oss) quantise the routed experts only.
+    "mxfp4": {"experts": MXFP4_BPP, "linear": 2.0},
+    "nvfp4": {"experts": NVFP4_BPP, "linear": NVFP4_BPP},
+}
+
+_DTYPE_FORMATS = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "half": "fp16"}
+_BF16 = 2.0
+
+
+class ConfigError(ValueError):
+    """A config.json the importer cannot use.  ``field`` is the dotted path of the culprit."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class ImportedModel:
+    """What the importer derived.  ``fields`` are ``LlmModel`` field values."""
+
+    model_type: str
+    fields: dict[str, Any]
+    sources: dict[str, dict[str, str]]
+    params_by_part: dict[str, int]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.fields["expert_weight_bytes"] + self.fields["non_expert_weight_bytes"]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class _Reader:
+    """Typed access to one JSON object, with errors naming the dotted field path."""
+
+    def __init__(self, data: Mapping[str, Any], prefix: str = ""):
+        self.data = data
+        self.prefix = prefix
+
+    def path(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    def has(self, name: str) -> bool:
+        return self.data.get(name) is not None
+
+    def int(self, name: str, default: int | None = None, *, minimum: int = 0) -> int:
+        value = self.data.get(name)
+        if value is None:
+            if default is None:
+                raise ConfigError(self.path(name), f"{self.path(name)} is missing")
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+            raise ConfigError(self.path(name), f"{self.path(name)} must be an integer, got {value!r}")
+        if value < minimum:
+            raise ConfigError(self.path(name), f"{self.path(name)} must be at least {minimum}, got {value!r}")
+        return int(value)
+
+    def bool(self, name: str, default: bool = False) -> bool:
+        value = self.data.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise ConfigError(self.path(name), f"{self.path(name)} must be true or false, got {value!r}")
+        return value
+
+    def str(self, name: str, default: str = "") -> str:
+        value = self.data.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise ConfigError(self.path(name), f"{self.path(name)} must be a string, got {value!r}")
+        return value
+
+    def int_list(self, name: str, *, required: bool = True) -> list[int]:
+        value = self.data.get(name)
+        if value is None:
+            if required:
+                raise ConfigError(self.path(name), f"{self.path(name)} is missing")
+            return []
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            raise ConfigError(self.path(name), f"{self.path(name)} must be a list of integers")
+        return list(value)
+
+    def str_list(self, name: str) -> list[str]:
+        value = self.data.get(name)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(self.path(name), f"{self.path(name)} must be a list of strings")
+        return list(value)
+
+    def obj(self, name: str, *, required: bool = True) -> _Reader | None:
+        value = self.data.get(name)
+        if value is None:
+            if required:
+                raise ConfigError(self.path(name), f"{self.path(name)} is missing")
+            return None
+        if not isinstance(value, Mapping):
+            raise ConfigError(self.path(name), f"{self.path(name)} must be a JSON object")
+        return _Reader(value, f"{self.path(name)}.")
+
+
+def load_config_text(text: str | bytes) -> dict[str, Any]:
+    """Parse config.json text; refuses anything over 1 MB or that is not one JSON object."""
+    if isinstance(text, bytes):
+        if len(text) > MAX_CONFIG_BYTES:
+            raise ConfigError("config", "config.json is larger than 1 MB")
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ConfigError("config", "config.json is not UTF-8 text") from exc
+    if len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
+        raise ConfigError("config", "config.json is larger than 1 MB")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError("config", f"config.json is not valid JSON: {exc.msg} (line {exc.lineno})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError("config", "config.json must be a JSON object")
+    return data
+
+
+# --------------------------------------------------------------------------- parameter accounting
+
+
+@dataclass
+class _Params:
+    """Parameter counts by part, plus the share of routed experts a token visits."""
+
+    parts: dict[str, int] = field(default_factory=dict)
+    active_expert_fraction: float = 1.0
+
+    def add(self, part: str, count: int) -> None:
+        self.parts[part] = self.parts.get(part, 0) + int(count)
+
+    def get(self, part: str) -> int:
+        return self.parts.get(part, 0)
+
+    @property
+    def total(self) -> int:
+        return sum(self.parts.values())
+
+    @property
+    def active(self) -> int:
+        experts = self.get("routed_experts") + self.get("routed_expert_biases")
+        inactive = round(experts * (1 - self.active_expert_fraction))
+        return self.total - inactive - self.get("embedding") - self.get("vision")
+
+
+def _gqa_attention(r: _Reader, hidden: int, heads: int, kv_heads: int, head_dim: int, model_type: str) -> int:
+    q = hidden * heads * head_dim
+    kv = 2 * hidden * kv_heads * head_dim
+    o = heads * head_dim * hidden
+    count = q + kv + o
+    qkv_bias = model_type == "qwen2" or r.bool("attention_bias") or r.bool("qkv_bias")
+    if qkv_bias:
+        count += heads * head_dim + 2 * kv_heads * head_dim
+    if model_type == "gpt_oss":
+        if r.bool("attention_bias"):
+            count += hidden  # o_proj bias
+        count += heads  # attention sinks
+    if model_type in ("qwen3", "qwen3_moe") or r.bool("use_qk_norm"):
+        count += 2 * head_dim
+    return count
+
+
+def _mla_attention(r: _Reader, hidden: int, heads: int, *, output_gate: bool = False) -> int:
+    q_lora = r.int("q_lora_rank", 0)
+    kv_lora = r.int("kv_lora_rank", minimum=1)
+    nope = r.int("qk_nope_head_dim", minimum=1)
+    rope = r.int("qk_rope_head_dim", minimum=1)
+    v_dim = r.int("v_head_dim", minimum=1)
+    if q_lora:
+        q = hidden * q_lora + q_lora + q_lora * heads * (nope + rope)
+    else:
+        q = hidden * heads * (nope + rope)
+    kv = hidden * (kv_lora + rope) + kv_lora + kv_lora * heads * (nope + v_dim)
+    o = heads * v_dim * hidden
+    count = q + kv + o
+    if output_gate:
+        count += hidden * heads * v_dim
+    if r.has("index_n_heads"):  # GLM-5 / DeepSeek sparse attention lightning indexer
+        index_heads = r.int("index_n_heads")
+        index_dim = r.int("index_head_dim")
+        count += (q_lora or hidden) * index_heads * index_dim + hidden * index_dim + 2 * index_dim
+        count += hidden * index_heads
+    return count
+
+
+def _kda_attention(la: _Reader, hidden: int) -> int:
+    heads = la.int("num_heads", minimum=1)
+    head_dim = la.int("head_dim", minimum=1)
+    kernel = la.int("short_conv_kernel_size", 4, minimum=1)
+    proj = heads * head_dim
+    count = 3 * hidden * proj  # q, k, v
+    count += 3 * proj * kernel  # short convolutions
+    count += heads + proj  # A_log, dt_bias
+    count += hidden * head_dim + head_dim * proj  # f_a, f_b (decay gate)
+    count += hidden * heads  # b_proj (beta)
+    if la.bool("use_full_rank_gate"):
+        count += hidden * proj
+    else:
+        count += hidden * head_dim + head_dim * proj
+    count += head_dim  # o_norm
+    count += proj * hidden  # o_proj
+    return count
+
+
+def _mlp(hidden: int, intermediate: int) -> int:
+    return 3 * hidden * intermediate  # gate, up, down
+
+
+def _kimi_vision_params(v: _Reader, text_hidden: int) -> int:
+    """MoonViT tower + patch-merger projector, from ``vision_config``."""
+    layers = v.int("vt_num_hidden_layers", minimum=1)
+    width = v.int("vt_hidden_size", minimum=1)
+    inner = v.int("vt_intermediate_size", minimum=1)
+    qkv = v.int("qkv_hidden_size", width)
+    patch = v.int("patch_size", 14)
+    per_layer = 3 * width * qkv + qkv * width + 2 * width * inner + 2 * width
+    tower = layers * per_layer + 3 * patch * patch * width + width
+    tower += v.int("init_pos_emb_height", 0) * v.int("init_pos_emb_width", 0) * width
+    tower += v.int("init_pos_emb_time", 0) * width
+    merge = v.data.get("merge_kernel_size") or [2, 2]
+    merge_area = int(merge[0]) * int(merge[1]) if isinstance(merge, list) and len(merge) == 2 else 4
+    mm_in = v.int("mm_hidden_size", width) * merge_area
+    projector = mm_in * mm_in + mm_in + mm_in * text_hidden + text_hidden
+    return tower + projector
+
+
+# --------------------------------------------------------------------------- quantisation
+
+
+@dataclass(frozen=True)
+class _Quant:
+    weight_format: str
+    activation_format: str
+    expert_bpp: float
+    linear_bpp: float
+    note: str
+
+
+def _compressed_tensors_bpp(weights: Mapping[str, Any], fmt: str) -> tuple[str, float]:
+    bits = int(weights.get("num_bits") or 16)
+    kind = weights.get("type") or "int"
+    group = weights.get("group_size")
+    if "mxfp4" in fmt or (bits == 4 and kind == "float" and group == 32):
+        return "mxfp4", MXFP4_BPP
+    if "nvfp4" in fmt or (bits == 4 and kind == "float" and group == 16):
+        return "nvfp4", NVFP4_BPP
+    if bits == 4:
+        scale_bytes = 2 / int(group) if group else 0.0
+        return "int4", 0.5 + scale_bytes
+    if bits == 8:
+        return ("fp8" if kind == "float" else "int8"), 1.0
+    return "bf16", bits / 8
+
+
+def _ignored(name: str, patterns: list[str]) -> bool:
+    for pattern in patterns:
+        if pattern.startswith("re:"):
+            if re.match(pattern[3:], name):
+                return True
+        elif name == pattern or name.startswith(pattern + "."):
+            return True
+    return False
+
+
+def _quantisation(r: _Reader, weight_format: str | None) -> _Quant:
+    """Bytes per weight for routed experts and for other linear layers."""
+    if weight_format:
+        if weight_format not in WEIGHT_FORMAT_BYTES:
+            raise ConfigError(
+                "weight_format",
+                f"weight_format {weight_format!r} is not one of {', '.join(sorted(WEIGHT_FORMAT_BYTES))}",
+            )
+        bpp = WEIGHT_FORMAT_BYTES[weight_format]
+        act = {"fp8": "fp8", "int8": "int8", "w8a8": "int8", "w4a8": "int8"}.get(weight_format, "bf16")
+        return _Quant(weight_format, act, bpp["experts"], bpp["linear"], f"forced {weight_format}")
+
+    q = r.obj("quantization_config", required=False)
+    if q is None:
+        dtype = r.str("torch_dtype") or r.str("dtype") or "bfloat16"
+        fmt = _DTYPE_FORMATS.get(dtype, "bf16")
+        bpp = WEIGHT_FORMAT_BYTES[fmt]["linear"]
+        return _Quant(fmt, "fp16" if fmt == "fp16" else "bf16", bpp, bpp, f"unquantised {dtype}")
+
+    method = q.str("quant_method")
+    if method == "fp8":
+        block = q.data.get("weight_block_size")
+        if block is not None:
+            if not (
+                isinstance(block, list)
+                and len(block) == 2
+                and all(isinstance(b, int) and b > 0 for b in block)
+            ):
+                raise ConfigError(
+                    q.path("weight_block_size"),
+                    f"{q.path('weight_block_size')} must be two positive integers",
+                )
+            bpp = 1 + 4 / (block[0] * block[1])
+            note = f"FP8 e4m3, one FP32 scale per {block[0]}×{block[1]} block"
+        else:
+            bpp = 1.0
+            note = "FP8 e4m3, per-tensor scale"
+        return _Quant("fp8", "fp8", bpp, bpp, note)
+    if method == "mxfp4":
+        not_converted = q.str_list("modules_to_not_convert")
+        linear = 2.0 if _ignored("model.layers.0.self_attn", not_converted) else MXFP4_BPP
+        return _Quant("mxfp4", "bf16", MXFP4_BPP, linear, "MXFP4 experts (4.25 bits incl. E8M0 scale per 32)")
+    if method == "compressed-tensors":
+        groups = q.obj("config_groups")
+        first = next(iter(groups.data.values()), None)
+        if not isinstance(first, Mapping) or not isinstance(first.get("weights"), Mapping):
+            raise ConfigError(q.path("config_groups"), f"{q.path('config_groups')} has no weights scheme")
+        fmt, bpp = _compressed_tensors_bpp(first["weights"], q.str("format"))
+        ignore = q.str_list("ignore")
+        # Representative module names; experts named as in the DeepSeek/Kimi checkpoints.
+        expert_bpp = _BF16 if _ignored("model.layers.1.mlp.experts.0.gate_proj", ignore) else bpp
+        attention_quantised = not _ignored("model.layers.1.self_attn.q_proj", ignore)
+        linear_bpp = bpp if attention_quantised else _BF16
+        acts = first.get("input_activations")
+        act = "bf16"
+        if isinstance(acts, Mapping) and acts.get("num_bits") == 8:
+            act = "fp8" if acts.get("type") == "float" else "int8"
+        return _Quant(fmt, act, expert_bpp, linear_bpp, f"compressed-tensors {q.str('format') or fmt}")
+    if method in ("awq", "gptq"):
+        bits = q.int("bits", 4, minimum=1)
+        group = q.int("group_size", 128, minimum=1) if q.data.get("group_size", 128) != -1 else 0
+        bpp = bits / 8 + (2 / group if group else 0.0)
+        fmt = "int4" if bits == 4 else "int8"
+        return _Quant(fmt, "bf16", bpp, bpp, f"{method.upper()} {bits}-bit")
+    raise ConfigError(
+        q.path("quant_method"),
+        f"quantization_config.quant_method {method!r} is not supported (fp8, mxfp4, compressed-tensors, awq, gptq)",
+    )
+
+
+# --------------------------------------------------------------------------- per-family parsing
+
+
+def _layer_types_gqa(r: _Reader, layers: int, model_type: str) -> tuple[int, int, int]:
+    """(full attention layers, sliding layers, window) for GQA families."""
+    types = r.str_list("layer_types")
+    if types:
+        if len(types) != layers:
+            raise ConfigError(
+                r.path("layer_types"),
+                f"{r.path('layer_types')} lists {len(types)} layers but num_hidden_layers is {layers}",
+            )
+        sliding = sum(1 for t in types if t == "sliding_attention")
+        window = r.int("sliding_window", minimum=1) if sliding else 0
+        return layers - sliding, sliding, window
+    window = r.int("sliding_window", 0)
+    if not window:
+        return layers, 0, 0
+    if model_type in ("qwen2", "qwen3", "qwen3_moe"):
+        if not r.bool("use_sliding_window"):
+            return layers, 0, 0
+        # Qwen: layers from max_window_layers on use the window.
+        start = r.int("max_window_layers", layers)
+        sliding = max(0, layers - start)
+        return layers - sliding, sliding, window if sliding else 0
+    return 0, layers, window  # Mistral-style: a window on every layer
+
+
+def _kimi_linear_layers(r: _Reader, layers: int) -> tuple[_Reader | None, list[int], list[int]]:
+    la = r.obj("linear_attn_config", required=False)
+    if la is None:
+        return None, list(range(1, layers + 1)), []
+    full = la.int_list("full_attn_layers")
+    kda = la.int_list("kda_layers")
+    covered = sorted(full + kda)
+    if covered != list(range(1, layers + 1)):
+        raise ConfigError(
+            la.path("kda_layers"),
+            f"{la.path('full_attn_layers')} and {la.path('kda_layers')} (1-based) must cover layers 1…{layers} exactly once",
+        )
+    return la, full, kda
+
+
+def parse_hf_config(
+    data: Mapping[str, Any],
+    *,
+    weight_format: str | None = None,
+    hf_model_id: str = "",
+    name: str = "",
+) -> ImportedModel:
+    """Derive ``LlmModel`` field values from a parsed config.json.
+
+    ``weight_format`` forces the stored weight format (e.g. ``w4a8`` for a
+    release whose config does not say); otherwise ``quantization_config`` or
+    the dtype decides.  Raises :class:`ConfigError` naming the bad field.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError("config", "config.json must be a JSON object")
+    top = _Reader(data)
+    model_type = top.str("model_type")
+    if not model_type:
+        raise ConfigError("model_type", "model_type is missing")
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        raise ConfigError(
+            "model_type",
+            f"model_type {model_type!r} is not supported (supported: {', '.join(SUPPORTED_MODEL_TYPES)})",
+        )
+
+    warnings: list[str] = []
+    params = _Params()
+    vision_params = 0
+    r = top
+    if model_type == "kimi_k3":
+        r = top.obj("text_config")
+        vision = top.obj("vision_config", required=False)
+    else:
+        vision = None
+
+    layers = r.int("num_hidden_layers", minimum=1)
+    hidden = r.int("hidden_size", minimum=1)
+    vocab = r.int("vocab_size", minimum=1)
+    heads = r.int("num_attention_heads", minimum=1)
+    kv_heads = r.int("num_key_value_heads", heads, minimum=1)
+    if heads % kv_heads:
+        raise ConfigError(
+            r.path("num_key_value_heads"),
+            f"{r.path('num_key_value_heads')} ({kv_heads}) must divide num_attention_heads ({heads})",
+        )
+    head_dim = r.int("head_dim", 0) or hidden // heads
+    max_context = r.int("max_position_embeddings", 0)
+    tie = top.bool("tie_word_embeddings", r.bool("tie_word_embeddings"))
+
+    params.add("embedding", vocab * hidden)
+    if not tie:
+        params.add("lm_head", vocab * hidden)
+    params.add("norms", hidden)  # final norm
+
+    mla_family = model_type in ("deepseek_v2", "deepseek_v3", "kimi_k2", "glm_moe_dsa")
+    kimi_linear = model_type in ("kimi_linear", "kimi_k3")
+    f: dict[str, Any] = {
+        "gqa_layers": 0,
+        "mla_layers": 0,
+        "linear_layers": 0,
+        "sliding_layers": 0,
+        "sliding_window": 0,
+        "kv_lora_rank": 0,
+        "qk_rope_head_dim": 0,
+        "linear_num_heads": 0,
+        "linear_head_dim": 0,
+        "linear_conv_kernel": 0,
+        "linear_conv_dim": 0,
+        "linear_state_dtype_bytes": 4,
+        "linear_conv_dtype_bytes": 2,
+    }
+
+    # --- attention, layer by layer type
+    if kimi_linear:
+        la, full, kda = _kimi_linear_layers(r, layers)
+        is_mla = r.has("kv_lora_rank")
+        output_gate = r.bool("mla_use_output_gate")
+        if is_mla:
+            f["mla_layers"] = len(full)
+            f["kv_lora_rank"] = r.int("kv_lora_rank", minimum=1)
+            f["qk_rope_head_dim"] = r.int("qk_rope_head_dim", minimum=1)
+            head_dim = r.int("qk_nope_head_dim", minimum=1) + f["qk_rope_head_dim"]
+            params.add("attention", len(full) * _mla_attention(r, hidden, heads, output_gate=output_gate))
+        else:
+            f["gqa_layers"] = len(full)
+            params.add(
+                "attention", len(full) * _gqa_attention(r, hidden, heads, kv_heads, head_dim, model_type)
+            )
+        if la is not None and kda:
+            f["linear_layers"] = len(kda)
+            f["linear_num_heads"] = la.int("num_heads", minimum=1)
+            f["linear_head_dim"] = la.int("head_dim", minimum=1)
+            f["linear_conv_kernel"] = la.int("short_conv_kernel_size", 4, minimum=1)
+            f["linear_conv_dim"] = 3 * f["linear_num_heads"] * f["linear_head_dim"]  # q, k, v convolutions
+            params.add("attention", len(kda) * _kda_attention(la, hidden))
+        if r.data.get("attn_res_block_size") is not None:
+            params.add("norms", layers * 4 * hidden)  # attention-residual norms and score projections
+    elif mla_family:
+        if not r.has("kv_lora_rank"):
+            raise ConfigError(r.path("kv_lora_rank"), f"{r.path('kv_lora_rank')} is missing")
+        f["mla_layers"] = layers
+        f["kv_lora_rank"] = r.int("kv_lora_rank", minimum=1)
+        f["qk_rope_head_dim"] = r.int("qk_rope_head_dim", minimum=1)
+        head_dim = r.int("qk_nope_head_dim", minimum=1) + f["qk_rope_head_dim"]
+        params.add("attention", layers * _mla_attention(r, hidden, heads))
+        if r.has("index_n_heads"):
+            warnings.append(
+                "The sparse-attention indexer keys (a small extra per-token cache) are not counted in KV."
+            )
+    else:
+        full_layers, sliding, window = _layer_types_gqa(r, layers, model_type)
+        f["gqa_layers"], f["sliding_layers"], f["sliding_window"] = full_layers, sliding, window
+        params.add("attention", layers * _gqa_attention(r, hidden, heads, kv_heads, head_dim, model_type))
+    params.add("norms", layers * 2 * hidden)
+
+    # --- feed-forward: dense, shared and routed experts
+    experts = per_token = shared = 0
+    moe_layer_ids: list[int] = []
+    dense_intermediate = r.int("intermediate_size", 0)
+    expert_intermediate = 0
+    expert_width = hidden
+    if model_type in (
+        "deepseek_v2",
+        "deepseek_v3",
+        "kimi_k2",
+        "glm4_moe",
+        "glm_moe_dsa",
+        "kimi_linear",
+        "kimi_k3",
+    ):
+        if kimi_linear:
+            experts = r.int("num_experts", 0)
+            per_token = r.int("num_experts_per_token", 0) if experts else 0
+            shared = r.int("num_shared_experts", 0)
+            expert_width = r.int("routed_expert_hidden_size", 0) or hidden
+        else:
+            experts = r.int("n_routed_experts", 0)
+            per_token = r.int("num_experts_per_tok", 0) if experts else 0
+            shared = r.int("n_shared_experts", 0)
+        first_dense = r.int("first_k_dense_replace", 0)
+        freq = r.int("moe_layer_freq", 1, minimum=1)
+        if experts:
+            expert_intermediate = r.int("moe_intermediate_size", minimum=1)
+            moe_layer_ids = [i for i in range(layers) if i >= first_dense and i % freq == 0]
+    elif model_type == "qwen3_moe":
+        experts = r.int("num_experts", minimum=1)
+        per_token = r.int("num_experts_per_tok", minimum=1)
+        expert_intermediate = r.int("moe_intermediate_size", minimum=1)
+        step = r.int("decoder_sparse_step", 1, minimum=1)
+        dense_only = set(r.int_list("mlp_only_layers", required=False))
+        moe_layer_ids = [i for i in range(layers) if i not in dense_only and (i + 1) % step == 0]
+    elif model_type in ("mixtral", "gpt_oss"):
+        experts = r.int("num_local_experts", minimum=1)
+        per_token = r.int("num_experts_per_tok", 0) or r.int("experts_per_token", minimum=1)
+        expert_intermediate = r.int("intermediate_size", minimum=1)
+        moe_layer_ids = list(range(layers))
+    if experts and not per_token:
+        raise ConfigError(
+            r.path("num_experts_per_tok"), "experts per token is missing for a mixture-of-experts model"
+        )
+    if per_token > experts:
+        raise ConfigError(
+            r.path("num_experts_per_tok"),
+            f"experts per token ({per_token}) exceeds the routed expert count ({experts})",
+        )
+
+    moe_layers = len(moe_layer_ids)
+    dense_layers = layers - moe_layers
+    if dense_layers:
+        if not dense_intermediate:
+            raise ConfigError(r.path("intermediate_size"), f"{r.path('intermediate_size')} is missing")
+        params.add("dense_mlp", dense_layers * _mlp(hidden, dense_intermediate))
+    if moe_layers:
+        params.add("routed_experts", moe_layers * experts * _mlp(expert_width, expert_intermediate))
+        router = experts * hidden
+        if r.str("topk_method") == "noaux_tc" or model_type == "gpt_oss":
+            router += experts  # routing correction bias / router bias
+        params.add("moe_other", moe_layers * router)
+        if shared:
+            params.add("shared_experts", moe_layers * _mlp(hidden, expert_intermediate * shared))
+        if expert_width != hidden:
+            latent = 2 * hidden * expert_width + (expert_width if r.bool("latent_moe_use_norm") else 0)
+            params.add("moe_other", moe_layers * latent)
+        if model_type == "gpt_oss":
+            params.add("routed_expert_biases", moe_layers * experts * (2 * expert_intermediate + hidden))
+        params.active_expert_fraction = per_token / experts
+
+    mtp = r.int("num_nextn_predict_layers", 0)
+    if mtp:
+        warnings.append(
+            f"{mtp} multi-token-prediction layer(s) not counted: vLLM loads them only for speculative decoding."
+        )
+
+    # --- vision
+    if vision is not None:
+        vision_params = _kimi_vision_params(vision, hidden)
+        params.add("vision", vision_params)
+    elif top.has("vision_config"):
+        warnings.append("vision_config present but this importer does not count the vision tower.")
+
+    # --- bytes
+    quant = _quantisation(r if r.has("quantization_config") else top, weight_format)
+    expert_params = params.get("routed_experts")
+    expert_bytes = round(expert_params * quant.expert_bpp + params.get("routed_expert_biases") * _BF16)
+    linear = params.get("attention") + params.get("dense_mlp") + params.get("shared_experts")
+    other = params.total - expert_params - params.get("routed_expert_biases") - linear
+    non_expert_bytes = round(linear * quant.linear_bpp + other * _BF16)
+    vision_bytes = round(vision_params * _BF16)
+
+    hf_id = hf_model_id or top.str("_name_or_path") or r.str("_name_or_path")
+    display = name or (hf_id.split("/")[-1] if hf_id else model_type)
+    f.update(
+        {
+            "name": display,
+            "family": FAMILIES[model_type],
+            "hf_model_id": hf_id,
+            "total_params": params.total,
+            "active_params": params.active,
+            "num_layers": layers,
+            "hidden_size": hidden,
+            "vocab_size": vocab,
+            "num_attention_heads": heads,
+            "num_kv_heads": kv_heads,
+            "head_dim": head_dim,
+            "num_experts": experts,
+            "experts_per_token": per_token,
+            "shared_experts": shared,
+            "moe_layers": moe_layers,
+            "expert_weight_bytes": expert_bytes,
+            "non_expert_weight_bytes": non_expert_bytes,
+            "weight_format": quant.weight_format,
+            "activation_format": quant.activation_format,
+            "max_context": max_context,
+            "has_vision": vision is not None,
+            "vision_params": vision_params,
+            "vision_bytes": vision_bytes,
+        }
+    )
+    ref = f"HF config{(' ' + hf_id) if hf_id else ''}"
+    sources = {
+        key: {"kind": "public", "ref": ref} for key in f if key not in ("name", "family", "hf_model_id")
+    }
+    for key in (
+        "total_params",
+        "active_params",
+        "expert_weight_bytes",
+        "non_expert_weight_bytes",
+        "vision_params",
+        "vision_bytes",
+    ):
+        sources[key] = {"kind": "public", "ref": f"{ref} (derived by the importer)"}
+    sources["expert_weight_bytes"]["ref"] += f"; {quant.note}"
+    return ImportedModel(model_type, f, sources, dict(params.parts), tuple(warnings))
+
+
+def parse_hf_config_text(text: str | bytes, **kwargs: Any) -> ImportedModel:
+    """Parse config.json text and derive the model (see :func:`parse_hf_config`)."""
+    return parse_hf_config(load_config_text(text), **kwargs)
+
+
+def kv_bytes_per_token(fields: Mapping[str, Any], dtype_bytes: int = 2) -> int:
+    """KV-cache bytes one token costs across all layers of an unsplit model (TP = 1).
+
+    GQA/MHA layers store K and V for every KV head; MLA layers store the
+    compressed latent plus the rotary key; linear-attention layers store no
+    per-token cache; sliding-window layers are counted like full layers here
+    (the window caps how many tokens they keep, not the cost of one token).
+    """
+    gqa = fields["gqa_layers"] + fields["sliding_layers"]
+    per_gqa = 2 * fields["num_kv_heads"] * fields["head_dim"] * dtype_bytes
+    per_mla = (fields["kv_lora_rank"] + fields["qk_rope_head_dim"]) * dtype_bytes
+    return gqa * per_gqa + fields["mla_layers"] * per_mla
+
+
+def linear_state_bytes_per_sequence(fields: Mapping[str, Any]) -> int:
+    """Recurrent + convolution state one running sequence holds in linear-attention layers."""
+    heads, dim = fields["linear_num_heads"], fields["linear_head_dim"]
+    recurrent = heads * dim * dim * fields["linear_state_dtype_bytes"]
+    conv = (
+        max(0, fields["linear_conv_kernel"] - 1)
+        * fields["linear_conv_dim"]
+        * fields["linear_conv_dtype_bytes"]
+    )
+    return fields["linear_layers"] * (recurrent + conv)
