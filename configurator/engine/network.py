@@ -28,6 +28,16 @@ every leaf's ports facing servers: leaves = ceil(ports ÷ (P/2)),
 spines = ceil(leaves × P/2 ÷ P).  Links = server ports + leaf uplinks; one
 cable per link and one transceiver at each end (optical everywhere; DAC/AEC
 inside a rack would save optics).
+
+Cross-node traffic: a group spanning several nodes with expert parallelism
+(or TP wider than a node) uses its best switched scale-up or scale-out
+fabric.  RDMA at ≥ 400 Gb/s per port passes ([S1] §6.3: 400GE LingQu or
+RoCE); RDMA at 200 Gb/s is a warning (the public 8 × Atlas 800 A2 tutorial
+runs on 200GE RoCE); anything slower, or without RDMA (ordinary Ethernet,
+or RoCE NICs on an ordinary Ethernet switch), is an error.
+
+P→D KV transfer (xPyD): the KV a prefill node produces at its full prefill
+rate, against the node's scale-out bandwidth; a warning above half of it.
 """
 
 from __future__ import annotations
