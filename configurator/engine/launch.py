@@ -101,10 +101,14 @@ class NodeLaunch:
     dp_rank: int  # first DP rank on this node, within its group
     script: str  # file name in the bundle
     title: str  # one-line description (the script's header)
-    command: str  # the vllm serve command(s), one line per engine
     env: Mapping[str, str]
     argv: tuple[tuple[str, ...], ...]  # one argv per engine, as the shell will see it
     api_ports: tuple[int, ...]  # HTTP ports served on this node (empty for headless workers)
+
+    @property
+    def command(self) -> str:
+        """The vllm serve command(s) as one shell line per engine."""
+        return "\n".join(_join(a) for a in self.argv)
 
 
 @dataclass(frozen=True)
@@ -486,7 +490,6 @@ def _build_aggregated(req: PlanRequest, layout: LayoutResult, site: _Site, nodes
                     dp_rank=k * p.dp_local,
                     script=name,
                     title=title,
-                    command=_join(argv),
                     env=env,
                     argv=(argv,),
                     api_ports=(lp.api_port,) if master else (),
@@ -562,7 +565,6 @@ def _build_pd(req: PlanRequest, layout: LayoutResult, site: _Site, nodes: list[N
                     dp_rank=k * p.dp_local,
                     script=name,
                     title=title,
-                    command="\n".join(_join(a) for a in argvs),
                     env=env,
                     argv=tuple(argvs),
                     api_ports=tuple(ports),
