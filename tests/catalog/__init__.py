@@ -1,0 +1,1 @@
+"""Catalog tests: importer, models, seed, admin, import/export, selectors, engine inputs."""
