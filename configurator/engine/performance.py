@@ -61,12 +61,9 @@ from .types import (
 )
 
 AREA = "performance"
-SECONDS_PER_HOUR = 3600
 
-# Roles that run decode and count toward the deployment's throughput.
+# Roles that run decode and count toward the deployment's throughput (a standby does not).
 COUNTED_DECODE_ROLES = frozenset({"serve", "tenant", "decode"})
-# Roles whose ranks run prefill and decode on the same devices.
-AGGREGATED_ROLES = frozenset({"serve", "standby", "tenant"})
 
 ESTIMATE_NOTE_EN = (
     "Estimate from a roofline model (memory bandwidth for decode, compute for prefill); "
@@ -339,7 +336,8 @@ def estimate_performance(
         d_cap = sum(g.requests_per_s for g in decode_groups)
         requests_per_s = min(p_cap, d_cap)
         pd_balance = _pd_balance(p_cap, d_cap, prefill_groups, decode_groups)
-        ttft = prefill_groups[0].prefill_s + decode_groups[0].kv_transfer_s
+        kv_transfer = decode_groups[0].kv_transfer_s
+        ttft = prefill_groups[0].prefill_s + kv_transfer
         tpot = decode_groups[0].decode_step_s
         p_nodes = sum(g.nodes for g in prefill_groups)
         d_nodes = sum(g.nodes for g in decode_groups)
@@ -350,6 +348,7 @@ def estimate_performance(
     else:
         requests_per_s = sum(g.requests_per_s for g in counted)
         lead = counted[0] if counted else (groups[0] if groups else None)
+        kv_transfer = 0.0
         ttft = lead.prefill_s if lead else 0.0
         tpot = lead.decode_step_s if lead else 0.0
         if lead and lead.batch_per_dp_rank > 0:
@@ -357,7 +356,6 @@ def estimate_performance(
             busy_decode = output_tokens * lead.decode_step_s
             prefill_share = busy_prefill / (busy_prefill + busy_decode)
         else:
-            busy_prefill = busy_decode = 0.0
             prefill_share = 0.0
         share_formula = "B × prefill_s ÷ (B × prefill_s + output_tokens × step_s)"
         share_inputs = {
@@ -375,6 +373,16 @@ def estimate_performance(
         scale = output_tps / estimated_output_tps if estimated_output_tps > 0 else 0.0
         requests_per_s = output_tps / output_tokens
         groups = [_scaled(g, scale) for g in groups]
+        for g in groups:
+            key = f"performance.{g.group}.output_tokens_per_s"
+            if key in figs.items:
+                figs.items[key] = replace(
+                    figs.items[key],
+                    value=round(g.output_tokens_per_s, 6),
+                    formula="estimate × measured ÷ estimated deployment throughput",
+                    inputs={"scale": scale},
+                    source=Source("input", "workload.measured_output_tokens_per_s (load test)"),
+                )
     input_tps = requests_per_s * prompt_tokens
     per_dp_rank = output_tps / counted_dp if counted_dp else 0.0
     tput_source = (
@@ -388,7 +396,7 @@ def estimate_performance(
         "Time to first token (estimate)",
         "首字延迟 TTFT（估算）",
         "prefill_s (+ KV transfer P→D for xPyD)",
-        {"prefill_s": ttft},
+        {"prefill_s": ttft - kv_transfer, "kv_transfer_s": kv_transfer},
         ESTIMATE_SOURCE,
     )
     figs.add(
