@@ -196,6 +196,8 @@ def test_measured_throughput_overrides_the_estimate_everywhere():
         5000
     )
     assert result.figures["performance.output_tokens_per_s"].source.kind == "input"
+    group_fig = result.figures["performance.cluster.output_tokens_per_s"]
+    assert group_fig.value == pytest.approx(5000) and group_fig.source.kind == "input"
     assert "performance.measured_throughput_used" in _codes(result)
 
 
