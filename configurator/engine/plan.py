@@ -19,15 +19,15 @@ def plan(request: PlanRequest) -> PlanResult:
     if any(c.severity == Severity.ERROR for c in layout.checks):
         # The layout itself is impossible: facilities can still be sized from the
         # node count, but memory and performance would be meaningless.
-        power = size_power(request, layout)
         network = size_network(request, layout)
+        power = size_power(request, layout, network)
         racks = place_racks(request, layout, power, network)
         checks = (*layout.checks, *power.checks, *network.checks, *racks.checks)
         return PlanResult(request, layout, power=power, racks=racks, network=network, checks=checks)
 
     memory = size_memory(request, layout)
-    power = size_power(request, layout)
     network = size_network(request, layout)
+    power = size_power(request, layout, network)
     racks = place_racks(request, layout, power, network)
     performance = estimate_performance(request, layout, memory)
     tco = compute_tco(request, layout, power, racks, network, performance)
