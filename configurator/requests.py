@@ -126,7 +126,13 @@ def _hints(cls) -> dict[str, Any]:
 
 
 def _type_name(tp) -> str:
-    names = {int: "a whole number", float: "a number", Decimal: "a number", bool: "true or false", str: "text"}
+    names = {
+        int: "a whole number",
+        float: "a number",
+        Decimal: "a number",
+        bool: "true or false",
+        str: "text",
+    }
     return names.get(tp, getattr(tp, "__name__", str(tp)))
 
 
@@ -314,12 +320,23 @@ class CatalogPort(typing.Protocol):
     """What resolution needs from the catalog (``configurator.inputs`` provides it)."""
 
     def model(self, slug: str) -> et.ModelSpec | None: ...
-    def model_from_hf_config(self, config: dict, weight_format: str | None, weight_bytes: int | None) -> et.ModelSpec: ...
+    def model_from_hf_config(
+        self, config: dict, weight_format: str | None, weight_bytes: int | None
+    ) -> et.ModelSpec: ...
     def server(self, slug: str) -> et.ServerSpec | None: ...
     def site(self, slug: str) -> et.SiteSpec | None: ...
     def rack(self, slug: str) -> et.RackSpec | None: ...
     def switches(self, slugs: list[str] | None) -> tuple[et.SwitchSpec, ...]: ...
-    def commercial(self, *, server: et.ServerSpec, price_list: str | None, on_date: dt.date, currency: str | None) -> et.CommercialSpec: ...
+    def commercial(
+        self,
+        *,
+        server: et.ServerSpec,
+        price_list: str | None,
+        on_date: dt.date,
+        currency: str | None,
+        nodes: int | None = None,
+        rack: et.RackSpec | None = None,
+    ) -> et.CommercialSpec: ...
     def default_site(self) -> et.SiteSpec | None: ...
     def default_rack(self) -> et.RackSpec | None: ...
 
@@ -440,7 +457,12 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         currency = raw_commercial.get("currency")
         try:
             base = catalog.commercial(
-                server=server, price_list=price_list, on_date=on_date, currency=currency if isinstance(currency, str) else None
+                server=server,
+                price_list=price_list,
+                on_date=on_date,
+                currency=currency if isinstance(currency, str) else None,
+                nodes=topology.nodes if topology is not None else None,
+                rack=rack,
             )
         except LookupError as exc:
             errs.add("commercial.price_list", str(exc))
@@ -502,16 +524,30 @@ def _resolve_topology(value, errs: _Collector):
     parallel = _resolve_parallel(value.get("parallel", "auto"), "topology.parallel", errs)
     decode_parallel = None
     if kind == et.TopologyKind.DISAGGREGATED:
-        decode_parallel = _resolve_parallel(value.get("decode_parallel", "auto"), "topology.decode_parallel", errs)
+        decode_parallel = _resolve_parallel(
+            value.get("decode_parallel", "auto"), "topology.decode_parallel", errs
+        )
         if nodes is not None and prefill is not None and decode is not None:
             if prefill == 0 and decode == 0:
                 prefill, decode = nodes // 2, nodes - nodes // 2
             if prefill < 1 or decode < 1:
-                errs.add("topology.prefill_nodes", "a disaggregated (xPyD) topology needs at least one prefill and one decode node.")
+                errs.add(
+                    "topology.prefill_nodes",
+                    "a disaggregated (xPyD) topology needs at least one prefill and one decode node.",
+                )
             elif prefill + decode != nodes:
-                errs.add("topology.decode_nodes", f"prefill ({prefill}) + decode ({decode}) nodes must equal nodes ({nodes}).")
-    elif kind in (et.TopologyKind.PRIMARY_STANDBY, et.TopologyKind.TENANT_PAIR) and nodes is not None and nodes % 2:
-        errs.add("topology.nodes", f"a {kind.value.replace('_', ' ')} pair needs an even node count (got {nodes}).")
+                errs.add(
+                    "topology.decode_nodes",
+                    f"prefill ({prefill}) + decode ({decode}) nodes must equal nodes ({nodes}).",
+                )
+    elif (
+        kind in (et.TopologyKind.PRIMARY_STANDBY, et.TopologyKind.TENANT_PAIR)
+        and nodes is not None
+        and nodes % 2
+    ):
+        errs.add(
+            "topology.nodes", f"a {kind.value.replace('_', ' ')} pair needs an even node count (got {nodes})."
+        )
     if kind is None or nodes is None:
         return None
     return _PendingTopology(kind, nodes, parallel, prefill or 0, decode or 0, decode_parallel)
@@ -554,6 +590,8 @@ def _propose(model: et.ModelSpec, server: et.ServerSpec, nodes: int) -> et.Paral
     from configurator.engine.layout import propose_layout
 
     probe = et.PlanRequest(
-        model=model, server=server, topology=et.TopologySpec(et.TopologyKind.SINGLE, nodes, et.ParallelSpec(1, 1))
+        model=model,
+        server=server,
+        topology=et.TopologySpec(et.TopologyKind.SINGLE, nodes, et.ParallelSpec(1, 1)),
     )
     return propose_layout(probe, nodes)

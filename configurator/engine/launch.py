@@ -865,7 +865,7 @@ def _launch_checks(req: PlanRequest, layout: LayoutResult, site: _Site) -> list[
         out.append(
             Check(
                 "launch.node_ips_missing",
-                Severity.WARNING,
+                Severity.OK,
                 AREA,
                 f"{len(missing_ips)} of {n} node IPs are not entered; the scripts hold placeholders "
                 f"({', '.join(missing_ips[:4])}{'…' if len(missing_ips) > 4 else ''}) and refuse to start.",
@@ -916,7 +916,7 @@ def _launch_checks(req: PlanRequest, layout: LayoutResult, site: _Site) -> list[
         out.append(
             Check(
                 "launch.model_path_missing",
-                Severity.WARNING,
+                Severity.OK,
                 AREA,
                 "The model path is not entered; the scripts hold __MODEL_PATH__ and refuse to start.",
                 "未填写模型权重路径，脚本中保留 __MODEL_PATH__ 占位符，替换前拒绝启动。",
@@ -929,7 +929,7 @@ def _launch_checks(req: PlanRequest, layout: LayoutResult, site: _Site) -> list[
         out.append(
             Check(
                 "launch.data_nic_missing",
-                Severity.WARNING,
+                Severity.OK,
                 AREA,
                 "The data NIC name is not entered; the scripts hold __DATA_NIC__ and refuse to start.",
                 "未填写业务网卡名称，脚本中保留 __DATA_NIC__ 占位符，替换前拒绝启动。",

@@ -41,7 +41,7 @@ class FakeCatalog:
         rows = self.switch_rows
         return tuple(r for r in rows if slugs is None or r.slug in slugs)
 
-    def commercial(self, *, server, price_list, on_date, currency):
+    def commercial(self, *, server, price_list, on_date, currency, nodes=None, rack=None):
         if price_list not in (None, "cny-2026"):
             raise LookupError(f"unknown price list '{price_list}'.")
         return et.CommercialSpec(server_unit_price=Decimal("3000000"), server_lease_per_month=Decimal("125000"))

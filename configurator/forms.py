@@ -1,0 +1,281 @@
+"""The configurator form: what the engineer types, turned into a plan request.
+
+The form validates types and ranges field by field; ``to_request()`` builds
+the same JSON request the API takes (docs/api.md), so the page, the API, the
+CLI and the quote snapshots share one format.  Errors the request resolver
+finds are mapped back onto the form fields by ``add_request_errors()``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from decimal import Decimal
+
+from django import forms
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
+
+from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
+
+from .engine.types import TopologyKind
+
+TOPOLOGY_CHOICES = [
+    (TopologyKind.SINGLE.value, _("Single cluster")),
+    (TopologyKind.PRIMARY_STANDBY.value, _("Primary/standby pair (HA)")),
+    (TopologyKind.TENANT_PAIR.value, _("Tenant-isolated pair / canary")),
+    (TopologyKind.DISAGGREGATED.value, _("Prefill/decode disaggregation (xPyD)")),
+]
+PARALLEL_CHOICES = [("auto", _("Auto (proposed layout)")), ("manual", _("Manual"))]
+KV_DTYPE_CHOICES = [("auto", _("BF16 (model default)")), ("fp8", _("FP8"))]
+NIC_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,15}$")
+PATH_RE = re.compile(r"^[A-Za-z0-9_./@+-]{1,400}$")
+
+
+def _int(label, *, min_value, max_value, required=True, initial=None, help_text=""):
+    return forms.IntegerField(
+        label=label,
+        min_value=min_value,
+        max_value=max_value,
+        required=required,
+        initial=initial,
+        help_text=help_text,
+        widget=forms.NumberInput(attrs={"step": 1}),
+    )
+
+
+def _dec(label, *, min_value, max_value, required=True, initial=None, places=4, help_text=""):
+    return forms.DecimalField(
+        label=label,
+        min_value=Decimal(str(min_value)),
+        max_value=Decimal(str(max_value)),
+        required=required,
+        initial=initial,
+        decimal_places=places,
+        help_text=help_text,
+        widget=forms.NumberInput(attrs={"step": "any"}),
+    )
+
+
+class ConfiguratorForm(forms.Form):
+    """Every input of the configurator page."""
+
+    scenario = forms.ModelChoiceField(
+        Scenario.objects.all(), to_field_name="slug", required=False, label=_("Scenario"), empty_label=_("— none —")
+    )
+    model = forms.ModelChoiceField(LlmModel.objects.all(), to_field_name="slug", label=_("Model"), empty_label=None)
+    server = forms.ModelChoiceField(
+        ServerModel.objects.select_related("accelerator"), to_field_name="slug", label=_("Server"), empty_label=None
+    )
+    topology = forms.ChoiceField(choices=TOPOLOGY_CHOICES, label=_("Topology"))
+    nodes = _int(_("Nodes"), min_value=1, max_value=1024, initial=4)
+    prefill_nodes = _int(_("Prefill nodes"), min_value=0, max_value=1024, required=False)
+    decode_nodes = _int(_("Decode nodes"), min_value=0, max_value=1024, required=False)
+
+    parallel_mode = forms.ChoiceField(choices=PARALLEL_CHOICES, label=_("Parallel layout"), initial="auto")
+    tp = _int(_("TP"), min_value=1, max_value=1024, required=False)
+    dp = _int(_("DP"), min_value=1, max_value=1024, required=False)
+    pp = _int(_("PP"), min_value=1, max_value=128, required=False)
+    dp_local = _int(_("DP ranks per node"), min_value=1, max_value=64, required=False)
+    decode_tp = _int(_("Decode TP"), min_value=1, max_value=1024, required=False)
+    decode_dp = _int(_("Decode DP"), min_value=1, max_value=1024, required=False)
+    expert_parallel = forms.BooleanField(label=_("Expert parallelism"), required=False, initial=True)
+
+    gpu_memory_utilization = _dec(_("Memory utilisation"), min_value=0.05, max_value=0.99, initial=Decimal("0.85"), places=3)
+    max_model_len = _int(_("Max model length (tokens)"), min_value=1, max_value=16_777_216, initial=133_120)
+    max_num_seqs = _int(_("Max sequences per DP rank"), min_value=1, max_value=65_536, initial=16)
+    max_num_batched_tokens = _int(_("Max batched tokens"), min_value=1, max_value=4_194_304, initial=8192)
+    kv_cache_dtype = forms.ChoiceField(choices=KV_DTYPE_CHOICES, label=_("KV cache dtype"), initial="auto")
+    comm_buffer_mb = _int(_("Communication buffer (MB)"), min_value=0, max_value=65_536, initial=800)
+    enable_prefix_caching = forms.BooleanField(label=_("Prefix caching"), required=False, initial=True)
+    language_model_only = forms.BooleanField(label=_("Language model only (no vision)"), required=False)
+
+    input_tokens = _int(_("Input tokens per request"), min_value=1, max_value=16_777_216, initial=8192)
+    output_tokens = _int(_("Output tokens per request"), min_value=1, max_value=16_777_216, initial=1024)
+    concurrency = _int(_("Concurrent requests"), min_value=1, max_value=1_000_000, initial=16)
+    needs_vision = forms.BooleanField(label=_("Image input needed"), required=False)
+    measured_output_tokens_per_s = _dec(
+        _("Measured output tokens/s (overrides the estimate)"), min_value=0.001, max_value=10**9, required=False, places=3
+    )
+
+    site = forms.ModelChoiceField(SiteProfile.objects.all(), to_field_name="slug", label=_("Site"), empty_label=None)
+    rack = forms.ModelChoiceField(RackType.objects.all(), to_field_name="slug", label=_("Rack type"), empty_label=None)
+
+    price_list = forms.ModelChoiceField(
+        PriceList.objects.all(), to_field_name="slug", required=False, label=_("Price list"), empty_label=_("— in force today —")
+    )
+    server_unit_price = _dec(_("Server price (override)"), min_value=0, max_value=10**12, required=False, places=2)
+    server_lease_per_month = _dec(_("Lease per node-month (override)"), min_value=0, max_value=10**11, required=False, places=2)
+    om_per_year = _dec(_("O&M per year (override)"), min_value=0, max_value=10**12, required=False, places=2)
+    utilisation = _dec(_("Utilisation"), min_value=0.01, max_value=1, initial=Decimal("0.6"), places=3)
+    horizon_years = _int(_("Horizon (years)"), min_value=1, max_value=15, initial=3)
+    discount_rate = _dec(_("Discount rate"), min_value=0, max_value=1, initial=Decimal("0.08"), places=4)
+
+    node_ips = forms.CharField(
+        label=_("Node IPs (one per line, node 0 first)"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    data_nic = forms.CharField(label=_("Data NIC name"), required=False, max_length=15)
+    model_path = forms.CharField(label=_("Model path on the nodes"), required=False, max_length=400)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        zh = (get_language() or "").startswith("zh")
+        self.fields["scenario"].label_from_instance = lambda s: s.name_zh if zh else s.name_en
+
+    def clean_node_ips(self):
+        raw = self.cleaned_data.get("node_ips") or ""
+        ips = [line.strip() for line in raw.replace(",", "\n").splitlines() if line.strip()]
+        if len(ips) > 1024:
+            raise forms.ValidationError(_("At most 1,024 addresses."))
+        bad = []
+        for ip in ips:
+            try:
+                ipaddress.ip_address(ip)
+            except ValueError:
+                bad.append(ip[:40])
+        if bad:
+            raise forms.ValidationError(_("Not an IP address: %(ips)s") % {"ips": ", ".join(bad[:5])})
+        if len(set(ips)) != len(ips):
+            raise forms.ValidationError(_("Each node needs its own address; some are repeated."))
+        return ips
+
+    def clean_data_nic(self):
+        nic = (self.cleaned_data.get("data_nic") or "").strip()
+        if nic and not NIC_RE.match(nic):
+            raise forms.ValidationError(_("A NIC name has at most 15 letters, digits, '.', '_', ':' or '-'."))
+        return nic
+
+    def clean_model_path(self):
+        path = (self.cleaned_data.get("model_path") or "").strip()
+        if path and not PATH_RE.match(path):
+            raise forms.ValidationError(_("Use a plain path: letters, digits and / . _ - @ + only."))
+        return path
+
+    def clean(self):
+        data = super().clean()
+        if data.get("parallel_mode") == "manual":
+            for name in ("tp", "dp"):
+                if data.get(name) is None and name not in self.errors:
+                    self.add_error(name, _("Required for a manual layout."))
+        ips = data.get("node_ips") or []
+        nodes = data.get("nodes")
+        if ips and nodes and len(ips) != nodes:
+            self.add_error(
+                "node_ips", _("%(n)d addresses for %(m)d nodes: give one per node, or none.") % {"n": len(ips), "m": nodes}
+            )
+        return data
+
+    # ------------------------------------------------------------------ request
+
+    def to_request(self) -> dict:
+        """The plan request (API format) for the cleaned data."""
+        d = self.cleaned_data
+        topology = {"kind": d["topology"], "nodes": d["nodes"]}
+        if d["topology"] == TopologyKind.DISAGGREGATED.value:
+            topology["prefill_nodes"] = d.get("prefill_nodes") or 0
+            topology["decode_nodes"] = d.get("decode_nodes") or 0
+        if d.get("parallel_mode") == "manual":
+            topology["parallel"] = {
+                "tp": d["tp"],
+                "dp": d["dp"],
+                "pp": d.get("pp") or 1,
+                "dp_local": d.get("dp_local") or 1,
+                "expert_parallel": bool(d.get("expert_parallel")),
+            }
+            if d["topology"] == TopologyKind.DISAGGREGATED.value and d.get("decode_tp") and d.get("decode_dp"):
+                topology["decode_parallel"] = {
+                    "tp": d["decode_tp"],
+                    "dp": d["decode_dp"],
+                    "pp": 1,
+                    "dp_local": d.get("dp_local") or 1,
+                    "expert_parallel": bool(d.get("expert_parallel")),
+                }
+        else:
+            topology["parallel"] = "auto"
+        commercial = {
+            "utilisation": str(d["utilisation"]),
+            "horizon_years": d["horizon_years"],
+            "discount_rate": str(d["discount_rate"]),
+        }
+        if d.get("price_list"):
+            commercial["price_list"] = d["price_list"].slug
+        for name in ("server_unit_price", "server_lease_per_month", "om_per_year"):
+            if d.get(name) is not None:
+                commercial[name] = str(d[name])
+        workload = {
+            "input_tokens": d["input_tokens"],
+            "output_tokens": d["output_tokens"],
+            "concurrency": d["concurrency"],
+            "needs_vision": bool(d.get("needs_vision")),
+        }
+        if d.get("measured_output_tokens_per_s") is not None:
+            workload["measured_output_tokens_per_s"] = str(d["measured_output_tokens_per_s"])
+        launch = {}
+        if d.get("node_ips"):
+            launch["node_ips"] = list(d["node_ips"])
+        if d.get("data_nic"):
+            launch["data_nic"] = d["data_nic"]
+        if d.get("model_path"):
+            launch["model_path"] = d["model_path"]
+        request = {
+            "model": d["model"].slug,
+            "server": d["server"].slug,
+            "topology": topology,
+            "serving": {
+                "gpu_memory_utilization": str(d["gpu_memory_utilization"]),
+                "max_model_len": d["max_model_len"],
+                "max_num_seqs": d["max_num_seqs"],
+                "max_num_batched_tokens": d["max_num_batched_tokens"],
+                "kv_cache_dtype": d["kv_cache_dtype"],
+                "comm_buffer_mb": d["comm_buffer_mb"],
+                "enable_prefix_caching": bool(d.get("enable_prefix_caching")),
+                "language_model_only": bool(d.get("language_model_only")),
+            },
+            "workload": workload,
+            "site": d["site"].slug,
+            "rack": d["rack"].slug,
+            "commercial": commercial,
+            "launch": launch,
+        }
+        if d.get("scenario"):
+            request["scenario"] = d["scenario"].slug
+        return request
+
+    # Request paths → form fields, for errors the resolver or the engine report.
+    FIELD_FOR_PATH = {
+        "topology.nodes": "nodes",
+        "topology.prefill_nodes": "prefill_nodes",
+        "topology.decode_nodes": "decode_nodes",
+        "topology.parallel.tp": "tp",
+        "topology.parallel.dp": "dp",
+        "topology.parallel.pp": "pp",
+        "topology.parallel.dp_local": "dp_local",
+        "topology.parallel.expert_parallel": "expert_parallel",
+        "topology.decode_parallel.tp": "decode_tp",
+        "topology.decode_parallel.dp": "decode_dp",
+        "topology.kind": "topology",
+        "model": "model",
+        "server": "server",
+        "site": "site",
+        "rack": "rack",
+        "scenario": "scenario",
+        "commercial.price_list": "price_list",
+        "commercial.date": "price_list",
+        "launch.node_ips": "node_ips",
+        "launch.data_nic": "data_nic",
+        "launch.model_path": "model_path",
+    }
+
+    @classmethod
+    def field_for_path(cls, path: str) -> str | None:
+        """The form field a request path (``serving.max_model_len``) belongs to."""
+        if path in cls.FIELD_FOR_PATH:
+            return cls.FIELD_FOR_PATH[path]
+        last = path.rsplit(".", 1)[-1]
+        return last if last in cls.base_fields else None
+
+    def add_request_errors(self, errors: dict[str, list[str]]) -> None:
+        for path, messages in errors.items():
+            field = self.field_for_path(path)
+            for message in messages:
+                self.add_error(field if field in self.fields else None, f"{path}: {message}" if field is None else message)

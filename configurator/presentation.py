@@ -1,0 +1,266 @@
+"""Turn a plan (its JSON dict) into what the page and the PDF show.
+
+Both the configurator page and the proposal PDF call :func:`context_from_dict`
+on the same plan dict (the PDF on the revision's frozen copy), so they show the
+same figures and the same drawings.  Nothing here computes a new figure: it
+picks, labels, formats and draws what the engine returned.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal, InvalidOperation
+from types import SimpleNamespace
+from typing import Any
+
+from .drawings.charts import bar_chart_svg, line_chart_svg, tornado_svg
+from .drawings.fmt import format_money, money_axis_formatter
+from .drawings.memory import memory_bar_svg, memory_segments
+from .drawings.topology import topology_groups, topology_svg
+from .engine.racks import rack_elevation_svg
+
+AREAS = ("memory", "power", "network", "racks", "cooling", "layout", "performance", "commercial")
+AREA_LABELS = {
+    "memory": ("Memory", "显存"),
+    "power": ("Power", "供电"),
+    "network": ("Network", "网络"),
+    "racks": ("Racks", "机柜"),
+    "cooling": ("Cooling", "散热"),
+    "layout": ("Parallel layout", "并行布局"),
+    "performance": ("Performance", "性能"),
+    "commercial": ("Commercial", "商务"),
+    "model": ("Model", "模型"),
+}
+SEVERITY_ORDER = {"ok": 0, "warning": 1, "error": 2}
+ROLE_LABELS = {
+    "serve": ("serving", "主用"),
+    "standby": ("standby", "备用"),
+    "tenant": ("tenant", "租户"),
+    "prefill": ("prefill (P)", "预填充（P）"),
+    "decode": ("decode (D)", "解码（D）"),
+    "cluster": ("cluster", "集群"),
+}
+
+
+def _zh(lang: str) -> bool:
+    return lang.startswith("zh")
+
+
+def _pick(en: str, zh: str, lang: str) -> str:
+    return zh if _zh(lang) and zh else en
+
+
+def _ns(value: Any) -> Any:
+    """A dict tree as attribute-access objects (the drawing code reads attributes)."""
+    if isinstance(value, dict):
+        return SimpleNamespace(**{k: _ns(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [_ns(v) for v in value]
+    return value
+
+
+def _dec(value: Any) -> Decimal | None:
+    if value is None:
+        return None
+    try:
+        return Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def verdicts(checks: list[dict], lang: str) -> list[dict]:
+    """The verdict strip: the worst severity per area, in a fixed order."""
+    worst: dict[str, str] = {}
+    for c in checks:
+        area = c.get("area") or "layout"
+        if area == "model":
+            area = "memory"
+        sev = c.get("severity", "ok")
+        if SEVERITY_ORDER.get(sev, 0) >= SEVERITY_ORDER.get(worst.get(area, "ok"), 0):
+            worst[area] = sev
+    out = []
+    for area in ("memory", "power", "network", "racks", "cooling"):
+        en, zh = AREA_LABELS[area]
+        out.append({"area": area, "label": _pick(en, zh, lang), "severity": worst.get(area, "ok")})
+    for area in ("layout", "performance", "commercial"):
+        if worst.get(area) in ("warning", "error"):
+            en, zh = AREA_LABELS[area]
+            out.append({"area": area, "label": _pick(en, zh, lang), "severity": worst[area]})
+    return out
+
+
+def localized_checks(checks: list[dict], lang: str) -> list[dict]:
+    """Checks in the page's language, errors first, 'ok' notes last."""
+    out = []
+    for c in checks:
+        area = c.get("area", "")
+        en, zh = AREA_LABELS.get(area, (area, area))
+        out.append(
+            {
+                "code": c.get("code", ""),
+                "severity": c.get("severity", "ok"),
+                "area": _pick(en, zh, lang),
+                "message": _pick(c.get("message", ""), c.get("message_zh", ""), lang),
+                "fix_text": _pick(c.get("fix_en", ""), c.get("fix_zh", ""), lang),
+                "fix": c.get("fix") or {},
+                "fix_json": json.dumps(c.get("fix") or {}, ensure_ascii=False),
+                "field": c.get("field", ""),
+            }
+        )
+    out.sort(key=lambda c: -SEVERITY_ORDER.get(c["severity"], 0))
+    return out
+
+
+def _memory_panels(result: dict, lang: str) -> list[dict]:
+    memory = result.get("memory") or {}
+    layout = result.get("layout") or {}
+    groups_layout = {g["name"]: g for g in layout.get("groups", [])}
+    panels, seen = [], set()
+    for group in memory.get("groups", []):
+        rank = group.get("per_rank") or {}
+        lay = groups_layout.get(group.get("group"), {})
+        parallel = lay.get("parallel", {})
+        signature = (json.dumps(rank, sort_keys=True), json.dumps(parallel, sort_keys=True))
+        if signature in seen:  # identical groups (a pair) are drawn once
+            continue
+        seen.add(signature)
+        segments = memory_segments(_ns(rank))
+        role = ROLE_LABELS.get(lay.get("role", "cluster"), ("", ""))
+        prefix = "memory.per_rank" if not panels else f"memory.{group.get('group')}.per_rank"
+        panels.append(
+            {
+                "group": group.get("group"),
+                "role": _pick(role[0], role[1], lang),
+                "parallel": parallel,
+                "experts_per_rank": lay.get("experts_per_rank"),
+                "rank": rank,
+                "group_data": group,
+                "figure_prefix": prefix,
+                "group_prefix": prefix.rsplit(".per_rank", 1)[0],
+                "svg": memory_bar_svg(segments, rank.get("device_bytes", 0), lang),
+            }
+        )
+    return panels
+
+
+def _topology(result: dict, lang: str, server_name: str = "") -> str:
+    layout_groups = (result.get("layout") or {}).get("groups", [])
+    if not layout_groups:
+        return ""
+    roles = {g.get("role") for g in layout_groups}
+    return topology_svg(
+        topology_groups(_ns(layout_groups), lang, node_name=server_name),
+        lang,
+        gateway=True,
+        storage="standby" in roles and "prefill" not in roles,
+        kv_transfer="prefill" in roles,
+    )
+
+
+def _racks(result: dict, lang: str) -> list[dict]:
+    racks = (result.get("racks") or {}).get("racks", [])
+    out = []
+    for rack in racks:
+        out.append({"rack": rack, "svg": rack_elevation_svg(_ns(rack), lang=lang)})
+    return out
+
+
+def _tco(result: dict, lang: str) -> dict | None:
+    tco = result.get("tco")
+    if not tco or not tco.get("valid", True):
+        return tco
+    currency = tco.get("currency", "CNY")
+    monthly = tco.get("monthly") or []
+    zh = _zh(lang)
+    series = [
+        {
+            "name": "购买（累计）" if zh else "Buy (cumulative)",
+            "points": [(row["month"], float(row["buy_cumulative"])) for row in monthly],
+            "style": "solid",
+            "color": "#1f4e79",
+        },
+        {
+            "name": "租赁（累计）" if zh else "Lease (cumulative)",
+            "points": [(row["month"], float(row["lease_cumulative"])) for row in monthly],
+            "style": "dashed",
+            "color": "#d99a00",
+        },
+    ]
+    markers = []
+    if tco.get("break_even_month"):
+        markers.append({"x": tco["break_even_month"], "label": "盈亏平衡" if zh else "break-even"})
+    max_y = max((y for s in series for _, y in s["points"]), default=0)
+    chart = line_chart_svg(
+        series,
+        "月" if zh else "month",
+        currency,
+        lang,
+        markers=markers,
+        y_format=money_axis_formatter(currency, lang, max_y),
+    )
+    tokens = tco.get("tokens") or {}
+    bars = []
+    if tokens.get("cost_per_m_output_buy") is not None and tokens.get("api_price_output_per_m") is not None:
+
+        def money(v):
+            return format_money(float(v), currency, lang, scale=1, decimals=2)
+
+        bars_rows = [
+            {"label": "自建·购买（输出）" if zh else "Self-hosted, buy (output)", "value": float(tokens["cost_per_m_output_buy"])},
+            {"label": "自建·租赁（输出）" if zh else "Self-hosted, lease (output)", "value": float(tokens["cost_per_m_output_lease"])},
+            {"label": "公有 API（输出）" if zh else "Public API (output)", "value": float(tokens["api_price_output_per_m"])},
+        ]
+        bars = bar_chart_svg(bars_rows, lang, money)
+    sens_rows = []
+    base = None
+    for row in tco.get("sensitivity") or []:
+        base = float(row["cost_at_base"])
+        sens_rows.append(
+            {
+                "label": _pick(row.get("label_en", ""), row.get("label_zh", ""), lang),
+                "low_value": float(row["cost_at_low"]),
+                "high_value": float(row["cost_at_high"]),
+                "low_label": "−20%",
+                "high_label": "+20%",
+            }
+        )
+    tornado = ""
+    if sens_rows and base is not None:
+        tornado = tornado_svg(
+            sens_rows, base, lang, lambda v: format_money(v, currency, lang, scale=1, decimals=2)
+        )
+    return {**tco, "chart_svg": chart, "bars_svg": bars, "tornado_svg": tornado}
+
+
+def context_from_dict(result: dict, lang: str) -> dict:
+    """Everything the results panel (and the PDF) shows, from a plan dict."""
+    checks = result.get("checks") or []
+    return {
+        "result": result,
+        "ok": result.get("ok", False),
+        "verdicts": verdicts(checks, lang),
+        "checks": localized_checks(checks, lang),
+        "problems": [c for c in localized_checks(checks, lang) if c["severity"] != "ok"],
+        "figures": result.get("figures") or {},
+        "memory_panels": _memory_panels(result, lang),
+        "topology_svg": _topology(result, lang),
+        "racks": _racks(result, lang),
+        "power": result.get("power"),
+        "network": result.get("network"),
+        "performance": result.get("performance"),
+        "tco": _tco(result, lang),
+        "launch": result.get("launch"),
+        "layout": result.get("layout"),
+        "lang": lang,
+    }
+
+
+def plan_context(plan_request, result, request_json: dict, lang: str) -> dict:
+    """The page context for a live plan."""
+    from .engine.serialize import plan_to_dict
+
+    data = plan_to_dict(result)
+    context = context_from_dict(data, lang)
+    context["request_json"] = json.dumps(request_json, ensure_ascii=False)
+    context["request"] = plan_request
+    return context

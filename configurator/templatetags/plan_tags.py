@@ -1,0 +1,149 @@
+"""Formatting and "why?" derivations for plan figures (page and PDF)."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django import template
+from django.utils.translation import get_language
+
+from configurator.drawings.fmt import format_money
+
+register = template.Library()
+
+SOURCE_KINDS = {
+    "seed": ("source document", "来源文档"),
+    "public": ("public reference", "公开资料"),
+    "assumed": ("assumed — check before quoting", "假设值，报价前请核实"),
+    "input": ("your input", "输入值"),
+    "derived": ("derived", "推算"),
+}
+
+
+def _zh() -> bool:
+    return (get_language() or "").startswith("zh")
+
+
+def _num(value):
+    try:
+        return Decimal(str(value))
+    except (InvalidOperation, ValueError, TypeError):
+        return None
+
+
+@register.filter
+def gb(value, digits=1):
+    """Bytes → "30.5 GB" (decimal GB, as the vendors' 64 GB)."""
+    n = _num(value)
+    if n is None:
+        return "—"
+    return f"{n / Decimal(10**9):,.{int(digits)}f} GB"
+
+
+@register.filter
+def thousands(value, digits=0):
+    n = _num(value)
+    if n is None:
+        return "—"
+    return f"{n:,.{int(digits)}f}"
+
+
+@register.filter
+def pct(value, digits=0):
+    n = _num(value)
+    if n is None:
+        return "—"
+    return f"{n * 100:,.{int(digits)}f} %"
+
+
+@register.filter
+def seconds(value):
+    n = _num(value)
+    if n is None:
+        return "—"
+    if n < 1:
+        return f"{n * 1000:,.0f} ms"
+    return f"{n:,.1f} s"
+
+
+@register.simple_tag
+def money(value, currency="CNY", scaled=True):
+    n = _num(value)
+    if n is None:
+        return "—"
+    lang = "zh-hans" if _zh() else "en"
+    if scaled:
+        return format_money(n, currency, lang)
+    return format_money(n, currency, lang, scale=1, decimals=2)
+
+
+@register.simple_tag
+def pick(obj, name):
+    """``obj[name + '_zh']`` in Chinese (falling back to English), else ``obj[name]`` /
+    ``obj[name + '_en']``."""
+    if obj is None:
+        return ""
+    get = obj.get if isinstance(obj, dict) else (lambda k, d=None: getattr(obj, k, d))
+    if _zh():
+        value = get(f"{name}_zh")
+        if value:
+            return value
+    return get(name) or get(f"{name}_en") or ""
+
+
+def _format_value(value, unit):
+    n = _num(value)
+    if n is None or isinstance(value, bool):
+        return str(value)
+    if unit == "B":
+        return gb(n)
+    if unit in ("fraction", "ratio") and n <= 1:
+        return pct(n, 1)
+    text = f"{n:,.2f}".rstrip("0").rstrip(".") if n != n.to_integral_value() else f"{n:,.0f}"
+    return f"{text} {unit}".strip()
+
+
+@register.simple_tag
+def figval(figures, key, default="—"):
+    """A figure's value with its unit, formatted."""
+    f = (figures or {}).get(key)
+    if not f:
+        return default
+    return _format_value(f.get("value"), f.get("unit", ""))
+
+
+@register.inclusion_tag("configurator/_why.html")
+def why(figures, key):
+    """A "why?" that opens the figure's formula, inputs and source."""
+    f = (figures or {}).get(key)
+    if not f:
+        return {"figure": None}
+    zh = _zh()
+    kind = (f.get("source") or {}).get("kind", "derived")
+    kind_label = SOURCE_KINDS.get(kind, (kind, kind))[1 if zh else 0]
+    inputs = []
+    for name, value in (f.get("inputs") or {}).items():
+        inputs.append((name, _format_input(name, value)))
+    return {
+        "figure": f,
+        "label": (f.get("label_zh") if zh else f.get("label_en")) or f.get("label_en"),
+        "value": _format_value(f.get("value"), f.get("unit", "")),
+        "inputs": inputs,
+        "source_kind": kind,
+        "source_label": kind_label,
+        "source_ref": (f.get("source") or {}).get("ref", ""),
+    }
+
+
+def _format_input(name, value):
+    if isinstance(value, (dict, list)):
+        return str(value)
+    n = _num(value)
+    if n is None or isinstance(value, bool):
+        return str(value)
+    if name.endswith("bytes") or name in {"usable", "weights", "activations", "buffers", "graphs", "device"}:
+        if abs(n) >= 10**6:
+            return f"{n:,.0f} B ({gb(n)})"
+    if n == n.to_integral_value():
+        return f"{n:,.0f}"
+    return f"{n:,.4f}".rstrip("0").rstrip(".")
