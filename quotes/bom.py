@@ -1,0 +1,386 @@
+"""Bill-of-materials lines and engine totals, derived from a frozen plan result.
+
+Pure functions over plain dicts (the JSON snapshots of a revision), so the same
+code prices a new revision and explains an old one.  The result is the shape of
+``configurator.engine.serialize.plan_to_dict``; the BOM takes its counts from
+the TCO section (``tco.nodes``, ``tco.switch_counts``, ``tco.optics_count``,
+``tco.rack_count``) because those are the counts the engine priced, so the
+capex lines add up to the engine's ``tco.capex.subtotal``.  Each reader falls
+back to the network/racks/layout sections, and every key it understands is
+named in one helper, so a change of shape is fixed in one place.
+
+Prices (``prices_json``) may come in two shapes, both understood:
+
+* the commercial terms the engine used, as ``configurator.services.plan_for_quote``
+  writes them: ``{"currency", "server": {"sku", "unit_price", "lease_per_month"},
+  "switches": {slug: price}, "optics_unit_price", "rack_unit_price",
+  "installation", "software_support_per_year", "om_per_year", "price_list",
+  "on_date"}``;
+* a list of price items under ``"items"``, one per catalog price used::
+
+    {"category": "server", "ref": "atlas-800-a3", "sku": "A3-800-SN",
+     "description_en": "…", "description_zh": "…", "unit_price": "3000000.00",
+     "currency": "CNY", "lease_per_month": "125000", "unit_cost": null,
+     "price_list": "CN list 2026Q1", "effective_date": "2026-01-01"}
+
+  (``category``: server, switch, optics, rack, pdu, software, install, om,
+  lease, other; ``ref``: the catalog slug priced).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+from django.utils.translation import gettext_noop
+
+from .statuses import BomCategory
+
+CENT = Decimal("0.01")
+NO_PRICE_NOTE = gettext_noop("No price in the price list")
+
+
+def money(value: Decimal) -> Decimal:
+    """Round an amount to the cent, half up (the commercial convention)."""
+    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def to_decimal(value: Any, default: Decimal | None = None) -> Decimal | None:
+    """A Decimal from a JSON value (text, int, or float through its shortest repr); ``default`` if none."""
+    if value is None or isinstance(value, bool):
+        return default
+    try:
+        result = value if isinstance(value, Decimal) else Decimal(str(value).strip())
+    except (InvalidOperation, ValueError, TypeError):
+        return default
+    return result if result.is_finite() else default
+
+
+def line_total(quantity: Decimal, unit_price: Decimal, discount: Decimal = Decimal("0")) -> Decimal:
+    """quantity × unit price × (1 − discount), rounded to the cent."""
+    return money(quantity * unit_price * (Decimal("1") - discount))
+
+
+# --------------------------------------------------------------------------- reading the result
+
+
+def _dig(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _first(data: Any, *paths: tuple[str, ...]) -> Any:
+    for path in paths:
+        value = _dig(data, *path)
+        if value is not None:
+            return value
+    return None
+
+
+def _count(value: Any) -> int | None:
+    """A count given as a whole number, a list (its length) or an object with a count."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, (list, tuple)):
+        return len(value)
+    if isinstance(value, Mapping):
+        for key in ("count", "quantity", "total"):
+            if key in value:
+                return _count(value[key])
+    return None
+
+
+def _amount(value: Any) -> Decimal | None:
+    if isinstance(value, Mapping):
+        value = value.get("value")
+    number = to_decimal(value)
+    return money(number) if number is not None else None
+
+
+def plan_nodes(result: Mapping) -> int:
+    """Servers in the deployment."""
+    return _count(_first(result, ("tco", "nodes"), ("layout", "nodes"), ("power", "servers"))) or 0
+
+
+def plan_horizon_years(result: Mapping) -> int:
+    years = _count(_dig(result, "tco", "horizon_years"))
+    return years if years and years > 0 else 3
+
+
+def plan_switch_counts(result: Mapping) -> dict[str, int]:
+    """``{switch slug: count}``: the counts the TCO priced, else one per switch unit of the network."""
+    counts = _dig(result, "tco", "switch_counts")
+    if isinstance(counts, Mapping):
+        return {str(slug): n for slug, n in ((s, _count(v)) for s, v in counts.items()) if n}
+    out: dict[str, int] = {}
+    for unit in _dig(result, "network", "switches") or []:
+        if isinstance(unit, Mapping) and unit.get("slug"):
+            out[str(unit["slug"])] = out.get(str(unit["slug"]), 0) + (_count(unit.get("count")) or 1)
+    return out
+
+
+def plan_switch_names(result: Mapping) -> dict[str, str]:
+    """``{switch slug: model name}`` from the network's switch units."""
+    names: dict[str, str] = {}
+    for unit in _dig(result, "network", "switches") or []:
+        if isinstance(unit, Mapping) and unit.get("slug"):
+            names.setdefault(str(unit["slug"]), str(unit.get("model") or unit["slug"]))
+    return names
+
+
+def plan_optics(result: Mapping) -> int:
+    return _count(_first(result, ("tco", "optics_count"), ("network", "optics"))) or 0
+
+
+def plan_racks(result: Mapping) -> int:
+    return _count(_first(result, ("tco", "rack_count"), ("racks", "rack_count"), ("racks", "racks"))) or 0
+
+
+def plan_totals(result: Mapping) -> dict[str, Decimal | None]:
+    """The engine's money figures (``None`` where the result has none).
+
+    capex_total = ``tco.capex.total`` (after the engine's quote discount);
+    lease_per_month = ``tco.annual.lease_rent`` ÷ 12; tco_buy_3y / tco_lease_3y =
+    ``tco.buy_total`` / ``tco.lease_total`` over the horizon; om_per_year and
+    software_per_year from ``tco.annual``; capex_subtotal and capex_discount from
+    ``tco.capex``.
+    """
+    tco = _dig(result, "tco")
+    lease_rent = _amount(_dig(tco, "annual", "lease_rent"))
+    return {
+        "capex_total": _amount(_dig(tco, "capex", "total")),
+        "capex_subtotal": _amount(_dig(tco, "capex", "subtotal")),
+        "capex_discount": _amount(_dig(tco, "capex", "discount")),
+        "lease_per_month": money(lease_rent / 12) if lease_rent else None,
+        "tco_buy_3y": _amount(_dig(tco, "buy_total")),
+        "tco_lease_3y": _amount(_dig(tco, "lease_total")),
+        "om_per_year": _amount(_dig(tco, "annual", "om")),
+        "software_per_year": _amount(_dig(tco, "annual", "software_support")),
+    }
+
+
+# --------------------------------------------------------------------------- prices
+
+
+def price_items(prices: Any) -> list[dict]:
+    """Every price as an item dict, whichever of the two shapes ``prices`` has."""
+    if isinstance(prices, list):
+        return [dict(i) for i in prices if isinstance(i, Mapping)]
+    if not isinstance(prices, Mapping):
+        return []
+    items = [dict(i) for i in prices.get("items") or [] if isinstance(i, Mapping)]
+    meta = {
+        "currency": prices.get("currency"),
+        "price_list": prices.get("price_list"),
+        "effective_date": prices.get("effective_date") or prices.get("on_date"),
+    }
+
+    def add(category: str, unit_price: Any, **extra: Any) -> None:
+        if unit_price is not None:
+            items.append({**meta, "category": category, "unit_price": unit_price, **extra})
+
+    server = prices.get("server")
+    if isinstance(server, Mapping):
+        sku = str(server.get("sku") or "")
+        add(
+            BomCategory.SERVER,
+            server.get("unit_price"),
+            ref=sku,
+            sku=sku,
+            lease_per_month=server.get("lease_per_month"),
+        )
+    switches = prices.get("switches")
+    if isinstance(switches, Mapping):
+        for slug, price in switches.items():
+            add(BomCategory.SWITCH, price, ref=str(slug), sku=str(slug))
+    for key, category in (
+        ("optics_unit_price", BomCategory.OPTICS),
+        ("rack_unit_price", BomCategory.RACK),
+        ("installation", BomCategory.INSTALL),
+        ("software_support_per_year", BomCategory.SOFTWARE),
+        ("om_per_year", BomCategory.OM),
+    ):
+        add(category, prices.get(key))
+    return items
+
+
+def prices_currency(prices: Any, default: str = "CNY") -> str:
+    if isinstance(prices, Mapping) and isinstance(prices.get("currency"), str):
+        return prices["currency"]
+    for item in price_items(prices):
+        if isinstance(item.get("currency"), str):
+            return item["currency"]
+    return default
+
+
+def _find_price(items: list[dict], category: str, ref: str = "") -> dict | None:
+    candidates = [i for i in items if i.get("category") == category]
+    if ref:
+        for item in candidates:
+            if ref in (item.get("ref"), item.get("slug"), item.get("sku")):
+                return item
+        if len(candidates) > 1 or category == BomCategory.SWITCH:
+            return None  # several models priced, none of them this one
+    return candidates[0] if candidates else None
+
+
+def _line(
+    category: str,
+    quantity: int,
+    unit: str,
+    currency: str,
+    item: Mapping | None,
+    *,
+    en: str,
+    zh: str,
+    unit_price: Decimal | None = None,
+) -> dict:
+    """One BOM line dict; ``unit_price`` overrides the item's price (an engine figure)."""
+    item = item or {}
+    price = unit_price if unit_price is not None else to_decimal(item.get("unit_price", item.get("price")))
+    note = ""
+    if not price:
+        price = Decimal("0")
+        note = NO_PRICE_NOTE
+    return {
+        "category": category,
+        "sku": str(item.get("sku") or ""),
+        "description_en": str(item.get("description_en") or item.get("description") or en),
+        "description_zh": str(item.get("description_zh") or zh),
+        "quantity": Decimal(quantity),
+        "unit": unit,
+        "unit_price": price,
+        "unit_cost": to_decimal(item.get("unit_cost")),
+        "discount": Decimal("0"),
+        "currency": str(item.get("currency") or currency),
+        "note": note,
+    }
+
+
+def _positive(value: Any) -> Decimal | None:
+    number = to_decimal(value)
+    return number if number is not None and number > 0 else None
+
+
+def bom_lines_from_plan(
+    result: Mapping, prices: Any, *, currency: str | None = None, request: Mapping | None = None
+) -> list[dict]:
+    """Derive the bill of materials from a plan result and the prices it used.
+
+    Returns dicts with category, sku, description_en/zh, quantity, unit,
+    unit_price, unit_cost, discount (0), currency and note, in quote order:
+    servers, switches by model, optical modules, racks (with PDUs),
+    installation, software/support per year and O&M per year over the horizon,
+    then the lease alternative (the monthly rent of all nodes × the months of
+    the horizon).  A counted item without a price gets a zero price and a
+    note, so the gap is visible instead of silently dropped.  ``currency`` is
+    the default for prices that name none; ``request`` (the resolved request)
+    only supplies display names.
+    """
+    if not isinstance(result, Mapping):
+        return []
+    items = price_items(prices)
+    currency = prices_currency(prices, default=currency or "CNY")
+    years = plan_horizon_years(result)
+    engine = plan_totals(result)
+    lines: list[dict] = []
+
+    nodes = plan_nodes(result)
+    server_item = _find_price(items, BomCategory.SERVER)
+    server = _dig(request, "server")
+    server_name = str(
+        (server.get("name") if isinstance(server, Mapping) else server)
+        or (server_item or {}).get("sku")
+        or ""
+    )
+    if nodes:
+        lines.append(
+            _line(BomCategory.SERVER, nodes, "pcs", currency, server_item,
+                  en=f"Server {server_name}".strip(), zh=f"服务器 {server_name}".strip())
+        )  # fmt: skip
+
+    names = plan_switch_names(result)
+    for slug, count in sorted(plan_switch_counts(result).items()):
+        name = names.get(slug, slug)
+        lines.append(
+            _line(BomCategory.SWITCH, count, "pcs", currency, _find_price(items, BomCategory.SWITCH, slug),
+                  en=f"Switch {name}", zh=f"交换机 {name}")
+        )  # fmt: skip
+
+    optics = plan_optics(result)
+    if optics:
+        lines.append(
+            _line(BomCategory.OPTICS, optics, "pcs", currency, _find_price(items, BomCategory.OPTICS),
+                  en="Optical module", zh="光模块")
+        )  # fmt: skip
+
+    racks = plan_racks(result)
+    rack = _dig(request, "rack")
+    rack_name = str(rack.get("name") or "") if isinstance(rack, Mapping) else ""
+    if racks:
+        lines.append(
+            _line(BomCategory.RACK, racks, "pcs", currency, _find_price(items, BomCategory.RACK),
+                  en=f"Rack {rack_name} with PDUs".replace("  ", " "), zh=f"机柜 {rack_name} (含 PDU)".replace("  ", " "))
+        )  # fmt: skip
+
+    install_item = _find_price(items, BomCategory.INSTALL)
+    if install_item and _positive(install_item.get("unit_price")):
+        lines.append(
+            _line(BomCategory.INSTALL, 1, "lot", currency, install_item,
+                  en="Installation and commissioning", zh="安装与调试")
+        )  # fmt: skip
+
+    # Annual services: the engine's yearly figure (O&M may be a share of capex).
+    for category, engine_key, en, zh in (
+        (
+            BomCategory.SOFTWARE,
+            "software_per_year",
+            "Software and support, per year",
+            "软件与技术支持 (每年)",
+        ),
+        (BomCategory.OM, "om_per_year", "Operations and maintenance (O&M), per year", "运维服务 (每年)"),
+    ):
+        item = _find_price(items, category)
+        per_year = (
+            engine[engine_key]
+            if engine[engine_key] is not None
+            else _positive((item or {}).get("unit_price"))
+        )
+        if per_year:
+            lines.append(_line(category, years, "year", currency, item, en=en, zh=zh, unit_price=per_year))
+
+    lease_item = _find_price(items, BomCategory.LEASE)
+    per_node = _positive((lease_item or {}).get("unit_price")) or _positive(
+        (server_item or {}).get("lease_per_month")
+    )
+    if nodes and per_node:
+        line = _line(
+            BomCategory.LEASE, years * 12, "month", currency, lease_item,
+            en=f"Lease of {nodes} × {server_name}, per month", zh=f"租赁 {nodes} 台 {server_name} (月租)",
+            unit_price=per_node * nodes,
+        )  # fmt: skip
+        line["unit_cost"] = None
+        lines.append(line)
+    return lines
+
+
+def apply_line_discounts(lines: Iterable[dict], discounts: Mapping[str, Decimal]) -> list[dict]:
+    """Set each line's discount from ``{"category:sku": fraction}`` (or ``{"sku": fraction}``)."""
+    out = []
+    for line in lines:
+        line = dict(line)
+        key = f"{line['category']}:{line['sku']}"
+        if key in discounts:
+            line["discount"] = discounts[key]
+        elif line["sku"] and line["sku"] in discounts:
+            line["discount"] = discounts[line["sku"]]
+        out.append(line)
+    return out
