@@ -9,6 +9,7 @@ picks, labels, formats and draws what the engine returned.
 from __future__ import annotations
 
 import json
+import shlex
 from decimal import Decimal, InvalidOperation
 from types import SimpleNamespace
 from typing import Any
@@ -214,6 +215,8 @@ def _tco(result: dict, lang: str) -> dict | None:
     sens_rows = []
     base = None
     for row in tco.get("sensitivity") or []:
+        if row.get("basis", "buy") != "buy":
+            continue
         base = float(row["cost_at_base"])
         sens_rows.append(
             {
@@ -230,6 +233,31 @@ def _tco(result: dict, lang: str) -> dict | None:
             sens_rows, base, lang, lambda v: format_money(v, currency, lang, scale=1, decimals=2)
         )
     return {**tco, "chart_svg": chart, "bars_svg": bars, "tornado_svg": tornado}
+
+
+def display_command(argv: list[str]) -> str:
+    """A command as an operator reads it: one flag per line, shell-quoted."""
+    parts: list[str] = []
+    for word in argv:
+        quoted = shlex.quote(word)
+        if word.startswith("--") and parts:
+            parts.append(" \\\n    " + quoted)
+        else:
+            parts.append((" " if parts else "") + quoted)
+    return "".join(parts)
+
+
+def _launch(result: dict) -> dict | None:
+    launch = result.get("launch")
+    if not launch:
+        return launch
+    nodes = []
+    for node in launch.get("nodes", []):
+        argv = node.get("argv") or []
+        commands = [display_command(a) for a in argv if a] if argv and isinstance(argv[0], list) else []
+        env = "".join(f"export {k}={shlex.quote(str(v))}\n" for k, v in (node.get("env") or {}).items())
+        nodes.append({**node, "display": env + "\n".join(commands or [node.get("command", "")])})
+    return {**launch, "nodes": nodes}
 
 
 def context_from_dict(result: dict, lang: str) -> dict:
@@ -249,7 +277,7 @@ def context_from_dict(result: dict, lang: str) -> dict:
         "network": result.get("network"),
         "performance": result.get("performance"),
         "tco": _tco(result, lang),
-        "launch": result.get("launch"),
+        "launch": _launch(result),
         "layout": result.get("layout"),
         "lang": lang,
     }

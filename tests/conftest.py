@@ -8,3 +8,41 @@ def _no_axes_lockouts(settings):
     # Login throttling is tested on purpose in tests/accounts; elsewhere a test
     # client that logs in many times must not lock itself out.
     settings.AXES_ENABLED = False
+    # A fast hasher: the real one (PBKDF2) costs ~0.5 s per password.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Load the seeded catalog once per test database."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    with django_db_blocker.unblock():
+        call_command("load_catalog", stdout=StringIO())
+
+
+@pytest.fixture
+def catalog(db):
+    """The seeded catalog (reloaded if a transactional test emptied the tables)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from catalog.models import LlmModel
+
+    if not LlmModel.objects.exists():
+        call_command("load_catalog", stdout=StringIO())
+
+
+@pytest.fixture
+def users(db):
+    """The demo users, one per role: {"engineer", "engineer2", "manager", "catalog"}."""
+    from django.contrib.auth import get_user_model
+
+    from accounts.services import demo_users_create
+
+    demo_users_create()
+    User = get_user_model()
+    return {u.username: u for u in User.objects.filter(username__in=["engineer", "engineer2", "manager", "catalog"])}

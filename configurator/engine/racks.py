@@ -166,8 +166,9 @@ def servers_per_rack(req: PlanRequest, max_kw: float | None = None) -> int:
 
 
 def _short_name(req: PlanRequest) -> str:
-    name = req.server.name.strip() or req.server.slug
-    return name.split()[-1] if name.split() else "node"
+    # "Atlas 800 A3 (super-node server)" → "A3": the last word before any parenthesis.
+    name = (req.server.name.split("(")[0].strip() or req.server.slug).split()
+    return name[-1] if name else "node"
 
 
 def _node_label(short: str, node: int, g: GroupLayout) -> tuple[str, str]:

@@ -1,0 +1,206 @@
+"""POST /api/plan and manage.py plan: the same request format, JSON errors naming the field."""
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import jsonschema
+import pytest
+from django.core.management import CommandError, call_command
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from accounts.services import api_token_create
+from configurator.schema import request_schema, response_schema
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+K3_4_NODES = {
+    "model": "kimi-k3",
+    "server": "atlas-800-a3",
+    "topology": {"kind": "single", "nodes": 4, "parallel": {"tp": 16, "dp": 4, "expert_parallel": True}},
+    "serving": {"gpu_memory_utilization": 0.85, "max_model_len": 133120, "max_num_seqs": 16},
+}
+
+
+@pytest.fixture
+def api(client, catalog, users):
+    client.force_login(users["engineer"])
+    return client
+
+
+def post(client, body, **extra):
+    data = body if isinstance(body, (str, bytes)) else json.dumps(body)
+    return client.post("/api/plan", data=data, content_type="application/json", **extra)
+
+
+def test_k3_on_4_a3_fits_with_per_rank_memory_and_checks(api):
+    response = post(api, K3_4_NODES)
+    assert response.status_code == 200
+    body = response.json()
+    jsonschema.validate(body, response_schema())
+    per_rank = body["memory"]["per_rank"]
+    # domain.md §6: EP = TP × DP = 64; 896 experts ÷ 64 = 14 per rank.
+    assert body["layout"]["groups"][0]["experts_per_rank"] == 896 // 64
+    # Weights per rank = non-expert ÷ TP + expert ÷ EP (domain.md §6), from the seeded split.
+    from catalog.models import LlmModel
+
+    k3 = LlmModel.objects.get(slug="kimi-k3")
+    expected = k3.non_expert_weight_bytes // 16 + k3.expert_weight_bytes // 64
+    assert abs(per_rank["weights_bytes"] - expected) <= 2 + k3.vision_bytes  # rounding of the two divisions
+    assert per_rank["kv_tokens"] > 0 and per_rank["kv_cache_bytes"] > 0
+    codes = {c["code"]: c["severity"] for c in body["checks"]}
+    assert codes["memory.max_num_seqs_not_full_length"] == "warning"
+    assert all(c["severity"] != "error" for c in body["checks"])
+
+
+def test_api_token_works_without_a_session_or_csrf(client, catalog, users):
+    token = api_token_create(user=users["engineer"], name="ci")
+    response = post(client, K3_4_NODES, HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 200
+    assert post(client, K3_4_NODES, HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
+
+
+def test_anonymous_gets_401_json(client, catalog):
+    response = post(client, K3_4_NODES)
+    assert response.status_code == 401
+    assert "authorization" in response.json()["errors"]
+
+
+def test_session_post_needs_csrf(catalog, users):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(users["engineer"])
+    response = post(strict, K3_4_NODES)
+    assert response.status_code == 403
+    assert "csrf" in response.json()["errors"]
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({**K3_4_NODES, "model": "no-such-model"}, "model"),
+        ({**K3_4_NODES, "topology": {"kind": "single", "nodes": -3}}, "topology.nodes"),
+        (
+            {**K3_4_NODES, "topology": {"kind": "single", "nodes": 4, "parallel": {"tp": 0, "dp": 4}}},
+            "topology.parallel.tp",
+        ),
+        ({**K3_4_NODES, "serving": {"gpu_memory_utilization": 1.5}}, "serving.gpu_memory_utilization"),
+        ("{not json", "request"),
+        ("[]", "request"),
+        (
+            {**K3_4_NODES, "model": {"hf_config": {"model_type": "llama", "hidden_size": 4096}}},
+            "model.hf_config",
+        ),
+    ],
+)
+def test_bad_requests_are_400_naming_the_field(api, body, field):
+    response = post(api, body)
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert field in errors, errors
+    if field == "model.hf_config":
+        assert "num_hidden_layers" in " ".join(errors[field])
+
+
+def test_get_is_405(api):
+    assert api.get("/api/plan").status_code == 405
+
+
+def test_inline_hf_config_model_is_planned(api):
+    config = json.loads(
+        (ROOT / "tests/data/model-configs/meta-llama--Meta-Llama-3.1-8B.config.json").read_text()
+    )
+    body = {
+        "model": {"hf_config": config, "weight_format": "bf16"},
+        "server": "atlas-800-a3",
+        "topology": {
+            "kind": "single",
+            "nodes": 1,
+            "parallel": {"tp": 1, "dp": 16, "expert_parallel": False, "dp_local": 16},
+        },
+    }
+    response = post(api, body)
+    assert response.status_code == 200, response.content
+    per_rank = response.json()["memory"]["per_rank"]
+    # Llama-3.1-8B (public config): 32 layers × 2 × 8 KV heads × 128 × 2 B = 131,072 B per token at TP 1.
+    assert per_rank["kv_bytes_per_token"] == 32 * 2 * 8 * 128 * 2
+
+
+def test_manage_py_plan_prints_the_same_json(catalog, tmp_path):
+    path = tmp_path / "req.json"
+    path.write_text(json.dumps(K3_4_NODES))
+    out = StringIO()
+    call_command("plan", str(path), stdout=out)
+    body = json.loads(out.getvalue())
+    assert body["layout"]["groups"][0]["parallel"]["ep"] == 64
+
+
+def test_manage_py_plan_reports_field_errors(catalog, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({**K3_4_NODES, "topology": {"kind": "single", "nodes": 0}}))
+    with pytest.raises(CommandError, match="topology.nodes"):
+        call_command("plan", str(path))
+
+
+def test_committed_schemas_match_the_code():
+    # Regenerate with: python -m configurator.schema docs
+    assert json.loads((ROOT / "docs/plan-request.schema.json").read_text()) == json.loads(
+        json.dumps(request_schema())
+    )
+    assert json.loads((ROOT / "docs/plan-response.schema.json").read_text()) == json.loads(
+        json.dumps(response_schema())
+    )
+
+
+def test_documented_examples_validate_against_the_schema():
+    text = (ROOT / "docs/api.md").read_text()
+    examples = [block.split("```", 1)[0] for block in text.split("```json\n")[1:]]
+    requests = [json.loads(e) for e in examples if '"topology"' in e]
+    assert requests
+    for example in requests:
+        jsonschema.validate(example, request_schema())
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=16),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=10), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(
+    max_examples=1000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    key=st.sampled_from(
+        [
+            "model",
+            "server",
+            "topology",
+            "serving",
+            "workload",
+            "commercial",
+            "site",
+            "rack",
+            "launch",
+            "switches",
+        ]
+    ),
+    value=JSONISH,
+)
+def test_hostile_json_never_gives_a_500(api, key, value):
+    body = {**K3_4_NODES, key: value}
+    response = post(api, body)
+    assert response.status_code in (200, 400), response.content[:300]
+    payload = response.json()
+    if response.status_code == 400:
+        assert payload["errors"] and all(isinstance(k, str) for k in payload["errors"])
+    else:
+        text = json.dumps(payload)
+        assert "NaN" not in text and "Infinity" not in text
