@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import models, transaction
 
 from .importers.hf_config import ImportedModel, parse_hf_config
@@ -267,6 +268,23 @@ def _write(obj: SourcedModel, record: SeedRecord, snapshot: dict[str, Any]) -> N
             n.save()
 
 
+def _write_or_report(
+    obj: SourcedModel, record: SeedRecord, snapshot: dict[str, Any], report: SeedReport
+) -> bool:
+    """Write one row in its own savepoint; a row the catalog refuses is reported, not fatal."""
+    try:
+        with transaction.atomic():
+            _write(obj, record, snapshot)
+    except ValidationError as exc:
+        problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+        report.skipped.append((record.label, f"refused by validation ({problems})"))
+        return False
+    except ObjectDoesNotExist as exc:
+        report.skipped.append((record.label, f"a related row is missing ({exc})"))
+        return False
+    return True
+
+
 @transaction.atomic
 def load_catalog_seed(*, dry_run: bool = False, log: Callable[[str], None] | None = None) -> SeedReport:
     """Load the seeded catalog.  Idempotent; never overwrites a row an admin edited.
@@ -281,8 +299,8 @@ def load_catalog_seed(*, dry_run: bool = False, log: Callable[[str], None] | Non
         new_hash = snapshot_hash(snapshot)
         obj = _lookup(record)
         if obj is None:
-            _write(record.model(), record, snapshot)
-            report.created.append(record.label)
+            if _write_or_report(record.model(), record, snapshot, report):
+                report.created.append(record.label)
         elif not obj.seed_hash or not obj.seed_values:
             report.skipped.append(
                 (record.label, "not created by load_catalog (no seed marker): left as it is")
@@ -297,8 +315,7 @@ def load_catalog_seed(*, dry_run: bool = False, log: Callable[[str], None] | Non
             )
         elif obj.seed_hash == new_hash:
             report.unchanged.append(record.label)
-        else:
-            _write(obj, record, snapshot)
+        elif _write_or_report(obj, record, snapshot, report):
             report.updated.append(record.label)
     if log:
         for label in report.created:

@@ -1,4 +1,9 @@
-"""Fixtures for the catalog tests.  Configs come from tests/data (never ../shared)."""
+"""Fixtures for the catalog tests.  Configs come from tests/data (never ../shared).
+
+The project's root conftest may load the seeded catalog once per test database,
+so tests that need an empty catalog ask for ``empty_catalog`` and tests that
+need the seed ask for ``seeded``; each works whichever state it starts from.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +20,45 @@ def load_config(name: str) -> dict:
 
 
 @pytest.fixture
-def seeded(db):
-    """The seeded catalog, loaded once for the test."""
+def empty_catalog(db):
+    """No catalog rows at all (inside the test's transaction, so rolled back afterwards)."""
+    from catalog.models import (
+        Accelerator,
+        LlmModel,
+        PriceItem,
+        PriceList,
+        RackType,
+        Scenario,
+        ServerModel,
+        ServerNic,
+        SiteProfile,
+        SwitchModel,
+        TopologyTemplate,
+    )
+
+    for model in (
+        PriceItem,
+        PriceList,
+        Scenario,
+        LlmModel,
+        TopologyTemplate,
+        SiteProfile,
+        RackType,
+        SwitchModel,
+        ServerNic,
+        ServerModel,
+        Accelerator,
+    ):
+        model.objects.all().delete()
+
+
+@pytest.fixture
+def seeded(db, request):
+    """The seeded catalog exactly as load_catalog leaves it (reloaded from empty if anything differs)."""
     from catalog.services import load_catalog_seed
 
-    return load_catalog_seed()
+    report = load_catalog_seed()
+    if report.created or report.updated or report.skipped:
+        request.getfixturevalue("empty_catalog")
+        report = load_catalog_seed()
+    return report

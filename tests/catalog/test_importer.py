@@ -43,7 +43,12 @@ def test_kimi_k3_layers_kv_and_state():
     # domain.md §2: KDA state per sequence = 69 × (96·128·128·4 + 9·96·128·2) = 449,372,160 B.
     assert linear_state_bytes_per_sequence(f) == 69 * (96 * 128 * 128 * 4 + 9 * 96 * 128 * 2) == 449_372_160
     assert (f["linear_num_heads"], f["linear_head_dim"], f["linear_conv_kernel"]) == (96, 128, 4)
-    assert (f["hidden_size"], f["num_attention_heads"], f["num_kv_heads"], f["vocab_size"]) == (7168, 96, 96, 163_840)
+    assert (f["hidden_size"], f["num_attention_heads"], f["num_kv_heads"], f["vocab_size"]) == (
+        7168,
+        96,
+        96,
+        163_840,
+    )
     assert f["max_context"] == 1_048_576
     assert f["has_vision"] is True
 
@@ -54,7 +59,12 @@ def test_kimi_k3_parameter_counts_and_weights():
     assert within(f["total_params"], 2_779_931_837_184)
     assert within(f["active_params"], 104.2e9)
     # 896 routed experts, top-16, 2 shared; the first layer is dense → 92 MoE layers.
-    assert (f["num_experts"], f["experts_per_token"], f["shared_experts"], f["moe_layers"]) == (896, 16, 2, 92)
+    assert (f["num_experts"], f["experts_per_token"], f["shared_experts"], f["moe_layers"]) == (
+        896,
+        16,
+        2,
+        92,
+    )
     # Routed experts in MXFP4 (4.25 bits): 92 layers × 896 × 3 matrices × 3584 (latent width) × 3072.
     assert f["expert_weight_bytes"] == 92 * 896 * 3 * 3584 * 3072 * 17 // 32
     assert f["weight_format"] == "mxfp4"

@@ -17,7 +17,9 @@ class Command(BaseCommand):
         parser.add_argument("path", help="Path to config.json (at most 1 MB).")
         parser.add_argument("--slug", default="", help="Catalog slug (default: from the name).")
         parser.add_argument("--name", default="", help="Display name (default: from the model id or type).")
-        parser.add_argument("--hf-model-id", default="", help="Hugging Face model id, e.g. moonshotai/Kimi-K3.")
+        parser.add_argument(
+            "--hf-model-id", default="", help="Hugging Face model id, e.g. moonshotai/Kimi-K3."
+        )
         parser.add_argument(
             "--weight-format",
             default="",
@@ -35,7 +37,11 @@ class Command(BaseCommand):
         try:
             data = load_config_text(raw)
             if not slug:
-                guess = name or (hf_model_id.split("/")[-1] if hf_model_id else "") or str(data.get("model_type", ""))
+                guess = (
+                    name
+                    or (hf_model_id.split("/")[-1] if hf_model_id else "")
+                    or str(data.get("model_type", ""))
+                )
                 slug = slugify(guess)[:80]
             obj, created, imported = parse_and_save_config(
                 data=data,
