@@ -39,6 +39,8 @@ from .statuses import BomCategory
 
 CENT = Decimal("0.01")
 NO_PRICE_NOTE = gettext_noop("No price in the price list")
+# Units of BOM lines, stored as written here and translated on display.
+UNITS = (gettext_noop("pcs"), gettext_noop("lot"), gettext_noop("year"), gettext_noop("month"))
 
 
 def money(value: Decimal) -> Decimal:

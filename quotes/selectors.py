@@ -317,10 +317,18 @@ class RevisionComparison:
 
 
 def _bom_map(revision: QuoteRevision) -> dict[str, Any]:
-    out = {}
+    """Lines keyed by category and SKU (or, without a SKU, by their order within the category)."""
+    out: dict[str, Any] = {}
+    seen: dict[str, int] = {}
     for line in revision.lines.all():
-        key = f"{line.category}:{line.sku or line.description_en}"
-        out[key] = f"{line.quantity.normalize():f} × {line.unit_price.normalize():f} = {line.line_total}"
+        if line.sku:
+            key = f"{line.get_category_display()} · {line.sku}"
+        else:
+            seen[line.category] = seen.get(line.category, 0) + 1
+            key = f"{line.get_category_display()} #{seen[line.category]}"
+        out[key] = (
+            f"{line.quantity.normalize():f} {line.unit} × {line.unit_price:,.2f} = {line.line_total:,.2f}"
+        )
     return out
 
 

@@ -233,7 +233,7 @@ def request_with_discount(request_json: Mapping, discount: Decimal) -> dict:
     commercial = data.get("commercial")
     data["commercial"] = {
         **(commercial if isinstance(commercial, dict) else {}),
-        "quote_discount": str(discount),
+        "quote_discount": f"{Decimal(discount).normalize():f}",  # 0.1200 → "0.12"
     }
     return data
 

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import translation
 
 from accounts.services import demo_users_create
 
@@ -115,6 +116,14 @@ def plan_kwargs(**overrides) -> dict:
     }
     kwargs.update(overrides)
     return kwargs
+
+
+@pytest.fixture(autouse=True)
+def _english(client):
+    # Messages are asserted in English; the Chinese wording is added separately.
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "en"
+    with translation.override("en"):
+        yield
 
 
 @pytest.fixture(autouse=True)
