@@ -63,6 +63,8 @@ def main() -> int:
     print(f"timed: {label}, {RUNS} runs after {WARMUP} warm-up")
     print(f"median: {median:.3f} ms   p95: {p95:.3f} ms   target: < {TARGET_MS:.0f} ms ({verdict} target)")
     print(f"of which resolve_layout + size_memory: {core_median:.3f} ms median")
+    print(f"BENCH\tplan() 16 × A3 8P8D median\t{median:.3f}\tms\t< {TARGET_MS:.0f} ms")
+    print(f"BENCH\tplan() 16 × A3 8P8D p95\t{p95:.3f}\tms\t")
     return 0
 
 

@@ -44,7 +44,9 @@ class FakeCatalog:
     def commercial(self, *, server, price_list, on_date, currency, nodes=None, rack=None):
         if price_list not in (None, "cny-2026"):
             raise LookupError(f"unknown price list '{price_list}'.")
-        return et.CommercialSpec(server_unit_price=Decimal("3000000"), server_lease_per_month=Decimal("125000"))
+        return et.CommercialSpec(
+            server_unit_price=Decimal("3000000"), server_lease_per_month=Decimal("125000")
+        )
 
     def default_site(self):
         return et.SiteSpec()
@@ -92,7 +94,9 @@ def test_8p8d_splits_nodes_and_gives_each_side_dp8_tp16():
 
 
 def test_commercial_overrides_replace_price_list_values_only_where_given():
-    req = resolve(base_request(commercial={"server_unit_price": "2800000", "horizon_years": 5}), CATALOG, today=TODAY)
+    req = resolve(
+        base_request(commercial={"server_unit_price": "2800000", "horizon_years": 5}), CATALOG, today=TODAY
+    )
     assert req.commercial.server_unit_price == Decimal("2800000")
     assert req.commercial.horizon_years == 5
     assert req.commercial.server_lease_per_month == Decimal("125000")
@@ -105,14 +109,28 @@ def test_commercial_overrides_replace_price_list_values_only_where_given():
         (base_request(server="x"), "server", "unknown server"),
         (base_request(topology={"kind": "single", "nodes": -1}), "topology.nodes", "between 1 and 1,024"),
         (base_request(topology={"kind": "single", "nodes": "four"}), "topology.nodes", "whole number"),
-        (base_request(topology={"kind": "single", "nodes": 4, "parallel": {"tp": 0, "dp": 4}}), "topology.parallel.tp", "between 1"),
-        (base_request(serving={"gpu_memory_utilization": 1.5}), "serving.gpu_memory_utilization", "between 0.05 and 0.99"),
+        (
+            base_request(topology={"kind": "single", "nodes": 4, "parallel": {"tp": 0, "dp": 4}}),
+            "topology.parallel.tp",
+            "between 1",
+        ),
+        (
+            base_request(serving={"gpu_memory_utilization": 1.5}),
+            "serving.gpu_memory_utilization",
+            "between 0.05 and 0.99",
+        ),
         (base_request(serving={"gpu_memory_utilization": "NaN"}), "serving.gpu_memory_utilization", "finite"),
         (base_request(serving={"max_num_seqs": 2.5}), "serving.max_num_seqs", "whole number"),
         (base_request(serving={"bogus": 1}), "serving.bogus", "not a known field"),
         (base_request(topology={"kind": "ring", "nodes": 4}), "topology.kind", "must be one of"),
         (base_request(topology={"kind": "primary_standby", "nodes": 7}), "topology.nodes", "even node count"),
-        (base_request(topology={"kind": "disaggregated", "nodes": 16, "prefill_nodes": 10, "decode_nodes": 8}), "topology.decode_nodes", "must equal nodes"),
+        (
+            base_request(
+                topology={"kind": "disaggregated", "nodes": 16, "prefill_nodes": 10, "decode_nodes": 8}
+            ),
+            "topology.decode_nodes",
+            "must equal nodes",
+        ),
         (base_request(commercial={"horizon_years": 0}), "commercial.horizon_years", "between 1 and 15"),
         (base_request(commercial={"discount_rate": 3}), "commercial.discount_rate", "between 0 and 1"),
         (base_request(commercial={"server_unit_price": -1}), "commercial.server_unit_price", "between 0"),
@@ -148,14 +166,18 @@ class _EmptyCatalog(FakeCatalog):
 
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    section=st.sampled_from(["topology", "serving", "workload", "commercial", "site", "rack", "launch", "performance"]),
+    section=st.sampled_from(
+        ["topology", "serving", "workload", "commercial", "site", "rack", "launch", "performance"]
+    ),
     value=JSONISH,
 )
 def test_hostile_values_in_any_section_never_raise_anything_but_request_error(section, value):
