@@ -322,8 +322,8 @@ def _yearly(item: PriceItem, nodes: int) -> Decimal:
 def commercial_spec(
     price_list: PriceList | None = None,
     server: ServerModel | et.ServerSpec | str | None = None,
-    on_date: dt.date | None = None,
     nodes: int | None = None,
+    on_date: dt.date | None = None,
     overrides: Mapping[str, Any] | None = None,
     *,
     currency: str = "CNY",

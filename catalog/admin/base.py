@@ -141,6 +141,14 @@ class CatalogAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
                 marked = [n for n in inline_form.changed_data if n in inst.sourced_field_names()]
                 if marked:
                     inst.mark_admin_edit(marked, admin_edit_ref(request))
+            elif inst in instances and hasattr(inst, "source_kind") and inline_form.changed_data:
+                # NIC groups keep one source for the row: an edit makes it the admin's.
+                if (
+                    "source_kind" not in inline_form.changed_data
+                    and "source_ref" not in inline_form.changed_data
+                ):
+                    inst.source_kind = "admin"
+                    inst.source_ref = admin_edit_ref(request)
             elif inst in instances and not inst.pk and hasattr(inst, "sources") and not inst.sources:
                 inst.sources = {
                     n: {"kind": "admin", "ref": admin_edit_ref(request)} for n in inst.sourced_field_names()

@@ -289,3 +289,15 @@ def test_importer_needs_add_permission(client, django_user_model):
     user = django_user_model.objects.create_user("viewer", password="x", is_staff=True)
     client.force_login(user)
     assert client.get(reverse(IMPORT_URL)).status_code == 403
+
+
+def test_inline_nic_edit_marks_the_row_as_the_admins(admin_client, seeded):
+    server = ServerModel.objects.get(slug="atlas-800-a3")
+    response = admin_client.get(_url(server))
+    data = change_form_data(response)
+    prefix = next(k[: -len("-fabric")] for k, v in data.items() if k.endswith("-fabric") and v == "roce")
+    data[f"{prefix}-count"] = "16"
+    assert admin_client.post(_url(server), data).status_code == 302
+    nic = ServerNic.objects.get(server=server, fabric="roce")
+    assert (nic.count, nic.source_kind) == (16, "admin")
+    assert ServerNic.objects.get(server=server, fabric="lingqu").source_kind == "seed"

@@ -107,7 +107,7 @@ def test_workload_spec_from_scenario(seeded):
 
 def test_commercial_spec_for_eight_a3(seeded):
     server = ServerModel.objects.get(slug="atlas-800-a3")
-    c = inputs.commercial_spec(None, server, DAY, nodes=8)
+    c = inputs.commercial_spec(None, server, 8, DAY)
     # [S1]: ¥3 M per node; ¥125 k per node-month lease (midpoint); ¥2 M / year O&M for 8 nodes.
     assert c.currency == "CNY" and c.usd_rate == Decimal("7.2")
     assert c.server_unit_price == Decimal("3000000")
@@ -118,7 +118,7 @@ def test_commercial_spec_for_eight_a3(seeded):
     assert c.switch_unit_prices["lingqu-630-v1"] == Decimal("800000")
     assert c.rack_unit_price == Decimal("25000")  # the default (air) rack
     assert c.optics_unit_price == Decimal("4500")
-    containment = inputs.commercial_spec(None, server, DAY, nodes=8, rack="rack-42u-containment")
+    containment = inputs.commercial_spec(None, server, nodes=8, on_date=DAY, rack="rack-42u-containment")
     assert containment.rack_unit_price == Decimal("60000")
 
 
@@ -135,12 +135,12 @@ def test_commercial_spec_accepts_a_server_spec_and_no_nodes(seeded):
 def test_commercial_spec_overrides_and_missing_list(seeded):
     server = ServerModel.objects.get(slug="atlas-800-a3")
     c = inputs.commercial_spec(
-        None, server, DAY, nodes=4, overrides={"server_unit_price": "2800000", "horizon_years": 5}
+        None, server, 4, DAY, overrides={"server_unit_price": "2800000", "horizon_years": 5}
     )
     assert c.server_unit_price == Decimal("2800000") and c.horizon_years == 5
     with pytest.raises(ValueError, match="unknown commercial field"):
-        inputs.commercial_spec(None, server, DAY, nodes=4, overrides={"discount": 1})
-    none = inputs.commercial_spec(None, server, dt.date(2020, 1, 1), nodes=4)
+        inputs.commercial_spec(None, server, 4, DAY, overrides={"discount": 1})
+    none = inputs.commercial_spec(None, server, 4, dt.date(2020, 1, 1))
     assert none == et.CommercialSpec(currency="CNY")
 
 
@@ -168,7 +168,7 @@ def test_plan_request_builds_from_catalog_rows(seeded):
         site=inputs.site_spec(SiteProfile.objects.get(is_default=True)),
         rack=inputs.rack_spec(RackType.objects.get(is_default=True)),
         switches=inputs.switch_specs(),
-        commercial=inputs.commercial_spec(None, server, DAY, nodes=4),
+        commercial=inputs.commercial_spec(None, server, 4, DAY),
     )
     # 4 × A3 (DP4/TP16/EP64) [S1 §2.3]: 896 experts over EP64 → 14 per rank; the node holds 1,024 GB.
     assert model.num_experts % request.topology.parallel.ep == 0
