@@ -157,7 +157,11 @@ def _require_edit(user, quote: Quote) -> None:
 
 def _quote_lock(quote: Quote, expected_version: int | None) -> Quote:
     """Reload the quote row locked for this transaction; refuse if the caller's copy is stale."""
-    locked = Quote.objects.select_for_update().select_related("customer", "team", "owner").get(pk=quote.pk)
+    locked = (
+        Quote.objects.select_for_update(of=("self",))
+        .select_related("customer", "team", "owner")
+        .get(pk=quote.pk)
+    )
     if expected_version is not None and locked.version != expected_version:
         raise QuoteConflictError(locked, expected_version)
     return locked
@@ -876,7 +880,9 @@ def _decide(
 ) -> Approval:
     with transaction.atomic():
         quote = _quote_lock(revision.quote, expected_version)
-        locked = QuoteRevision.objects.select_for_update().select_related("quote").get(pk=revision.pk)
+        locked = (
+            QuoteRevision.objects.select_for_update(of=("self",)).select_related("quote").get(pk=revision.pk)
+        )
         locked.quote = quote
         refusal = selectors.approval_refusal(by, locked)
         if refusal:
@@ -946,7 +952,9 @@ def revision_reject(
 def revision_pdf_queue(*, revision: QuoteRevision, task_id: str = "", by=None) -> QuoteRevision:
     """Record that a proposal PDF was queued for rendering (the PDF fields stay writable after issue)."""
     with transaction.atomic():
-        locked = QuoteRevision.objects.select_for_update().select_related("quote").get(pk=revision.pk)
+        locked = (
+            QuoteRevision.objects.select_for_update(of=("self",)).select_related("quote").get(pk=revision.pk)
+        )
         locked.pdf_status = PdfStatus.QUEUED
         locked.pdf_task_id = task_id
         locked.pdf_error = ""
@@ -974,7 +982,9 @@ def revision_pdf_start(*, revision: QuoteRevision) -> QuoteRevision:
 def revision_pdf_store(*, revision: QuoteRevision, content: bytes) -> QuoteRevision:
     """Store the rendered PDF under MEDIA_ROOT/proposals/ with its SHA-256, and audit it."""
     with transaction.atomic():
-        locked = QuoteRevision.objects.select_for_update().select_related("quote").get(pk=revision.pk)
+        locked = (
+            QuoteRevision.objects.select_for_update(of=("self",)).select_related("quote").get(pk=revision.pk)
+        )
         digest = hashlib.sha256(content).hexdigest()
         locked.pdf_file.save(f"{locked.number}.pdf", ContentFile(content), save=False)
         locked.pdf_sha256 = digest
@@ -1000,7 +1010,9 @@ def revision_pdf_store(*, revision: QuoteRevision, content: bytes) -> QuoteRevis
 def revision_pdf_fail(*, revision: QuoteRevision, error: str) -> QuoteRevision:
     """Record a failed rendering with its error, and audit it."""
     with transaction.atomic():
-        locked = QuoteRevision.objects.select_for_update().select_related("quote").get(pk=revision.pk)
+        locked = (
+            QuoteRevision.objects.select_for_update(of=("self",)).select_related("quote").get(pk=revision.pk)
+        )
         locked.pdf_status = PdfStatus.FAILED
         locked.pdf_error = error[:5000]
         locked.save(update_fields=["pdf_status", "pdf_error"])
