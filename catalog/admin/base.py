@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.contrib import admin
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
@@ -17,6 +19,19 @@ SEED_STATE_LABELS = {
     "edited": _("edited since seed"),
     "manual": _("not seeded"),
 }
+
+
+def display_value(value) -> str:
+    """A figure for the Sources panel: grouped digits, no trailing zeros."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, Decimal):
+        return f"{value.normalize():,f}"
+    return str(value)
 
 
 def admin_edit_ref(request) -> str:
@@ -62,7 +77,7 @@ class CatalogAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
             (
                 (
                     r["label"],
-                    "—" if r["value"] is None else r["value"],
+                    display_value(r["value"]),
                     format_html("<em><strong>*{}*</strong></em>", r["kind_label"])
                     if r["assumed"]
                     else r["kind_label"],
