@@ -31,6 +31,7 @@ from django.core.files.base import ContentFile
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.db.models import Max
+from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -88,9 +89,15 @@ __all__ = [
     "revision_pdf_start",
     "revision_pdf_store",
     "revision_pdf_fail",
+    "revision_issued",
 ]
 
 logger = logging.getLogger(__name__)
+
+# Sent after the transaction that issued a revision has committed, with
+# ``revision_id``: the proposal-PDF code connects here to queue the rendering
+# (connect it from an AppConfig.ready() so it is registered in every process).
+revision_issued = Signal()
 
 MAX_DISCOUNT = Decimal("0.9")
 
@@ -769,6 +776,8 @@ def _revision_issue_locked(*, quote: Quote, revision: QuoteRevision, by) -> Quot
             "snapshot_sha256": revision.snapshot_sha256,
         },
     )
+    revision_id = revision.pk
+    transaction.on_commit(lambda: revision_issued.send(sender=QuoteRevision, revision_id=revision_id))
     return revision
 
 

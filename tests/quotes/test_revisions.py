@@ -206,3 +206,26 @@ def test_a_discount_that_differs_from_the_planned_one_is_refused(engineer, make_
     with pytest.raises(ValidationError, match="planned with a discount"):
         make_quote(discount="0.08", resolved_json=resolved)
     assert make_quote(discount="0.05", resolved_json=resolved).revisions.get().discount == Decimal("0.05")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_issuing_announces_the_revision_after_commit(make_quote, engineer):
+    received = []
+
+    def receiver(sender, revision_id, **kwargs):
+        # After commit: the issued state is visible to any new reader.
+        received.append((revision_id, QuoteRevision.objects.get(pk=revision_id).status))
+
+    services.revision_issued.connect(receiver)
+    try:
+        revision = make_quote().revisions.get()
+        with transaction.atomic():
+            services.revision_issue(revision=revision, by=engineer)
+            assert received == []  # not before the commit
+        assert received == [(revision.pk, RevisionStatus.ISSUED)]
+        # Refused or rolled back issues announce nothing.
+        with pytest.raises(ValidationError):
+            services.revision_issue(revision=revision, by=engineer)
+        assert len(received) == 1
+    finally:
+        services.revision_issued.disconnect(receiver)

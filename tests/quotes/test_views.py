@@ -446,3 +446,29 @@ def test_anonymous_users_are_sent_to_log_in(client, quote):
     for url in (reverse("quotes:list"), reverse("quotes:detail", args=[quote.pk])):
         response = client.get(url)
         assert response.status_code == 302 and "login" in response["Location"]
+
+
+@pytest.mark.django_db
+def test_create_form_tag_for_the_configurator_page(rf, users, make_quote, fake_planner, client):
+    from django.template import Context, Template
+
+    make_quote(customer="Shanghai Pudong Bank")
+    request = rf.get("/")
+    request.user = users["engineer"]
+    payload = json.dumps(REQUEST)
+    html = Template("{% load quote_format %}{% quote_create_form request_json %}").render(
+        Context({"request": request, "request_json": payload, "csrf_token": "tok"})
+    )
+    assert f'action="{reverse("quotes:create")}"' in html
+    assert 'value="{&quot;scenario&quot;' in html  # the JSON is escaped into the attribute
+    assert "Shanghai Pudong Bank" in html
+    request.user = users["catalog"]
+    assert "<form" not in Template("{% load quote_format %}{% quote_create_form '{}' %}").render(
+        Context({"request": request})
+    )
+    # What the tag's form posts creates a quote.
+    c = _client(client, users["engineer"])
+    response = c.post(
+        reverse("quotes:create"), {"request_json": payload, "customer_name": "Shanghai Pudong Bank"}
+    )
+    assert response.status_code == 302
