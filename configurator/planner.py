@@ -391,6 +391,9 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
                 base[key] = scenario[key]
     if "requests_per_s" in raw and raw["requests_per_s"] is not None and raw.get("concurrency") is None:
         base["concurrency"] = None  # a rate replaces the scenario's concurrency
+    if "context" not in raw and (scenario is None or scenario.get("context") is None):
+        if model is not None and model.max_context:
+            base["context"] = min(base["context"], model.max_context)  # the default, within the model
     values: dict[str, Any] = dict(base)
     values.setdefault("requests_per_s", None)
     values.setdefault("ttft_target_s", None)
@@ -1841,11 +1844,16 @@ def primary_reason(server: ServerSpec, reasons: Sequence[Rejection], max_nodes: 
 
 
 def binding_constraint(rejected: Sequence[Rejection], query: PlannerQuery) -> Rejection | None:
-    """The constraint that rules out the most families (the one to relax first)."""
+    """The constraint to relax first: among the families that got furthest, the one that stops most.
+
+    A family ruled out before sizing (not domestic, no lease price) says less
+    about what to change than the budget that stops every family that works.
+    """
     if not rejected:
         return None
+    deepest = max(r.stage for r in rejected)
     counts: dict[str, list[Rejection]] = {}
-    for r in rejected:
+    for r in (r for r in rejected if r.stage == deepest):
         counts.setdefault(r.field or r.code, []).append(r)
 
     def priority(item):
@@ -1889,7 +1897,7 @@ def binding_constraint(rejected: Sequence[Rejection], query: PlannerQuery) -> Re
     }.get(fld)
     if text is None:
         text = (
-            f"{families} of {len(rejected)} hardware families fail on {fld}: {example.message_en}",
+            f"{families} of {len(rejected)} hardware families stop at {fld}: {example.message_en}",
             f"{len(rejected)} 个硬件系列中有 {families} 个受限于 {fld}：{example.message_zh}",
         )
     return Rejection(
