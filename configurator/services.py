@@ -13,9 +13,9 @@ from typing import Any
 from django.utils import timezone
 
 from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile, SwitchModel
-from catalog.selectors import price_list_in_force
+from catalog.selectors import default_rack, default_site, price_list_in_force
 
-from . import inputs
+from . import catalog_cache, inputs
 from .engine import types as et
 from .engine.plan import plan
 from .engine.serialize import plan_to_dict
@@ -23,11 +23,24 @@ from .requests import RequestError, request_to_inline, resolve
 
 
 class DjangoCatalog:
-    """The catalog as the request resolver sees it (see requests.CatalogPort)."""
+    """The catalog as the request resolver sees it (see requests.CatalogPort).
+
+    Entries are cached per process for the current catalog version (see
+    ``catalog_cache``): one query for the version, then memory.
+    """
+
+    def __init__(self) -> None:
+        self.version = catalog_cache.current_version()
+
+    def _cached(self, key: tuple, build):
+        return catalog_cache.cached(self.version, key, build)
 
     def model(self, slug: str) -> et.ModelSpec | None:
-        row = LlmModel.objects.filter(slug=slug).first()
-        return inputs.model_spec(row) if row else None
+        def build():
+            row = LlmModel.objects.filter(slug=slug).first()
+            return inputs.model_spec(row) if row else None
+
+        return self._cached(("model", slug), build)
 
     def model_from_hf_config(
         self, config: dict, weight_format: str | None, weight_bytes: int | None
@@ -37,27 +50,39 @@ class DjangoCatalog:
         )
 
     def server(self, slug: str) -> et.ServerSpec | None:
-        row = (
-            ServerModel.objects.select_related("accelerator")
-            .prefetch_related("nics")
-            .filter(slug=slug)
-            .first()
-        )
-        return inputs.server_spec(row) if row else None
+        def build():
+            row = (
+                ServerModel.objects.select_related("accelerator")
+                .prefetch_related("nics")
+                .filter(slug=slug)
+                .first()
+            )
+            return inputs.server_spec(row) if row else None
+
+        return self._cached(("server", slug), build)
 
     def site(self, slug: str) -> et.SiteSpec | None:
-        row = SiteProfile.objects.filter(slug=slug).first()
-        return inputs.site_spec(row) if row else None
+        def build():
+            row = SiteProfile.objects.filter(slug=slug).first()
+            return inputs.site_spec(row) if row else None
+
+        return self._cached(("site", slug), build)
 
     def rack(self, slug: str) -> et.RackSpec | None:
-        row = RackType.objects.filter(slug=slug).first()
-        return inputs.rack_spec(row) if row else None
+        def build():
+            row = RackType.objects.filter(slug=slug).first()
+            return inputs.rack_spec(row) if row else None
+
+        return self._cached(("rack", slug), build)
 
     def switches(self, slugs: list[str] | None) -> tuple[et.SwitchSpec, ...]:
-        rows = SwitchModel.objects.all()
-        if slugs is not None:
-            rows = rows.filter(slug__in=slugs)
-        return tuple(inputs.switch_spec(r) for r in rows)
+        def build():
+            rows = SwitchModel.objects.all()
+            if slugs is not None:
+                rows = rows.filter(slug__in=slugs)
+            return tuple(inputs.switch_spec(r) for r in rows)
+
+        return self._cached(("switches", tuple(slugs) if slugs is not None else None), build)
 
     def commercial(
         self,
@@ -69,23 +94,38 @@ class DjangoCatalog:
         nodes: int | None = None,
         rack: et.RackSpec | None = None,
     ) -> et.CommercialSpec:
-        if price_list:
-            pl = PriceList.objects.filter(slug=price_list).first()
-            if pl is None:
-                raise LookupError(f"unknown price list '{price_list[:80]}'.")
-        else:
-            pl = price_list_in_force(currency or "CNY", on_date)
-            if pl is None:
-                return et.CommercialSpec(currency=currency or "CNY")
-        return inputs.commercial_spec(price_list=pl, server=server, on_date=on_date, nodes=nodes, rack=rack)
+        def build():
+            if price_list:
+                pl = PriceList.objects.filter(slug=price_list).first()
+                if pl is None:
+                    return LookupError(f"unknown price list '{price_list[:80]}'.")
+            else:
+                pl = price_list_in_force(currency or "CNY", on_date)
+                if pl is None:
+                    return et.CommercialSpec(currency=currency or "CNY")
+            return inputs.commercial_spec(
+                price_list=pl, server=server, on_date=on_date, nodes=nodes, rack=rack
+            )
+
+        key = ("commercial", server.slug, price_list, on_date, currency, nodes, rack.slug if rack else None)
+        value = self._cached(key, build)
+        if isinstance(value, LookupError):
+            raise value
+        return value
 
     def default_site(self) -> et.SiteSpec | None:
-        row = SiteProfile.objects.order_by("pk").first()
-        return inputs.site_spec(row) if row else None
+        def build():
+            row = default_site()
+            return inputs.site_spec(row) if row else None
+
+        return self._cached(("default_site",), build)
 
     def default_rack(self) -> et.RackSpec | None:
-        row = RackType.objects.order_by("pk").first()
-        return inputs.rack_spec(row) if row else None
+        def build():
+            row = default_rack()
+            return inputs.rack_spec(row) if row else None
+
+        return self._cached(("default_rack",), build)
 
 
 def resolve_request(data: Any, *, today: dt.date | None = None) -> et.PlanRequest:

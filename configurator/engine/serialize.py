@@ -53,10 +53,11 @@ def _float(x: float, path: str) -> float:
     return x
 
 
-def to_jsonable(obj: Any, *, exclude: tuple[str, ...] = (), _path: str = "") -> Any:
+def to_jsonable(obj: Any, *, exclude: tuple[str, ...] = (), drop: tuple[str, ...] = (), _path: str = "") -> Any:
     """Convert ``obj`` (a dataclass tree) into JSON-safe values.
 
-    ``exclude`` drops those field names at the top level only.
+    ``exclude`` drops those field names at the top level only; ``drop`` drops
+    them from every dataclass at any depth.
     """
     if obj is None or isinstance(obj, (bool, int, str)):
         if isinstance(obj, Enum):  # str/int enums
@@ -74,23 +75,23 @@ def to_jsonable(obj: Any, *, exclude: tuple[str, ...] = (), _path: str = "") -> 
         cls = type(obj)
         out: dict[str, Any] = {}
         for name in _class_fields(cls):
-            if name in exclude:
+            if name in exclude or name in drop:
                 continue
-            out[name] = to_jsonable(getattr(obj, name), _path=f"{_path}.{name}" if _path else name)
+            out[name] = to_jsonable(getattr(obj, name), drop=drop, _path=f"{_path}.{name}" if _path else name)
         for name in _class_properties(cls):
-            if name in exclude or name in out:
+            if name in exclude or name in drop or name in out:
                 continue
-            out[name] = to_jsonable(getattr(obj, name), _path=f"{_path}.{name}" if _path else name)
+            out[name] = to_jsonable(getattr(obj, name), drop=drop, _path=f"{_path}.{name}" if _path else name)
         return out
     if isinstance(obj, Mapping):
         return {
-            str(k.value if isinstance(k, Enum) else k): to_jsonable(v, _path=f"{_path}[{k}]")
+            str(k.value if isinstance(k, Enum) else k): to_jsonable(v, drop=drop, _path=f"{_path}[{k}]")
             for k, v in obj.items()
             if k not in exclude
         }
     if isinstance(obj, (list, tuple, set, frozenset)):
         items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
-        return [to_jsonable(v, _path=f"{_path}[{i}]") for i, v in enumerate(items)]
+        return [to_jsonable(v, drop=drop, _path=f"{_path}[{i}]") for i, v in enumerate(items)]
     if isinstance(obj, (datetime, date)):
         return obj.isoformat()
     raise TypeError(f"{_path or 'value'}: cannot convert {type(obj).__name__} to JSON")
@@ -125,19 +126,24 @@ def figure_to_dict(f: Figure) -> dict[str, Any]:
     }
 
 
+_FLATTENED = ("figures", "checks")
+
+
 def _section(obj: Any) -> Any:
-    """A module result without its figures and checks (those are flattened at the top)."""
+    """A module result without figures and checks at any depth: every nested
+    figure is also a figure of its section, flattened into the top-level
+    ``figures``, and checks are collected into the top-level ``checks``."""
     if obj is None:
         return None
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return to_jsonable(obj, exclude=("figures", "checks"), _path=type(obj).__name__)
+        return to_jsonable(obj, drop=_FLATTENED, _path=type(obj).__name__)
     return to_jsonable(obj)
 
 
 def _memory_section(memory: Any) -> Any:
     if memory is None:
         return None
-    groups = [to_jsonable(g, _path=f"memory.groups[{i}]") for i, g in enumerate(memory.groups)]
+    groups = [to_jsonable(g, drop=_FLATTENED, _path=f"memory.groups[{i}]") for i, g in enumerate(memory.groups)]
     if not groups:
         return {"group": None, "per_rank": None, "groups": []}
     first = groups[0]

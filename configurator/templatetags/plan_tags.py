@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 
 from django import template
+from django.utils.html import format_html, format_html_join
 from django.utils.translation import get_language
 
 from configurator.drawings.fmt import format_money
@@ -112,27 +113,37 @@ def figval(figures, key, default="—"):
     return _format_value(f.get("value"), f.get("unit", ""))
 
 
-@register.inclusion_tag("configurator/_why.html")
+@register.simple_tag
 def why(figures, key):
-    """A "why?" that opens the figure's formula, inputs and source."""
+    """A "why?" that opens the figure's formula, inputs and source (built in
+    Python: it appears dozens of times per page)."""
     f = (figures or {}).get(key)
     if not f:
-        return {"figure": None}
+        return ""
     zh = _zh()
     kind = (f.get("source") or {}).get("kind", "derived")
     kind_label = SOURCE_KINDS.get(kind, (kind, kind))[1 if zh else 0]
-    inputs = []
-    for name, value in (f.get("inputs") or {}).items():
-        inputs.append((name, _format_input(name, value)))
-    return {
-        "figure": f,
-        "label": (f.get("label_zh") if zh else f.get("label_en")) or f.get("label_en"),
-        "value": _format_value(f.get("value"), f.get("unit", "")),
-        "inputs": inputs,
-        "source_kind": kind,
-        "source_label": kind_label,
-        "source_ref": (f.get("source") or {}).get("ref", ""),
-    }
+    label = (f.get("label_zh") if zh else f.get("label_en")) or f.get("label_en") or key
+    rows = format_html_join(
+        "",
+        '<tr><td class="mono">{}</td><td class="num">{}</td></tr>',
+        ((name, _format_input(name, value)) for name, value in (f.get("inputs") or {}).items()),
+    )
+    ref = (f.get("source") or {}).get("ref", "")
+    return format_html(
+        '<details class="why"><summary title="{}">{}</summary><div><strong>{}</strong> = {}</div>'
+        '{}{}<div class="small muted">{}: <span class="src-{}">{}</span>{}</div></details>',
+        "计算依据" if zh else "How this figure is derived",
+        "依据" if zh else "why?",
+        label,
+        _format_value(f.get("value"), f.get("unit", "")),
+        format_html('<div class="formula">{}</div>', f["formula"]) if f.get("formula") else "",
+        format_html('<table class="small">{}</table>', rows) if rows else "",
+        "来源" if zh else "Source",
+        kind,
+        kind_label,
+        format_html(" · {}", ref) if ref else "",
+    )
 
 
 def _format_input(name, value):
