@@ -47,7 +47,7 @@ from typing import Any, Protocol
 from .drawings.fmt import format_money
 from .engine.layout import layout_is_valid, parallel_label, propose_layout, resolve_layout
 from .engine.memory import size_memory
-from .engine.performance import COUNTED_DECODE_ROLES, estimate_performance
+from .engine.performance import estimate_performance
 from .engine.plan import plan
 from .engine.racks import CONTAINMENT_KW_LIMIT, servers_per_rack
 from .engine.types import (
@@ -77,6 +77,9 @@ COMM_BUFFER_MB = 800  # HCCL_BUFFSIZE of the K3 tutorial; the configurator's def
 PATIENCE = 2  # node counts without a cheaper feasible shape before a family stops
 GAP_PATIENCE = 3  # node counts without closing a serving gap before a family stops
 MAX_PLANS_PER_FAMILY = 8
+MAX_SHAPES_PER_FAMILY = 40  # safety nets: the stops above end a family long before these
+MAX_CHEAP_PER_FAMILY = 160
+PROJECTION_MARGIN = 2.0  # stop when a serving gap projects past 2 × max_nodes
 MAX_XPYD_RATIO = 3  # prefill:decode splits up to 1:3 and 3:1
 KV_DTYPES = ("auto", "fp8")
 MEMORY_UTILISATIONS = (0.85, 0.9)
@@ -676,6 +679,7 @@ class _Family:
     best: Decimal | None = None
     first_feasible: int | None = None
     plans: int = 0
+    cheap: int = 0
 
     def reject(self, rejection: Rejection) -> Rejection:
         self.reasons.append(rejection)
@@ -711,6 +715,7 @@ class _Search:
         self.rack_options_cache: dict[str, list[tuple[RackSpec, bool, int]]] = {}
         self.stats = {"plans": 0, "cheap_evaluations": 0, "memory_checks": 0, "shapes": 0}
         self.ha = self.w.availability_target >= HA_AVAILABILITY - 1e-12
+        self.current: _Family | None = None
         self.default_rack = query.racks[0] if query.racks else RackSpec("rack-42u", "42U rack")
 
     # ------------------------------------------------------------------ building requests
@@ -1152,12 +1157,14 @@ class _Search:
 
     # ------------------------------------------------------------------ serving
 
-    def counted_dp(self, req: PlanRequest, layout) -> int:
-        return sum(g.parallel.dp for g in layout.groups if g.role in COUNTED_DECODE_ROLES)
+    def fam_cheap_exhausted(self, fam: _Family) -> bool:
+        return fam.cheap >= MAX_CHEAP_PER_FAMILY
 
     def cheap(self, req: PlanRequest):
         """layout + memory + performance for one request (no power, racks, network, TCO)."""
         self.stats["cheap_evaluations"] += 1
+        if self.current is not None:
+            self.current.cheap += 1
         layout = resolve_layout(req)
         if any(c.severity == Severity.ERROR for c in layout.checks):
             return layout, None, None, next(c for c in layout.checks if c.severity == Severity.ERROR)
@@ -1169,8 +1176,12 @@ class _Search:
         error = next((c for c in perf.checks if c.severity == Severity.ERROR), None)
         return layout, memory, perf, error
 
-    def serving_problem(self, perf, concurrency: int) -> tuple[str, str, str, str, float] | None:
-        """(code, field, en, zh, gap) of the first unmet serving requirement, gap = actual ÷ target."""
+    def serving_problem(self, perf, concurrency: int) -> tuple[str, str, str, str, float, str] | None:
+        """(code, field, en, zh, gap, limit) of the first unmet serving requirement.
+
+        ``gap`` = actual ÷ target (> 1); ``limit`` says what a bigger KV budget
+        could help with: "kv" (the KV cache limits the batch), else "".
+        """
         for g in perf.groups:
             if g.counts_toward_throughput and g.batch_limited_by in ("kv_capacity", "max_num_seqs"):
                 what = "KV cache" if g.batch_limited_by == "kv_capacity" else "--max-num-seqs"
@@ -1182,6 +1193,7 @@ class _Search:
                     f"{concurrency:,} 路并发需排队：每个 DP rank 受{'KV 缓存' if what == 'KV cache' else ' --max-num-seqs '}"
                     f"限制只能运行 {g.batch_per_dp_rank} 条，需承载 {g.offered_seqs_per_dp_rank} 条",
                     g.offered_seqs_per_dp_rank / max(g.batch_per_dp_rank, 1),
+                    "kv" if g.batch_limited_by == "kv_capacity" else "",
                 )
         if perf.requests_per_s <= 0 or perf.output_tokens_per_s <= 0:
             return (
@@ -1190,6 +1202,7 @@ class _Search:
                 "no decode throughput",
                 "无解码吞吐",
                 1e9,
+                "",
             )
         if self.w.ttft_target_s is not None and perf.ttft_s > self.w.ttft_target_s:
             return (
@@ -1198,6 +1211,7 @@ class _Search:
                 f"TTFT {perf.ttft_s:.2f} s over the {self.w.ttft_target_s:g} s target",
                 f"首字延迟 {perf.ttft_s:.2f} 秒，超过目标 {self.w.ttft_target_s:g} 秒",
                 perf.ttft_s / self.w.ttft_target_s,
+                "",
             )
         if self.w.tpot_target_ms is not None and perf.tpot_s * 1000 > self.w.tpot_target_ms:
             return (
@@ -1206,6 +1220,7 @@ class _Search:
                 f"TPOT {perf.tpot_s * 1000:.1f} ms over the {self.w.tpot_target_ms:g} ms target",
                 f"每字延迟 {perf.tpot_s * 1000:.1f} 毫秒，超过目标 {self.w.tpot_target_ms:g} 毫秒",
                 perf.tpot_s * 1000 / self.w.tpot_target_ms,
+                "kv",
             )
         if self.w.requests_per_s is not None and perf.requests_per_s < self.w.requests_per_s * (1 - 1e-9):
             return (
@@ -1214,6 +1229,7 @@ class _Search:
                 f"{perf.requests_per_s:,.2f} requests/s, short of the {self.w.requests_per_s:g} requests/s needed",
                 f"每秒 {perf.requests_per_s:,.2f} 个请求，低于所需 {self.w.requests_per_s:g} 个",
                 self.w.requests_per_s / max(perf.requests_per_s, 1e-9),
+                "",
             )
         return None
 
@@ -1244,7 +1260,7 @@ class _Search:
         # A request rate: find the smallest batch whose saturated throughput reaches it,
         # then the concurrency that delivers the rate (Little's law on the engine's figures).
         rate = float(self.w.requests_per_s or 0.0)
-        last = (None, None, None, None)
+        last: tuple = (None, None, None, None)
         for seqs in MAX_NUM_SEQS_LADDER:
             saturated = counted * seqs
             req = self.request(server, shape, p, d, self.serving(server, util, kv, seqs), saturated)
@@ -1252,21 +1268,39 @@ class _Search:
             if error is not None or perf is None:
                 return None, None, error, req
             problem = self.serving_problem(perf, saturated)
-            limited = problem is not None and problem[0] == "planner.queueing"
-            if problem is None or (problem[0] == "planner.queueing" and perf.requests_per_s >= rate):
+            kv_limited = problem is not None and problem[0] == "planner.queueing" and problem[5] == "kv"
+            if perf.requests_per_s >= rate * (1 - 1e-9):
                 concurrency = max(
                     1, min(saturated, math.ceil(rate * saturated / max(perf.requests_per_s, 1e-9)))
                 )
                 req2 = replace(req, workload=self.workload(concurrency))
                 _l2, _m2, perf2, error2 = self.cheap(req2)
-                if error2 is None and perf2 is not None and self.serving_problem(perf2, concurrency) is None:
+                problem2 = self.serving_problem(perf2, concurrency) if perf2 is not None else None
+                if error2 is None and perf2 is not None and problem2 is None:
                     return self._variant(p, d, req2, perf2), None, None, req2
                 if problem is None:
                     return self._variant(p, d, req, perf), None, None, req
-            last = (None, problem, None, req)
-            if limited:
-                break  # the KV cache (not max_num_seqs) limits: a larger batch will not run
+                # The rate is met; what is left is latency, which a bigger batch only worsens.
+                return None, problem2 or problem, error2, req2
+            latency = problem is not None and problem[0] in (
+                "planner.tpot_above_target",
+                "planner.ttft_above_target",
+            )
+            last = (None, problem if latency else self.rate_problem(perf, kv_limited), None, req)
+            if kv_limited or latency:
+                break  # a larger batch will not run (KV cache) or only adds latency
         return last
+
+    def rate_problem(self, perf, kv_limited: bool) -> tuple[str, str, str, str, float, str]:
+        rate = float(self.w.requests_per_s or 0.0)
+        return (
+            "planner.rate_short",
+            "workload.requests_per_s",
+            f"{perf.requests_per_s:,.2f} requests/s at most, short of the {rate:g} requests/s needed",
+            f"最多每秒 {perf.requests_per_s:,.2f} 个请求，低于所需 {rate:g} 个",
+            rate / max(perf.requests_per_s, 1e-9),
+            "kv" if kv_limited else "",
+        )
 
     def _counted_dp(self, shape: Shape, p: ParallelSpec, d: ParallelSpec | None) -> int:
         if shape.kind == TopologyKind.DISAGGREGATED:
@@ -1301,10 +1335,12 @@ class _Search:
                 if variant is not None:
                     chosen = variant
                     break
+                # More memory or an FP8 KV cache helps only when the KV cache is what limits
+                # (a memory error, a KV-limited batch, or TPOT from reading the KV cache).
                 kv_related = (error is not None and error.code.startswith("memory.")) or (
-                    problem is not None and problem[0] in ("planner.queueing", "planner.tpot_above_target")
+                    problem is not None and problem[5] == "kv"
                 )
-                if not kv_related:
+                if not kv_related or self.fam_cheap_exhausted(fam):
                     break
             if chosen is not None:
                 self.evaluated.append(
@@ -1371,7 +1407,7 @@ class _Search:
                 f"{head_zh}（{label}）：{error.message_zh}",
                 {"engine_code": error.code, **dict(error.figures)},
             )
-        code, fld, en, zh, gap = problem
+        code, fld, en, zh, gap, _limit = problem
         return Rejection(
             s.slug,
             s.name,
@@ -1484,7 +1520,7 @@ class _Search:
             )
         problem = self.serving_problem(perf, req.workload.concurrency)
         if problem is not None:
-            code, fld, en, zh, gap = problem
+            code, fld, en, zh, gap, _limit = problem
             return reject(code, fld, STAGE_SERVING, en + ".", zh + "。", gap=round(gap, 4))
         lease_month = (tco.annual.lease_rent / 12).quantize(Decimal("0.01"))
         if self.c.purchase == "buy" and self.c.max_capex is not None and tco.capex.total > self.c.max_capex:
@@ -1653,6 +1689,7 @@ class _Search:
     # ------------------------------------------------------------------ the family loop
 
     def search_family(self, fam: _Family) -> None:
+        self.current = fam
         if self.family_filter(fam) is not None:
             return
         s = fam.server
@@ -1681,13 +1718,14 @@ class _Search:
             by_nodes.setdefault(shape.nodes, []).append(shape)
         stale = 0
         gap_best: float | None = None
-        gap_stale = 0
+        no_progress = tried = 0
         for n in sorted(by_nodes):
             improved = False
             gap_here: float | None = None
             stop = False
             for shape in by_nodes[n]:
                 self.stats["shapes"] += 1
+                tried += 1
                 bound = self.bound_rejection(fam, shape)
                 if bound is not None:
                     fam.reject(bound)
@@ -1708,6 +1746,14 @@ class _Search:
                         gap = why.figures.get("gap")
                         if isinstance(gap, (int, float)):
                             gap_here = gap if gap_here is None else min(gap_here, gap)
+                            projected = self.projection(fam, shape, why, gap)
+                            if projected is not None:
+                                fam.reject(projected)
+                                stop = True
+                                break
+                    if self.fam_cheap_exhausted(fam):
+                        stop = True
+                        break
                     continue
                 outcome = self.plan_shape(fam, shape, variant)
                 if isinstance(outcome, Rejection):
@@ -1734,19 +1780,54 @@ class _Search:
                     improved = True
                 if fam.first_feasible is None:
                     fam.first_feasible = n
-            if stop or fam.plans >= MAX_PLANS_PER_FAMILY:
+            if stop or fam.plans >= MAX_PLANS_PER_FAMILY or tried >= MAX_SHAPES_PER_FAMILY:
                 break
-            if fam.first_feasible is not None and n > fam.first_feasible:
-                stale = 0 if improved else stale + 1
-                if stale >= PATIENCE:
-                    break
-            elif fam.first_feasible is None and gap_here is not None:
-                if gap_best is None or gap_here < gap_best * 0.99:
-                    gap_best, gap_stale = gap_here, 0
-                else:
-                    gap_stale += 1
-                    if gap_stale >= GAP_PATIENCE:
+            if fam.first_feasible is not None:
+                if n > fam.first_feasible:
+                    stale = 0 if improved else stale + 1
+                    if stale >= PATIENCE:
                         break
+            elif gap_here is not None and (gap_best is None or gap_here < gap_best * 0.99):
+                gap_best, no_progress = gap_here, 0
+            else:
+                # Nothing works yet and the gap to the target is not closing.
+                no_progress += 1
+                if no_progress >= GAP_PATIENCE:
+                    break
+
+    def projection(self, fam: _Family, shape: Shape, why: Rejection, gap: float) -> Rejection | None:
+        """Stop a family whose serving gap cannot close within the nodes searched.
+
+        Queueing and request-rate gaps shrink about as 1 ÷ nodes (the load
+        spreads over more DP ranks); TPOT shrinks more slowly (the non-expert
+        weights are read on every step whatever the node count) and TTFT not at
+        all (prefill runs on one DP rank).  So nodes × gap is at most what is
+        needed, and past twice the largest deployment searched there is no
+        point in growing.
+        """
+        if why.code not in (
+            "planner.queueing",
+            "planner.rate_short",
+            "planner.tpot_above_target",
+            "planner.ttft_above_target",
+        ):
+            return None
+        projected = math.ceil(shape.nodes * gap)
+        if projected <= PROJECTION_MARGIN * self.o.max_nodes:
+            return None
+        s = fam.server
+        return Rejection(
+            s.slug,
+            s.name,
+            shape.nodes,
+            why.code,
+            why.field,
+            STAGE_SERVING,
+            f"{why.message_en[:-1]}; about {projected:,} nodes would be needed, more than the "
+            f"{self.o.max_nodes} searched.",
+            f"{why.message_zh[:-1]}；约需 {projected:,} 台，超过搜索上限 {self.o.max_nodes} 台。",
+            {**dict(why.figures), "projected_nodes": projected},
+        )
 
     def sort_key(self, c: Candidate) -> tuple:
         if self.o.sort == "tco":
