@@ -1,6 +1,6 @@
-"""Fill msgstr entries of django.po from zh_Hans.tsv (msgid<TAB>msgstr).
+"""Fill msgstr entries of django.po from the *.tsv files here (msgid<TAB>msgstr).
 
-The TSV is the reviewable source of the Chinese wording (industry terms from
+The TSVs are the reviewable source of the Chinese wording (industry terms from
 the glossary); run ``python locale/zh_Hans/fill.py`` after ``makemessages``.
 Entries missing from the TSV are listed so nothing user-facing stays English.
 """
@@ -11,16 +11,18 @@ import polib
 
 HERE = Path(__file__).resolve().parent
 PO = HERE / "LC_MESSAGES" / "django.po"
-TSV = HERE / "zh_Hans.tsv"
 
 
 def load_tsv() -> dict[str, str]:
+    """Every ``*.tsv`` beside this file (one per area of the app)."""
     table = {}
-    for line in TSV.read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        msgid, _, msgstr = line.partition("\t")
-        table[msgid.replace("\\n", "\n")] = msgstr.replace("\\n", "\n")
+    for tsv in sorted(HERE.glob("*.tsv")):
+        for line in tsv.read_text(encoding="utf-8").splitlines():
+            if not line.strip() or line.startswith("#") or "\t" not in line:
+                continue
+            msgid, _, msgstr = line.partition("\t")
+            if msgstr.strip():
+                table[msgid.replace("\\n", "\n")] = msgstr.replace("\\n", "\n")
     return table
 
 
