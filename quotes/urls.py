@@ -1,5 +1,11 @@
-"""Quote URLs.  ``pdf``, ``xlsx`` and ``bundle`` are the download hooks that the
-proposal/export code replaces (same names, same revision-pk argument)."""
+"""Quote URLs.
+
+``pdf``, ``xlsx`` and ``bundle`` start as placeholders (404 "not available
+yet"); when the proposal/export code is installed (``quotes/pdf_urls.py``) its
+patterns replace those of the same name, keeping the revision-pk argument.
+"""
+
+from importlib.util import find_spec
 
 from django.urls import path
 
@@ -22,3 +28,11 @@ urlpatterns = [
     path("revisions/<int:pk>/xlsx/", views.revision_xlsx, name="xlsx"),
     path("revisions/<int:pk>/bundle/", views.revision_bundle, name="bundle"),
 ]
+
+# Checked with find_spec rather than a guarded import, so an error inside the
+# export code surfaces instead of silently bringing the placeholders back.
+if find_spec("quotes.pdf_urls") is not None:
+    from . import pdf_urls
+
+    _replaced = {p.name for p in pdf_urls.urlpatterns}
+    urlpatterns = [p for p in urlpatterns if p.name not in _replaced] + list(pdf_urls.urlpatterns)

@@ -9,6 +9,7 @@ input re-renders the page with field errors and a 4xx status; a stale form
 from __future__ import annotations
 
 from decimal import Decimal
+from importlib.util import find_spec
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -123,6 +124,11 @@ def _detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision 
         "decision_form": forms.get("decision_form") or DecisionForm(initial={"version": quote.version}),
         "errors": forms.get("errors") or [],
     }
+    if find_spec("quotes.pdf_views") is not None:
+        # The proposal-PDF panel (quotes/_pdf_status.html) replaces the placeholder.
+        from .pdf_views import pdf_panel_context
+
+        context.update(pdf_panel_context(revision), pdf_panel=True)
     return context
 
 
