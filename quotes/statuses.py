@@ -73,10 +73,6 @@ class ApprovalState(models.TextChoices):
     REJECTED = "rejected", _("Rejected")
 
 
-# A revision in one of these approval states may be issued and sent.
-SENDABLE_APPROVAL_STATES = frozenset({ApprovalState.NOT_NEEDED, ApprovalState.APPROVED})
-
-
 class ApprovalDecision(models.TextChoices):
     APPROVED = "approved", _("Approved")
     REJECTED = "rejected", _("Rejected")

@@ -38,10 +38,6 @@ from .statuses import BomCategory, QuoteStatus
 PAGE_SIZE = 50
 
 
-def _error_messages(exc: ValidationError) -> list[str]:
-    return [str(m) for m in exc.messages]
-
-
 def _errors_into_form(form, exc: ValidationError) -> None:
     """Put a service's ValidationError on the matching form fields (the rest on the form)."""
     if hasattr(exc, "error_dict"):
