@@ -82,7 +82,8 @@ def test_bom_lines_of_an_issued_revision_are_frozen(issued):
 
 
 @pytest.mark.django_db
-def test_pdf_job_fields_stay_writable_after_issue(issued):
+def test_pdf_job_fields_stay_writable_after_issue(issued, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
     # The PDF job services write only the PDF fields; the model lets them through.
     services.revision_pdf_queue(revision=issued, task_id="task-1")
     services.revision_pdf_start(revision=issued)
@@ -100,7 +101,7 @@ def test_pdf_job_fields_stay_writable_after_issue(issued):
     assert fresh.pdf_sha256 == hashlib.sha256(content).hexdigest()
     assert fresh.pdf_file.name.startswith(f"proposals/{fresh.quote.number}/{fresh.number}")
     assert fresh.pdf_file.read() == content
-    stored.pdf_file.delete(save=False)
+    assert (tmp_path / stored.pdf_file.name).is_file()
     actions = list(AuditEvent.objects.filter(object_id=str(issued.pk)).values_list("action", flat=True))
     assert AuditAction.PDF_RENDERED in actions and AuditAction.PDF_FAILED in actions
     # A direct save touching only PDF fields is allowed too.
