@@ -364,6 +364,19 @@ def _pick(en: str, zh: str, lang: str) -> str:
     return zh if lang.startswith("zh") else en
 
 
+def _serving_lines(serving: et.ServingSpec, lang: str) -> list[str]:
+    """["util 0.85 · KV BF16", "16 seqs"]: the vLLM knobs the search chose, in short lines."""
+    kv = "BF16" if serving.kv_cache_dtype in ("auto", "bf16") else serving.kv_cache_dtype.upper()
+    if lang.startswith("zh"):
+        lines = [
+            f"利用率 {serving.gpu_memory_utilization:g} · KV {kv}",
+            f"max_num_seqs {serving.max_num_seqs}",
+        ]
+        return lines + (["仅语言模型"] if serving.language_model_only else [])
+    lines = [f"util {serving.gpu_memory_utilization:g} · KV {kv}", f"max_num_seqs {serving.max_num_seqs}"]
+    return lines + (["language model only"] if serving.language_model_only else [])
+
+
 def results_context(result: planner.PlannerResult, lang: str) -> dict[str, Any]:
     """Rows, chart and rejections of a search, formatted for the page."""
     cur = result.query.constraints.currency
@@ -371,9 +384,9 @@ def results_context(result: planner.PlannerResult, lang: str) -> dict[str, Any]:
     short = "zh" if lang.startswith("zh") else "en"
 
     def row(c: planner.Candidate) -> dict[str, Any]:
-        layout = planner.parallel_label(c.parallel)
+        layout = [planner.parallel_label(c.parallel)]
         if c.decode_parallel is not None:
-            layout = f"P {layout} · D {planner.parallel_label(c.decode_parallel)}"
+            layout = [f"P: {layout[0]}", f"D: {planner.parallel_label(c.decode_parallel)}"]
         return {
             "rank": c.rank,
             "id": c.id,
@@ -381,8 +394,7 @@ def results_context(result: planner.PlannerResult, lang: str) -> dict[str, Any]:
             "server": c.server.name,
             "domestic": c.server.accelerator.domestic,
             "layout": layout,
-            "serving": f"{c.serving.gpu_memory_utilization:g} · KV {c.serving.kv_cache_dtype} · "
-            f"seqs {c.serving.max_num_seqs}" + (" · LM only" if c.serving.language_model_only else ""),
+            "serving": _serving_lines(c.serving, lang),
             "cost_per_m": format_money(c.cost_per_m, cur, lang, scale=1, decimals=2),
             "tco": format_money(c.tco_total, cur, lang),
             "capex": format_money(c.lease_per_month if lease else c.capex, cur, lang),

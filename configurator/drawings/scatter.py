@@ -44,6 +44,11 @@ def _format_for(ticks: Sequence[float]) -> Formatter:
     return fmt
 
 
+def _apart(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    """True when two boxes (x0, y0, x1, y1) do not overlap."""
+    return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+
+
 def scatter_svg(
     points: Sequence[Mapping[str, object]],
     x_label: str,
@@ -62,7 +67,7 @@ def scatter_svg(
     Both axes start at 0 so that distances read as ratios (cost per million
     tokens and throughput are both "more is more").  Highlighted points are
     joined in x order by a thin line (the front, read left to right), and up
-    to eight of them carry their label.  ``legend`` names (highlighted,
+    to eight of them carry their label where it fits without overlapping.  ``legend`` names (highlighted,
     other).  Points with a non-finite coordinate are skipped.
     """
     pts = []
@@ -132,25 +137,39 @@ def scatter_svg(
             stroke_width=1.2,
             stroke_dasharray="4 3",
         )
-    placed: list[tuple[float, float, float]] = []
+    # Labels: the first of six spots around the point that stays in the plot and clear of
+    # the labels and points already drawn; a label with no free spot is left out (the
+    # table beside the chart names every point).
+    placed: list[tuple[float, float, float, float]] = []
+    dots = [(X(x), Y(y)) for x, y, _l, _h in front]
     for i, (x, y, label, _hi) in enumerate(front):
-        px, py = X(x), Y(y)
-        c.circle(px, py, 6, fill=svg.ACCENT, stroke=svg.PAPER, stroke_width=1.5)
+        c.circle(X(x), Y(y), 6, fill=svg.ACCENT, stroke=svg.PAPER, stroke_width=1.5)
         if not label or i >= MAX_LABELS:
             continue
         text = svg.fit_text(label, 220, svg.SMALL)
-        w = svg.text_width(text, svg.SMALL)
-        # Right of the point unless that leaves the plot; nudged down past labels already placed.
-        anchor_left = px + 9 + w > left + plot_w
-        lx = px - 9 if anchor_left else px + 9
-        ly = py - 8
-        for ox, oy, ow in placed:
-            x0 = lx - w if anchor_left else lx
-            if abs(ly - oy) < 13 and x0 < ox + ow and ox < x0 + w:
-                ly = oy + 14
-        ly = min(max(ly, top + 10), top + plot_h - 4)
-        placed.append((lx - w if anchor_left else lx, ly, w))
-        c.text(lx, ly, text, anchor="end" if anchor_left else "start", size=svg.SMALL, fill=svg.TEXT)
+        w, h = svg.text_width(text, svg.SMALL), svg.SMALL + 2
+        px, py = X(x), Y(y)
+        spots = (
+            (9, -8, "start"),
+            (9, 16, "start"),
+            (-9, -8, "end"),
+            (-9, 16, "end"),
+            (0, -12, "middle"),
+            (0, 22, "middle"),
+        )
+        for dx, dy, anchor in spots:
+            x0 = {"start": px + dx, "end": px + dx - w}.get(anchor, px - w / 2)
+            box = (x0, py + dy - h + 3, x0 + w, py + dy + 3)
+            inside = box[0] >= left and box[2] <= left + plot_w and box[1] >= top and box[3] <= top + plot_h
+            clear = all(_apart(box, other) for other in placed) and all(
+                not (box[0] - 6 < qx < box[2] + 6 and box[1] - 6 < qy < box[3] + 6)
+                for qx, qy in dots
+                if (qx, qy) != (px, py)
+            )
+            if inside and clear:
+                placed.append(box)
+                c.text(px + dx, py + dy, text, anchor=anchor, size=svg.SMALL, fill=svg.TEXT)
+                break
 
     if legend:
         ly = height - PAD - 4
