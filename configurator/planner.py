@@ -813,16 +813,26 @@ class _Search:
                 f"{name}：仅验证了纯文本服务（--language-model-only），图片输入需要加载视觉编码器。",
             )
         rack = self.rack_options(s)
-        if not rack:
+        if not rack and self.c.air_cooled_only:
             limit = self.q.site.air_cooling_kw_limit
             return reject(
                 "planner.too_hot_for_air",
                 "constraints.air_cooled_only",
                 f"{name}: {s.max_input_kw:g} kW per server is over the site's air-cooling limit of {limit:g} kW "
-                "per rack.",
-                f"{name}：单台 {s.max_input_kw:g} kW，超过机房风冷单柜上限 {limit:g} kW。",
+                "per rack (or no air-cooled rack type holds it).",
+                f"{name}：单台 {s.max_input_kw:g} kW，超过机房风冷单柜上限 {limit:g} kW（或没有可容纳它的风冷机柜）。",
                 server_kw=s.max_input_kw,
                 limit_kw=limit,
+            )
+        if not rack:
+            return reject(
+                "planner.no_rack",
+                "rack",
+                f"{name}: no rack type in the catalog holds a {s.rack_units}U, {s.max_input_kw:g} kW server "
+                "within its power and cooling limits.",
+                f"{name}：目录中没有能在功率与散热上限内容纳该服务器（{s.rack_units}U，{s.max_input_kw:g} kW）的机柜。",
+                server_kw=s.max_input_kw,
+                server_u=s.rack_units,
             )
         commercial = self.commercial(s, 1, rack[0][0])
         list_name = self.q.price_list or f"{self.c.currency} (none in force)"
@@ -852,14 +862,15 @@ class _Search:
     def _rack_options(self, server: ServerSpec) -> list[tuple[RackSpec, bool, int]]:
         """(rack, inline, servers per rack) that keep every rack within its cooling limit.
 
-        Catalog rack types first (the request then names them by slug); a rack
-        capped at the air limit (inline in the request) only when air cooling
-        is required and no catalog air rack stays within it.
+        Catalog rack types first (the request then names them by slug); an air
+        rack capped at the site's air limit (inline in the request) only when no
+        catalog rack stays within its cooling limit (A3 under "air cooling only":
+        one 16.2 kW server per 25 kW rack).
         """
         site = self.q.site
         out: list[tuple[RackSpec, bool, int]] = []
         capped: list[tuple[RackSpec, bool, int]] = []
-        for rack in self.q.racks:
+        for rack in self.q.racks or (self.default_rack,):
             if self.c.air_cooled_only and rack.cooling != "air":
                 continue
             if rack.cooling == "air":
@@ -883,8 +894,8 @@ class _Search:
             elif server.max_input_kw <= limit and rack.cooling == "air":
                 cap = replace(rack, name=f"{rack.name} (≤ {limit:g} kW)", max_kw=float(limit))
                 capped.append((cap, True, servers_per_rack(replace(probe, rack=cap))))
-        if self.c.air_cooled_only:
-            return out or capped
+        if not self.q.racks:  # no rack types in the catalog: the request carries the engine's default
+            out = [(r, True, per) for r, _inline, per in out]
         return out or capped
 
     def choose_rack(self, server: ServerSpec, shape: Shape) -> tuple[RackSpec, bool, int]:
