@@ -9,7 +9,7 @@ SYSTEM_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-no
 	fonts-dejavu-core gettext poppler-utils chromium
 HOST ?= 127.0.0.1
 PORT ?= 8000
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -n 2 --dist loadfile
 
 .PHONY: run test test-fast system-deps venv setup bench lint screenshots clean
 

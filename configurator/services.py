@@ -13,7 +13,7 @@ from typing import Any
 from django.utils import timezone
 
 from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile, SwitchModel
-from catalog.selectors import default_rack, default_site, price_list_in_force
+from catalog.selectors import default_rack, default_site, price_list_in_force, price_snapshot
 
 from . import catalog_cache, inputs
 from .engine import types as et
@@ -169,12 +169,57 @@ def plan_for_quote(request_json: dict) -> tuple[dict, dict, dict, Decimal, str]:
         "software_support_per_year": str(c.software_support_per_year),
         "om_per_year": None if c.om_per_year is None else str(c.om_per_year),
         "om_percent_of_capex": str(c.om_percent_of_capex),
-        "price_list": request_json.get("commercial", {}).get("price_list")
-        if isinstance(request_json, dict)
-        else None,
+        "price_list": None,
         "on_date": timezone.localdate().isoformat(),
+        "items": [],
     }
+    price_list = _price_list_for(request_json, c.currency)
+    if price_list is not None:
+        prices["price_list"] = price_list.name
+        prices["items"] = _items_as_planned(price_snapshot(price_list), request)
     return resolved, plan_to_dict(result), prices, c.usd_rate, c.currency
+
+
+def _price_list_for(request_json: Any, currency: str) -> PriceList | None:
+    commercial = request_json.get("commercial") if isinstance(request_json, dict) else None
+    slug = commercial.get("price_list") if isinstance(commercial, dict) else None
+    if isinstance(slug, str) and slug:
+        return PriceList.objects.filter(slug=slug).first()
+    return price_list_in_force(currency, timezone.localdate())
+
+
+def _items_as_planned(items: list[dict], request: et.PlanRequest) -> list[dict]:
+    """The price list's items this plan uses, with the prices it actually used:
+    an engineer's override (server price, lease) replaces the list price and is
+    marked so."""
+    c = request.commercial
+    planned = {
+        ("server", request.server.slug): (c.server_unit_price, c.server_lease_per_month),
+        ("optics", None): (c.optics_unit_price, None),
+        ("rack", request.rack.slug): (c.rack_unit_price, None),
+        **{("switch", slug): (price, None) for slug, price in c.switch_unit_prices.items()},
+    }
+    out = []
+    for item in items:
+        if item["category"] == "server" and item["ref"] != request.server.slug:
+            continue  # other servers' prices are not part of this plan
+        if item["category"] == "rack" and item["ref"] != request.rack.slug:
+            continue
+        if item["category"] in ("install", "software", "om"):
+            continue  # per-node prices: the plan's totals are under their own keys
+        key = (item["category"], None if item["category"] == "optics" else item["ref"])
+        if key in planned:
+            unit_price, lease = planned[key]
+            overridden = str(unit_price) != item["unit_price"] or (
+                lease is not None and str(lease) != (item["lease_per_month"] or "0")
+            )
+            item = {**item, "unit_price": str(unit_price)}
+            if lease is not None:
+                item["lease_per_month"] = str(lease)
+            if overridden:
+                item["overridden"] = True
+        out.append(item)
+    return out
 
 
 def launch_bundle(request: et.PlanRequest, result: et.PlanResult) -> tuple[bytes | None, str]:
