@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from . import api_views, views
 
@@ -10,4 +10,5 @@ urlpatterns = [
     path("configurator/fix", views.apply_fix, name="apply_fix"),
     path("configurator/bundle", views.bundle, name="bundle"),
     path("api/plan", api_views.plan_api, name="api_plan"),
+    path("", include("configurator.planner_urls")),
 ]
