@@ -1,0 +1,697 @@
+"""What the proposal PDF shows, taken from one frozen quote revision.
+
+Every figure comes from the revision's snapshots: the engine result
+(``result_json``, shaped by ``configurator.engine.serialize.plan_to_dict``),
+the inline request it was planned from (``resolved_json``), the prices
+(``prices_json``) and the priced bill-of-materials rows (``BomLine``).
+The plan part goes through :func:`configurator.presentation.context_from_dict`,
+exactly as the configurator page does, so the page and the PDF show the same
+numbers and the same drawings.  This module only selects, labels and orders;
+it never computes a new figure.
+
+Call :func:`proposal_context` inside ``translation.override(<quote language>)``
+(:func:`quotes.pdf.render.proposal_html` does).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
+from configurator.drawings.charts import tornado_svg
+from configurator.drawings.fmt import format_money
+from configurator.drawings.power_feed import power_feed_svg
+from configurator.drawings.svg import svg_to_data_uri
+from configurator.presentation import context_from_dict
+from configurator.templatetags.plan_tags import SOURCE_KINDS, figval
+
+from ..statuses import BomCategory, RevisionStatus
+from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
+
+# Scenario slugs of the seeded catalog (domain.md §10) → (en, zh-hans) as in glossary.md.
+SCENARIO_LABELS = {
+    "finance-research": ("Financial research analysis", "金融研报分析"),
+    "financial-research": ("Financial research analysis", "金融研报分析"),
+    "government-policy-qa": ("Government documents and policy Q&A", "政务文档与政策问答"),
+    "software-engineering-agent": ("Software-engineering agents", "软件工程 Agent"),
+    "multimodal-knowledge-base": ("Multimodal enterprise knowledge base", "多模态企业知识库"),
+    "research-drug-discovery": ("Research and drug discovery", "科研与药物发现"),
+}
+
+SEED_DOCUMENTS = {
+    "S1": (
+        "S1 — Kimi K3 deployment plan on Huawei Atlas 800 A3 (4, 8 and 16 nodes), source document",
+        "S1 — Kimi K3 基于华为 Atlas 800 A3 的部署方案（4/8/16 节点），来源文档",
+    ),
+    "S2": (
+        "S2 — Kimi K3 on 2 × Inspur NF5868G8, source document",
+        "S2 — Kimi K3 基于 2 台浪潮 NF5868G8 的部署方案，来源文档",
+    ),
+}
+
+
+def _zh(lang: str) -> bool:
+    return (lang or "").lower().startswith("zh")
+
+
+def _pick(en: str, zh: str, lang: str) -> str:
+    return zh if _zh(lang) and zh else en
+
+
+def _get(data: Any, *path: str, default: Any = None) -> Any:
+    for key in path:
+        if not isinstance(data, Mapping):
+            return default
+        data = data.get(key)
+    return default if data is None else data
+
+
+def css_string(text: str) -> str:
+    """``text`` as a double-quoted CSS string that is safe inside a ``<style>`` element.
+
+    Every character outside a small safe set is written as a CSS hex escape,
+    so no quote, backslash, ``<`` or line break can end the string or the element.
+    """
+    out = []
+    for ch in text:
+        if ch.isalnum() or ch in " .,-_/()·:%":
+            out.append(ch)
+        else:
+            out.append(f"\\{ord(ch):06x}")
+    return '"' + "".join(out) + '"'
+
+
+def page_counter_css(pattern: str) -> str:
+    """A CSS ``content`` value from a translated "Page %(page)s of %(pages)s" pattern.
+
+    ``%(page)s`` becomes ``counter(page)``, ``%(pages)s`` ``counter(pages)``;
+    the words around them become escaped CSS strings.
+    """
+    tokens = []
+    for part in re.split(r"(%\(pages?\)s)", pattern):
+        if part == "%(page)s":
+            tokens.append("counter(page)")
+        elif part == "%(pages)s":
+            tokens.append("counter(pages)")
+        elif part:
+            tokens.append(css_string(part))
+    return " ".join(tokens) or "counter(page)"
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def topology_label(topology: Mapping, lang: str) -> str:
+    """The deployment's topology in the customer's words (glossary.md)."""
+    kind = str(topology.get("kind", ""))
+    if kind == "single":
+        return _("Single cluster")
+    if kind == "primary_standby":
+        return _("Two clusters, primary/standby high availability")
+    if kind == "tenant_pair":
+        return _("Two clusters, tenant isolation / canary")
+    if kind == "disaggregated":
+        return _("Prefill/decode disaggregation (%(p)sP%(d)sD)") % {
+            "p": topology.get("prefill_nodes", "?"),
+            "d": topology.get("decode_nodes", "?"),
+        }
+    return kind or "—"
+
+
+def role_label(role: str) -> str:
+    return {
+        "serve": _("serving"),
+        "standby": _("standby"),
+        "tenant": _("tenant"),
+        "prefill": _("prefill (P)"),
+        "decode": _("decode (D)"),
+        "cluster": _("cluster"),
+    }.get(role, role)
+
+
+def parallel_label(parallel: Mapping) -> str:
+    text = f"DP{parallel.get('dp')} / TP{parallel.get('tp')}"
+    if (parallel.get("pp") or 1) > 1:
+        text += f" / PP{parallel.get('pp')}"
+    if parallel.get("expert_parallel"):
+        text += f" / EP{parallel.get('ep')}"
+    return text
+
+
+def scenario_label(slug: str, lang: str) -> str:
+    if not slug:
+        return ""
+    en, zh = SCENARIO_LABELS.get(slug, (slug, ""))
+    return _pick(en, zh, lang)
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def section_titles() -> OrderedDict[str, str]:
+    """The chapters of the proposal, in order (anchor → title); the table of contents lists them."""
+    return OrderedDict(
+        [
+            ("summary", _("Executive summary")),
+            ("architecture", _("Architecture and topology")),
+            ("sizing", _("Sizing: accelerator memory and performance")),
+            ("racks", _("Racks")),
+            ("power", _("Power")),
+            ("network", _("Network")),
+            ("bom", _("Bill of materials")),
+            ("tco", _("Buy vs lease: total cost of ownership")),
+            ("sensitivity", _("Sensitivity")),
+            ("deployment", _("Deployment path and timeline")),
+            ("risks", _("Risks and limits")),
+            ("assumptions", _("Assumptions and sources")),
+            ("launch", _("Appendix: launch configuration")),
+        ]
+    )
+
+
+def _memory_rows(panel: Mapping, figures: Mapping) -> list[dict]:
+    """Rows of one memory panel's table: label, value, how it is derived, where it comes from."""
+    rank = panel.get("rank") or {}
+    group = panel.get("group_data") or {}
+    prefix = panel.get("figure_prefix", "memory.per_rank")
+    group_prefix = panel.get("group_prefix", "memory")
+    spec = [
+        ("device_bytes", _("Device memory"), "bytes", rank, prefix),
+        ("usable_bytes", _("Usable (× utilisation)"), "bytes", rank, prefix),
+        ("weights_bytes", _("Weights"), "bytes", rank, prefix),
+        ("activation_bytes", _("Activation peak"), "bytes", rank, prefix),
+        ("buffer_bytes", _("Communication buffers"), "bytes", rank, prefix),
+        ("graph_bytes", _("Graph capture"), "bytes", rank, prefix),
+        ("kv_cache_bytes", _("KV cache and state"), "bytes", rank, prefix),
+        ("kv_bytes_per_token", _("KV bytes per token (per rank)"), "bytes_per_token", rank, prefix),
+        ("state_bytes_per_seq", _("Linear-attention state per sequence"), "bytes2", rank, prefix),
+        ("kv_tokens_per_dp_rank", _("KV capacity per DP rank (tokens)"), "count", group, group_prefix),
+        (
+            "full_len_seqs_per_dp_rank",
+            _("Full-length sequences at once per DP rank"),
+            "count",
+            group,
+            group_prefix,
+        ),
+    ]
+    rows = []
+    for name, label, kind, source, key_prefix in spec:
+        value = source.get(name)
+        if value is None or (name == "state_bytes_per_seq" and not value):
+            continue
+        figure = figures.get(f"{key_prefix}.{name}") or {}
+        rows.append(
+            {
+                "name": name,
+                "label": label,
+                "value": value,
+                "kind": kind,
+                "formula": figure.get("formula", ""),
+                "source_kind": (figure.get("source") or {}).get("kind", ""),
+                "total": name in ("kv_cache_bytes", "kv_tokens_per_dp_rank"),
+            }
+        )
+    return rows
+
+
+def drawing(svg: str) -> dict[str, str] | None:
+    """An SVG drawing as an ``<img>`` source (a data: URI) with its accessible label.
+
+    The proposal embeds drawings as images rather than inline markup: the HTML
+    parser and the style cascade then skip thousands of SVG nodes (a faster
+    render), and no document style can leak into a drawing.
+    """
+    if not svg:
+        return None
+    label = re.search(r'aria-label="([^"]*)"', svg[:2000])
+    return {"uri": svg_to_data_uri(svg), "alt": html.unescape(label.group(1)) if label else ""}
+
+
+def _figure_label(figure: Mapping, lang: str) -> str:
+    return _pick(figure.get("label_en", ""), figure.get("label_zh", ""), lang)
+
+
+def _assumed_figures(figures: Mapping, lang: str) -> list[dict]:
+    """Every figure of the plan whose source is an assumption, with its value and note."""
+    rows = []
+    seen = set()
+    for key, figure in figures.items():
+        source = figure.get("source") or {}
+        if source.get("kind") != "assumed":
+            continue
+        label = _figure_label(figure, lang)
+        value = figval(figures, key)
+        signature = (label, value, source.get("ref", ""))
+        if signature in seen:  # identical P and D figures are listed once
+            continue
+        seen.add(signature)
+        rows.append({"key": key, "label": label, "value": value, "ref": source.get("ref", "")})
+    return rows
+
+
+def _lookup_field(obj: Mapping, dotted: str) -> Any:
+    value: Any = obj
+    for part in dotted.split("."):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        else:
+            return None
+    return value
+
+
+def _format_plain(value: Any) -> str:
+    if value is None or isinstance(value, (dict, list)):
+        return "—"
+    if isinstance(value, bool):
+        return _("yes") if value else _("no")
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _assumed_inputs(resolved: Mapping, used_switches: set[str]) -> list[dict]:
+    """Catalog values the plan used whose source is an assumption (model, server, site, rack, switches)."""
+    objects: list[Mapping] = []
+    for name in ("model", "server", "site", "rack"):
+        obj = resolved.get(name)
+        if isinstance(obj, Mapping):
+            objects.append(obj)
+    for switch in resolved.get("switches") or []:
+        if isinstance(switch, Mapping) and switch.get("slug") in used_switches:
+            objects.append(switch)
+    rows = []
+    for obj in objects:
+        for field, source in (obj.get("sources") or {}).items():
+            if not isinstance(source, Mapping) or source.get("kind") != "assumed":
+                continue
+            rows.append(
+                {
+                    "object": str(obj.get("name") or obj.get("slug") or ""),
+                    "field": field,
+                    "value": _format_plain(_lookup_field(obj, field)),
+                    "ref": source.get("ref", ""),
+                }
+            )
+    return rows
+
+
+def _sources(figures: Mapping, resolved: Mapping, lang: str) -> dict[str, list[dict]]:
+    """Seed and public sources the plan relied on: reference → the figures that use it."""
+    by_kind: dict[str, OrderedDict[str, list[str]]] = {"seed": OrderedDict(), "public": OrderedDict()}
+    for figure in figures.values():
+        source = figure.get("source") or {}
+        kind, ref = source.get("kind"), source.get("ref", "")
+        if kind in by_kind and ref:
+            labels = by_kind[kind].setdefault(ref, [])
+            label = _figure_label(figure, lang)
+            if label and label not in labels:
+                labels.append(label)
+    for name in ("model", "server", "site", "rack"):
+        obj = resolved.get(name)
+        if not isinstance(obj, Mapping):
+            continue
+        for field, source in (obj.get("sources") or {}).items():
+            if not isinstance(source, Mapping):
+                continue
+            kind, ref = source.get("kind"), source.get("ref", "")
+            if kind in by_kind and ref:
+                labels = by_kind[kind].setdefault(ref, [])
+                label = f"{obj.get('name') or obj.get('slug')} · {field}"
+                if label not in labels:
+                    labels.append(label)
+    return {
+        kind: [{"ref": ref, "uses": uses} for ref, uses in refs.items()] for kind, refs in by_kind.items()
+    }
+
+
+def _seed_documents(sources: Mapping[str, list[dict]], lang: str) -> list[str]:
+    used = set()
+    for rows in sources.values():
+        for row in rows:
+            for code in SEED_DOCUMENTS:
+                if re.search(rf"\b{code}\b", row["ref"]):
+                    used.add(code)
+    return [_pick(*SEED_DOCUMENTS[code], lang) for code in sorted(used)]
+
+
+RACKS_PER_FEED_DRAWING = 4
+
+
+def _power_feed_drawings(racks: list[dict], power: Mapping | None, lang: str) -> list[dict]:
+    """The A/B one-line diagram of the racks (the configurator's drawing), four racks per drawing
+    so that its labels stay legible on A4."""
+    rows = []
+    for item in racks:
+        rack = item["rack"]
+        feed = rack.get("feed") or {}
+        rows.append(
+            {
+                "name": rack.get("name", ""),
+                "kw": float(rack.get("kw") or 0),
+                "breaker": f"{feed.get('breaker_amps', '—')} A",
+                "tone": "warning" if rack.get("exceeds_cooling") else "ok",
+            }
+        )
+    feeds = None
+    recommended = (power or {}).get("recommended_feed") or {}
+    if recommended:
+        description = _pick(
+            recommended.get("description_en", ""), recommended.get("description_zh", ""), lang
+        )
+        feeds = {"A": description, "B": description}
+    step = RACKS_PER_FEED_DRAWING
+    return [drawing(power_feed_svg(rows[i : i + step], lang, feeds=feeds)) for i in range(0, len(rows), step)]
+
+
+UNIT_LABELS = {
+    "pcs": gettext_noop("pcs"),
+    "year": gettext_noop("year"),
+    "month": gettext_noop("month"),
+    "lot": gettext_noop("lot"),
+}
+
+
+def _deployment_paths(topology: Mapping, nodes: int) -> list[dict]:
+    """The seed's three deployment paths (domain.md §8), with this proposal's one marked."""
+    kind = str(topology.get("kind", ""))
+    if kind == "disaggregated" or nodes >= 16:
+        current = "C"
+    elif kind in ("primary_standby", "tenant_pair") or nodes >= 8:
+        current = "B"
+    else:
+        current = "A"
+    paths = [
+        {
+            "code": "A",
+            "title": _("Path A: lease 4 × Atlas 800 A3 for a proof of concept"),
+            "duration": _("1–2 months"),
+            "start": 0,
+            "months": 2,
+            "text": _(
+                "Validate the model, the workload and the figures of this proposal with a load test "
+                "on the officially validated minimum (4 nodes, DP4 / TP16 / EP64) before buying."
+            ),
+        },
+        {
+            "code": "B",
+            "title": _("Path B: buy 8 nodes as two clusters"),
+            "duration": _("3–6 months"),
+            "start": 2,
+            "months": 4,
+            "text": _(
+                "Production with primary/standby high availability or tenant isolation; double the "
+                "concurrency of the 4-node base, with an expansion path to 16 nodes."
+            ),
+        },
+        {
+            "code": "C",
+            "title": _("Path C: buy 16 nodes with 8P8D prefill/decode disaggregation"),
+            "duration": _("6–12 months"),
+            "start": 6,
+            "months": 6,
+            "text": _(
+                "Scale-out for hundreds of concurrent users; prefill and decode scale independently; "
+                "every figure confirmed by load tests on the delivered cluster."
+            ),
+        },
+    ]
+    for path in paths:
+        path["current"] = path["code"] == current
+        # Bar geometry of the 12-month timeline, in percent of its width.
+        path["left_pct"] = round(path["start"] / 12 * 100, 2)
+        path["width_pct"] = round(path["months"] / 12 * 100, 2)
+    return paths
+
+
+def _risks(plan: Mapping, resolved: Mapping, lang: str) -> list[dict]:
+    """The risks and limits every board should read, with this plan's own figures."""
+    model = resolved.get("model") or {}
+    serving = resolved.get("serving") or {}
+    workload = resolved.get("workload") or {}
+    performance = plan.get("performance") or {}
+    power = plan.get("power") or {}
+    racks = plan.get("result", {}).get("racks") or {}
+    risks = []
+
+    ttft = performance.get("ttft_s")
+    risks.append(
+        {
+            "title": _("Long time to first token at very long context"),
+            "text": _(
+                "The model accepts up to %(max_context)s tokens of context, but prefill time grows with "
+                "the prompt: at 1M tokens the first token takes tens of seconds to minutes. The estimated "
+                "time to first token of this proposal (%(ttft)s) is for %(input)s-token prompts; this "
+                "configuration serves at most %(max_len)s tokens per request."
+            )
+            % {
+                "max_context": f"{int(model.get('max_context') or 0):,}",
+                "ttft": f"{ttft:,.1f} s"
+                if isinstance(ttft, (int, float)) and ttft >= 1
+                else (f"{ttft * 1000:,.0f} ms" if isinstance(ttft, (int, float)) else "—"),
+                "input": f"{int(workload.get('input_tokens') or 0):,}",
+                "max_len": f"{int(serving.get('max_model_len') or 0):,}",
+            },
+        }
+    )
+
+    recommended = power.get("recommended_feed") or {}
+    risks.append(
+        {
+            "title": _("Power and cooling prerequisites"),
+            "text": _(
+                "The hall must provide %(it_kw)s kW of IT load (%(facility_kw)s kW with PUE %(pue)s) on "
+                "A/B redundant three-phase feeds of %(feeds)s, and cool up to %(rack_kw)s kW per rack. "
+                "Racks above the air-cooling limit need aisle containment or liquid cooling; confirm both "
+                "with the facilities team before ordering."
+            )
+            % {
+                "it_kw": f"{float(power.get('it_kw') or 0):,.1f}",
+                "facility_kw": f"{float(power.get('facility_kw') or 0):,.1f}",
+                "pue": power.get("pue", "—"),
+                "feeds": _pick(
+                    recommended.get("description_en", "—"), recommended.get("description_zh", ""), lang
+                ),
+                "rack_kw": f"{float(racks.get('max_rack_kw') or 0):,.1f}",
+            },
+        }
+    )
+
+    licence = str(model.get("licence_note") or "")
+    risks.append(
+        {
+            "title": _("Model licence threshold"),
+            "text": _(
+                "Commercial use is allowed, but offering the model as a service (MaaS) with revenue above "
+                "US$20 M over 12 consecutive months needs a separate agreement with the model vendor. "
+                "Have legal review the licence."
+            ),
+            "note": licence if licence and not _zh(lang) else "",
+        }
+    )
+
+    risks.append(
+        {
+            "title": _("Estimates to be confirmed by a load test"),
+            "text": _pick(performance.get("note_en", ""), performance.get("note_zh", ""), lang)
+            or _(
+                "Throughput and latency are estimates from a roofline model; confirm them with a load "
+                "test on the delivered cluster before committing to them."
+            ),
+        }
+    )
+
+    placeholders = (plan.get("launch") or {}).get("placeholders") or []
+    if placeholders:
+        risks.append(
+            {
+                "title": _("Site values still missing in the launch configuration"),
+                "text": _(
+                    "The start scripts contain placeholders (%(names)s) that must be replaced with this "
+                    "site's values; the scripts refuse to start until they are."
+                )
+                % {"names": ", ".join(placeholders)},
+            }
+        )
+    return risks
+
+
+def _sensitivity_groups(tco: Mapping | None, lang: str) -> list[dict]:
+    """Sensitivity rows grouped by basis (buy, lease), each with its own tornado chart.
+
+    One chart per basis, because the bars of a tornado start at one base value:
+    the purchase and the lease have different bases.
+    """
+    if not tco:
+        return []
+    currency = tco.get("currency", "CNY")
+
+    def money(value) -> str:
+        return format_money(value, currency, lang, scale=1, decimals=2)
+
+    groups: OrderedDict[str, list[dict]] = OrderedDict()
+    for row in tco.get("sensitivity") or []:
+        groups.setdefault(row.get("basis", ""), []).append(
+            {**row, "label": _pick(row.get("label_en", ""), row.get("label_zh", ""), lang)}
+        )
+    titles = {"buy": _("Purchase"), "lease": _("Lease")}
+    out = []
+    for basis, rows in groups.items():
+        bars = [
+            {
+                "label": row["label"],
+                "low_value": float(row["cost_at_low"]),
+                "high_value": float(row["cost_at_high"]),
+                "low_label": "−20%",
+                "high_label": "+20%",
+            }
+            for row in rows
+        ]
+        svg = tornado_svg(bars, float(rows[0]["cost_at_base"]), lang, money) if rows else ""
+        out.append({"basis": basis, "title": titles.get(basis, basis), "rows": rows, "drawing": drawing(svg)})
+    return out
+
+
+def _prepared_by(quote) -> str:
+    owner = quote.owner
+    profile = getattr(owner, "profile", None)
+    name = (
+        (getattr(profile, "display_name", "") or "").strip() or owner.get_full_name() or owner.get_username()
+    )
+    return f"{name} · {quote.team}" if quote.team_id else name
+
+
+def proposal_context(revision, lang: str) -> dict[str, Any]:
+    """Everything the proposal template shows for ``revision``, in ``lang``."""
+    quote = revision.quote
+    result = revision.result_json if isinstance(revision.result_json, dict) else {}
+    resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
+    request = revision.request_json if isinstance(revision.request_json, dict) else {}
+    plan = context_from_dict(result, lang)
+    figures = plan["figures"]
+    model = resolved.get("model") or {}
+    server = resolved.get("server") or {}
+    topology = resolved.get("topology") or {}
+    layout = plan.get("layout") or {}
+    memory = result.get("memory") or {}
+    tco = plan.get("tco") or None
+    network = plan.get("network") or {}
+
+    lines = list(revision.lines.all())
+    purchase_lines = [line for line in lines if line.category != BomCategory.LEASE]
+    lease_lines = [line for line in lines if line.category == BomCategory.LEASE]
+    zh = _zh(lang)
+    for line in lines:
+        line.display_description = line.description_zh if zh and line.description_zh else line.description_en
+        line.display_category = (
+            str(BomCategory(line.category).label) if line.category in BomCategory.values else line.category
+        )
+        line.display_unit = _(UNIT_LABELS[line.unit]) if line.unit in UNIT_LABELS else line.unit
+
+    groups = []
+    for group in layout.get("groups") or []:
+        groups.append(
+            {
+                **group,
+                "role_label": role_label(group.get("role", "")),
+                "parallel_label": parallel_label(group.get("parallel") or {}),
+            }
+        )
+
+    memory_panels = []
+    for panel in plan["memory_panels"]:
+        memory_panels.append(
+            {**panel, "rows": _memory_rows(panel, figures), "drawing": drawing(panel["svg"])}
+        )
+
+    used_switches = {s.get("slug") for s in network.get("switches") or [] if isinstance(s, Mapping)}
+    sources = _sources(figures, resolved, lang)
+    date = timezone.localtime(revision.issued_at or revision.created_at).date()
+    scenario = str(request.get("scenario") or resolved.get("scenario") or "")
+    sections = section_titles()
+
+    power_checks = [c for c in plan["checks"] if c["code"].startswith("power.")]
+    cooling_checks = [c for c in plan["checks"] if c["code"].startswith(("cooling.", "racks."))]
+    network_checks = [c for c in plan["checks"] if c["code"].startswith("network.")]
+    commercial_checks = [c for c in plan["checks"] if c["code"].startswith("commercial.")]
+
+    return {
+        "lang": lang,
+        "zh": zh,
+        "plan": plan,
+        "figures": figures,
+        "quote": quote,
+        "revision": revision,
+        "customer": quote.customer,
+        "title": quote.title,
+        "date": date,
+        "prepared_by": _prepared_by(quote),
+        "is_draft": revision.status != RevisionStatus.ISSUED,
+        "currency": revision.currency,
+        "sections": sections,
+        "toc": [{"anchor": k, "title": v, "number": i} for i, (k, v) in enumerate(sections.items(), 1)],
+        "numbers": {k: i for i, k in enumerate(sections, 1)},
+        "model": model,
+        "server": server,
+        "accelerator": server.get("accelerator") or {},
+        "topology": topology,
+        "topology_label": topology_label(topology, lang),
+        "serving": resolved.get("serving") or {},
+        "workload": resolved.get("workload") or {},
+        "site": resolved.get("site") or {},
+        "rack_spec": resolved.get("rack") or {},
+        "scenario_label": scenario_label(scenario, lang),
+        "nodes": layout.get("nodes") or topology.get("nodes"),
+        "devices_per_node": layout.get("devices_per_node"),
+        "groups": groups,
+        "memory": memory,
+        "memory_panels": memory_panels,
+        "performance": plan.get("performance") or {},
+        "power": plan.get("power") or {},
+        "power_groups": (plan.get("power") or {}).get("groups") or [],
+        "power_feed_drawings": _power_feed_drawings(plan["racks"], plan.get("power"), lang),
+        "racks": [{**r, "drawing": drawing(r["svg"])} for r in plan["racks"]],
+        "topology_drawing": drawing(plan.get("topology_svg", "")),
+        "tco_chart": drawing((tco or {}).get("chart_svg", "")),
+        "tco_bars": drawing((tco or {}).get("bars_svg", "")),
+        "racks_summary": {k: v for k, v in (result.get("racks") or {}).items() if k != "racks"},
+        "network": network,
+        "network_rows": [r for r in network.get("rows") or [] if r.get("switches") or r.get("ports_needed")],
+        "tco": tco,
+        "tco_valid": bool(tco) and tco.get("valid", True) is not False,
+        "sensitivity_groups": _sensitivity_groups(tco, lang),
+        "purchase_lines": purchase_lines,
+        "lease_lines": lease_lines,
+        "launch": plan.get("launch") or {},
+        "power_checks": power_checks,
+        "cooling_checks": cooling_checks,
+        "network_checks": network_checks,
+        "commercial_checks": commercial_checks,
+        "assumed_figures": _assumed_figures(figures, lang),
+        "assumed_inputs": _assumed_inputs(resolved, used_switches),
+        "sources": sources,
+        "seed_documents": _seed_documents(sources, lang),
+        "source_kind_labels": {k: _pick(en, zh_, lang) for k, (en, zh_) in SOURCE_KINDS.items()},
+        "deployment_paths": _deployment_paths(
+            topology, int(layout.get("nodes") or topology.get("nodes") or 0)
+        ),
+        "risks": _risks(plan, resolved, lang),
+        "font_family": mark_safe(FONT_FAMILY),  # constants of this module, not user text
+        "mono_font_family": mark_safe(MONO_FONT_FAMILY),
+        "page_counter_css": mark_safe(page_counter_css(_("Page %(page)s of %(pages)s"))),
+        "header_suffix_css": mark_safe(css_string(" · " + _("Deployment plan"))),
+        "footer_status_css": mark_safe(
+            css_string(
+                _("Draft — not issued") if revision.status != RevisionStatus.ISSUED else _("Confidential")
+            )
+        ),
+    }

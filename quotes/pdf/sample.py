@@ -1,0 +1,96 @@
+"""A reference quote for the PDF benchmark, the screenshots and the tests.
+
+Kimi K3 on 16 × Atlas 800 A3 with 8P8D prefill/decode disaggregation
+(domain.md §4 item 3), planned from ``configurator.engine.fixtures`` so it
+needs no catalog rows: the request is fully inline, the prices are the
+fixture's commercial terms in the shape ``configurator.services.plan_for_quote``
+freezes, and the quote is created through ``quotes.services`` like any other.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from decimal import Decimal
+from typing import Any
+
+from configurator.engine import fixtures
+from configurator.engine.plan import plan
+from configurator.engine.serialize import plan_to_dict
+from configurator.requests import request_to_inline
+
+FIXTURES = {
+    "8p8d": fixtures.request_k3_a3_8p8d,
+    "4node": fixtures.request_k3_a3_4node,
+    "8node": fixtures.request_k3_a3_8node_pair,
+}
+
+
+def _prices(request) -> dict[str, Any]:
+    """The prices a revision freezes, as ``configurator.services.plan_for_quote`` shapes them."""
+    c = request.commercial
+    return {
+        "currency": c.currency,
+        "usd_rate": str(c.usd_rate),
+        "server": {
+            "sku": request.server.slug,
+            "unit_price": str(c.server_unit_price),
+            "lease_per_month": str(c.server_lease_per_month),
+        },
+        "switches": {k: str(v) for k, v in c.switch_unit_prices.items()},
+        "optics_unit_price": str(c.optics_unit_price),
+        "rack_unit_price": str(c.rack_unit_price),
+        "installation": str(c.installation),
+        "software_support_per_year": str(c.software_support_per_year),
+        "om_per_year": None if c.om_per_year is None else str(c.om_per_year),
+        "om_percent_of_capex": str(c.om_percent_of_capex),
+        "price_list": None,
+        "on_date": None,
+    }
+
+
+def sample_plan_kwargs(
+    name: str = "8p8d", *, scenario: str = "software-engineering-agent", discount: str = "0"
+) -> dict[str, Any]:
+    """Keyword arguments of ``quotes.services.quote_create_from_configuration`` for a fixture plan.
+
+    ``discount`` is planned in (``commercial.quote_discount``), as the quote
+    services require: the engine's capex and TCO then include it.
+    """
+    request = FIXTURES[name]()
+    request = dataclasses.replace(
+        request, commercial=dataclasses.replace(request.commercial, quote_discount=Decimal(discount))
+    )
+    resolved = request_to_inline(request)
+    resolved["scenario"] = scenario
+    request_json = dict(resolved)
+    return {
+        "request_json": request_json,
+        "resolved_json": resolved,
+        "result_json": plan_to_dict(plan(request)),
+        "prices_json": _prices(request),
+        "usd_rate": Decimal(str(request.commercial.usd_rate)),
+        "currency": request.commercial.currency,
+    }
+
+
+def sample_quote_create(
+    *,
+    by,
+    customer: str = "上海浦东发展银行 Shanghai Pudong Development Bank",
+    title: str = "Kimi K3 私有化部署 · 16 × Atlas 800 A3 8P8D",
+    language: str = "zh-hans",
+    name: str = "8p8d",
+    discount: str = "0.05",
+):
+    """Create the reference quote through the quote services; returns its first revision."""
+    from quotes import services
+
+    quote = services.quote_create_from_configuration(
+        by=by,
+        customer=customer,
+        title=title,
+        language=language,
+        discount=discount,
+        **sample_plan_kwargs(name, discount=discount),
+    )
+    return quote.revisions.order_by("index").first()

@@ -1,0 +1,296 @@
+"""The proposal PDF: its sections and headline figures in both languages, and that it stays sealed.
+
+The reference quote is Kimi K3 on 16 × Atlas 800 A3, 8P8D (``quotes.pdf.sample``,
+planned from ``configurator.engine.fixtures.request_k3_a3_8p8d``).  Expected
+strings are computed here from the revision's own snapshots with the same
+formatters the templates use (``configurator.drawings.fmt.format_money`` and
+Python's thousands separator), then looked up in the PDF's text (pdftotext).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import socket
+import subprocess
+from decimal import Decimal
+
+import pytest
+from django.utils import translation
+
+from configurator.drawings.fmt import format_money
+from quotes import services
+from quotes.pdf import SafeURLFetcher, harfbuzz_subset_available, pdf_speed_notice, render_proposal_pdf
+from quotes.pdf import fonts as pdf_fonts
+from quotes.pdf.context import css_string, page_counter_css, section_titles
+from quotes.pdf.fetcher import RefusedURL
+from quotes.pdf.sample import sample_quote_create
+
+weasyprint = pytest.importorskip("weasyprint")
+pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils not installed")
+
+HOSTILE_NAME = '<img src="file:///etc/passwd">'
+HOSTILE_TITLE = (
+    'K3 <a href="http://10.0.0.1/internal">link</a> <link rel=stylesheet href="http://127.0.0.1:9/x.css">'
+)
+HOSTILE_NOTE = (
+    '<a href="http://10.0.0.1/internal">link</a><link rel=stylesheet href="http://127.0.0.1:9/x.css">'
+)
+
+
+def pdf_text(pdf: bytes) -> str:
+    """The PDF's text in content order (``-raw`` keeps each table cell's lines together)."""
+    done = subprocess.run(
+        ["pdftotext", "-raw", "-enc", "UTF-8", "-", "-"], input=pdf, capture_output=True, check=True
+    )
+    return done.stdout.decode("utf-8")
+
+
+def squash(text: str) -> str:
+    """Without any whitespace: table cells and CJK lines wrap anywhere in pdftotext's output."""
+    return re.sub(r"\s+", "", text)
+
+
+def pdf_pages(pdf: bytes) -> int:
+    done = subprocess.run(["pdfinfo", "-"], input=pdf, capture_output=True, check=True)
+    return int(re.search(r"^Pages:\s+(\d+)", done.stdout.decode(), re.M).group(1))
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Every socket connection attempt is recorded and refused."""
+    attempts = []
+
+    def refuse(self, address, *args, **kwargs):
+        attempts.append(address)
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    return attempts
+
+
+# --------------------------------------------------------------------------- content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("lang", ["en", "zh-hans"])
+def test_16_node_proposal_has_every_section_and_the_revisions_figures(lang, engineer, no_network):
+    revision = sample_quote_create(by=engineer, language=lang)
+    fetcher = SafeURLFetcher()
+    pdf = render_proposal_pdf(revision, fetcher=fetcher)
+    assert pdf.startswith(b"%PDF")
+    text = squash(pdf_text(pdf))
+    result = revision.result_json
+    tco = result["tco"]
+    pages = pdf_pages(pdf)
+
+    with translation.override(lang):
+        titles = list(section_titles().values())
+        footer = translation.gettext("Page %(page)s of %(pages)s") % {"page": 3, "pages": pages}
+        contents = translation.gettext("Contents")
+
+    # Cover, table of contents and every chapter heading.
+    for heading in [contents, *titles]:
+        assert squash(heading) in text, heading
+    assert squash(revision.quote.customer.name) in text
+    assert revision.number in text and revision.quote.number in text
+    assert revision.quote.valid_until.isoformat() in text
+    # Running footer "page X of Y" (in the quote's language).
+    assert squash(footer) in text
+
+    # Headline figures, formatted as the template formats them, from the frozen result.
+    nodes = result["layout"]["nodes"]  # 16 (S1 path C)
+    assert nodes == 16
+    assert f"{nodes}×Atlas800A3" in text
+    kv_tokens = result["memory"]["kv_tokens_per_dp_rank"]  # |thousands filter: "1,050,368"
+    assert f"{kv_tokens:,}" in text
+    capex = format_money(Decimal(tco["capex"]["total"]), tco["currency"], lang)  # {% money %}, scaled
+    assert squash(capex) in text
+    assert squash(format_money(Decimal(tco["buy_total"]), tco["currency"], lang)) in text
+    assert squash(format_money(Decimal(tco["lease_total"]), tco["currency"], lang)) in text
+    per_m = format_money(
+        Decimal(tco["tokens"]["cost_per_m_output_buy"]), tco["currency"], lang, scale=1, decimals=2
+    )
+    api = format_money(
+        Decimal(tco["tokens"]["api_price_output_per_m"]), tco["currency"], lang, scale=1, decimals=2
+    )
+    assert squash(per_m) in text and squash(api) in text
+    throughput = f"{Decimal(str(result['performance']['output_tokens_per_s'])):,.0f}"
+    assert throughput in text
+    assert "DP8/TP16/EP128" in text  # both sides of the 8P8D layout
+
+    # Findings in the quote's language, from the frozen result's own wording.
+    warning = next(c for c in result["checks"] if c["severity"] == "warning")
+    message = warning["message_zh"] if lang.startswith("zh") else warning["message"]
+    assert squash(message)[:40] in text
+
+    # Bill of materials: every purchase line and the totals exactly as stored on the revision.
+    for line in revision.lines.exclude(category="lease"):
+        description = (
+            line.description_zh if lang.startswith("zh") and line.description_zh else line.description_en
+        )
+        assert squash(description) in text, description
+        assert f"{line.line_total:,.2f}" in text
+    assert f"{revision.net_total:,.2f}" in text
+    assert f"{revision.list_total:,.2f}" in text
+
+    # Power: the seed's circuit beside the recommended one.
+    power = result["power"]
+    seed, recommended = power["seed_feed"], power["recommended_feed"]
+    pick = "description_zh" if lang.startswith("zh") else "description_en"
+    assert squash(seed[pick]) in text and squash(recommended[pick]) in text
+
+    # Assumptions: every assumed figure of the plan is listed by its label.
+    for figure in result["figures"].values():
+        if figure["source"]["kind"] == "assumed":
+            label = figure["label_zh"] if lang.startswith("zh") else figure["label_en"]
+            assert squash(label) in text, label
+
+    # Risks: the licence threshold, and the launch appendix with every node's command.
+    assert "US$20M" in text
+    for node in result["launch"]["nodes"]:
+        assert node["script"] in text
+    assert "--data-parallel-rank7" in text  # a decode worker's rank, from the frozen command
+
+    # Sealed: only the drawings' data: URIs fetched, no connection attempted.
+    assert fetcher.requested and all(u.startswith("data:image/svg+xml") for u in fetcher.requested)
+    assert fetcher.refused == []
+    assert no_network == []
+
+    # Deterministic: the same revision renders to the same bytes (the task relies on it).
+    if lang == "en":
+        assert render_proposal_pdf(revision) == pdf
+
+
+# --------------------------------------------------------------------------- security
+
+
+@pytest.mark.django_db
+def test_user_text_is_escaped_and_nothing_is_fetched(engineer, no_network):
+    revision = sample_quote_create(by=engineer, language="en", customer=HOSTILE_NAME, title=HOSTILE_TITLE)
+    # A second revision carrying the hostile note as its "what changed".
+    revision = services.revision_create_from(revision=revision, changes={"note": HOSTILE_NOTE}, by=engineer)
+    fetcher = SafeURLFetcher()
+    pdf = render_proposal_pdf(revision, fetcher=fetcher)
+    text = pdf_text(pdf)
+
+    # The fetcher was asked for nothing outside data:/static:, and no socket was opened.
+    assert all(url.startswith(("data:", "static:")) for url in fetcher.requested), fetcher.requested
+    assert not any(s in url for url in fetcher.requested for s in ("passwd", "10.0.0.1", "127.0.0.1"))
+    assert fetcher.refused == []
+    assert no_network == []
+    # The user's text shows literally, markup and all; no file content made it in.
+    assert squash(HOSTILE_NAME) in squash(text)
+    assert squash('<a href="http://10.0.0.1/internal">link</a>') in squash(text)
+    assert squash('<link rel=stylesheet href="http://127.0.0.1:9/x.css">') in squash(text)
+    assert "root:x:0:0" not in text
+
+
+def test_fetcher_refuses_files_network_and_traversal_in_raw_html(no_network):
+    """Even unescaped markup (which the templates never produce) cannot reach a file or the network."""
+    html = """<html><head>
+      <link rel="stylesheet" href="http://127.0.0.1:9/x.css">
+      <link rel="stylesheet" href="file:///etc/passwd">
+      <style>@import url("https://10.0.0.1/y.css"); body { background: url(ftp://10.0.0.1/bg.png) }</style>
+    </head><body>
+      <img src="file:///etc/passwd">
+      <img src="static:../../../../etc/passwd">
+      <img src="static:css/%2e%2e/%2e%2e/%2e%2e/etc/passwd">
+      <img src="static:/etc/passwd">
+      <img src="gopher://10.0.0.1/">
+      <object data="file:///etc/passwd"></object>
+      <a rel="attachment" href="file:///etc/passwd">attachment</a>
+      <img src="data:image/svg+xml;utf8,&lt;svg xmlns='http://www.w3.org/2000/svg' width='4' height='4'/&gt;">
+      <p>body text</p>
+    </body></html>"""
+    fetcher = SafeURLFetcher()
+    pdf = weasyprint.HTML(string=html, base_url=None, url_fetcher=fetcher).write_pdf()
+    text = pdf_text(pdf)
+    assert "body text" in text and "root:x:0:0" not in text
+    assert b"root:x:0:0" not in pdf
+    assert fetcher.served == [u for u in fetcher.requested if u.startswith("data:")]
+    assert len(fetcher.served) == 1
+    refused = " ".join(fetcher.refused)
+    for needle in (
+        "127.0.0.1:9",
+        "file:///etc/passwd",
+        "10.0.0.1/y.css",
+        "ftp://",
+        "static:../",
+        "%2e%2e",
+        "gopher:",
+    ):
+        assert needle in refused, needle
+    assert no_network == []
+
+
+def test_fetcher_serves_the_apps_static_files_only(settings, tmp_path):
+    fetcher = SafeURLFetcher()
+    response = fetcher.fetch("static:css/app.css")  # static/css/app.css of the project
+    assert response.read() == (settings.BASE_DIR / "static" / "css" / "app.css").read_bytes()
+    assert response.content_type == "text/css"
+    for url in (
+        "static:../config/settings.py",
+        "static:css/../../config/settings.py",
+        "static:config/settings.py",  # not a static file
+        "static:css/app.py",  # not an embeddable type
+        "static:",
+        "file:///etc/passwd",
+        "http://127.0.0.1:9/x.css",
+        "https://example.com/x.png",
+        "/etc/passwd",
+        "css/app.css",
+    ):
+        with pytest.raises(RefusedURL):
+            fetcher.fetch(url)
+    # A symlink inside a static folder that points outside it is refused too.
+    static_dir = tmp_path / "static"
+    static_dir.mkdir()
+    (static_dir / "leak.css").symlink_to("/etc/passwd")
+    settings.STATICFILES_DIRS = [str(static_dir)]
+    from django.contrib.staticfiles import finders
+
+    finders.get_finder.cache_clear()
+    try:
+        with pytest.raises(RefusedURL):
+            SafeURLFetcher().fetch("static:leak.css")
+    finally:
+        finders.get_finder.cache_clear()
+
+
+def test_css_strings_cannot_break_out_of_the_style_element():
+    hostile = 'x"; } body { background: url(http://10.0.0.1/) } </style><script>'
+    escaped = css_string(hostile)
+    assert escaped.startswith('"') and escaped.endswith('"')
+    assert '"' not in escaped[1:-1] and "<" not in escaped and "}" not in escaped
+    assert page_counter_css("第 %(page)s 页，共 %(pages)s 页").count("counter(") == 2
+
+
+# --------------------------------------------------------------------------- fonts
+
+
+def test_harfbuzz_detection_follows_weasyprint(monkeypatch, caplog):
+    from weasyprint.text import ffi
+
+    expected = ffi.harfbuzz_subset is not None and bool(ffi.harfbuzz.hb_version_atleast(4, 1, 0))
+    assert harfbuzz_subset_available() is expected
+
+    monkeypatch.setattr(ffi, "harfbuzz_subset", None)
+    pdf_fonts.check_font_subsetting.cache_clear()
+    try:
+        assert harfbuzz_subset_available() is False
+        with caplog.at_level(logging.WARNING, logger="quotes.pdf.fonts"):
+            notice = pdf_speed_notice()
+        assert "libharfbuzz-subset0" in notice
+        assert any("HarfBuzz-Subset" in r.message for r in caplog.records)
+    finally:
+        pdf_fonts.check_font_subsetting.cache_clear()
+
+
+def test_no_notice_when_harfbuzz_subset_is_there():
+    pdf_fonts.check_font_subsetting.cache_clear()
+    if not harfbuzz_subset_available():
+        pytest.skip("libharfbuzz-subset0 is not installed here")
+    assert pdf_speed_notice() == ""
