@@ -1,0 +1,426 @@
+"""Downloads made from a frozen revision: the BOM/TCO workbook and the launch bundle.
+
+Both read only the revision's snapshots, so a revision exports the same
+files whatever happens to the catalog later.
+
+* :func:`revision_workbook` — XLSX (pandas + openpyxl) with the sheets
+  ``BOM``, ``TCO yearly``, ``TCO monthly``, ``Cost per M tokens``,
+  ``Sensitivity`` and ``Assumptions``.  Money is written as numbers with a
+  currency column beside it (never as formatted text), so finance can sum it.
+* :func:`revision_launch_bundle` — the launch bundle (.zip) of the frozen
+  plan: the ``LaunchResult`` is rebuilt from the revision's ``result_json``
+  (the very commands the proposal shows) and rendered by
+  ``configurator.engine.launch``; if that shape cannot be read, the launch is
+  rebuilt from the inline ``resolved_json`` with a catalog that refuses every
+  lookup (the frozen request needs none).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import logging
+import re
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.utils import translation
+from django.utils.translation import gettext as _
+
+from configurator.engine import launch as engine_launch
+from configurator.engine import types as et
+
+from .bom import money
+from .pdf.render import proposal_language
+from .statuses import BomCategory
+
+logger = logging.getLogger(__name__)
+
+SHEETS = ("BOM", "TCO yearly", "TCO monthly", "Cost per M tokens", "Sensitivity", "Assumptions")
+XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+MONEY_FORMAT = "#,##0.00"
+
+
+class BundleUnavailable(Exception):
+    """The revision has no launch configuration (its plan had errors)."""
+
+
+def _dec(value: Any) -> Decimal | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    return number if number.is_finite() else None
+
+
+def _money(value: Any) -> Decimal | None:
+    number = _dec(value)
+    return money(number) if number is not None else None
+
+
+def _pick(row: Mapping, name: str, zh: bool) -> str:
+    if zh and row.get(f"{name}_zh"):
+        return str(row[f"{name}_zh"])
+    return str(row.get(name) or row.get(f"{name}_en") or "")
+
+
+# --------------------------------------------------------------------------- workbook
+
+
+def _bom_rows(revision, zh: bool) -> tuple[list[dict], list[str]]:
+    h = {
+        "position": _("Position"),
+        "category": _("Category"),
+        "sku": _("SKU"),
+        "description": _("Description"),
+        "quantity": _("Quantity"),
+        "unit": _("Unit"),
+        "unit_price": _("Unit price"),
+        "discount": _("Line discount"),
+        "line_total": _("Line total"),
+        "currency": _("Currency"),
+        "note": _("Note"),
+    }
+    rows = []
+    for line in revision.lines.all():
+        category = (
+            str(BomCategory(line.category).label) if line.category in BomCategory.values else line.category
+        )
+        rows.append(
+            {
+                h["position"]: line.position,
+                h["category"]: category,
+                h["sku"]: line.sku,
+                h["description"]: line.description_zh if zh and line.description_zh else line.description_en,
+                h["quantity"]: line.quantity,
+                h["unit"]: line.unit,
+                h["unit_price"]: line.unit_price,
+                h["discount"]: line.discount,
+                h["line_total"]: line.line_total,
+                h["currency"]: line.currency,
+                h["note"]: line.note,
+            }
+        )
+    rows.append({})
+    lease = _("(lease lines are the alternative to purchase and are not part of the totals)")
+    for label, amount in (
+        (_("List total"), revision.list_total),
+        (_("Discount"), -revision.discount_amount),
+        (_("Net total"), revision.net_total),
+        (_("Capex"), revision.capex_total),
+    ):
+        rows.append({h["description"]: label, h["line_total"]: amount, h["currency"]: revision.currency})
+    rows.append({h["description"]: lease})
+    money_columns = [h["unit_price"], h["line_total"]]
+    return rows, money_columns
+
+
+def _yearly_rows(tco: Mapping, currency: str) -> tuple[list[dict], list[str]]:
+    columns = [
+        ("buy_capex", _("Buy: capex")),
+        ("buy_om", _("Buy: O&M")),
+        ("buy_software_support", _("Buy: software and support")),
+        ("buy_electricity", _("Buy: electricity")),
+        ("buy_colocation", _("Buy: colocation")),
+        ("buy_cost", _("Buy: cost")),
+        ("buy_cumulative", _("Buy: cumulative")),
+        ("lease_rent", _("Lease: rent")),
+        ("lease_electricity", _("Lease: electricity")),
+        ("lease_colocation", _("Lease: colocation")),
+        ("lease_cost", _("Lease: cost")),
+        ("lease_cumulative", _("Lease: cumulative")),
+    ]
+    rows = []
+    for year in tco.get("yearly") or []:
+        row: dict[str, Any] = {_("Year"): year.get("year")}
+        for key, label in columns:
+            row[label] = _money(year.get(key))
+        row[_("Currency")] = currency
+        rows.append(row)
+    return rows, [label for _key, label in columns]
+
+
+def _monthly_rows(tco: Mapping, currency: str) -> tuple[list[dict], list[str]]:
+    buy, lease = _("Buy: cumulative"), _("Lease: cumulative")
+    rows = [
+        {
+            _("Month"): month.get("month"),
+            buy: _money(month.get("buy_cumulative")),
+            lease: _money(month.get("lease_cumulative")),
+            _("Currency"): currency,
+        }
+        for month in tco.get("monthly") or []
+    ]
+    return rows, [buy, lease]
+
+
+def _token_rows(tco: Mapping, currency: str) -> tuple[list[dict], list[str]]:
+    tokens = tco.get("tokens") or {}
+    inp, out, blended = _("Input, per M tokens"), _("Output, per M tokens"), _("Blended, per M tokens")
+    rows = []
+    for label, suffix in ((_("Self-hosted, buy"), "buy"), (_("Self-hosted, lease"), "lease")):
+        rows.append(
+            {
+                _("Option"): label,
+                inp: _money(tokens.get(f"cost_per_m_input_{suffix}")),
+                out: _money(tokens.get(f"cost_per_m_output_{suffix}")),
+                blended: _money(tokens.get(f"cost_per_m_blended_{suffix}")),
+                _("Currency"): currency,
+            }
+        )
+    rows.append(
+        {
+            _("Option"): _("Public API"),
+            inp: _money(tokens.get("api_price_input_per_m")),
+            out: _money(tokens.get("api_price_output_per_m")),
+            blended: None,
+            _("Currency"): currency,
+        }
+    )
+    rows.append({})
+    for label, key in (
+        (_("Saving against the API (buy)"), "saving_vs_api_buy"),
+        (_("Saving against the API (lease)"), "saving_vs_api_lease"),
+    ):
+        rows.append({_("Option"): label, blended: _dec(tokens.get(key))})
+    for label, key in (
+        (_("Output tokens per second (estimate)"), "output_tokens_per_s"),
+        (_("Input M tokens per year"), "input_m_tokens_per_year"),
+        (_("Output M tokens per year"), "output_m_tokens_per_year"),
+    ):
+        rows.append({_("Option"): label, blended: _dec(tokens.get(key))})
+    return rows, [inp, out]
+
+
+def _sensitivity_rows(tco: Mapping, currency: str, zh: bool) -> tuple[list[dict], list[str]]:
+    low, base, high = _("Cost at low"), _("Cost at base"), _("Cost at high")
+    rows = []
+    for row in tco.get("sensitivity") or []:
+        rows.append(
+            {
+                _("Basis"): row.get("basis", ""),
+                _("Input"): _pick(row, "label", zh),
+                _("Unit"): row.get("unit", ""),
+                _("Low"): _dec(row.get("low_value")),
+                _("Base"): _dec(row.get("base_value")),
+                _("High"): _dec(row.get("high_value")),
+                low: _money(row.get("cost_at_low")),
+                base: _money(row.get("cost_at_base")),
+                high: _money(row.get("cost_at_high")),
+                _("Currency"): currency,
+            }
+        )
+    return rows, [low, base, high]
+
+
+def _assumption_rows(revision, zh: bool) -> list[dict]:
+    from .pdf.context import SOURCE_KINDS  # labels of the source kinds, shared with the page
+
+    result = revision.result_json if isinstance(revision.result_json, dict) else {}
+    resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
+    kind_label = {k: (zh_ if zh else en) for k, (en, zh_) in SOURCE_KINDS.items()}
+    rows = []
+    commercial = resolved.get("commercial") or {}
+    site = resolved.get("site") or {}
+    for label, value in (
+        (_("Exchange rate (per USD)"), revision.usd_rate),
+        (_("Horizon (years)"), commercial.get("horizon_years")),
+        (_("Discount rate (NPV)"), commercial.get("discount_rate")),
+        (_("Utilisation"), commercial.get("utilisation")),
+        (_("Power load factor"), commercial.get("power_load_factor")),
+        (_("Electricity price per kWh"), site.get("electricity_price_per_kwh")),
+        (_("PUE"), site.get("pue")),
+    ):
+        rows.append(
+            {
+                _("Source"): kind_label.get("input", "input"),
+                _("Item"): label,
+                _("Value"): _dec(value) if _dec(value) is not None else value,
+                _("Unit"): "",
+                _("Reference"): "",
+            }
+        )
+    figures = result.get("figures") or {}
+    order = {"assumed": 0, "seed": 1, "public": 2}
+    for key, figure in sorted(
+        figures.items(), key=lambda kv: (order.get((kv[1].get("source") or {}).get("kind"), 9), kv[0])
+    ):
+        source = figure.get("source") or {}
+        if source.get("kind") not in order:
+            continue
+        value = figure.get("value")
+        rows.append(
+            {
+                _("Source"): kind_label.get(source.get("kind"), source.get("kind")),
+                _("Item"): f"{_pick(figure, 'label', zh) or key} ({key})",
+                _("Value"): _dec(value) if _dec(value) is not None else str(value),
+                _("Unit"): figure.get("unit", ""),
+                _("Reference"): source.get("ref", ""),
+            }
+        )
+    return rows
+
+
+def _sheet(writer, name: str, rows: list[dict], money_columns: list[str] = ()) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    frame.to_excel(writer, sheet_name=name, index=False)
+    sheet = writer.sheets[name]
+    sheet.freeze_panes = "A2"
+    for index, column in enumerate(frame.columns, start=1):
+        letter = sheet.cell(row=1, column=index).column_letter
+        width = max([len(str(column))] + [len(str(v)) for v in frame[column].tolist() if v is not None])
+        sheet.column_dimensions[letter].width = min(max(10, width * 1.1 + 2), 60)
+        if column in money_columns:
+            for cell in sheet[letter][1:]:
+                cell.number_format = MONEY_FORMAT
+
+
+def revision_workbook(revision) -> bytes:
+    """The BOM and TCO workbook of a revision (XLSX bytes), in the quote's language."""
+    import pandas as pd
+
+    lang = proposal_language(revision)
+    zh = lang.startswith("zh")
+    tco = (revision.result_json or {}).get("tco") or {}
+    currency = tco.get("currency") or revision.currency
+    buffer = io.BytesIO()
+    with translation.override(lang):
+        with pd.ExcelWriter(buffer, engine="openpyxl") as writer:
+            rows, money_columns = _bom_rows(revision, zh)
+            _sheet(writer, "BOM", rows, money_columns)
+            rows, money_columns = _yearly_rows(tco, currency)
+            _sheet(writer, "TCO yearly", rows, money_columns)
+            rows, money_columns = _monthly_rows(tco, currency)
+            _sheet(writer, "TCO monthly", rows, money_columns)
+            rows, money_columns = _token_rows(tco, currency)
+            _sheet(writer, "Cost per M tokens", rows, money_columns)
+            rows, money_columns = _sensitivity_rows(tco, currency, zh)
+            _sheet(writer, "Sensitivity", rows, money_columns)
+            _sheet(writer, "Assumptions", _assumption_rows(revision, zh))
+            book = writer.book
+            book.properties.title = f"{revision.number} BOM / TCO"
+            book.properties.creator = "inference-configurator"
+    return buffer.getvalue()
+
+
+def workbook_filename(revision) -> str:
+    return f"{revision.number}-bom-tco.xlsx"
+
+
+# --------------------------------------------------------------------------- launch bundle
+
+
+def _node_from_dict(node: Mapping) -> engine_launch.NodeLaunch:
+    converters = {
+        "index": int,
+        "dp_rank": int,
+        "is_master": bool,
+        "env": lambda env: {str(k): str(v) for k, v in dict(env).items()},
+        "argv": lambda argv: tuple(tuple(str(a) for a in one) for one in argv),
+        "api_ports": lambda ports: tuple(int(p) for p in ports or ()),
+    }
+    kwargs = {}
+    for f in dataclasses.fields(engine_launch.NodeLaunch):
+        if f.name in node:
+            kwargs[f.name] = converters.get(f.name, str)(node[f.name])
+    return engine_launch.NodeLaunch(**kwargs)
+
+
+def launch_result_from_dict(data: Mapping) -> engine_launch.LaunchResult:
+    """A ``LaunchResult`` rebuilt from its frozen JSON (``result_json["launch"]``).
+
+    Only the dataclasses' own fields are read (derived properties such as a
+    node's ``command`` are serialised too, and recomputed by the dataclass).
+    Raises ``KeyError``/``TypeError``/``ValueError`` when the shape does not match.
+    """
+    ctx = dict(data["context"])
+    ctx_fields = {f.name for f in dataclasses.fields(engine_launch.BundleContext)}
+    context_kwargs = {k: v for k, v in ctx.items() if k in ctx_fields}
+    context_kwargs["topology"] = et.TopologyKind(ctx["topology"])
+    context_kwargs["groups"] = tuple(
+        engine_launch.GroupSummary(
+            **{f.name: g[f.name] for f in dataclasses.fields(engine_launch.GroupSummary) if f.name in g}
+        )
+        for g in ctx["groups"]
+    )
+    return engine_launch.LaunchResult(
+        nodes=tuple(_node_from_dict(node) for node in data["nodes"]),
+        placeholders=tuple(str(p) for p in data.get("placeholders") or ()),
+        entrypoint=str(data.get("entrypoint") or ""),
+        context=engine_launch.BundleContext(**context_kwargs),
+    )
+
+
+class RefusingCatalog:
+    """A catalog port for ``configurator.requests.resolve`` that refuses every lookup.
+
+    A revision's ``resolved_json`` has every catalog entry inline, so resolving it
+    must never consult the live catalog (which may have changed since).  Only the
+    calls resolution makes unconditionally answer: no default site or rack, and a
+    bare commercial base that the inline commercial terms overwrite.
+    """
+
+    def __getattr__(self, name):
+        def refuse(*args, **kwargs):
+            raise LookupError(f"a frozen revision is resolved without the catalog ({name})")
+
+        return refuse
+
+    def switches(self, slugs, *args, **kwargs):
+        if slugs is None:
+            return ()
+        raise LookupError("a frozen revision is resolved without the catalog (switches)")
+
+    def commercial(self, *, price_list=None, currency=None, **kwargs):
+        if price_list:
+            raise LookupError("a frozen revision is resolved without the catalog (price list)")
+        return et.CommercialSpec(currency=currency or "CNY")
+
+    def default_site(self):
+        return None
+
+    def default_rack(self):
+        return None
+
+
+def launch_result_from_resolved(resolved: Mapping) -> engine_launch.LaunchResult:
+    """The launch rebuilt from the frozen inline request (no catalog lookups)."""
+    from configurator.engine.layout import resolve_layout
+    from configurator.requests import resolve
+
+    request = resolve(dict(resolved), RefusingCatalog())
+    return engine_launch.build_launch(request, resolve_layout(request))
+
+
+def revision_launch_result(revision) -> engine_launch.LaunchResult:
+    """The frozen launch plan of a revision; :class:`BundleUnavailable` when it has none."""
+    result = revision.result_json if isinstance(revision.result_json, dict) else {}
+    data = result.get("launch")
+    if not result.get("ok", True) or not isinstance(data, Mapping) or not data.get("nodes"):
+        raise BundleUnavailable(_("This revision has no launch configuration: its plan has errors."))
+    try:
+        return launch_result_from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        logger.warning(
+            "Launch of %s not readable from result_json (%s); rebuilding it from resolved_json",
+            revision.number,
+            exc,
+        )
+    try:
+        return launch_result_from_resolved(revision.resolved_json)
+    except Exception as exc:
+        raise BundleUnavailable(_("The launch configuration of this revision cannot be rebuilt.")) from exc
+
+
+def revision_launch_bundle(revision) -> bytes:
+    """The launch bundle (.zip bytes) of a revision's frozen plan."""
+    return engine_launch.bundle_zip(engine_launch.bundle_files(revision_launch_result(revision)))
+
+
+def bundle_filename(revision) -> str:
+    return f"launch-{re.sub(r'[^A-Za-z0-9._-]', '-', revision.number)}.zip"
