@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import re
+import shlex
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -525,6 +526,38 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str) -> list[dict]:
     return risks
 
 
+def _launch_groups(launch: Mapping) -> list[dict]:
+    """The launch appendix: per serving group, the environment its nodes share, then each node's
+    own variables and command.  (Most of a node's environment is the same on every node of its
+    group; printing it once keeps the appendix readable.)"""
+    groups: OrderedDict[str, list[Mapping]] = OrderedDict()
+    for node in launch.get("nodes") or []:
+        groups.setdefault(str(node.get("group", "")), []).append(node)
+    out = []
+    for name, nodes in groups.items():
+        envs = [dict(node.get("env") or {}) for node in nodes]
+        common = dict(envs[0]) if envs else {}
+        for env in envs[1:]:
+            common = {k: v for k, v in common.items() if env.get(k) == v}
+        if len(nodes) == 1:
+            common = {}
+        rows = []
+        for node, env in zip(nodes, envs, strict=True):
+            command = node.get("command") or "\n".join(shlex.join(argv) for argv in node.get("argv") or ())
+            rows.append(
+                {
+                    **node,
+                    "own_env": {k: v for k, v in env.items() if k not in common},
+                    "role_label": {"master": _("master"), "worker": _("worker")}.get(
+                        str(node.get("role", "")), role_label(str(node.get("role", "")))
+                    ),
+                    "command": command,
+                }
+            )
+        out.append({"name": name, "label": role_label(name), "common_env": common, "nodes": rows})
+    return out
+
+
 def _sensitivity_groups(tco: Mapping | None, lang: str) -> list[dict]:
     """Sensitivity rows grouped by basis (buy, lease), each with its own tornado chart.
 
@@ -672,6 +705,7 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "purchase_lines": purchase_lines,
         "lease_lines": lease_lines,
         "launch": plan.get("launch") or {},
+        "launch_groups": _launch_groups(plan.get("launch") or {}),
         "power_checks": power_checks,
         "cooling_checks": cooling_checks,
         "network_checks": network_checks,
