@@ -1,0 +1,81 @@
+"""Render time of the 16 × Atlas 800 A3 8P8D proposal PDF, in both languages (target: ≈ 1–2 s).
+
+Run: ``.venv/bin/python bench/bench_pdf.py [runs]``.  Creates a throw-away
+in-memory database, the demo users and the reference quote
+(``quotes.pdf.sample``, Kimi K3 on 16 × A3 8P8D), then times
+``render_proposal_pdf`` — HTML from the frozen revision, WeasyPrint layout,
+font subsetting and PDF writing.  Prints figures only; no assertion, so a slow
+machine never fails anything.  Says whether WeasyPrint subsets fonts with
+HarfBuzz-Subset (≈ 0.2 s) or falls back to fontTools (≈ 10 s per PDF).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("LOG_LEVEL", "WARNING")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.db import connection  # noqa: E402
+from django.test.utils import setup_test_environment  # noqa: E402
+
+TARGET_S = 2.0
+
+
+def main() -> int:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    setup_test_environment()
+    started = time.perf_counter()
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    try:
+        from django.contrib.auth import get_user_model
+
+        from accounts.services import demo_users_create
+        from quotes.pdf import harfbuzz_subset_available, proposal_html, render_proposal_pdf
+        from quotes.pdf.sample import sample_quote_create
+
+        demo_users_create()
+        engineer = get_user_model().objects.get(username="engineer")
+        setup_s = time.perf_counter() - started
+        print("case: Kimi K3 on 16 × Atlas 800 A3, 8P8D proposal (quotes.pdf.sample)")
+        print(f"font subsetting: {'HarfBuzz-Subset' if harfbuzz_subset_available() else 'fontTools (slow)'}")
+        print(f"setup (database, users, quote): {setup_s:.1f} s")
+        for lang in ("zh-hans", "en"):
+            revision = sample_quote_create(by=engineer, language=lang)
+            render_proposal_pdf(revision)  # warm-up: fonts, templates, caches
+            html_s, total_s = [], []
+            for _ in range(runs):
+                t0 = time.perf_counter()
+                proposal_html(revision)
+                html_s.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                pdf = render_proposal_pdf(revision)
+                total_s.append(time.perf_counter() - t0)
+            median = statistics.median(total_s)
+            verdict = "within" if median <= TARGET_S else "OVER"
+            print(
+                f"{lang:8s} median {median:.2f} s (min {min(total_s):.2f} s) over {runs} runs; "
+                f"of which HTML {statistics.median(html_s) * 1000:.0f} ms; {len(pdf) / 1e6:.2f} MB; "
+                f"target ≈ 1–2 s ({verdict} target)"
+            )
+        try:
+            load = os.getloadavg()[0]
+            print(f"load average while measuring: {load:.1f} on {os.cpu_count()} CPUs")
+        except OSError:
+            pass
+    finally:
+        connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
