@@ -204,3 +204,22 @@ def test_hostile_json_never_gives_a_500(api, key, value):
     else:
         text = json.dumps(payload)
         assert "NaN" not in text and "Infinity" not in text
+
+
+def test_manage_py_launch_bundle_writes_one_script_per_node(catalog, tmp_path):
+    import zipfile
+
+    path = tmp_path / "req.json"
+    path.write_text(json.dumps(K3_4_NODES))
+    out = tmp_path / "bundle.zip"
+    call_command("launch-bundle", str(path), str(out), stdout=StringIO())
+    names = zipfile.ZipFile(out).namelist()
+    # domain.md §5: 4 nodes → node 0 master + 3 headless workers, one script each.
+    assert len([n for n in names if n.endswith(".sh") and "node" in n]) == 4
+
+
+def test_manage_py_launch_bundle_refuses_a_plan_with_errors(catalog, tmp_path):
+    path = tmp_path / "req.json"
+    path.write_text(json.dumps({**K3_4_NODES, "server": "atlas-800-a2", "topology": {"kind": "single", "nodes": 1}}))
+    with pytest.raises(CommandError, match="GB short per rank"):
+        call_command("launch-bundle", str(path), str(tmp_path / "x.zip"))
