@@ -37,6 +37,14 @@ venv: .venv/.installed
 locale/zh_Hans/LC_MESSAGES/django.mo: locale/zh_Hans/LC_MESSAGES/django.po | .venv/.installed
 	$(PY) manage.py compilemessages -l zh_Hans >/dev/null
 
+# Refresh the Chinese catalog: extract every marked string, fill the msgstrs from
+# locale/zh_Hans/*.tsv (fill.py lists what is still untranslated), then compile.
+.PHONY: messages
+messages: venv
+	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --ignore=tests --ignore=bench --ignore=scripts -v0
+	$(PY) locale/zh_Hans/fill.py
+	$(PY) manage.py compilemessages -l zh_Hans --ignore=.venv >/dev/null
+
 setup: system-deps venv locale/zh_Hans/LC_MESSAGES/django.mo
 
 run: setup
