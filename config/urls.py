@@ -1,13 +1,17 @@
-"""Top-level URL map.  Every view requires log-in except the login page and /healthz."""
+"""Top-level URL map.  Every view requires log-in except the log-in page, the
+language switch and /healthz."""
 
 from django.contrib import admin
+from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
+from django.views.i18n import set_language
 
 from config.health import healthz
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
-    path("i18n/", include("django.conf.urls.i18n")),
+    # The language switch also works on the log-in page, before log-in.
+    path("i18n/setlang/", login_not_required(set_language), name="set_language"),
     path("accounts/", include("accounts.urls")),
     path("admin/", admin.site.urls),
     path("quotes/", include("quotes.urls")),

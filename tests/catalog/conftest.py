@@ -62,3 +62,13 @@ def seeded(db, request):
         request.getfixturevalue("empty_catalog")
         report = load_catalog_seed()
     return report
+
+
+@pytest.fixture(autouse=True)
+def _english(settings):
+    """These tests read English validation messages; the app's default is zh-hans."""
+    from django.utils import translation
+
+    settings.LANGUAGE_CODE = "en"
+    with translation.override("en"):
+        yield
