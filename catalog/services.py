@@ -311,7 +311,7 @@ def load_catalog_seed(*, dry_run: bool = False, log: Callable[[str], None] | Non
             )
         elif changed := changed_since_seed(obj):
             report.skipped.append(
-                (record.label, f"edited since the last load ({', '.join(changed)}): left as it is")
+                (record.label, f"edited since the last load ({', '.join(sorted(changed))}): left as it is")
             )
         elif obj.seed_hash == new_hash:
             report.unchanged.append(record.label)

@@ -23,9 +23,9 @@ def _broker_ok() -> tuple[bool, str]:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return True, "eager"
     try:
-        from config.celery import app
+        from kombu import Connection
 
-        with app.connection_for_write() as conn:
+        with Connection(settings.CELERY_BROKER_URL, connect_timeout=2) as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
         return True, "reachable"
     except Exception as exc:  # noqa: BLE001

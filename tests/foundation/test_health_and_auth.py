@@ -15,14 +15,8 @@ def test_healthz_reports_database_and_broker_as_json_without_login(client, setti
 @pytest.mark.django_db
 def test_healthz_reports_an_unreachable_broker_as_503(client, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = False
-    from config.celery import app
-
-    old = app.conf.broker_url
-    app.conf.broker_url = "redis://127.0.0.1:1/0"  # nothing listens on port 1
-    try:
-        response = client.get("/healthz")
-    finally:
-        app.conf.broker_url = old
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["broker"]["ok"] is False
 
