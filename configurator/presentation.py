@@ -33,6 +33,35 @@ AREA_LABELS = {
     "model": ("Model", "模型"),
 }
 SEVERITY_ORDER = {"ok": 0, "warning": 1, "error": 2}
+GROUP_LABELS = {
+    "cluster": ("Cluster", "集群"),
+    "cluster-a": ("Cluster A", "集群 A"),
+    "cluster-b": ("Cluster B", "集群 B"),
+    "prefill": ("Prefill (P)", "预填充（P）"),
+    "decode": ("Decode (D)", "解码（D）"),
+}
+FABRIC_LABELS = {
+    "lingqu": ("LingQu (UB)", "灵衢（UB）"),
+    "roce": ("RoCE", "RoCE"),
+    "infiniband": ("InfiniBand", "InfiniBand"),
+    "ethernet": ("Ethernet", "以太网"),
+    "management": ("Management", "管理网"),
+    "nvlink": ("NVLink", "NVLink"),
+    "pcie": ("PCIe", "PCIe"),
+    "hccs": ("HCCS", "HCCS"),
+}
+PLANE_LABELS = {
+    "scale_up": ("scale-up (parameter plane)", "Scale-up（参数面）"),
+    "scale_out": ("scale-out (parameter plane)", "Scale-out（参数面）"),
+    "service": ("service plane", "业务面"),
+    "management": ("management plane", "管理面"),
+}
+NODE_ROLE_LABELS = {
+    "master": ("master", "主节点"),
+    "worker": ("worker", "工作节点"),
+    "prefill": ("prefill", "预填充"),
+    "decode": ("decode", "解码"),
+}
 ROLE_LABELS = {
     "serve": ("serving", "主用"),
     "standby": ("standby", "备用"),
@@ -247,7 +276,7 @@ def display_command(argv: list[str]) -> str:
     return "".join(parts)
 
 
-def _launch(result: dict) -> dict | None:
+def _launch(result: dict, lang: str = "en") -> dict | None:
     launch = result.get("launch")
     if not launch:
         return launch
@@ -256,8 +285,46 @@ def _launch(result: dict) -> dict | None:
         argv = node.get("argv") or []
         commands = [display_command(a) for a in argv if a] if argv and isinstance(argv[0], list) else []
         env = "".join(f"export {k}={shlex.quote(str(v))}\n" for k, v in (node.get("env") or {}).items())
-        nodes.append({**node, "display": env + "\n".join(commands or [node.get("command", "")])})
+        nodes.append(
+            {
+                **node,
+                "display": env + "\n".join(commands or [node.get("command", "")]),
+                "group_label": _label(GROUP_LABELS, node.get("group", ""), lang),
+                "role_label": _label(NODE_ROLE_LABELS, node.get("role", ""), lang),
+            }
+        )
     return {**launch, "nodes": nodes}
+
+
+def _label(table: dict, code: str, lang: str) -> str:
+    en, zh = table.get(code, (code, code))
+    return _pick(en, zh, lang)
+
+
+def _layout(result: dict, lang: str) -> dict | None:
+    layout = result.get("layout")
+    if not layout:
+        return layout
+    groups = [
+        {**g, "label": _label(GROUP_LABELS, g["name"], lang), "role_label": _label(ROLE_LABELS, g["role"], lang)}
+        for g in layout.get("groups", [])
+    ]
+    return {**layout, "groups": groups}
+
+
+def _network(result: dict, lang: str) -> dict | None:
+    network = result.get("network")
+    if not network:
+        return network
+    rows = [
+        {
+            **row,
+            "fabric_label": _label(FABRIC_LABELS, row.get("fabric", ""), lang),
+            "plane_label": _label(PLANE_LABELS, row.get("role", ""), lang),
+        }
+        for row in network.get("rows", [])
+    ]
+    return {**network, "rows": rows}
 
 
 def context_from_dict(result: dict, lang: str) -> dict:
@@ -274,11 +341,11 @@ def context_from_dict(result: dict, lang: str) -> dict:
         "topology_svg": _topology(result, lang),
         "racks": _racks(result, lang),
         "power": result.get("power"),
-        "network": result.get("network"),
+        "network": _network(result, lang),
         "performance": result.get("performance"),
         "tco": _tco(result, lang),
-        "launch": _launch(result),
-        "layout": result.get("layout"),
+        "launch": _launch(result, lang),
+        "layout": _layout(result, lang),
         "lang": lang,
     }
 
