@@ -32,7 +32,7 @@ from configurator.drawings.fmt import format_money
 from configurator.drawings.power_feed import power_feed_svg
 from configurator.drawings.svg import svg_to_data_uri
 from configurator.presentation import context_from_dict
-from configurator.templatetags.plan_tags import SOURCE_KINDS, figval
+from configurator.templatetags.plan_tags import SOURCE_KINDS, figval, seconds
 
 from ..statuses import BomCategory, RevisionStatus
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
@@ -145,6 +145,31 @@ def parallel_label(parallel: Mapping) -> str:
     if parallel.get("expert_parallel"):
         text += f" / EP{parallel.get('ep')}"
     return text
+
+
+FABRIC_LABELS = {
+    "lingqu": ("LingQu", "灵衢"),
+    "roce": ("RoCE", "RoCE"),
+    "infiniband": ("InfiniBand", "InfiniBand"),
+    "ethernet": ("Ethernet", "以太网"),
+    "management": ("Management", "管理网"),
+    "pcie": ("PCIe", "PCIe"),
+    "nvlink": ("NVLink", "NVLink"),
+    "hccs": ("HCCS", "HCCS"),
+}
+
+
+def fabric_label(fabric: str, lang: str) -> str:
+    en, zh = FABRIC_LABELS.get(fabric, (fabric, fabric))
+    return _pick(en, zh, lang)
+
+
+def scope_label(scope: str) -> str:
+    if scope == "all":
+        return _("all nodes")
+    if scope == "in-node":
+        return _("inside each node")
+    return role_label(scope)
 
 
 def scenario_label(slug: str, lang: str) -> str:
@@ -456,9 +481,7 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str) -> list[dict]:
             )
             % {
                 "max_context": f"{int(model.get('max_context') or 0):,}",
-                "ttft": f"{ttft:,.1f} s"
-                if isinstance(ttft, (int, float)) and ttft >= 1
-                else (f"{ttft * 1000:,.0f} ms" if isinstance(ttft, (int, float)) else "—"),
+                "ttft": seconds(ttft),  # the page's and the PDF's own "seconds" filter
                 "input": f"{int(workload.get('input_tokens') or 0):,}",
                 "max_len": f"{int(serving.get('max_model_len') or 0):,}",
             },
@@ -652,10 +675,20 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
     scenario = str(request.get("scenario") or resolved.get("scenario") or "")
     sections = section_titles()
 
-    power_checks = [c for c in plan["checks"] if c["code"].startswith("power.")]
-    cooling_checks = [c for c in plan["checks"] if c["code"].startswith(("cooling.", "racks."))]
-    network_checks = [c for c in plan["checks"] if c["code"].startswith("network.")]
-    commercial_checks = [c for c in plan["checks"] if c["code"].startswith("commercial.")]
+    severity_labels = {"ok": _("ok"), "warning": _("warning"), "error": _("error")}
+    checks = [
+        {**c, "severity_label": severity_labels.get(c["severity"], c["severity"])} for c in plan["checks"]
+    ]
+    power_checks = [c for c in checks if c["code"].startswith("power.")]
+    cooling_checks = [c for c in checks if c["code"].startswith(("cooling.", "racks."))]
+    network_checks = [c for c in checks if c["code"].startswith("network.")]
+    commercial_checks = [c for c in checks if c["code"].startswith("commercial.")]
+    separator = "；" if zh else "; "
+    opening, closing = ("（", "）") if zh else (" (", ")")
+    layout_summary = separator.join(
+        f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
+        for g in groups
+    )
 
     return {
         "lang": lang,
@@ -690,7 +723,10 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "memory_panels": memory_panels,
         "performance": plan.get("performance") or {},
         "power": plan.get("power") or {},
-        "power_groups": (plan.get("power") or {}).get("groups") or [],
+        "power_groups": [
+            {**g, "role_label": role_label(str(g.get("role") or g.get("group") or ""))}
+            for g in (plan.get("power") or {}).get("groups") or []
+        ],
         "power_feed_drawings": _power_feed_drawings(plan["racks"], plan.get("power"), lang),
         "racks": [{**r, "drawing": drawing(r["svg"])} for r in plan["racks"]],
         "topology_drawing": drawing(plan.get("topology_svg", "")),
@@ -698,7 +734,23 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "tco_bars": drawing((tco or {}).get("bars_svg", "")),
         "racks_summary": {k: v for k, v in (result.get("racks") or {}).items() if k != "racks"},
         "network": network,
-        "network_rows": [r for r in network.get("rows") or [] if r.get("switches") or r.get("ports_needed")],
+        "network_rows": [
+            {
+                **r,
+                "fabric_label": fabric_label(str(r.get("fabric", "")), lang),
+                "scope_label": scope_label(str(r.get("scope", ""))),
+            }
+            for r in network.get("rows") or []
+            if r.get("switches") or r.get("ports_needed")
+        ],
+        "cross_node": [
+            {
+                **x,
+                "group_label": role_label(str(x.get("group", ""))),
+                "fabric_label": fabric_label(str(x.get("fabric", "")), lang),
+            }
+            for x in network.get("cross_node") or []
+        ],
         "tco": tco,
         "tco_valid": bool(tco) and tco.get("valid", True) is not False,
         "sensitivity_groups": _sensitivity_groups(tco, lang),
@@ -706,6 +758,16 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "lease_lines": lease_lines,
         "launch": plan.get("launch") or {},
         "launch_groups": _launch_groups(plan.get("launch") or {}),
+        "problems": [c for c in checks if c["severity"] != "ok"],
+        "verdicts": [
+            {
+                **v,
+                "text": _("%(area)s: %(verdict)s")
+                % {"area": v["label"], "verdict": severity_labels.get(v["severity"], v["severity"])},
+            }
+            for v in plan["verdicts"]
+        ],
+        "layout_summary": layout_summary,
         "power_checks": power_checks,
         "cooling_checks": cooling_checks,
         "network_checks": network_checks,
