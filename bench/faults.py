@@ -157,7 +157,9 @@ def request_pdf(browser: Browser, revision: int, *, retry: bool = False) -> tupl
 # --------------------------------------------------------------------------- (a) worker killed
 
 
-def fault_pool_process_killed(stack: Stack, browser: Browser, quote: int, revision: int, number: str) -> Check:
+def fault_pool_process_killed(
+    stack: Stack, browser: Browser, quote: int, revision: int, number: str
+) -> Check:
     check = Check("(a1) SIGKILL of the pool process rendering a PDF")
     before = snapshot(stack, quote)
     status, _, _ = request_pdf(browser, revision)
@@ -172,7 +174,9 @@ def fault_pool_process_killed(stack: Stack, browser: Browser, quote: int, revisi
     ready = wait_until(lambda: pdf_row(stack, revision)["status"] in ("ready", "failed"), RENDER_WAIT_S, 0.2)
     recovery = time.monotonic() - killed_at
     row = pdf_row(stack, revision)
-    check.expect(bool(ready) and row["status"] == "ready", f"job ended {row['status']} {recovery:.1f} s after the kill")
+    check.expect(
+        bool(ready) and row["status"] == "ready", f"job ended {row['status']} {recovery:.1f} s after the kill"
+    )
     check.expect(row["attempts"] >= 2, f"{row['attempts']} attempts (the killed one counted)")
     ok, detail = pdf_is_valid(stack, browser, revision, number)
     check.expect(ok, detail)
@@ -182,7 +186,9 @@ def fault_pool_process_killed(stack: Stack, browser: Browser, quote: int, revisi
     return check
 
 
-def fault_whole_worker_killed(stack: Stack, browser: Browser, quote: int, revision: int, number: str) -> list[Check]:
+def fault_whole_worker_killed(
+    stack: Stack, browser: Browser, quote: int, revision: int, number: str
+) -> list[Check]:
     check = Check("(a2) SIGKILL of the whole worker mid-render, worker restarted")
     before = snapshot(stack, quote)
     status, _, _ = request_pdf(browser, revision)
@@ -229,7 +235,9 @@ def fault_whole_worker_killed(stack: Stack, browser: Browser, quote: int, revisi
 # --------------------------------------------------------------------------- (b) Redis down
 
 
-def fault_redis_down(stack: Stack, browser: Browser, preset: dict, quote: int, revision: int, number: str) -> Check:
+def fault_redis_down(
+    stack: Stack, browser: Browser, preset: dict, quote: int, revision: int, number: str
+) -> Check:
     check = Check("(b) Redis stopped: configurator works, PDF requests say 'temporarily unavailable'")
     before = snapshot(stack, quote)
     stack.stop_redis()
@@ -237,12 +245,17 @@ def fault_redis_down(stack: Stack, browser: Browser, preset: dict, quote: int, r
         started = time.perf_counter()
         status, _, body = browser.request("POST", "/configurator/update", preset, htmx=True)
         update_ms = (time.perf_counter() - started) * 1000
-        check.expect(status == 200 and b"request_json" in body, f"configurator update {status} in {update_ms:.0f} ms")
+        check.expect(
+            status == 200 and b"request_json" in body, f"configurator update {status} in {update_ms:.0f} ms"
+        )
         status, _, _ = browser.request("GET", f"/quotes/{quote}/")
         check.expect(status == 200, f"quote page {status}")
         status, _, body = browser.request("GET", "/healthz")
         health = json.loads(body or b"{}")
-        check.expect(status == 503 and health.get("broker", {}).get("ok") is False, f"/healthz {status} {health.get('broker')}")
+        check.expect(
+            status == 503 and health.get("broker", {}).get("ok") is False,
+            f"/healthz {status} {health.get('broker')}",
+        )
 
         status, body, pdf_ms = request_pdf(browser, revision)
         row = pdf_row(stack, revision)
@@ -314,7 +327,9 @@ def fault_database_error_mid_save(stack: Stack, browser: Browser, preset: dict) 
         finally:
             stack.sql(f"DROP TRIGGER IF EXISTS fault_injection ON {table}")
         after = stack.sql(COUNTS)[0]
-        check.expect(after == before, f"rows (quotes, revisions, lines, audit, customers, counter) {before} → {after}")
+        check.expect(
+            after == before, f"rows (quotes, revisions, lines, audit, customers, counter) {before} → {after}"
+        )
     last = stack.sql("SELECT max(sequence) FROM quotes_quote")[0][0] or 0
     _, _, number = save_quote(browser, preset, "Fault customer (after)")
     check.expect(number.endswith(f"-{last + 1:04d}"), f"next save is {number}, right after sequence {last}")

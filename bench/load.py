@@ -51,7 +51,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from stack import Stack  # noqa: E402
 
-USERS = [("engineer", "demo-engineer-2026"), ("engineer2", "demo-engineer2-2026"), ("manager", "demo-manager-2026")]
+USERS = [
+    ("engineer", "demo-engineer-2026"),
+    ("engineer2", "demo-engineer2-2026"),
+    ("manager", "demo-manager-2026"),
+]
 MAX_PDFS = 24
 PDF_WAIT_S = 300
 POLL_EVERY_S = 1.0
@@ -294,7 +298,9 @@ class Engineer(threading.Thread):
 
     def do_pdf(self) -> None:
         revision = self.quotes.pop(self.rng.randrange(len(self.quotes)))
-        status, _, body = self.timed("pdf", "POST", f"/quotes/revisions/{revision}/pdf/render/", {}, htmx=True)
+        status, _, body = self.timed(
+            "pdf", "POST", f"/quotes/revisions/{revision}/pdf/render/", {}, htmx=True
+        )
         if body is None:
             return
         with self.shared.lock:
@@ -303,7 +309,9 @@ class Engineer(threading.Thread):
 
     def do_poll(self, revision: int) -> None:
         self.pending[revision] = time.monotonic()
-        status, _, body = self.timed("pdf-status", "GET", f"/quotes/revisions/{revision}/pdf/status/", htmx=True)
+        status, _, body = self.timed(
+            "pdf-status", "GET", f"/quotes/revisions/{revision}/pdf/status/", htmx=True
+        )
         if body is not None and re.search(rb'data-pdf-status="(ready|failed)"', body):
             del self.pending[revision]
 
@@ -388,8 +396,16 @@ def audit(stack: Stack, shared: Shared, browsers: list[Browser]) -> list[str]:
             GROUP BY q.id"""
     )
     for quote_id, revisions, sha, net_total, lines in rows:
-        if revisions != 1 or not re.fullmatch(r"[0-9a-f]{64}", sha or "") or not net_total or net_total <= 0 or not lines:
-            problems.append(f"quote {quote_id}: {revisions} revisions, sha {sha!r}, net {net_total}, {lines} BOM lines")
+        if (
+            revisions != 1
+            or not re.fullmatch(r"[0-9a-f]{64}", sha or "")
+            or not net_total
+            or net_total <= 0
+            or not lines
+        ):
+            problems.append(
+                f"quote {quote_id}: {revisions} revisions, sha {sha!r}, net {net_total}, {lines} BOM lines"
+            )
     audit_counts = dict(
         stack.sql(
             "SELECT action, count(*) FROM quotes_auditevent WHERE action IN ('quote.created', 'revision.created') GROUP BY action"
@@ -410,12 +426,16 @@ def audit(stack: Stack, shared: Shared, browsers: list[Browser]) -> list[str]:
         if status != "ready":
             problems.append(f"PDF of {number}: {status} {error!r}")
             continue
-        stored = (stack.media_root / name).read_bytes() if name and (stack.media_root / name).exists() else b""
+        stored = (
+            (stack.media_root / name).read_bytes() if name and (stack.media_root / name).exists() else b""
+        )
         if hashlib.sha256(stored).hexdigest() != sha:
             problems.append(f"PDF of {number}: stored file does not match its SHA-256")
         code, _, body = browsers[client].request("GET", f"/quotes/revisions/{revision}/pdf/")
         if code != 200 or not body.startswith(b"%PDF-") or body != stored:
-            problems.append(f"PDF of {number}: download {code}, {body[:8]!r}, same as stored: {body == stored}")
+            problems.append(
+                f"PDF of {number}: download {code}, {body[:8]!r}, same as stored: {body == stored}"
+            )
             continue
         text = subprocess.run([pdftotext, "-", "-"], input=body, capture_output=True, timeout=60)
         if text.returncode != 0 or quote_number not in text.stdout.decode(errors="replace"):
@@ -444,7 +464,9 @@ def main(argv: list[str] | None = None) -> int:
             browser.log_in(*USERS[i % len(USERS)])
             browsers.append(browser)
         presets = presets_from(browsers[0])
-        print(f"{clients} engineers logged in; {len(presets)} presets; {seconds:.0f} s of load on {stack.base_url}")
+        print(
+            f"{clients} engineers logged in; {len(presets)} presets; {seconds:.0f} s of load on {stack.base_url}"
+        )
 
         shared = Shared(deadline=time.monotonic() + seconds)
         engineers = [Engineer(i, browsers[i], presets, shared) for i in range(clients)]
@@ -464,7 +486,9 @@ def main(argv: list[str] | None = None) -> int:
     errors += [Sample("client", 0, 0, False, f"{name} did not stop") for name in stuck]
     total_rps = len(samples) / elapsed
     print(f"\n{len(samples)} requests in {elapsed:.1f} s = {total_rps:.1f} requests/s; {len(errors)} errors")
-    print(f"{'kind':12} {'count':>7} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>7}")
+    print(
+        f"{'kind':12} {'count':>7} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8} {'errors':>7}"
+    )
     for kind in KINDS:
         times = [s.ms for s in samples if s.kind == kind]
         bad = sum(1 for s in samples if s.kind == kind and not s.ok)
@@ -474,7 +498,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{kind:12} {len(times):7d} {len(times) / elapsed:7.1f} {percentile(times, 0.50):8.0f} "
             f"{percentile(times, 0.95):8.0f} {percentile(times, 0.99):8.0f} {max(times):8.0f} {bad:7d}"
         )
-    print(f"quotes saved: {len(shared.saves)}; PDFs requested: {len(shared.pdfs)} (all done {waited:.0f} s after the load)")
+    print(
+        f"quotes saved: {len(shared.saves)}; PDFs requested: {len(shared.pdfs)} (all done {waited:.0f} s after the load)"
+    )
     for e in errors[:10]:
         print(f"  error: {e.kind}: {e.detail[:300]}")
     for p in problems:

@@ -156,7 +156,9 @@ class Stack:
         if self.want_worker:
             self.start_worker()
         self._wait_healthy()
-        _say(f"up in {time.perf_counter() - started:.1f} s: {self.base_url} (db {self.db_name}, broker {self.broker_url})")
+        _say(
+            f"up in {time.perf_counter() - started:.1f} s: {self.base_url} (db {self.db_name}, broker {self.broker_url})"
+        )
 
     def manage(self, *args: str, timeout: float = 300) -> str:
         """Run ``manage.py <args>`` with the stack's environment; returns its output."""
@@ -169,7 +171,9 @@ class Stack:
             timeout=timeout,
         )
         if proc.returncode != 0:
-            raise StackError(f"manage.py {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+            raise StackError(
+                f"manage.py {' '.join(args)} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+            )
         return proc.stdout
 
     def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
@@ -228,7 +232,9 @@ class Stack:
         last = ""
         while time.monotonic() < deadline:
             if self.gunicorn.poll() is not None:
-                raise StackError(f"gunicorn exited with {self.gunicorn.returncode}; see {self.tmp / 'gunicorn.log'}")
+                raise StackError(
+                    f"gunicorn exited with {self.gunicorn.returncode}; see {self.tmp / 'gunicorn.log'}"
+                )
             try:
                 with urllib.request.urlopen(self.base_url + "/healthz", timeout=5) as response:
                     if json.load(response).get("status") == "ok":
@@ -236,7 +242,9 @@ class Stack:
             except (OSError, ValueError) as exc:
                 last = str(exc)
             time.sleep(0.3)
-        raise StackError(f"/healthz not ok after {START_TIMEOUT_S} s ({last}); see {self.tmp / 'gunicorn.log'}")
+        raise StackError(
+            f"/healthz not ok after {START_TIMEOUT_S} s ({last}); see {self.tmp / 'gunicorn.log'}"
+        )
 
     # ------------------------------------------------------------------ redis
 
@@ -272,7 +280,9 @@ class Stack:
                     return
             except Exception:  # noqa: BLE001 - not up yet
                 time.sleep(0.1)
-        raise StackError(f"redis-server on port {self.redis_port} did not answer; see {self.tmp / 'redis.log'}")
+        raise StackError(
+            f"redis-server on port {self.redis_port} did not answer; see {self.tmp / 'redis.log'}"
+        )
 
     def stop_redis(self) -> None:
         """Stop the stack's own redis-server (the broker goes away)."""
@@ -289,7 +299,10 @@ class Stack:
         import redis
 
         return redis.Redis(
-            host=self.redis_host, port=self.redis_port, db=self.redis_db if db is None else db, socket_timeout=3
+            host=self.redis_host,
+            port=self.redis_port,
+            db=self.redis_db if db is None else db,
+            socket_timeout=3,
         )
 
     def _borrow_redis_db(self) -> None:
