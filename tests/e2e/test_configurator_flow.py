@@ -116,8 +116,8 @@ def test_switching_to_8p8d_updates_the_results_without_reloading(page):
     # (896 experts / 128 ranks = 7 per rank).
     rows = layout_rows(page)
     assert len(rows) == 2, rows
-    assert rows[0].startswith("prefill") and rows[0].endswith("8 128 TP16 · DP8 · EP128 7"), rows
-    assert rows[1].startswith("decode") and rows[1].endswith("8 128 TP16 · DP8 · EP128 7"), rows
+    assert rows[0].lower().startswith("prefill") and rows[0].endswith("8 128 TP16 · DP8 · EP128 7"), rows
+    assert rows[1].lower().startswith("decode") and rows[1].endswith("8 128 TP16 · DP8 · EP128 7"), rows
     # The prefill : decode balance appears, and a launch command for each of the 16 nodes.
     expect(page.locator("#results")).to_contain_text("Prefill : decode capacity")
     expect(page.locator("#results details pre[id^='cmd-']")).to_have_count(16)
