@@ -35,6 +35,8 @@ ACTIVE_STATUSES = (PdfStatus.QUEUED, PdfStatus.RENDERING)
 # the message gone, broker flushed) and may be requested again.
 STALE_AFTER = dt.timedelta(minutes=15)
 SERVICE_UNAVAILABLE = gettext_noop("PDF service temporarily unavailable, try again")
+# Publishing the job: one quick retry, so a request never hangs on a broker that is down.
+PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 
 
 def _broker_errors() -> tuple[type[BaseException], ...]:
@@ -126,7 +128,7 @@ def _dispatch(revision_id: int, task_id: str) -> None:
     from ..tasks import render_proposal
 
     try:
-        render_proposal.apply_async(args=[revision_id], task_id=task_id)
+        render_proposal.apply_async(args=[revision_id], task_id=task_id, retry_policy=PUBLISH_RETRY_POLICY)
     except _broker_errors() as exc:
         logger.warning(
             "Proposal PDF for revision %s not queued: the broker is unavailable (%s: %s)",

@@ -234,6 +234,21 @@ def test_broker_down_reports_a_clear_temporary_error(revision, engineer, monkeyp
     assert client.get(reverse("configurator:home")).status_code == 200
 
 
+@pytest.mark.django_db
+def test_a_stopped_redis_fails_the_job_and_nothing_else(revision, engineer, monkeypatch, request_pdf):
+    """A real Redis transport pointed at a closed port (Redis stopped), not a stand-in exception."""
+    pytest.importorskip("redis")
+    app = tasks.render_proposal.app
+    monkeypatch.setattr(app.conf, "task_always_eager", False)
+    monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
+    monkeypatch.setattr(app, "_pool", None)
+    monkeypatch.setattr(app.amqp, "_producer_pool", None)
+    done = request_pdf(revision, engineer)
+    assert done.pdf_status == PdfStatus.FAILED
+    assert done.pdf_error == "PDF service temporarily unavailable, try again"
+    assert done.pdf_attempts == 0  # never reached a worker
+
+
 def test_backoff_grows_and_is_capped():
     delays = [tasks.retry_countdown(n) for n in range(8)]
     assert 8 <= delays[0] <= 12 and 16 <= delays[1] <= 24 and 32 <= delays[2] <= 48
