@@ -33,6 +33,7 @@ import argparse
 import hashlib
 import html
 import http.client
+import os
 import random
 import re
 import shutil
@@ -501,6 +502,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"quotes saved: {len(shared.saves)}; PDFs requested: {len(shared.pdfs)} (all done {waited:.0f} s after the load)"
     )
+    loadavg = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"machine load average (1/5/15 min) at the end: {loadavg} on {os.cpu_count()} CPUs")
     for e in errors[:10]:
         print(f"  error: {e.kind}: {e.detail[:300]}")
     for p in problems:
