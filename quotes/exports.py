@@ -32,7 +32,7 @@ from configurator.engine import launch as engine_launch
 from configurator.engine import types as et
 
 from .bom import money
-from .pdf.render import proposal_language
+from .pdf.context import proposal_language
 from .statuses import BomCategory
 
 logger = logging.getLogger(__name__)

@@ -5,19 +5,34 @@ proposal), :func:`proposal_html`, :class:`SafeURLFetcher`,
 :func:`harfbuzz_subset_available` and :func:`pdf_speed_notice`.  The job
 around it (queueing, status, retries) is in :mod:`quotes.pdf.jobs` and
 :mod:`quotes.tasks`.
+
+Names are imported on first use, so loading the quote pages (the status
+panel, the exports) never loads WeasyPrint and its system libraries; only
+rendering does.
 """
 
-from .fetcher import RefusedURL, SafeURLFetcher, static_url
-from .fonts import harfbuzz_subset_available, pdf_speed_notice
-from .render import proposal_html, proposal_language, render_proposal_pdf
+from __future__ import annotations
 
-__all__ = [
-    "RefusedURL",
-    "SafeURLFetcher",
-    "harfbuzz_subset_available",
-    "pdf_speed_notice",
-    "proposal_html",
-    "proposal_language",
-    "render_proposal_pdf",
-    "static_url",
-]
+import importlib
+
+_EXPORTS = {
+    "RefusedURL": "fetcher",
+    "SafeURLFetcher": "fetcher",
+    "static_url": "fetcher",
+    "harfbuzz_subset_available": "fonts",
+    "pdf_speed_notice": "fonts",
+    "proposal_html": "render",
+    "proposal_language": "context",
+    "render_proposal_pdf": "render",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

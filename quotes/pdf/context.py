@@ -34,7 +34,7 @@ from configurator.drawings.svg import svg_to_data_uri
 from configurator.presentation import context_from_dict
 from configurator.templatetags.plan_tags import SOURCE_KINDS, figval, seconds
 
-from ..statuses import BomCategory, RevisionStatus
+from ..statuses import BomCategory, Language, RevisionStatus
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
 
 # Scenario slugs of the seeded catalog (domain.md §10) → (en, zh-hans) as in glossary.md.
@@ -108,6 +108,12 @@ def page_counter_css(pattern: str) -> str:
 
 
 # --------------------------------------------------------------------------- labels
+
+
+def proposal_language(revision) -> str:
+    """The language the proposal is written in: the quote's (Chinese when unset or unknown)."""
+    language = getattr(revision.quote, "language", "") or ""
+    return language if language in Language.values else Language.ZH_HANS
 
 
 def topology_label(topology: Mapping, lang: str) -> str:

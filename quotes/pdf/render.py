@@ -16,20 +16,13 @@ import time
 from django.template.loader import render_to_string
 from django.utils import translation
 
-from ..statuses import Language
-from .context import proposal_context
+from .context import proposal_context, proposal_language
 from .fetcher import SafeURLFetcher
 from .fonts import check_font_subsetting
 
 logger = logging.getLogger(__name__)
 
 TEMPLATE = "quotes/pdf/proposal.html"
-
-
-def proposal_language(revision) -> str:
-    """The language the proposal is written in: the quote's (Chinese when unset or unknown)."""
-    language = getattr(revision.quote, "language", "") or ""
-    return language if language in Language.values else Language.ZH_HANS
 
 
 def proposal_html(revision, *, lang: str | None = None) -> str:
