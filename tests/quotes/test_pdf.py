@@ -164,6 +164,24 @@ def test_16_node_proposal_has_every_section_and_the_revisions_figures(lang, engi
         assert render_proposal_pdf(revision) == pdf
 
 
+@pytest.mark.django_db
+def test_a_plan_without_sections_still_makes_a_document(engineer):
+    """Sections the engine left empty say so instead of breaking the proposal."""
+    from quotes.models import QuoteRevision
+    from quotes.pdf import proposal_html
+
+    revision = sample_quote_create(by=engineer, language="en")
+    result = dict(revision.result_json)
+    for section in ("memory", "power", "racks", "network", "performance", "tco", "launch"):
+        result[section] = None
+    QuoteRevision.objects.filter(pk=revision.pk).update(result_json={**result, "ok": False})
+    revision.refresh_from_db()
+    html = proposal_html(revision)
+    assert html.count("Not available: the plan has errors.") == 4  # sizing, racks, power, network
+    assert "No launch configuration: the plan has errors." in html
+    assert "no total cost of ownership is shown" in html
+
+
 # --------------------------------------------------------------------------- security
 
 
