@@ -51,6 +51,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGTERM if this script dies (even by SIGKILL), so nothing outlives it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _say(message: str) -> None:
     print(f"[stack] {message}", file=sys.stderr, flush=True)
 
@@ -179,7 +199,13 @@ class Stack:
     def _spawn(self, name: str, argv: list[str]) -> subprocess.Popen:
         log = open(self.tmp / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
         proc = subprocess.Popen(
-            argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            argv,
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         proc.log_file = log
         return proc
@@ -272,6 +298,7 @@ class Stack:
             stdout=open(self.tmp / "redis.log", "ab"),  # noqa: SIM115
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -310,6 +337,9 @@ class Stack:
         owner = f"stack:{self.label}:{os.getpid()}"
         for db in REDIS_DB_RANGE:
             client = self._redis(db)
+            left = (client.get("stack-owner") or b"").decode()
+            if left.startswith("stack:") and not _pid_alive(int(left.rsplit(":", 1)[1] or 0)):
+                client.flushdb()  # left behind by a stack whose script was killed
             if client.dbsize() == 0 and client.set("stack-owner", owner, nx=True, ex=6 * 3600):
                 if client.dbsize() == 1:
                     self.redis_db = db
@@ -336,6 +366,13 @@ class Stack:
 
     def _create_database(self) -> None:
         with self._admin() as conn:
+            for (name,) in conn.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'stack\\_%'"
+            ).fetchall():
+                parts = name.split("_")
+                if len(parts) >= 4 and parts[-2].isdigit() and not _pid_alive(int(parts[-2])):
+                    _say(f"dropping {name}, left behind by a stack whose script was killed")
+                    conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             conn.execute(f'CREATE DATABASE "{self.db_name}"')
         self._db_created = True
 
