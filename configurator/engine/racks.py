@@ -649,13 +649,16 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
         f'<rect x="{frame_x}" y="{frame_y}" width="{_RACK_W}" height="{h_units * _UNIT_H}" '
         f'fill="#fafafa" stroke="#323f4b" stroke-width="2"/>'
     )
+    # One path for the unit grid, and U numbers at 1, every fifth U and the top:
+    # the same reading aid at a fraction of the elements (the PDF draws 8+ racks).
+    grid = "".join(
+        f"M{frame_x} {frame_y + (h_units - u) * _UNIT_H}h{_RACK_W}" for u in range(1, h_units)
+    )
+    out.append(f'<path d="{grid}" stroke="#e4e7eb" stroke-width="0.5" fill="none"/>')
     for u in range(1, h_units + 1):
+        if u != 1 and u % 5 and u != h_units:
+            continue
         y = frame_y + (h_units - u) * _UNIT_H
-        if u < h_units:
-            out.append(
-                f'<line x1="{frame_x}" y1="{y + _UNIT_H}" x2="{frame_x + _RACK_W}" y2="{y + _UNIT_H}" '
-                f'stroke="#e4e7eb" stroke-width="0.5"/>'
-            )
         out.append(
             f'<text x="{frame_x - 5}" y="{y + _UNIT_H / 2 + 3}" font-size="8" fill="#7b8794" '
             f'text-anchor="end">{u}</text>'

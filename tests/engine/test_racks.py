@@ -167,8 +167,10 @@ def test_rack_elevation_svg_parses_and_names_every_device():
         # standalone: no external references, fonts named inline
         assert "href" not in svg and "url(" not in svg and "<style" not in svg
         assert "Noto Sans CJK SC" in root.get("font-family")
-        # every U numbered
-        assert {str(u) for u in range(1, rack.rack_units + 1)} <= set(texts)
+        # U numbers at 1, every fifth U and the top (as NetBox-style elevations read)
+        numbered = {1, rack.rack_units, *range(5, rack.rack_units + 1, 5)}
+        assert {str(u) for u in numbered} <= set(texts)
+        assert "2" not in texts
 
 
 def test_rack_elevation_svg_in_chinese():
