@@ -234,15 +234,17 @@ def line_chart_svg(
                 lx, anchor = X(mx) + 6, "start"
             else:
                 lx, anchor = X(mx) - 6, "end"
+            # At the foot of the plot: cumulative lines are high where a
+            # break-even falls, and their end values sit at the top right.
             c.rect(
                 lx - 3 if anchor == "start" else lx - lw - 3,
-                top + 2,
+                top + plot_h - 21,
                 lw + 6,
                 17,
                 fill=svg.PAPER,
                 fill_opacity=0.9,
             )
-            c.text(lx, top + 15, label, anchor=anchor, size=svg.SMALL, fill=color, bold=True)
+            c.text(lx, top + plot_h - 8, label, anchor=anchor, size=svg.SMALL, fill=color, bold=True)
 
     # Lines, then their end values (pushed apart so they never overlap).
     ends = []
