@@ -49,11 +49,11 @@ def test_issued_revision_and_its_pdf_ignore_a_later_price_change(
         "net_total": r1.net_total,
         "capex_total": r1.capex_total,
         "tco_buy_3y": r1.tco_buy_3y,
-        "lines": [(l.sku, l.quantity, l.unit_price, l.line_total) for l in r1.lines.order_by("position")],
+        "lines": [(line.sku, line.quantity, line.unit_price, line.line_total) for line in r1.lines.order_by("position")],
         "pdf_sha": sha256_of(r1.pdf_file),
         "result": r1.result_json,
     }
-    server_line = next(l for l in r1.lines.all() if l.category == "server")
+    server_line = next(line for line in r1.lines.all() if line.category == "server")
     # The seeds' ¥3 M per A3 (domain.md §8: ≈¥24 M for 8 nodes).
     assert server_line.unit_price == Decimal("3000000.00") and server_line.quantity == 8
 
@@ -66,7 +66,7 @@ def test_issued_revision_and_its_pdf_ignore_a_later_price_change(
     assert r1.net_total == before["net_total"]
     assert r1.capex_total == before["capex_total"]
     assert r1.tco_buy_3y == before["tco_buy_3y"]
-    assert [(l.sku, l.quantity, l.unit_price, l.line_total) for l in r1.lines.order_by("position")] == before["lines"]
+    assert [(line.sku, line.quantity, line.unit_price, line.line_total) for line in r1.lines.order_by("position")] == before["lines"]
     assert r1.result_json == before["result"]
     assert sha256_of(r1.pdf_file) == before["pdf_sha"]
     assert client.get(reverse("quotes:pdf", kwargs={"pk": r1.pk})).status_code == 200
@@ -80,7 +80,7 @@ def test_issued_revision_and_its_pdf_ignore_a_later_price_change(
     assert response.status_code == 302
     r2 = quote.revisions.order_by("index").last()
     assert r2.pk != r1.pk
-    new_server_line = next(l for l in r2.lines.all() if l.category == "server")
+    new_server_line = next(line for line in r2.lines.all() if line.category == "server")
     assert new_server_line.unit_price == Decimal("3200000.00")
     # Capex grows by 8 × ¥200,000 = ¥1.6 M, everything else being equal.
     assert r2.capex_total - r1.capex_total == Decimal("1600000.00")
