@@ -205,9 +205,10 @@ def seed_state(obj: SourcedModel) -> str:
 
 
 def changed_since_seed(obj: SourcedModel) -> list[str]:
-    """Fields whose stored value differs from what load_catalog last wrote."""
+    """Fields whose stored value differs from what load_catalog last wrote, by
+    name (PostgreSQL's jsonb does not keep the seeded key order)."""
     current = row_snapshot(obj, obj.seed_values.keys())
-    return [k for k, v in obj.seed_values.items() if current.get(k) != v]
+    return sorted(k for k, v in obj.seed_values.items() if current.get(k) != v)
 
 
 # --------------------------------------------------------------------------- loading

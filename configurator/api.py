@@ -66,6 +66,9 @@ def api_view(*, methods=("POST",), require_sales=True):
                     request.json = json.loads(request.body.decode("utf-8"))
                 except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                     return json_error({"request": [f"body is not valid JSON: {exc}"]}, 400)
+                if b"\\u0000" in request.body:
+                    # PostgreSQL text cannot hold NUL; no field may carry one.
+                    return json_error({"request": ["text must not contain NUL characters (\\u0000)."]}, 400)
             try:
                 return view(request, *args, **kwargs)
             except RequestError as exc:

@@ -284,7 +284,8 @@ def _launch(result: dict, lang: str = "en") -> dict | None:
     for node in launch.get("nodes", []):
         argv = node.get("argv") or []
         commands = [display_command(a) for a in argv if a] if argv and isinstance(argv[0], list) else []
-        env = "".join(f"export {k}={shlex.quote(str(v))}\n" for k, v in (node.get("env") or {}).items())
+        env_vars = node.get("env") or {}
+        env = "".join(f"export {k}={shlex.quote(str(env_vars[k]))}\n" for k in sorted(env_vars))
         nodes.append(
             {
                 **node,

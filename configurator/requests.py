@@ -229,6 +229,9 @@ def _convert(value, tp, path: str, errs: _Collector):
         if not isinstance(value, str):
             errs.add(path, "must be text.")
             return None
+        if "\x00" in value:
+            errs.add(path, "must not contain NUL characters.")
+            return None
         if len(value) > 2000:
             errs.add(path, "is too long (at most 2,000 characters).")
             return None
@@ -342,6 +345,9 @@ class CatalogPort(typing.Protocol):
 
 
 def _resolve_entry(kind: str, value, lookup, cls, errs: _Collector):
+    if isinstance(value, str) and ("\x00" in value or len(value) > 200):
+        errs.add(kind, f"is not a valid {kind} slug.")
+        return None
     if isinstance(value, str):
         found = lookup(value)
         if found is None:
@@ -417,6 +423,8 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     raw_switches = data.get("switches")
     if raw_switches is None:
         switches = catalog.switches(None)
+    elif isinstance(raw_switches, list) and any(isinstance(s, str) and "\x00" in s for s in raw_switches):
+        errs.add("switches", "switch slugs must not contain NUL characters.")
     elif isinstance(raw_switches, list) and all(isinstance(s, str) for s in raw_switches):
         switches = catalog.switches(raw_switches)
         missing = sorted(set(raw_switches) - {s.slug for s in switches})
@@ -451,7 +459,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
                 on_date = dt.date.fromisoformat(str(on_date_raw))
             except ValueError:
                 errs.add("commercial.date", "must be a date as YYYY-MM-DD.")
-        if price_list is not None and not isinstance(price_list, str):
+        if price_list is not None and (not isinstance(price_list, str) or "\x00" in price_list):
             errs.add("commercial.price_list", "must be a price-list slug.")
             price_list = None
         currency = raw_commercial.get("currency")

@@ -343,8 +343,8 @@ def _script(title: str, env: Mapping[str, str], body: str, extra_guard: str = ""
     if extra_guard:
         lines.append(extra_guard)
     if env:
-        lines.append("# Environment")
-        lines += [f"export {k}={_quote(v)}" for k, v in env.items()]
+        lines.append("# Environment (sorted: the same script whether built now or from a stored plan)")
+        lines += [f"export {k}={_quote(env[k])}" for k in sorted(env)]
         lines.append("")
     lines.append(body)
     return "\n".join(lines).rstrip("\n") + "\n"

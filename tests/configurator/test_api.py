@@ -223,3 +223,9 @@ def test_manage_py_launch_bundle_refuses_a_plan_with_errors(catalog, tmp_path):
     path.write_text(json.dumps({**K3_4_NODES, "server": "atlas-800-a2", "topology": {"kind": "single", "nodes": 1}}))
     with pytest.raises(CommandError, match="GB short per rank"):
         call_command("launch-bundle", str(path), str(tmp_path / "x.zip"))
+
+
+def test_nul_characters_anywhere_in_the_body_are_a_400(api):
+    response = post(api, {**K3_4_NODES, "scenario": "finance\u0000research"})
+    assert response.status_code == 400
+    assert "NUL" in response.json()["errors"]["request"][0]

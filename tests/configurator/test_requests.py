@@ -189,3 +189,18 @@ def test_hostile_values_in_any_section_never_raise_anything_but_request_error(se
         assert exc.errors and all(isinstance(m, str) for msgs in exc.errors.values() for m in msgs)
     else:
         assert isinstance(req, et.PlanRequest)
+
+
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        (base_request(model="kimi\x00k3"), "model"),
+        (base_request(server="atlas\x00"), "server"),
+        (base_request(switches=["lingqu\x00"]), "switches"),
+        (base_request(commercial={"price_list": "cny\x002026"}), "commercial.price_list"),
+        (base_request(launch={"model_path": "/data/\x00"}), "launch.model_path"),
+    ],
+)
+def test_nul_characters_are_refused_before_any_lookup(data, field):
+    # PostgreSQL refuses NUL in text; the resolver must answer with a field error first.
+    assert field in errors_of(data)

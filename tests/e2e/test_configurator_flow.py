@@ -125,15 +125,6 @@ def test_switching_to_8p8d_updates_the_results_without_reloading(page):
     assert_no_js_errors(page)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "App bug: the verdict strip lives inside #results and is also swapped out of band, so the OOB "
-        "swap replaces the old strip and the main swap then removes it (htmx:oobErrorNoTarget from the "
-        "second update on).  Fix: render <div id='verdicts'> in _workspace.html outside #results and drop "
-        "the non-OOB copy from _results.html.  Remove this marker when fixed."
-    ),
-)
 def test_verdict_badges_follow_every_in_place_update(page):
     for nodes in ("8", "16"):
         change_and_wait(page, lambda n=nodes: page.fill("#id_nodes", n))

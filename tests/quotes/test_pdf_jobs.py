@@ -241,6 +241,9 @@ def test_a_stopped_redis_fails_the_job_and_nothing_else(revision, engineer, monk
     app = tasks.render_proposal.app
     monkeypatch.setattr(app.conf, "task_always_eager", False)
     monkeypatch.setattr(app.conf, "broker_url", "redis://127.0.0.1:1/0")
+    # Celery reads CELERY_BROKER_URL from the environment before its own setting
+    # (the PostgreSQL + Redis pass of .ci/run sets it).
+    monkeypatch.setenv("CELERY_BROKER_URL", "redis://127.0.0.1:1/0")
     monkeypatch.setattr(app, "_pool", None)
     monkeypatch.setattr(app.amqp, "_producer_pool", None)
     done = request_pdf(revision, engineer)
