@@ -648,6 +648,11 @@ def quote_update(*, quote: Quote, by, expected_version: int, **changes: Any) -> 
         changed = [name for name in changes if str(getattr(locked, name)) != before[name]]
         if changed:
             _quote_save(locked, changed)
+            # The proposal prints the quote's header: a draft revision's PDF no
+            # longer matches it.  Issued revisions keep the PDF that was issued.
+            locked.revisions.filter(
+                status=RevisionStatus.DRAFT, pdf_status__in=[PdfStatus.READY, PdfStatus.FAILED]
+            ).update(pdf_status=PdfStatus.NONE, pdf_error="")
             _audit(
                 actor=by,
                 action=AuditAction.QUOTE_UPDATED,

@@ -149,3 +149,28 @@ def test_creation_writes_the_audit_trail(make_quote, engineer):
     assert quote.customer.team.name == "East China"
     # The same name again (any case) reuses the customer.
     assert make_quote(customer="hangzhou gov cloud").customer == quote.customer
+
+
+@pytest.mark.django_db
+def test_editing_the_header_marks_a_draft_revisions_pdf_for_regeneration(make_quote, engineer):
+    # The proposal prints customer, title and validity: a draft's ready PDF no
+    # longer matches after they change; an issued revision keeps its PDF.
+    from quotes.models import QuoteRevision
+    from quotes.statuses import PdfStatus
+
+    quote = make_quote()
+    revision = quote.revisions.get()
+    QuoteRevision.objects.filter(pk=revision.pk).update(pdf_status=PdfStatus.READY)
+    services.quote_update(quote=quote, by=engineer, expected_version=quote.version, title="Renamed")
+    revision.refresh_from_db()
+    assert revision.pdf_status == PdfStatus.NONE
+
+    other = make_quote(title="Issued one")
+    issued = other.revisions.get()
+    services.revision_issue(revision=issued, by=engineer)
+    QuoteRevision.objects.filter(pk=issued.pk).update(pdf_status=PdfStatus.READY)
+    other.refresh_from_db()
+    assert other.status == QuoteStatus.DRAFT  # issuing freezes the revision, the quote stays editable
+    services.quote_update(quote=other, by=engineer, expected_version=other.version, title="Renamed too")
+    issued.refresh_from_db()
+    assert issued.pdf_status == PdfStatus.READY
