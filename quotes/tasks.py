@@ -21,6 +21,7 @@ import logging
 import random
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.db import transaction
 from django.db.models import F
 
@@ -108,3 +109,27 @@ def render_proposal(self, revision_id: int) -> str:
         services.revision_pdf_fail(revision=revision, error=message)
         return "failed"
     return "ready" if written else "unchanged"
+
+
+@worker_ready.connect
+def resend_orphaned_renders(sender=None, **kwargs) -> int:
+    """When a worker starts, resend every job still marked *rendering*.
+
+    A worker killed mid-render leaves its job *rendering* and the broker keeps
+    the unacknowledged message until its visibility timeout (minutes).  Sent
+    again under the same task id, the job is recognised by ``_claim`` as a
+    redelivery and finishes now; should another live worker still be rendering
+    it, the second run stores the same PDF (rendering is deterministic) and the
+    late original finds the job ready and does nothing.
+    """
+    resent = 0
+    rows = QuoteRevision.objects.filter(pdf_status=PdfStatus.RENDERING).exclude(pdf_task_id="")
+    for revision_id, task_id in rows.values_list("pk", "pdf_task_id"):
+        try:
+            render_proposal.apply_async(args=[revision_id], task_id=task_id)
+            resent += 1
+        except Exception:  # noqa: BLE001 - a broker hiccup must not stop the worker starting
+            logger.warning("Could not resend the orphaned PDF job of revision %s", revision_id, exc_info=True)
+    if resent:
+        logger.info("Resent %d proposal PDF job(s) left rendering by a lost worker", resent)
+    return resent

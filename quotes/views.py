@@ -8,12 +8,14 @@ input re-renders the page with field errors and a 4xx status; a stale form
 
 from __future__ import annotations
 
+import logging
 from decimal import Decimal
 from importlib.util import find_spec
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -36,6 +38,8 @@ from .models import Quote, QuoteRevision
 from .statuses import BomCategory, QuoteStatus
 
 PAGE_SIZE = 50
+
+logger = logging.getLogger(__name__)
 
 
 def _errors_into_form(form, exc: ValidationError) -> None:
@@ -403,6 +407,11 @@ def quote_create(request: HttpRequest) -> HttpResponse:
             status = 503
         except ValidationError as exc:
             _errors_into_form(form, exc)
+        except DatabaseError:
+            # The whole save is one transaction: nothing was written.
+            logger.exception("Quote save failed in the database")
+            form.add_error(None, _("The database could not save the quote; nothing was saved. Please try again."))
+            status = 503
         else:
             messages.success(request, _("Quote %(number)s created.") % {"number": quote.number})
             if request.htmx:

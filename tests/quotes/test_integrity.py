@@ -174,3 +174,26 @@ def test_editing_the_header_marks_a_draft_revisions_pdf_for_regeneration(make_qu
     services.quote_update(quote=other, by=engineer, expected_version=other.version, title="Renamed too")
     issued.refresh_from_db()
     assert issued.pdf_status == PdfStatus.READY
+
+
+@pytest.mark.django_db
+def test_a_database_error_during_a_save_from_the_page_is_a_503_saying_nothing_was_saved(
+    client, catalog, engineer, monkeypatch
+):
+    import json
+
+    from django.urls import reverse
+
+    def failing_bulk_create(self, objs, *args, **kwargs):
+        raise DatabaseError("connection lost while writing BOM lines")
+
+    monkeypatch.setattr(type(BomLine.objects.all()), "bulk_create", failing_bulk_create)
+    client.force_login(engineer)
+    client.cookies["django_language"] = "en"
+    request_json = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}
+    response = client.post(
+        reverse("quotes:create"), {"request_json": json.dumps(request_json), "customer_name": "Retry Bank"}
+    )
+    assert response.status_code == 503
+    assert "nothing was saved" in response.content.decode()
+    assert _nothing_written()

@@ -389,3 +389,19 @@ def test_a_tampered_file_is_not_served(revision, engineer, renderer, request_pdf
     response = client.get(reverse("quotes:pdf", args=[revision.pk]))
     assert response.status_code == 409
     assert b"no longer matches" in response.content
+
+
+def test_a_starting_worker_resends_jobs_left_rendering_under_their_task_id(revision, monkeypatch):
+    # A worker killed mid-render leaves the job "rendering"; the next worker to
+    # start sends it again with the same id, which _claim accepts as a redelivery.
+    from quotes.models import QuoteRevision
+
+    QuoteRevision.objects.filter(pk=revision.pk).update(pdf_status=PdfStatus.RENDERING, pdf_task_id="lost-task-1")
+    sent = []
+    monkeypatch.setattr(
+        tasks.render_proposal, "apply_async", lambda args, task_id: sent.append((args, task_id))
+    )
+    assert tasks.resend_orphaned_renders() == 1
+    assert sent == [([revision.pk], "lost-task-1")]
+    assert tasks._claim(revision.pk, "lost-task-1") is True  # the redelivery is taken
+    assert tasks._claim(revision.pk, "another-task") is False
