@@ -323,7 +323,7 @@ def fault_database_error_mid_save(stack: Stack, browser: Browser, preset: dict) 
                 save_quote(browser, preset, f"Fault customer ({where})")
                 check.expect(False, f"save succeeded despite the failing trigger on {where}")
             except HttpError as exc:
-                check.expect("save: 500" in str(exc), f"failing {where}: {str(exc)[:40]}")
+                check.expect("save: 503" in str(exc), f"failing {where}: {str(exc)[:40]}")
         finally:
             stack.sql(f"DROP TRIGGER IF EXISTS fault_injection ON {table}")
         after = stack.sql(COUNTS)[0]
