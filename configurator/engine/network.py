@@ -46,12 +46,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .memory import kv_bytes_per_token, kv_dtype_bytes, linear_state_bytes_per_seq
 from .types import (
     Check,
     Figure,
     GroupLayout,
     LayoutResult,
-    ModelSpec,
     PlanRequest,
     Severity,
     Source,
@@ -230,31 +230,6 @@ def switches_for_ports(ports: int, ports_per_switch: int) -> tuple[int, int, int
     uplinks = leaves * half
     spines = math.ceil(uplinks / ports_per_switch)
     return leaves, spines, uplinks
-
-
-def kv_dtype_bytes(kv_cache_dtype: str, default: int = 2) -> int:
-    return 1 if kv_cache_dtype.lower().startswith("fp8") else default
-
-
-def kv_bytes_per_token(model: ModelSpec, dtype_bytes: int = 2) -> int:
-    """KV bytes per token for one copy of the cache (full-attention layers only).
-
-    MLA: (kv_lora_rank + qk_rope_head_dim) × bytes × MLA layers;
-    GQA: 2 × kv_heads × head_dim × bytes × GQA layers.
-    """
-    mla = (model.kv_lora_rank + model.qk_rope_head_dim) * dtype_bytes * model.mla_layers
-    gqa = 2 * model.num_kv_heads * model.head_dim * dtype_bytes * model.gqa_layers
-    return mla + gqa
-
-
-def linear_state_bytes(model: ModelSpec) -> int:
-    """Fixed linear-attention (KDA / Gated DeltaNet) state per sequence, all layers."""
-    if model.linear_layers <= 0 or model.linear_num_heads <= 0:
-        return 0
-    recurrent = model.linear_num_heads * model.linear_head_dim * model.linear_head_dim
-    recurrent *= model.linear_state_dtype_bytes
-    conv = max(0, model.linear_conv_kernel - 1) * model.linear_conv_dim * model.linear_conv_dtype_bytes
-    return model.linear_layers * (recurrent + conv)
 
 
 def _pick_switch(nic_fabric: str, speed: int, switches: tuple[SwitchSpec, ...]) -> SwitchSpec | None:
@@ -918,14 +893,15 @@ def _kv_transfer(
         return None, {}, []
     tp = prefill[0].parallel.tp
     b = kv_dtype_bytes(req.serving.kv_cache_dtype)
-    per_token = kv_bytes_per_token(model, b)
+    # One copy of the cache (as a single rank would hold it): the same formulas as memory.
+    per_token = kv_bytes_per_token(model, tp=1, kv_cache_dtype=req.serving.kv_cache_dtype)
     kv_heads_on_wire = tp * max(1, model.num_kv_heads // tp) if model.num_kv_heads else 0
     wire_per_token = (
         model.kv_lora_rank + model.qk_rope_head_dim
     ) * b * model.mla_layers * tp + 2 * kv_heads_on_wire * model.head_dim * b * model.gqa_layers
     sliding = 2 * kv_heads_on_wire * model.head_dim * b * model.sliding_layers
     window = min(model.sliding_window or w.input_tokens, w.input_tokens)
-    state = linear_state_bytes(model)
+    state = linear_state_bytes_per_seq(model, tp=1)
     per_request = w.input_tokens * wire_per_token + window * sliding + state
 
     out_rows = [r for r in rows if r.role == "scale_out" and r.switches > 0 and prefill[0].name in r.groups]
@@ -1145,8 +1121,6 @@ __all__ = [
     "NetworkResult",
     "SeedReference",
     "SwitchUnit",
-    "kv_bytes_per_token",
-    "linear_state_bytes",
     "seed_reference",
     "size_network",
     "switches_for_ports",

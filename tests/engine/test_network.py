@@ -7,12 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from configurator.engine.network import (
-    kv_bytes_per_token,
-    linear_state_bytes,
-    size_network,
-    switches_for_ports,
-)
+from configurator.engine.memory import kv_bytes_per_token, linear_state_bytes_per_seq
+from configurator.engine.network import size_network, switches_for_ports
 from configurator.engine.types import (
     NicSpec,
     ParallelSpec,
@@ -231,14 +227,15 @@ def test_management_fabric_counted_and_missing_switch_flagged():
     )
 
 
-def test_kv_bytes_per_token_from_the_model_spec():
+def test_kv_transfer_uses_the_memory_formulas_for_one_copy_of_the_cache():
+    # The P→D check sizes one copy of the cache (TP 1) with memory's functions.
     # domain.md §2: K3 MLA = 24 layers × (512 + 64) × 2 B = 27,648 B/token (13,824 in FP8)
-    assert kv_bytes_per_token(k3_model()) == 24 * (512 + 64) * 2 == 27_648
-    assert kv_bytes_per_token(k3_model(), 1) == 13_824
+    assert kv_bytes_per_token(k3_model(), tp=1) == 24 * (512 + 64) * 2 == 27_648
+    assert kv_bytes_per_token(k3_model(), tp=1, kv_cache_dtype="fp8") == 13_824
     # KDA state per sequence = 69 × (96·128·128·4 + 9·96·128·2) = 449,372,160 B
-    assert linear_state_bytes(k3_model()) == 69 * (96 * 128 * 128 * 4 + 9 * 96 * 128 * 2) == 449_372_160
+    assert linear_state_bytes_per_seq(k3_model(), tp=1) == 69 * (96 * 128 * 128 * 4 + 9 * 96 * 128 * 2)
     # GQA: 2 × kv_heads × head_dim × 2 B × layers (Llama-3.3-70B shape: 8 KV heads, 128, 80 layers)
-    assert kv_bytes_per_token(dense_gqa_model()) == 2 * 8 * 128 * 2 * 80
+    assert kv_bytes_per_token(dense_gqa_model(), tp=1) == 2 * 8 * 128 * 2 * 80
 
 
 def test_kv_transfer_for_k3_8p8d_is_a_small_share():
