@@ -46,7 +46,9 @@ class DemoUser:
 
 DEMO_USERS = (
     DemoUser("engineer", "demo-engineer-2026", roles.SALES_ENGINEER, "East China", "Li Wei (sales engineer)"),
-    DemoUser("engineer2", "demo-engineer2-2026", roles.SALES_ENGINEER, "North China", "Zhang Min (sales engineer)"),
+    DemoUser(
+        "engineer2", "demo-engineer2-2026", roles.SALES_ENGINEER, "North China", "Zhang Min (sales engineer)"
+    ),
     DemoUser("manager", "demo-manager-2026", roles.SALES_MANAGER, "East China", "Chen Jing (sales manager)"),
     DemoUser("catalog", "demo-catalog-2026", roles.CATALOG_ADMIN, None, "Wang Fang (catalog admin)"),
 )
@@ -67,7 +69,9 @@ def demo_users_create() -> list[tuple[DemoUser, bool]]:
         user.save()
         user.groups.add(groups[demo.role])
         team = Team.objects.get_or_create(name=demo.team)[0] if demo.team else None
-        Profile.objects.update_or_create(user=user, defaults={"team": team, "display_name": demo.display_name})
+        Profile.objects.update_or_create(
+            user=user, defaults={"team": team, "display_name": demo.display_name}
+        )
         out.append((demo, created))
     return out
 

@@ -41,7 +41,9 @@ def main() -> None:
                 samples.append(elapsed)
         samples.sort()
         all_samples += samples
-        print(f"{slug or '(default 4 × A3)':32} {statistics.median(samples):10.1f} {samples[int(0.95 * len(samples)) - 1]:8.1f}")
+        print(
+            f"{slug or '(default 4 × A3)':32} {statistics.median(samples):10.1f} {samples[int(0.95 * len(samples)) - 1]:8.1f}"
+        )
     all_samples.sort()
     p95 = all_samples[int(0.95 * len(all_samples)) - 1]
     print(f"{'all presets':32} {statistics.median(all_samples):10.1f} {p95:8.1f}   (target p95 < 50 ms)")

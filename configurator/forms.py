@@ -61,11 +61,20 @@ class ConfiguratorForm(forms.Form):
     """Every input of the configurator page."""
 
     scenario = forms.ModelChoiceField(
-        Scenario.objects.all(), to_field_name="slug", required=False, label=_("Scenario"), empty_label=_("— none —")
+        Scenario.objects.all(),
+        to_field_name="slug",
+        required=False,
+        label=_("Scenario"),
+        empty_label=_("— none —"),
     )
-    model = forms.ModelChoiceField(LlmModel.objects.all(), to_field_name="slug", label=_("Model"), empty_label=None)
+    model = forms.ModelChoiceField(
+        LlmModel.objects.all(), to_field_name="slug", label=_("Model"), empty_label=None
+    )
     server = forms.ModelChoiceField(
-        ServerModel.objects.select_related("accelerator"), to_field_name="slug", label=_("Server"), empty_label=None
+        ServerModel.objects.select_related("accelerator"),
+        to_field_name="slug",
+        label=_("Server"),
+        empty_label=None,
     )
     topology = forms.ChoiceField(choices=TOPOLOGY_CHOICES, label=_("Topology"))
     nodes = _int(_("Nodes"), min_value=1, max_value=1024, initial=4)
@@ -81,7 +90,9 @@ class ConfiguratorForm(forms.Form):
     decode_dp = _int(_("Decode DP"), min_value=1, max_value=1024, required=False)
     expert_parallel = forms.BooleanField(label=_("Expert parallelism"), required=False, initial=True)
 
-    gpu_memory_utilization = _dec(_("Memory utilisation"), min_value=0.05, max_value=0.99, initial=Decimal("0.85"), places=3)
+    gpu_memory_utilization = _dec(
+        _("Memory utilisation"), min_value=0.05, max_value=0.99, initial=Decimal("0.85"), places=3
+    )
     max_model_len = _int(_("Max model length (tokens)"), min_value=1, max_value=16_777_216, initial=133_120)
     max_num_seqs = _int(_("Max sequences per DP rank"), min_value=1, max_value=65_536, initial=16)
     max_num_batched_tokens = _int(_("Max batched tokens"), min_value=1, max_value=4_194_304, initial=8192)
@@ -95,24 +106,42 @@ class ConfiguratorForm(forms.Form):
     concurrency = _int(_("Concurrent requests"), min_value=1, max_value=1_000_000, initial=16)
     needs_vision = forms.BooleanField(label=_("Image input needed"), required=False)
     measured_output_tokens_per_s = _dec(
-        _("Measured output tokens/s (overrides the estimate)"), min_value=0.001, max_value=10**9, required=False, places=3
+        _("Measured output tokens/s (overrides the estimate)"),
+        min_value=0.001,
+        max_value=10**9,
+        required=False,
+        places=3,
     )
 
-    site = forms.ModelChoiceField(SiteProfile.objects.all(), to_field_name="slug", label=_("Site"), empty_label=None)
-    rack = forms.ModelChoiceField(RackType.objects.all(), to_field_name="slug", label=_("Rack type"), empty_label=None)
+    site = forms.ModelChoiceField(
+        SiteProfile.objects.all(), to_field_name="slug", label=_("Site"), empty_label=None
+    )
+    rack = forms.ModelChoiceField(
+        RackType.objects.all(), to_field_name="slug", label=_("Rack type"), empty_label=None
+    )
 
     price_list = forms.ModelChoiceField(
-        PriceList.objects.all(), to_field_name="slug", required=False, label=_("Price list"), empty_label=_("— in force today —")
+        PriceList.objects.all(),
+        to_field_name="slug",
+        required=False,
+        label=_("Price list"),
+        empty_label=_("— in force today —"),
     )
-    server_unit_price = _dec(_("Server price (override)"), min_value=0, max_value=10**12, required=False, places=2)
-    server_lease_per_month = _dec(_("Lease per node-month (override)"), min_value=0, max_value=10**11, required=False, places=2)
+    server_unit_price = _dec(
+        _("Server price (override)"), min_value=0, max_value=10**12, required=False, places=2
+    )
+    server_lease_per_month = _dec(
+        _("Lease per node-month (override)"), min_value=0, max_value=10**11, required=False, places=2
+    )
     om_per_year = _dec(_("O&M per year (override)"), min_value=0, max_value=10**12, required=False, places=2)
     utilisation = _dec(_("Utilisation"), min_value=0.01, max_value=1, initial=Decimal("0.6"), places=3)
     horizon_years = _int(_("Horizon (years)"), min_value=1, max_value=15, initial=3)
     discount_rate = _dec(_("Discount rate"), min_value=0, max_value=1, initial=Decimal("0.08"), places=4)
 
     node_ips = forms.CharField(
-        label=_("Node IPs (one per line, node 0 first)"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+        label=_("Node IPs (one per line, node 0 first)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
     )
     data_nic = forms.CharField(label=_("Data NIC name"), required=False, max_length=15)
     model_path = forms.CharField(label=_("Model path on the nodes"), required=False, max_length=400)
@@ -161,7 +190,9 @@ class ConfiguratorForm(forms.Form):
         nodes = data.get("nodes")
         if ips and nodes and len(ips) != nodes:
             self.add_error(
-                "node_ips", _("%(n)d addresses for %(m)d nodes: give one per node, or none.") % {"n": len(ips), "m": nodes}
+                "node_ips",
+                _("%(n)d addresses for %(m)d nodes: give one per node, or none.")
+                % {"n": len(ips), "m": nodes},
             )
         return data
 
@@ -182,7 +213,11 @@ class ConfiguratorForm(forms.Form):
                 "dp_local": d.get("dp_local") or 1,
                 "expert_parallel": bool(d.get("expert_parallel")),
             }
-            if d["topology"] == TopologyKind.DISAGGREGATED.value and d.get("decode_tp") and d.get("decode_dp"):
+            if (
+                d["topology"] == TopologyKind.DISAGGREGATED.value
+                and d.get("decode_tp")
+                and d.get("decode_dp")
+            ):
                 topology["decode_parallel"] = {
                     "tp": d["decode_tp"],
                     "dp": d["decode_dp"],
@@ -278,4 +313,7 @@ class ConfiguratorForm(forms.Form):
         for path, messages in errors.items():
             field = self.field_for_path(path)
             for message in messages:
-                self.add_error(field if field in self.fields else None, f"{path}: {message}" if field is None else message)
+                self.add_error(
+                    field if field in self.fields else None,
+                    f"{path}: {message}" if field is None else message,
+                )

@@ -236,9 +236,18 @@ def _tco(result: dict, lang: str) -> dict | None:
             return format_money(float(v), currency, lang, scale=1, decimals=2)
 
         bars_rows = [
-            {"label": "自建·购买（输出）" if zh else "Self-hosted, buy (output)", "value": float(tokens["cost_per_m_output_buy"])},
-            {"label": "自建·租赁（输出）" if zh else "Self-hosted, lease (output)", "value": float(tokens["cost_per_m_output_lease"])},
-            {"label": "公有 API（输出）" if zh else "Public API (output)", "value": float(tokens["api_price_output_per_m"])},
+            {
+                "label": "自建·购买（输出）" if zh else "Self-hosted, buy (output)",
+                "value": float(tokens["cost_per_m_output_buy"]),
+            },
+            {
+                "label": "自建·租赁（输出）" if zh else "Self-hosted, lease (output)",
+                "value": float(tokens["cost_per_m_output_lease"]),
+            },
+            {
+                "label": "公有 API（输出）" if zh else "Public API (output)",
+                "value": float(tokens["api_price_output_per_m"]),
+            },
         ]
         bars = bar_chart_svg(bars_rows, lang, money)
     sens_rows = []
@@ -307,7 +316,11 @@ def _layout(result: dict, lang: str) -> dict | None:
     if not layout:
         return layout
     groups = [
-        {**g, "label": _label(GROUP_LABELS, g["name"], lang), "role_label": _label(ROLE_LABELS, g["role"], lang)}
+        {
+            **g,
+            "label": _label(GROUP_LABELS, g["name"], lang),
+            "role_label": _label(ROLE_LABELS, g["role"], lang),
+        }
         for g in layout.get("groups", [])
     ]
     return {**layout, "groups": groups}

@@ -74,7 +74,9 @@ def update(request):
         return denied
     form = ConfiguratorForm(request.POST)
     plan = _evaluate(form)
-    return render(request, "configurator/_results.html", {"form": form, "plan": plan, "lang": _lang(), "oob": True})
+    return render(
+        request, "configurator/_results.html", {"form": form, "plan": plan, "lang": _lang(), "oob": True}
+    )
 
 
 @require_GET

@@ -410,7 +410,9 @@ def quote_create(request: HttpRequest) -> HttpResponse:
         except DatabaseError:
             # The whole save is one transaction: nothing was written.
             logger.exception("Quote save failed in the database")
-            form.add_error(None, _("The database could not save the quote; nothing was saved. Please try again."))
+            form.add_error(
+                None, _("The database could not save the quote; nothing was saved. Please try again.")
+            )
             status = 503
         else:
             messages.success(request, _("Quote %(number)s created.") % {"number": quote.number})

@@ -45,4 +45,7 @@ def users(db):
 
     demo_users_create()
     User = get_user_model()
-    return {u.username: u for u in User.objects.filter(username__in=["engineer", "engineer2", "manager", "catalog"])}
+    return {
+        u.username: u
+        for u in User.objects.filter(username__in=["engineer", "engineer2", "manager", "catalog"])
+    }

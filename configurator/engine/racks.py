@@ -651,9 +651,7 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
     )
     # One path for the unit grid, and U numbers at 1, every fifth U and the top:
     # the same reading aid at a fraction of the elements (the PDF draws 8+ racks).
-    grid = "".join(
-        f"M{frame_x} {frame_y + (h_units - u) * _UNIT_H}h{_RACK_W}" for u in range(1, h_units)
-    )
+    grid = "".join(f"M{frame_x} {frame_y + (h_units - u) * _UNIT_H}h{_RACK_W}" for u in range(1, h_units))
     out.append(f'<path d="{grid}" stroke="#e4e7eb" stroke-width="0.5" fill="none"/>')
     for u in range(1, h_units + 1):
         if u != 1 and u % 5 and u != h_units:

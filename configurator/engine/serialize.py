@@ -53,7 +53,9 @@ def _float(x: float, path: str) -> float:
     return x
 
 
-def to_jsonable(obj: Any, *, exclude: tuple[str, ...] = (), drop: tuple[str, ...] = (), _path: str = "") -> Any:
+def to_jsonable(
+    obj: Any, *, exclude: tuple[str, ...] = (), drop: tuple[str, ...] = (), _path: str = ""
+) -> Any:
     """Convert ``obj`` (a dataclass tree) into JSON-safe values.
 
     ``exclude`` drops those field names at the top level only; ``drop`` drops
@@ -143,7 +145,9 @@ def _section(obj: Any) -> Any:
 def _memory_section(memory: Any) -> Any:
     if memory is None:
         return None
-    groups = [to_jsonable(g, drop=_FLATTENED, _path=f"memory.groups[{i}]") for i, g in enumerate(memory.groups)]
+    groups = [
+        to_jsonable(g, drop=_FLATTENED, _path=f"memory.groups[{i}]") for i, g in enumerate(memory.groups)
+    ]
     if not groups:
         return {"group": None, "per_rank": None, "groups": []}
     first = groups[0]

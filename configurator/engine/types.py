@@ -278,8 +278,28 @@ class SiteSpec:
     air_cooling_kw_limit: float = 25.0
     currency: str = "CNY"
     breaker_ladder_amps: tuple[int, ...] = (
-        16, 20, 25, 32, 40, 50, 63, 80, 100, 125, 160, 200, 225, 250, 315, 400, 500, 630, 800,
-        1000, 1250, 1600,
+        16,
+        20,
+        25,
+        32,
+        40,
+        50,
+        63,
+        80,
+        100,
+        125,
+        160,
+        200,
+        225,
+        250,
+        315,
+        400,
+        500,
+        630,
+        800,
+        1000,
+        1250,
+        1600,
     )
     sources: Mapping[str, Source] = field(default_factory=dict)
 

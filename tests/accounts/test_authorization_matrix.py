@@ -50,19 +50,30 @@ MATRIX = {
     "configurator:preset": ("GET", None, None, sales(200, other_team=200)),
     "configurator:apply_fix": ("POST", None, lambda c: {"fix": "{}"}, sales(200, other_team=200)),
     "configurator:bundle": (
-        "POST", None, lambda c: {"request_json": json.dumps(REQUEST)}, sales(200, other_team=200)
+        "POST",
+        None,
+        lambda c: {"request_json": json.dumps(REQUEST)},
+        sales(200, other_team=200),
     ),
     "configurator:api_plan": (
-        "POST_JSON", None, lambda c: REQUEST, {**sales(200, other_team=200, anonymous=401)}
+        "POST_JSON",
+        None,
+        lambda c: REQUEST,
+        {**sales(200, other_team=200, anonymous=401)},
     ),
     "configurator:planner": ("GET", None, None, sales(200, other_team=200)),
     "configurator:planner_results": ("POST", None, lambda c: {}, sales(200, other_team=200)),
     "configurator:planner_preset": ("GET", None, None, sales(200, other_team=200)),
     "configurator:planner_open": (
-        "POST", None, lambda c: {"request_json": json.dumps(REQUEST)}, sales(200, other_team=200)
+        "POST",
+        None,
+        lambda c: {"request_json": json.dumps(REQUEST)},
+        sales(200, other_team=200),
     ),
     "configurator:api_recommend": (
-        "POST_JSON", None, lambda c: {"model": "kimi-k3", "scenario": "government-policy-qa"},
+        "POST_JSON",
+        None,
+        lambda c: {"model": "kimi-k3", "scenario": "government-policy-qa"},
         sales(200, other_team=200, anonymous=401),
     ),
     # A catalog admin sees an empty quote list (no quotes of their own) and 404 on any quote.
@@ -79,8 +90,18 @@ MATRIX = {
     "quotes:revise": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(400, catalog=404)),
     "quotes:issue": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(400, catalog=404)),
     # Only a manager of the team decides on discounts; the engineer is refused.
-    "quotes:approve": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(403, manager=400, catalog=404)),
-    "quotes:reject": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(403, manager=400, catalog=404)),
+    "quotes:approve": (
+        "POST",
+        lambda c: {"pk": c["revision"].pk},
+        lambda c: {},
+        sales(403, manager=400, catalog=404),
+    ),
+    "quotes:reject": (
+        "POST",
+        lambda c: {"pk": c["revision"].pk},
+        lambda c: {},
+        sales(403, manager=400, catalog=404),
+    ),
     # No PDF rendered yet: 409 with a message, for those who may see the quote.
     "quotes:pdf": ("GET", lambda c: {"pk": c["revision"].pk}, None, sales(409, catalog=404)),
     "quotes:pdf_status": ("GET", lambda c: {"pk": c["revision"].pk}, None, sales(200, catalog=404)),
@@ -91,8 +112,20 @@ MATRIX = {
 }
 ADMIN = {
     "/admin/": {"anonymous": 302, "engineer": 302, "engineer2": 302, "manager": 302, "catalog": 200},
-    "/admin/catalog/llmmodel/": {"anonymous": 302, "engineer": 302, "engineer2": 302, "manager": 302, "catalog": 200},
-    "/admin/quotes/quote/": {"anonymous": 302, "engineer": 302, "engineer2": 302, "manager": 302, "catalog": 403},
+    "/admin/catalog/llmmodel/": {
+        "anonymous": 302,
+        "engineer": 302,
+        "engineer2": 302,
+        "manager": 302,
+        "catalog": 200,
+    },
+    "/admin/quotes/quote/": {
+        "anonymous": 302,
+        "engineer": 302,
+        "engineer2": 302,
+        "manager": 302,
+        "catalog": 403,
+    },
 }
 
 

@@ -18,7 +18,10 @@ def test_five_failed_logins_lock_the_account_even_with_the_right_password(settin
         response = client.post(reverse("login"), {"username": engineer.username, "password": "wrong"})
     response = client.post(reverse("login"), {"username": engineer.username, "password": engineer.password})
     assert response.status_code == 429
-    assert "Too many failed log-ins" in response.content.decode() or "登录失败次数过多" in response.content.decode()
+    assert (
+        "Too many failed log-ins" in response.content.decode()
+        or "登录失败次数过多" in response.content.decode()
+    )
     # Another user from the same address is not locked out (lock-out is per user name + address).
     other = DEMO_USERS[2]
     response = client.post(reverse("login"), {"username": other.username, "password": other.password})
@@ -65,7 +68,11 @@ def test_password_change_requires_login_and_works(client, users):
     client.force_login(users["engineer"])
     response = client.post(
         reverse("password_change"),
-        {"old_password": DEMO_USERS[0].password, "new_password1": "a-much-better-pass-2026", "new_password2": "a-much-better-pass-2026"},
+        {
+            "old_password": DEMO_USERS[0].password,
+            "new_password1": "a-much-better-pass-2026",
+            "new_password2": "a-much-better-pass-2026",
+        },
     )
     assert response.status_code == 302
     users["engineer"].refresh_from_db()

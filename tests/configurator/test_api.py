@@ -220,7 +220,9 @@ def test_manage_py_launch_bundle_writes_one_script_per_node(catalog, tmp_path):
 
 def test_manage_py_launch_bundle_refuses_a_plan_with_errors(catalog, tmp_path):
     path = tmp_path / "req.json"
-    path.write_text(json.dumps({**K3_4_NODES, "server": "atlas-800-a2", "topology": {"kind": "single", "nodes": 1}}))
+    path.write_text(
+        json.dumps({**K3_4_NODES, "server": "atlas-800-a2", "topology": {"kind": "single", "nodes": 1}})
+    )
     with pytest.raises(CommandError, match="GB short per rank"):
         call_command("launch-bundle", str(path), str(tmp_path / "x.zip"))
 

@@ -51,7 +51,11 @@ def test_unknown_profile_is_refused():
 
 
 def test_embedded_default_is_sqlite_with_eager_celery_and_debug_off():
-    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DEBUG", "DJANGO_ENV"}}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DEBUG", "DJANGO_ENV"}
+    }
     code = (
         "import django,os;os.environ['DJANGO_SETTINGS_MODULE']='config.settings';django.setup();"
         "from django.conf import settings as s;"

@@ -396,7 +396,9 @@ def test_a_starting_worker_resends_jobs_left_rendering_under_their_task_id(revis
     # start sends it again with the same id, which _claim accepts as a redelivery.
     from quotes.models import QuoteRevision
 
-    QuoteRevision.objects.filter(pk=revision.pk).update(pdf_status=PdfStatus.RENDERING, pdf_task_id="lost-task-1")
+    QuoteRevision.objects.filter(pk=revision.pk).update(
+        pdf_status=PdfStatus.RENDERING, pdf_task_id="lost-task-1"
+    )
     sent = []
     monkeypatch.setattr(
         tasks.render_proposal, "apply_async", lambda args, task_id: sent.append((args, task_id))

@@ -49,7 +49,10 @@ def test_issued_revision_and_its_pdf_ignore_a_later_price_change(
         "net_total": r1.net_total,
         "capex_total": r1.capex_total,
         "tco_buy_3y": r1.tco_buy_3y,
-        "lines": [(line.sku, line.quantity, line.unit_price, line.line_total) for line in r1.lines.order_by("position")],
+        "lines": [
+            (line.sku, line.quantity, line.unit_price, line.line_total)
+            for line in r1.lines.order_by("position")
+        ],
         "pdf_sha": sha256_of(r1.pdf_file),
         "result": r1.result_json,
     }
@@ -66,7 +69,9 @@ def test_issued_revision_and_its_pdf_ignore_a_later_price_change(
     assert r1.net_total == before["net_total"]
     assert r1.capex_total == before["capex_total"]
     assert r1.tco_buy_3y == before["tco_buy_3y"]
-    assert [(line.sku, line.quantity, line.unit_price, line.line_total) for line in r1.lines.order_by("position")] == before["lines"]
+    assert [
+        (line.sku, line.quantity, line.unit_price, line.line_total) for line in r1.lines.order_by("position")
+    ] == before["lines"]
     assert r1.result_json == before["result"]
     assert sha256_of(r1.pdf_file) == before["pdf_sha"]
     assert client.get(reverse("quotes:pdf", kwargs={"pk": r1.pk})).status_code == 200
