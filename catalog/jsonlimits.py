@@ -81,7 +81,7 @@ def loads(
             raise JsonLimitError(f"{what} is not UTF-8 text.") from exc
     depth = json_depth(text)
     if depth > max_depth:
-        raise JsonLimitError(f"{what} nests {depth} levels deep; at most {max_depth} are allowed.")
+        raise JsonLimitError(f"{what} nests {depth:,} levels deep; at most {max_depth} are allowed.")
     try:
         return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except JsonLimitError as exc:

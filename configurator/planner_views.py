@@ -561,7 +561,11 @@ def planner_open(request):
             return HttpResponseBadRequest(f"request_json must be a configuration as JSON: {exc}")
     if not isinstance(data, dict):
         return HttpResponseBadRequest("request_json must be a JSON object.")
-    return render(request, "configurator/home.html", _configurator_context(data))
+    context = _configurator_context(data)
+    # A posted configuration the form refuses (e.g. 1e308 tokens) is a bad request: the page still
+    # shows every field's message, with a 400 status.
+    status = 400 if not token and context["form"].errors else 200
+    return render(request, "configurator/home.html", context, status=status)
 
 
 @api_view(methods=("POST",))

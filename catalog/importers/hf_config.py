@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catalog import jsonlimits
+from configurator.engine.site_values import control_chars
 
 MAX_CONFIG_BYTES = 1024 * 1024  # uploads and pasted text are refused above 1 MB
 MAX_CONFIG_DEPTH = 32  # nesting of objects/lists; real configs use 4 or 5 levels
@@ -219,7 +220,7 @@ def check_numbers(data: Any, path: str = "", depth: int = 0) -> None:
     if isinstance(data, bool) or data is None or isinstance(data, str):
         return
     if isinstance(data, int | float):
-        if not math.isfinite(data) or abs(data) > MAX_CONFIG_INT:
+        if (isinstance(data, float) and not math.isfinite(data)) or abs(data) > MAX_CONFIG_INT:
             raise ConfigError(
                 path or "config", f"{path or 'config'} must be a finite number of at most {MAX_CONFIG_INT:,}"
             )
@@ -536,6 +537,10 @@ def parse_hf_config(
         raise ConfigError(
             "config", f"config.json has a value this importer cannot use ({exc})"[:300]
         ) from exc
+    for key in ("name", "hf_model_id"):
+        bad = control_chars(str(imported.fields.get(key) or ""))
+        if bad:
+            raise ConfigError(key, f"{key} must be one line of printable text (found {', '.join(bad[:5])})")
     for key, value in imported.fields.items():
         if isinstance(value, int) and not isinstance(value, bool) and value > MAX_DERIVED:
             raise ConfigError(
