@@ -273,3 +273,10 @@ def test_nested_and_extreme_json_never_gives_a_500(api, url, depth, section, val
     text = "[" * depth + json.dumps(body) + "]" * depth
     response = _send(api, url, text)
     assert response.status_code < 500, (url, depth, section, response.content[:300])
+
+
+@pytest.mark.parametrize("section", ["topology", "serving", "launch"])
+def test_planner_open_with_a_non_object_section_is_not_a_500(api, section):
+    # Found by the hypothesis run above: form_data_from_request called .items() on a bool.
+    response = api.post("/planner/open", {"request_json": json.dumps({**K3_4_NODES, section: True})})
+    assert response.status_code in (200, 400)
