@@ -280,3 +280,34 @@ def test_planner_open_with_a_non_object_section_is_not_a_500(api, section):
     # Found by the hypothesis run above: form_data_from_request called .items() on a bool.
     response = api.post("/planner/open", {"request_json": json.dumps({**K3_4_NODES, section: True})})
     assert response.status_code in (200, 400)
+
+
+def _numeric_paths() -> list[tuple[str, ...]]:
+    """Every bounded numeric field a request section carries (RANGES in configurator/requests.py)."""
+    from configurator.requests import RANGES
+
+    paths = []
+    for key in RANGES:
+        section, name = key.split(".", 1)
+        if section in ("serving", "workload", "commercial", "performance", "launch"):
+            paths.append((section, name))
+        elif section == "parallel":
+            paths.append(("topology", "parallel", name))
+        elif key == "topology.nodes":
+            paths.append(("topology", "nodes"))
+    return paths
+
+
+@pytest.mark.parametrize("value", [1e308, -1e308, 10**30])
+def test_extreme_numbers_in_every_numeric_request_field_are_a_400(api, value):
+    import copy
+
+    for path in _numeric_paths():
+        body = copy.deepcopy(K3_4_NODES)
+        node = body
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
+        response = post(api, body)
+        assert response.status_code == 400, (path, response.content[:200])
+        assert any(k.endswith(path[-1]) for k in response.json()["errors"]), path
