@@ -716,6 +716,14 @@ def _nginx_render(nodes: list[tuple], depth: int = 0) -> list[str]:
     return out
 
 
+def _upstream_host(node: NodeLaunch) -> str:
+    """The node's address as an upstream; a stored plan's value outside the grammar becomes the
+    node's placeholder (plans made before issue 13 were not validated)."""
+    if sv.is_placeholder(node.host) or sv.node_address_error(node.host) is None:
+        return node.host
+    return f"__NODE{node.index}_IP__"
+
+
 def _upstream_name(group: str) -> str:
     return _nginx_word(group.replace("-", "_"))
 
@@ -748,8 +756,8 @@ def _nginx(ctx: BundleContext, masters: list[NodeLaunch]) -> str:
                 "upstream",
                 ["llm_primary_standby"],
                 [
-                    ("server", [sv.host_port(a.host, port), "max_fails=2", "fail_timeout=10s"]),
-                    ("server", [sv.host_port(b.host, port), "backup"]),
+                    ("server", [sv.host_port(_upstream_host(a), port), "max_fails=2", "fail_timeout=10s"]),
+                    ("server", [sv.host_port(_upstream_host(b), port), "backup"]),
                     ("keepalive", ["32"]),
                 ],
             ),
@@ -798,7 +806,7 @@ def _nginx(ctx: BundleContext, masters: list[NodeLaunch]) -> str:
                 "upstream",
                 [_upstream_name(m.group)],
                 [
-                    ("server", [sv.host_port(m.host, port), "max_fails=2", "fail_timeout=10s"]),
+                    ("server", [sv.host_port(_upstream_host(m), port), "max_fails=2", "fail_timeout=10s"]),
                     ("keepalive", ["32"]),
                 ],
             ),
@@ -831,7 +839,7 @@ def _prometheus(ctx: BundleContext, nodes: list[NodeLaunch]) -> str:
     ]
     vllm_targets = [
         {
-            "targets": [sv.host_port(n.host, port)],
+            "targets": [sv.host_port(_upstream_host(n), port)],
             "labels": {"group": n.group, "role": n.role, "node": str(n.index)},
         }
         for n in nodes
@@ -847,7 +855,7 @@ def _prometheus(ctx: BundleContext, nodes: list[NodeLaunch]) -> str:
                 "job_name": job,
                 "static_configs": [
                     {
-                        "targets": [sv.host_port(n.host, port)],
+                        "targets": [sv.host_port(_upstream_host(n), port)],
                         "labels": {"group": n.group, "node": str(n.index)},
                     }
                     for n in nodes

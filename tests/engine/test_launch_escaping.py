@@ -174,3 +174,23 @@ def test_nic_grammar_follows_dev_valid_name(text, ok):
 )
 def test_image_reference_grammar(text, ok):
     assert (sv.image_error(text) is None) is ok
+
+
+def test_a_stored_plan_with_a_hostile_host_still_renders_a_safe_gateway():
+    # Quotes store the launch result (host, argv, env) and re-render it later; a plan stored
+    # before issue 13 may hold any host text.
+    req = F.request_k3_a3_8node_pair()
+    result = build_launch(req, resolve_layout(req))
+    evil = "10.0.0.1:8000;\n server evil.example.com"
+    nodes = (replace(result.nodes[0], host=evil), *result.nodes[1:])
+    stored = replace(result, nodes=nodes)
+    files = stored.files
+    nginx = files["gateway/nginx.conf"]
+    assert "evil" not in nginx and "server __NODE0_IP__:8000 max_fails=2" in nginx
+    assert len(re.findall(r"^\s*server [^{\s]", nginx, re.M)) == 2
+    config = yaml.safe_load(files["monitoring/prometheus.yml"])
+    assert (
+        sum(len(sc["targets"]) for j in config["scrape_configs"] for sc in j["static_configs"]) == 2 + 8 + 8
+    )
+    assert _bash_ok(files["node-00-cluster-a-master.sh"])
+    assert "\n server evil" not in files["README.md"]
