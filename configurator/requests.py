@@ -25,6 +25,8 @@ from functools import cache
 from typing import Any
 
 from configurator.engine import types as et
+from configurator.engine.launch import launch_port_conflicts
+from configurator.engine.recipes import serving_with_defaults
 
 
 class RequestError(Exception):
@@ -487,6 +489,12 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         raise RequestError(errs.errors)
 
     topology = _finalize_topology(topology, model, server)
+    # Fields the request leaves unset take the launch recipe's validated values, clamped to the model (issue 19).
+    given = set(data["serving"]) if isinstance(data.get("serving"), dict) else set()
+    sections["serving"] = serving_with_defaults(sections["serving"], given, model, server, topology.kind)
+    port_errors = launch_port_conflicts(topology, sections["launch"])
+    if port_errors:
+        raise RequestError(port_errors)
 
     return et.PlanRequest(
         model=model,

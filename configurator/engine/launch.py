@@ -54,12 +54,14 @@ from .types import (
     Check,
     Figure,
     GroupLayout,
+    LaunchSpec,
     LayoutResult,
     ParallelSpec,
     PlanRequest,
     Severity,
     Source,
     TopologyKind,
+    TopologySpec,
 )
 
 AREA = "launch"
@@ -364,6 +366,8 @@ def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -
     """The recipe's own deviations plus the ones this plan adds, each with its reason."""
     out = list(recipe.deviations)
     ascend = recipe.platform == "ascend"
+    if "VLLM_HOST_IP" not in recipe.env and not any(d.name == "VLLM_HOST_IP" for d in out):
+        out.append(rc.HOST_IP_ADDED)
     buffsize = recipe.env.get("HCCL_BUFFSIZE")
     if ascend and buffsize and str(req.serving.comm_buffer_mb) != buffsize:
         out.append(
@@ -1160,6 +1164,50 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
 # --------------------------------------------------------------------------- checks
 
 
+def _port_clashes(topology: TopologySpec, lp: LaunchSpec) -> list[tuple[str, str, int]]:
+    """Every pair of bundle ports that would collide on one host: (field, other, port).
+
+    Each node serves ``api_port`` (and, with several engines per node in P/D, ``api_port + 1`` …); the DP
+    RPC port is ``rpc_port`` (``rpc_port + 1`` for the decode side); the P/D proxy listens on ``proxy_port``
+    on the prefill master, beside that node's engines; the two-cluster gateway listens on ``proxy_port``
+    (and ``proxy_port + 1`` for the second tenant).
+    """
+    disaggregated = topology.kind == TopologyKind.DISAGGREGATED
+    engines = 1
+    if disaggregated:
+        sides = [topology.parallel, topology.decode_parallel or topology.parallel]
+        engines = max(p.dp_local for p in sides)
+    ports: list[tuple[str, int]] = [("launch.api_port", lp.api_port)]
+    ports += [
+        (f"launch.api_port + {i} (engine {i + 1} on a node)", lp.api_port + i) for i in range(1, engines)
+    ]
+    ports.append(("launch.rpc_port", lp.rpc_port))
+    if disaggregated:
+        ports.append(("launch.rpc_port + 1 (decode side)", lp.rpc_port + 1))
+    if disaggregated or topology.kind in (TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR):
+        ports.append(("launch.proxy_port", lp.proxy_port))
+    if topology.kind == TopologyKind.TENANT_PAIR:
+        ports.append(("launch.proxy_port + 1 (second tenant)", lp.proxy_port + 1))
+    seen: dict[int, str] = {}
+    out = []
+    for name, port in ports:
+        if port in seen:
+            out.append((name, seen[port], port))
+        seen.setdefault(port, name)
+    return out
+
+
+def launch_port_conflicts(topology: TopologySpec, lp: LaunchSpec) -> dict[str, list[str]]:
+    """Port collisions as request errors (field → messages): the request boundary answers them with a 400."""
+    errors: dict[str, list[str]] = {}
+    for name, other, port in _port_clashes(topology, lp):
+        field_name = name.split(" ")[0]
+        errors.setdefault(field_name, []).append(
+            f"{name} would be {port}, the same port as {other}; choose ports that do not overlap."
+        )
+    return errors
+
+
 def _launch_checks(req: PlanRequest, layout: LayoutResult, site: _Site) -> list[Check]:
     lp = req.launch
     out: list[Check] = []
@@ -1254,25 +1302,17 @@ def _launch_checks(req: PlanRequest, layout: LayoutResult, site: _Site) -> list[
             )
         )
     disaggregated = req.topology.kind == TopologyKind.DISAGGREGATED
-    ports = {"launch.api_port": lp.api_port, "launch.rpc_port": lp.rpc_port}
-    if disaggregated:
-        ports["launch.rpc_port + 1 (decode side)"] = lp.rpc_port + 1
-    if disaggregated or req.topology.kind in (TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR):
-        ports["launch.proxy_port"] = lp.proxy_port
-    seen: dict[int, str] = {}
-    for name, port in ports.items():
-        if port in seen:
-            out.append(
-                Check(
-                    "launch.port_conflict",
-                    Severity.ERROR,
-                    AREA,
-                    f"{name} and {seen[port]} are both {port}.",
-                    f"{name} 与 {seen[port]} 端口同为 {port}，存在冲突。",
-                    field=name.split(" ")[0],
-                )
+    for name, other, port in _port_clashes(req.topology, lp):
+        out.append(
+            Check(
+                "launch.port_conflict",
+                Severity.ERROR,
+                AREA,
+                f"{name} and {other} are both {port}.",
+                f"{name} 与 {other} 端口同为 {port}，存在冲突。",
+                field=name.split(" ")[0],
             )
-        seen.setdefault(port, name)
+        )
     if disaggregated and site.ascend:
         floor = 20000 + site.devices_per_node * 1000
         for name, port in (

@@ -57,7 +57,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from .types import PlanRequest, TopologyKind
+from .types import ModelSpec, PlanRequest, ServerSpec, ServingSpec, TopologyKind
 
 # Per-node tokens in env values.
 IP = "<node ip>"
@@ -147,6 +147,7 @@ class ServingDefaults:
     max_num_batched_tokens: int | None = None
     gpu_memory_utilization: float | None = None
     comm_buffer_mb: int | None = None  # HCCL_BUFFSIZE on Ascend
+    enable_prefix_caching: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,7 @@ CUDA_CONTAINER = Container(  # vLLM docs deployment/docker.md; IB devices for RD
 # --------------------------------------------------------------------------- Ascend
 
 _KIMI_K3_TUTORIAL = "https://github.com/vllm-project/vllm-ascend/blob/releases/v0.23.0/docs/source/tutorials/models/Kimi-K3.md"
-_HOST_IP_ADDED = Deviation(
+HOST_IP_ADDED = Deviation(
     "env",
     "VLLM_HOST_IP",
     IP,
@@ -269,7 +270,7 @@ ASCEND_A3_K3_AGGREGATED = Recipe(
         gpu_memory_utilization=0.9,
         comm_buffer_mb=800,
     ),  # fmt: skip
-    deviations=(_HOST_IP_ADDED, _NO_MEDIA_PATH),
+    deviations=(HOST_IP_ADDED, _NO_MEDIA_PATH),
 )
 
 ASCEND_A3_K3_PD = Recipe(
@@ -337,7 +338,7 @@ ASCEND_A3_K3_PD = Recipe(
         comm_buffer_mb=1024,
     ),  # fmt: skip
     deviations=(
-        _HOST_IP_ADDED,
+        HOST_IP_ADDED,
         Deviation(
             "env",
             "VLLM_ENGINE_READY_TIMEOUT_S",
@@ -426,7 +427,7 @@ ASCEND_GENERIC = Recipe(
     role_env={"master": {"VLLM_ENGINE_READY_TIMEOUT_S": "7200"}},
     container=ASCEND_CONTAINER,
     defaults=ServingDefaults(comm_buffer_mb=800),
-    deviations=(_HOST_IP_ADDED,),
+    deviations=(HOST_IP_ADDED,),
     notes=(
         "No vLLM-Ascend tutorial covers this model on this server: the per-node environment of the "
         "closest validated tutorial is used and model flags are the plan's only. Validate before go-live.",
@@ -510,6 +511,25 @@ CUDA_BLACKWELL_K3 = replace(
     ),
     defaults=ServingDefaults(max_model_len=1048576, gpu_memory_utilization=0.95),
 )
+CUDA_K3_BASE = Recipe(
+    key="cuda-kimi-k3",
+    title="Kimi K3 on other CUDA GPUs (the recipe's base arguments only)",
+    platform="cuda",
+    hardware=frozenset({"any", "ampere", "blackwell-pcie"}),
+    families=frozenset({"kimi-k3"}),
+    topology="aggregated",
+    vllm="0.27.1",
+    vllm_ascend="",
+    image="vllm/vllm-openai:kimi-k3",
+    source=_RECIPES + "models/moonshotai/Kimi-K3.yaml",
+    env={**_CUDA_DP_ENV, "VLLM_ENGINE_READY_TIMEOUT_S": "3600"},
+    flags=(("--trust-remote-code", None),),
+    cross_node_flags=_DEEPEP,
+    container=CUDA_CONTAINER,
+    defaults=ServingDefaults(gpu_memory_utilization=0.95),
+    notes=("The K3 recipe validates H200, B200, B300, GB200, GB300 and MI355X; on this GPU only its base "
+           "arguments apply. Validate with a load test before go-live.",),
+)  # fmt: skip
 CUDA_LLAMA = Recipe(
     key="cuda-llama-3.3",
     title="Llama 3.3 70B on Hopper/Blackwell",
@@ -524,13 +544,13 @@ CUDA_LLAMA = Recipe(
     env=dict(_CUDA_DP_ENV),
     flags=(("--async-scheduling", None),),
     container=CUDA_CONTAINER,
-    defaults=ServingDefaults(max_num_batched_tokens=8192),
+    defaults=ServingDefaults(max_num_batched_tokens=8192, enable_prefix_caching=False),
 )
 CUDA_QWEN3_MOE = Recipe(
     key="cuda-qwen3-moe",
     title="Qwen3-235B-A22B on CUDA",
     platform="cuda",
-    hardware=frozenset({"hopper", "blackwell", "ampere", "any"}),
+    hardware=frozenset({"hopper", "blackwell", "blackwell-pcie", "ampere", "any"}),
     families=frozenset({"qwen3"}),
     topology="aggregated",
     vllm="0.27.1",
@@ -546,7 +566,7 @@ CUDA_GENERIC = Recipe(
     key="cuda-generic",
     title="vLLM on CUDA, multi-node DP (no model-specific recipe)",
     platform="cuda",
-    hardware=frozenset({"hopper", "blackwell", "ampere", "any"}),
+    hardware=frozenset({"hopper", "blackwell", "blackwell-pcie", "ampere", "any"}),
     families=frozenset(),
     topology="aggregated",
     vllm="0.27.1",
@@ -586,7 +606,7 @@ def _pd(base: Recipe) -> Recipe:
     )
 
 
-CUDA_RECIPES = (CUDA_HOPPER_K3, CUDA_BLACKWELL_K3, CUDA_LLAMA, CUDA_QWEN3_MOE, CUDA_GENERIC)
+CUDA_RECIPES = (CUDA_HOPPER_K3, CUDA_BLACKWELL_K3, CUDA_K3_BASE, CUDA_LLAMA, CUDA_QWEN3_MOE, CUDA_GENERIC)
 ALL_RECIPES: tuple[Recipe, ...] = (
     ASCEND_A3_K3_AGGREGATED,
     ASCEND_A3_K3_PD,
@@ -608,7 +628,7 @@ _GENERATION = {  # accelerator slug prefix → generation
     "b300": "blackwell",
     "gb200": "blackwell",
     "gb300": "blackwell",
-    "rtx-pro-6000": "blackwell",
+    "rtx-pro-6000": "blackwell-pcie",  # sm120 workstation parts: not the B200/B300 recipe profile
     "a100": "ampere",
     "a800": "ampere",
     "ascend-910c": "a3",
@@ -616,16 +636,16 @@ _GENERATION = {  # accelerator slug prefix → generation
 }
 
 
-def hardware_of(req: PlanRequest) -> str:
-    slug = req.server.accelerator.slug
+def hardware_of(server: ServerSpec) -> str:
+    slug = server.accelerator.slug
     for prefix, gen in sorted(_GENERATION.items(), key=lambda kv: -len(kv[0])):
         if slug.startswith(prefix):
             return gen
-    return "a3" if req.server.accelerator.software_stack == "ascend" else "any"
+    return "a3" if server.accelerator.software_stack == "ascend" else "any"
 
 
-def family_of(req: PlanRequest) -> str:
-    slug = req.model.slug.lower()
+def family_of(model: ModelSpec) -> str:
+    slug = model.slug.lower()
     for family in ("kimi-k3", "llama", "qwen3", "deepseek", "kimi-k2", "glm", "gpt-oss"):
         if slug.startswith(family):
             return family
@@ -634,9 +654,13 @@ def family_of(req: PlanRequest) -> str:
 
 def select_recipe(req: PlanRequest) -> Recipe:
     """The recipe the plan follows: the most specific one for platform × hardware × family × topology."""
-    platform = "ascend" if req.server.accelerator.software_stack == "ascend" else "cuda"
-    topology = "pd" if req.topology.kind == TopologyKind.DISAGGREGATED else "aggregated"
-    hw, family = hardware_of(req), family_of(req)
+    return recipe_for(req.model, req.server, req.topology.kind)
+
+
+def recipe_for(model: ModelSpec, server: ServerSpec, kind: TopologyKind) -> Recipe:
+    platform = "ascend" if server.accelerator.software_stack == "ascend" else "cuda"
+    topology = "pd" if kind == TopologyKind.DISAGGREGATED else "aggregated"
+    hw, family = hardware_of(server), family_of(model)
     candidates = [
         r
         for r in ALL_RECIPES
@@ -657,3 +681,24 @@ def by_key(key: str) -> Recipe:
         if r.key == key:
             return r
     raise KeyError(key)
+
+
+def serving_with_defaults(
+    serving: ServingSpec, given: set[str], model: ModelSpec, server: ServerSpec, kind: TopologyKind
+) -> ServingSpec:
+    """``serving`` with the recipe's validated values where the request left a field unset, and a context
+    length the model supports: vLLM refuses ``--max-model-len`` above the model's own limit, so an unset
+    context is clamped to ``model.max_context`` (a value the request gave is left for the checks to judge).
+    """
+    d = recipe_for(model, server, kind).defaults
+    changes: dict[str, object] = {}
+    for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
+                 "comm_buffer_mb", "enable_prefix_caching"):  # fmt: skip
+        value = getattr(d, name)
+        if name not in given and value is not None:
+            changes[name] = value
+    if "max_model_len" not in given and model.max_context > 0:
+        changes["max_model_len"] = min(
+            int(changes.get("max_model_len", serving.max_model_len)), model.max_context
+        )
+    return replace(serving, **changes) if changes else serving
