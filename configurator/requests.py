@@ -427,14 +427,16 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         switches = catalog.switches(None)
     elif isinstance(raw_switches, list) and any(isinstance(s, str) and "\x00" in s for s in raw_switches):
         errs.add("switches", "switch slugs must not contain NUL characters.")
-    elif isinstance(raw_switches, list) and all(isinstance(s, str) for s in raw_switches):
-        switches = catalog.switches(raw_switches)
-        missing = sorted(set(raw_switches) - {s.slug for s in switches})
+    elif isinstance(raw_switches, list):
+        # catalog slugs and inline switches may be mixed (docs/api.md)
+        slugs = [s for s in raw_switches if isinstance(s, str)]
+        inline = [s for s in raw_switches if not isinstance(s, str)]
+        found = tuple(catalog.switches(slugs)) if slugs else ()
+        missing = sorted(set(slugs) - {s.slug for s in found})
         if missing:
             errs.add("switches", f"unknown switch: {', '.join(m[:80] for m in missing)}.")
-    elif isinstance(raw_switches, list):
-        converted = _convert(raw_switches, tuple[et.SwitchSpec, ...], "switches", errs)
-        switches = converted or ()
+        converted = _convert(inline, tuple[et.SwitchSpec, ...], "switches", errs) if inline else ()
+        switches = found + tuple(converted or ())
     else:
         errs.add("switches", "must be a list of switch slugs or inline switches.")
 

@@ -263,13 +263,9 @@ ASCEND_A3_K3_AGGREGATED = Recipe(
         ("--limit-mm-per-prompt", '{"vision_chunk":2}'),
     ),
     container=ASCEND_CONTAINER,
-    defaults=ServingDefaults(
-        max_model_len=131072,
-        max_num_seqs=16,
-        max_num_batched_tokens=24576,
-        gpu_memory_utilization=0.9,
-        comm_buffer_mb=800,
-    ),  # fmt: skip
+    # Only HCCL_BUFFSIZE defaults from the tutorial: its context, batch and utilisation (131072, 24576, 0.9)
+    # are the plan's to choose and the memory estimate's to check.
+    defaults=ServingDefaults(comm_buffer_mb=800),
     deviations=(HOST_IP_ADDED, _NO_MEDIA_PATH),
 )
 
@@ -330,13 +326,7 @@ ASCEND_A3_K3_PD = Recipe(
     connector="mooncake-memcache",
     proxy="ascend-load-balance-proxy",
     container=ASCEND_CONTAINER,
-    defaults=ServingDefaults(
-        max_model_len=133120,
-        max_num_seqs=16,
-        max_num_batched_tokens=8192,
-        gpu_memory_utilization=0.9,
-        comm_buffer_mb=1024,
-    ),  # fmt: skip
+    defaults=ServingDefaults(comm_buffer_mb=1024),
     deviations=(
         HOST_IP_ADDED,
         Deviation(
@@ -399,7 +389,7 @@ ASCEND_A2_K3_AGGREGATED = Recipe(
         ),
     ),
     container=ASCEND_CONTAINER,
-    defaults=ServingDefaults(max_model_len=262144, gpu_memory_utilization=0.9, comm_buffer_mb=256),
+    defaults=ServingDefaults(comm_buffer_mb=256),
     deviations=(
         Deviation(
             "env",
