@@ -8,6 +8,7 @@ that ``tests/engine/test_recipes.py`` checks every generated bundle against::
         --platform manylinux_2_28_x86_64 vllm==0.27.1 -d /tmp/vllm
     unzip -q /tmp/vllm/vllm-0.27.1-*.whl 'vllm/*' -d /tmp/vllm/src
     python scripts/extract_vllm_flags.py vllm /tmp/vllm/src 0.27.1 > tests/data/vllm-flags/vllm-0.27.1.json
+    python scripts/extract_vllm_flags.py bench /tmp/vllm/src 0.27.1 > tests/data/vllm-flags/vllm-0.27.1-bench-serve.json
 
 Where the flags come from (vLLM ≥ 0.10 layout):
 
@@ -200,6 +201,32 @@ def vllm_flags(root: Path) -> dict[str, dict]:
     return dict(sorted(out.items()))
 
 
+def bench_serve_flags(root: Path) -> dict[str, dict]:
+    """``vllm bench serve`` flags: every ``add_argument`` in vllm/benchmarks/serve.py and the dataset parser."""
+    out: dict[str, dict] = {}
+    files = [
+        root / "vllm" / "benchmarks" / "serve.py",
+        *sorted((root / "vllm" / "benchmarks" / "datasets").glob("*.py")),
+    ]
+    for path in files:
+        if not path.exists():
+            continue
+        for call in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "add_argument":
+                flags = [
+                    a.value for a in call.args if isinstance(a, ast.Constant) and str(a.value)[:2] == "--"
+                ]
+                boolean = any(
+                    k.arg == "action" and "BooleanOptionalAction" in _annotation_text(k.value)
+                    for k in call.keywords
+                )
+                for flag in flags:
+                    out[flag] = {}
+                    if boolean:
+                        out["--no-" + flag[2:]] = {}
+    return dict(sorted(out.items()))
+
+
 def ascend_additional_config(path: Path) -> dict[str, list[str]]:
     """Top-level ``--additional-config`` keys and the keys of ``ascend_compilation_config``."""
     text = path.read_text(encoding="utf-8")
@@ -217,7 +244,7 @@ def ascend_additional_config(path: Path) -> dict[str, list[str]]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4 or argv[1] not in ("vllm", "ascend"):
+    if len(argv) != 4 or argv[1] not in ("vllm", "ascend", "bench"):
         print(__doc__, file=sys.stderr)
         return 2
     kind, where, version = argv[1], Path(argv[2]), argv[3]
@@ -231,6 +258,15 @@ def main(argv: list[str]) -> int:
             ),
             "extracted_by": "scripts/extract_vllm_flags.py",
             "flags": vllm_flags(where),
+        }
+    elif kind == "bench":
+        doc = {
+            "package": "vllm",
+            "version": version,
+            "source": f"vllm {version} wheel from PyPI: vllm/benchmarks/serve.py (add_cli_args), "
+            "vllm/benchmarks/datasets/ (add_dataset_parser)",
+            "extracted_by": "scripts/extract_vllm_flags.py",
+            "flags": bench_serve_flags(where),
         }
     else:
         doc = {
