@@ -134,20 +134,37 @@ def _container_env(env: Mapping[str, str], host: str) -> list[dict[str, Any]]:
     return out
 
 
-def _command(argv: tuple[str, ...], replace: Mapping[str, str]) -> str:
-    """One ``bash -c`` command line: every word quoted, except the LWS expressions given in ``replace``."""
+def _command(argv: tuple[str, ...], replace: Mapping[str, str], engine_id: str = "") -> str:
+    """One ``bash -c`` command line: every word quoted, except the LWS expressions given in ``replace``.
+
+    ``engine_id`` (a shell arithmetic expression) replaces the KV connector's engine id, which must be
+    unique per engine while every worker pod shares one template.
+    """
     words: list[str] = []
     skip_prefix = "=" in argv[0] and not argv[0].startswith("-")
     for i, word in enumerate(argv):
         if i == 0 and skip_prefix:
             continue  # VAR=devices prefix: the device plugin allocates the devices
         flag = argv[i - 1] if i else ""
-        words.append(replace[flag] if flag in replace else _q(word))
+        if flag in replace:
+            words.append(replace[flag])
+        elif flag == "--kv-transfer-config" and engine_id:
+            cfg = json.loads(word)
+            cfg["engine_id"] = "__ENGINE_ID__"
+            quoted = _q(json.dumps(cfg, separators=(",", ":")))
+            words.append(quoted.replace("__ENGINE_ID__", f"'\"$(({engine_id}))\"'"))
+        else:
+            words.append(_q(word))
     return "exec " + " ".join(words)
 
 
 def _pod_spec(
-    ctx: BundleContext, node: NodeLaunch, replace: Mapping[str, str], recipe: rc.Recipe, leader: bool
+    ctx: BundleContext,
+    node: NodeLaunch,
+    replace: Mapping[str, str],
+    recipe: rc.Recipe,
+    leader: bool,
+    engine_base: int | None = None,
 ) -> dict[str, Any]:
     resource = ASCEND_RESOURCE if ctx.ascend else NVIDIA_RESOURCE
     engines = len(node.argv)
@@ -157,7 +174,15 @@ def _pod_spec(
         container: dict[str, Any] = {
             "name": "vllm" if engines == 1 else f"vllm-{e}",
             "image": ctx.image,
-            "command": ["bash", "-c", _command(argv, replace)],
+            "command": [
+                "bash",
+                "-c",
+                _command(
+                    argv,
+                    replace,
+                    f"{engine_base} + LWS_WORKER_INDEX * {engines} + {e}" if engine_base is not None else "",
+                ),
+            ],
             "env": _container_env(node.env, node.host),
             "resources": {"limits": {resource: per_engine}, "requests": {resource: per_engine}},
             "volumeMounts": [
@@ -223,6 +248,8 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
             "--data-parallel-rank" if g.role in ("prefill", "decode") else "--data-parallel-start-rank"
         )
         per_node = max(1, g.dp // max(1, g.nodes))
+        # P/D engine ids: the node's index × engines per node + engine (as the node scripts number them)
+        engine_base = leader.index * len(leader.argv) if g.role in ("prefill", "decode") else None
         leader_replace = {"--data-parallel-address": '"$LWS_LEADER_ADDRESS"'}
         worker_replace = {
             "--data-parallel-address": '"$LWS_LEADER_ADDRESS"',
@@ -244,11 +271,11 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
                     "restartPolicy": "RecreateGroupOnPodRestart",
                     "leaderTemplate": {
                         "metadata": {"labels": {"role": "leader"}},
-                        "spec": _pod_spec(ctx, leader, leader_replace, recipe, True),
+                        "spec": _pod_spec(ctx, leader, leader_replace, recipe, True, engine_base),
                     },
                     "workerTemplate": {
                         "metadata": {"labels": {"role": "worker"}},
-                        "spec": _pod_spec(ctx, worker, worker_replace, recipe, False),
+                        "spec": _pod_spec(ctx, worker, worker_replace, recipe, False, engine_base),
                     },
                 },
             },
