@@ -1342,9 +1342,9 @@ def _launch_checks(req: PlanRequest, layout: LayoutResult, site: _Site) -> list[
                 "launch.pd_connector_unvalidated",
                 Severity.WARNING,
                 AREA,
-                "P/D on CUDA uses vLLM's NixlConnector; this combination is not validated in the sources "
-                "and needs a load test before go-live.",
-                "CUDA 平台的 PD 分离采用 vLLM NixlConnector，该组合未经参考资料验证，上线前须压测。",
+                "P/D on CUDA uses vLLM's NixlConnector with vLLM's router, as the vLLM recipes do; no recipe "
+                "validates this model on this GPU with P/D, so run benchmark.sh before go-live.",
+                "CUDA 平台的 PD 分离按 vLLM 部署配方采用 NixlConnector 与 vLLM Router；该模型与 GPU 的 PD 组合尚无配方验证，上线前须用 benchmark.sh 压测。",
                 field="topology.kind",
             )
         )
