@@ -248,7 +248,9 @@ def test_tenant_pair_routes_each_tenant_to_its_cluster():
     assert f"upstream cluster_b {{\n    server {ips[4]}:8000" in nginx
     assert "backup" not in nginx
     # routing by listener: tenant 1 on the proxy port, tenant 2 on the next one, each to its own cluster
-    servers = re.findall(r"server \{\n    listen (\d+);\n    location / \{\n        proxy_pass http://(\w+);", nginx)
+    servers = re.findall(
+        r"server \{\n    listen (\d+);\n    location / \{\n        proxy_pass http://(\w+);", nginx
+    )
     assert servers == [("8080", "cluster_a"), ("8081", "cluster_b")]
     # nothing a client sends picks the cluster: no request header or argument variable anywhere
     assert "$http_" not in nginx and "$arg_" not in nginx and "map " not in nginx
