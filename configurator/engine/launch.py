@@ -151,12 +151,23 @@ class BundleContext:
     ascend: bool
     api_port: int
     proxy_port: int
-    recipe: str = "cuda-generic"  # recipes.Recipe.key the bundle follows
+    recipe: str = ""  # recipes.Recipe.key the bundle follows ("" in plans stored before recipes)
     deviations: tuple[rc.Deviation, ...] = ()  # the recipe's and the plan's, listed in the README
     served_name: str = "model"
     devices_per_node: int = 8
     workload: tuple[int, int, int] = (8192, 1024, 16)  # input tokens, output tokens, concurrency
     max_num_seqs: int = 16
+
+    def __post_init__(self) -> None:
+        # A context rebuilt from stored JSON carries plain lists and dicts.
+        devs = tuple(
+            d
+            if isinstance(d, rc.Deviation)
+            else rc.Deviation(**{**d, "roles": tuple(d.get("roles") or rc.ROLES)})
+            for d in self.deviations or ()
+        )
+        object.__setattr__(self, "deviations", devs)
+        object.__setattr__(self, "workload", tuple(int(x) for x in self.workload))
 
 
 @dataclass(frozen=True)
@@ -721,7 +732,7 @@ def render_bundle(result: LaunchResult) -> dict[str, str]:
 
 def _prelude(ctx: BundleContext) -> str:
     """What the recipe does before the exports: unset proxies, source the CANN environment."""
-    recipe = rc.by_key(ctx.recipe)
+    recipe = rc.for_context(ctx.recipe, ctx.ascend)
     lines: list[str] = []
     if recipe.unset:
         lines.append("# Requests between nodes must not go through an HTTP proxy (tutorial).")
@@ -732,7 +743,7 @@ def _prelude(ctx: BundleContext) -> str:
 
 
 def _path_prepends(ctx: BundleContext) -> str:
-    recipe = rc.by_key(ctx.recipe)
+    recipe = rc.for_context(ctx.recipe, ctx.ascend)
     return "".join(
         f"export {var}={_quote(path)}${{{var}:+:${var}}}\n"
         for var, path in sorted(recipe.path_prepend.items())
@@ -782,7 +793,7 @@ def _proxy_script(ctx: BundleContext, nodes: list[NodeLaunch], proxy_host: str) 
     pre = [(n.host, port) for n in nodes if n.role == "prefill" for port in n.api_ports]
     dec = [(n.host, port) for n in nodes if n.role == "decode" for port in n.api_ports]
     argv = lf.proxy_argv(ctx, pre, dec)
-    recipe = rc.by_key(ctx.recipe)
+    recipe = rc.for_context(ctx.recipe, ctx.ascend)
     if recipe.proxy == "vllm-router":
         body = (
             "# vLLM's router (github.com/vllm-project/router): P/D aware, round robin over both sides.\n"
@@ -1010,7 +1021,7 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
         f"- Clients connect to: {_code(entrypoint)}",
         "",
     ]
-    recipe = rc.by_key(ctx.recipe)
+    recipe = rc.for_context(ctx.recipe, ctx.ascend)
     out += [
         "## Recipe / 部署配方",
         "",

@@ -89,9 +89,18 @@ def dns_label(text: str, limit: int = 50) -> str:
 # --------------------------------------------------------------------------- docker run
 
 
+def _device_count(ctx: BundleContext, node: NodeLaunch) -> int:
+    """Accelerators on the node: from its visible-devices variable (also in plans stored without the count)."""
+    for var in ("ASCEND_RT_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
+        value = node.env.get(var, "")
+        if value and re.fullmatch(r"\d+(,\d+)*", value):
+            return len(value.split(","))
+    return ctx.devices_per_node
+
+
 def docker_scripts(ctx: BundleContext, nodes: Sequence[NodeLaunch], script: Script) -> dict[str, str]:
     """Per node ``docker/<node script>``: start the recipe's container and run the node script inside it."""
-    recipe = rc.by_key(ctx.recipe)
+    recipe = rc.for_context(ctx.recipe, ctx.ascend)
     c = recipe.container
     out: dict[str, str] = {}
     for n in nodes:
@@ -101,7 +110,8 @@ def docker_scripts(ctx: BundleContext, nodes: Sequence[NodeLaunch], script: Scri
             words += ["--gpus", "all"]
         for dev in c.devices:
             if "{i}" in dev:
-                words += [w for i in range(ctx.devices_per_node) for w in ("--device", _qq(dev.format(i=i)))]
+                count = _device_count(ctx, n)
+                words += [w for i in range(count) for w in ("--device", _qq(dev.format(i=i)))]
             else:
                 words += ["--device", _qq(dev)]
         for host, inside in c.mounts:
@@ -168,7 +178,7 @@ def _pod_spec(
 ) -> dict[str, Any]:
     resource = ASCEND_RESOURCE if ctx.ascend else NVIDIA_RESOURCE
     engines = len(node.argv)
-    per_engine = max(1, ctx.devices_per_node // engines)
+    per_engine = max(1, _device_count(ctx, node) // engines)
     containers = []
     for e, argv in enumerate(node.argv):
         container: dict[str, Any] = {
@@ -232,7 +242,7 @@ def _header(text: str) -> str:
 
 def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, str]:
     """``k8s/*.yaml``: a LeaderWorkerSet and a Service per group (and the P/D proxy)."""
-    recipe = rc.by_key(ctx.recipe)
+    recipe = rc.for_context(ctx.recipe, ctx.ascend)
     base = dns_label(ctx.served_name, 30)
     out: dict[str, str] = {}
     names: dict[str, str] = {}
@@ -390,7 +400,7 @@ def proxy_argv(
     ctx: BundleContext, pre: Sequence[tuple[str, int]], dec: Sequence[tuple[str, int]]
 ) -> list[str]:
     """The proxy command: vllm-router on CUDA [ROUTER], vLLM-Ascend's load-balance proxy on Ascend."""
-    recipe = rc.by_key(ctx.recipe)
+    recipe = rc.for_context(ctx.recipe, ctx.ascend)
     if recipe.proxy == "vllm-router":
         argv = ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation"]
         argv += [w for h, p in pre for w in ("--prefill", f"http://{sv.host_port(h, p)}")]

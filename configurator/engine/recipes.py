@@ -692,3 +692,11 @@ def serving_with_defaults(
             int(changes.get("max_model_len", serving.max_model_len)), model.max_context
         )
     return replace(serving, **changes) if changes else serving
+
+
+def for_context(key: str, ascend: bool) -> Recipe:
+    """The recipe a bundle was built with; a plan stored before recipes existed gets the generic one."""
+    try:
+        return by_key(key)
+    except KeyError:
+        return ASCEND_GENERIC if ascend else CUDA_GENERIC
