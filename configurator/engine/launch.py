@@ -723,7 +723,9 @@ def render_bundle(result: LaunchResult) -> dict[str, str]:
             )
     files.update(lf.docker_scripts(ctx, nodes, _script))
     files.update(lf.k8s_manifests(ctx, nodes))
-    seats = sum(g.dp for g in ctx.groups if g.role != "prefill") * ctx.max_num_seqs
+    # seats behind the entrypoint: the decode side of P/D, else the first (serving) cluster
+    served = next((g for g in ctx.groups if g.role == "decode"), ctx.groups[0] if ctx.groups else None)
+    seats = (served.dp if served else 1) * ctx.max_num_seqs
     files["benchmark.sh"] = lf.benchmark_script(ctx, result.entrypoint, seats, _script)
     files["monitoring/prometheus.yml"] = _prometheus(ctx, nodes)
     files["README.md"] = _readme(ctx, result, files)

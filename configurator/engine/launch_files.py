@@ -292,8 +292,9 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
         }
         if dp_local > 1:
             _per_container_ranks(doc, dp_local)
-        if g.nodes == 1:
-            del doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]
+        if g.nodes == 1:  # one pod: the LWS CRD requires workerTemplate, leaderTemplate is optional
+            tmpl = doc["spec"]["leaderWorkerTemplate"]
+            tmpl["workerTemplate"] = tmpl.pop("leaderTemplate")
         ports = sorted({p for n in members for p in n.api_ports}) or [ctx.api_port]
         service = {
             "apiVersion": "v1",

@@ -18,6 +18,7 @@ from configurator.engine.types import Severity
 from configurator.planner_views import run_search
 from configurator.services import plan_from_json
 
+from .test_containers import _docs, _validate
 from .test_recipes import _flags, check_flags_exist
 
 pytestmark = pytest.mark.django_db
@@ -95,6 +96,14 @@ def test_pd_on_two_h200_uses_nixl_across_nodes_and_vllm_router(catalog, model):
     assert words[words.index("--decode") + 1] == f"http://{d.host}:{d.api_ports[0]}"
     assert "pip install vllm-router" in proxy
     check_flags_exist(launch)
+    docs = list(_docs(launch.files))
+    assert [d["kind"] for _, d in docs].count("LeaderWorkerSet") == 2
+    for _, doc in docs:
+        _validate(doc)
+        if doc["kind"] == "LeaderWorkerSet":
+            assert doc["spec"]["leaderWorkerTemplate"]["size"] == 1  # one node per side
+            pod = doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+            assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8}
 
 
 def test_the_auto_planner_lists_a_multi_node_nvidia_candidate_for_k3(catalog):
