@@ -449,6 +449,8 @@ def benchmark_script(ctx: BundleContext, entrypoint: str, total_seats: int, scri
     """``benchmark.sh``: ``vllm bench serve`` against the entrypoint with the quote's workload."""
     isl, osl, concurrency = ctx.workload
     sweep = concurrency_sweep(concurrency, total_seats)
+    # the tokenizer needs remote code exactly when the engine does
+    remote_code = ("--trust-remote-code", None) in rc.for_context(ctx.recipe, ctx.ascend).flags
     url = entrypoint.replace("<gateway host>", "__GATEWAY_VIP__")  # the gateways' virtual IP
     body = [
         "# Load test with the quote's workload; every run writes vLLM's standard result JSON, which the",
@@ -470,7 +472,7 @@ def benchmark_script(ctx: BundleContext, entrypoint: str, total_seats: int, scri
         "    --endpoint /v1/chat/completions \\",
         '    --model "$model" \\',
         '    --tokenizer "$tokenizer" \\',
-        "    --trust-remote-code \\",
+        *(["    --trust-remote-code \\"] if remote_code else []),
         "    --dataset-name random \\",
         '    --random-input-len "$input_len" \\',
         '    --random-output-len "$output_len" \\',
