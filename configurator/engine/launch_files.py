@@ -232,8 +232,11 @@ def _pod_spec(
     }
 
 
+_SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: ≈10 × faster
+
+
 def _dump(doc: Mapping[str, Any]) -> str:
-    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10_000)
+    return yaml.dump(doc, Dumper=_SAFE_DUMPER, sort_keys=False, allow_unicode=True, width=10_000)
 
 
 def _header(text: str) -> str:

@@ -327,6 +327,12 @@ ASCEND_A3_K3_PD = Recipe(
     proxy="ascend-load-balance-proxy",
     container=ASCEND_CONTAINER,
     defaults=ServingDefaults(comm_buffer_mb=1024),
+    notes=(
+        "ASCEND_BUFFER_POOL is not set: the tutorial dropped it in vllm-ascend #13834 "
+        "('Sunset ASCEND_BUFFER_POOL on updated v0.23.0 base').",
+        "The tutorial starts each rank through examples/external_online_dp/launch_online_dp.py; the node "
+        "scripts run the same vllm serve per rank directly.",
+    ),
     deviations=(
         HOST_IP_ADDED,
         Deviation(
