@@ -23,7 +23,7 @@ from configurator.engine.layout import resolve_layout  # noqa: E402
 def main() -> int:
     request = fixtures.request_k3_a3_8p8d()
     layout = resolve_layout(request)
-    build_launch(request, layout).files  # warm-up: imports and caches
+    files = build_launch(request, layout).files  # warm-up: imports and caches
     builds, renders = [], []
     for _ in range(200):
         start = time.perf_counter()
