@@ -9,7 +9,6 @@ finds are mapped back onto the form fields by ``add_request_errors()``.
 from __future__ import annotations
 
 import ipaddress
-import re
 from decimal import Decimal
 
 from django import forms
@@ -18,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
 
+from .engine import site_values as sv
 from .engine.types import TopologyKind
 
 TOPOLOGY_CHOICES = [
@@ -28,8 +28,6 @@ TOPOLOGY_CHOICES = [
 ]
 PARALLEL_CHOICES = [("auto", _("Auto (proposed layout)")), ("manual", _("Manual"))]
 KV_DTYPE_CHOICES = [("auto", _("BF16 (model default)")), ("fp8", _("FP8"))]
-NIC_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,15}$")
-PATH_RE = re.compile(r"^[A-Za-z0-9_./@+-]{1,400}$")
 
 
 def _int(label, *, min_value, max_value, required=True, initial=None, help_text=""):
@@ -170,14 +168,18 @@ class ConfiguratorForm(forms.Form):
 
     def clean_data_nic(self):
         nic = (self.cleaned_data.get("data_nic") or "").strip()
-        if nic and not NIC_RE.match(nic):
-            raise forms.ValidationError(_("A NIC name has at most 15 letters, digits, '.', '_', ':' or '-'."))
+        if nic and sv.nic_error(nic):  # the request boundary's rule (Linux dev_valid_name)
+            raise forms.ValidationError(
+                _("A NIC name has 1–15 letters, digits, '.', '_', '-' or '@' (no ':', '/' or spaces).")
+            )
         return nic
 
     def clean_model_path(self):
         path = (self.cleaned_data.get("model_path") or "").strip()
-        if path and not PATH_RE.match(path):
-            raise forms.ValidationError(_("Use a plain path: letters, digits and / . _ - @ + only."))
+        if path and sv.model_path_error(path):  # the request boundary's rule
+            raise forms.ValidationError(
+                _("Use an absolute path (starting with /): letters, digits and / . _ - @ + = , only.")
+            )
         return path
 
     def clean(self):

@@ -24,6 +24,7 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
+from configurator.engine import site_values as sv
 from configurator.engine import types as et
 from configurator.engine.launch import launch_port_conflicts
 from configurator.engine.recipes import serving_with_defaults
@@ -165,6 +166,34 @@ def _check_range(value, path: str, errs: _Collector) -> None:
         errs.add(path, f"must be between {_fmt_bound(low)} and {_fmt_bound(high)} (got {_fmt_bound(value)}).")
 
 
+# Free-text catalog fields that may span lines (they reach no generated file).
+MULTILINE_FIELDS = {"licence_note", "description", "notes"}
+
+
+def _multiline(path: str) -> bool:
+    return path.rsplit(".", 1)[-1] in MULTILINE_FIELDS
+
+
+def _check_launch(launch: et.LaunchSpec | None, errs: _Collector) -> None:
+    """The one validation boundary for site values that reach the launch bundle (issue 13):
+    each must match its grammar in ``engine/site_values.py`` exactly (no trimming), or the
+    request is refused naming the field.  Empty means "not entered" (a placeholder)."""
+    if launch is None:
+        return
+    for i, ip in enumerate(launch.node_ips):
+        if ip and (problem := sv.node_address_error(ip)):
+            errs.add("launch.node_ips", f"entry {i + 1} {problem}")
+    checks = (
+        ("launch.data_nic", launch.data_nic, sv.nic_error),
+        ("launch.model_path", launch.model_path, sv.model_path_error),
+        ("launch.image", launch.image, sv.image_error),
+        ("launch.served_model_name", launch.served_model_name, sv.served_name_error),
+    )
+    for path, value, rule in checks:
+        if value and (problem := rule(value)):
+            errs.add(path, problem)
+
+
 def _fmt_bound(x) -> str:
     f = float(x)
     return f"{int(f):,}" if f.is_integer() else f"{f:g}"
@@ -236,6 +265,11 @@ def _convert(value, tp, path: str, errs: _Collector):
             return None
         if len(value) > 2000:
             errs.add(path, "is too long (at most 2,000 characters).")
+            return None
+        bad = sv.control_chars(value.replace("\n", "").replace("\t", "") if _multiline(path) else value)
+        if bad and not path.startswith("launch."):  # launch.* get their exact grammar in _check_launch
+            # Names and codes reach scripts, comments and proposals: one printable line only.
+            errs.add(path, f"must not contain control or line-separator characters ({', '.join(bad[:5])}).")
             return None
         return value
     if isinstance(tp, type) and issubclass(tp, Enum):
@@ -376,9 +410,11 @@ def _resolve_model(value, catalog: CatalogPort, errs: _Collector):
             errs.add("model.weight_format", "must be text such as mxfp4, fp8 or bf16.")
             return None
         if weight_bytes is not None and (
-            isinstance(weight_bytes, bool) or not isinstance(weight_bytes, int) or weight_bytes <= 0
+            isinstance(weight_bytes, bool)
+            or not isinstance(weight_bytes, int)
+            or not 0 < weight_bytes <= 10**15
         ):
-            errs.add("model.weight_bytes", "must be a positive whole number of bytes.")
+            errs.add("model.weight_bytes", "must be a positive whole number of bytes (at most 10^15).")
             return None
         try:
             return catalog.model_from_hf_config(config, weight_format, weight_bytes)
@@ -448,6 +484,8 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             sections[name] = _dataclass_from(cls, data[name], name, errs)
         else:
             sections[name] = cls()
+
+    _check_launch(sections["launch"], errs)
 
     commercial = None
     raw_commercial = data.get("commercial", {})

@@ -315,7 +315,13 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
     for key in ("model", "server", "site", "rack", "scenario"):
         if isinstance(request_json.get(key), str):
             data[key] = request_json[key]
-    topo = request_json.get("topology") or {}
+
+    def section(name: str) -> dict:
+        # A hand-made or hostile request may hold any JSON here: only objects count.
+        value = request_json.get(name)
+        return value if isinstance(value, dict) else {}
+
+    topo = section("topology")
     data["topology"] = str(topo.get("kind", data["topology"]))
     data["nodes"] = str(topo.get("nodes", data["nodes"]))
     for key in ("prefill_nodes", "decode_nodes"):
@@ -333,8 +339,8 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
         if isinstance(decode, dict):
             data["decode_tp"] = str(decode.get("tp", ""))
             data["decode_dp"] = str(decode.get("dp", ""))
-    for section in ("serving", "workload", "commercial"):
-        for key, value in (request_json.get(section) or {}).items():
+    for name in ("serving", "workload", "commercial"):
+        for key, value in section(name).items():
             if isinstance(value, bool):
                 if value:
                     data[key] = "on"
@@ -342,12 +348,12 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
                     data.pop(key, None)
             elif value is not None and not isinstance(value, (dict, list)):
                 data[key] = str(value)
-    launch = request_json.get("launch") or {}
-    if launch.get("node_ips"):
-        data["node_ips"] = "\n".join(launch["node_ips"])
+    launch = section("launch")
+    if isinstance(launch.get("node_ips"), list):
+        data["node_ips"] = "\n".join(str(ip) for ip in launch["node_ips"])
     for key in ("data_nic", "model_path"):
         if launch.get(key):
-            data[key] = launch[key]
+            data[key] = str(launch[key])
     return data
 
 

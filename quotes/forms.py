@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal, InvalidOperation
 
 from django import forms
 from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
+
+from catalog import jsonlimits
 
 from . import selectors
 from .models import Customer
@@ -89,9 +90,11 @@ class QuoteCreateForm(forms.Form):
     def clean_request_json(self):
         text = self.cleaned_data["request_json"]
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            raise forms.ValidationError(_("The configuration is not valid JSON.")) from None
+            data = jsonlimits.loads(text, what="request_json")
+        except jsonlimits.JsonLimitError as exc:
+            raise forms.ValidationError(
+                _("The configuration is not valid JSON: %(problem)s") % {"problem": exc}
+            ) from None
         if not isinstance(data, dict) or not data:
             raise forms.ValidationError(_("The configuration must be a non-empty JSON object."))
         return data

@@ -13,6 +13,8 @@ from typing import Any
 
 from import_export import fields, resources, widgets
 
+from catalog import jsonlimits
+
 from ..models import (
     Accelerator,
     LlmModel,
@@ -40,7 +42,7 @@ class JSONValueWidget(widgets.Widget):
             return self.empty() if callable(self.empty) else self.empty
         if isinstance(value, dict | list):
             return value
-        return json.loads(value)
+        return jsonlimits.loads(value, what="JSON cell")
 
     def render(self, value, obj=None, **kwargs):
         if value is None:
