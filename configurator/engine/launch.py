@@ -721,7 +721,8 @@ def render_bundle(result: LaunchResult) -> dict[str, str]:
             files[f"gateway/keepalived-{state.lower()}.conf"] = lf.keepalived_conf(
                 state, priority, GATEWAY_NIC, GATEWAY_VIP, peer
             )
-    files.update(lf.docker_scripts(ctx, nodes, _script))
+    services = [n for n in ("start-memcache-metaservice.sh", "start-proxy.sh") if n in files]
+    files.update(lf.docker_scripts(ctx, nodes, _script, services))
     files.update(lf.k8s_manifests(ctx, nodes))
     # seats behind the entrypoint: the decode side of P/D, else the first (serving) cluster
     served = next((g for g in ctx.groups if g.role == "decode"), ctx.groups[0] if ctx.groups else None)
@@ -1094,6 +1095,12 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
                 "monitoring/prometheus.yml": "the monitoring host",
             }[name]
             out.append(f"| `{name}` | {where} | {what} |")
+    for name in ("start-memcache-metaservice.sh", "start-proxy.sh"):
+        if f"docker/{name}" in files:
+            out.append(
+                f"| {_code('docker/' + name)} | node {nodes[0].index} ({_md(nodes[0].host)}) | runs "
+                f"{_code(name)} inside the recipe's container |"
+            )
     for n in nodes:
         if f"docker/{n.script}" in files:
             out.append(
@@ -1102,9 +1109,11 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
             )
     k8s = sorted(f for f in files if f.startswith("k8s/"))
     for f in k8s:
-        out.append(
-            f"| {_code(f)} | `kubectl apply -f` | LeaderWorkerSet and Service for the same deployment |"
-        )
+        what = {
+            "k8s/pd-proxy.yaml": "Deployment and Service of the P/D proxy",
+            "k8s/memcache-metaservice.yaml": "Deployment of the memcache MetaService (apply first)",
+        }.get(f, "LeaderWorkerSet and Service for the same deployment")
+        out.append(f"| {_code(f)} | `kubectl apply -f` | {what} |")
     out += ["", "## Start-up order / 启动顺序", ""]
     if kind == TopologyKind.DISAGGREGATED:
         steps = []

@@ -98,8 +98,22 @@ def _device_count(ctx: BundleContext, node: NodeLaunch) -> int:
     return ctx.devices_per_node
 
 
-def docker_scripts(ctx: BundleContext, nodes: Sequence[NodeLaunch], script: Script) -> dict[str, str]:
-    """Per node ``docker/<node script>``: start the recipe's container and run the node script inside it."""
+def _docker_body(words: list[str]) -> str:
+    return (
+        "# The bundle's folder on this node: the one above this script.\n"
+        'bundle_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)\n'
+        "exec " + _lines(words) + "\n"
+    )
+
+
+def docker_scripts(
+    ctx: BundleContext, nodes: Sequence[NodeLaunch], script: Script, services: Sequence[str] = ()
+) -> dict[str, str]:
+    """Per node ``docker/<node script>``: start the recipe's container and run the node script inside it.
+
+    ``services`` are the bundle's other scripts that need the image (the P/D proxy, the memcache
+    MetaService): each gets a container without accelerators on the prefill master.
+    """
     recipe = rc.for_context(ctx.recipe, ctx.ascend)
     c = recipe.container
     out: dict[str, str] = {}
@@ -117,16 +131,25 @@ def docker_scripts(ctx: BundleContext, nodes: Sequence[NodeLaunch], script: Scri
         for host, inside in c.mounts:
             words += ["-v", _qq(f"{host}:{inside}")]
         words += ["-v", _qq(f"{ctx.model_path}:{ctx.model_path}:ro")]
+        if n.role == "prefill" and recipe.connector == "mooncake-memcache":
+            words += ["-v", _qq(f"{MEMCACHE_DIR}:{MEMCACHE_DIR}:ro")]  # mmc-local.conf for the KV pool
         words += ["-v", '"$bundle_dir"' + _qq(":/bundle:ro")]
         words += ["--entrypoint", "bash", _qq(ctx.image), _qq(f"/bundle/{n.script}")]
-        body = (
-            "# The bundle's folder on this node: the one above this script.\n"
-            'bundle_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)\n'
-            "exec " + _lines(words) + "\n"
-        )
         title = f"Container for node {n.index} ({n.group}, {n.role}): runs {n.script} in {ctx.image}"
-        out[f"docker/{n.script}"] = script(title, {}, body)
+        out[f"docker/{n.script}"] = script(title, {}, _docker_body(words))
+    host = nodes[0].host if nodes else ""
+    for name in services:
+        words = ["docker", "run", "--rm", "--name", _qq(dns_label(name.removesuffix(".sh"))), "--net=host"]
+        if "memcache" in name:
+            words += ["-v", _qq(f"{MEMCACHE_DIR}:{MEMCACHE_DIR}:ro")]
+        words += ["-v", '"$bundle_dir"' + _qq(":/bundle:ro")]
+        words += ["--entrypoint", "bash", _qq(ctx.image), _qq(f"/bundle/{name}")]
+        title = f"Container for {name} on {host} (the prefill master): no accelerators, host network"
+        out[f"docker/{name}"] = script(title, {}, _docker_body(words))
     return out
+
+
+MEMCACHE_DIR = "/etc/memcache"  # mmc-meta.conf / mmc-local.conf (launch.MMC_*_CONF)
 
 
 # --------------------------------------------------------------------------- Kubernetes
@@ -216,6 +239,10 @@ def _pod_spec(
         {"name": "model", "hostPath": {"path": ctx.model_path, "type": "Directory"}},
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
     ]
+    if node.role == "prefill" and recipe.connector == "mooncake-memcache":  # mmc-local.conf for the KV pool
+        volumes.append({"name": "memcache", "hostPath": {"path": MEMCACHE_DIR, "type": "Directory"}})
+        for c in containers:
+            c["volumeMounts"].append({"name": "memcache", "mountPath": MEMCACHE_DIR, "readOnly": True})
     if ctx.ascend:
         for i, (host, inside) in enumerate(recipe.container.mounts):
             if host == "/root/.cache":
@@ -320,7 +347,53 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
         )
     if ctx.topology.value == "disaggregated":
         out["k8s/pd-proxy.yaml"] = _k8s_proxy(ctx, nodes, names, base, recipe)
+        if recipe.connector == "mooncake-memcache":
+            out["k8s/memcache-metaservice.yaml"] = _k8s_metaservice(ctx, base)
     return out
+
+
+def _k8s_metaservice(ctx: BundleContext, base: str) -> str:
+    """The memcache MetaService the prefill KV pool needs, started before the prefill engines."""
+    name = dns_label(f"{base}-memcache-meta")
+    doc = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/name": base}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "hostNetwork": True,  # the prefill engines reach it at the address in mmc-local.conf
+                    "dnsPolicy": "ClusterFirstWithHostNet",
+                    "containers": [
+                        {
+                            "name": "metaservice",
+                            "image": ctx.image,
+                            "command": [
+                                "python",
+                                "-c",
+                                "from memcache_hybrid import MetaService; MetaService.main()",
+                            ],
+                            "env": [
+                                {"name": "MMC_META_CONFIG_PATH", "value": f"{MEMCACHE_DIR}/mmc-meta.conf"}
+                            ],
+                            "volumeMounts": [
+                                {"name": "memcache", "mountPath": MEMCACHE_DIR, "readOnly": True}
+                            ],
+                        }
+                    ],
+                    "volumes": [
+                        {"name": "memcache", "hostPath": {"path": MEMCACHE_DIR, "type": "Directory"}}
+                    ],
+                },
+            },
+        },
+    }
+    return _header(
+        f"{ctx.model_name}: memcache MetaService for the prefill KV pool; apply before the prefill group."
+    ) + _dump(doc)
 
 
 def _per_container_ranks(doc: dict[str, Any], dp_local: int) -> None:

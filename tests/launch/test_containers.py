@@ -169,6 +169,13 @@ def test_services_select_the_leader_pod_and_pd_has_a_proxy():
     assert [d["kind"] for d in proxy] == ["Deployment", "Service"]
     cmd = proxy[0]["spec"]["template"]["spec"]["containers"][0]["command"][2]
     assert "--prefiller-hosts kimi-k3-prefill-0.kimi-k3-prefill kimi-k3-prefill-0-1.kimi-k3-prefill" in cmd
+    # the KV pool: a MetaService Deployment, and every prefill pod mounts the memcache configs
+    meta = [d for n, d in _docs(result.files) if n == "k8s/memcache-metaservice.yaml"]
+    assert [d["kind"] for d in meta] == ["Deployment"]
+    prefill = _lws(result.files, "prefill")["spec"]["leaderWorkerTemplate"]
+    for key in ("leaderTemplate", "workerTemplate"):
+        mounts = prefill[key]["spec"]["containers"][0]["volumeMounts"]
+        assert {"name": "memcache", "mountPath": "/etc/memcache", "readOnly": True} in mounts
 
 
 # --------------------------------------------------------------------------- docker run
@@ -297,3 +304,14 @@ def test_vllm_bench_serve_result_has_the_fields_a_quote_import_reads():
     source = (FLAG_DIR / "vllm-0.27.1-bench-serve.json").read_text()
     assert "serve.py" in json.loads(source)["source"]
     assert {"--save-result", "--result-dir", "--result-filename"} <= set(json.loads(source)["flags"])
+
+
+def test_pd_proxy_and_metaservice_run_in_the_image_on_the_prefill_master(tmp_path):
+    _, result = _result("16 × A3 8P8D")
+    meta = _docker_args(tmp_path, result.files["docker/start-memcache-metaservice.sh"])
+    assert "/etc/memcache:/etc/memcache:ro" in _pairs(meta, "-v") and "--device" not in meta
+    assert meta[-1] == "/bundle/start-memcache-metaservice.sh"
+    proxy = _docker_args(tmp_path, result.files["docker/start-proxy.sh"])
+    assert proxy[-1] == "/bundle/start-proxy.sh" and "--net=host" in proxy
+    prefill = _docker_args(tmp_path, result.files["docker/node-00-prefill-prefill.sh"])
+    assert "/etc/memcache:/etc/memcache:ro" in _pairs(prefill, "-v")
