@@ -38,6 +38,8 @@ Sources (all public; read on the branch named):
   (``base_args: []``: no ``--trust-remote-code``; hopper: ``--async-scheduling``).
 * [QWEN]   vllm-project/recipes, main, models/Qwen/Qwen3-235B-A22B-Instruct-2507.yaml
   (``--trust-remote-code``, tool calling with the ``hermes`` parser).
+* [K2/DS]  vllm-project/recipes, main, models/moonshotai/Kimi-K2-Instruct.yaml and
+  models/deepseek-ai/DeepSeek-V3.yaml (``base_args``: ``--trust-remote-code``).
 * [NIXL]   vllm-project/recipes, main, moonshotai/Kimi-K2.5.md (P/D across nodes:
   ``VLLM_NIXL_SIDE_CHANNEL_HOST=<routable ip of this host>``, ``UCX_NET_DEVICES``) and
   vllm-project/vllm v0.27.1 vllm/distributed/kv_transfer/kv_connector/v1/nixl/
@@ -558,6 +560,29 @@ CUDA_QWEN3_MOE = Recipe(
     cross_node_flags=_DEEPEP,
     container=CUDA_CONTAINER,
 )
+CUDA_KIMI_K2 = Recipe(
+    key="cuda-kimi-k2",
+    title="Kimi K2 on CUDA",
+    platform="cuda",
+    hardware=frozenset({"hopper", "blackwell", "blackwell-pcie", "ampere", "any"}),
+    families=frozenset({"kimi-k2"}),
+    topology="aggregated",
+    vllm="0.27.1",
+    vllm_ascend="",
+    image="vllm/vllm-openai:v0.27.1",
+    source=_RECIPES + "models/moonshotai/Kimi-K2-Instruct.yaml",
+    env=dict(_CUDA_DP_ENV),
+    flags=(("--trust-remote-code", None),),
+    cross_node_flags=_DEEPEP,
+    container=CUDA_CONTAINER,
+)
+CUDA_DEEPSEEK = replace(
+    CUDA_KIMI_K2,
+    key="cuda-deepseek",
+    title="DeepSeek V3 / R1 on CUDA",
+    families=frozenset({"deepseek"}),
+    source=_RECIPES + "models/deepseek-ai/DeepSeek-V3.yaml",
+)
 CUDA_GENERIC = Recipe(
     key="cuda-generic",
     title="vLLM on CUDA, multi-node DP (no model-specific recipe)",
@@ -602,7 +627,16 @@ def _pd(base: Recipe) -> Recipe:
     )
 
 
-CUDA_RECIPES = (CUDA_HOPPER_K3, CUDA_BLACKWELL_K3, CUDA_K3_BASE, CUDA_LLAMA, CUDA_QWEN3_MOE, CUDA_GENERIC)
+CUDA_RECIPES = (
+    CUDA_HOPPER_K3,
+    CUDA_BLACKWELL_K3,
+    CUDA_K3_BASE,
+    CUDA_LLAMA,
+    CUDA_QWEN3_MOE,
+    CUDA_KIMI_K2,
+    CUDA_DEEPSEEK,
+    CUDA_GENERIC,
+)
 ALL_RECIPES: tuple[Recipe, ...] = (
     ASCEND_A3_K3_AGGREGATED,
     ASCEND_A3_K3_PD,

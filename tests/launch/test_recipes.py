@@ -316,3 +316,25 @@ def test_flag_lists_catch_a_flag_that_does_not_exist():
     assert "deepep_v2" in _flag_list("0.27.1")["--all2all-backend"]["choices"]
     assert "--no-headless" not in known and "--no-enable-prefix-caching" in known
     assert re.fullmatch(r"--[a-z0-9-]+", "--safetensors-load-strategy")
+
+
+def test_recipe_selection_by_platform_gpu_generation_family_and_topology():
+    from configurator.engine.types import TopologyKind
+
+    a3, a2, nf = F.atlas_800_a3(), F.atlas_800_a2(), F.nf5868g8()
+    k3, ds, llama = F.kimi_k3(), F.deepseek_v3(), F.llama_3_1_8b()
+    single, pd = TopologyKind.SINGLE, TopologyKind.DISAGGREGATED
+    assert rc.recipe_for(k3, a3, single).key == "ascend-a3-kimi-k3-dp"
+    assert rc.recipe_for(k3, a3, pd).key == "ascend-a3-kimi-k3-pd"
+    assert rc.recipe_for(k3, a2, single).key == "ascend-a2-kimi-k3-dp"
+    assert rc.recipe_for(ds, a3, single).key == "ascend-generic"  # no DeepSeek tutorial encoded
+    # RTX PRO 6000D is not the B200/B300 profile of the K3 recipe: only its base arguments
+    assert rc.recipe_for(k3, nf, single).key == "cuda-kimi-k3"
+    assert rc.recipe_for(ds, nf, pd).key == "cuda-deepseek-pd"
+    assert rc.recipe_for(llama, nf, single).key == "cuda-generic"  # the Llama recipe profiles Hopper/Blackwell
+    h200 = replace(nf, accelerator=replace(nf.accelerator, slug="h200-sxm"))
+    assert rc.recipe_for(llama, h200, single).key == "cuda-llama-3.3"
+    assert rc.recipe_for(k3, h200, single).key == "cuda-hopper-kimi-k3"
+    # the recipes that need remote code say so; Llama's does not
+    assert ("--trust-remote-code", None) in rc.by_key("cuda-deepseek").flags
+    assert ("--trust-remote-code", None) not in rc.by_key("cuda-llama-3.3").flags
