@@ -741,7 +741,8 @@ def _prelude(ctx: BundleContext) -> str:
         lines.append("# Requests between nodes must not go through an HTTP proxy (tutorial).")
         lines.append("unset " + " ".join(_quote(v) for v in recipe.unset))
     for path in recipe.sourced:
-        lines.append(f"set +u; source {_quote(path)}; set -u  # the tutorial's environment script")
+        # the tutorial's environment script, on the node (it may read unset variables)
+        lines += ["set +u", "# shellcheck source=/dev/null", f"source {_quote(path)}", "set -u"]
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -256,7 +256,7 @@ def test_8p8d_and_a2_scripts_carry_the_tutorials_shell_steps():
     ).files
     master = a2["node-00-cluster-master.sh"]
     # §5.2.1: the CANN and the K3 custom-op environments are sourced before vllm serve
-    assert "source /usr/local/Ascend/ascend-toolkit/set_env.sh" in master
+    assert "\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n" in master
     assert (
         "source /vllm-workspace/vllm-ascend/vllm_ascend/_cann_ops_custom/vendors/custom_transformer/bin/set_env.bash"
         in master
@@ -331,7 +331,9 @@ def test_recipe_selection_by_platform_gpu_generation_family_and_topology():
     # RTX PRO 6000D is not the B200/B300 profile of the K3 recipe: only its base arguments
     assert rc.recipe_for(k3, nf, single).key == "cuda-kimi-k3"
     assert rc.recipe_for(ds, nf, pd).key == "cuda-deepseek-pd"
-    assert rc.recipe_for(llama, nf, single).key == "cuda-generic"  # the Llama recipe profiles Hopper/Blackwell
+    assert (
+        rc.recipe_for(llama, nf, single).key == "cuda-generic"
+    )  # the Llama recipe profiles Hopper/Blackwell
     h200 = replace(nf, accelerator=replace(nf.accelerator, slug="h200-sxm"))
     assert rc.recipe_for(llama, h200, single).key == "cuda-llama-3.3"
     assert rc.recipe_for(k3, h200, single).key == "cuda-hopper-kimi-k3"
