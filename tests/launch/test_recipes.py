@@ -340,3 +340,26 @@ def test_recipe_selection_by_platform_gpu_generation_family_and_topology():
     # the recipes that need remote code say so; Llama's does not
     assert ("--trust-remote-code", None) in rc.by_key("cuda-deepseek").flags
     assert ("--trust-remote-code", None) not in rc.by_key("cuda-llama-3.3").flags
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "data,buffsize",
+    [
+        # HCCL_BUFFSIZE per tutorial section: 800 (§5.1.1), 1024 (§5.1.2.2), 256 (§5.2.1)
+        ({"server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}, "800"),
+        ({"server": "atlas-800-a3",
+          "topology": {"kind": "disaggregated", "nodes": 16, "prefill_nodes": 8, "decode_nodes": 8}}, "1024"),
+        ({"server": "atlas-800-a2", "topology": {"kind": "single", "nodes": 8},
+          "serving": {"language_model_only": True, "max_model_len": 262144}}, "256"),
+    ],
+)  # fmt: skip
+def test_a_request_that_leaves_the_buffer_unset_gets_the_tutorials_value(catalog, data, buffsize):
+    from configurator.services import plan_from_json
+
+    req, result = plan_from_json({"model": "kimi-k3", **data})
+    assert not [c.code for c in result.checks if c.severity.value == "error"]
+    assert req.serving.comm_buffer_mb == int(buffsize)  # the memory estimate counts what is launched
+    assert {n.env["HCCL_BUFFSIZE"] for n in result.launch.nodes} == {buffsize}
+    assert "HCCL_BUFFSIZE" not in {d.name for d in result.launch.context.deviations}
+    assert check_flags_exist(result.launch) > 0
