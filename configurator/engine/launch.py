@@ -1029,7 +1029,7 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
     out += [
         "## Recipe / 部署配方",
         "",
-        f"- {_md(recipe.title)} ({_code(recipe.key)}), validated with {_md(recipe.versions)}",
+        f"- {_md(recipe.title)} ({_code(recipe.key)}), for {_md(recipe.versions)}",
         f"- Source: {_md(recipe.source)}",
         *[f"- Note: {_md(n)}" for n in recipe.notes],
         "",

@@ -222,7 +222,7 @@ HOST_IP_ADDED = Deviation(
     "VLLM_HOST_IP",
     IP,
     "set on every node: without it vLLM may bind a container bridge or 127.0.0.1 and peers cannot reach "
-    "the node (the A2 section of the same tutorial sets it on every node)",
+    "the node (the vLLM-Ascend Kimi-K3 tutorial's A2 section sets it on every node)",
 )
 _NO_MEDIA_PATH = Deviation(
     "flag",
