@@ -26,6 +26,8 @@ from typing import Any
 
 from configurator.engine import site_values as sv
 from configurator.engine import types as et
+from configurator.engine.launch import launch_port_conflicts
+from configurator.engine.recipes import serving_with_defaults
 
 
 class RequestError(Exception):
@@ -461,14 +463,16 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         switches = catalog.switches(None)
     elif isinstance(raw_switches, list) and any(isinstance(s, str) and "\x00" in s for s in raw_switches):
         errs.add("switches", "switch slugs must not contain NUL characters.")
-    elif isinstance(raw_switches, list) and all(isinstance(s, str) for s in raw_switches):
-        switches = catalog.switches(raw_switches)
-        missing = sorted(set(raw_switches) - {s.slug for s in switches})
+    elif isinstance(raw_switches, list):
+        # catalog slugs and inline switches may be mixed (docs/api.md)
+        slugs = [s for s in raw_switches if isinstance(s, str)]
+        inline = [s for s in raw_switches if not isinstance(s, str)]
+        found = tuple(catalog.switches(slugs)) if slugs else ()
+        missing = sorted(set(slugs) - {s.slug for s in found})
         if missing:
             errs.add("switches", f"unknown switch: {', '.join(m[:80] for m in missing)}.")
-    elif isinstance(raw_switches, list):
-        converted = _convert(raw_switches, tuple[et.SwitchSpec, ...], "switches", errs)
-        switches = converted or ()
+        converted = _convert(inline, tuple[et.SwitchSpec, ...], "switches", errs) if inline else ()
+        switches = found + tuple(converted or ())
     else:
         errs.add("switches", "must be a list of switch slugs or inline switches.")
 
@@ -525,6 +529,12 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         raise RequestError(errs.errors)
 
     topology = _finalize_topology(topology, model, server)
+    # Fields the request leaves unset take the launch recipe's validated values, clamped to the model (issue 19).
+    given = set(data["serving"]) if isinstance(data.get("serving"), dict) else set()
+    sections["serving"] = serving_with_defaults(sections["serving"], given, model, server, topology.kind)
+    port_errors = launch_port_conflicts(topology, sections["launch"])
+    if port_errors:
+        raise RequestError(port_errors)
 
     return et.PlanRequest(
         model=model,

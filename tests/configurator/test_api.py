@@ -215,7 +215,8 @@ def test_manage_py_launch_bundle_writes_one_script_per_node(catalog, tmp_path):
     call_command("launch-bundle", str(path), str(out), stdout=StringIO())
     names = zipfile.ZipFile(out).namelist()
     # domain.md §5: 4 nodes → node 0 master + 3 headless workers, one script each.
-    assert len([n for n in names if n.endswith(".sh") and "node" in n]) == 4
+    assert len([n for n in names if n.endswith(".sh") and n.startswith("node-")]) == 4
+    assert len([n for n in names if n.startswith("docker/node-")]) == 4  # and its container per node
 
 
 def test_manage_py_launch_bundle_refuses_a_plan_with_errors(catalog, tmp_path):

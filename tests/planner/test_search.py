@@ -224,10 +224,15 @@ def test_lease_rules_out_servers_without_a_monthly_price(seeded):
 
 
 def test_fabric_failure_names_the_engine_check(seeded):
+    from catalog.models import SwitchModel
+
+    # The shipped catalog has an InfiniBand switch (QM9700), so H200 plans across nodes (tests/launch);
+    # without it the engine's fabric check is what rejects every H200 candidate.
+    SwitchModel.objects.filter(fabric="infiniband").delete()
     result = search({"model": "kimi-k3", "options": {"servers": ["hgx-h200-8gpu"]}})
     assert result.candidates == ()
     (reason,) = result.rejected
-    # One H200 server (8 × 141 GB) cannot hold K3; two need a switched cross-node fabric the catalog lacks.
+    # One H200 server (8 × 141 GB) cannot hold K3; two need a switched cross-node fabric the catalog now lacks.
     assert reason.code == "planner.engine.network.cross_node_fabric_insufficient"
     assert reason.message_en.startswith("HGX/DGX H200 × 2")
 
