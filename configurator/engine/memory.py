@@ -27,6 +27,7 @@ stage with the most layers sets the figures.
 
 from __future__ import annotations
 
+from .defaults import block_size_for
 from .explain import assumed, by_key, check, fig, gb, plural, public, ratio, sentence_start, thousands, typed
 from .layout import (
     GROUP_EN,
@@ -38,12 +39,14 @@ from .layout import (
     parallel_label,
     propose_layout,
 )
+from .placement import replicated_groups
 from .types import (
     MIB,
     Check,
     Figure,
     GroupLayout,
     GroupMemory,
+    KvCacheDtype,
     LayoutResult,
     MemoryResult,
     ModelSpec,
@@ -57,43 +60,51 @@ from .types import (
 AREA = "memory"
 VLLM_WORKER = "vLLM v1 worker: determine_available_memory / profile_run"
 
-# --------------------------------------------------------------------------- estimator constants
-# Each is an explicit, editable term (domain.md §12); override the whole
-# estimate with serving.activation_bytes / serving.graph_memory_bytes.
+# --------------------------------------------------------------------------- estimator terms
+# Each is an explicit, editable term; override an estimate with
+# serving.activation_bytes / graph_memory_bytes / non_torch_bytes.
 
 ACTIVATION_DTYPE_BYTES = 2  # hidden states are kept in BF16 between layers
 # Hidden-width tensors alive at the peak of the profiling forward pass over
 # max_num_batched_tokens tokens: residual, norm output, attention projections
 # and output, MLP input/output and the MLP intermediate (≈3.5 × hidden for a
-# dense model) with allocator slack.  Gives ≈1.6 GB for Llama-3.1-8B at 8,192
-# tokens, within the "a few GiB for 8–70 B models" vLLM users report.
+# dense model) with allocator slack.
 ACTIVATION_HIDDEN_TENSORS = 24
 # MoE layers also hold every token's top-k routed copies in the expert-parallel
 # dispatch buffer and again in the combine buffer.
 ACTIVATION_MOE_COPIES_PER_EXPERT = 2
-# vLLM's profiling run also samples one token per sequence: FP32 logits over
-# the full vocabulary (gathered from the TP shards) plus the sampler's
-# probabilities of the same size.
-LOGITS_DTYPE_BYTES = 4
-LOGITS_COPIES = 2
-# Graph capture (CUDA graphs / ACL graphs), subtracted since vLLM 0.21; vLLM
-# measures 0.3–6 GiB depending on model and capture sizes.
+# vLLM's profile_run then warms the sampler up with max_num_seqs dummy requests
+# (gpu_model_runner._dummy_sampler_run, last PP stage only).  Bytes held per
+# request per vocabulary entry at the sampler's peak (vllm/v1/sample/sampler.py,
+# ops/topk_topp_sampler.py): BF16 logits from compute_logits (2), their FP32
+# copy (4), temperature-scaled logits (4), top-k/top-p sort values (4) and int64
+# sort indices (8), the masked logits scattered back (4), softmax probabilities
+# (4), the exponential noise q (4) and probs ÷ q (4) = 38 B.
+SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 8 + 4 + 4 + 4 + 4
+# Graph capture (CUDA graphs): vLLM ≥ 0.21 subtracts an estimate of the graph
+# pool from the KV budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, docs/domain.md §12);
+# earlier vLLM and vLLM-Ascend (worker.py determine_available_memory,
+# releases/v0.26.0rc) do not, and eager engines capture none.
 GRAPH_MEMORY_DEFAULT_BYTES = 1 * 2**30
-
-_KV_DTYPE_BYTES = {
-    "auto": 2,  # the model's activation dtype as vLLM stores KV: BF16
-    "bf16": 2,
-    "bfloat16": 2,
-    "fp16": 2,
-    "float16": 2,
-    "half": 2,
-    "fp8": 1,
-    "fp8_e4m3": 1,
-    "fp8_e5m2": 1,
-    "int8": 1,
-    "fp32": 4,
-    "float32": 4,
-}
+GRAPH_SUBTRACTED_FROM_CUDA_VERSION = (0, 21)
+# Runtime memory outside PyTorch's allocator on a rank with no communicator
+# (cuBLAS / ACL workspaces): 0.13 GiB in public start-up logs on both stacks
+# (vllm-ascend PR #8289's log; vLLM TP1 logs in tests/data/vllm_startup_logs.yaml).
+NON_TORCH_BASE_BYTES = int(0.13 * 2**30)
+# NCCL: each communicator of more than one rank adds its channel buffers and
+# vLLM's custom all-reduce buffers: ≈0.42 GiB in public TP2 logs (0.55 − 0.13).
+NCCL_BYTES_PER_COMMUNICATOR = int(0.42 * 2**30)
+# HCCL: each communicator allocates an input and an output buffer of its
+# hccl_buffer_size (CANN docs, HCCL_BUFFSIZE).  vLLM-Ascend gives the MC2 group
+# HCCL_BUFFSIZE, the DP group max(ceil((dp + 1) × 4 B ÷ 1 MiB), 50) MB and every
+# other group 200 MB (vllm_ascend/utils.py get_hccl_config_for_pg_options,
+# _DEFAULT_BUFFER_SIZE = 200, _MIN_DP_BUFFER_SIZE = 50; releases/v0.26.0rc).
+HCCL_DEFAULT_GROUP_MB = 200
+HCCL_MIN_DP_GROUP_MB = 50
+HCCL_BUFFERS_PER_COMMUNICATOR = 2
+HCCL_SOURCE = (
+    "vllm-ascend vllm_ascend/utils.py get_hccl_config_for_pg_options (releases/v0.26.0rc); CANN HCCL_BUFFSIZE"
+)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -101,8 +112,11 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 def kv_dtype_bytes(kv_cache_dtype: str) -> int:
-    """Bytes per cached value: ``auto`` = BF16 = 2, ``fp8`` = 1."""
-    return _KV_DTYPE_BYTES.get(kv_cache_dtype.lower(), 2)
+    """Bytes per cached value: ``auto`` = BF16 = 2, ``fp8`` = 1 (see ``KvCacheDtype``)."""
+    try:
+        return KvCacheDtype(str(kv_cache_dtype).lower()).bytes
+    except ValueError:
+        return 2
 
 
 def _stage_layers(n: int, pp: int) -> int:
@@ -150,25 +164,123 @@ def linear_state_bytes_per_seq(model: ModelSpec, tp: int, pp: int = 1) -> int:
     return _stage_layers(model.linear_layers, pp) * (recurrent + conv)
 
 
-def activation_estimate(model: ModelSpec, serving: ServingSpec) -> int:
-    """Peak activation of vLLM's profiling run, per rank (bytes).
+def forward_activation_estimate(model: ModelSpec, serving: ServingSpec) -> int:
+    """Peak of the profiling forward pass over max_num_batched_tokens tokens, per rank (bytes).
 
-    tokens × hidden × 2 B × (24 + 2 × experts_per_token)          # hidden states, MoE dispatch/combine
-    + min(max_num_seqs, tokens) × vocab × 4 B × 2                   # FP32 logits + sampler probabilities
-
-    with tokens = max_num_batched_tokens.  See the constants above.
+    tokens × hidden × 2 B × (24 + 2 × experts_per_token)  (hidden states, MoE dispatch/combine)
     """
     tokens = max(serving.max_num_batched_tokens, 0)
     copies = ACTIVATION_HIDDEN_TENSORS + (
         ACTIVATION_MOE_COPIES_PER_EXPERT * model.experts_per_token if model.is_moe else 0
     )
-    hidden = tokens * model.hidden_size * ACTIVATION_DTYPE_BYTES * copies
-    logits = min(serving.max_num_seqs, tokens) * model.vocab_size * LOGITS_DTYPE_BYTES * LOGITS_COPIES
-    return hidden + logits
+    return tokens * model.hidden_size * ACTIVATION_DTYPE_BYTES * copies
+
+
+def sampler_warmup_estimate(model: ModelSpec, serving: ServingSpec) -> int:
+    """Peak of the sampler warm-up: min(max_num_seqs, tokens) requests × vocab × 38 B."""
+    requests = min(serving.max_num_seqs, max(serving.max_num_batched_tokens, 0))
+    return requests * model.vocab_size * SAMPLER_BYTES_PER_LOGIT
+
+
+def activation_estimate(model: ModelSpec, serving: ServingSpec, *, last_stage: bool = True) -> int:
+    """Peak activation of vLLM's profiling run, per rank (bytes).
+
+    vLLM's ``profile_run`` runs the forward pass over max_num_batched_tokens and
+    then, on the last pipeline stage only, the sampler warm-up over max_num_seqs
+    dummy requests; the activations of the first are freed before the second,
+    so the peak is the larger of the two.
+    """
+    forward = forward_activation_estimate(model, serving)
+    if not last_stage:
+        return forward
+    return max(forward, sampler_warmup_estimate(model, serving))
+
+
+def _version(text: str) -> tuple[int, int]:
+    parts = []
+    for piece in str(text).split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    while len(parts) < 2:
+        parts.append(0)
+    return parts[0], parts[1]
+
+
+def graph_memory_estimate(serving: ServingSpec, software_stack: str, *, eager: bool = False) -> int:
+    """Graph memory vLLM takes out of the KV budget: 0 in eager mode, on vLLM-Ascend and before vLLM 0.21."""
+    if eager or serving.enforce_eager or software_stack == "ascend":
+        return 0
+    if _version(serving.vllm_version) < GRAPH_SUBTRACTED_FROM_CUDA_VERSION:
+        return 0
+    return GRAPH_MEMORY_DEFAULT_BYTES
+
+
+def communicators(p: ParallelSpec, model: ModelSpec, software_stack: str) -> list[tuple[str, int]]:
+    """(group, MiB per buffer) of every communicator of more than one rank that a rank joins."""
+    out: list[tuple[str, int]] = []
+    if p.tp > 1:
+        out.append(("tp", HCCL_DEFAULT_GROUP_MB))
+    if p.pp > 1:
+        out.append(("pp", HCCL_DEFAULT_GROUP_MB))
+    if p.dp > 1:
+        dp_mb = max(_ceil_div((p.dp + 1) * 4, MIB), HCCL_MIN_DP_GROUP_MB)
+        out.append(("dp", dp_mb))
+    if p.expert_parallel and model.is_moe and p.ep > 1:
+        out.append(("ep", HCCL_DEFAULT_GROUP_MB))
+        if software_stack == "ascend":
+            out.append(("mc2", 0))  # sized by HCCL_BUFFSIZE
+    return out
+
+
+def buffer_estimate(req: PlanRequest, p: ParallelSpec) -> tuple[int, int]:
+    """(communication buffers, other non-torch memory) per rank, bytes."""
+    serving, model = req.serving, req.model
+    stack = req.server.accelerator.software_stack
+    base = serving.non_torch_bytes if serving.non_torch_bytes is not None else NON_TORCH_BASE_BYTES
+    if serving.comm_buffer_groups is not None:  # explicit override: buffer × groups
+        return serving.comm_buffer_mb * MIB * serving.comm_buffer_groups, base
+    groups = communicators(p, model, stack)
+    if stack == "ascend":
+        comm = sum(
+            HCCL_BUFFERS_PER_COMMUNICATOR * (serving.comm_buffer_mb if name == "mc2" else mb) * MIB
+            for name, mb in groups
+        )
+    else:
+        comm = sum(NCCL_BYTES_PER_COMMUNICATOR for name, _ in groups if name in ("tp", "pp", "ep"))
+    return comm, base
+
+
+def _weight_parts(req: PlanRequest) -> tuple[int, int, int]:
+    """(expert, non-expert, vision) bytes on disk: from the checkpoint when the request names one."""
+    ck, model = req.checkpoint, req.model
+    if ck is not None:
+        return ck.expert_bytes, ck.non_expert_bytes, min(ck.vision_bytes, ck.non_expert_bytes)
+    vision = min(model.vision_bytes, model.non_expert_weight_bytes)
+    return model.expert_weight_bytes, model.non_expert_weight_bytes, vision
+
+
+def weights_breakdown(req: PlanRequest, p: ParallelSpec) -> tuple[int, int, int]:
+    """(non-expert, expert, replicated) weight bytes on one rank; replicated is part of non-expert.
+
+    non-expert = (non_expert − vision − replicated as stored) ÷ TP ÷ PP
+                 + replicated as loaded ÷ PP + vision (0 with --language-model-only)
+    """
+    serving = req.serving
+    tp, pp = max(p.tp, 1), max(p.pp, 1)
+    expert_total, non_expert_total, vision = _weight_parts(req)
+    groups = replicated_groups(req.checkpoint, req.server.accelerator.software_stack)
+    stored = sum(g.stored_bytes for g in groups)
+    loaded = sum(g.loaded_bytes for g in groups)
+    language = max(non_expert_total - vision - stored, 0)
+    replicated = _ceil_div(loaded, pp)
+    non_expert = _ceil_div(language, tp * pp) + replicated + (0 if serving.language_model_only else vision)
+    expert_divisor = (max(p.ep, 1) if p.expert_parallel else tp) * pp
+    expert = _ceil_div(expert_total, expert_divisor) if expert_total else 0
+    return non_expert, expert, replicated
 
 
 def weights_per_rank(model: ModelSpec, serving: ServingSpec, p: ParallelSpec) -> tuple[int, int]:
-    """(non-expert, expert) weight bytes on one rank."""
+    """(non-expert, expert) weight bytes on one rank, default placement (no checkpoint rules)."""
     tp, pp = max(p.tp, 1), max(p.pp, 1)
     vision = min(model.vision_bytes, model.non_expert_weight_bytes)
     language = model.non_expert_weight_bytes - vision
@@ -189,10 +301,17 @@ class _Budget:
         "usable",
         "non_expert",
         "expert",
+        "replicated",
         "weights",
         "activation",
+        "forward",
+        "sampler",
+        "comm",
+        "non_torch",
         "buffers",
         "graph",
+        "eager",
+        "block",
         "kv_cache",
         "bpt",
         "state",
@@ -203,26 +322,34 @@ class _Budget:
         "seq_tokens",
     )
 
-    def __init__(self, req: PlanRequest, p: ParallelSpec):
+    def __init__(self, req: PlanRequest, p: ParallelSpec, role: str = ""):
         model, serving = req.model, req.serving
-        device = req.server.accelerator.memory_bytes
+        acc = req.server.accelerator
+        stack = acc.software_stack
+        device = acc.usable_base_bytes
         self.device = device
         self.usable = int(device * serving.gpu_memory_utilization)
-        self.non_expert, self.expert = weights_per_rank(model, serving, p)
+        self.non_expert, self.expert, self.replicated = weights_breakdown(req, p)
         self.weights = self.non_expert + self.expert
+        self.forward = forward_activation_estimate(model, serving)
+        self.sampler = sampler_warmup_estimate(model, serving)
         self.activation = (
             serving.activation_bytes
             if serving.activation_bytes is not None
             else activation_estimate(model, serving)
         )
-        self.buffers = serving.comm_buffer_mb * MIB * serving.comm_buffer_groups
+        self.comm, self.non_torch = buffer_estimate(req, p)
+        self.buffers = self.comm + self.non_torch
+        # P/D prefill engines run with --enforce-eager (launch bundle), so capture no graphs.
+        self.eager = serving.enforce_eager or role == "prefill"
         self.graph = (
             serving.graph_memory_bytes
             if serving.graph_memory_bytes is not None
-            else GRAPH_MEMORY_DEFAULT_BYTES
+            else graph_memory_estimate(serving, stack, eager=self.eager)
         )
         self.kv_cache = self.usable - self.weights - self.activation - self.buffers - self.graph
-        block = max(serving.block_size, 1)
+        block = block_size_for(serving, stack)
+        self.block = block
         self.bpt = kv_bytes_per_token(model, p.tp, p.pp, serving.kv_cache_dtype)
         self.state = linear_state_bytes_per_seq(model, p.tp, p.pp)
         self.window = sliding_window_bytes_per_seq(
@@ -257,6 +384,8 @@ class _Budget:
             kv_tokens=self.kv_tokens,
             linear_state_bytes_per_seq=self.state,
             sliding_window_bytes_per_seq=self.window,
+            replicated_weights_bytes=self.replicated,
+            non_torch_bytes=self.non_torch,
         )
 
 
@@ -395,7 +524,7 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
         shortfall = b.per_seq - b.kv_cache
         fit_len = 0
         if b.kv_cache > b.state + b.window and b.bpt:
-            block = max(serving.block_size, 1)
+            block = b.block
             fit_len = ((b.kv_cache - b.state - b.window) // (b.bpt * block)) * block
         found = (
             _fitting_nodes(req, g.nodes, search_upto) if fit_len < min(serving.max_model_len, 4096) else None
@@ -501,14 +630,29 @@ def _group_figures(
         if serving.activation_bytes is not None
         else assumed("activation estimate")
     )
-    graph_source = (
-        typed("serving.graph_memory_bytes")
-        if serving.graph_memory_bytes is not None
-        else assumed("graph estimate")
-    )
+    stack = acc.software_stack
+    if serving.graph_memory_bytes is not None:
+        graph_source = typed("serving.graph_memory_bytes")
+        graph_formula = "serving.graph_memory_bytes"
+    elif b.graph == 0:
+        graph_source = public(
+            "vllm-ascend worker.py determine_available_memory (releases/v0.26.0rc): graphs not subtracted"
+            if stack == "ascend"
+            else (
+                "--enforce-eager: no graphs captured"
+                if b.eager
+                else "vLLM before 0.21: graphs not subtracted"
+            )
+        )
+        graph_formula = "0 (eager mode, vLLM-Ascend, or vLLM before 0.21)"
+    else:
+        graph_source = assumed("graph estimate (vLLM ≥ 0.21 subtracts the CUDA-graph pool)")
+        graph_formula = "flat estimate (1 GiB) for vLLM ≥ 0.21 with CUDA graphs"
+    groups = replicated_groups(req.checkpoint, stack)
+    ck = req.checkpoint
     r = f"{prefix}.per_rank"
     dtype = kv_dtype_bytes(serving.kv_cache_dtype)
-    block = max(serving.block_size, 1)
+    block = b.block
     figures = [
         fig(
             f"{r}.device_bytes",
@@ -516,9 +660,11 @@ def _group_figures(
             "B",
             "Memory per logical device",
             "每卡显存",
-            "accelerator memory per logical device",
+            "device memory as the runtime reports it (mem_get_info total)"
+            if acc.runtime_memory_bytes
+            else "accelerator memory per logical device (vendor figure)",
             {"accelerator": acc.name},
-            public(acc.name),
+            public(acc.runtime_memory_source or acc.name) if acc.runtime_memory_bytes else public(acc.name),
         ),
         fig(
             f"{r}.usable_bytes",
@@ -536,14 +682,35 @@ def _group_figures(
             "B",
             "Non-expert weights per rank",
             "每卡非专家权重",
-            "(non_expert − vision) ÷ TP ÷ PP + vision (0 with --language-model-only)",
+            "(non_expert − vision − replicated as stored) ÷ TP ÷ PP + replicated as loaded ÷ PP"
+            " + vision (0 with --language-model-only)",
             {
-                "non_expert_bytes": model.non_expert_weight_bytes,
-                "vision_bytes": model.vision_bytes,
+                "checkpoint": ck.slug if ck else "",
+                "non_expert_bytes": ck.non_expert_bytes if ck else model.non_expert_weight_bytes,
+                "vision_bytes": ck.vision_bytes if ck else model.vision_bytes,
+                "replicated_stored_bytes": sum(x.stored_bytes for x in groups),
+                "replicated_per_rank": b.replicated,
                 "tp": p.tp,
                 "pp": p.pp,
                 "language_model_only": serving.language_model_only,
             },
+        ),
+        fig(
+            f"{r}.replicated_weights_bytes",
+            b.replicated,
+            "B",
+            "Weights replicated on every rank",
+            "每卡复制（不切分）的权重",
+            "Σ replicated groups × bytes per element as loaded ÷ PP"
+            + (" (" + ", ".join(x.group for x in groups) + ")" if groups else " (none on this platform)"),
+            {x.group: x.loaded_bytes for x in groups} | {"pp": p.pp},
+            public("; ".join(sorted({x.source for x in groups})))
+            if groups and not any(x.assumed for x in groups)
+            else (
+                assumed("; ".join(sorted({x.source for x in groups})))
+                if groups
+                else public("engine/placement.py")
+            ),
         ),
         fig(
             f"{r}.expert_weights_bytes",
@@ -577,7 +744,8 @@ def _group_figures(
             "B",
             "Peak activations per rank",
             "每卡激活峰值",
-            "tokens × hidden × 2 B × (24 + 2 × top_k) + min(max_num_seqs, tokens) × vocab × 4 B × 2"
+            "max(forward: tokens × hidden × 2 B × (24 + 2 × top_k), "
+            "sampler warm-up on the last PP stage: min(max_num_seqs, tokens) × vocab × 38 B)"
             if serving.activation_bytes is None
             else "serving.activation_bytes",
             {
@@ -586,6 +754,8 @@ def _group_figures(
                 "experts_per_token": model.experts_per_token if model.is_moe else 0,
                 "max_num_seqs": serving.max_num_seqs,
                 "vocab_size": model.vocab_size,
+                "forward_bytes": b.forward,
+                "sampler_bytes": b.sampler,
             },
             act_source,
         ),
@@ -595,9 +765,22 @@ def _group_figures(
             "B",
             "Communication buffers per rank",
             "每卡通信缓冲",
-            "comm_buffer_mb MiB × comm_buffer_groups",
-            {"comm_buffer_mb": serving.comm_buffer_mb, "comm_buffer_groups": serving.comm_buffer_groups},
-            public("HCCL_BUFFSIZE / NCCL buffers, one per TP and EP group"),
+            (
+                "comm_buffer_mb MiB × comm_buffer_groups + non-torch"
+                if serving.comm_buffer_groups is not None
+                else (
+                    "Σ communicators 2 × buffer (MC2: HCCL_BUFFSIZE, DP: 50 MB, others 200 MB) + non-torch"
+                    if stack == "ascend"
+                    else "NCCL communicators (TP, PP, EP) × 0.42 GiB + non-torch"
+                )
+            ),
+            {
+                "communicators": ", ".join(name for name, _ in communicators(p, model, stack)) or "none",
+                "comm_buffer_mb": serving.comm_buffer_mb,
+                "communication_bytes": b.comm,
+                "non_torch_bytes": b.non_torch,
+            },
+            public(HCCL_SOURCE) if stack == "ascend" else assumed("NCCL buffers from public start-up logs"),
         ),
         fig(
             f"{r}.graph_bytes",
@@ -605,10 +788,8 @@ def _group_figures(
             "B",
             "Graph capture memory per rank",
             "每卡图捕获内存",
-            "serving.graph_memory_bytes"
-            if serving.graph_memory_bytes is not None
-            else "flat estimate (1 GiB)",
-            {},
+            graph_formula,
+            {"vllm_version": serving.vllm_version, "eager": b.eager},
             graph_source,
         ),
         fig(
@@ -749,15 +930,16 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
     checks: list[Check] = _model_checks(req)
     figures: list[Figure] = []
     groups: list[GroupMemory] = []
-    computed: dict[ParallelSpec, tuple[_Budget, RankMemory]] = {}
+    computed: dict[tuple[ParallelSpec, bool], tuple[_Budget, RankMemory]] = {}
     signatures: dict[tuple[int, ParallelSpec, str], list[GroupLayout]] = {}
 
     for g in layout.groups:
         p = g.parallel
-        if p not in computed:
-            b = _Budget(req, p)
-            computed[p] = (b, b.rank_memory())
-        b, rank = computed[p]
+        key = (p, g.role == "prefill")
+        if key not in computed:
+            b = _Budget(req, p, g.role)
+            computed[key] = (b, b.rank_memory())
+        b, rank = computed[key]
         groups.append(
             GroupMemory(
                 group=g.name,
@@ -773,7 +955,7 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
 
     for i, ((_nodes, p, _side), members) in enumerate(signatures.items()):
         g = members[0]
-        b = computed[p][0]
+        b = computed[(p, g.role == "prefill")][0]
         gm = next(x for x in groups if x.group == g.name)
         checks.extend(_group_checks(req, [m.name for m in members], g, b))
         figures.extend(_group_figures(req, "memory" if i == 0 else f"memory.{g.name}", g, b, gm))

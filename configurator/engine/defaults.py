@@ -1,0 +1,120 @@
+"""One source of serving defaults and of the platform rules vLLM and vLLM-Ascend enforce.
+
+Read by the JSON API (``ServingSpec()``), the configurator form (its initial
+values), the auto-planner and the ``manage.py`` CLI, so that the same request
+with no serving fields gives the same plan everywhere.  Pure Python.
+
+Platform rules (each with its public source):
+
+* KV-cache dtypes: vLLM on CUDA accepts ``auto``, ``bfloat16``, ``fp8``,
+  ``fp8_e4m3``, ``fp8_e5m2`` (vLLM ``vllm/config/cache.py`` ``CacheDType``);
+  vLLM-Ascend on Atlas A2/A3 does not support an FP8 KV cache (vllm-ascend
+  issue #8102, "FP8 is not support in A3"), so only the model dtype (``auto``
+  / ``bfloat16``) is offered there.
+* ``block_size``: vLLM's CUDA default is 16 tokens (``CacheConfig.block_size``
+  is set per platform in ``vllm/platforms/cuda.py``
+  ``check_and_update_config``); vLLM-Ascend uses 128
+  (``vllm_ascend/utils.py`` ``refresh_block_size``, called from
+  ``vllm_ascend/platform.py`` ``check_and_update_config``, branch
+  ``releases/v0.26.0rc``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .types import KvCacheDtype, ServingSpec
+
+# --------------------------------------------------------------------------- KV-cache dtype
+
+
+def kv_dtype(value: str | KvCacheDtype) -> KvCacheDtype:
+    """The enum member for ``value``; ValueError names the allowed values."""
+    try:
+        return KvCacheDtype(str(value).lower())
+    except ValueError:
+        allowed = ", ".join(m.value for m in KvCacheDtype)
+        raise ValueError(f"unknown KV-cache dtype {value!r}; one of: {allowed}") from None
+
+
+# --------------------------------------------------------------------------- platforms
+
+CUDA = "cuda"
+ASCEND = "ascend"
+
+#: KV-cache dtypes each software stack can run.
+SUPPORTED_KV_DTYPES: dict[str, tuple[KvCacheDtype, ...]] = {
+    CUDA: tuple(KvCacheDtype),
+    ASCEND: (KvCacheDtype.AUTO, KvCacheDtype.BFLOAT16, KvCacheDtype.BF16),
+}
+KV_DTYPE_SOURCE = {
+    CUDA: "vLLM vllm/config/cache.py CacheDType",
+    ASCEND: "vllm-ascend issue #8102 (FP8 KV cache not supported on Atlas A2/A3)",
+}
+
+#: vLLM's default paged-attention block, in tokens, per software stack.
+DEFAULT_BLOCK_SIZE = {CUDA: 16, ASCEND: 128}
+#: Block sizes the attention backends accept (vLLM --block-size choices; Ascend needs multiples of 128).
+VALID_BLOCK_SIZES = {CUDA: (1, 8, 16, 32, 64, 128, 256), ASCEND: (128, 256, 512)}
+BLOCK_SIZE_SOURCE = {
+    CUDA: "vLLM vllm/platforms/cuda.py check_and_update_config (default 16); vllm/config/cache.py BlockSize",
+    ASCEND: "vllm-ascend vllm_ascend/utils.py refresh_block_size (128), branch releases/v0.26.0rc",
+}
+
+
+def stack_of(software_stack: str) -> str:
+    return ASCEND if software_stack == ASCEND else CUDA
+
+
+def kv_dtype_supported(software_stack: str, value: str | KvCacheDtype) -> bool:
+    try:
+        member = kv_dtype(value)
+    except ValueError:
+        return False
+    return member in SUPPORTED_KV_DTYPES[stack_of(software_stack)]
+
+
+def block_size_for(serving: ServingSpec, software_stack: str) -> int:
+    """The block size vLLM uses: the request's, or the platform default when 0."""
+    return serving.block_size if serving.block_size > 0 else DEFAULT_BLOCK_SIZE[stack_of(software_stack)]
+
+
+# --------------------------------------------------------------------------- serving defaults
+
+#: The serving parameters every entry point starts from (ServingSpec's own defaults).
+SERVING_DEFAULTS = ServingSpec()
+
+#: HCCL_BUFFSIZE (MB) the planner proposes on Ascend for large MoE models: the K3 tutorial's value.
+PLANNER_HCCL_BUFFSIZE_MB = 800
+
+
+def serving_default(name: str):
+    """The default of one ServingSpec field (for form initial values)."""
+    return getattr(SERVING_DEFAULTS, name)
+
+
+def resolve_serving(serving: ServingSpec, software_stack: str) -> ServingSpec:
+    """Fill the platform-dependent defaults (``block_size`` 0 → 16 on CUDA, 128 on Ascend)."""
+    block = block_size_for(serving, software_stack)
+    if block == serving.block_size:
+        return serving
+    return dataclasses.replace(serving, block_size=block)
+
+
+__all__ = [
+    "ASCEND",
+    "BLOCK_SIZE_SOURCE",
+    "CUDA",
+    "DEFAULT_BLOCK_SIZE",
+    "KV_DTYPE_SOURCE",
+    "SERVING_DEFAULTS",
+    "SUPPORTED_KV_DTYPES",
+    "VALID_BLOCK_SIZES",
+    "KvCacheDtype",
+    "block_size_for",
+    "kv_dtype",
+    "kv_dtype_supported",
+    "resolve_serving",
+    "serving_default",
+    "stack_of",
+]
