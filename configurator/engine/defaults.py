@@ -62,6 +62,18 @@ BLOCK_SIZE_SOURCE = {
 }
 
 
+PLATFORM_LABEL = {
+    CUDA: ("NVIDIA GPUs (vLLM)", "NVIDIA GPU（vLLM）"),
+    ASCEND: ("Ascend NPUs (vLLM-Ascend)", "昇腾 NPU（vLLM-Ascend）"),
+}
+
+
+def platform_labels(stacks, lang: str = "en") -> str:
+    i = 0 if lang == "en" else 1
+    sep = ", " if lang == "en" else "、"
+    return sep.join(PLATFORM_LABEL.get(s, (s, s))[i] for s in stacks)
+
+
 def stack_of(software_stack: str) -> str:
     return ASCEND if software_stack == ASCEND else CUDA
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from .placement import serving_flags_for_checkpoint
 from .types import (
     Check,
     Figure,
@@ -211,8 +212,7 @@ def _common_flags(req: PlanRequest, site: _Site, *, pd_role: str = "") -> list[t
         ("--gpu-memory-utilization", f"{s.gpu_memory_utilization:g}"),
         ("--trust-remote-code", None),
     ]
-    if site.ascend:
-        flags.append(("--quantization", "ascend"))
+    flags += serving_flags_for_checkpoint(req)  # --quantization / --block-size (engine/placement.py)
     if s.kv_cache_dtype not in ("auto", ""):
         flags.append(("--kv-cache-dtype", s.kv_cache_dtype))
     flags.append(

@@ -27,7 +27,17 @@ stage with the most layers sets the figures.
 
 from __future__ import annotations
 
-from .defaults import block_size_for
+from .defaults import (
+    BLOCK_SIZE_SOURCE,
+    DEFAULT_BLOCK_SIZE,
+    KV_DTYPE_SOURCE,
+    SUPPORTED_KV_DTYPES,
+    VALID_BLOCK_SIZES,
+    block_size_for,
+    kv_dtype_supported,
+    platform_labels,
+    stack_of,
+)
 from .explain import assumed, by_key, check, fig, gb, plural, public, ratio, sentence_start, thousands, typed
 from .layout import (
     GROUP_EN,
@@ -39,7 +49,7 @@ from .layout import (
     parallel_label,
     propose_layout,
 )
-from .placement import replicated_groups
+from .placement import checkpoint_supports, replicated_groups
 from .types import (
     MIB,
     Check,
@@ -448,6 +458,7 @@ def _model_checks(req: PlanRequest) -> list[Check]:
                 fix_zh="加载完整的多模态模型。",
             )
         )
+    out.extend(_platform_checks(req))
     counted = model.gqa_layers + model.mla_layers + model.linear_layers + model.sliding_layers
     if counted != model.num_layers:
         out.append(
@@ -459,6 +470,66 @@ def _model_checks(req: PlanRequest) -> list[Check]:
                 "the KV cache figures may be wrong.",
                 f"{model.name}：各类注意力层数之和为 {counted}，与总层数 {model.num_layers} 不符，KV 缓存估算可能有误。",
                 field="model",
+            )
+        )
+    return out
+
+
+def _platform_checks(req: PlanRequest) -> list[Check]:
+    """What the platform refuses: its KV-cache dtypes, block sizes and checkpoints."""
+    serving, acc = req.serving, req.server.accelerator
+    stack = stack_of(acc.software_stack)
+    out: list[Check] = []
+    dtype = str(serving.kv_cache_dtype)
+    if not kv_dtype_supported(stack, dtype):
+        offered = ", ".join(d.value for d in SUPPORTED_KV_DTYPES[stack])
+        out.append(
+            check(
+                "memory.kv_cache_dtype_unsupported",
+                Severity.ERROR,
+                AREA,
+                f"--kv-cache-dtype {dtype} is not supported on {req.server.name} ({acc.name}): "
+                f"vLLM-Ascend has no FP8 KV cache on Atlas A2/A3 (vllm-ascend issue #8102). Use {offered}.",
+                f"{req.server.name}（{acc.name}）不支持 FP8 KV 缓存（vLLM-Ascend 在 Atlas A2/A3 上不支持，"
+                f"见 vllm-ascend issue #8102），请使用 BF16（auto）。",
+                field="serving.kv_cache_dtype",
+                fix={"serving.kv_cache_dtype": KvCacheDtype.AUTO.value},
+                fix_en="Keep the KV cache in the model's dtype (auto, BF16).",
+                fix_zh="KV 缓存使用模型精度（auto，即 BF16）。",
+                figures={"platform": stack, "kv_cache_dtype": dtype, "source": KV_DTYPE_SOURCE[stack]},
+            )
+        )
+    block = block_size_for(serving, stack)
+    if block not in VALID_BLOCK_SIZES[stack]:
+        allowed = ", ".join(str(x) for x in VALID_BLOCK_SIZES[stack])
+        default = DEFAULT_BLOCK_SIZE[stack]
+        out.append(
+            check(
+                "memory.block_size_invalid",
+                Severity.ERROR,
+                AREA,
+                f"--block-size {block} is not accepted on {acc.name}; use one of {allowed} "
+                f"(default {default}).",
+                f"{acc.name} 不支持 --block-size {block}，可选 {allowed}（默认 {default}）。",
+                field="serving.block_size",
+                fix={"serving.block_size": default},
+                fix_en=f"Use the platform default block size of {default} tokens.",
+                fix_zh=f"使用平台默认的 {default} tokens 块大小。",
+                figures={"block_size": block, "source": BLOCK_SIZE_SOURCE[stack]},
+            )
+        )
+    ck = req.checkpoint
+    if ck is not None and not checkpoint_supports(ck, stack):
+        out.append(
+            check(
+                "model.checkpoint_wrong_platform",
+                Severity.ERROR,
+                "model",
+                f"The checkpoint \u201c{ck.name}\u201d does not run on {acc.name}: it is made for "
+                f"{platform_labels(ck.platforms)}.",
+                f"权重版本\u201c{ck.name}\u201d不能在 {acc.name} 上运行（仅适用于 {platform_labels(ck.platforms, 'zh')}）。",
+                field="checkpoint",
+                figures={"checkpoint": ck.slug, "platforms": list(ck.platforms), "platform": stack},
             )
         )
     return out

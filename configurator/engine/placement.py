@@ -184,6 +184,24 @@ def checkpoint_launch_flags(checkpoint: CheckpointSpec | None) -> list[tuple[str
     return out
 
 
+def serving_flags_for_checkpoint(req) -> list[tuple[str, str | None]]:
+    """The launch flags that follow the checkpoint and the platform.
+
+    * the checkpoint's own flags (``--quantization ascend`` only for a ModelSlim
+      conversion; with no checkpoint named the model's published weights are
+      served and vLLM reads their quantisation from config.json: no flag);
+    * ``--block-size`` when it differs from vLLM's platform default.
+    """
+    from .defaults import DEFAULT_BLOCK_SIZE, block_size_for, stack_of
+
+    stack = stack_of(req.server.accelerator.software_stack)
+    flags = checkpoint_launch_flags(req.checkpoint)
+    block = block_size_for(req.serving, stack)
+    if block != DEFAULT_BLOCK_SIZE[stack]:
+        flags.append(("--block-size", str(block)))
+    return flags
+
+
 def kimi_k3_param_groups(text_config: dict) -> dict[str, int]:
     """Element counts of K3's platform-dependent groups from its config.json ``text_config``."""
     hidden = int(text_config["hidden_size"])
@@ -212,4 +230,5 @@ __all__ = [
     "format_bytes",
     "kimi_k3_param_groups",
     "replicated_groups",
+    "serving_flags_for_checkpoint",
 ]
