@@ -54,7 +54,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "serving.comm_buffer_groups": (0, 64),
     "serving.graph_memory_bytes": (0, 10**13),
     "serving.activation_bytes": (0, 10**13),
-    "serving.block_size": (1, 4096),
+    "serving.block_size": (0, 4096),  # 0: the platform default (engine/defaults.py)
     "workload.input_tokens": (1, 16_777_216),
     "workload.output_tokens": (1, 16_777_216),
     "workload.concurrency": (1, 1_000_000),
@@ -113,7 +113,7 @@ SECTIONS = {
 }
 TOP_LEVEL_KEYS = {
     "scenario", "model", "server", "topology", "serving", "workload", "site", "rack",
-    "switches", "commercial", "performance", "launch",
+    "switches", "commercial", "performance", "launch", "checkpoint",
 }  # fmt: skip
 
 
@@ -386,6 +386,35 @@ def _resolve_model(value, catalog: CatalogPort, errs: _Collector):
     return _resolve_entry("model", value, catalog.model, et.ModelSpec, errs)
 
 
+def _resolve_checkpoint(data, model, server, catalog: CatalogPort, errs: _Collector):
+    """The checkpoint the request names (slug or inline), else the model's default for the platform.
+
+    A checkpoint of another model is a 400; one made for another platform is
+    an engine error check (``model.checkpoint_wrong_platform``).
+    """
+    raw = data.get("checkpoint")
+    if model is None or server is None:
+        return None
+    if raw is None:
+        default = getattr(catalog, "default_checkpoint", None)
+        return default(model.slug, server.accelerator.software_stack) if default else None
+    if isinstance(raw, str):
+        lookup = getattr(catalog, "checkpoint", None)
+        found = lookup(raw) if lookup and "\x00" not in raw and len(raw) <= 200 else None
+        if found is None:
+            errs.add("checkpoint", f"unknown checkpoint '{raw[:80]}'.")
+            return None
+        spec, model_slug = found
+        if model_slug != model.slug:
+            errs.add("checkpoint", f"'{raw[:80]}' is a checkpoint of {model_slug}, not of {model.slug}.")
+            return None
+        return spec
+    if isinstance(raw, dict):
+        return _dataclass_from(et.CheckpointSpec, raw, "checkpoint", errs)
+    errs.add("checkpoint", "must be a checkpoint slug (text) or an inline checkpoint object.")
+    return None
+
+
 def _resolve_parallel(value, path: str, errs: _Collector) -> et.ParallelSpec | None | str:
     if value is None or value == "auto":
         return "auto"
@@ -477,6 +506,8 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             base = et.CommercialSpec()
         commercial = _dataclass_from(et.CommercialSpec, raw_commercial, "commercial", errs, base=base)
 
+    checkpoint = _resolve_checkpoint(data, model, server, catalog, errs)
+
     scenario = data.get("scenario", "")
     if scenario is None:
         scenario = ""
@@ -501,6 +532,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         performance=sections["performance"],
         launch=sections["launch"],
         scenario=scenario,
+        checkpoint=checkpoint,
     )
 
 

@@ -12,7 +12,16 @@ from typing import Any
 
 from django.utils import timezone
 
-from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile, SwitchModel
+from catalog.models import (
+    Checkpoint,
+    LlmModel,
+    PriceList,
+    RackType,
+    Scenario,
+    ServerModel,
+    SiteProfile,
+    SwitchModel,
+)
 from catalog.selectors import default_rack, default_site, price_list_in_force, price_snapshot
 
 from . import catalog_cache, inputs
@@ -41,6 +50,27 @@ class DjangoCatalog:
             return inputs.model_spec(row) if row else None
 
         return self._cached(("model", slug), build)
+
+    def checkpoint(self, slug: str) -> tuple[et.CheckpointSpec, str] | None:
+        """The checkpoint called ``slug`` and the slug of its model."""
+
+        def build():
+            row = Checkpoint.objects.select_related("model").filter(slug=slug).first()
+            return (inputs.checkpoint_spec(row), row.model.slug) if row else None
+
+        return self._cached(("checkpoint", slug), build)
+
+    def default_checkpoint(self, model_slug: str, software_stack: str) -> et.CheckpointSpec | None:
+        """The model's default checkpoint on this platform (None: the model row's own bytes)."""
+        stack = "ascend" if software_stack == "ascend" else "cuda"
+
+        def build():
+            for row in Checkpoint.objects.filter(model__slug=model_slug).order_by("pk"):
+                if stack in (row.default_for or []):
+                    return inputs.checkpoint_spec(row)
+            return None
+
+        return self._cached(("default_checkpoint", model_slug, stack), build)
 
     def model_from_hf_config(
         self, config: dict, weight_format: str | None, weight_bytes: int | None

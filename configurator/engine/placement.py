@@ -202,25 +202,6 @@ def serving_flags_for_checkpoint(req) -> list[tuple[str, str | None]]:
     return flags
 
 
-def kimi_k3_param_groups(text_config: dict) -> dict[str, int]:
-    """Element counts of K3's platform-dependent groups from its config.json ``text_config``."""
-    hidden = int(text_config["hidden_size"])
-    layers = int(text_config["num_hidden_layers"])
-    dense = int(text_config.get("first_k_dense_replace", 0))
-    moe_layers = layers - dense
-    la = text_config.get("linear_attn_config") or {}
-    mla_layers = len(la.get("full_attn_layers", ()))
-    kda_layers = len(la.get("kda_layers", ()))
-    a_width = int(text_config.get("q_lora_rank") or 0) + int(text_config["kv_lora_rank"])
-    a_width += int(text_config["qk_rope_head_dim"])
-    return {
-        "router": moe_layers * hidden * int(text_config["num_experts"]),
-        "latent_moe": moe_layers * 2 * hidden * int(text_config.get("routed_expert_hidden_size") or 0),
-        "mla_a": mla_layers * hidden * a_width,
-        "kda_f_a": kda_layers * hidden * int(la.get("head_dim", 0)),
-    }
-
-
 __all__ = [
     "RULES",
     "GroupRule",
@@ -228,7 +209,6 @@ __all__ = [
     "checkpoint_launch_flags",
     "checkpoint_supports",
     "format_bytes",
-    "kimi_k3_param_groups",
     "replicated_groups",
     "serving_flags_for_checkpoint",
 ]
