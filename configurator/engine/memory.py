@@ -91,6 +91,10 @@ ACTIVATION_MOE_COPIES_PER_EXPERT = 2
 # sort indices (8), the masked logits scattered back (4), softmax probabilities
 # (4), the exponential noise q (4) and probs ÷ q (4) = 38 B.
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 8 + 4 + 4 + 4 + 4
+# With FlashInfer's top-k/top-p kernels (VLLM_USE_FLASHINFER_SAMPLER=1, or vLLM
+# 0.10.x with flashinfer installed: "Using FlashInfer for top-p & top-k
+# sampling") nothing is sorted: BF16 logits (2), FP32 logits (4), probabilities (4).
+FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4
 # Graph capture (CUDA graphs): vLLM ≥ 0.21 subtracts an estimate of the graph
 # pool from the KV budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, docs/domain.md §12);
 # earlier vLLM and vLLM-Ascend (worker.py determine_available_memory,
@@ -187,9 +191,10 @@ def forward_activation_estimate(model: ModelSpec, serving: ServingSpec) -> int:
 
 
 def sampler_warmup_estimate(model: ModelSpec, serving: ServingSpec) -> int:
-    """Peak of the sampler warm-up: min(max_num_seqs, tokens) requests × vocab × 38 B."""
+    """Peak of the sampler warm-up: min(max_num_seqs, tokens) requests × vocab × 38 B (10 B with FlashInfer)."""
     requests = min(serving.max_num_seqs, max(serving.max_num_batched_tokens, 0))
-    return requests * model.vocab_size * SAMPLER_BYTES_PER_LOGIT
+    per_logit = FLASHINFER_SAMPLER_BYTES_PER_LOGIT if serving.flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT
+    return requests * model.vocab_size * per_logit
 
 
 def activation_estimate(model: ModelSpec, serving: ServingSpec, *, last_stage: bool = True) -> int:

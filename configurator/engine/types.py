@@ -406,6 +406,7 @@ class ServingSpec:
     language_model_only: bool = False
     block_size: int = 0  # 0: the platform default (CUDA 16, Ascend 128; engine/defaults.py)
     enforce_eager: bool = False  # no graph capture (P/D prefill engines always run eager)
+    flashinfer_sampler: bool = False  # VLLM_USE_FLASHINFER_SAMPLER=1: top-k/top-p without a full sort
     vllm_version: str = "0.27.1"
 
 
