@@ -128,7 +128,10 @@ ACCELERATORS = [
         "software_stack": ("cuda", public("CUDA / NCCL")),
         "logical_devices_per_package": (1, public("one GPU per module")),
         "memory_gb": (D("141"), assumed(NVIDIA_REF)),
-        "runtime_memory_gib": (D("0"), assumed("not measured here: the vendor figure is used")),
+        "runtime_memory_gib": (
+            D("139.81"),
+            public("vLLM start-up logs on H200: 'Free memory on device (139.21/139.81 GiB) on startup'"),
+        ),
         "memory_bandwidth_tbps": (D("4.8"), assumed(NVIDIA_REF)),
         "tflops_fp16": (D("989"), assumed(NVIDIA_REF + "; dense")),
         "tflops_bf16": (D("989"), assumed(NVIDIA_REF + "; dense")),
