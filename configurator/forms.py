@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
 
+from .engine.defaults import SERVING_DEFAULTS
 from .engine.types import TopologyKind
 
 TOPOLOGY_CHOICES = [
@@ -91,14 +92,36 @@ class ConfiguratorForm(forms.Form):
     expert_parallel = forms.BooleanField(label=_("Expert parallelism"), required=False, initial=True)
 
     gpu_memory_utilization = _dec(
-        _("Memory utilisation"), min_value=0.05, max_value=0.99, initial=Decimal("0.85"), places=3
+        _("Memory utilisation"),
+        min_value=0.05,
+        max_value=0.99,
+        initial=Decimal(str(SERVING_DEFAULTS.gpu_memory_utilization)),
+        places=3,
     )
-    max_model_len = _int(_("Max model length (tokens)"), min_value=1, max_value=16_777_216, initial=133_120)
-    max_num_seqs = _int(_("Max sequences per DP rank"), min_value=1, max_value=65_536, initial=16)
-    max_num_batched_tokens = _int(_("Max batched tokens"), min_value=1, max_value=4_194_304, initial=8192)
-    kv_cache_dtype = forms.ChoiceField(choices=KV_DTYPE_CHOICES, label=_("KV cache dtype"), initial="auto")
-    comm_buffer_mb = _int(_("Communication buffer (MB)"), min_value=0, max_value=65_536, initial=800)
-    enable_prefix_caching = forms.BooleanField(label=_("Prefix caching"), required=False, initial=True)
+    max_model_len = _int(
+        _("Max model length (tokens)"),
+        min_value=1,
+        max_value=16_777_216,
+        initial=SERVING_DEFAULTS.max_model_len,
+    )
+    max_num_seqs = _int(
+        _("Max sequences per DP rank"), min_value=1, max_value=65_536, initial=SERVING_DEFAULTS.max_num_seqs
+    )
+    max_num_batched_tokens = _int(
+        _("Max batched tokens"),
+        min_value=1,
+        max_value=4_194_304,
+        initial=SERVING_DEFAULTS.max_num_batched_tokens,
+    )
+    kv_cache_dtype = forms.ChoiceField(
+        choices=KV_DTYPE_CHOICES, label=_("KV cache dtype"), initial=SERVING_DEFAULTS.kv_cache_dtype.value
+    )
+    comm_buffer_mb = _int(
+        _("Communication buffer (MB)"), min_value=0, max_value=65_536, initial=SERVING_DEFAULTS.comm_buffer_mb
+    )
+    enable_prefix_caching = forms.BooleanField(
+        label=_("Prefix caching"), required=False, initial=SERVING_DEFAULTS.enable_prefix_caching
+    )
     language_model_only = forms.BooleanField(label=_("Language model only (no vision)"), required=False)
 
     input_tokens = _int(_("Input tokens per request"), min_value=1, max_value=16_777_216, initial=8192)

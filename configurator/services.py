@@ -26,6 +26,7 @@ from catalog.selectors import default_rack, default_site, price_list_in_force, p
 
 from . import catalog_cache, inputs
 from .engine import types as et
+from .engine.defaults import SERVING_DEFAULTS
 from .engine.plan import plan
 from .engine.serialize import plan_to_dict
 from .requests import RequestError, request_to_inline, resolve
@@ -273,13 +274,14 @@ DEFAULT_FORM = {
     "nodes": "4",
     "parallel_mode": "auto",
     "expert_parallel": "on",
-    "gpu_memory_utilization": "0.85",
-    "max_model_len": "133120",
-    "max_num_seqs": "16",
-    "max_num_batched_tokens": "8192",
-    "kv_cache_dtype": "auto",
-    "comm_buffer_mb": "800",
-    "enable_prefix_caching": "on",
+    # Serving values: the one set of defaults the API, the planner and the CLI use (engine/defaults.py).
+    "gpu_memory_utilization": str(SERVING_DEFAULTS.gpu_memory_utilization),
+    "max_model_len": str(SERVING_DEFAULTS.max_model_len),
+    "max_num_seqs": str(SERVING_DEFAULTS.max_num_seqs),
+    "max_num_batched_tokens": str(SERVING_DEFAULTS.max_num_batched_tokens),
+    "kv_cache_dtype": SERVING_DEFAULTS.kv_cache_dtype.value,
+    "comm_buffer_mb": str(SERVING_DEFAULTS.comm_buffer_mb),
+    **({"enable_prefix_caching": "on"} if SERVING_DEFAULTS.enable_prefix_caching else {}),
     "input_tokens": "8192",
     "output_tokens": "1024",
     "concurrency": "16",

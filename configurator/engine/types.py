@@ -397,7 +397,9 @@ class ServingSpec:
     max_num_seqs: int = 16
     max_num_batched_tokens: int = 8192
     kv_cache_dtype: KvCacheDtype = KvCacheDtype.AUTO  # auto (= model activation dtype, BF16) | fp8 …
-    comm_buffer_mb: int = 200  # HCCL_BUFFSIZE (MB): the MC2 group's buffer on Ascend (CANN default 200)
+    # HCCL_BUFFSIZE (MB): the MC2 group's buffer on Ascend (the vLLM-Ascend K3 tutorial's 800; CANN's
+    # default is 200).  Only MoE layouts with expert parallelism on Ascend have an MC2 group; unused on CUDA.
+    comm_buffer_mb: int = 800
     comm_buffer_groups: int | None = None  # None: the communicators vLLM creates for this layout
     graph_memory_bytes: int | None = None  # None: engine estimate (0 in eager mode)
     activation_bytes: int | None = None  # None: engine estimate (forward vs sampler warm-up)
