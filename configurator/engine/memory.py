@@ -65,9 +65,11 @@ from .types import (
     RankMemory,
     ServingSpec,
     Severity,
+    Source,
 )
 
 AREA = "memory"
+DERIVED_MODEL = Source("derived", "the model's weight bytes (no checkpoint row)")
 VLLM_WORKER = "vLLM v1 worker: determine_available_memory / profile_run"
 
 # --------------------------------------------------------------------------- estimator terms
@@ -998,6 +1000,36 @@ def _group_figures(
     return figures
 
 
+def _replicated_check(req: PlanRequest, groups, rank: RankMemory) -> Check:
+    """Say in the plan which weights the platform keeps whole on every rank, and why."""
+    names_en = {
+        "router": "MoE router",
+        "latent_moe": "latent-MoE projections",
+        "mla_a": "MLA q/kv down-projection",
+        "kda_f_a": "KDA forget-gate projection",
+    }
+    names_zh = {
+        "router": "MoE 路由",
+        "latent_moe": "潜空间 MoE 投影",
+        "mla_a": "MLA q/kv 降维投影",
+        "kda_f_a": "KDA 遗忘门投影",
+    }
+    what_en = ", ".join(names_en.get(g.group, g.group) for g in groups)
+    what_zh = "、".join(names_zh.get(g.group, g.group) for g in groups)
+    platform = "vLLM-Ascend" if req.server.accelerator.software_stack == "ascend" else "vLLM"
+    return check(
+        "memory.replicated_weights",
+        Severity.OK,
+        AREA,
+        f"{platform} keeps the {what_en} whole on every rank rather than splitting them by TP: "
+        f"{gb(rank.replicated_weights_bytes)} per rank, counted in the weights.",
+        f"{platform} 在每张卡上完整保存{what_zh}（不按 TP 切分）：每卡 {gb(rank.replicated_weights_bytes)}，"
+        "已计入权重。",
+        field="checkpoint",
+        figures={g.group: g.loaded_bytes for g in groups} | {"sources": sorted({g.source for g in groups})},
+    )
+
+
 # --------------------------------------------------------------------------- entry point
 
 
@@ -1049,7 +1081,35 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
                 {x.group: x.cluster_weights_bytes for x in groups},
             )
         )
-    return MemoryResult(tuple(groups), by_key(figures), tuple(checks))
+    ck = req.checkpoint
+    expert_total, non_expert_total, _vision = _weight_parts(req)
+    checkpoint_bytes = expert_total + non_expert_total
+    figures.append(
+        fig(
+            "memory.checkpoint_bytes",
+            checkpoint_bytes,
+            "B",
+            "Checkpoint loaded by every node",
+            "每个节点加载的权重文件",
+            "routed-expert bytes + non-expert bytes of the checkpoint",
+            {
+                "checkpoint": ck.name if ck else req.model.name,
+                "expert_bytes": expert_total,
+                "non_expert_bytes": non_expert_total,
+            },
+            public(ck.source or ck.name) if ck else DERIVED_MODEL,
+        )
+    )
+    groups_rep = replicated_groups(ck, req.server.accelerator.software_stack)
+    if groups_rep and groups:
+        checks.append(_replicated_check(req, groups_rep, groups[0].per_rank))
+    return MemoryResult(
+        tuple(groups),
+        by_key(figures),
+        tuple(checks),
+        checkpoint_slug=ck.slug if ck else "",
+        checkpoint_bytes=checkpoint_bytes,
+    )
 
 
 def group_memory(result: MemoryResult, name: str) -> GroupMemory:

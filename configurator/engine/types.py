@@ -631,3 +631,6 @@ class MemoryResult:
     groups: tuple[GroupMemory, ...]
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    # The weights every node loads from storage: the checkpoint's bytes (for the BOM's storage line).
+    checkpoint_slug: str = ""
+    checkpoint_bytes: int = 0

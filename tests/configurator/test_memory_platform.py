@@ -124,3 +124,15 @@ def test_block_size_follows_the_platform(api):
     assert gpu["figures"][tokens]["inputs"]["block_size"] == 16  # vLLM's CUDA default
     bad = post(api, {**K3_4_A3, "serving": {**K3_4_A3["serving"], "block_size": 48}}).json()
     assert any(c["code"] == "memory.block_size_invalid" for c in bad["checks"])
+
+
+def test_the_plan_carries_the_checkpoint_bytes_for_the_storage_line(api):
+    hf = post(api, K3_4_A3).json()
+    # S1/S2: the Hugging Face release is 96 shards, 1,560,936,091,448 bytes.
+    assert hf["figures"]["memory.checkpoint_bytes"]["value"] == 1_560_936_091_448
+    slim = post(api, {**K3_4_A3, "checkpoint": "kimi-k3-modelslim-w4a8"}).json()
+    # ModelSlim W4A8: int4 experts (92 × 896 × 3 × 3584 × 3072 params × 0.5 B) and a smaller rest.
+    experts = 92 * 896 * 3 * 3584 * 3072 // 2
+    assert experts < slim["figures"]["memory.checkpoint_bytes"]["value"] < 1_560_936_091_448
+    check = next(c for c in hf["checks"] if c["code"] == "memory.replicated_weights")
+    assert check["severity"] == "ok" and "11.5 GB per rank" in check["message"]
