@@ -395,9 +395,14 @@ def _resolve_checkpoint(data, model, server, catalog: CatalogPort, errs: _Collec
     raw = data.get("checkpoint")
     if model is None or server is None:
         return None
+    if raw is None and "checkpoint" in data:
+        return None  # explicitly none (an inline request saved without one): the model's own bytes
     if raw is None:
         default = getattr(catalog, "default_checkpoint", None)
-        return default(model.slug, server.accelerator.software_stack) if default else None
+        try:
+            return default(model.slug, server.accelerator.software_stack) if default else None
+        except LookupError:  # a frozen revision resolves without the catalog
+            return None
     if isinstance(raw, str):
         lookup = getattr(catalog, "checkpoint", None)
         found = lookup(raw) if lookup and "\x00" not in raw and len(raw) <= 200 else None
