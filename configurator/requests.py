@@ -54,6 +54,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "serving.comm_buffer_groups": (0, 64),
     "serving.graph_memory_bytes": (0, 10**13),
     "serving.activation_bytes": (0, 10**13),
+    "serving.non_torch_bytes": (0, 10**13),
     "serving.block_size": (0, 4096),  # 0: the platform default (engine/defaults.py)
     "workload.input_tokens": (1, 16_777_216),
     "workload.output_tokens": (1, 16_777_216),
