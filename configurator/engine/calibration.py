@@ -100,6 +100,23 @@ def _model(entry: Mapping[str, Any]) -> ModelSpec:
     )
 
 
+def vllm_default_limits(entry: Mapping[str, Any]) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) vLLM picks when the launch did not set them.
+
+    vLLM ``vllm/engine/arg_utils.py`` ``EngineArgs.get_batch_defaults``: on a device of at least
+    70 GiB whose name does not contain "a100", 1024 sequences and 8,192 batched tokens for the API
+    server (16,384 for the LLM class); otherwise 256 and 2,048 (8,192 for the LLM class); then
+    max_num_seqs = min(that, max_num_batched_tokens).
+    """
+    big = float(entry["device_total_gib"]) >= 70 and "a100" not in str(entry.get("device", "")).lower()
+    llm_class = entry.get("usage") == "llm_class"
+    tokens = entry.get("max_num_batched_tokens") or (
+        (16384 if llm_class else 8192) if big else (8192 if llm_class else 2048)
+    )
+    seqs = entry.get("max_num_seqs") or min(1024 if big else 256, int(tokens))
+    return int(seqs), int(tokens)
+
+
 def request_for(entry: Mapping[str, Any]) -> tuple[PlanRequest, LayoutResult]:
     """The PlanRequest and single-group layout that reproduce one logged start-up."""
     tp, pp, dp = int(entry.get("tp", 1)), int(entry.get("pp", 1)), int(entry.get("dp", 1))
@@ -126,11 +143,12 @@ def request_for(entry: Mapping[str, Any]) -> tuple[PlanRequest, LayoutResult]:
     )
     ep = int(entry.get("ep", 1))
     parallel = ParallelSpec(tp=tp, dp=dp, pp=pp, expert_parallel=ep > 1, dp_local=dp)
+    seqs, tokens = vllm_default_limits(entry)
     serving = ServingSpec(
-        gpu_memory_utilization=float(entry["gpu_memory_utilization"]),
+        gpu_memory_utilization=float(entry.get("gpu_memory_utilization") or 0.9),
         max_model_len=int(entry["max_model_len"]),
-        max_num_seqs=int(entry["max_num_seqs"]),
-        max_num_batched_tokens=int(entry["max_num_batched_tokens"]),
+        max_num_seqs=seqs,
+        max_num_batched_tokens=tokens,
         kv_cache_dtype=str(entry.get("kv_cache_dtype") or "auto"),
         block_size=int(entry.get("block_size") or 0),
         enforce_eager=bool(entry.get("enforce_eager", False)),
@@ -210,4 +228,4 @@ def table(summary: Summary) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["Prediction", "Summary", "predict", "request_for", "summarise", "table"]
+__all__ = ["Prediction", "Summary", "predict", "request_for", "summarise", "table", "vllm_default_limits"]

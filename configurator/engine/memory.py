@@ -834,6 +834,8 @@ def _group_figures(
                 "vocab_size": model.vocab_size,
                 "forward_bytes": b.forward,
                 "sampler_bytes": b.sampler,
+                # Earlier pipeline stages run no sampler: their peak is the forward pass alone.
+                "stages_before_last_bytes": b.forward if p.pp > 1 and serving.activation_bytes is None else 0,
             },
             act_source,
         ),

@@ -59,7 +59,9 @@ def test_the_admin_refuses_bad_checkpoint_fields(admin_client, seeded, field, va
     slim = Checkpoint.objects.get(slug="kimi-k3-modelslim-w4a8")
     target = "non_expert_bytes" if field == "embedding_bytes" else field
     response = post_change(admin_client, slim, **{field: value})
-    assert any(fragment in e for e in field_errors(response, target)), response.context["adminform"].form.errors
+    assert any(fragment in e for e in field_errors(response, target)), response.context[
+        "adminform"
+    ].form.errors
     slim.refresh_from_db()
     assert slim.launch_flags == ["--quantization", "ascend"]
 

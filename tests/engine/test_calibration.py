@@ -70,3 +70,26 @@ def test_logged_token_counts_follow_from_bytes_per_token():
     entry = next(e for e in ENTRIES if e["id"] == "dennislee-qwen2-7b-a100-80gb-util0.5")
     per_token = 28 * 2 * 4 * 128 * 2
     assert int(24.83 * GIB // (per_token * 16)) * 16 == pytest.approx(entry["logged"]["kv_tokens"], rel=0.001)
+
+
+@pytest.mark.parametrize(
+    "device, total, usage, expected",
+    [
+        ("NVIDIA H100 80GB HBM3", 79.18, None, (1024, 8192)),
+        ("NVIDIA H100 80GB HBM3", 79.18, "llm_class", (1024, 16384)),
+        ("NVIDIA A100 80GB", 79.25, None, (256, 2048)),
+        ("NVIDIA A100-SXM4-40GB", 39.39, "llm_class", (256, 8192)),
+    ],
+)
+def test_unlogged_limits_follow_vllm_get_batch_defaults(device, total, usage, expected):
+    # vllm/engine/arg_utils.py EngineArgs.get_batch_defaults: >= 70 GiB and not an A100 → large defaults.
+    from configurator.engine.calibration import vllm_default_limits
+
+    entry = {"device": device, "device_total_gib": total, "usage": usage}
+    assert vllm_default_limits(entry) == expected
+    # The logged entries agree with the rule wherever they state the limits.
+    for e in ENTRIES:
+        if e["engine"] == "vllm" and e.get("max_num_seqs") and "flashinfer_sampler" not in e:
+            bare = {k: v for k, v in e.items() if k not in ("max_num_seqs", "max_num_batched_tokens")}
+            bare["usage"] = "llm_class" if "LLM class" in e.get("defaults_note", "") else None
+            assert vllm_default_limits(bare) == (e["max_num_seqs"], e["max_num_batched_tokens"]), e["id"]
