@@ -16,7 +16,7 @@ from django import forms
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
+from catalog.models import Checkpoint, LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
 
 from .engine.defaults import SERVING_DEFAULTS
 from .engine.types import TopologyKind
@@ -76,6 +76,13 @@ class ConfiguratorForm(forms.Form):
         to_field_name="slug",
         label=_("Server"),
         empty_label=None,
+    )
+    checkpoint = forms.ModelChoiceField(
+        Checkpoint.objects.select_related("model"),
+        to_field_name="slug",
+        required=False,
+        label=_("Checkpoint (weights loaded)"),
+        empty_label=_("The model's default for the platform"),
     )
     topology = forms.ChoiceField(choices=TOPOLOGY_CHOICES, label=_("Topology"))
     nodes = _int(_("Nodes"), min_value=1, max_value=1024, initial=4)
@@ -205,6 +212,9 @@ class ConfiguratorForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        checkpoint, model = data.get("checkpoint"), data.get("model")
+        if checkpoint is not None and model is not None and checkpoint.model_id != model.pk:
+            self.add_error("checkpoint", _("This checkpoint belongs to another model."))
         if data.get("parallel_mode") == "manual":
             for name in ("tp", "dp"):
                 if data.get(name) is None and name not in self.errors:
@@ -297,10 +307,13 @@ class ConfiguratorForm(forms.Form):
         }
         if d.get("scenario"):
             request["scenario"] = d["scenario"].slug
+        if d.get("checkpoint"):
+            request["checkpoint"] = d["checkpoint"].slug
         return request
 
     # Request paths → form fields, for errors the resolver or the engine report.
     FIELD_FOR_PATH = {
+        "checkpoint": "checkpoint",
         "topology.nodes": "nodes",
         "topology.prefill_nodes": "prefill_nodes",
         "topology.decode_nodes": "decode_nodes",

@@ -344,7 +344,7 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
     data = preset_data(None)
     if not isinstance(request_json, dict):
         return data
-    for key in ("model", "server", "site", "rack", "scenario"):
+    for key in ("model", "server", "site", "rack", "scenario", "checkpoint"):
         if isinstance(request_json.get(key), str):
             data[key] = request_json[key]
     topo = request_json.get("topology") or {}

@@ -77,3 +77,20 @@ def test_api_page_and_cli_plan_the_same_deployment(api, tmp_path):
     page = api.post("/", page_form_data()).content.decode()
     tokens = api_body["memory"]["per_rank"]["kv_tokens"]
     assert f"{tokens:,}" in page
+
+
+def test_the_page_chooses_a_checkpoint_and_refuses_one_of_another_model(api):
+    data = page_form_data() | {"checkpoint": "kimi-k3-modelslim-w4a8"}
+    form = ConfiguratorForm(data)
+    assert form.is_valid(), form.errors
+    request = form.to_request()
+    assert request["checkpoint"] == "kimi-k3-modelslim-w4a8"
+    _req, result = services.plan_from_json(request)
+    argv = list(result.launch.nodes[0].argv[0])
+    assert argv[argv.index("--quantization") + 1] == "ascend"
+    # Reopening the saved request restores the choice.
+    assert services.form_data_from_request(request)["checkpoint"] == "kimi-k3-modelslim-w4a8"
+    other = ConfiguratorForm(page_form_data() | {"model": "deepseek-v3", "checkpoint": "kimi-k3-hf-mxfp4"})
+    assert not other.is_valid() and "checkpoint" in other.errors
+    page = api.post("/", data).content.decode()
+    assert 'name="checkpoint"' in page
