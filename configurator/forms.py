@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from catalog.models import Checkpoint, LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
 
-from .engine.defaults import SERVING_DEFAULTS
+from .engine.defaults import SERVING_DEFAULTS, SERVING_RANGES
 from .engine.types import TopologyKind
 
 TOPOLOGY_CHOICES = [
@@ -100,31 +100,37 @@ class ConfiguratorForm(forms.Form):
 
     gpu_memory_utilization = _dec(
         _("Memory utilisation"),
-        min_value=0.05,
-        max_value=0.99,
+        min_value=SERVING_RANGES["gpu_memory_utilization"][0],
+        max_value=SERVING_RANGES["gpu_memory_utilization"][1],
         initial=Decimal(str(SERVING_DEFAULTS.gpu_memory_utilization)),
         places=3,
     )
     max_model_len = _int(
         _("Max model length (tokens)"),
-        min_value=1,
-        max_value=16_777_216,
+        min_value=SERVING_RANGES["max_model_len"][0],
+        max_value=SERVING_RANGES["max_model_len"][1],
         initial=SERVING_DEFAULTS.max_model_len,
     )
     max_num_seqs = _int(
-        _("Max sequences per DP rank"), min_value=1, max_value=65_536, initial=SERVING_DEFAULTS.max_num_seqs
+        _("Max sequences per DP rank"),
+        min_value=SERVING_RANGES["max_num_seqs"][0],
+        max_value=SERVING_RANGES["max_num_seqs"][1],
+        initial=SERVING_DEFAULTS.max_num_seqs,
     )
     max_num_batched_tokens = _int(
         _("Max batched tokens"),
-        min_value=1,
-        max_value=4_194_304,
+        min_value=SERVING_RANGES["max_num_batched_tokens"][0],
+        max_value=SERVING_RANGES["max_num_batched_tokens"][1],
         initial=SERVING_DEFAULTS.max_num_batched_tokens,
     )
     kv_cache_dtype = forms.ChoiceField(
         choices=KV_DTYPE_CHOICES, label=_("KV cache dtype"), initial=SERVING_DEFAULTS.kv_cache_dtype.value
     )
     comm_buffer_mb = _int(
-        _("Communication buffer (MB)"), min_value=0, max_value=65_536, initial=SERVING_DEFAULTS.comm_buffer_mb
+        _("Communication buffer (MB)"),
+        min_value=SERVING_RANGES["comm_buffer_mb"][0],
+        max_value=SERVING_RANGES["comm_buffer_mb"][1],
+        initial=SERVING_DEFAULTS.comm_buffer_mb,
     )
     enable_prefix_caching = forms.BooleanField(
         label=_("Prefix caching"), required=False, initial=SERVING_DEFAULTS.enable_prefix_caching

@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any
 
 from configurator.engine import types as et
+from configurator.engine.defaults import SERVING_RANGES
 
 
 class RequestError(Exception):
@@ -46,16 +47,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "parallel.dp": (1, 1024),
     "parallel.pp": (1, 128),
     "parallel.dp_local": (1, 64),
-    "serving.gpu_memory_utilization": (0.05, 0.99),
-    "serving.max_model_len": (1, 16_777_216),
-    "serving.max_num_seqs": (1, 65_536),
-    "serving.max_num_batched_tokens": (1, 4_194_304),
-    "serving.comm_buffer_mb": (0, 65_536),
-    "serving.comm_buffer_groups": (0, 64),
-    "serving.graph_memory_bytes": (0, 10**13),
-    "serving.activation_bytes": (0, 10**13),
-    "serving.non_torch_bytes": (0, 10**13),
-    "serving.block_size": (0, 4096),  # 0: the platform default (engine/defaults.py)
+    **{f"serving.{name}": bounds for name, bounds in SERVING_RANGES.items()},  # engine/defaults.py
     "workload.input_tokens": (1, 16_777_216),
     "workload.output_tokens": (1, 16_777_216),
     "workload.concurrency": (1, 1_000_000),

@@ -96,6 +96,20 @@ def block_size_for(serving: ServingSpec, software_stack: str) -> int:
 #: The serving parameters every entry point starts from (ServingSpec's own defaults).
 SERVING_DEFAULTS = ServingSpec()
 
+#: The ranges a request may give each serving field (the API's 400s and the form's bounds).
+SERVING_RANGES: dict[str, tuple[float, float]] = {
+    "gpu_memory_utilization": (0.05, 0.99),
+    "max_model_len": (1, 16_777_216),
+    "max_num_seqs": (1, 65_536),
+    "max_num_batched_tokens": (1, 4_194_304),
+    "comm_buffer_mb": (0, 65_536),
+    "comm_buffer_groups": (0, 64),
+    "graph_memory_bytes": (0, 10**13),
+    "activation_bytes": (0, 10**13),
+    "non_torch_bytes": (0, 10**13),
+    "block_size": (0, 4096),  # 0: the platform default
+}
+
 #: HCCL_BUFFSIZE (MB) the planner proposes on Ascend for large MoE models: the K3 tutorial's value.
 PLANNER_HCCL_BUFFSIZE_MB = 800
 
@@ -120,6 +134,7 @@ __all__ = [
     "DEFAULT_BLOCK_SIZE",
     "KV_DTYPE_SOURCE",
     "SERVING_DEFAULTS",
+    "SERVING_RANGES",
     "SUPPORTED_KV_DTYPES",
     "VALID_BLOCK_SIZES",
     "KvCacheDtype",
