@@ -54,11 +54,13 @@ KV_DTYPE_SOURCE = {
 
 #: vLLM's default paged-attention block, in tokens, per software stack.
 DEFAULT_BLOCK_SIZE = {CUDA: 16, ASCEND: 128}
-#: Block sizes the attention backends accept (vLLM --block-size choices; Ascend needs multiples of 128).
-VALID_BLOCK_SIZES = {CUDA: (1, 8, 16, 32, 64, 128, 256), ASCEND: (128, 256, 512)}
+#: Block sizes offered: vLLM's --block-size choices on CUDA; on Ascend powers of two from 32
+#: (the INT8 KV path asserts a multiple of 32, vllm_ascend/attention/attention_v1.py; 128 is the
+#: default and the one vllm_ascend/ascend_config.py recommends).
+VALID_BLOCK_SIZES = {CUDA: (1, 8, 16, 32, 64, 128, 256), ASCEND: (32, 64, 128, 256, 512)}
 BLOCK_SIZE_SOURCE = {
     CUDA: "vLLM vllm/platforms/cuda.py check_and_update_config (default 16); vllm/config/cache.py BlockSize",
-    ASCEND: "vllm-ascend vllm_ascend/utils.py refresh_block_size (128), branch releases/v0.26.0rc",
+    ASCEND: "vllm-ascend vllm_ascend/utils.py refresh_block_size (128), attention_v1.py, branch releases/v0.26.0rc",
 }
 
 
