@@ -1233,7 +1233,47 @@ def checkpoints() -> list[dict]:
         "ModelSlim W4A8 as vLLM-Ascend loads it: int4 experts, int8 linear layers, BF16 router, embeddings, "
         "norms and vision; quantisation scales not counted: check against the converted checkpoint's size"
     )
+    fp8_releases = []
+    for slug, config_file, hf_id in (
+        ("deepseek-v3", "deepseek-ai--DeepSeek-V3.config.json", "deepseek-ai/DeepSeek-V3"),
+        ("deepseek-r1", "deepseek-ai--DeepSeek-R1.config.json", "deepseek-ai/DeepSeek-R1"),
+        ("kimi-k2", "moonshotai--Kimi-K2-Instruct.config.json", "moonshotai/Kimi-K2-Instruct"),
+    ):
+        cfg = json.loads((CONFIG_DIR / config_file).read_text(encoding="utf-8"))
+        imported = parse_hf_config(cfg, hf_model_id=hf_id)
+        ref = f"HF config {hf_id}, counted by the importer (FP8 block-quantised release)"
+        fp8_releases.append(
+            {
+                "slug": f"{slug}-fp8",
+                "model": slug,
+                "name": f"{imported.fields['name']} — FP8 release",
+                "hf_repo": hf_id,
+                "architecture": "deepseek_v3",
+                "expert_bytes": (imported.fields["expert_weight_bytes"], public(ref)),
+                "non_expert_bytes": (imported.fields["non_expert_weight_bytes"], public(ref)),
+                "embedding_bytes": (
+                    (imported.params_by_part["embedding"] + imported.params_by_part.get("lm_head", 0)) * 2,
+                    public(ref),
+                ),
+                "vision_bytes": (0, public(ref)),
+                "weight_format": (
+                    "fp8",
+                    public(f"HF config {hf_id} quantization_config: fp8 e4m3, 128 × 128 blocks"),
+                ),
+                "non_expert_format": ("fp8", public(f"HF config {hf_id} quantization_config")),
+                "activation_format": "bf16",
+                "quant_method": ("fp8", public(f"HF config {hf_id} quantization_config.quant_method")),
+                # vLLM-Ascend runs no FP8 weights on Atlas A2/A3 (vllm-ascend issue #1526): CUDA only.
+                "platforms": ["cuda"],
+                "default_for": ["cuda"],
+                "launch_flags": [],
+                "param_groups": platform_param_groups(cfg),
+                "group_formats": {"router": "bf16", "mla_a": "fp8"},
+                "notes": "The MoE gate stays BF16 in the release; the MLA a-projections are FP8.",
+            }
+        )
     return [
+        *fp8_releases,
         {
             "slug": "kimi-k3-hf-mxfp4",
             "model": "kimi-k3",

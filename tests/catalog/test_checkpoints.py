@@ -69,3 +69,14 @@ def test_the_admin_refuses_bad_checkpoint_fields(admin_client, seeded, field, va
 def test_checkpoint_admin_lists_them(admin_client, seeded):
     page = admin_client.get(reverse("admin:catalog_checkpoint_changelist")).content.decode()
     assert "Kimi K3 — ModelSlim W4A8 for vLLM-Ascend" in page
+
+
+def test_fp8_releases_run_on_gpus_only_and_replicate_the_gate_and_mla_a(seeded):
+    ds = Checkpoint.objects.get(slug="deepseek-v3-fp8")
+    # vllm-ascend issue #1526: no FP8 weights on Atlas A2/A3.
+    assert ds.platforms == ["cuda"] and ds.default_for == ["cuda"]
+    # DeepSeek-V3 config: 58 MoE layers (61 − first_k_dense_replace 3) × 7168 × 256 experts; 61 MLA
+    # layers × 7168 × (q_lora_rank 1536 + kv_lora_rank 512 + rope 64).
+    assert ds.param_groups["router"] == 58 * 7168 * 256
+    assert ds.param_groups["mla_a"] == 61 * 7168 * (1536 + 512 + 64)
+    assert ds.total_bytes == ds.model.expert_weight_bytes + ds.model.non_expert_weight_bytes
