@@ -97,6 +97,9 @@ SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 8 + 4 + 4 + 4 + 4
 # 0.10.x with flashinfer installed: "Using FlashInfer for top-p & top-k
 # sampling") nothing is sorted: BF16 logits (2), FP32 logits (4), probabilities (4).
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4
+# vLLM-Ascend's _dummy_sampler_run only computes the logits of max_num_seqs requests ("TODO: need
+# to run a dummy sampler", vllm_ascend/worker/model_runner_v1.py, releases/v0.26.0rc): BF16 logits.
+ASCEND_LOGITS_BYTES_PER_LOGIT = 2
 # Graph capture (CUDA graphs): vLLM ≥ 0.21 subtracts an estimate of the graph
 # pool from the KV budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, docs/domain.md §12);
 # earlier vLLM and vLLM-Ascend (worker.py determine_available_memory,
@@ -192,14 +195,22 @@ def forward_activation_estimate(model: ModelSpec, serving: ServingSpec) -> int:
     return tokens * model.hidden_size * ACTIVATION_DTYPE_BYTES * copies
 
 
-def sampler_warmup_estimate(model: ModelSpec, serving: ServingSpec) -> int:
-    """Peak of the sampler warm-up: min(max_num_seqs, tokens) requests × vocab × 38 B (10 B with FlashInfer)."""
+def sampler_bytes_per_logit(serving: ServingSpec, software_stack: str = "cuda") -> int:
+    if software_stack == "ascend":
+        return ASCEND_LOGITS_BYTES_PER_LOGIT
+    return FLASHINFER_SAMPLER_BYTES_PER_LOGIT if serving.flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT
+
+
+def sampler_warmup_estimate(model: ModelSpec, serving: ServingSpec, software_stack: str = "cuda") -> int:
+    """Peak of the sampler warm-up: min(max_num_seqs, tokens) requests × vocab × bytes per logit
+    (38 B with vLLM's sampler, 10 B with FlashInfer's, 2 B on vLLM-Ascend: logits only)."""
     requests = min(serving.max_num_seqs, max(serving.max_num_batched_tokens, 0))
-    per_logit = FLASHINFER_SAMPLER_BYTES_PER_LOGIT if serving.flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT
-    return requests * model.vocab_size * per_logit
+    return requests * model.vocab_size * sampler_bytes_per_logit(serving, software_stack)
 
 
-def activation_estimate(model: ModelSpec, serving: ServingSpec, *, last_stage: bool = True) -> int:
+def activation_estimate(
+    model: ModelSpec, serving: ServingSpec, *, last_stage: bool = True, software_stack: str = "cuda"
+) -> int:
     """Peak activation of vLLM's profiling run, per rank (bytes).
 
     vLLM's ``profile_run`` runs the forward pass over max_num_batched_tokens and
@@ -210,7 +221,7 @@ def activation_estimate(model: ModelSpec, serving: ServingSpec, *, last_stage: b
     forward = forward_activation_estimate(model, serving)
     if not last_stage:
         return forward
-    return max(forward, sampler_warmup_estimate(model, serving))
+    return max(forward, sampler_warmup_estimate(model, serving, software_stack))
 
 
 def _version(text: str) -> tuple[int, int]:
@@ -349,11 +360,11 @@ class _Budget:
         self.non_expert, self.expert, self.replicated = weights_breakdown(req, p)
         self.weights = self.non_expert + self.expert
         self.forward = forward_activation_estimate(model, serving)
-        self.sampler = sampler_warmup_estimate(model, serving)
+        self.sampler = sampler_warmup_estimate(model, serving, stack)
         self.activation = (
             serving.activation_bytes
             if serving.activation_bytes is not None
-            else activation_estimate(model, serving)
+            else activation_estimate(model, serving, software_stack=stack)
         )
         self.comm, self.non_torch = buffer_estimate(req, p)
         self.buffers = self.comm + self.non_torch
@@ -823,7 +834,8 @@ def _group_figures(
             "Peak activations per rank",
             "每卡激活峰值",
             "max(forward: tokens × hidden × 2 B × (24 + 2 × top_k), "
-            "sampler warm-up on the last PP stage: min(max_num_seqs, tokens) × vocab × 38 B)"
+            f"sampler warm-up on the last PP stage: min(max_num_seqs, tokens) × vocab × "
+            f"{sampler_bytes_per_logit(serving, stack)} B)"
             if serving.activation_bytes is None
             else "serving.activation_bytes",
             {

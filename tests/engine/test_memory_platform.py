@@ -129,15 +129,20 @@ def test_graph_memory_follows_platform_version_and_eager_mode():
 
 
 def test_activation_is_the_larger_of_forward_and_sampler_warm_up():
-    req = fx.request_k3_a3_4node()
+    req = fx.request_k3_nf5868g8_2node()  # vLLM on CUDA
     forward = 8192 * 7168 * 2 * (24 + 2 * 16)
     assert run(req).groups[0].per_rank.activation_bytes == forward  # 16 × 163,840 × 38 B is smaller
     many = replace(req, serving=replace(req.serving, max_num_seqs=2048))
+    # vLLM's sampler warm-up: 38 B per request per vocabulary entry (memory.py, vllm/v1/sample).
     sampler = 2048 * 163_840 * 38
     assert sampler > forward
     assert run(many).groups[0].per_rank.activation_bytes == sampler
     fi = replace(many, serving=replace(many.serving, flashinfer_sampler=True))
     assert run(fi).groups[0].per_rank.activation_bytes == max(forward, 2048 * 163_840 * 10)
+    # vLLM-Ascend's _dummy_sampler_run computes the logits only (BF16, 2 B) — model_runner_v1.py.
+    a3 = fx.request_k3_a3_4node()
+    a3 = replace(a3, serving=replace(a3.serving, max_num_seqs=8192))
+    assert run(a3).groups[0].per_rank.activation_bytes == max(forward, 8192 * 163_840 * 2)
 
 
 def test_device_memory_is_what_the_runtime_reports():
