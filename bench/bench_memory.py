@@ -1,6 +1,6 @@
 """The memory model against real vLLM / vLLM-Ascend start-ups: the error table.
 
-Run: ``.venv/bin/python bench/bench_memory.py``.  Reads
+Run: ``.venv/bin/python bench/bench_memory.py [entries.yaml]``.  Reads
 ``tests/data/vllm_startup_logs.yaml`` (public start-up logs, each with its
 link), predicts each start-up's KV-cache memory with the engine and prints
 the error per start-up, the median and the worst (issue 14's targets:
@@ -13,18 +13,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from configurator.calibration_data import DATA, load_entries  # noqa: E402
 from configurator.engine.calibration import summarise, table  # noqa: E402
-
-DATA = ROOT / "tests" / "data" / "vllm_startup_logs.yaml"
 
 
 def main() -> int:
-    entries = yaml.safe_load(DATA.read_text(encoding="utf-8"))["entries"]
+    entries = load_entries(sys.argv[1] if len(sys.argv) > 1 else DATA)
     summary = summarise(entries)
     print(table(summary))
     refused = [p for p in summary.predictions if p.outcome != "ok"]

@@ -5,15 +5,12 @@ vLLM refused is reported as an error.  The expected values are what vLLM logged 
 its public source); the engine's terms are its own mechanisms (memory.py), not fitted to these logs.
 """
 
-from pathlib import Path
-
 import pytest
-import yaml
 
+from configurator.calibration_data import load_entries
 from configurator.engine.calibration import predict, summarise, table
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "vllm_startup_logs.yaml"
-ENTRIES = yaml.safe_load(DATA.read_text(encoding="utf-8"))["entries"]
+ENTRIES = load_entries()
 GIB = 2**30
 
 
@@ -23,7 +20,7 @@ def test_the_set_has_at_least_15_public_start_ups_with_their_flags():
     assert len(set(ids)) == len(ids)
     for e in ENTRIES:
         assert e["source"].startswith("https://"), e["id"]
-        for key in ("device", "device_total_gib", "model", "tp", "pp", "dp", "ep", "max_model_len"):
+        for key in ("device", "device_total_gib", "model", "arch", "tp", "pp", "dp", "ep", "max_model_len"):
             assert key in e, (e["id"], key)
         assert e["gpu_memory_utilization"] and e["vllm_version"] and e["dtype"]
         assert e["outcome"] in ("ok", "refused")
