@@ -150,6 +150,8 @@ def request_for(entry: Mapping[str, Any]) -> tuple[PlanRequest, LayoutResult]:
         max_num_seqs=seqs,
         max_num_batched_tokens=tokens,
         kv_cache_dtype=str(entry.get("kv_cache_dtype") or "auto"),
+        # HCCL_BUFFSIZE of the launch (CANN's default 200 MB when the log does not say).
+        comm_buffer_mb=int(entry.get("hccl_buffsize_mb") or 200),
         block_size=int(entry.get("block_size") or 0),
         enforce_eager=bool(entry.get("enforce_eager", False)),
         flashinfer_sampler=bool(entry.get("flashinfer_sampler", False)),
