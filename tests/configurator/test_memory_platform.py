@@ -130,6 +130,8 @@ def test_the_plan_carries_the_checkpoint_bytes_for_the_storage_line(api):
     hf = post(api, K3_4_A3).json()
     # S1/S2: the Hugging Face release is 96 shards, 1,560,936,091,448 bytes.
     assert hf["figures"]["memory.checkpoint_bytes"]["value"] == 1_560_936_091_448
+    assert hf["memory"]["checkpoint_bytes"] == 1_560_936_091_448
+    assert hf["memory"]["checkpoint_slug"] == "kimi-k3-hf-mxfp4"
     slim = post(api, {**K3_4_A3, "checkpoint": "kimi-k3-modelslim-w4a8"}).json()
     # ModelSlim W4A8: int4 experts (92 × 896 × 3 × 3584 × 3072 params × 0.5 B) and a smaller rest.
     experts = 92 * 896 * 3 * 3584 * 3072 // 2
