@@ -1023,10 +1023,10 @@ def _replicated_check(req: PlanRequest, groups, rank: RankMemory) -> Check:
         "kda_f_a": "KDA forget-gate projection",
     }
     names_zh = {
-        "router": "MoE 路由",
-        "latent_moe": "潜空间 MoE 投影",
-        "mla_a": "MLA q/kv 降维投影",
-        "kda_f_a": "KDA 遗忘门投影",
+        "router": "专家路由",
+        "latent_moe": "潜空间专家投影",
+        "mla_a": "潜在注意力降维投影",
+        "kda_f_a": "线性注意力遗忘门投影",
     }
     what_en = ", ".join(names_en.get(g.group, g.group) for g in groups)
     what_zh = "、".join(names_zh.get(g.group, g.group) for g in groups)
@@ -1037,8 +1037,8 @@ def _replicated_check(req: PlanRequest, groups, rank: RankMemory) -> Check:
         AREA,
         f"{platform} keeps the {what_en} whole on every rank rather than splitting them by TP: "
         f"{gb(rank.replicated_weights_bytes)} per rank, counted in the weights.",
-        f"{platform} 在每张卡上完整保存{what_zh}（不按 TP 切分）：每卡 {gb(rank.replicated_weights_bytes)}，"
-        "已计入权重。",
+        f"{platform} 在每张卡上完整保存{what_zh}（不随张量并行切分）：每卡 "
+        f"{gb(rank.replicated_weights_bytes)}，已计入权重。",
         field="checkpoint",
         figures={g.group: g.loaded_bytes for g in groups} | {"sources": sorted({g.source for g in groups})},
     )
