@@ -1,14 +1,20 @@
-"""Accelerator memory per rank, the way vLLM spends it (domain.md §6 and §12).
+"""Accelerator memory per rank, the way vLLM and vLLM-Ascend spend it (docs/domain.md §6 and §12).
 
 For one logical device (rank) of a serving group::
 
-    usable      = device memory × gpu_memory_utilization
-    weights     = (non-expert − vision) ÷ TP ÷ PP + vision (replicated; 0 with
-                  --language-model-only) + expert ÷ EP ÷ PP
-                  (expert ÷ TP ÷ PP when expert parallelism is off)
-    activations = serving.activation_bytes, or the estimate below
-    buffers     = comm_buffer_mb MiB × comm_buffer_groups (HCCL_BUFFSIZE / NCCL buffers)
-    graphs      = serving.graph_memory_bytes, or a flat estimate
+    device      = the total the runtime reports (accelerator.runtime_memory_bytes), else the vendor figure
+    usable      = device × gpu_memory_utilization
+    weights     = (non-expert − vision − replicated as stored) ÷ TP ÷ PP
+                  + replicated as loaded ÷ PP (engine/placement.py, per platform)
+                  + vision (0 with --language-model-only) + expert ÷ EP ÷ PP
+                  (expert ÷ TP ÷ PP when expert parallelism is off); bytes from the
+                  request's checkpoint, else the model row
+    activations = max(forward pass over max_num_batched_tokens,
+                      sampler warm-up over max_num_seqs on the last PP stage),
+                  or serving.activation_bytes
+    buffers     = communicators (HCCL: 2 buffers each, MC2 at HCCL_BUFFSIZE;
+                  NCCL per TP/PP/EP group) + runtime non-torch memory
+    graphs      = 0 on vLLM-Ascend, before vLLM 0.21 and in eager mode, else an estimate
     kv_cache    = usable − weights − activations − buffers − graphs
 
 What the KV pool holds:
