@@ -116,11 +116,6 @@ SERVING_RANGES: dict[str, tuple[float, float]] = {
 PLANNER_HCCL_BUFFSIZE_MB = 800
 
 
-def serving_default(name: str):
-    """The default of one ServingSpec field (for form initial values)."""
-    return getattr(SERVING_DEFAULTS, name)
-
-
 def resolve_serving(serving: ServingSpec, software_stack: str) -> ServingSpec:
     """Fill the platform-dependent defaults (``block_size`` 0 → 16 on CUDA, 128 on Ascend)."""
     block = block_size_for(serving, software_stack)
@@ -144,6 +139,5 @@ __all__ = [
     "kv_dtype",
     "kv_dtype_supported",
     "resolve_serving",
-    "serving_default",
     "stack_of",
 ]
