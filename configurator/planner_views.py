@@ -85,6 +85,9 @@ class DjangoPlannerCatalog:
     def model(self, slug: str) -> et.ModelSpec | None:
         return self.base.model(slug)
 
+    def default_checkpoint(self, model_slug: str, software_stack: str) -> et.CheckpointSpec | None:
+        return self.base.default_checkpoint(model_slug, software_stack)
+
     def servers(self, model_slug: str) -> tuple[et.ServerSpec, ...]:
         """Every server offered in the configurator, text-only flags as the model records them."""
         llm = LlmModel.objects.filter(slug=model_slug).first()

@@ -26,6 +26,7 @@ from typing import Any
 
 from configurator.engine import site_values as sv
 from configurator.engine import types as et
+from configurator.engine.defaults import SERVING_RANGES
 from configurator.engine.launch import launch_port_conflicts
 from configurator.engine.recipes import serving_with_defaults
 
@@ -49,15 +50,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "parallel.dp": (1, 1024),
     "parallel.pp": (1, 128),
     "parallel.dp_local": (1, 64),
-    "serving.gpu_memory_utilization": (0.05, 0.99),
-    "serving.max_model_len": (1, 16_777_216),
-    "serving.max_num_seqs": (1, 65_536),
-    "serving.max_num_batched_tokens": (1, 4_194_304),
-    "serving.comm_buffer_mb": (0, 65_536),
-    "serving.comm_buffer_groups": (0, 64),
-    "serving.graph_memory_bytes": (0, 10**13),
-    "serving.activation_bytes": (0, 10**13),
-    "serving.block_size": (1, 4096),
+    **{f"serving.{name}": bounds for name, bounds in SERVING_RANGES.items()},  # engine/defaults.py
     "workload.input_tokens": (1, 16_777_216),
     "workload.output_tokens": (1, 16_777_216),
     "workload.concurrency": (1, 1_000_000),
@@ -116,7 +109,7 @@ SECTIONS = {
 }
 TOP_LEVEL_KEYS = {
     "scenario", "model", "server", "topology", "serving", "workload", "site", "rack",
-    "switches", "commercial", "performance", "launch",
+    "switches", "commercial", "performance", "launch", "checkpoint",
 }  # fmt: skip
 
 
@@ -424,6 +417,40 @@ def _resolve_model(value, catalog: CatalogPort, errs: _Collector):
     return _resolve_entry("model", value, catalog.model, et.ModelSpec, errs)
 
 
+def _resolve_checkpoint(data, model, server, catalog: CatalogPort, errs: _Collector):
+    """The checkpoint the request names (slug or inline), else the model's default for the platform.
+
+    A checkpoint of another model is a 400; one made for another platform is
+    an engine error check (``model.checkpoint_wrong_platform``).
+    """
+    raw = data.get("checkpoint")
+    if model is None or server is None:
+        return None
+    if raw is None and "checkpoint" in data:
+        return None  # explicitly none (an inline request saved without one): the model's own bytes
+    if raw is None:
+        default = getattr(catalog, "default_checkpoint", None)
+        try:
+            return default(model.slug, server.accelerator.software_stack) if default else None
+        except LookupError:  # a frozen revision resolves without the catalog
+            return None
+    if isinstance(raw, str):
+        lookup = getattr(catalog, "checkpoint", None)
+        found = lookup(raw) if lookup and "\x00" not in raw and len(raw) <= 200 else None
+        if found is None:
+            errs.add("checkpoint", f"unknown checkpoint '{raw[:80]}'.")
+            return None
+        spec, model_slug = found
+        if model_slug != model.slug:
+            errs.add("checkpoint", f"'{raw[:80]}' is a checkpoint of {model_slug}, not of {model.slug}.")
+            return None
+        return spec
+    if isinstance(raw, dict):
+        return _dataclass_from(et.CheckpointSpec, raw, "checkpoint", errs)
+    errs.add("checkpoint", "must be a checkpoint slug (text) or an inline checkpoint object.")
+    return None
+
+
 def _resolve_parallel(value, path: str, errs: _Collector) -> et.ParallelSpec | None | str:
     if value is None or value == "auto":
         return "auto"
@@ -519,6 +546,8 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             base = et.CommercialSpec()
         commercial = _dataclass_from(et.CommercialSpec, raw_commercial, "commercial", errs, base=base)
 
+    checkpoint = _resolve_checkpoint(data, model, server, catalog, errs)
+
     scenario = data.get("scenario", "")
     if scenario is None:
         scenario = ""
@@ -549,6 +578,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         performance=sections["performance"],
         launch=sections["launch"],
         scenario=scenario,
+        checkpoint=checkpoint,
     )
 
 

@@ -12,11 +12,21 @@ from typing import Any
 
 from django.utils import timezone
 
-from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile, SwitchModel
+from catalog.models import (
+    Checkpoint,
+    LlmModel,
+    PriceList,
+    RackType,
+    Scenario,
+    ServerModel,
+    SiteProfile,
+    SwitchModel,
+)
 from catalog.selectors import default_rack, default_site, price_list_in_force, price_snapshot
 
 from . import catalog_cache, inputs
 from .engine import types as et
+from .engine.defaults import SERVING_DEFAULTS
 from .engine.plan import plan
 from .engine.serialize import plan_to_dict
 from .requests import RequestError, request_to_inline, resolve
@@ -41,6 +51,27 @@ class DjangoCatalog:
             return inputs.model_spec(row) if row else None
 
         return self._cached(("model", slug), build)
+
+    def checkpoint(self, slug: str) -> tuple[et.CheckpointSpec, str] | None:
+        """The checkpoint called ``slug`` and the slug of its model."""
+
+        def build():
+            row = Checkpoint.objects.select_related("model").filter(slug=slug).first()
+            return (inputs.checkpoint_spec(row), row.model.slug) if row else None
+
+        return self._cached(("checkpoint", slug), build)
+
+    def default_checkpoint(self, model_slug: str, software_stack: str) -> et.CheckpointSpec | None:
+        """The model's default checkpoint on this platform (None: the model row's own bytes)."""
+        stack = "ascend" if software_stack == "ascend" else "cuda"
+
+        def build():
+            for row in Checkpoint.objects.filter(model__slug=model_slug).order_by("pk"):
+                if stack in (row.default_for or []):
+                    return inputs.checkpoint_spec(row)
+            return None
+
+        return self._cached(("default_checkpoint", model_slug, stack), build)
 
     def model_from_hf_config(
         self, config: dict, weight_format: str | None, weight_bytes: int | None
@@ -243,13 +274,14 @@ DEFAULT_FORM = {
     "nodes": "4",
     "parallel_mode": "auto",
     "expert_parallel": "on",
-    "gpu_memory_utilization": "0.85",
-    "max_model_len": "133120",
-    "max_num_seqs": "16",
-    "max_num_batched_tokens": "8192",
-    "kv_cache_dtype": "auto",
-    "comm_buffer_mb": "800",
-    "enable_prefix_caching": "on",
+    # Serving values: the one set of defaults the API, the planner and the CLI use (engine/defaults.py).
+    "gpu_memory_utilization": str(SERVING_DEFAULTS.gpu_memory_utilization),
+    "max_model_len": str(SERVING_DEFAULTS.max_model_len),
+    "max_num_seqs": str(SERVING_DEFAULTS.max_num_seqs),
+    "max_num_batched_tokens": str(SERVING_DEFAULTS.max_num_batched_tokens),
+    "kv_cache_dtype": SERVING_DEFAULTS.kv_cache_dtype.value,
+    "comm_buffer_mb": str(SERVING_DEFAULTS.comm_buffer_mb),
+    **({"enable_prefix_caching": "on"} if SERVING_DEFAULTS.enable_prefix_caching else {}),
     "input_tokens": "8192",
     "output_tokens": "1024",
     "concurrency": "16",
@@ -312,7 +344,7 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
     data = preset_data(None)
     if not isinstance(request_json, dict):
         return data
-    for key in ("model", "server", "site", "rack", "scenario"):
+    for key in ("model", "server", "site", "rack", "scenario", "checkpoint"):
         if isinstance(request_json.get(key), str):
             data[key] = request_json[key]
 

@@ -17,6 +17,7 @@ from catalog import jsonlimits
 
 from ..models import (
     Accelerator,
+    Checkpoint,
     LlmModel,
     PriceItem,
     PriceList,
@@ -235,3 +236,17 @@ RESOURCES_IN_DEPENDENCY_ORDER = (
     PriceListResource,
     PriceItemResource,
 )
+
+
+class CheckpointResource(CatalogResource):
+    model = fields.Field(
+        attribute="model", column_name="model", widget=widgets.ForeignKeyWidget(LlmModel, field="slug")
+    )
+
+    class Meta:
+        model = Checkpoint
+        exclude = ("id",)
+        import_id_fields = ("slug",)
+        clean_model_instances = True
+        skip_unchanged = True
+        report_skipped = True

@@ -822,3 +822,32 @@ def linear_state_bytes_per_sequence(fields: Mapping[str, Any]) -> int:
         * fields["linear_conv_dtype_bytes"]
     )
     return fields["linear_layers"] * (recurrent + conv)
+
+
+def platform_param_groups(config: Mapping[str, Any]) -> dict[str, int]:
+    """Element counts of the parameter groups whose placement depends on the platform.
+
+    ``router`` (MoE gate), ``latent_moe`` (K3's 7168 ↔ 3584 routed-expert
+    projections), ``mla_a`` (the fused MLA q_a / kv_a projection) and
+    ``kda_f_a`` (the KDA forget-gate down-projection); see
+    ``configurator/engine/placement.py`` for which platform replicates which.
+    """
+    text = config.get("text_config") or config
+    hidden = int(text["hidden_size"])
+    layers = int(text["num_hidden_layers"])
+    experts = int(text.get("num_experts") or text.get("n_routed_experts") or 0)
+    moe_layers = layers - int(text.get("first_k_dense_replace", 0)) if experts else 0
+    la = text.get("linear_attn_config") or {}
+    if la:
+        mla_layers, kda_layers = len(la.get("full_attn_layers", ())), len(la.get("kda_layers", ()))
+    else:
+        mla_layers, kda_layers = (layers if text.get("kv_lora_rank") else 0), 0
+    a_width = int(text.get("q_lora_rank") or 0) + int(text.get("kv_lora_rank") or 0)
+    a_width += int(text.get("qk_rope_head_dim") or 0) if text.get("kv_lora_rank") else 0
+    latent = int(text.get("routed_expert_hidden_size") or 0)
+    return {
+        "router": moe_layers * hidden * experts,
+        "latent_moe": moe_layers * 2 * hidden * latent,
+        "mla_a": mla_layers * hidden * a_width,
+        "kda_f_a": kda_layers * hidden * int(la.get("head_dim", 0)),
+    }

@@ -85,6 +85,17 @@ class Accelerator(SourcedModel):
     memory_gb = _dec(
         _("memory per logical device (GB)"), 8, 2, _("Decimal gigabytes (10⁹ bytes) as the vendor quotes.")
     )
+    runtime_memory_gib = models.DecimalField(
+        _("memory as the runtime reports it (GiB)"),
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("0"),
+        validators=[MinValueValidator(Decimal("0"))],
+        help_text=_(
+            "Total per logical device as torch.cuda / torch.npu report it (vLLM's “total_gpu_memory”), "
+            "which gpu_memory_utilization multiplies; 0 = use the vendor figure."
+        ),
+    )
     memory_bandwidth_tbps = _dec(_("memory bandwidth per logical device (TB/s)"), 8, 3)
     tflops_bf16 = _dec(_("dense BF16 TFLOPS per logical device"), 10, 1)
     tflops_fp16 = _dec(_("dense FP16 TFLOPS per logical device"), 10, 1)

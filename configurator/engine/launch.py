@@ -50,6 +50,7 @@ import yaml
 
 from . import recipes as rc
 from . import site_values as sv
+from .placement import serving_flags_for_checkpoint
 from .types import (
     Check,
     Figure,
@@ -275,6 +276,7 @@ def _engine_flags(
         ("--max-num-batched-tokens", str(s.max_num_batched_tokens)),
         ("--gpu-memory-utilization", f"{s.gpu_memory_utilization:g}"),
     ]
+    flags += serving_flags_for_checkpoint(req)  # --quantization / --block-size (engine/placement.py)
     if s.kv_cache_dtype not in ("auto", ""):
         flags.append(("--kv-cache-dtype", s.kv_cache_dtype))
     flags.append(

@@ -110,8 +110,10 @@ def test_4node_master_serves_the_api_and_workers_are_headless_with_start_ranks()
         assert flags["--data-parallel-size"] == "4"
         assert flags["--data-parallel-size-local"] == "1"
         assert "--enable-expert-parallel" in flags  # on every node [vLLM docs]
-        # vLLM-Ascend detects the ModelSlim checkpoint's quantization itself (vllm-ascend releases/v0.23.0
-        # vllm_ascend/quantization/utils.py); the K3 tutorial passes no --quantization
+        # The fixture serves the published MXFP4 weights, not a ModelSlim conversion:
+        # vLLM reads their quantisation from config.json, so no --quantization ascend (issue 14);
+        # vLLM-Ascend also detects a ModelSlim checkpoint itself (releases/v0.23.0,
+        # vllm_ascend/quantization/utils.py).
         assert "--quantization" not in flags
         assert flags["--max-model-len"] == "133120" and flags["--max-num-seqs"] == "16"
         assert flags["--max-num-batched-tokens"] == "8192"
