@@ -128,7 +128,7 @@ def _detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision 
         # The proposal-PDF panel (quotes/_pdf_status.html) replaces the placeholder.
         from .pdf_views import pdf_panel_context
 
-        context.update(pdf_panel_context(revision), pdf_panel=True)
+        context.update(pdf_panel_context(revision, user), pdf_panel=True)
     return context
 
 
