@@ -138,8 +138,8 @@ def approval_assessment(
     """(approval state, reasons) for a revision's priced lines.
 
     Pending when: the quote discount or any line discount exceeds the threshold;
-    any line's price after its discount is more than the threshold below its
-    list price; everything together (list total at catalog prices against the
+    any overridden line's price after its line and quote discounts is more than
+    the threshold below its list price; everything together (list total at catalog prices against the
     net the customer pays) is more than the threshold below the list; or any
     hardware is not from the catalog.  Figures are unrounded, so a cut of
     exactly the threshold never needs approval.
@@ -157,7 +157,8 @@ def approval_assessment(
     for line in lines:
         list_price = line.get("list_unit_price")
         if list_price:
-            paid = line["unit_price"] * (1 - line["discount"])
+            capex = (1 - discount) if line["category"] in CAPEX_CATEGORIES else 1
+            paid = line["unit_price"] * (1 - line["discount"]) * capex
             cut = 1 - paid / list_price
             if cut > threshold:
                 reasons.append(

@@ -35,6 +35,7 @@ from .forms import (
     TransitionForm,
 )
 from .models import Quote, QuoteRevision
+from .pricing import reason_texts
 from .statuses import BomCategory, QuoteStatus
 
 PAGE_SIZE = 50
@@ -113,6 +114,7 @@ def _detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision 
         "transitions": selectors.transitions_for(user, quote),
         "audit_events": selectors.quote_audit_trail(quote)[:50],
         "approval": getattr(revision, "approval", None) if revision else None,
+        "approval_reason_texts": reason_texts(revision.approval_reasons) if revision else [],
         "transition_form": forms.get("transition_form") or TransitionForm(initial={"version": quote.version}),
         "revise_form": forms.get("revise_form")
         or ReviseForm(
