@@ -41,8 +41,23 @@ def _required(name: str) -> str:
     return value
 
 
+# Placeholder keys that must never sign production sessions: the example in
+# deploy/production.env.example and the embedded-mode default below.
+EXAMPLE_SECRET_KEY_PREFIXES = ("change-me", "embedded-only-not-secret-")
+
+
+def _production_secret_key() -> str:
+    key = _required("SECRET_KEY")
+    if key.lower().startswith(EXAMPLE_SECRET_KEY_PREFIXES):
+        raise ImproperlyConfigured(
+            "SECRET_KEY is still the example value from deploy/production.env.example; set a long random "
+            "key (e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+        )
+    return key
+
+
 if PRODUCTION:
-    SECRET_KEY = _required("SECRET_KEY")
+    SECRET_KEY = _production_secret_key()
     ALLOWED_HOSTS = [h.strip() for h in _required("ALLOWED_HOSTS").split(",") if h.strip()]
     # The container health check calls /healthz on the loopback address.
     ALLOWED_HOSTS += ["127.0.0.1", "localhost"]
