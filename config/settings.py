@@ -10,6 +10,7 @@ DATABASE_URL and CELERY_BROKER_URL are all given, and which passes
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -171,6 +172,17 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_ENABLED = _env_bool("AXES_ENABLED", True)
+# Behind a reverse proxy, name it here (comma-separated addresses or networks, e.g.
+# "172.16.0.0/12") so lock-outs key on the real client, not the proxy (accounts/client_ip.py).
+TRUSTED_PROXIES = [p.strip() for p in os.environ.get("TRUSTED_PROXIES", "").split(",") if p.strip()]
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError as _exc:
+        raise ImproperlyConfigured(
+            f"TRUSTED_PROXIES: {_proxy!r} is not an address or network ({_exc})."
+        ) from _exc
+AXES_CLIENT_IP_CALLABLE = "accounts.client_ip.client_ip"
 
 LANGUAGE_CODE = "zh-hans"
 LANGUAGES = [("zh-hans", _("Simplified Chinese")), ("en", _("English"))]
