@@ -146,6 +146,9 @@ class Quote(models.Model):
         _("status"), max_length=10, choices=QuoteStatus.choices, default=QuoteStatus.DRAFT, db_index=True
     )
     version = models.PositiveIntegerField(_("version"), default=1, editable=False)
+    # The idempotency key of the form that created the quote: a second post of the same
+    # form returns this quote instead of creating another (unique per owner).
+    creation_key = models.CharField(_("creation key"), max_length=64, blank=True, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
@@ -155,6 +158,11 @@ class Quote(models.Model):
         verbose_name_plural = _("quotes")
         constraints = [
             models.UniqueConstraint(fields=["year", "sequence"], name="quotes_quote_year_sequence_unique"),
+            models.UniqueConstraint(
+                fields=["owner", "creation_key"],
+                condition=~models.Q(creation_key=""),
+                name="quotes_quote_owner_creation_key_unique",
+            ),
             models.CheckConstraint(condition=models.Q(version__gte=1), name="quotes_quote_version_positive"),
             models.CheckConstraint(
                 condition=models.Q(status__in=QuoteStatus.values), name="quotes_quote_status_valid"

@@ -29,7 +29,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.dispatch import Signal
 from django.utils import timezone
@@ -540,8 +540,12 @@ def quote_create_from_configuration(
     discount: Decimal | str | int = 0,
     title: str = "",
     valid_until: dt.date | None = None,
+    creation_key: str = "",
 ) -> Quote:
     """Create a quote with revision R1 and its BOM lines, all or nothing.
+
+    ``creation_key`` (the create form's idempotency key) makes a repeated call
+    return the quote the first call created, unchanged, instead of a second one.
 
     ``customer`` is an existing customer of the user's team or the name of a
     new one.  The number is ``Q-<year>-<NNNN>`` from the per-year counter; the
@@ -568,6 +572,50 @@ def quote_create_from_configuration(
         currency=str(currency or "").upper(),
     )
     today = timezone.localdate()
+    if creation_key:
+        existing = quote_created_with(by=by, creation_key=creation_key)
+        if existing is not None:
+            return existing
+    try:
+        return _quote_create(
+            by=by,
+            customer=customer,
+            plan=plan,
+            language=language,
+            discount=discount_value,
+            title=title,
+            valid_until=valid_until,
+            today=today,
+            creation_key=creation_key,
+        )
+    except IntegrityError:
+        # The same form posted twice at once: the other request created it first.
+        existing = quote_created_with(by=by, creation_key=creation_key) if creation_key else None
+        if existing is None:
+            raise
+        return existing
+
+
+def quote_created_with(*, by, creation_key: str) -> Quote | None:
+    """The quote ``by`` created from the form with this idempotency key, if any."""
+    if not creation_key:
+        return None
+    return Quote.objects.filter(owner=by, creation_key=creation_key).first()
+
+
+def _quote_create(
+    *,
+    by,
+    customer,
+    plan: PlannedConfiguration,
+    language: str,
+    discount: Decimal,
+    title: str,
+    valid_until: dt.date | None,
+    today: dt.date,
+    creation_key: str,
+) -> Quote:
+    discount_value = discount
     with transaction.atomic():
         customer_obj = _customer_resolve(by=by, customer=customer)
         sequence, number = _quote_number_allocate(year=today.year)
@@ -583,8 +631,11 @@ def quote_create_from_configuration(
             language=language,
             valid_until=valid_until or today + dt.timedelta(days=settings.QUOTE_VALIDITY_DAYS),
             status=QuoteStatus.DRAFT,
+            creation_key=creation_key,
         )
-        quote.full_clean()
+        # The (owner, creation key) uniqueness is left to the database: a racing twin then
+        # fails with IntegrityError, which quote_create_from_configuration turns into its quote.
+        quote.full_clean(exclude=["creation_key"])
         quote.save()
         _audit(
             actor=by,

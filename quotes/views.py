@@ -387,6 +387,16 @@ def quote_create(request: HttpRequest) -> HttpResponse:
     status = 400
     if form.is_valid():
         data = form.cleaned_data
+        existing = services.quote_created_with(by=request.user, creation_key=data["idempotency_key"])
+        if existing is not None:
+            # A double submit, or "back" then "Create quote" again: one quote, not two.
+            messages.info(
+                request,
+                _("Quote %(number)s was already created from this form.") % {"number": existing.number},
+            )
+            if request.htmx:
+                return HttpResponseClientRedirect(existing.get_absolute_url())
+            return redirect(existing.get_absolute_url())
         try:
             plan = services.configuration_plan(
                 services.request_with_discount(data["request_json"], data["discount"])
@@ -403,6 +413,7 @@ def quote_create(request: HttpRequest) -> HttpResponse:
                 language=data["language"],
                 discount=data["discount"],
                 title=data["title"],
+                creation_key=data["idempotency_key"],
             )
         except services.PlanningUnavailable as exc:
             form.add_error(None, str(exc))
