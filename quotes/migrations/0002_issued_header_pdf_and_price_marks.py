@@ -33,8 +33,13 @@ def snapshot_issued_headers(apps, schema_editor):
             and revision.issued_at
             and revision.pdf_rendered_at >= revision.issued_at
         )
-        # Historical models have no save() guard; write the new columns only.
-        Revision.objects.filter(pk=revision.pk).update(header_json=header, pdf_issued=final)
+        # Historical models have no save() guard; write the new columns only.  A PDF rendered
+        # before the issue is the draft copy: it is not served, and the quote page offers to
+        # render the issued one.
+        changes = {"header_json": header, "pdf_issued": final}
+        if revision.pdf_status == "ready" and not final:
+            changes["pdf_status"] = "none"
+        Revision.objects.filter(pk=revision.pk).update(**changes)
 
 
 class Migration(migrations.Migration):
