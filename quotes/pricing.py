@@ -182,6 +182,11 @@ def approval_assessment(
     return (ApprovalState.PENDING if reasons else ApprovalState.NOT_NEEDED), reasons
 
 
+def _amount(value: Any) -> str:
+    number = to_decimal(value)
+    return f"{number:,.2f}" if number is not None else str(value or "")
+
+
 def _percent(fraction: Any) -> str:
     value = to_decimal(fraction, ZERO) * 100
     return f"{value:.2f} %"
@@ -209,8 +214,8 @@ def reason_texts(reasons: Any) -> list[str]:
                 )
                 % {
                     "what": what,
-                    "price": reason.get("unit_price"),
-                    "list": reason.get("list_unit_price"),
+                    "price": _amount(reason.get("unit_price")),
+                    "list": _amount(reason.get("list_unit_price")),
                     "pct": _percent(reason.get("fraction")),
                 }
             )

@@ -25,7 +25,8 @@ def snapshot_issued_headers(apps, schema_editor):
             "valid_until": quote.valid_until.isoformat(),
             "language": quote.language,
             "currency": quote.currency,
-            "prepared_by": owner.get_full_name() or owner.get_username(),
+            # Historical models have no methods: the full name or the user name, by hand.
+            "prepared_by": " ".join(p for p in (owner.first_name, owner.last_name) if p) or owner.username,
         }
         final = bool(
             revision.pdf_status == "ready"
