@@ -700,6 +700,15 @@ def quote_update(*, quote: Quote, by, expected_version: int, **changes: Any) -> 
 def _sendable_refusal(quote: Quote, revision: QuoteRevision | None) -> str:
     if revision is None:
         return _("The quote has no revision to send.")
+    if revision.approval_state == ApprovalState.PENDING and revision.approval_reasons:
+        # Issue 13: the reasons name each cut (overrides, non-catalog hardware) with its figures.
+        return _(
+            "%(number)s needs the approval of a sales manager of the team before the quote can be sent "
+            "(above %(threshold)s below the list, or hardware not from the catalog):"
+        ) % {
+            "number": revision.number,
+            "threshold": f"{discount_threshold() * 100:.2f} %",
+        } + "".join(f" {text}" for text in reason_texts(revision.approval_reasons))
     if revision.approval_state == ApprovalState.PENDING:
         return _(
             "%(number)s has a discount of %(discount)s (%(overall)s of the list total); above "
@@ -709,7 +718,7 @@ def _sendable_refusal(quote: Quote, revision: QuoteRevision | None) -> str:
             "discount": f"{revision.discount * 100:.2f} %",
             "overall": f"{revision.effective_discount * 100:.2f} %",
             "threshold": f"{discount_threshold() * 100:.2f} %",
-        } + "".join(f" {text}" for text in reason_texts(revision.approval_reasons))
+        }
     if revision.approval_state == ApprovalState.REJECTED:
         return _("The discount of %(number)s was rejected; make a new revision before sending.") % {
             "number": revision.number
@@ -793,7 +802,7 @@ def _revision_issue_locked(*, quote: Quote, revision: QuoteRevision, by) -> Quot
         )
     if revision.approval_state == ApprovalState.PENDING:
         raise ValidationError(
-            _("%(number)s needs a sales manager's discount approval first.") % {"number": revision.number}
+            _("%(number)s needs a sales manager's approval first.") % {"number": revision.number}
             + "".join(f" {text}" for text in reason_texts(revision.approval_reasons))
         )
     if revision.approval_state == ApprovalState.REJECTED:
