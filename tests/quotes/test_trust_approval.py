@@ -43,9 +43,14 @@ def catalog(db):
 
 
 @pytest.fixture(autouse=True)
-def _media(settings, tmp_path):
+def _media(settings, tmp_path, monkeypatch):
+    # Renders run inside the test, whatever broker the environment names (.ci/run's
+    # PostgreSQL pass sets CELERY_BROKER_URL, where no worker listens during tests).
+    from config.celery import app
+
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.CELERY_TASK_ALWAYS_EAGER = True
+    monkeypatch.setattr(app.conf, "task_always_eager", True)
 
 
 def create(client, request_json: dict, discount: str = "0") -> QuoteRevision:
