@@ -23,6 +23,12 @@ from accounts.services import API_TOKEN_DEFAULT_DAYS, api_token_create, api_toke
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _english(client):
+    # Messages are asserted in English (the Chinese wording is in locale/zh_Hans/i13-quotes.tsv).
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = "en"
+
+
 def create_in_ui(client, **data) -> tuple[str, object]:
     response = client.post(reverse("api_tokens"), data)
     match = re.search(r'id="new-token-value">([^<]+)<', response.content.decode())
