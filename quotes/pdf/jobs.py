@@ -193,13 +193,15 @@ def proposal_request(
         if by is not None and getattr(by, "pk", None):
             # One user's requests one at a time, so two clicks cannot both pass the limit.
             get_user_model().objects.select_for_update().filter(pk=by.pk).first()
+        if not system and not selectors.can_edit(by, current.quote):
+            raise render_refusal(current, by=by, force=force)
+        if current.pdf_status in ACTIVE_STATUSES and not job_is_stale(current):
+            return current  # already on its way: asking again is not another job
         refusal = render_refusal(current, by=by, force=force, system=system)
         if refusal is not None:
             raise refusal
         claim = QuoteRevision.objects.filter(pk=current.pk)
         if current.pdf_status in ACTIVE_STATUSES:
-            if not job_is_stale(current):
-                return current
             # Take over a lost job only if nobody else did since we read it.
             claim = claim.filter(pdf_status=current.pdf_status, pdf_task_id=current.pdf_task_id)
         else:

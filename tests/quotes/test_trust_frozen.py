@@ -188,6 +188,8 @@ def test_one_user_has_at_most_two_renders_queued(engineer, renderer, settings, c
     # No commit in a test transaction: the jobs stay queued, as behind a busy worker.
     for revision in revisions[:2]:
         assert client.post(reverse("quotes:pdf_render", args=[revision.pk])).status_code == 302
+    # Asking again for a job already queued is not a new job: no refusal.
+    assert client.post(reverse("quotes:pdf_render", args=[revisions[0].pk])).status_code == 302
     response = client.post(reverse("quotes:pdf_render", args=[revisions[2].pk]))
     assert response.status_code == 429
     assert "You already have 2 proposal PDFs waiting or rendering" in response.content.decode()
