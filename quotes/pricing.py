@@ -93,8 +93,8 @@ def mark_lines(
     lines: list[dict], *, result: Mapping, prices: Any, currency: str, request: Mapping | None
 ) -> list[dict]:
     """Set ``list_unit_price`` (and the note) on lines whose price is not the catalog's, and
-    ``non_catalog`` on hardware typed in inline.  Returns the list-priced lines (for the
-    approval figure), or [] when the prices carry no catalog record."""
+    ``non_catalog`` on hardware typed in inline.  Returns the lines the catalog prices but the
+    plan dropped (at list prices, for the approval figure); [] without a catalog record."""
     terms = prices.get("list_terms") if isinstance(prices, Mapping) else None
     non_catalog = set(prices.get("non_catalog") or []) if isinstance(prices, Mapping) else set()
     for line in lines:
@@ -118,22 +118,24 @@ def mark_lines(
             if per_year is not None:
                 line["unit_price"] = per_year
     seen: dict = {}
+    matched = set()
     for line in lines:
-        twin = by_key.get(_key(line, seen))
+        key = _key(line, seen)
+        twin = by_key.get(key)
         if twin is None:
             continue
+        matched.add(key)
         list_price = twin["unit_price"]
         if list_price and list_price != line["unit_price"]:
             line["list_unit_price"] = list_price
             if not line["non_catalog"]:
                 line["note"] = OVERRIDE_NOTE
-    # Lines the plan priced at the catalog's figure for O&M/software whose term changed but
-    # whose yearly figure did not appear in ``lines`` are still counted through ``listed``.
-    return listed
+    # What the catalog prices but the plan dropped (a term set to 0, e.g. installation waived).
+    return [line for key, line in by_key.items() if key not in matched and line["unit_price"]]
 
 
 def approval_assessment(
-    lines: list[dict], listed: list[dict], discount: Decimal, threshold: Decimal
+    lines: list[dict], dropped: list[dict], discount: Decimal, threshold: Decimal
 ) -> tuple[str, list[dict]]:
     """(approval state, reasons) for a revision's priced lines.
 
@@ -171,8 +173,15 @@ def approval_assessment(
         capex = (1 - discount) if line["category"] in CAPEX_CATEGORIES else 1
         return line["quantity"] * line["unit_price"] * (1 - line["discount"]) * capex
 
-    gross_source = [line for line in listed if line["category"] != BomCategory.LEASE] if listed else offer
-    gross = sum((line["quantity"] * line["unit_price"] for line in gross_source), ZERO)
+    # The list total: each line at its list price (its own price when it has none on the list),
+    # plus what the catalog prices but the plan dropped.
+    gross = sum(
+        (line["quantity"] * (line.get("list_unit_price") or line["unit_price"]) for line in offer), ZERO
+    )
+    gross += sum(
+        (line["quantity"] * line["unit_price"] for line in dropped if line["category"] != BomCategory.LEASE),
+        ZERO,
+    )
     net = sum((net_of(line) for line in offer), ZERO)
     if gross and 1 - net / gross > threshold and not any(r["code"] == "quote_discount" for r in reasons):
         reasons.append({"code": "overall", "fraction": str((1 - net / gross).quantize(Decimal("0.0001")))})

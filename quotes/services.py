@@ -469,14 +469,14 @@ def _revision_build(
                     "quote": plan.currency,
                 }
             )
-    listed = mark_lines(
+    dropped = mark_lines(
         lines,
         result=plan.result_json,
         prices=plan.prices_json,
         currency=plan.currency,
         request=plan.resolved_json,
     )
-    approval_state, approval_reasons = approval_assessment(lines, listed, discount, discount_threshold())
+    approval_state, approval_reasons = approval_assessment(lines, dropped, discount, discount_threshold())
     totals = _totals(lines, discount, plan.result_json)
     revision = QuoteRevision(
         quote=quote,
