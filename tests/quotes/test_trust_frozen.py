@@ -216,3 +216,19 @@ def test_a_deployment_above_the_node_ceiling_is_refused_with_the_reason(engineer
     assert renderer.calls == 0
     settings.PDF_MAX_NODES = 4
     assert client.post(reverse("quotes:pdf_render", args=[revision.pk])).status_code == 302
+
+
+@pytest.mark.django_db
+def test_sending_a_draft_issues_it_and_renders_the_issued_copy(
+    engineer, renderer, django_capture_on_commit_callbacks
+):
+    from quotes.statuses import QuoteStatus
+
+    revision = sample_quote_create(by=engineer, language="en", name="4node", title="Sent as is")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.quote_transition(quote=revision.quote, to_status=QuoteStatus.SENT, by=engineer)
+    sent = QuoteRevision.objects.get(pk=revision.pk)
+    assert sent.status == RevisionStatus.ISSUED and sent.quote.status == QuoteStatus.SENT
+    assert sent.pdf_status == PdfStatus.READY and sent.pdf_issued and renderer.calls == 1
+    assert sent.header_json["title"] == "Sent as is"
+    assert sent.header_json["customer"]["name"] == revision.quote.customer.name
