@@ -208,7 +208,58 @@ def plan_for_quote(request_json: dict) -> tuple[dict, dict, dict, Decimal, str]:
     if price_list is not None:
         prices["price_list"] = price_list.name
         prices["items"] = _items_as_planned(price_snapshot(price_list), request)
+    # What the catalog says, for the quote's approval check (quotes/pricing.py, issue 13).
+    prices["list_terms"] = _list_terms(request_json, request)
+    prices["non_catalog"] = _non_catalog_hardware(request_json, request)
     return resolved, plan_to_dict(result), prices, c.usd_rate, c.currency
+
+
+def _terms_json(c: et.CommercialSpec) -> dict:
+    return {
+        "server": {"unit_price": str(c.server_unit_price), "lease_per_month": str(c.server_lease_per_month)},
+        "switches": {k: str(v) for k, v in c.switch_unit_prices.items()},
+        "optics_unit_price": str(c.optics_unit_price),
+        "rack_unit_price": str(c.rack_unit_price),
+        "installation": str(c.installation),
+        "software_support_per_year": str(c.software_support_per_year),
+        "om_per_year": None if c.om_per_year is None else str(c.om_per_year),
+        "om_percent_of_capex": str(c.om_percent_of_capex),
+    }
+
+
+def _list_terms(request_json: dict, request: et.PlanRequest) -> dict | None:
+    """The commercial terms of the price list in force, without the engineer's overrides."""
+    raw = request_json.get("commercial") if isinstance(request_json.get("commercial"), dict) else {}
+    price_list = raw.get("price_list") if isinstance(raw.get("price_list"), str) else None
+    try:
+        on_date = dt.date.fromisoformat(str(raw["date"])) if raw.get("date") else timezone.localdate()
+        terms = DjangoCatalog().commercial(
+            server=request.server,
+            price_list=price_list,
+            on_date=on_date,
+            currency=request.commercial.currency,
+            nodes=request.topology.nodes,
+            rack=request.rack,
+        )
+    except (LookupError, ValueError):
+        return None
+    return _terms_json(terms)
+
+
+def _non_catalog_hardware(request_json: dict, request: et.PlanRequest) -> list[str]:
+    """Hardware given inline that is not exactly its catalog entry (``server``, ``rack``, ``switch:<slug>``)."""
+    catalog = DjangoCatalog()
+    out = []
+    if isinstance(request_json.get("server"), dict) and catalog.server(request.server.slug) != request.server:
+        out.append("server")
+    if isinstance(request_json.get("rack"), dict) and catalog.rack(request.rack.slug) != request.rack:
+        out.append("rack")
+    raw_switches = request_json.get("switches")
+    if isinstance(raw_switches, list) and any(isinstance(s, dict) for s in raw_switches):
+        for switch in request.switches:
+            if catalog.switches([switch.slug]) != (switch,):
+                out.append(f"switch:{switch.slug}")
+    return out
 
 
 def _price_list_for(request_json: Any, currency: str) -> PriceList | None:
@@ -244,11 +295,16 @@ def _items_as_planned(items: list[dict], request: et.PlanRequest) -> list[dict]:
             overridden = str(unit_price) != item["unit_price"] or (
                 lease is not None and str(lease) != (item["lease_per_month"] or "0")
             )
+            listed = {
+                "list_unit_price": item["unit_price"],
+                "list_lease_per_month": item.get("lease_per_month"),
+            }
             item = {**item, "unit_price": str(unit_price)}
             if lease is not None:
                 item["lease_per_month"] = str(lease)
             if overridden:
                 item["overridden"] = True
+                item.update(listed)
         out.append(item)
     return out
 

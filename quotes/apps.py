@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class QuotesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "quotes"
+
+    def ready(self) -> None:
+        # Issuing a revision renders its proposal PDF from the issued state (issue 13:
+        # the issued revision never serves the draft-stamped copy).
+        from .pdf.jobs import on_revision_issued
+        from .services import revision_issued
+
+        revision_issued.connect(on_revision_issued, dispatch_uid="quotes.render_issued_proposal")

@@ -82,6 +82,11 @@ class QuoteCreateForm(forms.Form):
     title = forms.CharField(label=_("Title"), required=False, max_length=200)
     discount = DiscountField(label=_("Discount"))
     language = forms.ChoiceField(label=_("Proposal language"), choices=Language.choices, required=False)
+    # One key per rendering of the form: a double submit, or "back" then submit again,
+    # posts the same key and gets the quote the first post created (issue 13).
+    idempotency_key = forms.RegexField(
+        regex=r"^[A-Za-z0-9_-]{16,64}$", required=False, widget=forms.HiddenInput
+    )
 
     def __init__(self, user, *args, **kwargs):
         self.user = user
