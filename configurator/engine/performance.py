@@ -192,6 +192,7 @@ class PerformanceResult:
     sla: SlaResult | None = None
     error_band: tuple[float, float] = (sm.ERROR_BAND_LOW, sm.ERROR_BAND_HIGH)
     serving_devices: int = 0
+    concurrency: int = 0  # the workload's concurrency the figures are quoted at
 
     @property
     def is_estimate(self) -> bool:
@@ -794,6 +795,7 @@ def estimate_performance(
         sla=sla,
         error_band=(low, high),
         serving_devices=serving_devices,
+        concurrency=concurrency,
     )
 
 

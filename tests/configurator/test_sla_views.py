@@ -1,0 +1,72 @@
+"""Latency targets in the configurator form, the verdict strip and the load curve (issue 15)."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from configurator.services import preset_data
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def engineer_client(client, catalog, users):
+    client.force_login(users["engineer"])
+    return client
+
+
+def _update(client, **changes):
+    data = preset_data(None)  # 4 × A3 K3, DP4/TP16/EP64
+    data.update({k: str(v) for k, v in changes.items()})
+    response = client.post(reverse("configurator:update"), data, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_form_offers_p50_and_p90_targets_and_speculative_decoding(engineer_client):
+    page = engineer_client.get("/").content.decode()
+    for name in (
+        "ttft_target_s",
+        "ttft_p90_target_s",
+        "tpot_target_ms",
+        "tpot_p90_target_ms",
+        "speculative_tokens",
+    ):
+        assert f'name="{name}"' in page
+
+
+def test_generous_targets_are_met_in_the_verdict_strip_with_the_concurrency_limit(engineer_client):
+    body = _update(engineer_client, concurrency=4, ttft_target_s=60, tpot_target_ms=1000)
+    badge = re.search(r'data-area="sla">([^<]*)<', body)
+    # the page defaults to Chinese: 满足 = met, 未满足 = not met
+    assert badge and "满足" in badge.group(1) and "未满足" not in badge.group(1)
+    assert re.search(r"并发上限 \d+", badge.group(1))
+    assert "满足时延目标的最大并发数" in body
+
+
+def test_tight_targets_are_not_met_and_say_so(engineer_client):
+    body = _update(engineer_client, concurrency=16, ttft_target_s="0.01", tpot_target_ms="1")
+    badge = re.search(r'data-area="sla">([^<]*)<', body)
+    assert badge and "未满足" in badge.group(1)
+    assert "performance.ttft_above_target" in body
+
+
+def test_the_results_draw_the_throughput_vs_latency_curve_and_the_error_band(engineer_client):
+    body = _update(engineer_client, concurrency=16)
+    assert "<svg" in body and "吞吐-时延曲线" in body
+    assert "实测吞吐可能区间" in body
+    assert "可同时服务的并发请求数" in body
+
+
+def test_without_targets_there_is_no_latency_badge(engineer_client):
+    body = _update(engineer_client, concurrency=16)
+    assert 'data-area="sla"' not in body
+
+
+def test_a_bad_target_is_a_field_error_not_a_500(engineer_client):
+    data = preset_data(None)
+    data["tpot_target_ms"] = "-5"
+    response = engineer_client.post(reverse("configurator:update"), data, HTTP_HX_REQUEST="true")
+    assert response.status_code in (200, 400)
+    assert "tpot_target_ms" in response.content.decode()
