@@ -288,6 +288,8 @@ def workload_spec(row: Scenario) -> et.WorkloadSpec:
         concurrency=row.concurrency,
         needs_vision=row.needs_vision,
         availability_target=_f(row.availability_target),
+        ttft_target_s=_f(row.ttft_target_s) if row.ttft_target_s is not None else None,
+        tpot_target_ms=_f(row.tpot_target_ms) if row.tpot_target_ms is not None else None,
     )
 
 

@@ -830,6 +830,10 @@ LLM_MODELS = [
 # --------------------------------------------------------------------------- scenarios
 
 _WORKLOAD = "chosen as a starting point for the scenario; edit per customer"
+_SLO = (
+    "latency target chosen as a starting point; 50 ms TPOT is the SLO of the CloudMatrix384 paper "
+    "(arXiv 2506.12708) and of SGLang's Ascend high-throughput tier"
+)
 
 SCENARIOS = [
     {
@@ -848,6 +852,8 @@ SCENARIOS = [
         "context": (133_120, seed("S1 §2.3: --max-model-len 133120")),
         "needs_vision": (True, seed("S1 §5 场景1: charts in annual reports")),
         "availability_target": (D("0.999"), assumed("“zero downtime” finance (S1 §3.1) taken as 99.9 %")),
+        "ttft_target_s": (D("15"), assumed(_SLO + ": analysts wait for a long report section")),
+        "tpot_target_ms": (D("50"), assumed(_SLO)),
         "recommended_topology": "primary-standby",
         "recommended_nodes": (8, seed("S1 §5 场景1: 8 × A3, primary/standby")),
         "recommended_model": "kimi-k3",
@@ -870,6 +876,8 @@ SCENARIOS = [
         "context": (133_120, seed("S1 §2.3: --max-model-len 133120")),
         "needs_vision": (False, assumed("text documents")),
         "availability_target": (D("0.995"), seed("S1 §7 service offer: 99.5 % availability SLA")),
+        "ttft_target_s": (D("15"), assumed(_SLO + ": a regulation set per question")),
+        "tpot_target_ms": (D("50"), assumed(_SLO)),
         "recommended_topology": "tenant-pair",
         "recommended_nodes": (8, seed("S1 §5 场景2: 8 × A3, tenant isolation")),
         "recommended_model": "kimi-k3",
@@ -892,6 +900,11 @@ SCENARIOS = [
         "context": (133_120, seed("S1 §4.2: --max-model-len 133120")),
         "needs_vision": (False, assumed("code and text")),
         "availability_target": (D("0.995"), seed("S1 §7 service offer: 99.5 % availability SLA")),
+        "ttft_target_s": (
+            D("20"),
+            assumed(_SLO + ": an agent step tolerates a longer first token than a chat"),
+        ),
+        "tpot_target_ms": (D("50"), assumed(_SLO)),
         "recommended_topology": "pd-disaggregated",
         "recommended_nodes": (16, seed("S1 §5 场景3: 16 × A3 PD disaggregation")),
         "recommended_model": "kimi-k3",
@@ -914,6 +927,8 @@ SCENARIOS = [
         "context": (133_120, seed("S1 §2.3: --max-model-len 133120")),
         "needs_vision": (True, seed("S1 §5 场景4: scanned PDFs, photos, flowcharts")),
         "availability_target": (D("0.995"), seed("S1 §7 service offer: 99.5 % availability SLA")),
+        "ttft_target_s": (D("5"), assumed(_SLO + ": interactive questions on pages and images")),
+        "tpot_target_ms": (D("50"), assumed(_SLO)),
         "recommended_topology": "single-cluster",
         "recommended_nodes": (8, seed("S1 §5 场景4: 8 × A3")),
         "recommended_model": "kimi-k3",
@@ -936,6 +951,8 @@ SCENARIOS = [
         "context": (133_120, seed("S1 §4.2: --max-model-len 133120")),
         "needs_vision": (False, assumed("sequences and text")),
         "availability_target": (D("0.99"), assumed("shared research cluster")),
+        "ttft_target_s": (D("30"), assumed(_SLO + ": long sequences, thinking-mode answers")),
+        "tpot_target_ms": (D("60"), assumed(_SLO)),
         "recommended_topology": "pd-disaggregated",
         "recommended_nodes": (16, seed("S1 §5 场景5: 16 × A3 PD disaggregation")),
         "recommended_model": "kimi-k3",

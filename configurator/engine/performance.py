@@ -334,7 +334,11 @@ def _aggregated_point(groups: list[_GroupModel], concurrency: float, output_toke
         x_rank = 0.0
     tpot = (decode_time + max(batch - 1.0, 0.0) * pre) / output_tokens
     wait = max(0.0, n / x_rank - cycle - overhead) if x_rank > 0 and n > batch else 0.0
-    ttft = lead.factors.request_overhead_s + pre + 0.5 * st.step_s + wait
+    # Other users' prompts ahead of this one in the (chunked) prefill queue of the rank:
+    # M/D/1 by Pollaczek–Khinchine, ρ = prefill share of the rank's time.
+    rho = min(x_rank * pre, 0.95)
+    wait += rho * pre / (2 * (1 - rho))
+    ttft = overhead + pre + 0.5 * st.step_s + wait
     rps = x_rank * dp_total
     return sm.OperatingPoint(concurrency, batch, rps, rps * output_tokens, ttft, tpot, wait, n > slots + 1e-9)
 

@@ -62,8 +62,8 @@ class PlatformFactors:
 # (least squares on log(predicted ÷ measured)); see docs/performance.md for the table.
 PLATFORM_FACTORS: dict[str, PlatformFactors] = {
     # bandwidth, decode compute, step overhead, collective latency, prefill MFU, request overhead
-    "cuda": PlatformFactors(0.58, 0.45, 0.0024, 13e-6, 0.47, 0.30),
-    "ascend": PlatformFactors(0.45, 0.35, 0.010, 46e-6, 0.10, 0.61),
+    "cuda": PlatformFactors(0.58, 0.45, 0.0025, 12e-6, 0.56, 0.31),
+    "ascend": PlatformFactors(0.46, 0.35, 0.0116, 47e-6, 0.10, 0.65),
 }
 DEFAULT_STACK = "cuda"
 

@@ -70,3 +70,58 @@ def test_a_bad_target_is_a_field_error_not_a_500(engineer_client):
     response = engineer_client.post(reverse("configurator:update"), data, HTTP_HX_REQUEST="true")
     assert response.status_code in (200, 400)
     assert "tpot_target_ms" in response.content.decode()
+
+
+def _preset_update(client, scenario, **changes):
+    data = preset_data(scenario)
+    data.update({k: str(v) for k, v in changes.items()})
+    response = client.post(reverse("configurator:update"), data, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_scenario_targets_are_prefilled(catalog):
+    data = preset_data("software-engineering-agent")
+    assert data["ttft_target_s"] == "20.000" and data["tpot_target_ms"] == "50.00"
+
+
+def test_k3_8p8d_coding_agent_shows_the_curve_and_the_concurrency_meeting_its_targets(engineer_client):
+    # 16 × A3 8P8D, 256 developers (S1 §5 场景3): above what 8 decode ranks × 16 slots serve at once,
+    # so the quote gets an error check and the page gives the concurrency that meets TTFT 10 s / TPOT 50 ms.
+    body = _preset_update(engineer_client, "software-engineering-agent")
+    assert "performance.concurrency_above_capacity" in body
+    assert "<svg" in body and "吞吐-时延曲线" in body
+    limit = re.search(r"满足时延目标的最大并发数</td><td class=\"num\">([\d,]+)<", body)
+    assert limit is not None
+    assert 0 < int(limit.group(1).replace(",", "")) < 256
+
+
+def test_k3_on_4_a3_shows_the_curve_and_the_concurrency_meeting_its_targets(engineer_client):
+    body = _preset_update(engineer_client, "multimodal-knowledge-base", topology="single", nodes=4)
+    assert "<svg" in body and "吞吐-时延曲线" in body
+    assert re.search(r"满足时延目标的最大并发数</td><td class=\"num\">[\d,]+<", body)
+
+
+def test_manage_py_plan_reports_met_targets_as_a_check(catalog, tmp_path):
+    import json
+
+    from django.core.management import call_command
+
+    request = {
+        "model": "kimi-k3",
+        "server": "atlas-800-a3",
+        "topology": {"kind": "single", "nodes": 4},
+        "workload": {"input_tokens": 8192, "output_tokens": 1024, "concurrency": 4, "ttft_target_s": 60,
+                     "tpot_target_ms": 1000},
+    }  # fmt: skip
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(request), encoding="utf-8")
+    from io import StringIO
+
+    out = StringIO()
+    call_command("plan", str(path), stdout=out)
+    result = json.loads(out.getvalue())
+    codes = {c["code"]: c for c in result["checks"]}
+    assert codes["performance.latency_targets_met"]["severity"] == "ok"
+    assert result["performance"]["sla"]["met"] is True
+    assert result["performance"]["sla"]["max_concurrency"] >= 4

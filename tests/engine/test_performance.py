@@ -124,7 +124,10 @@ def test_4node_decode_step_prefill_and_throughput_follow_the_step_model():
     assert result.input_tokens_per_s == pytest.approx(rps * 8192, rel=1e-6)
     # TPOT seen by a user: its decode steps plus the 15 other requests' prefill chunks
     assert result.tpot_s == pytest.approx((1024 * step + 15 * pre) / 1024, rel=1e-6)
-    assert result.ttft_s == pytest.approx(F_ASCEND.request_overhead_s + pre + step / 2, rel=1e-6)
+    # TTFT: overhead + own prefill + half a step + the M/D/1 wait behind other prompts (ρ = X × prefill)
+    rho = rps / 4 * pre
+    wait = rho * pre / (2 * (1 - rho))
+    assert result.ttft_s == pytest.approx(F_ASCEND.request_overhead_s + pre + step / 2 + wait, rel=1e-6)
     share = 16 * pre / (16 * pre + 1024 * step)
     assert result.prefill_time_share == pytest.approx(share, rel=1e-6)
     assert not result.measured and result.is_estimate
