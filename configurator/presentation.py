@@ -346,7 +346,9 @@ def _sla(result: dict, lang: str) -> dict | None:
     perf = result.get("performance") or None
     if not perf:
         return None
-    from .drawings.throughput_latency import curve_svg
+    from .drawings.throughput_latency import curve_svg, economics_svg
+
+    econ = result.get("economics") or None
 
     sla = perf.get("sla") or None
     band = perf.get("error_band") or (0, 0)
@@ -367,6 +369,9 @@ def _sla(result: dict, lang: str) -> dict | None:
         "max_concurrency": (sla or {}).get("max_concurrency"),
         "targets": (sla or {}).get("targets") or {},
         "values": (sla or {}).get("values") or {},
+        "economics_svg": economics_svg(econ, lang),
+        "break_even": (econ or {}).get("break_even_concurrency"),
+        "has_api": bool(econ and econ.get("api_price_output_per_m") is not None),
     }
 
 

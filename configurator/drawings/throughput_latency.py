@@ -53,3 +53,72 @@ def curve_svg(curve: Sequence[Mapping[str, object]], lang: str, *, quoted: int |
         legend=LABELS["legend"][key],
         height=360,
     )
+
+
+ECON_LABELS = {
+    "x": {"en": "Concurrent requests", "zh": "并发请求数"},
+    "y": {"en": "Cost per million output tokens", "zh": "每百万输出 Token 成本"},
+    "title": {
+        "en": "Cost per million output tokens over load, against the API",
+        "zh": "每百万输出 Token 成本随负载变化（对比 API）",
+    },
+    "self": {"en": "this cluster", "zh": "本集群"},
+    "api": {"en": "public API", "zh": "官方 API"},
+}
+MAX_OVER_API = (
+    10  # points dearer than 10 × the API price are left off the chart (their figures stay in the table)
+)
+
+
+def economics_svg(economics: Mapping[str, object] | None, lang: str) -> str:
+    """Self-hosted cost per million output tokens against concurrency (log₂ axis) and the API's price."""
+    import math
+
+    from .charts import line_chart_svg
+    from .fmt import money_axis_formatter
+
+    if not economics:
+        return ""
+    key = _lang(lang)
+    api = economics.get("api_price_output_per_m")
+    try:
+        api_price = float(api) if api is not None else None  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        api_price = None
+    ceiling = api_price * MAX_OVER_API if api_price else None
+    pts = []
+    for p in economics.get("points") or ():  # type: ignore[union-attr]
+        try:
+            c = int(p["concurrency"])
+            cost = float(p["cost_per_m_output"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if c <= 0 or (ceiling is not None and cost > ceiling):
+            continue
+        pts.append((math.log2(c), cost))
+    if not pts:
+        return ""
+    series = [{"name": ECON_LABELS["self"][key], "points": pts}]
+    if api_price is not None:
+        xs = [x for x, _ in pts]
+        series.append(
+            {
+                "name": ECON_LABELS["api"][key],
+                "points": [(min(xs), api_price), (max(xs), api_price)],
+                "style": "dashed",
+            }
+        )
+    ys = [y for _, y in pts] + ([api_price] if api_price else [])
+    currency = str(economics.get("currency") or "CNY")
+    ticks = sorted({round(x) for x, _ in pts})
+    return line_chart_svg(
+        series,
+        ECON_LABELS["x"][key],
+        ECON_LABELS["y"][key],
+        lang,
+        y_format=money_axis_formatter(currency, lang, max(ys)),
+        x_format=lambda v: format_number(2**v, 0),
+        x_ticks=ticks,
+        title=ECON_LABELS["title"][key],
+        height=320,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .economics import compute_economics
 from .launch import build_launch
 from .layout import resolve_layout
 from .memory import size_memory
@@ -31,6 +32,7 @@ def plan(request: PlanRequest) -> PlanResult:
     racks = place_racks(request, layout, power, network)
     performance = estimate_performance(request, layout, memory)
     tco = compute_tco(request, layout, power, racks, network, performance)
+    economics = compute_economics(request, performance, tco)
     launch = build_launch(request, layout)
     checks = (
         *layout.checks,
@@ -40,6 +42,7 @@ def plan(request: PlanRequest) -> PlanResult:
         *racks.checks,
         *performance.checks,
         *tco.checks,
+        *(economics.checks if economics else ()),
         *launch.checks,
     )
     return PlanResult(
@@ -52,5 +55,6 @@ def plan(request: PlanRequest) -> PlanResult:
         performance=performance,
         tco=tco,
         launch=launch,
+        economics=economics,
         checks=checks,
     )

@@ -517,6 +517,7 @@ class PlanResult:
     tco: Any = None
     launch: Any = None
     checks: tuple[Check, ...] = ()
+    economics: Any = None  # engine/economics.py: cost per M tokens over load, API break-even
 
     @property
     def ok(self) -> bool:

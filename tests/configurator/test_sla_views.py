@@ -125,3 +125,9 @@ def test_manage_py_plan_reports_met_targets_as_a_check(catalog, tmp_path):
     assert codes["performance.latency_targets_met"]["severity"] == "ok"
     assert result["performance"]["sla"]["met"] is True
     assert result["performance"]["sla"]["max_concurrency"] >= 4
+
+
+def test_the_results_chart_the_cost_per_million_tokens_against_the_api(engineer_client):
+    body = _update(engineer_client, concurrency=16)
+    assert "每百万输出 Token 成本随负载变化" in body
+    assert "私有化部署开始比 API 更省的并发数" in body
