@@ -380,7 +380,8 @@ def _disaggregated_point(
         wait = sm.mdc_wait(dp_p, pre, x) + wait_extra
         saturated = True
     else:
-        for _ in range(60):
+        tolerance = cap * 1e-4  # 0.01 % of capacity: far below the model's error band
+        while hi - lo > tolerance:
             mid = 0.5 * (lo + hi)
             if mid * response(mid) < concurrency:
                 lo = mid
