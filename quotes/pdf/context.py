@@ -632,6 +632,13 @@ def _prepared_by(quote) -> str:
     return f"{name} · {quote.team}" if quote.team_id else name
 
 
+def _measured(revision) -> dict[str, Any] | None:
+    """A measured vllm bench serve result attached to the revision (quotes/benchmark_views.py)."""
+    from quotes.benchmark_views import measured_context
+
+    return measured_context(revision)
+
+
 def proposal_context(revision, lang: str) -> dict[str, Any]:
     """Everything the proposal template shows for ``revision``, in ``lang``."""
     quote = revision.quote
@@ -728,6 +735,7 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "memory": memory,
         "memory_panels": memory_panels,
         "performance": plan.get("performance") or {},
+        "measured": _measured(revision),
         "power": plan.get("power") or {},
         "power_groups": [
             {**g, "role_label": role_label(str(g.get("role") or g.get("group") or ""))}
