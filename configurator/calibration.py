@@ -175,9 +175,17 @@ def compare(rec: Mapping[str, Any], factors: Mapping[str, sm.PlatformFactors] | 
         devices = decode.nodes * req.server.logical_devices
         predicted = decode.output_tokens_per_s / devices * req.server.accelerator.logical_devices_per_package
         tpot = decode.tpot_s
-    else:
+    elif rec["metric"] == "total_tokens_per_s":  # SGLang's bench reports input + output
+        predicted = result.output_tokens_per_s + result.input_tokens_per_s
+        tpot = result.tpot_s
+    elif rec["metric"] == "output_tokens_per_s_per_device":
+        predicted = result.output_tokens_per_s / max(result.serving_devices, 1)
+        tpot = result.tpot_s
+    elif rec["metric"] == "output_tokens_per_s":
         predicted = result.output_tokens_per_s
         tpot = result.tpot_s
+    else:
+        raise ValueError(f"{rec['id']}: unknown metric {rec['metric']!r}")
     return Comparison(
         record_id=rec["id"],
         platform=req.server.accelerator.software_stack,
