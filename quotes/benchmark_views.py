@@ -33,6 +33,21 @@ def _float(value: Any) -> float | None:
         return None
 
 
+def throughput_band(result: Any) -> tuple[float, float] | None:
+    """Output throughput the measurement is likely to fall in: estimate ÷ the calibration band."""
+    perf = (result or {}).get("performance") if isinstance(result, dict) else None
+    if not perf or perf.get("measured"):
+        return None
+    band = perf.get("error_band") or ()
+    tps = _float(perf.get("output_tokens_per_s")) or 0.0
+    if len(band) != 2 or tps <= 0:
+        return None
+    low, high = _float(band[0]), _float(band[1])
+    if not low or not high:
+        return None
+    return (tps / high, tps / low)
+
+
 def measured_context(revision) -> dict[str, Any] | None:
     """Estimated and measured figures of a revision, or None when nothing was measured."""
     if revision is None or revision.pk is None:

@@ -980,7 +980,8 @@ def _sla(
     targets = _targets(req)
     if not targets:
         return None
-    values = {k: v for k, v in _values(op).items() if k in targets}
+    # A point with no capacity (no slot, no KV room) has no finite latency: report it as None.
+    values = {k: (v if math.isfinite(v) else None) for k, v in _values(op).items() if k in targets}
     met = _meets(op, targets) if req.workload.concurrency > 0 else None
     # Largest concurrency meeting every target: latencies only grow with concurrency.
     hi = max(capacity * 4, req.workload.concurrency * 2, 8)
@@ -1017,7 +1018,7 @@ def _add_sla_figures(figs: _Figures, sla: SlaResult) -> None:
         "Latency targets met at the quoted concurrency",
         "报价并发下满足时延目标",
         "every estimated percentile ≤ its target",
-        {k: round(v, 6) for k, v in sla.values.items()},
+        {k: (round(v, 6) if v is not None else None) for k, v in sla.values.items()},
     )
 
 
@@ -1038,7 +1039,25 @@ def _target_checks(req: PlanRequest, op: sm.OperatingPoint, sla: SlaResult | Non
     for key, target in sla.targets.items():
         en, zh, unit, unit_zh, fld, _ = _TARGET_TEXT[key]
         value = sla.values[key]
-        if value <= target * (1 + 1e-9):
+        if value is not None and value <= target * (1 + 1e-9):
+            continue
+        if value is None:
+            out.append(
+                Check(
+                    "performance.ttft_above_target"
+                    if key.startswith("ttft")
+                    else "performance.tpot_above_target",
+                    Severity.WARNING,
+                    AREA,
+                    f"The {en} target {target:.2f} {unit} cannot be met: the cluster has no room to serve "
+                    f"{conc} concurrent requests of this length.",
+                    f"{zh}目标 {target:.2f} {unit_zh} 无法满足：集群无法容纳 {conc} 路该长度的并发请求。",
+                    {"target": target, "max_concurrency": sla.max_concurrency},
+                    field=fld,
+                    fix_en="Shorten the context or add nodes.",
+                    fix_zh="缩短上下文或增加节点。",
+                )
+            )
             continue
         code = "performance.ttft_above_target" if key.startswith("ttft") else "performance.tpot_above_target"
         out.append(
@@ -1070,7 +1089,10 @@ def _target_checks(req: PlanRequest, op: sm.OperatingPoint, sla: SlaResult | Non
                 f"Latency targets met at {conc} concurrent requests (estimate; up to "
                 f"{sla.max_concurrency} concurrent requests meet them).",
                 f"并发 {conc} 时满足时延目标（估算；并发不超过 {sla.max_concurrency} 时均可满足）。",
-                {**{k: round(v, 6) for k, v in sla.values.items()}, "max_concurrency": sla.max_concurrency},
+                {
+                    **{k: round(v, 6) for k, v in sla.values.items() if v is not None},
+                    "max_concurrency": sla.max_concurrency,
+                },
                 field="workload.ttft_target_s" if "ttft_p50_s" in sla.targets else "workload.tpot_target_ms",
             )
         )

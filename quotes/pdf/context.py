@@ -639,6 +639,12 @@ def _measured(revision) -> dict[str, Any] | None:
     return measured_context(revision)
 
 
+def _throughput_band(plan: Mapping) -> tuple[float, float] | None:
+    from quotes.benchmark_views import throughput_band
+
+    return throughput_band(plan)
+
+
 def proposal_context(revision, lang: str) -> dict[str, Any]:
     """Everything the proposal template shows for ``revision``, in ``lang``."""
     quote = revision.quote
@@ -736,6 +742,7 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "memory_panels": memory_panels,
         "performance": plan.get("performance") or {},
         "measured": _measured(revision),
+        "throughput_band": _throughput_band(plan),
         "power": plan.get("power") or {},
         "power_groups": [
             {**g, "role_label": role_label(str(g.get("role") or g.get("group") or ""))}

@@ -406,6 +406,8 @@ def test_the_error_band_is_reported_beside_the_estimate():
         {"performance": PerformanceSpec(0.0, 0.0, 0.0, 1.0)},
         {"performance": PerformanceSpec(float("nan"), float("inf"), 0.8, 0.0, -1.0, -2, 7.0)},
         {"workload": WorkloadSpec(concurrency=10**6, ttft_target_s=0.001, tpot_p90_target_ms=0.01)},
+        # no sequence fits the KV cache: latencies are infinite, the targets say so without a NaN
+        {"workload": WorkloadSpec(input_tokens=10**8, concurrency=4, ttft_target_s=5.0, tpot_target_ms=50.0)},
     ],
 )
 def test_odd_but_well_typed_requests_never_raise(change):

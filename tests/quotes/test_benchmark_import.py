@@ -183,3 +183,17 @@ def test_only_editors_of_the_quote_may_attach_measurements(client, engineer2, re
     response = _upload(client, revision, _raw(BENCH))
     assert response.status_code in (403, 404)
     assert not MeasuredBenchmark.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_proposal_gives_the_error_band_until_a_measurement_replaces_it(client, engineer, revision):
+    perf = revision.result_json["performance"]
+    low, high = perf["error_band"]
+    context = proposal_context(revision, "en")
+    lo, hi = context["throughput_band"]
+    assert lo == pytest.approx(perf["output_tokens_per_s"] / high)
+    assert hi == pytest.approx(perf["output_tokens_per_s"] / low)
+    assert context["measured"] is None
+    client.force_login(engineer)
+    _upload(client, revision, _raw(BENCH))
+    assert proposal_context(revision, "en")["measured"] is not None
