@@ -115,10 +115,46 @@ def load_records(path: Path = DATA) -> list[dict[str, Any]]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))["records"]
 
 
+_ACCELERATOR_OVERRIDES = {
+    "memory_gb": ("memory_bytes", lambda v: int(float(v) * et.GB)),
+    "memory_bandwidth_tbps": ("memory_bandwidth_bytes_s", lambda v: float(v) * 1e12),
+}
+
+
+def server_for(entry: Any) -> et.ServerSpec:
+    """A catalog seed server by slug, or ``{base: slug, ...}`` with accelerator/server fields overridden.
+
+    For hardware the catalog does not list (e.g. an H100 or H800 board in a published result):
+    ``{base: hgx-h200-8gpu, name: HGX H100, memory_gb: 80, memory_bandwidth_tbps: 3.35,
+    tflops_fp8: 1979, scale_up_bandwidth_gbps: 7200, scale_out_gbps_per_node: 3200}``.
+    """
+    if isinstance(entry, str):
+        return server(entry)
+    base = server(entry["base"])
+    acc = base.accelerator
+    changes: dict[str, Any] = {}
+    for key, (field_name, convert) in _ACCELERATOR_OVERRIDES.items():
+        if key in entry:
+            changes[field_name] = convert(entry[key])
+    tflops = dict(acc.tflops)
+    for key, value in entry.items():
+        if key.startswith("tflops_"):
+            tflops[key[len("tflops_") :]] = float(value)
+    acc = replace(acc, tflops={k: v for k, v in tflops.items() if v > 0}, **changes)
+    srv = replace(base, accelerator=acc, name=str(entry.get("name", base.name)))
+    if "scale_up_bandwidth_gbps" in entry:
+        srv = replace(srv, scale_up_bandwidth_gbps=float(entry["scale_up_bandwidth_gbps"]))
+    if "scale_out_gbps_per_node" in entry:
+        others = tuple(n for n in srv.nics if n.role != "scale_out")
+        fabric = str(entry.get("scale_out_fabric", "infiniband"))
+        srv = replace(srv, nics=(et.NicSpec(fabric, 1, int(entry["scale_out_gbps_per_node"])), *others))
+    return srv
+
+
 def request_for(
     rec: Mapping[str, Any], factors: Mapping[str, sm.PlatformFactors] | None = None
 ) -> et.PlanRequest:
-    srv = server(rec["server"])
+    srv = server_for(rec["server"])
     mdl = model(rec["model"], rec.get("weight_format", "bf16"))
     lay = rec["layout"]
     ep = bool(lay.get("expert_parallel", True))
