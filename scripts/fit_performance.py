@@ -30,6 +30,7 @@ BOUNDS = {
     "request_overhead_s": (0.01, 2.0),
 }
 PRIOR_WEIGHT = 0.05
+TTFT_WEIGHT = 0.25
 
 
 def _loss(rows, start, factors) -> float:
@@ -39,7 +40,7 @@ def _loss(rows, start, factors) -> float:
         if r.measured_tpot_ms:
             total += 0.5 * math.log(r.predicted_tpot_ms / r.measured_tpot_ms) ** 2
         if r.measured_ttft_ms and r.predicted_ttft_ms > 0:
-            total += 0.25 * math.log(r.predicted_ttft_ms / r.measured_ttft_ms) ** 2
+            total += TTFT_WEIGHT * math.log(r.predicted_ttft_ms / r.measured_ttft_ms) ** 2
     for stack, f in factors.items():
         for fld in fields(f):
             total += PRIOR_WEIGHT * math.log(getattr(f, fld.name) / getattr(start[stack], fld.name)) ** 2

@@ -105,13 +105,21 @@ def accepted_tokens_per_step(draft_tokens: int, acceptance: float) -> float:
 
 
 def tflops_for(server: ServerSpec, activation_format: str) -> tuple[float, str]:
-    """Dense TFLOPS per device at the checkpoint's activation precision, else BF16."""
+    """Dense TFLOPS per device at the checkpoint's activation precision, else BF16.
+
+    8-bit activations on an accelerator without FP8 (the Ascend 910B/910C): vLLM-Ascend serves
+    the INT8-activation release of such models (W8A8 / W4A8 made with msModelSlim, e.g.
+    Eco-Tech/Kimi-K3-w4a8 in vllm-ascend ``docs/source/tutorials/models/Kimi-K3.md`` on ``main``),
+    so the INT8 rate applies.
+    """
     table = server.accelerator.tflops
     fmt = (activation_format or "").lower()
     candidates = [fmt]
     if fmt.startswith("mx"):
         candidates.append(fmt[2:])  # mxfp8 → fp8
-    if fmt in ("w8a8", "w4a8"):
+    if fmt in ("w8a8", "w4a8") or (
+        server.accelerator.software_stack == "ascend" and fmt in ("fp8", "mxfp8", "nvfp8")
+    ):
         candidates.append("int8")
     candidates += ["bf16", "fp16"]
     for name in candidates:

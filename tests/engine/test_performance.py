@@ -38,7 +38,9 @@ from ._money_builders import (
 
 K3 = F.kimi_k3()
 BANDWIDTH = 1.6e12  # bytes/s per 910C die [S1]: 3.2 TB/s per package ÷ 2
-TFLOPS_BF16 = 280e12  # 4.48 PFLOPS FP16 per A3 ÷ 16 dies [S1]; the 910C has no FP8/MXFP8 path
+# 910C INT8 560 TFLOPS (2 × FP16 [S1], catalog): without an FP8 path the MXFP8-activation K3 runs
+# as the INT8-activation release on vLLM-Ascend (W4A8, vllm-ascend Kimi-K3 tutorial)
+TFLOPS_INT8 = 560e12
 INTRA_BYTES_S = 1400e9 / 8 / 2  # fixture A3: 56 × 400GE LingQu ÷ 16 dies, bidirectional → one way
 LINGQU_BYTES_S_PER_DIE = 56 * 400e9 / 8 / 16  # super-node ports reach the other nodes of the domain
 ROCE_BYTES_S_PER_DIE = 8 * 400e9 / 8 / 16  # 8 × 400GE RoCE per A3 [S1] shared by 16 dies
@@ -63,7 +65,7 @@ def _prefill_s(tp: int, dp: int, nodes: int, prompt: int = 8192) -> float:
     """One 8K prompt on one DP rank, recomputed from the parts (docs/performance.md)."""
     f = F_ASCEND
     flops = prompt * (2 * 104_200_000_000 + _attention_flops(prompt / 2)) / tp
-    compute = flops / (TFLOPS_BF16 * f.prefill_efficiency)
+    compute = flops / (TFLOPS_INT8 * f.prefill_efficiency)
     chunks = 1  # 8192 tokens in one --max-num-batched-tokens 8192 chunk
     weights = (K3.non_expert_weight_bytes - K3.vision_bytes) / tp + K3.expert_weight_bytes / (tp * dp)
     memory = chunks * weights / (BANDWIDTH * f.bandwidth_efficiency)
@@ -99,7 +101,7 @@ def _decode_step_s(tp: int, dp: int, batch: int, nodes: int) -> float:
         batch
         * (2 * 104_200_000_000 + _attention_flops(8192 + 512))
         / tp
-        / (TFLOPS_BF16 * f.compute_efficiency)
+        / (TFLOPS_INT8 * f.compute_efficiency)
     )
     tp_ar, ep = _collectives(tp, dp, nodes, tokens_rank=batch)
     return f.step_overhead_s + max(memory, compute) + tp_ar + ep
@@ -131,7 +133,7 @@ def test_4node_decode_step_prefill_and_throughput_follow_the_step_model():
     share = 16 * pre / (16 * pre + 1024 * step)
     assert result.prefill_time_share == pytest.approx(share, rel=1e-6)
     assert not result.measured and result.is_estimate
-    assert result.figures["performance.tflops_per_device"].inputs["precision_used"] == "bf16"
+    assert result.figures["performance.tflops_per_device"].inputs["precision_used"] == "int8"
 
 
 def test_without_expert_parallelism_experts_are_split_by_tp_as_memory_holds_them():
