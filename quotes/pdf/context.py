@@ -743,6 +743,7 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "performance": plan.get("performance") or {},
         "measured": _measured(revision),
         "throughput_band": _throughput_band(plan),
+        "load_curve": drawing((plan.get("sla") or {}).get("curve_svg", "")),
         "power": plan.get("power") or {},
         "power_groups": [
             {**g, "role_label": role_label(str(g.get("role") or g.get("group") or ""))}

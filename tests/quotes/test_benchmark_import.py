@@ -194,6 +194,8 @@ def test_the_proposal_gives_the_error_band_until_a_measurement_replaces_it(clien
     assert lo == pytest.approx(perf["output_tokens_per_s"] / high)
     assert hi == pytest.approx(perf["output_tokens_per_s"] / low)
     assert context["measured"] is None
+    # the load curve of the plan goes into the proposal as a drawing
+    assert context["load_curve"]["uri"].startswith("data:image/svg+xml")
     client.force_login(engineer)
     _upload(client, revision, _raw(BENCH))
     assert proposal_context(revision, "en")["measured"] is not None
