@@ -116,6 +116,7 @@ def model_spec(row: LlmModel) -> et.ModelSpec:
         vision_bytes=row.vision_bytes,
         api_price_input_per_m=row.api_price_input_per_m,
         api_price_output_per_m=row.api_price_output_per_m,
+        api_price_cached_input_per_m=row.api_price_cached_input_per_m,
         api_price_currency=row.api_price_currency,
         licence_note=row.licence_note,
         hf_model_id=row.hf_model_id,

@@ -152,6 +152,7 @@ class ModelSpec:
     vision_bytes: int = 0
     api_price_input_per_m: Decimal | None = None  # in api_price_currency per million tokens
     api_price_output_per_m: Decimal | None = None
+    api_price_cached_input_per_m: Decimal | None = None  # input served from the API's context cache
     api_price_currency: str = "USD"
     licence_note: str = ""
     hf_model_id: str = ""

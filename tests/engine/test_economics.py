@@ -86,3 +86,22 @@ def test_economics_serialise_with_the_plan():
     data = plan_to_dict(plan(F.request_k3_a3_8p8d()))
     assert data["economics"]["points"]
     assert "economics.break_even_concurrency" in data["figures"]
+
+
+def test_cached_input_is_priced_at_the_apis_cache_price_for_the_prefix_hit_share():
+    base = F.request_k3_a3_4node()
+    req = replace(
+        base,
+        model=replace(base.model, api_price_cached_input_per_m=Decimal("0.60")),  # $0.60 vs $3 uncached
+        performance=replace(base.performance, prefix_cache_hit_rate=0.5),
+    )
+    result = plan(req)
+    econ = result.economics
+    usd = float(req.commercial.usd_rate)
+    assert float(econ.api_price_cached_input_per_m) == pytest.approx(0.60 * usd, abs=0.01)
+    u = float(req.commercial.utilisation)
+    point = econ.points[-1]
+    tout = point.output_tokens_per_s * YEAR * u / 1e6
+    tin = tout * 8192 / 1024
+    effective_in = 0.5 * 3 * usd + 0.5 * 0.60 * usd
+    assert float(point.api_cost_per_year) == pytest.approx(tin * effective_in + tout * 15 * usd, rel=1e-4)
