@@ -13,7 +13,7 @@ import json
 import math
 import statistics
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -171,7 +171,9 @@ def request_for(
     else:
         topo = et.TopologySpec(et.TopologyKind.SINGLE, rec["nodes"], parallel)
     sv = dict(rec.get("serving", {}))
-    serving = et.ServingSpec(**sv)
+    eager = bool(sv.pop("enforce_eager", False)) or sv.pop("graph_mode", True) is False
+    known = {f.name for f in fields(et.ServingSpec)}
+    serving = et.ServingSpec(**{k: v for k, v in sv.items() if k in known})
     w = rec["workload"]
     workload = et.WorkloadSpec(
         input_tokens=w["input_tokens"], output_tokens=w["output_tokens"], concurrency=w["concurrency"]
@@ -181,6 +183,7 @@ def request_for(
         speculative_tokens=int(spec.get("tokens", 0)),
         speculative_acceptance_rate=float(spec.get("acceptance", 0.7)),
         prefix_cache_hit_rate=float(rec.get("prefix_cache_hit_rate", 0.0)),
+        graph_mode=not eager,
     )
     if factors is not None:
         f = factors[srv.accelerator.software_stack]

@@ -124,6 +124,12 @@ class ConfiguratorForm(forms.Form):
     speculative_acceptance_rate = _dec(
         _("Draft-token acceptance rate"), min_value=0, max_value=1, required=False, places=3
     )
+    decode_mode = forms.ChoiceField(
+        choices=(("graph", _("Graph mode (captured graphs)")), ("eager", _("Eager (--enforce-eager)"))),
+        label=_("Decode execution"),
+        required=False,
+        initial="graph",
+    )
     measured_output_tokens_per_s = _dec(
         _("Measured output tokens/s (overrides the estimate)"),
         min_value=0.001,
@@ -272,6 +278,8 @@ class ConfiguratorForm(forms.Form):
             performance["speculative_tokens"] = d["speculative_tokens"]
         if d.get("speculative_acceptance_rate") is not None:
             performance["speculative_acceptance_rate"] = str(d["speculative_acceptance_rate"])
+        if d.get("decode_mode") == "eager":
+            performance["graph_mode"] = False
         launch = {}
         if d.get("node_ips"):
             launch["node_ips"] = list(d["node_ips"])

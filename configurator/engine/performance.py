@@ -817,8 +817,11 @@ def _add_factor_figures(figs: _Figures, req: PlanRequest, f: sm.PlatformFactors,
         ("request_overhead_s", f.request_overhead_s, None, "s",
          "Fixed time per request before its first token (API server, tokenizer, scheduling)",
          "每请求首字前的固定开销（API 服务、分词、调度）"),
-        ("step_overhead_s", f.step_overhead_s, perf.step_overhead_ms, "s",
-         "Fixed time per forward pass (kernel launch, scheduler, sampling)", "每次前向的固定开销（算子下发、调度、采样）"),
+        ("step_overhead_s", f.step_overhead_s,
+         perf.step_overhead_ms if perf.step_overhead_ms is not None else (None if perf.graph_mode else "eager"), "s",
+         "Fixed time per forward pass (kernel launch, scheduler, sampling"
+         + ("" if perf.graph_mode else "; eager mode: every layer's operators launched from the host") + ")",
+         "每次前向的固定开销（算子下发、调度、采样" + ("" if perf.graph_mode else "；非图模式：逐层由主机下发算子") + "）"),
         ("collective_latency_s", f.collective_latency_s, None, "s",
          "Fixed latency of one collective (all-reduce, dispatch or combine)", "单次集合通信的固定时延（all-reduce、dispatch 或 combine）"),
     )  # fmt: skip
@@ -829,9 +832,19 @@ def _add_factor_figures(figs: _Figures, req: PlanRequest, f: sm.PlatformFactors,
             unit,
             f"{en} ({stack})",
             f"{zh}（{stack}）",
-            "request override" if override is not None else f"calibrated for the {stack} stack",
+            (
+                "calibrated graph-mode overhead + layers × eager launch cost per layer (assumed)"
+                if override == "eager"
+                else ("request override" if override is not None else f"calibrated for the {stack} stack")
+            ),
             {"calibrated": getattr(base, name)},
-            Source("input", f"performance.{name}") if override is not None else CALIBRATION_SOURCE,
+            (
+                Source("assumed", "eager dispatch cost per layer (serving_model.EAGER_LAYER_OVERHEAD_S)")
+                if override == "eager"
+                else Source("input", f"performance.{name}")
+                if override is not None
+                else CALIBRATION_SOURCE
+            ),
         )
 
 

@@ -67,6 +67,12 @@ PLATFORM_FACTORS: dict[str, PlatformFactors] = {
 }
 DEFAULT_STACK = "cuda"
 
+# Eager mode (``--enforce-eager``; no CUDA graph / ACL graph / TorchAir capture): every operator of
+# every layer is dispatched from the host each step.  Assumed dispatch cost per layer (≈ 30 kernels
+# × host launch latency: ≈ 5 µs on CUDA, ≈ 20 µs on Ascend); not in the calibration set, whose runs
+# all use graph mode.  Added to the step overhead when ``performance.graph_mode`` is false.
+EAGER_LAYER_OVERHEAD_S = {"cuda": 0.15e-3, "ascend": 0.6e-3}
+
 # Residual spread of the fit (predicted ÷ measured throughput over the calibration set):
 # the band shown beside every estimate.  Updated with the fit.
 ERROR_BAND_LOW = 0.75
@@ -425,13 +431,18 @@ def effective_factors(req) -> PlatformFactors:
     """The platform's calibrated factors with the request's overrides (``performance.*``) applied."""
     base = factors_for(req.server)
     perf = req.performance
+    step_overhead = (
+        perf.step_overhead_ms / 1000.0 if perf.step_overhead_ms is not None else base.step_overhead_s
+    )
+    if not getattr(perf, "graph_mode", True):
+        stack = req.server.accelerator.software_stack
+        layer_cost = EAGER_LAYER_OVERHEAD_S.get(stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK])
+        step_overhead += layer_cost * max(req.model.num_layers, 1)
     return PlatformFactors(
         bandwidth_efficiency=perf.decode_bandwidth_efficiency or base.bandwidth_efficiency,
         compute_efficiency=base.compute_efficiency,
         prefill_efficiency=perf.prefill_mfu or base.prefill_efficiency,
         request_overhead_s=base.request_overhead_s,
-        step_overhead_s=(perf.step_overhead_ms / 1000.0)
-        if perf.step_overhead_ms is not None
-        else base.step_overhead_s,
+        step_overhead_s=step_overhead,
         collective_latency_s=base.collective_latency_s,
     )

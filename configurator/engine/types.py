@@ -408,6 +408,9 @@ class PerformanceSpec:
     step_overhead_ms: float | None = None  # fixed time per forward pass (launch, scheduler)
     speculative_tokens: int = 0  # MTP / EAGLE draft tokens per step (0 = off)
     speculative_acceptance_rate: float = 0.7  # per draft token
+    graph_mode: bool = (
+        True  # decode runs as a captured graph (CUDA graph / ACL graph); False = --enforce-eager
+    )
 
 
 @dataclass(frozen=True)

@@ -131,3 +131,15 @@ def test_the_results_chart_the_cost_per_million_tokens_against_the_api(engineer_
     body = _update(engineer_client, concurrency=16)
     assert "每百万输出 Token 成本随负载变化" in body
     assert "私有化部署开始比 API 更省的并发数" in body
+
+
+def test_eager_decode_is_slower_than_graph_mode_on_the_page(engineer_client):
+    graph = _update(engineer_client, concurrency=4)
+    eager = _update(engineer_client, concurrency=4, decode_mode="eager")
+
+    def tpot(body):
+        m = re.search(r"TPOT[^<]*</td><td class=\"num\">([\d.]+) (ms|s)<", body)
+        assert m, "TPOT row"
+        return float(m.group(1)) * (1 if m.group(2) == "ms" else 1000)
+
+    assert tpot(eager) > tpot(graph)

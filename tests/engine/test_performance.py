@@ -15,7 +15,7 @@ from configurator.engine.memory import weights_per_rank
 from configurator.engine.performance import estimate_performance
 from configurator.engine.plan import plan
 from configurator.engine.serialize import to_jsonable
-from configurator.engine.serving_model import PLATFORM_FACTORS, mdc_wait
+from configurator.engine.serving_model import EAGER_LAYER_OVERHEAD_S, PLATFORM_FACTORS, mdc_wait
 from configurator.engine.types import (
     ParallelSpec,
     PerformanceSpec,
@@ -420,3 +420,14 @@ def test_odd_but_well_typed_requests_never_raise(change):
         to_jsonable(result)
         assert result.output_tokens_per_s >= 0
     assert estimate_performance(req, replace(layout, groups=()), None).output_tokens_per_s == 0
+
+
+def test_eager_mode_adds_the_host_launch_cost_of_every_layer_to_each_step():
+    graph = _estimate(request_4node(concurrency=4))
+    req = replace(request_4node(concurrency=4), performance=PerformanceSpec(graph_mode=False))
+    eager = _estimate(req)
+    # 93 layers × 0.6 ms assumed Ascend dispatch cost per layer (serving_model.EAGER_LAYER_OVERHEAD_S)
+    extra = 93 * EAGER_LAYER_OVERHEAD_S["ascend"]
+    assert eager.groups[0].decode_step_s == pytest.approx(graph.groups[0].decode_step_s + extra, rel=1e-6)
+    fig = eager.figures["performance.factors.step_overhead_s"]
+    assert fig.source.kind == "assumed" and fig.value == pytest.approx(F_ASCEND.step_overhead_s + extra)
