@@ -142,6 +142,8 @@ def server_for(entry: Any) -> et.ServerSpec:
             tflops[key[len("tflops_") :]] = float(value)
     acc = replace(acc, tflops={k: v for k, v in tflops.items() if v > 0}, **changes)
     srv = replace(base, accelerator=acc, name=str(entry.get("name", base.name)))
+    if "scale_up_domain_devices" in entry:  # a super-node (CloudMatrix384: 384 NPUs on the UB network)
+        srv = replace(srv, scale_up_domain_devices=int(entry["scale_up_domain_devices"]))
     if "scale_up_bandwidth_gbps" in entry:
         srv = replace(srv, scale_up_bandwidth_gbps=float(entry["scale_up_bandwidth_gbps"]))
     if "scale_out_gbps_per_node" in entry:

@@ -28,6 +28,7 @@ BOUNDS = {
     "collective_latency_s": (2e-6, 300e-6),
     "prefill_efficiency": (0.1, 0.8),
     "request_overhead_s": (0.01, 2.0),
+    "inter_node_latency_factor": (1.0, 20.0),
 }
 PRIOR_WEIGHT = 0.05
 TTFT_WEIGHT = 0.25

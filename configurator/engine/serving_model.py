@@ -56,14 +56,16 @@ class PlatformFactors:
     collective_latency_s: float  # fixed cost of one collective (all-reduce, dispatch or combine)
     prefill_efficiency: float  # achieved ÷ peak dense TFLOPS in prefill (MFU)
     request_overhead_s: float  # per request before the first token: API server, tokenizer, scheduling
+    inter_node_latency_factor: float = 3.0  # a collective that crosses nodes costs this many latencies
 
 
 # Fitted by ``scripts/fit_performance.py`` to ``tests/data/serving_benchmarks.yaml``
 # (least squares on log(predicted ÷ measured)); see docs/performance.md for the table.
 PLATFORM_FACTORS: dict[str, PlatformFactors] = {
-    # bandwidth, decode compute, step overhead, collective latency, prefill MFU, request overhead
-    "cuda": PlatformFactors(0.58, 0.45, 0.0025, 12e-6, 0.56, 0.31),
-    "ascend": PlatformFactors(0.46, 0.35, 0.0116, 47e-6, 0.10, 0.65),
+    # bandwidth, decode compute, step overhead, collective latency, prefill MFU, request overhead,
+    # cross-node latency factor
+    "cuda": PlatformFactors(0.58, 0.45, 0.0019, 17.6e-6, 0.61, 0.28, 8.4),
+    "ascend": PlatformFactors(0.43, 0.35, 0.0130, 56e-6, 0.10, 0.65, 3.3),
 }
 DEFAULT_STACK = "cuda"
 
@@ -240,7 +242,10 @@ def comm_times(
         # output is combined by the all-to-all instead (one all-reduce per MoE layer).
         count = 2 * layers - (moe_layers if use_ep else 0)
         payload = tokens_rank * model.hidden_size * ACTIVATION_COMM_BYTES
-        per = f.collective_latency_s + 2 * (shape.tp - 1) / shape.tp * payload / bw
+        latency = f.collective_latency_s * (
+            f.inter_node_latency_factor if shape.tp > shape.devices_per_node else 1.0
+        )
+        per = latency + 2 * (shape.tp - 1) / shape.tp * payload / bw
         tp_s = count * per
     if use_ep and moe_layers:
         intra = intra_node_bytes_s(server)
@@ -256,7 +261,8 @@ def comm_times(
         combine = tokens_device * per_token * ACTIVATION_COMM_BYTES
         moved = (dispatch + combine) * remote
         transfer = moved * (1 - cross_node) / intra + moved * cross_node / inter
-        ep_s = moe_layers * (2 * f.collective_latency_s * (2.0 if cross_node else 1.0) + transfer)
+        latency = f.collective_latency_s * (f.inter_node_latency_factor if cross_node else 1.0)
+        ep_s = moe_layers * (2 * latency + transfer)
         if cross_node:
             fabric = inter_fabric
     return tp_s, ep_s, fabric
@@ -445,4 +451,5 @@ def effective_factors(req) -> PlatformFactors:
         request_overhead_s=base.request_overhead_s,
         step_overhead_s=step_overhead,
         collective_latency_s=base.collective_latency_s,
+        inter_node_latency_factor=base.inter_node_latency_factor,
     )

@@ -35,7 +35,7 @@ def test_the_set_has_at_least_ten_records_with_full_conditions_and_ascend_among_
         assert rec["measured"]["output_tokens_per_s"] > 0
         assert rec["source"].startswith(("https://", "docs/"))
     assert len({r["id"] for r in RECORDS}) == len(RECORDS)
-    ascend = [r for r in RECORDS if cal.server(r["server"]).accelerator.software_stack == "ascend"]
+    ascend = [r for r in RECORDS if cal.server_for(r["server"]).accelerator.software_stack == "ascend"]
     assert len(ascend) >= 3
 
 

@@ -86,7 +86,7 @@ def _collectives(tp: int, dp: int, nodes: int, tokens_rank: float) -> tuple[floa
     moved = tokens_device * 16 * 7168 * (1 + 2) * (ep - 1) / ep
     cross = (nodes - 1) / nodes
     transfer = moved * (1 - cross) / INTRA_BYTES_S + moved * cross / (LINGQU_BYTES_S_PER_DIE * 0.8)
-    ep_s = 92 * (2 * f.collective_latency_s * (2.0 if cross else 1.0) + transfer)
+    ep_s = 92 * (2 * f.collective_latency_s * (f.inter_node_latency_factor if cross else 1.0) + transfer)
     return tp_ar, ep_s
 
 
