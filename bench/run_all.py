@@ -16,6 +16,7 @@ HERE = Path(__file__).resolve().parent
 ORDER = [
     "bench_plan.py",
     "bench_memory.py",
+    "bench_calibration.py",
     "bench_htmx.py",
     "bench_pdf.py",
     "bench_planner.py",

@@ -139,6 +139,31 @@ class ConfiguratorForm(forms.Form):
     output_tokens = _int(_("Output tokens per request"), min_value=1, max_value=16_777_216, initial=1024)
     concurrency = _int(_("Concurrent requests"), min_value=1, max_value=1_000_000, initial=16)
     needs_vision = forms.BooleanField(label=_("Image input needed"), required=False)
+    # Latency targets (P50 and P90) and speculative decoding: engine/performance.py, docs/performance.md
+    ttft_target_s = _dec(
+        _("TTFT target P50 (s)"), min_value=0.001, max_value=86_400, required=False, places=3
+    )
+    ttft_p90_target_s = _dec(
+        _("TTFT target P90 (s)"), min_value=0.001, max_value=86_400, required=False, places=3
+    )
+    tpot_target_ms = _dec(
+        _("TPOT target P50 (ms)"), min_value=0.01, max_value=100_000, required=False, places=2
+    )
+    tpot_p90_target_ms = _dec(
+        _("TPOT target P90 (ms)"), min_value=0.01, max_value=100_000, required=False, places=2
+    )
+    speculative_tokens = _int(
+        _("MTP / speculative draft tokens"), min_value=0, max_value=16, required=False, initial=0
+    )
+    speculative_acceptance_rate = _dec(
+        _("Draft-token acceptance rate"), min_value=0, max_value=1, required=False, places=3
+    )
+    decode_mode = forms.ChoiceField(
+        choices=(("graph", _("Graph mode (captured graphs)")), ("eager", _("Eager (--enforce-eager)"))),
+        label=_("Decode execution"),
+        required=False,
+        initial="graph",
+    )
     measured_output_tokens_per_s = _dec(
         _("Measured output tokens/s (overrides the estimate)"),
         min_value=0.001,
@@ -286,6 +311,16 @@ class ConfiguratorForm(forms.Form):
         }
         if d.get("measured_output_tokens_per_s") is not None:
             workload["measured_output_tokens_per_s"] = str(d["measured_output_tokens_per_s"])
+        for name in ("ttft_target_s", "ttft_p90_target_s", "tpot_target_ms", "tpot_p90_target_ms"):
+            if d.get(name) is not None:
+                workload[name] = str(d[name])
+        performance = {}
+        if d.get("speculative_tokens"):
+            performance["speculative_tokens"] = d["speculative_tokens"]
+        if d.get("speculative_acceptance_rate") is not None:
+            performance["speculative_acceptance_rate"] = str(d["speculative_acceptance_rate"])
+        if d.get("decode_mode") == "eager":
+            performance["graph_mode"] = False
         launch = {}
         if d.get("node_ips"):
             launch["node_ips"] = list(d["node_ips"])
@@ -313,6 +348,8 @@ class ConfiguratorForm(forms.Form):
             "commercial": commercial,
             "launch": launch,
         }
+        if performance:
+            request["performance"] = performance
         if d.get("scenario"):
             request["scenario"] = d["scenario"].slug
         if d.get("checkpoint"):

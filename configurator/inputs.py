@@ -117,6 +117,7 @@ def model_spec(row: LlmModel) -> et.ModelSpec:
         vision_bytes=row.vision_bytes,
         api_price_input_per_m=row.api_price_input_per_m,
         api_price_output_per_m=row.api_price_output_per_m,
+        api_price_cached_input_per_m=row.api_price_cached_input_per_m,
         api_price_currency=row.api_price_currency,
         licence_note=row.licence_note,
         hf_model_id=row.hf_model_id,
@@ -313,6 +314,8 @@ def workload_spec(row: Scenario) -> et.WorkloadSpec:
         concurrency=row.concurrency,
         needs_vision=row.needs_vision,
         availability_target=_f(row.availability_target),
+        ttft_target_s=_f(row.ttft_target_s) if row.ttft_target_s is not None else None,
+        tpot_target_ms=_f(row.tpot_target_ms) if row.tpot_target_ms is not None else None,
     )
 
 

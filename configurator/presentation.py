@@ -341,6 +341,40 @@ def _network(result: dict, lang: str) -> dict | None:
     return {**network, "rows": rows}
 
 
+def _sla(result: dict, lang: str) -> dict | None:
+    """Latency targets, load curve and error band of the performance estimate (issue 15)."""
+    perf = result.get("performance") or None
+    if not perf:
+        return None
+    from .drawings.throughput_latency import curve_svg, economics_svg
+
+    econ = result.get("economics") or None
+
+    sla = perf.get("sla") or None
+    band = perf.get("error_band") or (0, 0)
+    tps = perf.get("output_tokens_per_s") or 0
+    low, high = (band[0], band[1]) if len(band) == 2 else (0, 0)
+    return {
+        "curve_svg": curve_svg(perf.get("curve") or (), lang, quoted=perf.get("concurrency")),
+        "capacity": perf.get("capacity_concurrency") or 0,
+        "queue_wait_s": perf.get("queue_wait_s") or 0,
+        "ttft_p90_s": perf.get("ttft_p90_s") or 0,
+        "tpot_p90_s": perf.get("tpot_p90_s") or 0,
+        "range_low": tps / high if high and not perf.get("measured") else None,
+        "range_high": tps / low if low and not perf.get("measured") else None,
+        "band_low": low,
+        "band_high": high,
+        "has_targets": bool(sla),
+        "met": (sla or {}).get("met"),
+        "max_concurrency": (sla or {}).get("max_concurrency"),
+        "targets": (sla or {}).get("targets") or {},
+        "values": (sla or {}).get("values") or {},
+        "economics_svg": economics_svg(econ, lang),
+        "break_even": (econ or {}).get("break_even_concurrency"),
+        "has_api": bool(econ and econ.get("api_price_output_per_m") is not None),
+    }
+
+
 def context_from_dict(result: dict, lang: str) -> dict:
     """Everything the results panel (and the PDF) shows, from a plan dict."""
     checks = result.get("checks") or []
@@ -357,6 +391,7 @@ def context_from_dict(result: dict, lang: str) -> dict:
         "power": result.get("power"),
         "network": _network(result, lang),
         "performance": result.get("performance"),
+        "sla": _sla(result, lang),
         "tco": _tco(result, lang),
         "launch": _launch(result, lang),
         "layout": _layout(result, lang),

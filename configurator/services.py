@@ -374,6 +374,9 @@ def preset_data(scenario: str | None = None) -> dict[str, str]:
     data["input_tokens"] = str(row.input_tokens)
     data["output_tokens"] = str(row.output_tokens)
     data["concurrency"] = str(row.concurrency)
+    for name in ("ttft_target_s", "tpot_target_ms"):
+        if getattr(row, name, None) is not None:
+            data[name] = str(getattr(row, name))
     if row.context:
         data["max_model_len"] = str(row.context)
     if row.needs_vision:

@@ -37,7 +37,14 @@ from .statuses import BomCategory
 
 logger = logging.getLogger(__name__)
 
-SHEETS = ("BOM", "TCO yearly", "TCO monthly", "Cost per M tokens", "Sensitivity", "Assumptions")
+SHEETS = (
+    "BOM",
+    "TCO yearly",
+    "TCO monthly",
+    "Cost per M tokens",
+    "Sensitivity",
+    "Assumptions",
+)  # + "Measured"
 XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 MONEY_FORMAT = "#,##0.00"
 
@@ -280,6 +287,26 @@ def _sheet(writer, name: str, rows: list[dict], money_columns: list[str] = ()) -
                 cell.number_format = MONEY_FORMAT
 
 
+def _measured_rows(revision) -> list[dict]:
+    """Estimate beside the attached vllm bench serve measurement (quotes/benchmark_views.py), if any."""
+    from .benchmark_views import measured_context
+
+    measured = measured_context(revision)
+    if not measured:
+        return []
+    source = _("measured: vllm bench serve (%(file)s)") % {"file": measured["benchmark"].filename}
+    return [
+        {
+            _("Figure"): row["label"],
+            _("Unit"): row["unit"],
+            _("Estimate"): row["estimate"],
+            _("Measured"): row["measured"],
+            _("Source"): source,
+        }
+        for row in measured["rows"]
+    ]
+
+
 def revision_workbook(revision) -> bytes:
     """The BOM and TCO workbook of a revision (XLSX bytes), in the quote's language."""
     import pandas as pd
@@ -302,6 +329,9 @@ def revision_workbook(revision) -> bytes:
             rows, money_columns = _sensitivity_rows(tco, currency, zh)
             _sheet(writer, "Sensitivity", rows, money_columns)
             _sheet(writer, "Assumptions", _assumption_rows(revision, zh))
+            measured = _measured_rows(revision)
+            if measured:
+                _sheet(writer, "Measured", measured)
             book = writer.book
             book.properties.title = f"{revision.number} BOM / TCO"
             book.properties.creator = "inference-configurator"

@@ -614,3 +614,6 @@ class AuditEvent(models.Model):
 @receiver(pre_delete, sender=AuditEvent)
 def _audit_pre_delete(sender, instance, **kwargs):
     raise AuditImmutableError(_("The audit trail is append-only."))
+
+
+from .benchmark_models import MeasuredBenchmark  # noqa: E402,F401  (measured bench results, issue 15)

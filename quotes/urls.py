@@ -9,7 +9,7 @@ from importlib.util import find_spec
 
 from django.urls import path
 
-from . import views
+from . import benchmark_views, views
 
 app_name = "quotes"
 urlpatterns = [
@@ -27,6 +27,7 @@ urlpatterns = [
     path("revisions/<int:pk>/pdf/", views.revision_pdf, name="pdf"),
     path("revisions/<int:pk>/xlsx/", views.revision_xlsx, name="xlsx"),
     path("revisions/<int:pk>/bundle/", views.revision_bundle, name="bundle"),
+    path("revisions/<int:pk>/benchmark/", benchmark_views.revision_benchmark_upload, name="benchmark"),
 ]
 
 # Checked with find_spec rather than a guarded import, so an error inside the

@@ -126,6 +126,9 @@ def _detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision 
         "decision_form": forms.get("decision_form") or DecisionForm(initial={"version": quote.version}),
         "errors": forms.get("errors") or [],
     }
+    from .benchmark_views import measured_context
+
+    context["measured"] = measured_context(revision)
     if find_spec("quotes.pdf_views") is not None:
         # The proposal-PDF panel (quotes/_pdf_status.html) replaces the placeholder.
         from .pdf_views import pdf_panel_context

@@ -92,7 +92,12 @@ class LlmModelAdmin(CatalogAdmin):
             _("Serving and commercial"),
             {
                 "fields": (
-                    ("api_price_input_per_m", "api_price_output_per_m", "api_price_currency"),
+                    (
+                        "api_price_input_per_m",
+                        "api_price_output_per_m",
+                        "api_price_cached_input_per_m",
+                        "api_price_currency",
+                    ),
                     "licence_note",
                     ("vllm_tokenizer_mode", "vllm_reasoning_parser", "vllm_tool_call_parser"),
                     "validated_text_only_on",

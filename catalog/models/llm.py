@@ -160,6 +160,15 @@ class LlmModel(SourcedModel):
         blank=True,
         validators=[MinValueValidator(0)],
     )
+    api_price_cached_input_per_m = models.DecimalField(
+        _("API price, cached input per million tokens"),
+        max_digits=16,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text=_("The API's price for input tokens served from its context cache, if it has one."),
+    )
     api_price_currency = models.CharField(_("API price currency"), max_length=3, default="USD")
     licence_note = models.TextField(_("licence note"), blank=True)
 

@@ -116,6 +116,22 @@ class Scenario(SourcedModel):
         default=Decimal("0.995"),
         help_text=_("0.999 = 99.9 %."),
     )
+    ttft_target_s = models.DecimalField(
+        _("time-to-first-token target, P50 (s)"),
+        max_digits=9,
+        decimal_places=3,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.001"))],
+    )
+    tpot_target_ms = models.DecimalField(
+        _("time-per-output-token target, P50 (ms)"),
+        max_digits=9,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal("0.01"))],
+    )
     recommended_topology = models.ForeignKey(
         TopologyTemplate,
         verbose_name=_("recommended topology"),

@@ -729,6 +729,7 @@ LLM_MODELS = [
             "has_vision": (True, seed("S1 §2.2: MoonViT-V2 vision encoder, image input")),
             "api_price_input_per_m": (D("3"), seed("S1 §3.3: $3 per M input tokens")),
             "api_price_output_per_m": (D("15"), seed("S1 §3.3: $15 per M output tokens")),
+            "api_price_cached_input_per_m": (None, seed("S1 §3.3 gives no cached-input price")),
             "api_price_currency": "USD",
             "licence_note": _K3_LICENCE,
             "vllm_tokenizer_mode": "kimi_k3",
@@ -757,6 +758,10 @@ LLM_MODELS = [
                 D("1.10"),
                 assumed("DeepSeek API list price at V3 launch; check current"),
             ),
+            "api_price_cached_input_per_m": (
+                D("0.07"),
+                assumed("DeepSeek API cache-hit input price at V3 launch; check current"),
+            ),
             "licence_note": "DeepSeek model licence (commercial use allowed).",
             "vllm_tool_call_parser": "deepseek_v3",
             "source_notes": "FP8 block-quantised release; MTP layer not counted.",
@@ -776,6 +781,10 @@ LLM_MODELS = [
                 D("2.19"),
                 assumed("DeepSeek API list price at R1 launch; check current"),
             ),
+            "api_price_cached_input_per_m": (
+                D("0.14"),
+                assumed("DeepSeek API cache-hit input price at R1 launch; check current"),
+            ),
             "licence_note": "MIT licence.",
             "vllm_reasoning_parser": "deepseek_r1",
             "source_notes": "Same architecture as DeepSeek-V3.",
@@ -789,6 +798,10 @@ LLM_MODELS = [
             "name": "Kimi-K2-Instruct",
             "api_price_input_per_m": (D("0.60"), assumed("Moonshot API list price; check current")),
             "api_price_output_per_m": (D("2.50"), assumed("Moonshot API list price; check current")),
+            "api_price_cached_input_per_m": (
+                D("0.15"),
+                assumed("Moonshot API cache-hit input price; check current"),
+            ),
             "licence_note": "Modified MIT licence.",
             "vllm_tool_call_parser": "kimi_k2",
             "source_notes": "",
@@ -802,6 +815,7 @@ LLM_MODELS = [
             "name": "Qwen3-235B-A22B",
             "api_price_input_per_m": (None, NO_API_PRICE),
             "api_price_output_per_m": (None, NO_API_PRICE),
+            "api_price_cached_input_per_m": (None, NO_API_PRICE),
             "licence_note": "Apache-2.0.",
             "vllm_reasoning_parser": "qwen3",
             "vllm_tool_call_parser": "hermes",
@@ -824,6 +838,10 @@ LLM_MODELS = [
             "head_dim": (128, public("domain.md §2: head 128")),
             "api_price_input_per_m": (D("0.60"), assumed("Z.ai API list price; check current")),
             "api_price_output_per_m": (D("2.20"), assumed("Z.ai API list price; check current")),
+            "api_price_cached_input_per_m": (
+                D("0.11"),
+                assumed("Z.ai API cached input price; check current"),
+            ),
             "licence_note": "MIT licence.",
             "vllm_reasoning_parser": "glm45",
             "vllm_tool_call_parser": "glm45",
@@ -841,6 +859,7 @@ LLM_MODELS = [
             "name": "gpt-oss-120b",
             "api_price_input_per_m": (None, NO_API_PRICE),
             "api_price_output_per_m": (None, NO_API_PRICE),
+            "api_price_cached_input_per_m": (None, NO_API_PRICE),
             "licence_note": "Apache-2.0.",
             "vllm_reasoning_parser": "openai_gptoss",
             "vllm_tool_call_parser": "openai",
@@ -855,6 +874,7 @@ LLM_MODELS = [
             "name": "Llama-3.1-8B",
             "api_price_input_per_m": (None, NO_API_PRICE),
             "api_price_output_per_m": (None, NO_API_PRICE),
+            "api_price_cached_input_per_m": (None, NO_API_PRICE),
             "licence_note": "Llama 3.1 Community License.",
             "vllm_tool_call_parser": "llama3_json",
             "source_notes": "",
@@ -868,6 +888,7 @@ LLM_MODELS = [
             "name": "Llama-3.3-70B",
             "api_price_input_per_m": (None, NO_API_PRICE),
             "api_price_output_per_m": (None, NO_API_PRICE),
+            "api_price_cached_input_per_m": (None, NO_API_PRICE),
             "licence_note": "Llama 3.3 Community License.",
             "vllm_tool_call_parser": "llama3_json",
             "source_notes": "Architecture from the Llama-3.1-70B config (3.3-70B has the same architecture).",
@@ -879,6 +900,10 @@ LLM_MODELS = [
 # --------------------------------------------------------------------------- scenarios
 
 _WORKLOAD = "chosen as a starting point for the scenario; edit per customer"
+_SLO = (
+    "latency target chosen as a starting point; 50 ms TPOT is the SLO of the CloudMatrix384 paper "
+    "(arXiv 2506.12708) and of SGLang's Ascend high-throughput tier"
+)
 
 SCENARIOS = [
     {
@@ -897,6 +922,8 @@ SCENARIOS = [
         "context": (133_120, seed("S1 §2.3: --max-model-len 133120")),
         "needs_vision": (True, seed("S1 §5 场景1: charts in annual reports")),
         "availability_target": (D("0.999"), assumed("“zero downtime” finance (S1 §3.1) taken as 99.9 %")),
+        "ttft_target_s": (D("15"), assumed(_SLO + ": analysts wait for a long report section")),
+        "tpot_target_ms": (D("50"), assumed(_SLO)),
         "recommended_topology": "primary-standby",
         "recommended_nodes": (8, seed("S1 §5 场景1: 8 × A3, primary/standby")),
         "recommended_model": "kimi-k3",
@@ -919,6 +946,8 @@ SCENARIOS = [
         "context": (133_120, seed("S1 §2.3: --max-model-len 133120")),
         "needs_vision": (False, assumed("text documents")),
         "availability_target": (D("0.995"), seed("S1 §7 service offer: 99.5 % availability SLA")),
+        "ttft_target_s": (D("30"), assumed(_SLO + ": a whole regulation set (49K tokens) per question")),
+        "tpot_target_ms": (D("50"), assumed(_SLO)),
         "recommended_topology": "tenant-pair",
         "recommended_nodes": (8, seed("S1 §5 场景2: 8 × A3, tenant isolation")),
         "recommended_model": "kimi-k3",
@@ -941,6 +970,11 @@ SCENARIOS = [
         "context": (133_120, seed("S1 §4.2: --max-model-len 133120")),
         "needs_vision": (False, assumed("code and text")),
         "availability_target": (D("0.995"), seed("S1 §7 service offer: 99.5 % availability SLA")),
+        "ttft_target_s": (
+            D("20"),
+            assumed(_SLO + ": an agent step tolerates a longer first token than a chat"),
+        ),
+        "tpot_target_ms": (D("50"), assumed(_SLO)),
         "recommended_topology": "pd-disaggregated",
         "recommended_nodes": (16, seed("S1 §5 场景3: 16 × A3 PD disaggregation")),
         "recommended_model": "kimi-k3",
@@ -963,6 +997,8 @@ SCENARIOS = [
         "context": (133_120, seed("S1 §2.3: --max-model-len 133120")),
         "needs_vision": (True, seed("S1 §5 场景4: scanned PDFs, photos, flowcharts")),
         "availability_target": (D("0.995"), seed("S1 §7 service offer: 99.5 % availability SLA")),
+        "ttft_target_s": (D("5"), assumed(_SLO + ": interactive questions on pages and images")),
+        "tpot_target_ms": (D("50"), assumed(_SLO)),
         "recommended_topology": "single-cluster",
         "recommended_nodes": (8, seed("S1 §5 场景4: 8 × A3")),
         "recommended_model": "kimi-k3",
@@ -985,6 +1021,8 @@ SCENARIOS = [
         "context": (133_120, seed("S1 §4.2: --max-model-len 133120")),
         "needs_vision": (False, assumed("sequences and text")),
         "availability_target": (D("0.99"), assumed("shared research cluster")),
+        "ttft_target_s": (D("30"), assumed(_SLO + ": long sequences, thinking-mode answers")),
+        "tpot_target_ms": (D("60"), assumed(_SLO)),
         "recommended_topology": "pd-disaggregated",
         "recommended_nodes": (16, seed("S1 §5 场景5: 16 × A3 PD disaggregation")),
         "recommended_model": "kimi-k3",

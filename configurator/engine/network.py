@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .memory import kv_bytes_per_token, kv_dtype_bytes, linear_state_bytes_per_seq
+from .serving_model import effective_factors
 from .types import (
     Check,
     Figure,
@@ -915,7 +916,9 @@ def _kv_transfer(
     gbps = None
     share = None
     if tflops > 0 and model.active_params > 0 and w.input_tokens > 0:
-        tokens_s = devices * tflops * 1e12 * perf.prefill_mfu / (2 * model.active_params)
+        tokens_s = (
+            devices * tflops * 1e12 * effective_factors(req).prefill_efficiency / (2 * model.active_params)
+        )
         new_fraction = max(1.0 - perf.prefix_cache_hit_rate, 0.05)
         req_s = tokens_s / (w.input_tokens * new_fraction)
         gbps = req_s * per_request * 8 / 1e9
@@ -990,7 +993,7 @@ def _kv_transfer(
                 "devices": devices,
                 "tflops": tflops,
                 "precision": precision,
-                "prefill_mfu": perf.prefill_mfu,
+                "prefill_mfu": effective_factors(req).prefill_efficiency,
                 "active_params": model.active_params,
                 "requests_per_s": round(req_s or 0, 3),
             },

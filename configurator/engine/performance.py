@@ -1,50 +1,46 @@
-"""Throughput and latency ESTIMATE (roofline), to be confirmed by a load test.
+"""Throughput and latency ESTIMATE from a calibrated step-time model, to be confirmed by a load test.
 
-Per DP rank (one engine: TP × PP logical devices), the model is:
+The arithmetic lives in :mod:`configurator.engine.serving_model` (step time by
+parts, prefill, queueing); this module applies it to each serving group of the
+layout, turns every part into an explained figure, and adds the checks.
 
-* **decode step** (memory bound) = bytes read per step ÷ (memory bandwidth ×
-  ``perf.decode_bandwidth_efficiency``) + a cross-node all-to-all term when the
-  expert-parallel group spans nodes.  Bytes read per step per rank are
+Per DP rank (one engine: TP devices):
 
-  - the language-model non-expert weights ÷ TP (the vision encoder does not run
-    in decode),
-  - the routed experts actually touched in this step: each of the B × DP tokens
-    of the EP group picks ``experts_per_token`` of ``num_experts`` experts, so a
-    given expert is touched with probability 1 − (1 − k/E)^(B·DP); the expected
-    touched share of the rank's experts (``expert bytes ÷ EP``) is read, which is
-    naturally bounded by the experts held on the rank,
-  - the KV cache of the running batch (B × mean context × KV bytes per token per
-    rank, mean context = input + output ÷ 2) plus the linear-attention state of
-    each running sequence.
+* **decode step** = fixed overhead + max(memory time, compute time) + TP
+  all-reduces + EP dispatch/combine, each collective = latency + bytes ÷
+  bandwidth of the fabric it crosses (scale-up inside a node: HCCS / NVLink /
+  LingQu-UB / PCIe; across nodes: the super-node's LingQu ports or the RoCE /
+  InfiniBand NICs).  Memory traffic = non-expert weights ÷ TP + the routed
+  experts the step touches (÷ EP with expert parallelism, else ÷ TP, as
+  ``memory.weights_per_rank``) + the running batch's KV cache and state.
+* **speculative decoding** (MTP) emits ``(1 − a^(k+1)) ÷ (1 − a)`` tokens per step.
+* **prefill** = 2 × active params × prompt tokens + causal attention, at the
+  checkpoint's activation precision, in chunks of ``max_num_batched_tokens``.
+* **aggregated serving**: chunked prefill shares the rank: B requests per
+  ``B × prefill + output ÷ tokens-per-step × step`` seconds.
+* **disaggregated serving (xPyD)**: prefill is an M/D/c queue over the prefill
+  DP ranks; decode runs B sequences per DP rank; KV moves P → D over the
+  scale-out NICs.
+* **load**: a closed loop of ``workload.concurrency`` users (the way ``vllm
+  bench serve --max-concurrency`` drives a server).  Users beyond the running
+  slots (``max_num_seqs`` or the KV cache) queue; their wait adds to TTFT.  The
+  quoted concurrency above what the cluster serves at once is an ERROR check.
 
-* **all-to-all** (EP dispatch + combine) per node and step =
-  DP ranks per node × B × top-k × hidden × activation bytes × 2 × MoE layers ×
-  (nodes − 1) ÷ nodes, over the node's inter-node bandwidth × ``scale_out_efficiency``.
-
-* **prefill** (compute bound) per request = 2 × active params × prompt tokens
-  (less prefix-cache hits) ÷ (TP × dense TFLOPS at the model's activation
-  precision, else BF16 × ``perf.prefill_mfu``).  Attention's quadratic term is
-  not modelled: at 1 M tokens of context the estimate is optimistic.
-
-* **aggregated serving**: prefill and decode share a rank, so a rank finishes
-  B requests per (B × prefill + output × step) seconds.
-* **disaggregated serving (xPyD)**: prefill pool capacity = prefill DP ranks ÷
-  prefill time; decode pool capacity = decode DP ranks × B ÷ (output × step);
-  the deployment delivers the smaller of the two (the bottleneck side).
-
-Only serving groups count toward throughput: a hot standby does not, both
-tenant clusters do.  ``workload.measured_output_tokens_per_s`` (a load-test
-result for the whole deployment) overrides the estimated throughput everywhere
-and sets ``measured``.
+Efficiency factors are calibrated per software stack against published
+measurements (``tests/data/serving_benchmarks.yaml``, docs/performance.md); the
+residual spread of that fit is the error band reported beside the estimate.
+``workload.measured_output_tokens_per_s`` (a load-test result) overrides the
+estimated throughput everywhere and sets ``measured``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from . import serving_model as sm
 from .defaults import block_size_for
 from .types import (
     Check,
@@ -55,7 +51,6 @@ from .types import (
     MemoryResult,
     PerformanceSpec,
     PlanRequest,
-    ServerSpec,
     Severity,
     Source,
     TopologyKind,
@@ -67,20 +62,25 @@ AREA = "performance"
 COUNTED_DECODE_ROLES = frozenset({"serve", "tenant", "decode"})
 
 ESTIMATE_NOTE_EN = (
-    "Estimate from a roofline model (memory bandwidth for decode, compute for prefill); "
-    "confirm with a load test on the delivered cluster before committing to figures."
+    "Estimate from a step-time model calibrated against published serving benchmarks "
+    "(typical error {low}–{high} × of the measured throughput); confirm with a load test on the "
+    "delivered cluster before committing to figures."
 )
 ESTIMATE_NOTE_ZH = (
-    "以上为基于 Roofline 模型的估算值（解码按显存带宽、预填充按算力），须在交付集群上压测确认后方可承诺。"
+    "以上为基于已公开压测数据校准的推理时延模型估算值（吞吐通常为实测值的 {low}–{high} 倍），"
+    "须在交付集群上压测确认后方可承诺。"
 )
 MEASURED_NOTE_EN = (
     "Throughput is the measured load-test figure entered for this plan; latencies remain estimates."
 )
 MEASURED_NOTE_ZH = "吞吐采用本方案录入的压测实测值；时延仍为估算值。"
 
-ESTIMATE_SOURCE = Source("derived", "roofline estimate")
-DEFAULT_INTERNODE_GBPS = 8 * 400  # 8 × 400GE per node when the server lists no NICs (assumed)
-SCALE_UP_FABRICS_INSIDE_NODE = frozenset({"pcie", "hccs", "nvlink"})
+ESTIMATE_SOURCE = Source("derived", "calibrated step-time model (docs/performance.md)")
+CALIBRATION_SOURCE = Source("public", "fit to tests/data/serving_benchmarks.yaml (docs/performance.md)")
+
+# Concurrency points of the throughput-vs-latency curve.
+CURVE_POINTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+MAX_CURVE_POINTS = 12
 
 
 # --------------------------------------------------------------------------- results
@@ -108,19 +108,25 @@ class GroupPerformance:
     kv_bytes_read_per_rank: int
     bytes_per_step_per_rank: int
     memory_time_s: float
-    all_to_all_s: float
+    all_to_all_s: float  # EP dispatch + combine per step
     decode_step_s: float
     # prefill
-    prefill_s: float  # compute time of one prompt on one DP rank
+    prefill_s: float  # one prompt on one DP rank
     kv_transfer_s: float  # P → D KV move per request (xPyD decode side), else 0
-    # throughput (capacity of this group, estimate or scaled from the measured figure)
+    # throughput (capacity of this group at the workload's concurrency)
     requests_per_s: float
     output_tokens_per_s_per_dp_rank: float
     output_tokens_per_s: float
+    # parts of the step (defaults keep older callers working)
+    compute_time_s: float = 0.0
+    tp_allreduce_s: float = 0.0
+    step_overhead_s: float = 0.0
+    tokens_per_step: float = 1.0
+    slots_per_dp_rank: int = 0  # sequences a rank runs at once: min(max_num_seqs, KV fit)
 
     @property
     def tpot_s(self) -> float:
-        return self.decode_step_s
+        return self.decode_step_s / self.tokens_per_step if self.tokens_per_step > 0 else self.decode_step_s
 
 
 @dataclass(frozen=True)
@@ -133,6 +139,30 @@ class PdBalance:
     bottleneck: str  # prefill | decode | balanced
     suggested_prefill_nodes: int
     suggested_decode_nodes: int
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One point of the throughput-vs-latency curve (one concurrency)."""
+
+    concurrency: int
+    output_tokens_per_s: float
+    output_tokens_per_s_per_device: float
+    ttft_s: float
+    ttft_p90_s: float
+    tpot_s: float
+    tpot_p90_s: float
+    saturated: bool
+
+
+@dataclass(frozen=True)
+class SlaResult:
+    """The latency targets and whether the estimate meets them at the quoted concurrency."""
+
+    targets: Mapping[str, float]  # ttft_p50_s, ttft_p90_s, tpot_p50_ms, tpot_p90_ms (those set)
+    values: Mapping[str, float]  # the estimate for each
+    met: bool | None  # None: no target set
+    max_concurrency: int  # largest concurrency meeting every target (0: none; -1: no target)
 
 
 @dataclass(frozen=True)
@@ -154,10 +184,28 @@ class PerformanceResult:
     note_zh: str
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    # load, SLA and error band
+    ttft_p90_s: float = 0.0
+    tpot_p90_s: float = 0.0
+    queue_wait_s: float = 0.0
+    capacity_concurrency: int = 0  # users served at once before requests queue
+    curve: tuple[CurvePoint, ...] = ()
+    sla: SlaResult | None = None
+    error_band: tuple[float, float] = (sm.ERROR_BAND_LOW, sm.ERROR_BAND_HIGH)
+    serving_devices: int = 0
+    concurrency: int = 0  # the workload's concurrency the figures are quoted at
 
     @property
     def is_estimate(self) -> bool:
         return not self.measured
+
+    @property
+    def output_tokens_per_s_range(self) -> tuple[float, float]:
+        """Throughput the measured result is likely to fall in (estimate ÷ band)."""
+        if self.measured:
+            return (self.output_tokens_per_s, self.output_tokens_per_s)
+        low, high = self.error_band
+        return (self.output_tokens_per_s / high, self.output_tokens_per_s / low)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -165,43 +213,12 @@ class PerformanceResult:
 
 def _tflops(req: PlanRequest) -> tuple[float, str]:
     """Dense TFLOPS per logical device at the model's activation precision, else BF16."""
-    table = req.server.accelerator.tflops
-    fmt = (req.model.activation_format or "").lower()
-    candidates = [fmt]
-    if fmt.startswith("mx"):
-        candidates.append(fmt[2:])  # mxfp8 → fp8
-    candidates += ["bf16", "fp16"]
-    for name in candidates:
-        if name and table.get(name, 0) > 0:
-            return float(table[name]), name
-    return 0.0, ""
+    return sm.tflops_for(req.server, req.model.activation_format)
 
 
-def _activation_bytes(fmt: str) -> int:
+def _eight_bit(fmt: str) -> bool:
     fmt = fmt.lower()
-    return 1 if any(tag in fmt for tag in ("fp8", "int8", "a8")) else 2
-
-
-def _internode_bandwidth(
-    server: ServerSpec, group_devices: int, *, scale_up_allowed: bool = True
-) -> tuple[float, str, Source]:
-    """Bytes/s one node can send to other nodes of its EP group, and over which fabric.
-
-    Super-nodes (``scale_up_domain_devices`` larger than one server) reach the
-    other nodes of the domain over their external scale-up ports (LingQu on the
-    A3); otherwise the scale-out NICs (RoCE/InfiniBand) carry the traffic.
-    """
-    domain = server.scale_up_domain_devices or server.logical_devices
-    if scale_up_allowed and domain > server.logical_devices and group_devices <= domain:
-        up = [n for n in server.nics if n.role == "scale_up" and n.fabric not in SCALE_UP_FABRICS_INSIDE_NODE]
-        if up:
-            gbps = sum(n.count * n.speed_gbps for n in up)
-            return gbps * 1e9 / 8, up[0].fabric, Source("derived", "server NICs (scale-up)")
-    out = [n for n in server.nics if n.role == "scale_out"]
-    if out:
-        gbps = sum(n.count * n.speed_gbps for n in out)
-        return gbps * 1e9 / 8, out[0].fabric, Source("derived", "server NICs (scale-out)")
-    return DEFAULT_INTERNODE_GBPS * 1e9 / 8, "assumed 8 × 400GE", Source("assumed", "8 × 400GE per node")
+    return any(tag in fmt for tag in ("fp8", "int8", "a8"))
 
 
 def _seqs_fit(gm: GroupMemory | None, context_tokens: int, block_size: int, max_num_seqs: int) -> int:
@@ -236,8 +253,146 @@ class _Figures:
         source: Source = ESTIMATE_SOURCE,
     ) -> None:
         if isinstance(value, float):
-            value = round(value, 6)
-        self.items[key] = Figure(key, value, unit, en, zh, formula, dict(inputs or {}), source)
+            value = round(value, 6) if math.isfinite(value) else 0.0
+        clean = {
+            k: (round(v, 9) if isinstance(v, float) and math.isfinite(v) else v)
+            for k, v in (inputs or {}).items()
+        }
+        self.items[key] = Figure(key, value, unit, en, zh, formula, clean, source)
+
+
+@dataclass
+class _GroupModel:
+    """Everything needed to evaluate one group's step time at any batch."""
+
+    req: PlanRequest
+    layout: GroupLayout
+    shape: sm.GroupShape
+    factors: sm.PlatformFactors
+    mean_context: float
+    kv_per_token: int
+    state_per_seq: int
+    lm_non_expert: float
+    tflops: float
+    draft_tokens: int
+    acceptance: float
+    eight_bit: bool
+    scale_out_efficiency: float
+    prefill: sm.PrefillBreakdown
+    slots: int
+    kv_transfer_s: float = 0.0
+    kv_fit: int = 0
+    _cache: dict[float, sm.StepBreakdown] = field(default_factory=dict)
+
+    def step(self, batch: float) -> sm.StepBreakdown:
+        key = round(max(batch, 1.0), 3)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = sm.decode_step(
+                self.req.model,
+                self.req.server,
+                self.shape,
+                self.factors,
+                batch=key,
+                mean_context=self.mean_context,
+                kv_bytes_per_token=self.kv_per_token,
+                state_bytes_per_seq=self.state_per_seq,
+                lm_non_expert_bytes=self.lm_non_expert,
+                tflops=self.tflops,
+                draft_tokens=self.draft_tokens,
+                acceptance=self.acceptance,
+                eight_bit=self.eight_bit,
+                scale_out_efficiency=self.scale_out_efficiency,
+            )
+            self._cache[key] = hit
+        return hit
+
+
+# --------------------------------------------------------------------------- load model
+
+
+def _aggregated_point(groups: list[_GroupModel], concurrency: float, output_tokens: int) -> sm.OperatingPoint:
+    """Closed-loop operating point of aggregated groups sharing the concurrency evenly by DP rank."""
+    dp_total = sum(g.shape.dp for g in groups)
+    if dp_total <= 0 or concurrency <= 0:
+        return sm.OperatingPoint(concurrency, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
+    n = concurrency / dp_total
+    lead = groups[0]
+    slots = max(lead.slots, 0)
+    if slots == 0:
+        return sm.OperatingPoint(concurrency, 0.0, 0.0, 0.0, math.inf, math.inf, math.inf, True)
+    batch = min(n, slots)
+    st = lead.step(batch)
+    pre = lead.prefill.prefill_s
+    decode_time = output_tokens / st.tokens_per_step * st.step_s
+    cycle = decode_time + batch * pre  # seconds per `batch` requests on one rank (chunked prefill)
+    overhead = lead.factors.request_overhead_s
+    # Closed loop: a user's response time is the rank's cycle plus the per-request overhead
+    # (API server, tokenizer) during which the slot is free for others; the rank stays busy
+    # only when more users than slots are waiting.
+    x_rank = batch / (cycle + overhead) if n <= slots else batch / cycle
+    if cycle <= 0:
+        x_rank = 0.0
+    tpot = (decode_time + max(batch - 1.0, 0.0) * pre) / output_tokens
+    wait = max(0.0, n / x_rank - cycle - overhead) if x_rank > 0 and n > batch else 0.0
+    # Other users' prompts ahead of this one in the (chunked) prefill queue of the rank:
+    # M/D/1 by Pollaczek–Khinchine, ρ = prefill share of the rank's time.
+    rho = min(x_rank * pre, 0.95)
+    wait += rho * pre / (2 * (1 - rho))
+    ttft = overhead + pre + 0.5 * st.step_s + wait
+    rps = x_rank * dp_total
+    return sm.OperatingPoint(concurrency, batch, rps, rps * output_tokens, ttft, tpot, wait, n > slots + 1e-9)
+
+
+def _disaggregated_point(
+    prefill: list[_GroupModel], decode: list[_GroupModel], concurrency: float, output_tokens: int
+) -> sm.OperatingPoint:
+    """Closed loop over an M/D/c prefill pool and a decode pool (users beyond the decode slots queue)."""
+    dp_p = sum(g.shape.dp for g in prefill)
+    dp_d = sum(g.shape.dp for g in decode)
+    if dp_p <= 0 or dp_d <= 0 or concurrency <= 0:
+        return sm.OperatingPoint(concurrency, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
+    d = decode[0]
+    pre = prefill[0].prefill.prefill_s
+    slots = max(d.slots, 0)
+    if slots == 0 or pre <= 0:
+        return sm.OperatingPoint(concurrency, 0.0, 0.0, 0.0, math.inf, math.inf, math.inf, True)
+    n = concurrency / dp_d
+    batch = min(n, slots)
+    st = d.step(batch)
+    tpot = st.step_s / st.tokens_per_step
+    decode_time = (output_tokens - 1) * tpot
+    kv = d.kv_transfer_s
+    prefill_cap = dp_p / pre
+    decode_cap = dp_d * batch / (output_tokens * tpot) if tpot > 0 else math.inf
+    cap = min(prefill_cap * 0.98, decode_cap)
+
+    overhead = d.factors.request_overhead_s
+
+    def response(x: float) -> float:
+        return overhead + pre + sm.mdc_wait(dp_p, pre, x) + kv + st.step_s + decode_time
+
+    # X · R(X) = C (Little's law) with X below capacity: bisection (R grows with X).
+    lo, hi = 0.0, cap
+    if hi * response(hi) <= concurrency:
+        x = hi
+        base = response(hi)
+        wait_extra = max(0.0, concurrency / x - base) if x > 0 else math.inf
+        wait = sm.mdc_wait(dp_p, pre, x) + wait_extra
+        saturated = True
+    else:
+        tolerance = cap * 1e-4  # 0.01 % of capacity: far below the model's error band
+        while hi - lo > tolerance:
+            mid = 0.5 * (lo + hi)
+            if mid * response(mid) < concurrency:
+                lo = mid
+            else:
+                hi = mid
+        x = 0.5 * (lo + hi)
+        wait = sm.mdc_wait(dp_p, pre, x)
+        saturated = n > slots + 1e-9 or x >= prefill_cap * 0.95
+    ttft = overhead + pre + wait + kv + st.step_s
+    return sm.OperatingPoint(concurrency, batch, x, x * output_tokens, ttft, tpot, wait, saturated)
 
 
 # --------------------------------------------------------------------------- main entry
@@ -253,10 +408,11 @@ def estimate_performance(
     acc = server.accelerator
     figs = _Figures()
     mem_by_group = {g.group: g for g in (memory.groups if memory else ())}
+    factors = sm.effective_factors(req)
+    stack = acc.software_stack if acc.software_stack in sm.PLATFORM_FACTORS else sm.DEFAULT_STACK
 
-    bandwidth = acc.memory_bandwidth_bytes_s
     tflops, tflops_precision = _tflops(req)
-    if bandwidth <= 0 or tflops <= 0:
+    if acc.memory_bandwidth_bytes_s <= 0 or tflops <= 0:
         checks.append(
             Check(
                 "performance.accelerator_specs_missing",
@@ -269,8 +425,11 @@ def estimate_performance(
                 fix_zh="请在目录中补充该加速卡的显存带宽与稠密算力。",
             )
         )
-        bandwidth = bandwidth if bandwidth > 0 else 1.0
-        tflops = tflops if tflops > 0 else 1.0
+        if tflops <= 0:
+            tflops = 1.0
+        if acc.memory_bandwidth_bytes_s <= 0:
+            server = replace(server, accelerator=replace(acc, memory_bandwidth_bytes_s=1.0))
+            req = replace(req, server=server)
 
     prompt_tokens = max(0, workload.input_tokens)
     hit = perf.prefix_cache_hit_rate if serving.enable_prefix_caching else 0.0
@@ -278,9 +437,10 @@ def estimate_performance(
     output_tokens = max(1, workload.output_tokens)
     context_tokens = min(prompt_tokens + output_tokens, serving.max_model_len)
     mean_context = min(prompt_tokens + output_tokens / 2, serving.max_model_len)
-    act_bytes = _activation_bytes(model.activation_format)
     lm_non_expert_bytes = model.non_expert_weight_bytes - (model.vision_bytes if model.has_vision else 0)
     disaggregated = req.topology.kind == TopologyKind.DISAGGREGATED
+    draft = max(0, perf.speculative_tokens)
+    acceptance = perf.speculative_acceptance_rate
 
     counted_dp = sum(g.parallel.dp for g in layout.groups if g.role in COUNTED_DECODE_ROLES)
     offered_per_rank = math.ceil(max(0, workload.concurrency) / counted_dp) if counted_dp else 0
@@ -299,47 +459,100 @@ def estimate_performance(
         "performance.tflops_per_device",
         tflops,
         "TFLOPS",
-        f"Dense TFLOPS per device used for prefill ({tflops_precision or 'n/a'})",
-        f"预填充所用单卡稠密算力（{tflops_precision or '无'}）",
-        "catalog TFLOPS at the model's activation precision, else BF16",
+        f"Dense TFLOPS per device at the checkpoint's activation precision ({tflops_precision or 'n/a'})",
+        f"按模型激活精度取的单卡稠密算力（{tflops_precision or '无'}）",
+        "catalog TFLOPS at the model's activation precision (W8A8/W4A8 → INT8), else BF16",
         {"activation_format": model.activation_format, "precision_used": tflops_precision},
         Source("derived", "accelerator catalog"),
     )
+    _add_factor_figures(figs, req, factors, stack)
+    if draft:
+        figs.add(
+            "performance.tokens_per_step",
+            sm.accepted_tokens_per_step(draft, acceptance),
+            "tokens",
+            "Tokens emitted per sequence per decode step (speculative decoding)",
+            "每个解码步每条序列产出的 Token 数（投机解码）",
+            "(1 − a^(k+1)) ÷ (1 − a), vLLM rejection sampler (vllm/v1/sample/rejection_sampler.py, main)",
+            {"k_draft_tokens": draft, "a_acceptance_rate": acceptance},
+            Source("input", "performance.speculative_tokens, performance.speculative_acceptance_rate"),
+        )
 
+    models: dict[str, _GroupModel] = {}
     groups: list[GroupPerformance] = []
     for g in layout.groups:
-        gp = _group_estimate(
+        gm_ = mem_by_group.get(g.name)
+        gmodel = _group_model(
             req,
             g,
-            mem_by_group.get(g.name),
-            figs,
-            checks,
-            bandwidth=bandwidth,
+            gm_,
+            layout,
+            factors,
             tflops=tflops,
             computed_prompt_tokens=computed_prompt_tokens,
-            output_tokens=output_tokens,
             context_tokens=context_tokens,
             mean_context=mean_context,
-            act_bytes=act_bytes,
             lm_non_expert_bytes=lm_non_expert_bytes,
-            offered_per_rank=offered_per_rank,
+            draft=draft,
+            acceptance=acceptance,
             disaggregated=disaggregated,
         )
-        groups.append(gp)
+        models[g.name] = gmodel
+        groups.append(
+            _group_estimate(
+                req,
+                g,
+                gmodel,
+                figs,
+                checks,
+                computed_prompt_tokens=computed_prompt_tokens,
+                output_tokens=output_tokens,
+                context_tokens=context_tokens,
+                offered_per_rank=offered_per_rank,
+                disaggregated=disaggregated,
+            )
+        )
 
-    # ---- deployment totals
+    # ---- the deployment's operating point at the quoted concurrency (closed loop)
+    prefill_models = [models[g.group] for g in groups if g.role == "prefill"]
+    decode_models = [models[g.group] for g in groups if g.role == "decode"]
+    counted_models = [models[g.group] for g in groups if g.counts_toward_throughput]
+    point_fn: Callable[[float], sm.OperatingPoint]
+    if disaggregated and prefill_models and decode_models:
+
+        def point_fn(c: float) -> sm.OperatingPoint:
+            return _disaggregated_point(prefill_models, decode_models, c, output_tokens)
+
+        capacity_users = sum(m.slots * m.shape.dp for m in decode_models)
+    elif counted_models:
+
+        def point_fn(c: float) -> sm.OperatingPoint:
+            return _aggregated_point(counted_models, c, output_tokens)
+
+        capacity_users = sum(m.slots * m.shape.dp for m in counted_models)
+    else:
+
+        def point_fn(c: float) -> sm.OperatingPoint:
+            return sm.OperatingPoint(c, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
+
+        capacity_users = 0
+    concurrency = max(0, workload.concurrency)
+    op = point_fn(concurrency) if concurrency > 0 else point_fn(1)
+    if disaggregated and prefill_models and decode_models:
+        capacity_users = _sustained_concurrency(point_fn, capacity_users)
+
     pd_balance: PdBalance | None = None
     prefill_groups = [g for g in groups if g.role == "prefill"]
     decode_groups = [g for g in groups if g.role == "decode"]
     counted = [g for g in groups if g.counts_toward_throughput]
+    finite = math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)
+    ttft = op.ttft_s if finite else 0.0
+    tpot = op.tpot_s if finite else 0.0
+    requests_per_s = op.requests_per_s if concurrency > 0 else 0.0
     if disaggregated and prefill_groups and decode_groups:
         p_cap = sum(g.requests_per_s for g in prefill_groups)
         d_cap = sum(g.requests_per_s for g in decode_groups)
-        requests_per_s = min(p_cap, d_cap)
         pd_balance = _pd_balance(p_cap, d_cap, prefill_groups, decode_groups)
-        kv_transfer = decode_groups[0].kv_transfer_s
-        ttft = prefill_groups[0].prefill_s + kv_transfer
-        tpot = decode_groups[0].decode_step_s
         p_nodes = sum(g.nodes for g in prefill_groups)
         d_nodes = sum(g.nodes for g in decode_groups)
         prefill_share = p_nodes / (p_nodes + d_nodes)
@@ -347,23 +560,19 @@ def estimate_performance(
         share_inputs: dict[str, Any] = {"prefill_nodes": p_nodes, "decode_nodes": d_nodes}
         _add_pd_figures(figs, checks, pd_balance, req)
     else:
-        requests_per_s = sum(g.requests_per_s for g in counted)
-        lead = counted[0] if counted else (groups[0] if groups else None)
-        kv_transfer = 0.0
-        ttft = lead.prefill_s if lead else 0.0
-        tpot = lead.decode_step_s if lead else 0.0
+        lead = counted[0] if counted else None
         if lead and lead.batch_per_dp_rank > 0:
             busy_prefill = lead.batch_per_dp_rank * lead.prefill_s
-            busy_decode = output_tokens * lead.decode_step_s
+            busy_decode = output_tokens * lead.tpot_s
             prefill_share = busy_prefill / (busy_prefill + busy_decode)
         else:
             prefill_share = 0.0
-        share_formula = "B × prefill_s ÷ (B × prefill_s + output_tokens × step_s)"
+        share_formula = "B × prefill_s ÷ (B × prefill_s + output_tokens × step_s ÷ tokens per step)"
         share_inputs = {
             "B": lead.batch_per_dp_rank if lead else 0,
             "prefill_s": lead.prefill_s if lead else 0.0,
             "output_tokens": output_tokens,
-            "step_s": lead.decode_step_s if lead else 0.0,
+            "tpot_s": lead.tpot_s if lead else 0.0,
         }
 
     output_tps = requests_per_s * output_tokens
@@ -373,7 +582,8 @@ def estimate_performance(
         output_tps = float(workload.measured_output_tokens_per_s)
         scale = output_tps / estimated_output_tps if estimated_output_tps > 0 else 0.0
         requests_per_s = output_tps / output_tokens
-        groups = [_scaled(g, scale) for g in groups]
+        total_counted = sum(g.output_tokens_per_s for g in counted)
+        groups = [_scaled(g, output_tps / total_counted if total_counted > 0 else 0.0) for g in groups]
         for g in groups:
             key = f"performance.{g.group}.output_tokens_per_s"
             if key in figs.items:
@@ -381,11 +591,14 @@ def estimate_performance(
                     figs.items[key],
                     value=round(g.output_tokens_per_s, 6),
                     formula="estimate × measured ÷ estimated deployment throughput",
-                    inputs={"scale": scale},
+                    inputs={"scale": round(scale, 9)},
                     source=Source("input", "workload.measured_output_tokens_per_s (load test)"),
                 )
     input_tps = requests_per_s * prompt_tokens
     per_dp_rank = output_tps / counted_dp if counted_dp else 0.0
+    serving_devices = sum(g.nodes for g in layout.groups if g.role in COUNTED_DECODE_ROLES | {"prefill"}) * (
+        layout.devices_per_node or server.logical_devices
+    )
     tput_source = (
         Source("input", "workload.measured_output_tokens_per_s (load test)") if measured else ESTIMATE_SOURCE
     )
@@ -394,20 +607,48 @@ def estimate_performance(
         "performance.ttft_s",
         ttft,
         "s",
-        "Time to first token (estimate)",
-        "首字延迟 TTFT（估算）",
-        "prefill_s (+ KV transfer P→D for xPyD)",
-        {"prefill_s": ttft - kv_transfer, "kv_transfer_s": kv_transfer},
+        "Time to first token, mean (estimate)",
+        "首字延迟 TTFT 均值（估算）",
+        "prefill_s + queue wait + KV transfer P→D (xPyD) + one decode step",
+        {
+            "prefill_s": (
+                prefill_groups[0] if prefill_groups else (counted[0] if counted else None)
+            ).prefill_s
+            if groups
+            else 0.0,
+            "queue_wait_s": op.wait_s if math.isfinite(op.wait_s) else 0.0,
+            "concurrency": concurrency,
+        },
         ESTIMATE_SOURCE,
     )
     figs.add(
         "performance.tpot_s",
         tpot,
         "s",
-        "Time per output token (estimate)",
-        "每字延迟 TPOT（估算）",
-        "decode step time of the serving group",
-        {"decode_step_s": tpot},
+        "Time per output token, mean (estimate)",
+        "每字延迟 TPOT 均值（估算）",
+        "(output ÷ tokens per step × step + other requests' prefill chunks) ÷ output",
+        {"batch_per_dp_rank": round(op.batch_per_rank, 3), "concurrency": concurrency},
+        ESTIMATE_SOURCE,
+    )
+    figs.add(
+        "performance.ttft_p90_s",
+        op.ttft_p90_s if finite else 0.0,
+        "s",
+        "Time to first token, P90 (estimate)",
+        "首字延迟 TTFT P90（估算）",
+        f"service × {sm.TTFT_P90_OVER_MEAN_IDLE} + ln 10 × mean queue wait (exponential wait tail)",
+        {"queue_wait_s": op.wait_s if math.isfinite(op.wait_s) else 0.0},
+        ESTIMATE_SOURCE,
+    )
+    figs.add(
+        "performance.tpot_p90_s",
+        op.tpot_p90_s if finite else 0.0,
+        "s",
+        "Time per output token, P90 (estimate)",
+        "每字延迟 TPOT P90（估算）",
+        f"mean TPOT × {sm.TPOT_P90_OVER_MEAN} (spread seen in published sweeps)",
+        {"tpot_s": tpot},
         ESTIMATE_SOURCE,
     )
     figs.add(
@@ -418,10 +659,12 @@ def estimate_performance(
         "每秒请求数（整体）",
         "measured_output_tokens_per_s ÷ output_tokens"
         if measured
-        else (
-            "min(prefill capacity, decode capacity)" if pd_balance else "Σ serving groups' request capacity"
-        ),
-        {"output_tokens": output_tokens, "serving_groups": [g.group for g in counted]},
+        else "closed loop: concurrency ÷ (TTFT + output × TPOT), capped by the running slots",
+        {
+            "output_tokens": output_tokens,
+            "concurrency": concurrency,
+            "serving_groups": [g.group for g in counted],
+        },
         tput_source,
     )
     figs.add(
@@ -437,6 +680,17 @@ def estimate_performance(
             "estimated_tokens_per_s": estimated_output_tps,
         },
         tput_source,
+    )
+    low, high = sm.ERROR_BAND_LOW, sm.ERROR_BAND_HIGH
+    figs.add(
+        "performance.output_tokens_per_s_range",
+        f"{output_tps / high:,.0f}–{output_tps / low:,.0f}" if not measured else f"{output_tps:,.0f}",
+        "tokens/s",
+        "Likely range of the measured throughput (calibration error band)",
+        "实测吞吐的可能区间（按校准误差带）",
+        "estimate ÷ band high … estimate ÷ band low",
+        {"band_low": low, "band_high": high},
+        CALIBRATION_SOURCE,
     )
     figs.add(
         "performance.input_tokens_per_s",
@@ -468,6 +722,16 @@ def estimate_performance(
         share_inputs,
     )
     figs.add(
+        "performance.capacity_concurrency",
+        capacity_users,
+        "users",
+        "Concurrent requests served at once before new ones queue",
+        "请求开始排队前可同时服务的并发数",
+        "Σ DP ranks × min(max_num_seqs, sequences the KV cache holds)"
+        + ("; and prefill utilisation below 95 %" if disaggregated else ""),
+        {"concurrency": concurrency},
+    )
+    figs.add(
         "performance.measured",
         measured,
         "",
@@ -478,7 +742,13 @@ def estimate_performance(
         Source("input", "workload"),
     )
 
-    checks.extend(_target_checks(req, ttft, tpot))
+    curve = _curve(point_fn, concurrency, capacity_users, serving_devices)
+    sla = _sla(req, op, point_fn, capacity_users)
+    if sla is not None:
+        _add_sla_figures(figs, sla)
+    checks.extend(_target_checks(req, op, sla))
+    if concurrency > 0 and capacity_users > 0 and concurrency > capacity_users and counted:
+        checks.append(_over_capacity_check(concurrency, capacity_users, op))
     if measured:
         checks.append(
             Check(
@@ -498,9 +768,9 @@ def estimate_performance(
                 "performance.estimate_unconfirmed",
                 Severity.OK,
                 AREA,
-                ESTIMATE_NOTE_EN,
-                ESTIMATE_NOTE_ZH,
-                {"output_tokens_per_s": output_tps},
+                ESTIMATE_NOTE_EN.format(low=low, high=high),
+                ESTIMATE_NOTE_ZH.format(low=low, high=high),
+                {"output_tokens_per_s": output_tps, "band_low": low, "band_high": high},
                 field="workload.measured_output_tokens_per_s",
                 fix_en="Enter the load-test throughput once measured.",
                 fix_zh="压测完成后录入实测吞吐。",
@@ -519,116 +789,407 @@ def estimate_performance(
         serving_dp_ranks=counted_dp,
         prefill_time_share=prefill_share,
         pd_balance=pd_balance,
-        note_en=MEASURED_NOTE_EN if measured else ESTIMATE_NOTE_EN,
-        note_zh=MEASURED_NOTE_ZH if measured else ESTIMATE_NOTE_ZH,
+        note_en=MEASURED_NOTE_EN if measured else ESTIMATE_NOTE_EN.format(low=low, high=high),
+        note_zh=MEASURED_NOTE_ZH if measured else ESTIMATE_NOTE_ZH.format(low=low, high=high),
         figures=figs.items,
         checks=tuple(checks),
+        ttft_p90_s=op.ttft_p90_s if finite else 0.0,
+        tpot_p90_s=op.tpot_p90_s if finite else 0.0,
+        queue_wait_s=op.wait_s if math.isfinite(op.wait_s) else 0.0,
+        capacity_concurrency=capacity_users,
+        curve=curve,
+        sla=sla,
+        error_band=(low, high),
+        serving_devices=serving_devices,
+        concurrency=concurrency,
     )
 
 
-_KNOBS = (
-    ("decode_bandwidth_efficiency", "Decode bandwidth efficiency", "解码带宽利用率", False),
-    ("prefill_mfu", "Prefill MFU", "预填充算力利用率 (MFU)", False),
-    ("scale_out_efficiency", "Scale-out efficiency", "跨节点网络效率", False),
-    ("prefix_cache_hit_rate", "Prefix-cache hit rate", "前缀缓存命中率", True),
-)
+def _add_factor_figures(figs: _Figures, req: PlanRequest, f: sm.PlatformFactors, stack: str) -> None:
+    perf = req.performance
+    base = sm.PLATFORM_FACTORS[stack]
+    rows = (
+        ("bandwidth_efficiency", f.bandwidth_efficiency, perf.decode_bandwidth_efficiency, "fraction",
+         "Achieved share of peak memory bandwidth in decode", "解码阶段实际达到的显存带宽比例"),
+        ("compute_efficiency", f.compute_efficiency, None, "fraction",
+         "Achieved share of peak dense compute in decode", "解码阶段实际达到的稠密算力比例"),
+        ("prefill_efficiency", f.prefill_efficiency, perf.prefill_mfu, "fraction",
+         "Achieved share of peak dense compute in prefill (MFU)", "预填充阶段实际达到的稠密算力比例（MFU）"),
+        ("request_overhead_s", f.request_overhead_s, None, "s",
+         "Fixed time per request before its first token (API server, tokenizer, scheduling)",
+         "每请求首字前的固定开销（API 服务、分词、调度）"),
+        ("step_overhead_s", f.step_overhead_s,
+         perf.step_overhead_ms if perf.step_overhead_ms is not None else (None if perf.graph_mode else "eager"), "s",
+         "Fixed time per forward pass (kernel launch, scheduler, sampling"
+         + ("" if perf.graph_mode else "; eager mode: every layer's operators launched from the host") + ")",
+         "每次前向的固定开销（算子下发、调度、采样" + ("" if perf.graph_mode else "；非图模式：逐层由主机下发算子") + "）"),
+        ("collective_latency_s", f.collective_latency_s, None, "s",
+         "Fixed latency of one collective (all-reduce, dispatch or combine)", "单次集合通信的固定时延（all-reduce、dispatch 或 combine）"),
+    )  # fmt: skip
+    for name, value, override, unit, en, zh in rows:
+        figs.add(
+            f"performance.factors.{name}",
+            value,
+            unit,
+            f"{en} ({stack})",
+            f"{zh}（{stack}）",
+            (
+                "calibrated graph-mode overhead + layers × eager launch cost per layer (assumed)"
+                if override == "eager"
+                else ("request override" if override is not None else f"calibrated for the {stack} stack")
+            ),
+            {"calibrated": getattr(base, name)},
+            (
+                Source("assumed", "eager dispatch cost per layer (serving_model.EAGER_LAYER_OVERHEAD_S)")
+                if override == "eager"
+                else Source("input", f"performance.{name}")
+                if override is not None
+                else CALIBRATION_SOURCE
+            ),
+        )
 
 
-def _sanitised(req: PlanRequest, checks: list[Check]) -> PlanRequest:
-    """Refuse efficiency knobs outside their range (a check each) and estimate with the defaults."""
-    default = PerformanceSpec()
-    fixes: dict[str, float] = {}
-    for name, en, zh, zero_ok in _KNOBS:
-        value = getattr(req.performance, name)
-        ok = (0.0 <= value < 1.0) if zero_ok else (0.0 < value <= 1.0)
-        if not ok:
-            fixes[name] = getattr(default, name)
-            span = "0 to below 1" if zero_ok else "above 0 and at most 1"
-            span_zh = "0 至 1（不含 1）" if zero_ok else "大于 0 且不超过 1"
-            checks.append(
-                Check(
-                    "performance.knob_out_of_range",
-                    Severity.ERROR,
-                    AREA,
-                    f"{en} {value} must be {span}; the estimate uses {fixes[name]} instead.",
-                    f"{zh} {value} 须{span_zh}，估算暂按 {fixes[name]} 计算。",
-                    {"value": value},
-                    field=f"performance.{name}",
-                    fix={f"performance.{name}": fixes[name]},
-                    fix_en=f"Use {fixes[name]}.",
-                    fix_zh=f"建议改为 {fixes[name]}。",
-                )
-            )
-    if req.workload.concurrency < 0 or req.workload.input_tokens < 0 or req.workload.output_tokens < 0:
-        checks.append(
-            Check(
-                "performance.workload_negative",
-                Severity.ERROR,
-                AREA,
-                "Concurrency and token counts cannot be negative.",
-                "并发数与 Token 数不能为负数。",
-                field="workload.concurrency",
+def _group_model(
+    req: PlanRequest,
+    g: GroupLayout,
+    gm: GroupMemory | None,
+    layout: LayoutResult,
+    factors: sm.PlatformFactors,
+    *,
+    tflops: float,
+    computed_prompt_tokens: int,
+    context_tokens: int,
+    mean_context: float,
+    lm_non_expert_bytes: int,
+    draft: int,
+    acceptance: float,
+    disaggregated: bool,
+) -> _GroupModel:
+    model, server, serving, perf = req.model, req.server, req.serving, req.performance
+    p = g.parallel
+    tp, dp = max(p.tp, 1), max(p.dp, 1)
+    per_node = layout.devices_per_node or server.logical_devices
+    shape = sm.GroupShape(tp, dp, max(p.ep, 1), p.expert_parallel, max(g.nodes, 1), max(per_node, 1))
+    eight_bit = _eight_bit(model.activation_format)
+    prefill = sm.prefill_time(
+        model,
+        server,
+        shape,
+        factors,
+        prompt_tokens=computed_prompt_tokens,
+        lm_non_expert_bytes=lm_non_expert_bytes,
+        tflops=tflops,
+        chunk_tokens=serving.max_num_batched_tokens,
+        eight_bit=eight_bit,
+        scale_out_efficiency=perf.scale_out_efficiency,
+    )
+    rank = gm.per_rank if gm else None
+    kv_fit = _seqs_fit(
+        gm, context_tokens, block_size_for(serving, server.accelerator.software_stack), serving.max_num_seqs
+    )  # block size 0 → the platform's default (engine/defaults.py)
+    kv_transfer = 0.0
+    if disaggregated and g.role == "decode" and rank is not None:
+        # P and D pools sit in different engines: KV moves over the scale-out NICs.
+        bw, _ = sm.inter_node_bytes_s_per_device(server, scale_up_allowed=False)
+        per_request = computed_prompt_tokens * rank.kv_bytes_per_token + rank.state_bytes_per_seq
+        kv_transfer = per_request / (bw * perf.scale_out_efficiency)
+    return _GroupModel(
+        req=req,
+        layout=g,
+        shape=shape,
+        factors=factors,
+        mean_context=mean_context,
+        kv_per_token=rank.kv_bytes_per_token if rank else 0,
+        state_per_seq=rank.state_bytes_per_seq if rank else 0,
+        lm_non_expert=float(lm_non_expert_bytes),
+        tflops=tflops,
+        draft_tokens=draft,
+        acceptance=acceptance,
+        eight_bit=eight_bit,
+        scale_out_efficiency=perf.scale_out_efficiency,
+        prefill=prefill,
+        slots=max(0, min(serving.max_num_seqs, kv_fit)),
+        kv_transfer_s=kv_transfer,
+        kv_fit=kv_fit,
+    )
+
+
+def _sustained_concurrency(point_fn: Callable[[float], sm.OperatingPoint], upper: int) -> int:
+    """Largest concurrency not saturated (bisection; saturation only grows with concurrency)."""
+    if upper <= 0:
+        return 0
+    if not point_fn(upper).saturated:
+        return upper
+    lo, hi = 0, upper
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if mid > 0 and not point_fn(mid).saturated:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _curve(
+    point_fn: Callable[[float], sm.OperatingPoint], concurrency: int, capacity: int, devices: int
+) -> tuple[CurvePoint, ...]:
+    top = max(2 * capacity, 2 * concurrency, 2)
+    levels = sorted({c for c in CURVE_POINTS if c <= top} | ({concurrency} if concurrency > 0 else set()))
+    if len(levels) > MAX_CURVE_POINTS:
+        keep = {levels[0], levels[-1], concurrency}
+        step = len(levels) / (MAX_CURVE_POINTS - len(keep))
+        keep |= {levels[int(i * step)] for i in range(MAX_CURVE_POINTS - len(keep))}
+        levels = sorted(c for c in keep if c > 0)
+    out = []
+    for c in levels:
+        op = point_fn(c)
+        if not (math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)):
+            continue
+        out.append(
+            CurvePoint(
+                concurrency=c,
+                output_tokens_per_s=op.output_tokens_per_s,
+                output_tokens_per_s_per_device=op.output_tokens_per_s / devices if devices else 0.0,
+                ttft_s=op.ttft_s,
+                ttft_p90_s=op.ttft_p90_s,
+                tpot_s=op.tpot_s,
+                tpot_p90_s=op.tpot_p90_s,
+                saturated=op.saturated,
             )
         )
-    return replace(req, performance=replace(req.performance, **fixes)) if fixes else req
+    return tuple(out)
+
+
+def _targets(req: PlanRequest) -> dict[str, float]:
+    w = req.workload
+    t: dict[str, float] = {}
+    if w.ttft_target_s is not None:
+        t["ttft_p50_s"] = w.ttft_target_s
+    if w.ttft_p90_target_s is not None:
+        t["ttft_p90_s"] = w.ttft_p90_target_s
+    if w.tpot_target_ms is not None:
+        t["tpot_p50_ms"] = w.tpot_target_ms
+    if w.tpot_p90_target_ms is not None:
+        t["tpot_p90_ms"] = w.tpot_p90_target_ms
+    return t
+
+
+def _values(op: sm.OperatingPoint) -> dict[str, float]:
+    return {
+        "ttft_p50_s": op.ttft_p50_s,
+        "ttft_p90_s": op.ttft_p90_s,
+        "tpot_p50_ms": op.tpot_s * 1000,
+        "tpot_p90_ms": op.tpot_p90_s * 1000,
+    }
+
+
+def _meets(op: sm.OperatingPoint, targets: Mapping[str, float]) -> bool:
+    if not (math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)) or op.requests_per_s <= 0:
+        return False
+    values = _values(op)
+    return all(values[k] <= v * (1 + 1e-9) for k, v in targets.items())
+
+
+def _sla(
+    req: PlanRequest, op: sm.OperatingPoint, point_fn: Callable[[float], sm.OperatingPoint], capacity: int
+) -> SlaResult | None:
+    targets = _targets(req)
+    if not targets:
+        return None
+    # A point with no capacity (no slot, no KV room) has no finite latency: report it as None.
+    values = {k: (v if math.isfinite(v) else None) for k, v in _values(op).items() if k in targets}
+    met = _meets(op, targets) if req.workload.concurrency > 0 else None
+    # Largest concurrency meeting every target: latencies only grow with concurrency.
+    hi = max(capacity * 4, req.workload.concurrency * 2, 8)
+    if not _meets(point_fn(1), targets):
+        best = 0
+    elif _meets(point_fn(hi), targets):
+        best = hi
+    else:
+        lo = 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _meets(point_fn(mid), targets):
+                lo = mid
+            else:
+                hi = mid
+        best = lo
+    return SlaResult(targets, values, met, best)
+
+
+def _add_sla_figures(figs: _Figures, sla: SlaResult) -> None:
+    figs.add(
+        "performance.sla.max_concurrency",
+        sla.max_concurrency,
+        "users",
+        "Largest concurrency that meets every latency target (estimate)",
+        "满足全部时延目标的最大并发数（估算）",
+        "largest C with TTFT and TPOT (P50 / P90) within the targets",
+        dict(sla.targets),
+    )
+    figs.add(
+        "performance.sla.met",
+        bool(sla.met),
+        "",
+        "Latency targets met at the quoted concurrency",
+        "报价并发下满足时延目标",
+        "every estimated percentile ≤ its target",
+        {k: (round(v, 6) if v is not None else None) for k, v in sla.values.items()},
+    )
+
+
+_TARGET_TEXT = {
+    "ttft_p50_s": ("TTFT P50", "首字延迟 P50", "s", "秒", "workload.ttft_target_s", 1.0),
+    "ttft_p90_s": ("TTFT P90", "首字延迟 P90", "s", "秒", "workload.ttft_p90_target_s", 1.0),
+    "tpot_p50_ms": ("TPOT P50", "每字延迟 P50", "ms", "毫秒", "workload.tpot_target_ms", 1.0),
+    "tpot_p90_ms": ("TPOT P90", "每字延迟 P90", "ms", "毫秒", "workload.tpot_p90_target_ms", 1.0),
+}
+
+
+def _target_checks(req: PlanRequest, op: sm.OperatingPoint, sla: SlaResult | None) -> list[Check]:
+    if sla is None:
+        return []
+    out: list[Check] = []
+    conc = req.workload.concurrency
+    fix = {"workload.concurrency": sla.max_concurrency} if sla.max_concurrency > 0 else {}
+    for key, target in sla.targets.items():
+        en, zh, unit, unit_zh, fld, _ = _TARGET_TEXT[key]
+        value = sla.values[key]
+        if value is not None and value <= target * (1 + 1e-9):
+            continue
+        if value is None:
+            out.append(
+                Check(
+                    "performance.ttft_above_target"
+                    if key.startswith("ttft")
+                    else "performance.tpot_above_target",
+                    Severity.WARNING,
+                    AREA,
+                    f"The {en} target {target:.2f} {unit} cannot be met: the cluster has no room to serve "
+                    f"{conc} concurrent requests of this length.",
+                    f"{zh}目标 {target:.2f} {unit_zh} 无法满足：集群无法容纳 {conc} 路该长度的并发请求。",
+                    {"target": target, "max_concurrency": sla.max_concurrency},
+                    field=fld,
+                    fix_en="Shorten the context or add nodes.",
+                    fix_zh="缩短上下文或增加节点。",
+                )
+            )
+            continue
+        code = "performance.ttft_above_target" if key.startswith("ttft") else "performance.tpot_above_target"
+        out.append(
+            Check(
+                code,
+                Severity.WARNING,
+                AREA,
+                f"Estimated {en} {value:.2f} {unit} at {conc} concurrent requests exceeds the target "
+                f"{target:.2f} {unit}; at most {sla.max_concurrency} concurrent requests meet every target.",
+                f"并发 {conc} 时估算{zh}为 {value:.2f} {unit_zh}，超过目标 {target:.2f} {unit_zh}；"
+                f"满足全部目标的并发上限约为 {sla.max_concurrency}。",
+                {"value": value, "target": target, "max_concurrency": sla.max_concurrency},
+                field=fld,
+                fix=fix,
+                fix_en="Lower the concurrency per cluster, add nodes (more DP ranks), or use a prefill/decode split."
+                if key.startswith("ttft")
+                else "Lower the concurrency per DP rank (more DP ranks), enable MTP, or use faster memory.",
+                fix_zh="降低单集群并发、增加节点（更多 DP rank），或采用 PD 分离。"
+                if key.startswith("ttft")
+                else "降低每个 DP rank 的并发（增加 DP rank）、开启 MTP，或选用带宽更高的加速卡。",
+            )
+        )
+    if sla.met:
+        out.append(
+            Check(
+                "performance.latency_targets_met",
+                Severity.OK,
+                AREA,
+                f"Latency targets met at {conc} concurrent requests (estimate; up to "
+                f"{sla.max_concurrency} concurrent requests meet them).",
+                f"并发 {conc} 时满足时延目标（估算；并发不超过 {sla.max_concurrency} 时均可满足）。",
+                {
+                    **{k: round(v, 6) for k, v in sla.values.items() if v is not None},
+                    "max_concurrency": sla.max_concurrency,
+                },
+                field="workload.ttft_target_s" if "ttft_p50_s" in sla.targets else "workload.tpot_target_ms",
+            )
+        )
+    return out
+
+
+def _over_capacity_check(concurrency: int, capacity: int, op: sm.OperatingPoint) -> Check:
+    wait = op.wait_s if math.isfinite(op.wait_s) else 0.0
+    return Check(
+        "performance.concurrency_above_capacity",
+        Severity.ERROR,
+        AREA,
+        f"The workload's {concurrency} concurrent requests exceed the {capacity} this cluster serves at once; "
+        f"the rest queue (about {wait:,.1f} s added to the time to first token), so the quoted latency "
+        "cannot be held.",
+        f"负载并发 {concurrency} 超过本集群可同时服务的 {capacity} 路，其余请求排队"
+        f"（首字延迟约增加 {wait:,.1f} 秒），报价时延无法保证。",
+        {"concurrency": concurrency, "capacity": capacity, "queue_wait_s": wait},
+        field="workload.concurrency",
+        fix={"workload.concurrency": capacity},
+        fix_en=f"Quote at most {capacity} concurrent requests, or add nodes.",
+        fix_zh=f"按不超过 {capacity} 路并发报价，或增加节点。",
+    )
 
 
 def _group_estimate(
     req: PlanRequest,
     g: GroupLayout,
-    gm: GroupMemory | None,
+    gmodel: _GroupModel,
     figs: _Figures,
     checks: list[Check],
     *,
-    bandwidth: float,
-    tflops: float,
     computed_prompt_tokens: int,
     output_tokens: int,
     context_tokens: int,
-    mean_context: float,
-    act_bytes: int,
-    lm_non_expert_bytes: int,
     offered_per_rank: int,
     disaggregated: bool,
 ) -> GroupPerformance:
-    model, serving, perf, server = req.model, req.serving, req.performance, req.server
+    model, serving, server = req.model, req.serving, req.server
     p = g.parallel
-    tp, dp, ep = max(p.tp, 1), max(p.dp, 1), max(p.ep, 1)
+    tp, dp, ep = gmodel.shape.tp, gmodel.shape.dp, gmodel.shape.ep
     k = f"performance.{g.name}"
     counts = g.role in COUNTED_DECODE_ROLES
     decodes = g.role != "prefill"
+    pre = gmodel.prefill
+    prefill_s = pre.prefill_s
 
-    # ---- prefill (compute bound)
-    prefill_s = 2 * model.active_params * computed_prompt_tokens / (tp * tflops * 1e12 * perf.prefill_mfu)
     figs.add(
         f"{k}.prefill_s",
         prefill_s,
         "s",
         f"{g.name}: prefill time of one prompt per DP rank",
         f"{g.name}：单个 DP rank 处理一个输入的预填充时间",
-        "2 × active_params × prompt_tokens ÷ (TP × TFLOPS × MFU)",
+        "chunks × overhead + max((2 × active params + attention) × prompt ÷ TP ÷ (TFLOPS × MFU), "
+        "chunks × weights ÷ (bandwidth × efficiency)) + TP/EP collectives",
         {
             "active_params": model.active_params,
             "prompt_tokens": computed_prompt_tokens,
             "TP": tp,
-            "TFLOPS": tflops,
-            "MFU": perf.prefill_mfu,
+            "TFLOPS": gmodel.tflops,
+            "MFU": gmodel.factors.prefill_efficiency,
+            "compute_s": pre.compute_s,
+            "memory_s": pre.memory_s,
+            "collectives_s": pre.comm_s,
+            "overhead_s": pre.overhead_s,
+            "chunks": pre.chunks,
         },
     )
 
-    # ---- batch per DP rank
-    block = block_size_for(serving, req.server.accelerator.software_stack)  # 0 → platform default
-    kv_fit = _seqs_fit(gm, context_tokens, block, serving.max_num_seqs)
+    # ---- batch per DP rank at the quoted concurrency
+    kv_fit = gmodel.kv_fit
     offered = offered_per_rank if counts else 0
     if not decodes:
         batch, limited_by = 0, "none"
     else:
         if g.role == "standby":
             offered = min(offered_per_rank, serving.max_num_seqs)  # what it would run after a failover
-        batch = min(offered, serving.max_num_seqs, kv_fit)
+        batch = min(offered, gmodel.slots)
         if batch == offered:
             limited_by = "concurrency"
-        elif batch == kv_fit and kv_fit < serving.max_num_seqs:
+        elif gmodel.slots < serving.max_num_seqs:
             limited_by = "kv_capacity"
         else:
             limited_by = "max_num_seqs"
@@ -684,161 +1245,51 @@ def _group_estimate(
                 )
             )
 
-    # ---- decode step (memory bound)
-    weights_read = experts_frac = kv_read = bytes_step = 0
-    mem_time = a2a = step = 0.0
+    # ---- decode step
+    st: sm.StepBreakdown | None = None
     if decodes:
-        non_expert_per_rank = lm_non_expert_bytes / tp
-        expert_per_rank = model.expert_weight_bytes / ep if model.is_moe else 0
-        tokens_in_ep_group = max(batch, 1) * (dp if p.expert_parallel else 1)
-        if model.is_moe and model.num_experts > 0:
-            experts_frac = 1.0 - (1.0 - model.experts_per_token / model.num_experts) ** tokens_in_ep_group
-        else:
-            experts_frac = 1.0
-        weights_read = int(non_expert_per_rank + experts_frac * expert_per_rank)
-        rank = gm.per_rank if gm else None
-        kv_per_token = rank.kv_bytes_per_token if rank else 0
-        state_per_seq = rank.state_bytes_per_seq if rank else 0
-        kv_read = int(batch * (mean_context * kv_per_token + state_per_seq))
-        bytes_step = weights_read + kv_read
-        mem_time = bytes_step / (bandwidth * perf.decode_bandwidth_efficiency)
-        figs.add(
-            f"{k}.experts_touched_fraction",
-            experts_frac,
-            "fraction",
-            f"{g.name}: share of a rank's experts touched per decode step",
-            f"{g.name}：每个解码步中单卡被激活的专家比例",
-            "1 − (1 − top_k ÷ experts)^(B × DP)",
-            {
-                "top_k": model.experts_per_token,
-                "experts": model.num_experts,
-                "B": max(batch, 1),
-                "DP": dp,
-                "experts_per_rank": g.experts_per_rank,
-            },
-        )
-        figs.add(
-            f"{k}.bytes_per_step_per_rank",
-            bytes_step,
-            "bytes",
-            f"{g.name}: bytes read per decode step per rank",
-            f"{g.name}：每卡每个解码步读取的字节数",
-            "non_expert ÷ TP + touched × experts ÷ EP + B × (mean_context × KV/token + state/seq)",
-            {
-                "non_expert_lm_bytes": lm_non_expert_bytes,
-                "TP": tp,
-                "expert_bytes": model.expert_weight_bytes,
-                "EP": ep,
-                "touched": experts_frac,
-                "B": batch,
-                "mean_context": mean_context,
-                "kv_bytes_per_token": kv_per_token,
-                "state_bytes_per_seq": state_per_seq,
-            },
-        )
-        figs.add(
-            f"{k}.memory_time_s",
-            mem_time,
-            "s",
-            f"{g.name}: memory-bound time per decode step",
-            f"{g.name}：每个解码步的访存时间",
-            "bytes_per_step ÷ (bandwidth × decode_bandwidth_efficiency)",
-            {
-                "bytes_per_step": bytes_step,
-                "bandwidth_bytes_s": bandwidth,
-                "decode_bandwidth_efficiency": perf.decode_bandwidth_efficiency,
-            },
-        )
-        if model.is_moe and p.expert_parallel and g.nodes > 1 and batch > 0:
-            node_bw, fabric, bw_source = _internode_bandwidth(server, g.devices)
-            dp_per_node = dp / g.nodes
-            remote = (g.nodes - 1) / g.nodes
-            traffic = (
-                dp_per_node
-                * batch
-                * model.experts_per_token
-                * model.hidden_size
-                * act_bytes
-                * 2
-                * max(model.moe_layers, 1)
-                * remote
-            )
-            a2a = traffic / (node_bw * perf.scale_out_efficiency)
-            figs.add(
-                f"{k}.all_to_all_s",
-                a2a,
-                "s",
-                f"{g.name}: cross-node EP all-to-all per decode step ({fabric})",
-                f"{g.name}：每个解码步跨节点专家并行 all-to-all 时间（{fabric}）",
-                "DP/node × B × top_k × hidden × act_bytes × 2 × MoE layers × (nodes−1)/nodes "
-                "÷ (node bandwidth × scale_out_efficiency)",
-                {
-                    "dp_per_node": dp_per_node,
-                    "B": batch,
-                    "top_k": model.experts_per_token,
-                    "hidden": model.hidden_size,
-                    "act_bytes": act_bytes,
-                    "moe_layers": model.moe_layers,
-                    "nodes": g.nodes,
-                    "node_bandwidth_bytes_s": node_bw,
-                    "scale_out_efficiency": perf.scale_out_efficiency,
-                },
-                bw_source,
-            )
-        step = mem_time + a2a
-        figs.add(
-            f"{k}.decode_step_s",
-            step,
-            "s",
-            f"{g.name}: decode step = TPOT (estimate)",
-            f"{g.name}：解码步时长 = 每字延迟 TPOT（估算）",
-            "memory_time + all_to_all",
-            {"memory_time_s": mem_time, "all_to_all_s": a2a},
-        )
+        st = gmodel.step(max(batch, 1))
+        _add_step_figures(figs, k, g, gmodel, st, batch)
 
     # ---- KV transfer P → D (decode side of xPyD)
-    kv_transfer = 0.0
-    if disaggregated and g.role == "decode" and gm is not None:
-        # P and D pools sit in different scale-up domains: KV moves over the scale-out NICs.
-        node_bw, _, bw_source = _internode_bandwidth(server, g.devices, scale_up_allowed=False)
-        per_request = (
-            computed_prompt_tokens * gm.per_rank.kv_bytes_per_token + gm.per_rank.state_bytes_per_seq
-        )
-        kv_transfer = per_request * tp / (node_bw * perf.scale_out_efficiency)
+    if disaggregated and g.role == "decode" and gmodel.kv_transfer_s > 0:
+        bw, fabric = sm.inter_node_bytes_s_per_device(server, scale_up_allowed=False)
         figs.add(
             f"{k}.kv_transfer_s",
-            kv_transfer,
+            gmodel.kv_transfer_s,
             "s",
-            f"{g.name}: KV transfer prefill → decode per request",
-            f"{g.name}：每请求 KV 从预填充传到解码节点的时间",
-            "(prompt × KV/token/rank + state/seq/rank) × TP ÷ (node scale-out bandwidth × efficiency)",
+            f"{g.name}: KV transfer prefill → decode per request ({fabric})",
+            f"{g.name}：每请求 KV 从预填充传到解码节点的时间（{fabric}）",
+            "(prompt × KV/token/rank + state/seq/rank) ÷ (per-device scale-out bandwidth × efficiency)",
             {
                 "prompt_tokens": computed_prompt_tokens,
-                "kv_bytes_per_token": gm.per_rank.kv_bytes_per_token,
-                "TP": tp,
-                "node_bandwidth_bytes_s": node_bw,
+                "kv_bytes_per_token": gmodel.kv_per_token,
+                "device_bandwidth_bytes_s": bw,
+                "scale_out_efficiency": req.performance.scale_out_efficiency,
             },
-            bw_source,
+            Source("derived", "server NICs (scale-out)"),
         )
 
-    # ---- capacity
+    # ---- capacity of the group at this batch
+    step = st.step_s if st else 0.0
+    tps = st.tokens_per_step if st else 1.0
     if g.role == "prefill":
         requests_per_s = dp / prefill_s if prefill_s > 0 else 0.0
         formula = "DP ÷ prefill_s"
     elif disaggregated:
-        requests_per_s = dp * batch / (output_tokens * step) if step > 0 and batch > 0 else 0.0
-        formula = "DP × B ÷ (output_tokens × step_s)"
+        requests_per_s = dp * batch * tps / (output_tokens * step) if step > 0 and batch > 0 else 0.0
+        formula = "DP × B × tokens per step ÷ (output_tokens × step_s)"
     else:
-        cycle = batch * prefill_s + output_tokens * step
+        cycle = batch * prefill_s + output_tokens / tps * step
         requests_per_s = dp * batch / cycle if cycle > 0 and batch > 0 else 0.0
-        formula = "DP × B ÷ (B × prefill_s + output_tokens × step_s)"
+        formula = "DP × B ÷ (B × prefill_s + output_tokens ÷ tokens per step × step_s)"
     output_tps = requests_per_s * output_tokens if decodes else 0.0
     figs.add(
         f"{k}.requests_per_s",
         requests_per_s,
         "req/s",
-        f"{g.name}: request capacity (estimate)",
-        f"{g.name}：请求处理能力（估算）",
+        f"{g.name}: request capacity at the quoted concurrency (estimate)",
+        f"{g.name}：报价并发下的请求处理能力（估算）",
         formula,
         {"DP": dp, "B": batch, "prefill_s": prefill_s, "output_tokens": output_tokens, "step_s": step},
     )
@@ -878,23 +1329,151 @@ def _group_estimate(
         nodes=g.nodes,
         tp=tp,
         dp=dp,
-        ep=ep,
+        ep=ep if p.expert_parallel else 1,
         offered_seqs_per_dp_rank=offered,
         kv_seqs_fit_per_dp_rank=kv_fit,
         batch_per_dp_rank=batch,
         batch_limited_by=limited_by,
-        weights_bytes_read_per_rank=weights_read,
-        experts_touched_fraction=experts_frac,
-        kv_bytes_read_per_rank=kv_read,
-        bytes_per_step_per_rank=bytes_step,
-        memory_time_s=mem_time,
-        all_to_all_s=a2a,
+        weights_bytes_read_per_rank=int(st.weights_bytes) if st else 0,
+        experts_touched_fraction=st.experts_touched if st else 0.0,
+        kv_bytes_read_per_rank=int(st.kv_bytes) if st else 0,
+        bytes_per_step_per_rank=int(st.weights_bytes + st.kv_bytes) if st else 0,
+        memory_time_s=st.memory_s if st else 0.0,
+        all_to_all_s=st.ep_dispatch_combine_s if st else 0.0,
         decode_step_s=step,
         prefill_s=prefill_s,
-        kv_transfer_s=kv_transfer,
+        kv_transfer_s=gmodel.kv_transfer_s,
         requests_per_s=requests_per_s,
         output_tokens_per_s_per_dp_rank=output_tps / dp if dp else 0.0,
         output_tokens_per_s=output_tps,
+        compute_time_s=st.compute_s if st else 0.0,
+        tp_allreduce_s=st.tp_allreduce_s if st else 0.0,
+        step_overhead_s=st.overhead_s if st else 0.0,
+        tokens_per_step=tps,
+        slots_per_dp_rank=gmodel.slots,
+    )
+
+
+def _add_step_figures(
+    figs: _Figures, k: str, g: GroupLayout, gm: _GroupModel, st: sm.StepBreakdown, batch: int
+) -> None:
+    model = gm.req.model
+    shape = gm.shape
+    divisor = "EP" if shape.expert_parallel else "TP"
+    figs.add(
+        f"{k}.experts_touched_fraction",
+        st.experts_touched,
+        "fraction",
+        f"{g.name}: share of a rank's experts touched per decode step",
+        f"{g.name}：每个解码步中单卡被激活的专家比例",
+        "1 − (1 − top_k ÷ experts)^(tokens routed through the rank's experts)",
+        {
+            "top_k": model.experts_per_token,
+            "experts": model.num_experts,
+            "B": max(batch, 1),
+            "tokens_per_seq_per_step": 1 + gm.draft_tokens,
+            "DP_sharing_experts": shape.dp if shape.expert_parallel else 1,
+            "experts_per_rank": g.experts_per_rank,
+        },
+    )
+    figs.add(
+        f"{k}.bytes_per_step_per_rank",
+        st.weights_bytes + st.kv_bytes,
+        "bytes",
+        f"{g.name}: bytes read per decode step per rank",
+        f"{g.name}：每卡每个解码步读取的字节数",
+        f"non_expert ÷ TP + touched × experts ÷ {divisor} + B × (mean_context × KV/token + state/seq)",
+        {
+            "non_expert_lm_bytes": gm.lm_non_expert,
+            "TP": shape.tp,
+            "expert_bytes": model.expert_weight_bytes,
+            divisor: shape.ep if shape.expert_parallel else shape.tp,
+            "touched": st.experts_touched,
+            "B": batch,
+            "mean_context": gm.mean_context,
+            "kv_bytes_per_token": gm.kv_per_token,
+            "state_bytes_per_seq": gm.state_per_seq,
+        },
+    )
+    bw = gm.req.server.accelerator.memory_bandwidth_bytes_s
+    figs.add(
+        f"{k}.memory_time_s",
+        st.memory_s,
+        "s",
+        f"{g.name}: memory time per decode step",
+        f"{g.name}：每个解码步的访存时间",
+        "bytes_per_step ÷ (bandwidth × bandwidth_efficiency)",
+        {
+            "bytes_per_step": st.weights_bytes + st.kv_bytes,
+            "bandwidth_bytes_s": bw,
+            "bandwidth_efficiency": gm.factors.bandwidth_efficiency,
+        },
+    )
+    figs.add(
+        f"{k}.compute_time_s",
+        st.compute_s,
+        "s",
+        f"{g.name}: compute time per decode step",
+        f"{g.name}：每个解码步的计算时间",
+        "B × (1 + draft tokens) × (2 × active params + attention FLOPs) ÷ TP ÷ (TFLOPS × MFU)",
+        {
+            "B": batch,
+            "draft_tokens": gm.draft_tokens,
+            "active_params": model.active_params,
+            "TP": shape.tp,
+            "TFLOPS": gm.tflops,
+            "MFU": gm.factors.compute_efficiency,
+        },
+    )
+    figs.add(
+        f"{k}.tp_allreduce_s",
+        st.tp_allreduce_s,
+        "s",
+        f"{g.name}: TP all-reduces per decode step ({st.fabric if shape.tp > 1 else 'none'})",
+        f"{g.name}：每个解码步的 TP all-reduce 时间（{st.fabric if shape.tp > 1 else '无'}）",
+        "count × (latency + 2 × (TP − 1) ÷ TP × tokens × hidden × 2 B ÷ link bandwidth)",
+        {
+            "TP": shape.tp,
+            "layers": model.num_layers,
+            "hidden": model.hidden_size,
+            "latency_s": gm.factors.collective_latency_s,
+        },
+        Source("derived", "scale-up fabric of the server (catalog)"),
+    )
+    figs.add(
+        f"{k}.all_to_all_s",
+        st.ep_dispatch_combine_s,
+        "s",
+        f"{g.name}: EP dispatch + combine per decode step ({st.fabric})",
+        f"{g.name}：每个解码步专家并行 dispatch + combine 时间（{st.fabric}）",
+        "MoE layers × (2 × latency + tokens × top_k × hidden × (dispatch + combine bytes) × (EP − 1) ÷ EP "
+        "÷ bandwidth of the fabric crossed)",
+        {
+            "EP": shape.ep if shape.expert_parallel else 1,
+            "moe_layers": model.moe_layers,
+            "top_k": model.experts_per_token,
+            "hidden": model.hidden_size,
+            "nodes": shape.nodes,
+            "scale_out_efficiency": gm.scale_out_efficiency,
+        },
+        Source("derived", "server NICs and scale-up fabric (catalog)"),
+    )
+    figs.add(
+        f"{k}.decode_step_s",
+        st.step_s,
+        "s",
+        f"{g.name}: decode step time (estimate)",
+        f"{g.name}：解码步时长（估算）",
+        "overhead + max(memory, compute) + TP all-reduce + EP dispatch/combine (+ draft head)",
+        {
+            "overhead_s": st.overhead_s,
+            "memory_time_s": st.memory_s,
+            "compute_time_s": st.compute_s,
+            "tp_allreduce_s": st.tp_allreduce_s,
+            "all_to_all_s": st.ep_dispatch_combine_s,
+            "draft_s": st.draft_s,
+            "tokens_per_step": st.tokens_per_step,
+        },
     )
 
 
@@ -984,35 +1563,62 @@ def _add_pd_figures(figs: _Figures, checks: list[Check], bal: PdBalance, req: Pl
         )
 
 
-def _target_checks(req: PlanRequest, ttft: float, tpot: float) -> list[Check]:
-    w = req.workload
-    out: list[Check] = []
-    if w.ttft_target_s is not None and ttft > w.ttft_target_s:
-        out.append(
+_KNOBS = (
+    # name, English, Chinese, lowest allowed, highest allowed, low end inclusive, high end inclusive
+    ("decode_bandwidth_efficiency", "Decode bandwidth efficiency", "解码带宽利用率", 0.0, 1.0, False, True),
+    ("prefill_mfu", "Prefill MFU", "预填充算力利用率 (MFU)", 0.0, 1.0, False, True),
+    ("scale_out_efficiency", "Scale-out efficiency", "跨节点网络效率", 0.0, 1.0, False, True),
+    ("prefix_cache_hit_rate", "Prefix-cache hit rate", "前缀缓存命中率", 0.0, 1.0, True, False),
+    ("step_overhead_ms", "Fixed time per step (ms)", "每步固定开销（毫秒）", 0.0, 1000.0, True, True),
+    ("speculative_tokens", "Speculative draft tokens", "投机解码草稿 Token 数", 0, 16, True, True),
+    ("speculative_acceptance_rate", "Draft-token acceptance rate", "草稿 Token 接受率", 0.0, 1.0, True, True),
+)
+
+
+def _in_range(value: Any, low: float, high: float, low_in: bool, high_in: bool) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return False
+    above = value >= low if low_in else value > low
+    below = value <= high if high_in else value < high
+    return above and below
+
+
+def _sanitised(req: PlanRequest, checks: list[Check]) -> PlanRequest:
+    """Refuse assumptions outside their range (a check each) and estimate with the defaults."""
+    default = PerformanceSpec()
+    fixes: dict[str, Any] = {}
+    for name, en, zh, low, high, low_in, high_in in _KNOBS:
+        value = getattr(req.performance, name)
+        if value is None or _in_range(value, low, high, low_in, high_in):
+            continue
+        fixes[name] = getattr(default, name)
+        shown = "the calibrated value" if fixes[name] is None else fixes[name]
+        shown_zh = "校准值" if fixes[name] is None else fixes[name]
+        span = f"{'from' if low_in else 'above'} {low} {'to' if high_in else 'to below'} {high}"
+        span_zh = f"{low}{'（含）' if low_in else '（不含）'}至 {high}{'（含）' if high_in else '（不含）'}"
+        checks.append(
             Check(
-                "performance.ttft_above_target",
-                Severity.WARNING,
+                "performance.knob_out_of_range",
+                Severity.ERROR,
                 AREA,
-                f"Estimated TTFT {ttft:.2f} s exceeds the target {w.ttft_target_s:.2f} s.",
-                f"估算首字延迟 {ttft:.2f} 秒，超过目标 {w.ttft_target_s:.2f} 秒。",
-                {"ttft_s": ttft, "target_s": w.ttft_target_s},
-                field="workload.ttft_target_s",
-                fix_en="Enable prefix caching, shorten prompts, or use a prefill/decode split.",
-                fix_zh="开启前缀缓存、缩短输入，或采用 PD 分离。",
+                f"{en} {value} must be {span}; the estimate uses {shown} instead.",
+                f"{zh} {value} 须在 {span_zh} 之间，估算暂按{shown_zh}计算。",
+                {"value": value if isinstance(value, (int, float)) and math.isfinite(value) else str(value)},
+                field=f"performance.{name}",
+                fix={f"performance.{name}": fixes[name]},
+                fix_en=f"Use {shown}.",
+                fix_zh=f"建议改为{shown_zh}。",
             )
         )
-    if w.tpot_target_ms is not None and tpot * 1000 > w.tpot_target_ms:
-        out.append(
+    if req.workload.concurrency < 0 or req.workload.input_tokens < 0 or req.workload.output_tokens < 0:
+        checks.append(
             Check(
-                "performance.tpot_above_target",
-                Severity.WARNING,
+                "performance.workload_negative",
+                Severity.ERROR,
                 AREA,
-                f"Estimated TPOT {tpot * 1000:.1f} ms exceeds the target {w.tpot_target_ms:.1f} ms.",
-                f"估算每字延迟 {tpot * 1000:.1f} 毫秒，超过目标 {w.tpot_target_ms:.1f} 毫秒。",
-                {"tpot_ms": tpot * 1000, "target_ms": w.tpot_target_ms},
-                field="workload.tpot_target_ms",
-                fix_en="Lower the concurrency per DP rank (more DP ranks) or use faster memory.",
-                fix_zh="降低每个 DP rank 的并发（增加 DP rank），或选用带宽更高的加速卡。",
+                "Concurrency and token counts cannot be negative.",
+                "并发数与 Token 数不能为负数。",
+                field="workload.concurrency",
             )
         )
-    return out
+    return replace(req, performance=replace(req.performance, **fixes)) if fixes else req

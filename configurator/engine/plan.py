@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from .defaults import resolve_serving
+from .economics import compute_economics
 from .launch import build_launch
 from .layout import resolve_layout
 from .memory import size_memory
@@ -39,6 +40,7 @@ def plan(request: PlanRequest) -> PlanResult:
     racks = place_racks(request, layout, power, network)
     performance = estimate_performance(request, layout, memory)
     tco = compute_tco(request, layout, power, racks, network, performance)
+    economics = compute_economics(request, performance, tco)
     launch = build_launch(request, layout)
     checks = (
         *layout.checks,
@@ -48,6 +50,7 @@ def plan(request: PlanRequest) -> PlanResult:
         *racks.checks,
         *performance.checks,
         *tco.checks,
+        *(economics.checks if economics else ()),
         *launch.checks,
     )
     return PlanResult(
@@ -60,5 +63,6 @@ def plan(request: PlanRequest) -> PlanResult:
         performance=performance,
         tco=tco,
         launch=launch,
+        economics=economics,
         checks=checks,
     )

@@ -24,7 +24,7 @@ from .types import Check, Figure, PlanResult
 
 _PROPERTIES: dict[type, tuple[str, ...]] = {}
 _FIELDS: dict[type, tuple[str, ...]] = {}
-_SECTIONS = ("power", "racks", "network", "performance", "tco", "launch")
+_SECTIONS = ("power", "racks", "network", "performance", "tco", "launch", "economics")
 
 
 def _class_properties(cls: type) -> tuple[str, ...]:

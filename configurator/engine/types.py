@@ -174,6 +174,7 @@ class ModelSpec:
     vision_bytes: int = 0
     api_price_input_per_m: Decimal | None = None  # in api_price_currency per million tokens
     api_price_output_per_m: Decimal | None = None
+    api_price_cached_input_per_m: Decimal | None = None  # input served from the API's context cache
     api_price_currency: str = "USD"
     licence_note: str = ""
     hf_model_id: str = ""
@@ -421,19 +422,31 @@ class WorkloadSpec:
     concurrency: int = 16
     needs_vision: bool = False
     availability_target: float = 0.995
-    ttft_target_s: float | None = None
-    tpot_target_ms: float | None = None
+    ttft_target_s: float | None = None  # P50 (median) time-to-first-token target
+    tpot_target_ms: float | None = None  # P50 (median) time-per-output-token target
+    ttft_p90_target_s: float | None = None
+    tpot_p90_target_ms: float | None = None
     measured_output_tokens_per_s: float | None = None  # overrides the estimate everywhere
 
 
 @dataclass(frozen=True)
 class PerformanceSpec:
-    """Efficiency knobs of the roofline estimate (editable assumptions)."""
+    """Editable assumptions of the serving-performance model (``engine/serving_model.py``).
 
-    decode_bandwidth_efficiency: float = 0.6
-    prefill_mfu: float = 0.35
+    ``None`` means "the platform's calibrated factor" (fitted to published
+    measurements, docs/performance.md); a number overrides it.
+    """
+
+    decode_bandwidth_efficiency: float | None = None
+    prefill_mfu: float | None = None
     scale_out_efficiency: float = 0.8
     prefix_cache_hit_rate: float = 0.0
+    step_overhead_ms: float | None = None  # fixed time per forward pass (launch, scheduler)
+    speculative_tokens: int = 0  # MTP / EAGLE draft tokens per step (0 = off)
+    speculative_acceptance_rate: float = 0.7  # per draft token
+    graph_mode: bool = (
+        True  # decode runs as a captured graph (CUDA graph / ACL graph); False = --enforce-eager
+    )
 
 
 @dataclass(frozen=True)
@@ -583,6 +596,7 @@ class PlanResult:
     tco: Any = None
     launch: Any = None
     checks: tuple[Check, ...] = ()
+    economics: Any = None  # engine/economics.py: cost per M tokens over load, API break-even
 
     @property
     def ok(self) -> bool:

@@ -627,6 +627,19 @@ def _sensitivity_groups(tco: Mapping | None, lang: str) -> list[dict]:
     return out
 
 
+def _measured(revision) -> dict[str, Any] | None:
+    """A measured vllm bench serve result attached to the revision (quotes/benchmark_views.py)."""
+    from quotes.benchmark_views import measured_context
+
+    return measured_context(revision)
+
+
+def _throughput_band(plan: Mapping) -> tuple[float, float] | None:
+    from quotes.benchmark_views import throughput_band
+
+    return throughput_band(plan)
+
+
 def proposal_context(revision, lang: str) -> dict[str, Any]:
     """Everything the proposal template shows for ``revision``, in ``lang``.
 
@@ -727,6 +740,9 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "memory": memory,
         "memory_panels": memory_panels,
         "performance": plan.get("performance") or {},
+        "measured": _measured(revision),
+        "throughput_band": _throughput_band(plan),
+        "load_curve": drawing((plan.get("sla") or {}).get("curve_svg", "")),
         "power": plan.get("power") or {},
         "power_groups": [
             {**g, "role_label": role_label(str(g.get("role") or g.get("group") or ""))}

@@ -112,6 +112,8 @@ MATRIX = {
     "quotes:pdf_retry": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(302, catalog=404)),
     "quotes:xlsx": ("GET", lambda c: {"pk": c["revision"].pk}, None, sales(200, catalog=404)),
     "quotes:bundle": ("GET", lambda c: {"pk": c["revision"].pk}, None, sales(200, catalog=404)),
+    # Attaching a measured bench result: editors of the quote; an empty POST is a 400 naming the file.
+    "quotes:benchmark": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(400, catalog=404)),
 }
 ADMIN = {
     "/admin/": {"anonymous": 302, "engineer": 302, "engineer2": 302, "manager": 302, "catalog": 200},

@@ -102,16 +102,18 @@ def b300_server() -> ServerSpec:
         max_input_kw=14.0,
         nics=(NicSpec("infiniband", 8, 800, "scale_out"),),
         scale_up_fabric="nvlink",
+        scale_up_bandwidth_gbps=14400,  # NVLink 5: 1.8 TB/s per GPU, both directions (catalog seed dgx-b300)
     )
 
 
 def request_b300(concurrency: int) -> PlanRequest:
-    """One 8 × B300 node, TP8 / EP8, ISL 8192 / OSL 1024 as in the published SGLang point."""
+    """One 8 × B300 node, TP8 without EP, ISL 8192 / OSL 1024 as in the published SGLang point
+    (sgl-project/sglang#32890: flashinfer MXFP4 MoE over TP8)."""
     base = F.request_k3_a3_4node()
     return replace(
         base,
         server=b300_server(),
-        topology=TopologySpec(TopologyKind.SINGLE, 1, ParallelSpec(tp=8, dp=1)),
+        topology=TopologySpec(TopologyKind.SINGLE, 1, ParallelSpec(tp=8, dp=1, expert_parallel=False)),
         serving=replace(base.serving, max_num_seqs=max(concurrency, 1), gpu_memory_utilization=0.9),
         workload=WorkloadSpec(input_tokens=8192, output_tokens=1024, concurrency=concurrency),
     )
@@ -153,7 +155,7 @@ def memory_for(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
         device = req.server.accelerator.memory_bytes
         usable = int(device * s.gpu_memory_utilization)
         non_expert = m.non_expert_weight_bytes // p.tp
-        expert = m.expert_weight_bytes // p.ep
+        expert = m.expert_weight_bytes // (p.ep if p.expert_parallel else p.tp)  # EP off: experts split by TP
         buffers = s.comm_buffer_mb * MIB * (s.comm_buffer_groups or 2)
         kv = usable - non_expert - expert - ACTIVATION_BYTES - buffers - GRAPH_BYTES
         state = KDA_STATE_BYTES_PER_SEQ // p.tp

@@ -1,6 +1,7 @@
-"""Performance estimate: expected values recomputed here from the roofline of
-domain.md §6/§11 with the catalog figures of [S1] (910C die: 64 GB, 1.6 TB/s,
-280 TFLOPS FP16/BF16; A3: 56 × 400GE LingQu, 8 × 400GE RoCE)."""
+"""Performance estimate: expected values recomputed here from the step-time model of
+docs/performance.md with the catalog figures of [S1] (910C die: 64 GB, 1.6 TB/s,
+280 TFLOPS FP16/BF16; A3: 56 × 400GE LingQu, 8 × 400GE RoCE) and the calibrated
+Ascend factors."""
 
 from __future__ import annotations
 
@@ -10,10 +11,19 @@ from dataclasses import replace
 import pytest
 
 from configurator.engine import fixtures as F
+from configurator.engine.memory import weights_per_rank
 from configurator.engine.performance import estimate_performance
 from configurator.engine.plan import plan
 from configurator.engine.serialize import to_jsonable
-from configurator.engine.types import PerformanceSpec, Severity, TopologyKind, WorkloadSpec
+from configurator.engine.serving_model import EAGER_LAYER_OVERHEAD_S, PLATFORM_FACTORS, mdc_wait
+from configurator.engine.types import (
+    ParallelSpec,
+    PerformanceSpec,
+    Severity,
+    TopologyKind,
+    TopologySpec,
+    WorkloadSpec,
+)
 
 from ._money_builders import (
     KDA_STATE_BYTES_PER_SEQ,
@@ -28,9 +38,13 @@ from ._money_builders import (
 
 K3 = F.kimi_k3()
 BANDWIDTH = 1.6e12  # bytes/s per 910C die [S1]: 3.2 TB/s per package ÷ 2
-TFLOPS_BF16 = 280e12  # 4.48 PFLOPS FP16 per A3 ÷ 16 dies [S1]
-LINGQU_BYTES_S = 56 * 400e9 / 8  # 56 × 400GE LingQu per A3 [S1]
-ROCE_BYTES_S = 8 * 400e9 / 8  # 8 × 400GE RoCE per A3 [S1]
+# 910C INT8 560 TFLOPS (2 × FP16 [S1], catalog): without an FP8 path the MXFP8-activation K3 runs
+# as the INT8-activation release on vLLM-Ascend (W4A8, vllm-ascend Kimi-K3 tutorial)
+TFLOPS_INT8 = 560e12
+INTRA_BYTES_S = 1400e9 / 8 / 2  # fixture A3: 56 × 400GE LingQu ÷ 16 dies, bidirectional → one way
+LINGQU_BYTES_S_PER_DIE = 56 * 400e9 / 8 / 16  # super-node ports reach the other nodes of the domain
+ROCE_BYTES_S_PER_DIE = 8 * 400e9 / 8 / 16  # 8 × 400GE RoCE per A3 [S1] shared by 16 dies
+F_ASCEND = PLATFORM_FACTORS["ascend"]  # calibrated factors (docs/performance.md)
 
 
 def _estimate(req):
@@ -42,59 +56,116 @@ def _codes(result) -> set[str]:
     return {c.code for c in result.checks}
 
 
-def _prefill_s(tp: int, prompt: int = 8192) -> float:
-    # 2 × active params × prompt tokens ÷ (TP × BF16 TFLOPS × MFU 0.35); the 910C table has
-    # no MXFP8/FP8 entry, so the estimate falls back to BF16.
-    return 2 * 104_200_000_000 * prompt / (tp * TFLOPS_BF16 * 0.35)
+def _attention_flops(context: float) -> float:
+    # score + value products over the 24 MLA layers: 4 × heads × head_dim × context per layer
+    return 4 * 96 * 192 * 24 * context
 
 
-def _decode_step_s(tp: int, dp: int, ep: int, batch: int, nodes: int, dp_per_node: int = 1) -> float:
+def _prefill_s(tp: int, dp: int, nodes: int, prompt: int = 8192) -> float:
+    """One 8K prompt on one DP rank, recomputed from the parts (docs/performance.md)."""
+    f = F_ASCEND
+    flops = prompt * (2 * 104_200_000_000 + _attention_flops(prompt / 2)) / tp
+    compute = flops / (TFLOPS_INT8 * f.prefill_efficiency)
+    chunks = 1  # 8192 tokens in one --max-num-batched-tokens 8192 chunk
+    weights = (K3.non_expert_weight_bytes - K3.vision_bytes) / tp + K3.expert_weight_bytes / (tp * dp)
+    memory = chunks * weights / (BANDWIDTH * f.bandwidth_efficiency)
+    tp_ar, ep = _collectives(tp, dp, nodes, tokens_rank=prompt)
+    return chunks * f.step_overhead_s + max(compute, memory) + tp_ar + ep
+
+
+def _collectives(tp: int, dp: int, nodes: int, tokens_rank: float) -> tuple[float, float]:
+    f = F_ASCEND
+    ep = tp * dp
+    # TP16 inside one A3: 2 all-reduces per layer, one replaced by the EP combine on the 92 MoE layers
+    count = 2 * 93 - 92
+    payload = tokens_rank * 7168 * 2
+    tp_ar = count * (f.collective_latency_s + 2 * (tp - 1) / tp * payload / INTRA_BYTES_S)
+    # EP: each die dispatches its TP slice of the tokens (INT8/FP8 dispatch, BF16 combine) to 16 experts;
+    # (nodes − 1)/nodes of it crosses to other nodes over the LingQu ports at 80 % efficiency
+    tokens_device = tokens_rank / tp
+    moved = tokens_device * 16 * 7168 * (1 + 2) * (ep - 1) / ep
+    cross = (nodes - 1) / nodes
+    transfer = moved * (1 - cross) / INTRA_BYTES_S + moved * cross / (LINGQU_BYTES_S_PER_DIE * 0.8)
+    ep_s = 92 * (2 * f.collective_latency_s * (f.inter_node_latency_factor if cross else 1.0) + transfer)
+    return tp_ar, ep_s
+
+
+def _decode_step_s(tp: int, dp: int, batch: int, nodes: int) -> float:
+    f = F_ASCEND
     non_expert_lm = K3.non_expert_weight_bytes - K3.vision_bytes  # the vision tower does not run in decode
     touched = 1 - (1 - 16 / 896) ** (batch * dp)  # top-16 of 896 experts, B × DP tokens per step
-    weights = non_expert_lm / tp + touched * K3.expert_weight_bytes / ep
+    weights = non_expert_lm / tp + touched * K3.expert_weight_bytes / (tp * dp)
     kv = batch * ((8192 + 1024 / 2) * MLA_KV_BYTES_PER_TOKEN + KDA_STATE_BYTES_PER_SEQ // tp)
-    memory_time = (int(weights) + int(kv)) / (BANDWIDTH * 0.6)
-    if nodes == 1:
-        return memory_time
-    # EP dispatch + combine in MXFP8 (1 byte), 92 MoE layers, (nodes − 1)/nodes of it leaves the node,
-    # over the LingQu ports (the group fits in the 384-device super-node domain) at 80 % efficiency.
-    traffic = dp_per_node * batch * 16 * 7168 * 1 * 2 * 92 * (nodes - 1) / nodes
-    return memory_time + traffic / (LINGQU_BYTES_S * 0.8)
+    memory = (weights + kv) / (BANDWIDTH * f.bandwidth_efficiency)
+    compute = (
+        batch
+        * (2 * 104_200_000_000 + _attention_flops(8192 + 512))
+        / tp
+        / (TFLOPS_INT8 * f.compute_efficiency)
+    )
+    tp_ar, ep = _collectives(tp, dp, nodes, tokens_rank=batch)
+    return f.step_overhead_s + max(memory, compute) + tp_ar + ep
 
 
-def test_4node_decode_step_prefill_and_throughput_follow_the_roofline():
+def test_4node_decode_step_prefill_and_throughput_follow_the_step_model():
     req = request_4node()  # concurrency 64 over DP4 → 16 sequences per DP rank
     result = _estimate(req)
     (g,) = result.groups
     assert g.batch_per_dp_rank == 16
     assert g.batch_limited_by == "concurrency"
-    step = _decode_step_s(tp=16, dp=4, ep=64, batch=16, nodes=4)
-    assert result.tpot_s == pytest.approx(step, rel=1e-6)
-    assert result.ttft_s == pytest.approx(_prefill_s(16), rel=1e-9)
-    # aggregated: a DP rank finishes B requests per (B × prefill + output × step)
-    rps = 4 * 16 / (16 * _prefill_s(16) + 1024 * step)
+    step = _decode_step_s(tp=16, dp=4, batch=16, nodes=4)
+    pre = _prefill_s(16, 4, 4)
+    assert g.decode_step_s == pytest.approx(step, rel=1e-6)
+    assert g.prefill_s == pytest.approx(pre, rel=1e-6)
+    # closed loop with every user holding a slot (16 per rank): B requests per
+    # (B × prefill + output × step) plus the per-request overhead during which the slot idles
+    cycle = 16 * pre + 1024 * step
+    rps = 4 * 16 / (cycle + F_ASCEND.request_overhead_s)
     assert result.requests_per_s == pytest.approx(rps, rel=1e-6)
     assert result.output_tokens_per_s == pytest.approx(rps * 1024, rel=1e-6)
     assert result.input_tokens_per_s == pytest.approx(rps * 8192, rel=1e-6)
-    assert result.output_tokens_per_s_per_dp_rank == pytest.approx(rps * 1024 / 4, rel=1e-6)
-    share = 16 * _prefill_s(16) / (16 * _prefill_s(16) + 1024 * step)
+    # TPOT seen by a user: its decode steps plus the 15 other requests' prefill chunks
+    assert result.tpot_s == pytest.approx((1024 * step + 15 * pre) / 1024, rel=1e-6)
+    # TTFT: overhead + own prefill + half a step + the M/D/1 wait behind other prompts (ρ = X × prefill)
+    rho = rps / 4 * pre
+    wait = rho * pre / (2 * (1 - rho))
+    assert result.ttft_s == pytest.approx(F_ASCEND.request_overhead_s + pre + step / 2 + wait, rel=1e-6)
+    share = 16 * pre / (16 * pre + 1024 * step)
     assert result.prefill_time_share == pytest.approx(share, rel=1e-6)
     assert not result.measured and result.is_estimate
-    assert result.figures["performance.tflops_per_device"].inputs["precision_used"] == "bf16"
+    assert result.figures["performance.tflops_per_device"].inputs["precision_used"] == "int8"
 
 
-def test_experts_touched_are_bounded_by_the_experts_on_the_rank():
-    small = _estimate(request_4node(concurrency=4))  # B = 1 per DP rank, 4 tokens in the EP group
-    assert small.groups[0].experts_touched_fraction == pytest.approx(1 - (1 - 16 / 896) ** 4)
-    # short sequences so the KV cache is no limit (each still holds 28 MB of KDA state per rank):
-    # 400 per DP rank touch every expert once, never more
-    req = request_4node(input_tokens=128, output_tokens=16, concurrency=4 * 400)
-    req = replace(req, serving=replace(req.serving, max_num_seqs=400))
-    big = _estimate(req).groups[0]
-    assert big.batch_per_dp_rank == 400
-    assert 0.999 < big.experts_touched_fraction <= 1.0
-    all_weights = (K3.non_expert_weight_bytes - K3.vision_bytes) / 16 + K3.expert_weight_bytes / 64
-    assert big.weights_bytes_read_per_rank <= all_weights
+def test_without_expert_parallelism_experts_are_split_by_tp_as_memory_holds_them():
+    # The issue's bug: with EP off the step read expert bytes ÷ 1 (629 GB per GPU per step).
+    req = replace(
+        request_4node(concurrency=4),
+        topology=TopologySpec(TopologyKind.SINGLE, 4, ParallelSpec(tp=16, dp=4, expert_parallel=False)),
+    )
+    layout = layout_for(req)
+    result = estimate_performance(req, layout, memory_for(req, layout))
+    g = result.groups[0]
+    _, expert_per_rank = weights_per_rank(req.model, req.serving, layout.groups[0].parallel)
+    assert expert_per_rank == math.ceil(K3.expert_weight_bytes / 16)
+    touched = 1 - (1 - 16 / 896) ** 1  # one token per step on this DP rank's own copy of the experts
+    non_expert = (K3.non_expert_weight_bytes - K3.vision_bytes) / 16
+    assert g.weights_bytes_read_per_rank == int(non_expert + touched * K3.expert_weight_bytes / 16)
+    assert g.weights_bytes_read_per_rank < 64e9  # never more than the 64 GB die holds
+    assert g.all_to_all_s == 0  # no dispatch/combine without EP
+
+
+def test_speculative_decoding_emits_the_expected_accepted_tokens_per_step():
+    base = _estimate(request_4node(concurrency=4))
+    req = replace(
+        request_4node(concurrency=4),
+        performance=PerformanceSpec(speculative_tokens=3, speculative_acceptance_rate=0.8),
+    )
+    mtp = _estimate(req)
+    expected = (1 - 0.8**4) / (1 - 0.8)  # 1 + a + a² + a³ = 2.952 (vLLM rejection sampler)
+    assert mtp.groups[0].tokens_per_step == pytest.approx(expected)
+    assert mtp.figures["performance.tokens_per_step"].value == pytest.approx(expected, rel=1e-6)
+    assert mtp.tpot_s < base.tpot_s
+    assert mtp.output_tokens_per_s > base.output_tokens_per_s
 
 
 def test_every_figure_is_explained_and_json_safe():
@@ -149,8 +220,11 @@ def test_tenant_pair_counts_both_clusters_and_splits_the_concurrency():
     a, b = pair.groups
     assert a.counts_toward_throughput and b.counts_toward_throughput
     assert a.batch_per_dp_rank == b.batch_per_dp_rank == 8  # 64 requests over 8 DP ranks
-    step = _decode_step_s(tp=16, dp=4, ep=64, batch=8, nodes=4)
-    rps_each = 4 * 8 / (8 * _prefill_s(16) + 1024 * step)
+    step = _decode_step_s(tp=16, dp=4, batch=8, nodes=4)
+    pre = _prefill_s(16, 4, 4)
+    assert a.decode_step_s == pytest.approx(step, rel=1e-6)
+    # below the 16 slots per rank the closed loop includes the per-request overhead
+    rps_each = 4 * 8 / (8 * pre + 1024 * step + F_ASCEND.request_overhead_s)
     assert pair.output_tokens_per_s == pytest.approx(2 * rps_each * 1024, rel=1e-6)
     assert pair.serving_dp_ranks == 8
 
@@ -160,28 +234,84 @@ def test_8p8d_sizes_prefill_and_decode_pools_separately_and_names_the_bottleneck
     prefill, decode = result.groups
     assert prefill.role == "prefill" and decode.role == "decode"
     assert decode.batch_per_dp_rank == 8
-    prefill_capacity = 8 / _prefill_s(16)  # 8 prefill DP ranks, one prompt at a time each
-    step = _decode_step_s(tp=16, dp=8, ep=128, batch=8, nodes=8)
+    pre = _prefill_s(16, 8, 8)
+    assert prefill.prefill_s == pytest.approx(pre, rel=1e-6)
+    prefill_capacity = 8 / pre  # 8 prefill DP ranks, one prompt at a time each
+    step = _decode_step_s(tp=16, dp=8, batch=8, nodes=8)
     decode_capacity = 8 * 8 / (1024 * step)
     bal = result.pd_balance
     assert bal.prefill_requests_per_s == pytest.approx(prefill_capacity, rel=1e-6)
     assert bal.decode_requests_per_s == pytest.approx(decode_capacity, rel=1e-6)
-    assert result.requests_per_s == pytest.approx(min(prefill_capacity, decode_capacity), rel=1e-6)
     assert bal.bottleneck == ("decode" if decode_capacity < prefill_capacity else "prefill")
-    # the suggested split balances per-node capacities: x·p = (16 − x)·d
     per_p, per_d = prefill_capacity / 8, decode_capacity / 8
     assert bal.suggested_prefill_nodes == round(16 * per_d / (per_p + per_d))
-    assert bal.suggested_prefill_nodes + bal.suggested_decode_nodes == 16
-    # TTFT = prefill + moving the prompt's KV to the decode ranks over 8 × 400GE RoCE
-    kv = (8192 * MLA_KV_BYTES_PER_TOKEN + KDA_STATE_BYTES_PER_SEQ // 16) * 16 / (ROCE_BYTES_S * 0.8)
-    assert result.ttft_s == pytest.approx(_prefill_s(16) + kv, rel=1e-6)
+    # KV of the computed prompt leaves each die over its share of the 8 × 400GE RoCE ports
+    kv = (8192 * MLA_KV_BYTES_PER_TOKEN + KDA_STATE_BYTES_PER_SEQ // 16) / (ROCE_BYTES_S_PER_DIE * 0.8)
+    assert decode.kv_transfer_s == pytest.approx(kv, rel=1e-6)
+    # closed loop: 64 users cycle through overhead + prefill (+ M/D/8 wait) + KV + decode
+    decode_time = F_ASCEND.request_overhead_s + pre + kv + step + 1023 * step
+    x = result.requests_per_s
+    wait = mdc_wait(8, pre, x)
+    assert x * (decode_time + wait) == pytest.approx(64, rel=1e-3)
+    assert result.ttft_s == pytest.approx(F_ASCEND.request_overhead_s + pre + wait + kv + step, rel=1e-3)
     assert result.prefill_time_share == pytest.approx(0.5)  # 8 of 16 nodes prefill
-    if not 0.67 <= bal.ratio <= 1.5:
-        check = next(c for c in result.checks if c.code == "performance.pd_imbalance")
-        assert check.fix == {
-            "topology.prefill_nodes": bal.suggested_prefill_nodes,
-            "topology.decode_nodes": bal.suggested_decode_nodes,
-        }
+
+
+def test_ttft_grows_with_load_and_concurrency_beyond_the_slots_is_an_error():
+    # 16 × A3 8P8D quoted at 256 users: 8 decode ranks × 16 slots = 128 run at once, the rest queue
+    light = _estimate(request_8p8d(concurrency=16))
+    heavy = _estimate(request_8p8d(concurrency=256))
+    assert heavy.capacity_concurrency <= 128
+    assert heavy.ttft_s > light.ttft_s
+    assert heavy.queue_wait_s > 0
+    check = next(c for c in heavy.checks if c.code == "performance.concurrency_above_capacity")
+    assert check.severity == Severity.ERROR
+    assert check.fix == {"workload.concurrency": heavy.capacity_concurrency}
+    # Little's law holds at the operating point: 256 users = throughput × response time
+    r = heavy.ttft_s + (1024 - 1) * heavy.tpot_s
+    assert heavy.requests_per_s * r == pytest.approx(256, rel=0.02)
+    assert "performance.concurrency_above_capacity" not in _codes(light)
+
+
+def test_curve_rises_then_saturates_and_latency_never_falls():
+    result = _estimate(request_4node(concurrency=64))
+    curve = result.curve
+    assert [p.concurrency for p in curve] == sorted(p.concurrency for p in curve)
+    assert 64 in [p.concurrency for p in curve]
+    assert all(b.ttft_s >= a.ttft_s - 1e-9 for a, b in zip(curve, curve[1:], strict=False))
+    assert all(b.tpot_s >= a.tpot_s - 1e-9 for a, b in zip(curve, curve[1:], strict=False))
+    assert all(
+        b.output_tokens_per_s >= a.output_tokens_per_s * 0.999 for a, b in zip(curve, curve[1:], strict=False)
+    )
+    beyond = [p for p in curve if p.concurrency > result.capacity_concurrency]
+    assert beyond and all(p.saturated for p in beyond)
+    # beyond the slots throughput is flat: users only wait longer
+    assert beyond[-1].output_tokens_per_s == pytest.approx(beyond[0].output_tokens_per_s, rel=1e-6)
+    devices = 4 * 16
+    assert curve[0].output_tokens_per_s_per_device == pytest.approx(curve[0].output_tokens_per_s / devices)
+
+
+def test_max_concurrency_meeting_the_targets_is_the_boundary():
+    req = request_4node(concurrency=32, ttft_target_s=8.0, tpot_target_ms=120.0, tpot_p90_target_ms=130.0)
+    result = _estimate(req)
+    sla = result.sla
+    assert set(sla.targets) == {"ttft_p50_s", "tpot_p50_ms", "tpot_p90_ms"}
+    best = sla.max_concurrency
+    assert best > 0
+    at = _estimate(replace(req, workload=replace(req.workload, concurrency=best)))
+    over = _estimate(replace(req, workload=replace(req.workload, concurrency=best + 1)))
+    assert at.sla.met is True
+    assert over.sla.met is False
+    assert result.figures["performance.sla.max_concurrency"].value == best
+
+
+def test_met_targets_produce_an_ok_check_and_missed_ones_a_warning_with_the_limit():
+    met = _estimate(request_4node(concurrency=4, ttft_target_s=60.0, tpot_target_ms=1000.0))
+    ok = next(c for c in met.checks if c.code == "performance.latency_targets_met")
+    assert ok.severity == Severity.OK and met.sla.met
+    missed = _estimate(request_4node(concurrency=64, ttft_target_s=0.5, tpot_target_ms=5.0))
+    assert not missed.sla.met
+    assert "performance.latency_targets_met" not in _codes(missed)
 
 
 def test_measured_throughput_overrides_the_estimate_everywhere():
@@ -202,13 +332,13 @@ def test_measured_throughput_overrides_the_estimate_everywhere():
 
 
 def test_latency_targets_raise_warnings_on_their_fields():
-    result = _estimate(request_4node(ttft_target_s=0.5, tpot_target_ms=5.0))
+    result = _estimate(request_4node(ttft_target_s=0.5, tpot_target_ms=5.0, ttft_p90_target_s=0.6))
     fields = {
         c.field
         for c in result.checks
         if c.code in ("performance.ttft_above_target", "performance.tpot_above_target")
     }
-    assert fields == {"workload.ttft_target_s", "workload.tpot_target_ms"}
+    assert fields == {"workload.ttft_target_s", "workload.tpot_target_ms", "workload.ttft_p90_target_s"}
 
 
 def test_plan_composes_the_estimate_with_the_real_layout_and_memory():
@@ -218,40 +348,56 @@ def test_plan_composes_the_estimate_with_the_real_layout_and_memory():
     assert {g.group for g in result.performance.groups} == {g.name for g in result.layout.groups}
 
 
-# --------------------------------------------------------------------------- sanity against published points
-# domain.md §11 lists published K3 speed points on NVIDIA Blackwell.  A roofline
-# ignores kernel launch gaps, attention compute and scheduling, so only the order
-# of magnitude is asserted: the bounds catch unit slips (×8 bits, GB vs GiB, ×TP),
-# not a few tens of per cent.
+# --------------------------------------------------------------------------- published points
+# domain.md §11 / sgl-project/sglang#32890: SGLang on 8 × B300 (TP8), ISL 8192 / OSL 1024:
+# concurrency 1 TTFT 370–378 ms, TPOT 8.5–8.6 ms, 112 output tok/s; concurrency 64 TPOT 40 ms.
+# The calibration test (test_performance_calibration.py) holds the whole published set to 1.25 × median;
+# these pin the K3 points through the builders the other tests use.
 
 
-def test_b300_batch_one_tpot_is_the_order_of_the_published_8_5_ms():
-    # SGLang, 8 × B300, ISL 8192 / OSL 1024, concurrency 1: TPOT 8.5 ms, TTFT 378 ms.
+def test_b300_batch_one_tpot_and_ttft_are_within_the_error_band_of_the_published_point():
     result = _estimate(request_b300(concurrency=1))
-    assert 2e-3 < result.tpot_s < 30e-3
-    assert 0.05 < result.ttft_s < 2.0
+    assert result.tpot_s == pytest.approx(8.57e-3, rel=0.25)
+    assert result.ttft_s == pytest.approx(0.370, rel=0.5)
 
 
-def test_b300_batch_one_speed_is_the_order_of_vllm_gb300_111_tokens_per_s():
-    # vLLM on GB300 (TP8), batch 1 ≈ 111 tokens/s; a B300 node has the same HBM bandwidth class.
-    result = _estimate(request_b300(concurrency=1))
-    assert 30 < 1 / result.tpot_s < 500
-
-
-def test_b300_concurrency_64_tpot_is_the_order_of_the_published_40_ms():
-    # SGLang, 8 × B300, concurrency 64: TPOT 40 ms.
+def test_b300_concurrency_64_tpot_is_within_a_third_of_the_published_40_ms():
     result = _estimate(request_b300(concurrency=64))
-    assert 5e-3 < result.tpot_s < 150e-3
+    assert result.tpot_s == pytest.approx(40e-3, rel=0.35)
 
 
-def test_efficiency_knobs_out_of_range_are_refused_and_the_defaults_used():
+def test_efficiency_knobs_out_of_range_are_refused_and_the_calibrated_values_used():
     req = replace(
-        request_4node(), performance=PerformanceSpec(decode_bandwidth_efficiency=0.0, prefill_mfu=1.5)
+        request_4node(),
+        performance=PerformanceSpec(decode_bandwidth_efficiency=0.0, prefill_mfu=1.5, speculative_tokens=40),
     )
     result = _estimate(req)
     fields = {c.field for c in result.checks if c.code == "performance.knob_out_of_range"}
-    assert fields == {"performance.decode_bandwidth_efficiency", "performance.prefill_mfu"}
-    assert result.tpot_s == pytest.approx(_estimate(request_4node()).tpot_s)  # defaults 0.6 and 0.35
+    assert fields == {
+        "performance.decode_bandwidth_efficiency",
+        "performance.prefill_mfu",
+        "performance.speculative_tokens",
+    }
+    assert result.tpot_s == pytest.approx(_estimate(request_4node()).tpot_s)
+
+
+def test_an_override_replaces_the_calibrated_factor_and_says_so():
+    req = replace(request_4node(), performance=PerformanceSpec(decode_bandwidth_efficiency=0.9))
+    result = _estimate(req)
+    fig = result.figures["performance.factors.bandwidth_efficiency"]
+    assert fig.value == 0.9 and fig.source.kind == "input"
+    assert fig.inputs["calibrated"] == F_ASCEND.bandwidth_efficiency
+    assert result.tpot_s < _estimate(request_4node()).tpot_s
+
+
+def test_the_error_band_is_reported_beside_the_estimate():
+    result = _estimate(request_4node())
+    low, high = result.error_band
+    assert low < 1 < high
+    lo, hi = result.output_tokens_per_s_range
+    assert lo == pytest.approx(result.output_tokens_per_s / high)
+    assert hi == pytest.approx(result.output_tokens_per_s / low)
+    assert "performance.output_tokens_per_s_range" in result.figures
 
 
 @pytest.mark.parametrize(
@@ -260,6 +406,10 @@ def test_efficiency_knobs_out_of_range_are_refused_and_the_defaults_used():
         {"workload": WorkloadSpec(concurrency=0, input_tokens=0, output_tokens=0)},
         {"workload": WorkloadSpec(concurrency=-3)},
         {"performance": PerformanceSpec(0.0, 0.0, 0.0, 1.0)},
+        {"performance": PerformanceSpec(float("nan"), float("inf"), 0.8, 0.0, -1.0, -2, 7.0)},
+        {"workload": WorkloadSpec(concurrency=10**6, ttft_target_s=0.001, tpot_p90_target_ms=0.01)},
+        # no sequence fits the KV cache: latencies are infinite, the targets say so without a NaN
+        {"workload": WorkloadSpec(input_tokens=10**8, concurrency=4, ttft_target_s=5.0, tpot_target_ms=50.0)},
     ],
 )
 def test_odd_but_well_typed_requests_never_raise(change):
@@ -270,3 +420,14 @@ def test_odd_but_well_typed_requests_never_raise(change):
         to_jsonable(result)
         assert result.output_tokens_per_s >= 0
     assert estimate_performance(req, replace(layout, groups=()), None).output_tokens_per_s == 0
+
+
+def test_eager_mode_adds_the_host_launch_cost_of_every_layer_to_each_step():
+    graph = _estimate(request_4node(concurrency=4))
+    req = replace(request_4node(concurrency=4), performance=PerformanceSpec(graph_mode=False))
+    eager = _estimate(req)
+    # 93 layers × 0.6 ms assumed Ascend dispatch cost per layer (serving_model.EAGER_LAYER_OVERHEAD_S)
+    extra = 93 * EAGER_LAYER_OVERHEAD_S["ascend"]
+    assert eager.groups[0].decode_step_s == pytest.approx(graph.groups[0].decode_step_s + extra, rel=1e-6)
+    fig = eager.figures["performance.factors.step_overhead_s"]
+    assert fig.source.kind == "assumed" and fig.value == pytest.approx(F_ASCEND.step_overhead_s + extra)

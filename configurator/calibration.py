@@ -1,0 +1,286 @@
+"""Compare the performance model with published measurements (``tests/data/serving_benchmarks.yaml``).
+
+Pure Python (no database): hardware comes from the catalog seed
+(``catalog/seed/data.py``), models from the seed's HF configs (Kimi K3 from the
+engine fixture, which carries the released checkpoint's byte counts).  Used by
+``tests/engine/test_performance_calibration.py``, ``bench/bench_calibration.py`` (the error
+table of ``make bench``) and ``scripts/fit_performance.py`` (the fit).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields, replace
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from catalog.importers.hf_config import parse_hf_config
+from catalog.seed import data as seed
+
+from .engine import fixtures
+from .engine import serving_model as sm
+from .engine import types as et
+from .engine.layout import resolve_layout
+from .engine.memory import size_memory
+from .engine.performance import estimate_performance
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "serving_benchmarks.yaml"
+
+
+def _v(x: Any) -> Any:
+    """Seed values are ``(value, source)`` pairs or plain values."""
+    return x[0] if isinstance(x, tuple) else x
+
+
+def _f(x: Any) -> float:
+    v = _v(x)
+    return float(v) if isinstance(v, (int, float, Decimal)) else 0.0
+
+
+@cache
+def accelerator(slug: str) -> et.AcceleratorSpec:
+    row = next(a for a in seed.ACCELERATORS if a["slug"] == slug)
+    tflops = {k: _f(row.get(f"tflops_{k}", 0)) for k in ("bf16", "fp16", "fp8", "int8", "mxfp4")}
+    return et.AcceleratorSpec(
+        slug=slug,
+        name=row["name"],
+        memory_bytes=int(_f(row["memory_gb"]) * et.GB),
+        memory_bandwidth_bytes_s=_f(row["memory_bandwidth_tbps"]) * 1e12,
+        tflops={k: v for k, v in tflops.items() if v > 0},
+        tdp_watts=_f(row.get("tdp_w", 0)),
+        logical_devices_per_package=int(_v(row.get("logical_devices_per_package", 1))),
+        vendor=row.get("vendor", ""),
+        software_stack=_v(row.get("software_stack", "cuda")),
+    )
+
+
+@cache
+def server(slug: str) -> et.ServerSpec:
+    row = next(s for s in seed.SERVERS if s["slug"] == slug)
+    acc = accelerator(row["accelerator"])
+    logical = int(_v(row["logical_devices"]))
+    return et.ServerSpec(
+        slug=slug,
+        name=row["name"],
+        accelerator=acc,
+        packages=logical // max(acc.logical_devices_per_package, 1),
+        rack_units=int(_v(row["rack_units"])),
+        max_input_kw=_f(row["max_input_kw"]),
+        nics=tuple(et.NicSpec(n["fabric"], n["count"], n["speed_gbps"], n["role"]) for n in row["nics"]),
+        scale_up_fabric=_v(row["scale_up_fabric"]),
+        scale_up_bandwidth_gbps=_f(row["scale_up_bandwidth_gbps"]),
+        scale_up_domain_devices=int(_v(row.get("scale_up_domain_devices", 0))),
+        vendor=row.get("vendor", ""),
+    )
+
+
+@cache
+def model(slug: str, weight_format: str) -> et.ModelSpec:
+    if slug == "kimi-k3":
+        return fixtures.kimi_k3(weight_format)
+    row = next(m for m in seed.LLM_MODELS if m["slug"] == slug)
+    config = json.loads((seed.CONFIG_DIR / row["config"]).read_text(encoding="utf-8"))
+    imported = parse_hf_config(config, weight_format=weight_format, hf_model_id=row["hf_model_id"])
+    fields = dict(imported.fields)
+    for key in ("family", "hf_model_id", "name"):
+        fields.pop(key, None)
+    return et.ModelSpec(slug=slug, name=_v(row["fields"].get("name", slug)), **fields)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    record_id: str
+    platform: str
+    measured_tps: float
+    predicted_tps: float
+    measured_ttft_ms: float | None
+    predicted_ttft_ms: float
+    measured_tpot_ms: float | None
+    predicted_tpot_ms: float
+    source: str
+
+    @property
+    def ratio(self) -> float:
+        return self.predicted_tps / self.measured_tps if self.measured_tps > 0 else math.inf
+
+
+def load_records(path: Path = DATA) -> list[dict[str, Any]]:
+    import yaml  # dev dependency (PyYAML); only the calibration tools read the file
+
+    return yaml.safe_load(path.read_text(encoding="utf-8"))["records"]
+
+
+_ACCELERATOR_OVERRIDES = {
+    "memory_gb": ("memory_bytes", lambda v: int(float(v) * et.GB)),
+    "memory_bandwidth_tbps": ("memory_bandwidth_bytes_s", lambda v: float(v) * 1e12),
+}
+
+
+def server_for(entry: Any) -> et.ServerSpec:
+    """A catalog seed server by slug, or ``{base: slug, ...}`` with accelerator/server fields overridden.
+
+    For hardware the catalog does not list (e.g. an H100 or H800 board in a published result):
+    ``{base: hgx-h200-8gpu, name: HGX H100, memory_gb: 80, memory_bandwidth_tbps: 3.35,
+    tflops_fp8: 1979, scale_up_bandwidth_gbps: 7200, scale_out_gbps_per_node: 3200}``.
+    """
+    if isinstance(entry, str):
+        return server(entry)
+    base = server(entry["base"])
+    acc = base.accelerator
+    changes: dict[str, Any] = {}
+    for key, (field_name, convert) in _ACCELERATOR_OVERRIDES.items():
+        if key in entry:
+            changes[field_name] = convert(entry[key])
+    tflops = dict(acc.tflops)
+    for key, value in entry.items():
+        if key.startswith("tflops_"):
+            tflops[key[len("tflops_") :]] = float(value)
+    acc = replace(acc, tflops={k: v for k, v in tflops.items() if v > 0}, **changes)
+    srv = replace(base, accelerator=acc, name=str(entry.get("name", base.name)))
+    if "scale_up_domain_devices" in entry:  # a super-node (CloudMatrix384: 384 NPUs on the UB network)
+        srv = replace(srv, scale_up_domain_devices=int(entry["scale_up_domain_devices"]))
+    if "scale_up_bandwidth_gbps" in entry:
+        srv = replace(srv, scale_up_bandwidth_gbps=float(entry["scale_up_bandwidth_gbps"]))
+    if "scale_out_gbps_per_node" in entry:
+        others = tuple(n for n in srv.nics if n.role != "scale_out")
+        fabric = str(entry.get("scale_out_fabric", "infiniband"))
+        srv = replace(srv, nics=(et.NicSpec(fabric, 1, int(entry["scale_out_gbps_per_node"])), *others))
+    return srv
+
+
+def request_for(
+    rec: Mapping[str, Any], factors: Mapping[str, sm.PlatformFactors] | None = None
+) -> et.PlanRequest:
+    srv = server_for(rec["server"])
+    mdl = model(rec["model"], rec.get("weight_format", "bf16"))
+    lay = rec["layout"]
+    ep = bool(lay.get("expert_parallel", True))
+    parallel = et.ParallelSpec(tp=lay["tp"], dp=lay["dp"], expert_parallel=ep)
+    if lay["kind"] == "disaggregated":
+        topo = et.TopologySpec(
+            et.TopologyKind.DISAGGREGATED,
+            rec["nodes"],
+            parallel,
+            prefill_nodes=lay["prefill_nodes"],
+            decode_nodes=lay["decode_nodes"],
+            decode_parallel=et.ParallelSpec(tp=lay["decode_tp"], dp=lay["decode_dp"], expert_parallel=ep),
+        )
+    else:
+        topo = et.TopologySpec(et.TopologyKind.SINGLE, rec["nodes"], parallel)
+    sv = dict(rec.get("serving", {}))
+    eager = bool(sv.pop("enforce_eager", False)) or sv.pop("graph_mode", True) is False
+    known = {f.name for f in fields(et.ServingSpec)}
+    serving = et.ServingSpec(**{k: v for k, v in sv.items() if k in known})
+    w = rec["workload"]
+    workload = et.WorkloadSpec(
+        input_tokens=w["input_tokens"], output_tokens=w["output_tokens"], concurrency=w["concurrency"]
+    )
+    spec = rec.get("speculative") or {}
+    perf = et.PerformanceSpec(
+        speculative_tokens=int(spec.get("tokens", 0)),
+        speculative_acceptance_rate=float(spec.get("acceptance", 0.7)),
+        prefix_cache_hit_rate=float(rec.get("prefix_cache_hit_rate", 0.0)),
+        graph_mode=not eager,
+    )
+    if factors is not None:
+        f = factors[srv.accelerator.software_stack]
+        perf = replace(
+            perf,
+            decode_bandwidth_efficiency=f.bandwidth_efficiency,
+            prefill_mfu=f.prefill_efficiency,
+            step_overhead_ms=f.step_overhead_s * 1000,
+        )
+    return et.PlanRequest(mdl, srv, topo, serving=serving, workload=workload, performance=perf)
+
+
+def compare(rec: Mapping[str, Any], factors: Mapping[str, sm.PlatformFactors] | None = None) -> Comparison:
+    req = request_for(rec, factors)
+    if factors is not None:
+        saved = dict(sm.PLATFORM_FACTORS)
+        sm.PLATFORM_FACTORS.update(factors)  # collective latency is not a request knob
+    try:
+        layout = resolve_layout(req)
+        result = estimate_performance(req, layout, size_memory(req, layout))
+    finally:
+        if factors is not None:
+            sm.PLATFORM_FACTORS.clear()
+            sm.PLATFORM_FACTORS.update(saved)
+    measured = rec["measured"]
+    if rec["metric"] == "decode_output_tokens_per_s_per_package":
+        decode = next(g for g in result.groups if g.role == "decode")
+        devices = decode.nodes * req.server.logical_devices
+        predicted = decode.output_tokens_per_s / devices * req.server.accelerator.logical_devices_per_package
+        tpot = decode.tpot_s
+    elif rec["metric"] == "total_tokens_per_s":  # SGLang's bench reports input + output
+        predicted = result.output_tokens_per_s + result.input_tokens_per_s
+        tpot = result.tpot_s
+    elif rec["metric"] == "output_tokens_per_s_per_device":
+        predicted = result.output_tokens_per_s / max(result.serving_devices, 1)
+        tpot = result.tpot_s
+    elif rec["metric"] == "output_tokens_per_s":
+        predicted = result.output_tokens_per_s
+        tpot = result.tpot_s
+    else:
+        raise ValueError(f"{rec['id']}: unknown metric {rec['metric']!r}")
+    return Comparison(
+        record_id=rec["id"],
+        platform=req.server.accelerator.software_stack,
+        measured_tps=float(measured["output_tokens_per_s"]),
+        predicted_tps=predicted,
+        measured_ttft_ms=measured.get("ttft_ms"),
+        predicted_ttft_ms=result.ttft_s * 1000,
+        measured_tpot_ms=measured.get("tpot_ms"),
+        predicted_tpot_ms=tpot * 1000,
+        source=str(rec["source"]),
+    )
+
+
+def compare_all(
+    records: Iterable[Mapping[str, Any]] | None = None,
+    factors: Mapping[str, sm.PlatformFactors] | None = None,
+) -> list[Comparison]:
+    return [compare(r, factors) for r in (records if records is not None else load_records())]
+
+
+def summary(rows: list[Comparison]) -> dict[str, float]:
+    ratios = [r.ratio for r in rows]
+    worst = max(ratios, key=lambda x: max(x, 1 / x))
+    return {
+        "median_ratio": statistics.median(ratios),
+        "worst_ratio": worst,
+        "worst_factor": max(worst, 1 / worst),
+        "low": min(ratios),
+        "high": max(ratios),
+    }
+
+
+def table(rows: list[Comparison]) -> str:
+    lines = [
+        f"{'record':44} {'meas tok/s':>11} {'pred tok/s':>11} {'pred/meas':>9} "
+        f"{'TTFT ms meas/pred':>19} {'TPOT ms meas/pred':>19}"
+    ]
+    for r in rows:
+        ttft = (
+            f"{r.measured_ttft_ms:.0f}/{r.predicted_ttft_ms:.0f}"
+            if r.measured_ttft_ms
+            else f"–/{r.predicted_ttft_ms:.0f}"
+        )
+        tpot = (
+            f"{r.measured_tpot_ms:.1f}/{r.predicted_tpot_ms:.1f}"
+            if r.measured_tpot_ms
+            else f"–/{r.predicted_tpot_ms:.1f}"
+        )
+        lines.append(
+            f"{r.record_id:44} {r.measured_tps:11,.1f} {r.predicted_tps:11,.1f} {r.ratio:9.2f} {ttft:>19} {tpot:>19}"
+        )
+    s = summary(rows)
+    lines.append(
+        f"median predicted/measured {s['median_ratio']:.2f} ×, range {s['low']:.2f}–{s['high']:.2f} ×, "
+        f"worst off by {s['worst_factor']:.2f} ×"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,264 @@
+"""Economics over load: cost per million tokens against concurrency, and the break-even with the API.
+
+The yearly cost of the cluster is fixed (``tco.tokens.annual_cost_buy`` /
+``annual_cost_lease``: capex spread over the horizon, O&M, power, space), while the
+tokens it serves grow with the concurrency it is offered until it saturates
+(``performance.curve``).  So the unit cost falls with load and the public API,
+priced per token, is cheaper at light load and dearer at heavy load.  This module
+walks the performance curve:
+
+* cost per million input / output tokens at each concurrency =
+  annual cost × (input or output share of accelerator time) ÷ tokens a year
+  (tokens/s × 31,536,000 s × utilisation), as ``tco.py`` does at the quoted point;
+* the API cost of the same tokens = input M × input price (cached inputs at the
+  cached price when the model lists one and prefix caching hits) + output M × output price;
+* the **break-even concurrency**: the lowest concurrency from which self-hosting is
+  cheaper (linear interpolation between curve points), or none when the API stays
+  cheaper even at capacity;
+* the seed's "60–70 % cheaper" claim is checked the same way: the concurrency from
+  which the saving reaches 60 %, if any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from .types import Check, Figure, PlanRequest, Severity, Source
+
+AREA = "commercial"
+SECONDS_PER_YEAR = 31_536_000
+MILLION = Decimal(1_000_000)
+SEED_CLAIM = Decimal("0.60")  # [S1]: "unit token cost 60–70 % lower" than the API (the lower end)
+CENT = Decimal("0.01")
+
+
+@dataclass(frozen=True)
+class EconomicsPoint:
+    concurrency: int
+    output_tokens_per_s: float
+    cost_per_m_input: Decimal | None
+    cost_per_m_output: Decimal | None
+    api_cost_per_year: Decimal | None
+    saving_vs_api: Decimal | None  # 1 − annual cost ÷ API cost of the same tokens
+
+
+@dataclass(frozen=True)
+class EconomicsResult:
+    basis: str  # buy | lease: which yearly cost the curve uses
+    currency: str
+    annual_cost: Decimal
+    points: tuple[EconomicsPoint, ...]
+    api_name: str
+    api_price_input_per_m: Decimal | None
+    api_price_output_per_m: Decimal | None
+    api_price_cached_input_per_m: Decimal | None
+    break_even_concurrency: float | None  # None: the API is cheaper at every load the cluster serves
+    seed_claim_concurrency: float | None  # where the saving reaches 60 %, if it does
+    quoted_concurrency: int
+    quoted_saving: Decimal | None
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+
+def _d(x: Any) -> Decimal:
+    return Decimal(str(x))
+
+
+def _crossing(points: list[EconomicsPoint], threshold: Decimal) -> float | None:
+    """Lowest concurrency where the saving reaches ``threshold`` (linear between curve points)."""
+    prev: EconomicsPoint | None = None
+    for p in points:
+        if p.saving_vs_api is None:
+            prev = None
+            continue
+        if p.saving_vs_api >= threshold:
+            if prev is None or prev.saving_vs_api is None:
+                return float(p.concurrency)
+            span = p.saving_vs_api - prev.saving_vs_api
+            if span <= 0:
+                return float(p.concurrency)
+            t = float((threshold - prev.saving_vs_api) / span)
+            return round(prev.concurrency + t * (p.concurrency - prev.concurrency), 1)
+        prev = p
+    return None
+
+
+def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> EconomicsResult | None:
+    """Cost per million tokens over the performance curve and the API break-even (None without a TCO)."""
+    tokens = getattr(tco, "tokens", None) if tco is not None else None
+    curve = getattr(performance, "curve", ()) if performance is not None else ()
+    if tokens is None or not curve:
+        return None
+    c = req.commercial
+    w = req.workload
+    basis = "lease" if c.server_lease_per_month > 0 and c.server_unit_price <= 0 else "buy"
+    annual = tokens.annual_cost_lease if basis == "lease" else tokens.annual_cost_buy
+    in_share = _d(tokens.input_cost_share)
+    out_share = 1 - in_share
+    utilisation = _d(c.utilisation)
+    api_in = tokens.api_price_input_per_m
+    api_out = tokens.api_price_output_per_m
+    cached_price = getattr(req.model, "api_price_cached_input_per_m", None)
+    api_cached = None
+    hit = _d(req.performance.prefix_cache_hit_rate if req.serving.enable_prefix_caching else 0)
+    if cached_price is not None and api_in is not None and tokens.api_price_input_per_m:
+        # same currency conversion as the input price
+        rate = api_in / req.model.api_price_input_per_m if req.model.api_price_input_per_m else Decimal(1)
+        api_cached = (_d(cached_price) * rate).quantize(CENT)
+    effective_in = None
+    if api_in is not None:
+        effective_in = api_in if api_cached is None else (1 - hit) * api_in + hit * api_cached
+
+    out_tokens = max(w.output_tokens, 1)
+    points: list[EconomicsPoint] = []
+    for p in curve:
+        out_tps = _d(round(p.output_tokens_per_s, 6))
+        in_tps = out_tps * w.input_tokens / out_tokens
+        seconds = SECONDS_PER_YEAR * utilisation
+        tin = in_tps * seconds / MILLION
+        tout = out_tps * seconds / MILLION
+        cost_in = (annual * in_share / tin).quantize(CENT) if tin > 0 else None
+        cost_out = (annual * out_share / tout).quantize(CENT) if tout > 0 else None
+        api_cost = saving = None
+        if effective_in is not None and api_out is not None:
+            api_cost = tin * effective_in + tout * api_out
+            saving = (1 - annual / api_cost).quantize(Decimal("0.0001")) if api_cost > 0 else None
+            api_cost = api_cost.quantize(CENT)
+        points.append(
+            EconomicsPoint(p.concurrency, p.output_tokens_per_s, cost_in, cost_out, api_cost, saving)
+        )
+
+    break_even = _crossing(points, Decimal(0))
+    claim = _crossing(points, SEED_CLAIM)
+    quoted = next((p for p in points if p.concurrency == w.concurrency), None)
+    quoted_saving = quoted.saving_vs_api if quoted else None
+
+    figs: dict[str, Figure] = {}
+    checks: list[Check] = []
+    src = Source("derived", "performance curve × TCO annual cost")
+    if effective_in is not None and api_out is not None:
+        figs["economics.break_even_concurrency"] = Figure(
+            "economics.break_even_concurrency",
+            break_even if break_even is not None else "none",
+            "users",
+            "Concurrency from which self-hosting is cheaper than the API",
+            "私有化部署开始低于 API 成本的并发数",
+            "lowest concurrency with annual cost ≤ API cost of the same tokens (linear between curve points)",
+            {"basis": basis, "annual_cost": str(annual), "utilisation": str(utilisation)},
+            src,
+        )
+        figs["economics.seed_claim_concurrency"] = Figure(
+            "economics.seed_claim_concurrency",
+            claim if claim is not None else "none",
+            "users",
+            "Concurrency from which the saving reaches the seed's claimed 60 %",
+            "节省达到原方案所称 60% 时的并发数",
+            "lowest concurrency with 1 − annual cost ÷ API cost ≥ 0.60",
+            {"basis": basis},
+            Source("seed", "S1: unit token cost 60–70 % lower (claim, checked here)"),
+        )
+        name = req.model.name
+        capacity = getattr(performance, "capacity_concurrency", 0)
+        best = max(
+            (p for p in points if p.api_cost_per_year), key=lambda p: p.api_cost_per_year, default=None
+        )
+        need_even = need_claim = None
+        if best is not None and best.api_cost_per_year:
+            # API cost grows with the tokens served: the throughput multiple that would make them equal
+            need_even = (annual / best.api_cost_per_year).quantize(Decimal("0.1"))
+            need_claim = (annual / ((1 - SEED_CLAIM) * best.api_cost_per_year)).quantize(Decimal("0.1"))
+            figs["economics.throughput_multiple_for_break_even"] = Figure(
+                "economics.throughput_multiple_for_break_even",
+                need_even,
+                "×",
+                "Throughput multiple (at full load) needed to match the API's cost",
+                "与 API 成本持平所需的吞吐倍数（满负载）",
+                "annual cost ÷ API cost of the tokens served at full load",
+                {"annual_cost": str(annual), "api_cost_at_full_load": str(best.api_cost_per_year)},
+                src,
+            )
+        if break_even is None:
+            more_en = (
+                f"; it would take about {need_even} × the estimated throughput at full load to break even and "
+                f"{need_claim} × for the seed's 60 % saving (a measured result, MTP or a higher utilisation)"
+                if need_even is not None
+                else ""
+            )
+            more_zh = (
+                f"；满负载吞吐需达到估算值的约 {need_even} 倍方可持平，达到原方案所称 60% 节省需约 {need_claim} 倍"
+                "（可通过压测实测、MTP 或提高利用率验证）"
+                if need_even is not None
+                else ""
+            )
+            checks.append(
+                Check(
+                    "commercial.api_cheaper_at_every_load",
+                    Severity.WARNING,
+                    AREA,
+                    f"The {name} API stays cheaper than this cluster at every load it serves "
+                    f"(up to {capacity} concurrent requests at {c.utilisation:.0%} utilisation){more_en}.",
+                    f"在本集群可承载的全部负载下（最多 {capacity} 路并发，利用率 {c.utilisation:.0%}），"
+                    f"{name} 官方 API 均更便宜{more_zh}。",
+                    {
+                        "capacity": capacity,
+                        "throughput_multiple_for_break_even": str(need_even)
+                        if need_even is not None
+                        else None,
+                        "throughput_multiple_for_seed_claim": str(need_claim)
+                        if need_claim is not None
+                        else None,
+                    },
+                    field="commercial.utilisation",
+                    fix_en="Raise the utilisation, lease instead of buying, or serve more users per cluster.",
+                    fix_zh="提高利用率、改为租赁，或让单集群服务更多用户。",
+                )
+            )
+        else:
+            saving_txt = f"{float(quoted_saving):.0%}" if quoted_saving is not None else "n/a"
+            claim_en = (
+                f"; the seed's 60 % saving holds from about {claim:g} concurrent requests"
+                if claim is not None
+                else "; the seed's 60 % saving is not reached at any load"
+            )
+            claim_zh = (
+                f"；原方案所称节省 60% 需并发约 {claim:g} 路以上"
+                if claim is not None
+                else "；任何负载下均达不到原方案所称 60% 的节省"
+            )
+            checks.append(
+                Check(
+                    "commercial.api_break_even",
+                    Severity.OK,
+                    AREA,
+                    f"Self-hosting is cheaper than the {name} API from about {break_even:g} concurrent requests "
+                    f"({basis}, {c.utilisation:.0%} utilisation); at the quoted {w.concurrency} the saving is "
+                    f"{saving_txt}{claim_en}.",
+                    f"并发约 {break_even:g} 路起私有化部署比 {name} 官方 API 更省（{'采购' if basis == 'buy' else '租赁'}，"
+                    f"利用率 {c.utilisation:.0%}）；报价并发 {w.concurrency} 时节省 {saving_txt}{claim_zh}。",
+                    {
+                        "break_even_concurrency": break_even,
+                        "quoted_saving": str(quoted_saving) if quoted_saving is not None else None,
+                        "seed_claim_concurrency": claim,
+                    },
+                    field="workload.concurrency",
+                )
+            )
+    return EconomicsResult(
+        basis=basis,
+        currency=c.currency,
+        annual_cost=annual,
+        points=tuple(points),
+        api_name=req.model.name,
+        api_price_input_per_m=api_in,
+        api_price_output_per_m=api_out,
+        api_price_cached_input_per_m=api_cached,
+        break_even_concurrency=break_even,
+        seed_claim_concurrency=claim,
+        quoted_concurrency=w.concurrency,
+        quoted_saving=quoted_saving,
+        figures=figs,
+        checks=tuple(checks),
+    )

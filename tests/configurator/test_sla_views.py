@@ -1,0 +1,159 @@
+"""Latency targets in the configurator form, the verdict strip and the load curve (issue 15)."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from configurator.services import preset_data
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def engineer_client(client, catalog, users):
+    client.force_login(users["engineer"])
+    return client
+
+
+def _update(client, **changes):
+    data = preset_data(None)  # 4 × A3 K3, DP4/TP16/EP64
+    data.update({k: str(v) for k, v in changes.items()})
+    response = client.post(reverse("configurator:update"), data, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_the_form_offers_p50_and_p90_targets_and_speculative_decoding(engineer_client):
+    page = engineer_client.get("/").content.decode()
+    for name in (
+        "ttft_target_s",
+        "ttft_p90_target_s",
+        "tpot_target_ms",
+        "tpot_p90_target_ms",
+        "speculative_tokens",
+    ):
+        assert f'name="{name}"' in page
+
+
+def test_generous_targets_are_met_in_the_verdict_strip_with_the_concurrency_limit(engineer_client):
+    body = _update(engineer_client, concurrency=4, ttft_target_s=60, tpot_target_ms=1000)
+    badge = re.search(r'data-area="sla">([^<]*)<', body)
+    # the page defaults to Chinese: 满足 = met, 未满足 = not met
+    assert badge and "满足" in badge.group(1) and "未满足" not in badge.group(1)
+    assert re.search(r"并发上限 \d+", badge.group(1))
+    assert "满足时延目标的最大并发数" in body
+
+
+def test_tight_targets_are_not_met_and_say_so(engineer_client):
+    body = _update(engineer_client, concurrency=16, ttft_target_s="0.01", tpot_target_ms="1")
+    badge = re.search(r'data-area="sla">([^<]*)<', body)
+    assert badge and "未满足" in badge.group(1)
+    assert "performance.ttft_above_target" in body
+
+
+def test_the_results_draw_the_throughput_vs_latency_curve_and_the_error_band(engineer_client):
+    body = _update(engineer_client, concurrency=16)
+    assert "<svg" in body and "吞吐-时延曲线" in body
+    assert "实测吞吐可能区间" in body
+    assert "可同时服务的并发请求数" in body
+
+
+def test_without_targets_there_is_no_latency_badge(engineer_client):
+    body = _update(engineer_client, concurrency=16)
+    assert 'data-area="sla"' not in body
+
+
+def test_a_bad_target_is_a_field_error_not_a_500(engineer_client):
+    data = preset_data(None)
+    data["tpot_target_ms"] = "-5"
+    response = engineer_client.post(reverse("configurator:update"), data, HTTP_HX_REQUEST="true")
+    assert response.status_code in (200, 400)
+    assert "tpot_target_ms" in response.content.decode()
+
+
+def _preset_update(client, scenario, **changes):
+    data = preset_data(scenario)
+    data.update({k: str(v) for k, v in changes.items()})
+    response = client.post(reverse("configurator:update"), data, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_scenario_targets_are_prefilled(catalog):
+    data = preset_data("software-engineering-agent")
+    assert data["ttft_target_s"] == "20.000" and data["tpot_target_ms"] == "50.00"
+
+
+def test_k3_8p8d_coding_agent_shows_the_curve_and_the_concurrency_meeting_its_targets(engineer_client):
+    # 16 × A3 8P8D, 256 developers (S1 §5 场景3): above what 8 decode ranks × 16 slots serve at once,
+    # so the quote gets an error check and the page gives the concurrency that meets TTFT 10 s / TPOT 50 ms.
+    # Without speculative decoding one user already misses TPOT 50 ms on the calibrated Ascend model;
+    # with one MTP draft token (acceptance 0.7) the page gives the concurrency that meets both targets.
+    plain = _preset_update(engineer_client, "software-engineering-agent")
+    assert "performance.concurrency_above_capacity" in plain
+    assert "<svg" in plain and "吞吐-时延曲线" in plain
+    assert "即使单个用户也无法满足目标" in plain
+    body = _preset_update(
+        engineer_client, "software-engineering-agent", speculative_tokens=1, speculative_acceptance_rate="0.7"
+    )
+    limit = re.search(r"满足时延目标的最大并发数</td><td class=\"num\">([\d,]+)<", body)
+    assert limit is not None
+    assert 0 < int(limit.group(1).replace(",", "")) < 256
+
+
+def test_k3_on_4_a3_shows_the_curve_and_the_concurrency_meeting_its_targets(engineer_client):
+    body = _preset_update(
+        engineer_client,
+        "multimodal-knowledge-base",
+        topology="single",
+        nodes=4,
+        speculative_tokens=1,
+        speculative_acceptance_rate="0.7",
+    )
+    assert "<svg" in body and "吞吐-时延曲线" in body
+    limit = re.search(r"满足时延目标的最大并发数</td><td class=\"num\">([\d,]+)<", body)
+    assert limit and int(limit.group(1).replace(",", "")) > 0
+
+
+def test_manage_py_plan_reports_met_targets_as_a_check(catalog, tmp_path):
+    import json
+
+    from django.core.management import call_command
+
+    request = {
+        "model": "kimi-k3",
+        "server": "atlas-800-a3",
+        "topology": {"kind": "single", "nodes": 4},
+        "workload": {"input_tokens": 8192, "output_tokens": 1024, "concurrency": 4, "ttft_target_s": 60,
+                     "tpot_target_ms": 1000},
+    }  # fmt: skip
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(request), encoding="utf-8")
+    from io import StringIO
+
+    out = StringIO()
+    call_command("plan", str(path), stdout=out)
+    result = json.loads(out.getvalue())
+    codes = {c["code"]: c for c in result["checks"]}
+    assert codes["performance.latency_targets_met"]["severity"] == "ok"
+    assert result["performance"]["sla"]["met"] is True
+    assert result["performance"]["sla"]["max_concurrency"] >= 4
+
+
+def test_the_results_chart_the_cost_per_million_tokens_against_the_api(engineer_client):
+    body = _update(engineer_client, concurrency=16)
+    assert "每百万输出 Token 成本随负载变化" in body
+    assert "私有化部署开始比 API 更省的并发数" in body
+
+
+def test_eager_decode_is_slower_than_graph_mode_on_the_page(engineer_client):
+    graph = _update(engineer_client, concurrency=4)
+    eager = _update(engineer_client, concurrency=4, decode_mode="eager")
+
+    def tpot(body):
+        m = re.search(r"TPOT[^<]*</td><td class=\"num\">([\d.]+) (ms|s)<", body)
+        assert m, "TPOT row"
+        return float(m.group(1)) * (1 if m.group(2) == "ms" else 1000)
+
+    assert tpot(eager) > tpot(graph)
