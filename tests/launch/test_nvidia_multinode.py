@@ -33,8 +33,15 @@ def _errors(result):
 
 @pytest.mark.parametrize("nodes", [2, 4])
 def test_k3_on_hgx_h200_plans_prices_and_launches_across_nodes(catalog, nodes):
+    # The recipe's Hopper profile runs 5 sequences per DP rank (max-num-seqs 5), so 2 nodes (DP2) serve
+    # 10 concurrent requests: quote 4 per node (8 and 16), which both sizes sustain (issue 15's capacity check).
     req, result = plan_from_json(
-        {"model": "kimi-k3", "server": H200, "topology": {"kind": "single", "nodes": nodes}}
+        {
+            "model": "kimi-k3",
+            "server": H200,
+            "topology": {"kind": "single", "nodes": nodes},
+            "workload": {"concurrency": 4 * nodes},
+        }
     )
     assert _errors(result) == []
     # 8 IB ports per node → 8·n ports ≤ 64: one QM9700, priced from the list
