@@ -119,10 +119,14 @@ def verdicts(checks: list[dict], lang: str) -> list[dict]:
     return out
 
 
-def localized_checks(checks: list[dict], lang: str) -> list[dict]:
-    """Checks in the page's language, errors first, 'ok' notes last."""
+def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | None = None) -> list[dict]:
+    """Checks in the page's language, errors first, 'ok' notes last.
+
+    ``proven`` maps a check's index to the re-planned request its fix gives
+    (``services.proven_fixes``); only those fixes get an "Apply" button."""
     out = []
-    for c in checks:
+    proven = proven or {}
+    for index, c in enumerate(checks):
         area = c.get("area", "")
         en, zh = AREA_LABELS.get(area, (area, area))
         out.append(
@@ -134,6 +138,9 @@ def localized_checks(checks: list[dict], lang: str) -> list[dict]:
                 "fix_text": _pick(c.get("fix_en", ""), c.get("fix_zh", ""), lang),
                 "fix": c.get("fix") or {},
                 "fix_json": json.dumps(c.get("fix") or {}, ensure_ascii=False),
+                "fix_request": (
+                    json.dumps(proven[index], ensure_ascii=False, sort_keys=True) if index in proven else ""
+                ),
                 "field": c.get("field", ""),
             }
         )
@@ -341,15 +348,16 @@ def _network(result: dict, lang: str) -> dict | None:
     return {**network, "rows": rows}
 
 
-def context_from_dict(result: dict, lang: str) -> dict:
+def context_from_dict(result: dict, lang: str, proven: dict[int, dict] | None = None) -> dict:
     """Everything the results panel (and the PDF) shows, from a plan dict."""
     checks = result.get("checks") or []
+    localized = localized_checks(checks, lang, proven)
     return {
         "result": result,
         "ok": result.get("ok", False),
         "verdicts": verdicts(checks, lang),
-        "checks": localized_checks(checks, lang),
-        "problems": [c for c in localized_checks(checks, lang) if c["severity"] != "ok"],
+        "checks": localized,
+        "problems": [c for c in localized if c["severity"] != "ok"],
         "figures": result.get("figures") or {},
         "memory_panels": _memory_panels(result, lang),
         "topology_svg": _topology(result, lang),
@@ -364,12 +372,12 @@ def context_from_dict(result: dict, lang: str) -> dict:
     }
 
 
-def plan_context(plan_request, result, request_json: dict, lang: str) -> dict:
-    """The page context for a live plan."""
+def plan_context(plan_request, result, request_json: dict, lang: str, proven=None) -> dict:
+    """The page context for a live plan (``proven``: see ``localized_checks``)."""
     from .engine.serialize import plan_to_dict
 
     data = plan_to_dict(result)
-    context = context_from_dict(data, lang)
+    context = context_from_dict(data, lang, proven)
     context["request_json"] = json.dumps(request_json, ensure_ascii=False)
     context["request"] = plan_request
     return context

@@ -595,11 +595,11 @@ def request_to_inline(request: et.PlanRequest) -> dict:
 
 
 def _propose(model: et.ModelSpec, server: et.ServerSpec, nodes: int) -> et.ParallelSpec:
-    from configurator.engine.layout import propose_layout
+    from configurator.engine.layout import auto_layout
 
     probe = et.PlanRequest(
         model=model,
         server=server,
         topology=et.TopologySpec(et.TopologyKind.SINGLE, nodes, et.ParallelSpec(1, 1)),
     )
-    return propose_layout(probe, nodes)
+    return auto_layout(probe, nodes)

@@ -6,7 +6,9 @@ here, so every figure shown anywhere comes from the same ``plan()`` call.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import json
 from decimal import Decimal
 from typing import Any
 
@@ -266,6 +268,70 @@ def _first_slug(model, preferred: str) -> str | None:
     return row.slug if row else None
 
 
+# The form fields a scenario owns: choosing a scenario changes these and
+# nothing else (the server only when the scenario recommends one; the
+# commercial terms, serving flags and launch fields never).
+SCENARIO_FIELDS = (
+    "scenario",
+    "model",
+    "server",
+    "topology",
+    "nodes",
+    "prefill_nodes",
+    "decode_nodes",
+    "parallel_mode",
+    "input_tokens",
+    "output_tokens",
+    "concurrency",
+    "max_model_len",
+    "needs_vision",
+)
+
+
+def _scenario_row(scenario: str | None):
+    if not scenario:
+        return None
+    return (
+        Scenario.objects.select_related("recommended_topology", "recommended_model", "recommended_server")
+        .filter(slug=scenario)
+        .first()
+    )
+
+
+def scenario_fields(scenario: str | None) -> dict[str, str] | None:
+    """The form values a scenario sets (``None`` for an unknown scenario).
+
+    A checkbox the scenario clears is given as ``""`` (unchecked)."""
+    row = _scenario_row(scenario)
+    if row is None:
+        return None
+    data = {
+        "scenario": row.slug,
+        "input_tokens": str(row.input_tokens),
+        "output_tokens": str(row.output_tokens),
+        "concurrency": str(row.concurrency),
+        "needs_vision": "on" if row.needs_vision else "",
+    }
+    if row.context:
+        data["max_model_len"] = str(row.context)
+    if row.recommended_model_id:
+        data["model"] = row.recommended_model.slug
+    if row.recommended_server_id:
+        data["server"] = row.recommended_server.slug
+    template = row.recommended_topology
+    if template is not None:
+        data["topology"] = template.kind
+        data["parallel_mode"] = "auto"
+        nodes = row.recommended_nodes or template.default_nodes
+        if nodes:
+            data["nodes"] = str(nodes)
+        if template.kind == et.TopologyKind.DISAGGREGATED.value and data.get("nodes"):
+            prefill = template.prefill_nodes or (int(data["nodes"]) // 2)
+            data["prefill_nodes"] = str(prefill)
+            data["decode_nodes"] = str(int(data["nodes"]) - prefill)
+    return data
+
+
 def preset_data(scenario: str | None = None) -> dict[str, str]:
     """Form data for a fresh page, or pre-filled from a scenario."""
     data = dict(DEFAULT_FORM)
@@ -275,36 +341,36 @@ def preset_data(scenario: str | None = None) -> dict[str, str]:
     rack = RackType.objects.order_by("pk").first()
     data["site"] = site.slug if site else ""
     data["rack"] = rack.slug if rack else ""
-    row = (
-        Scenario.objects.select_related("recommended_topology", "recommended_model", "recommended_server")
-        .filter(slug=scenario or "")
-        .first()
-    )
-    if row is None:
-        return data
-    data["scenario"] = row.slug
-    data["input_tokens"] = str(row.input_tokens)
-    data["output_tokens"] = str(row.output_tokens)
-    data["concurrency"] = str(row.concurrency)
-    if row.context:
-        data["max_model_len"] = str(row.context)
-    if row.needs_vision:
-        data["needs_vision"] = "on"
-    if row.recommended_model_id:
-        data["model"] = row.recommended_model.slug
-    if row.recommended_server_id:
-        data["server"] = row.recommended_server.slug
-    template = row.recommended_topology
-    if template is not None:
-        data["topology"] = template.kind
-        nodes = row.recommended_nodes or template.default_nodes
-        if nodes:
-            data["nodes"] = str(nodes)
-        if template.kind == et.TopologyKind.DISAGGREGATED.value:
-            prefill = template.prefill_nodes or (int(data["nodes"]) // 2)
-            data["prefill_nodes"] = str(prefill)
-            data["decode_nodes"] = str(int(data["nodes"]) - prefill)
+    owned = scenario_fields(scenario)
+    if owned:
+        for key, value in owned.items():
+            if value == "":
+                data.pop(key, None)
+            else:
+                data[key] = value
     return data
+
+
+def apply_scenario(current: dict[str, str], scenario: str | None) -> tuple[dict[str, str], list[str]]:
+    """The current form data with the scenario's own fields set; and the names
+    of the fields that changed (the page says what it changed, with undo).
+
+    Choosing "none" only clears the scenario: the values stay as they are."""
+    data = dict(current)
+    owned = scenario_fields(scenario)
+    if owned is None:
+        data["scenario"] = ""
+        return data, (["scenario"] if current.get("scenario") else [])
+    changed = []
+    for key, value in owned.items():
+        before = current.get(key, "") or ""
+        if str(before) != value:
+            changed.append(key)
+        if value == "":
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return data, changed
 
 
 def form_data_from_request(request_json: dict) -> dict[str, str]:
@@ -351,7 +417,105 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
     return data
 
 
+# --------------------------------------------------------------------------- fixes proven before offered
+
+# Sections of a request the configurator form can set (a fix elsewhere, such as
+# ``rack.max_kw``, stays advice: the page has no field to carry it).
+_FIX_SECTIONS = ("serving", "workload", "commercial", "launch")
+
+
+def fixed_request(request_json: dict, fix: dict, plan_request: et.PlanRequest | None = None) -> dict | None:
+    """``request_json`` with a check's suggested ``fix`` (request path → value)
+    applied, on a copy; ``None`` when a path is not one the form can carry.
+
+    A fix to one parallel size of an automatic layout turns the layout manual,
+    starting from the layout the engine proposed (``plan_request``)."""
+    from .forms import ConfiguratorForm
+    from .requests import to_jsonable
+
+    if not isinstance(request_json, dict) or not isinstance(fix, dict) or not fix:
+        return None
+    data = copy.deepcopy(request_json)
+    for path, value in fix.items():
+        if not isinstance(path, str) or isinstance(value, (dict, list)) or value is None:
+            return None
+        if ConfiguratorForm.field_for_path(path) is None:
+            return None
+        parts = path.split(".")
+        if parts[0] == "topology" and len(parts) == 3 and parts[1] in ("parallel", "decode_parallel"):
+            topology = data.setdefault("topology", {})
+            parallel = topology.get(parts[1])
+            if not isinstance(parallel, dict):
+                resolved = None
+                if plan_request is not None:
+                    resolved = getattr(plan_request.topology, parts[1], None)
+                if resolved is None:
+                    return None
+                keys = ("tp", "dp", "pp", "dp_local", "expert_parallel")
+                parallel = {k: v for k, v in to_jsonable(resolved).items() if k in keys}
+                topology[parts[1]] = parallel
+            parallel[parts[2]] = value
+        elif parts[0] == "topology" and len(parts) == 2:
+            data.setdefault("topology", {})[parts[1]] = value
+        elif parts[0] in _FIX_SECTIONS and len(parts) == 2:
+            section = data.get(parts[0])
+            if not isinstance(section, dict):
+                section = data[parts[0]] = {}
+            section[parts[1]] = value
+        else:
+            return None
+    return data
+
+
+def form_request(request_json: dict) -> dict | None:
+    """The request the configurator form produces for ``request_json`` (None if
+    the form refuses it): what applying a configuration on the page plans."""
+    from .forms import ConfiguratorForm
+
+    form = ConfiguratorForm(form_data_from_request(request_json))
+    if not form.is_valid():
+        return None
+    return form.to_request()
+
+
+def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.PlanResult) -> dict[int, dict]:
+    """Fixes worth offering, by the index of their check in ``result.checks``:
+    each applied to a copy of the request, through the form, and re-planned; kept
+    only when its finding is gone and no new error appeared.  The value is the
+    re-planned request, which is what applying the fix loads."""
+    errors_before = {c.code for c in result.checks if c.severity == et.Severity.ERROR}
+    tried: dict[str, tuple[dict, et.PlanResult] | None] = {}
+    out: dict[int, dict] = {}
+    for index, check in enumerate(result.checks):
+        if check.severity == et.Severity.OK or not check.fix:
+            continue
+        key = json.dumps(dict(check.fix), sort_keys=True, default=str)
+        if key not in tried:
+            tried[key] = None
+            candidate = fixed_request(request_json, dict(check.fix), plan_request)
+            candidate = form_request(candidate) if candidate is not None else None
+            if candidate is not None and candidate != request_json:
+                try:
+                    tried[key] = (candidate, plan_from_json(candidate)[1])
+                except RequestError:
+                    tried[key] = None
+        if tried[key] is None:
+            continue
+        candidate, after = tried[key]
+        if any(c.code == check.code and c.severity != et.Severity.OK for c in after.checks):
+            continue
+        if {c.code for c in after.checks if c.severity == et.Severity.ERROR} - errors_before:
+            continue
+        out[index] = candidate
+    return out
+
+
 __all__ = [
+    "apply_scenario",
+    "fixed_request",
+    "form_request",
+    "proven_fixes",
+    "scenario_fields",
     "RequestError",
     "DjangoCatalog",
     "form_data_from_request",

@@ -15,7 +15,8 @@ import time
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.translation import get_language
-from django.views.decorators.http import require_GET, require_http_methods
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
 
 from accounts import roles
 
@@ -36,8 +37,37 @@ def _forbidden_unless_sales(request):
     return None
 
 
-def _evaluate(form: ConfiguratorForm):
-    """Validate the form, plan, and return (plan context or None)."""
+SESSION_KEY = "configurator_form"
+
+
+def _form_data(data) -> dict[str, str]:
+    """The configurator fields of a POST (or dict), as plain strings."""
+    out = {}
+    for name in ConfiguratorForm.base_fields:
+        if name in data:
+            value = data.get(name)
+            if isinstance(value, str):
+                out[name] = value
+    return out
+
+
+def _remember(request, form: ConfiguratorForm) -> None:
+    """Keep the last configuration in the session: a reload or a language switch
+    comes back to it instead of the defaults."""
+    data = _form_data(form.data)
+    if request.session.get(SESSION_KEY) != data:
+        request.session[SESSION_KEY] = data
+
+
+def _current_data(request) -> dict[str, str]:
+    stored = request.session.get(SESSION_KEY)
+    if isinstance(stored, dict) and stored:
+        return {k: v for k, v in stored.items() if isinstance(v, str)}
+    return services.preset_data(None)
+
+
+def _evaluate(form: ConfiguratorForm, request=None):
+    """Validate the form, plan, and return the plan context (or None)."""
     if not form.is_valid():
         return None
     request_json = form.to_request()
@@ -46,24 +76,78 @@ def _evaluate(form: ConfiguratorForm):
     except RequestError as exc:
         form.add_request_errors(exc.errors)
         return None
+    if request is not None:
+        _remember(request, form)
     started = time.perf_counter()
-    context = presentation.plan_context(plan_request, result, request_json, lang=_lang())
+    proven = services.proven_fixes(request_json, plan_request, result)
+    context = presentation.plan_context(plan_request, result, request_json, lang=_lang(), proven=proven)
     context["render_ms"] = (time.perf_counter() - started) * 1000
     return context
 
 
+def _scenario_notice(before: dict[str, str], after: dict[str, str], changed: list[str]) -> dict | None:
+    """What choosing a scenario changed (field label, old → new), with the
+    previous values for "undo"."""
+    if not changed:
+        return None
+    form = ConfiguratorForm()
+    rows = []
+    for name in changed:
+        if name == "scenario":
+            continue
+        field = form.fields[name]
+        rows.append(
+            {
+                "label": field.label,
+                "before": _display(field, before.get(name, "")),
+                "after": _display(field, after.get(name, "")),
+            }
+        )
+    return {"rows": rows, "undo": sorted(before.items())}
+
+
+def _display(field, value: str) -> str:
+    if getattr(field.widget, "input_type", "") == "checkbox":
+        return str(_("yes") if value else _("no"))
+    choices = getattr(field, "choices", None)
+    if choices is not None and not hasattr(field, "queryset"):
+        for key, label in choices:
+            if str(key) == value:
+                return str(label)
+    return value or "—"
+
+
+def _page(request, form, plan, **extra):
+    return render(request, "configurator/home.html", {"form": form, "plan": plan, "lang": _lang(), **extra})
+
+
 @require_http_methods(["GET", "POST"])
 def home(request):
-    """The configurator page (full render; also the no-JavaScript form target)."""
+    """The configurator page (full render; also the no-JavaScript form target).
+
+    Without JavaScript a changed scenario is applied when the form is posted
+    (``applied_scenario`` says which one the values came from)."""
     denied = _forbidden_unless_sales(request)
     if denied:
         return denied
+    notice = None
     if request.method == "POST":
-        form = ConfiguratorForm(request.POST)
+        data = _form_data(request.POST)
+        applied = request.POST.get("applied_scenario", data.get("scenario", ""))
+        if data.get("scenario", "") != applied and data.get("scenario"):
+            before = dict(data, scenario=applied)
+            data, changed = services.apply_scenario(before, data["scenario"])
+            notice = _scenario_notice(before, data, changed)
+        form = ConfiguratorForm(data)
+    elif request.GET.get("scenario"):
+        before = _current_data(request)
+        data, changed = services.apply_scenario(before, request.GET.get("scenario"))
+        notice = _scenario_notice(before, data, changed)
+        form = ConfiguratorForm(data)
     else:
-        form = ConfiguratorForm(services.preset_data(request.GET.get("scenario")))
-    plan = _evaluate(form)
-    return render(request, "configurator/home.html", {"form": form, "plan": plan, "lang": _lang()})
+        form = ConfiguratorForm(_current_data(request))
+    plan = _evaluate(form, request)
+    return _page(request, form, plan, notice=notice)
 
 
 @require_http_methods(["POST"])
@@ -73,50 +157,81 @@ def update(request):
     if denied:
         return denied
     form = ConfiguratorForm(request.POST)
-    plan = _evaluate(form)
+    plan = _evaluate(form, request)
     return render(
         request, "configurator/_results.html", {"form": form, "plan": plan, "lang": _lang(), "oob": True}
     )
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def preset(request):
-    """htmx: the form pre-filled from a scenario (every value stays editable)."""
+    """Choose a scenario: only the fields the scenario owns change, the page says
+    which (with undo).  htmx POSTs the current form and gets the results panel
+    with the changed fields swapped out of band (the focused select is never
+    replaced); a GET starts from the remembered configuration and returns the
+    workspace."""
     denied = _forbidden_unless_sales(request)
     if denied:
         return denied
-    form = ConfiguratorForm(services.preset_data(request.GET.get("scenario")))
-    plan = _evaluate(form)
-    return render(request, "configurator/_workspace.html", {"form": form, "plan": plan, "lang": _lang()})
+    if request.method == "POST":
+        before = _form_data(request.POST)
+        before["scenario"] = request.POST.get("applied_scenario", "")
+        scenario = request.POST.get("scenario", "")
+    else:
+        before = _current_data(request)
+        scenario = request.GET.get("scenario", "")
+    data, changed = services.apply_scenario(before, scenario)
+    form = ConfiguratorForm(data)
+    plan = _evaluate(form, request)
+    notice = _scenario_notice(before, data, changed)
+    context = {"form": form, "plan": plan, "lang": _lang(), "notice": notice}
+    if request.method == "POST" and request.htmx:
+        context.update(
+            oob=True, changed_fields=[f for f in form if f.name in changed and f.name != "scenario"]
+        )
+        return render(request, "configurator/_results.html", context)
+    if request.htmx:
+        return render(request, "configurator/_workspace.html", context)
+    return render(request, "configurator/home.html", context)
 
 
 @require_http_methods(["POST"])
 def apply_fix(request):
-    """Apply a finding's suggested fix to the form and re-plan (one click)."""
+    """Load a configuration in one request, with JavaScript on or off: a proven
+    fix (``request_json``, the re-planned request the results panel offered),
+    an "undo" (the previous form values), or the form plus a ``fix`` (request
+    path → value, as the API's checks give it)."""
     denied = _forbidden_unless_sales(request)
     if denied:
         return denied
-    data = request.POST.copy()
-    try:
-        fix = json.loads(request.POST.get("fix", "{}"))
-    except json.JSONDecodeError:
-        fix = {}
-    if isinstance(fix, dict):
-        for path, value in fix.items():
-            name = ConfiguratorForm.field_for_path(str(path))
-            if name is None or isinstance(value, (dict, list)):
-                continue
-            if isinstance(value, bool):
-                if value:
-                    data[name] = "on"
-                else:
-                    data.pop(name, None)
-            else:
-                data[name] = str(value)
-            if name in {"tp", "dp", "pp", "dp_local", "decode_tp", "decode_dp"}:
-                data["parallel_mode"] = "manual"
+    data = None
+    raw = request.POST.get("request_json")
+    if raw:
+        try:
+            request_json = json.loads(raw)
+        except json.JSONDecodeError:
+            request_json = None
+        if isinstance(request_json, dict):
+            data = services.form_data_from_request(request_json)
+    if data is None:
+        data = _form_data(request.POST)
+        try:
+            fix = json.loads(request.POST.get("fix", "{}"))
+        except json.JSONDecodeError:
+            fix = {}
+        if isinstance(fix, dict) and fix:
+            form = ConfiguratorForm(data)
+            if form.is_valid():
+                base = form.to_request()
+                try:
+                    plan_request = services.resolve_request(base)
+                except RequestError:
+                    plan_request = None
+                fixed = services.fixed_request(base, fix, plan_request)
+                if fixed is not None:
+                    data = services.form_data_from_request(fixed)
     form = ConfiguratorForm(data)
-    plan = _evaluate(form)
+    plan = _evaluate(form, request)
     template = "configurator/_workspace.html" if request.htmx else "configurator/home.html"
     return render(request, template, {"form": form, "plan": plan, "lang": _lang()})
 

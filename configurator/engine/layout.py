@@ -162,7 +162,7 @@ def _choose_tp(devices_per_node: int, domain: int, heads: int, devices: int) -> 
     return 1
 
 
-def propose_layout(req: PlanRequest, nodes: int | None = None) -> ParallelSpec:
+def propose_layout(req: PlanRequest, nodes: int | None = None, *, stages: bool = False) -> ParallelSpec:
     """The "auto" layout for a group of ``nodes`` nodes (default: the first group's).
 
     TP = devices per node when the attention heads split evenly over them (else
@@ -170,6 +170,16 @@ def propose_layout(req: PlanRequest, nodes: int | None = None) -> ParallelSpec:
     domain), DP = the remaining devices ÷ TP, one DP rank per TP group on each
     node, expert parallelism on for MoE models.  K3 on 4 × A3 gives DP4 / TP16
     / EP64; each side of 16 × A3 8P8D gives DP8 / TP16 / EP128 (domain.md §4).
+
+    With ``stages`` (the request's "auto" mode, see :func:`auto_layout`), when
+    the routed experts do not divide over EP = DP × TP (K3's 896 experts
+    over 16 × 16 = 256 ranks), the group is split into the fewest pipeline
+    stages of whole nodes that make them divide: vLLM forms the expert-parallel
+    group inside one pipeline stage (EP = DP × TP, see vLLM
+    ``vllm/config/parallel.py`` and ``FusedMoEParallelConfig.make`` in
+    ``vllm/model_executor/layers/fused_moe/config.py``, branch main), so 16 ×
+    A3 becomes PP2 / DP8 / TP16 / EP128, 7 experts per rank.  When no stage
+    count works the plain layout is returned and its check says why.
     """
     dpn = max(req.server.logical_devices, 1)
     if nodes is None:
@@ -178,7 +188,25 @@ def propose_layout(req: PlanRequest, nodes: int | None = None) -> ParallelSpec:
     devices = nodes * dpn
     tp = _choose_tp(dpn, scale_up_domain(req.server), req.model.num_attention_heads, devices)
     dp = max(devices // tp, 1)
-    return ParallelSpec(tp=tp, dp=dp, pp=1, expert_parallel=req.model.is_moe, dp_local=max(dpn // tp, 1))
+    plain = ParallelSpec(tp=tp, dp=dp, pp=1, expert_parallel=req.model.is_moe, dp_local=max(dpn // tp, 1))
+    model = req.model
+    if not stages or not (model.is_moe and model.num_experts and model.num_experts % plain.ep):
+        return plain
+    layers = max(model.num_layers, 1)
+    for pp in range(2, min(nodes, layers) + 1):
+        if nodes % pp or dp % pp:
+            continue
+        staged = ParallelSpec(tp=tp, dp=dp // pp, pp=pp, expert_parallel=True, dp_local=1)
+        if model.num_experts % staged.ep == 0 and layout_is_valid(req, nodes, staged):
+            return staged
+    return plain
+
+
+def auto_layout(req: PlanRequest, nodes: int | None = None) -> ParallelSpec:
+    """The layout "auto" resolves to: :func:`propose_layout` with pipeline
+    stages when expert parallelism alone cannot divide the experts, so every
+    node count gets a valid layout (or the plain one, whose check says why)."""
+    return propose_layout(req, nodes, stages=True)
 
 
 def layout_is_valid(req: PlanRequest, nodes: int, p: ParallelSpec) -> bool:
@@ -208,10 +236,14 @@ def _group_problems(req: PlanRequest, nodes: int, p: ParallelSpec) -> list[str]:
 
 def _valid_nodes_near(req: PlanRequest, nodes: int, upto: int) -> tuple[int, ParallelSpec] | None:
     """The nearest group size ≥ ``nodes`` (then below it) whose auto layout is valid."""
-    for n in (*range(nodes, upto + 1), *range(nodes - 1, 0, -1)):
-        p = propose_layout(req, n)
-        if layout_is_valid(req, n, p):
-            return n, p
+    sizes = (*range(nodes, upto + 1), *range(nodes - 1, 0, -1))
+    # A layout without pipeline stages first (the node count the engineer would
+    # pick for expert parallelism), then any valid one.
+    for plain_only in (True, False):
+        for n in sizes:
+            p = propose_layout(req, n, stages=not plain_only)
+            if (p.pp == 1 or not plain_only) and layout_is_valid(req, n, p):
+                return n, p
     return None
 
 
@@ -290,7 +322,7 @@ def _topology_groups(req: PlanRequest, checks: list[Check]) -> list[tuple[str, s
 def _layout_fix(req: PlanRequest, group_name: str, nodes: int) -> tuple[dict[str, Any], str, str]:
     """The auto layout for this group size when it is valid, else the nearest valid group size."""
     pfield = parallel_field(req.topology, group_name)
-    proposal = propose_layout(req, nodes)
+    proposal = auto_layout(req, nodes)
     label = parallel_label(proposal)
     if layout_is_valid(req, nodes, proposal):
         return (
