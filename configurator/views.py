@@ -17,6 +17,7 @@ from django.shortcuts import render
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
+from django_htmx.http import trigger_client_event
 
 from accounts import roles
 
@@ -103,7 +104,12 @@ def _scenario_notice(before: dict[str, str], after: dict[str, str], changed: lis
                 "after": _display(field, after.get(name, "")),
             }
         )
-    return {"rows": rows, "undo": sorted(before.items())}
+    undo = {name: before.get(name, "") for name in changed}
+    return {
+        "rows": rows,
+        "undo_json": json.dumps(undo, ensure_ascii=False),
+        "base_json": json.dumps(before, ensure_ascii=False),
+    }
 
 
 def _display(field, value: str) -> str:
@@ -186,13 +192,41 @@ def preset(request):
     notice = _scenario_notice(before, data, changed)
     context = {"form": form, "plan": plan, "lang": _lang(), "notice": notice}
     if request.method == "POST" and request.htmx:
-        context.update(
-            oob=True, changed_fields=[f for f in form if f.name in changed and f.name != "scenario"]
-        )
-        return render(request, "configurator/_results.html", context)
+        # The changed values are set in place by the page's script (no input is
+        # replaced, so none loses focus or a keystroke); errors come out of band.
+        context.update(oob=True, notice_oob=True)
+        response = render(request, "configurator/_results.html", context)
+        values = {name: data.get(name, "") for name in changed if name != "scenario"}
+        return trigger_client_event(response, "configurator:set-fields", {"fields": values})
     if request.htmx:
         return render(request, "configurator/_workspace.html", context)
     return render(request, "configurator/home.html", context)
+
+
+def _json_dict(raw: str) -> dict[str, str]:
+    try:
+        value = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, str)}
+
+
+def _undo_data(post) -> dict[str, str]:
+    """Undo a scenario: its own fields go back to what they were.  With
+    JavaScript the current form comes along (later edits stay); without it the
+    whole form from before the scenario (``base``)."""
+    current = _form_data(post)
+    data = current if current else _json_dict(post.get("base", ""))
+    for name, value in _json_dict(post.get("undo", "")).items():
+        if name not in ConfiguratorForm.base_fields:
+            continue
+        if value == "":
+            data.pop(name, None)
+        else:
+            data[name] = value
+    return data
 
 
 @require_http_methods(["POST"])
@@ -213,6 +247,8 @@ def apply_fix(request):
             request_json = None
         if isinstance(request_json, dict):
             data = services.form_data_from_request(request_json)
+    if data is None and request.POST.get("undo"):
+        data = _undo_data(request.POST)
     if data is None:
         data = _form_data(request.POST)
         try:

@@ -79,6 +79,19 @@
     }).then(done, done);
   });
 
+  // A scenario's values, set in place (the inputs are never replaced).
+  document.addEventListener("configurator:set-fields", function (event) {
+    var form = document.getElementById("config-form");
+    var fields = (event.detail && event.detail.fields) || {};
+    if (!form) return;
+    Object.keys(fields).forEach(function (name) {
+      var el = form.elements.namedItem(name);
+      if (!el) return;
+      if (el.type === "checkbox") el.checked = !!fields[name];
+      else el.value = fields[name];
+    });
+  });
+
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", restoreHeader);
   else restoreHeader();
 })();

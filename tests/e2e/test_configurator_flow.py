@@ -172,7 +172,7 @@ def save_as_quote(page, customer: str) -> str:
     page.fill("#q-customer", customer)
     page.fill("#q-title", "4 × A3 Kimi K3")
     with page.expect_navigation():
-        page.click("#results form[action$='/quotes/create/'] button[type=submit]")
+        page.click("#quote-form button[type=submit]")
     assert re.search(r"/quotes/\d+/", page.url), page.url
     number = page.locator("h1 .mono").inner_text().strip()
     assert re.fullmatch(r"Q-\d{4}-\d{4,}", number), number
