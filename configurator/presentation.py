@@ -103,8 +103,6 @@ def verdicts(checks: list[dict], lang: str) -> list[dict]:
     worst: dict[str, str] = {}
     for c in checks:
         area = c.get("area") or "layout"
-        if area == "model":
-            area = "memory"
         sev = c.get("severity", "ok")
         if SEVERITY_ORDER.get(sev, 0) >= SEVERITY_ORDER.get(worst.get(area, "ok"), 0):
             worst[area] = sev
@@ -112,7 +110,9 @@ def verdicts(checks: list[dict], lang: str) -> list[dict]:
     for area in ("memory", "power", "network", "racks", "cooling"):
         en, zh = AREA_LABELS[area]
         out.append({"area": area, "label": _pick(en, zh, lang), "severity": worst.get(area, "ok")})
-    for area in ("layout", "performance", "commercial"):
+    # A model problem (context too long, image input on a text-only server) is
+    # its own badge, never "Memory: error".
+    for area in ("model", "layout", "performance", "commercial"):
         if worst.get(area) in ("warning", "error"):
             en, zh = AREA_LABELS[area]
             out.append({"area": area, "label": _pick(en, zh, lang), "severity": worst[area]})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .capability import capability_checks
 from .launch import build_launch
 from .layout import resolve_layout
 from .memory import size_memory
@@ -16,13 +17,14 @@ from .types import PlanRequest, PlanResult, Severity
 def plan(request: PlanRequest) -> PlanResult:
     """Size a deployment.  Never raises on a well-typed request: problems are checks."""
     layout = resolve_layout(request)
+    capability = tuple(capability_checks(request))
     if any(c.severity == Severity.ERROR for c in layout.checks):
         # The layout itself is impossible: facilities can still be sized from the
         # node count, but memory and performance would be meaningless.
         network = size_network(request, layout)
         power = size_power(request, layout, network)
         racks = place_racks(request, layout, power, network)
-        checks = (*layout.checks, *power.checks, *network.checks, *racks.checks)
+        checks = (*capability, *layout.checks, *power.checks, *network.checks, *racks.checks)
         return PlanResult(request, layout, power=power, racks=racks, network=network, checks=checks)
 
     memory = size_memory(request, layout)
@@ -33,6 +35,7 @@ def plan(request: PlanRequest) -> PlanResult:
     tco = compute_tco(request, layout, power, racks, network, performance)
     launch = build_launch(request, layout)
     checks = (
+        *capability,
         *layout.checks,
         *memory.checks,
         *power.checks,

@@ -158,6 +158,9 @@ class ModelSpec:
     vllm_tokenizer_mode: str = ""
     vllm_reasoning_parser: str = ""
     vllm_tool_call_parser: str = ""
+    # Servers this model is validated on for text only (--language-model-only):
+    # image input there is refused (engine/capability.py).
+    text_only_servers: tuple[str, ...] = ()
     sources: Mapping[str, Source] = field(default_factory=dict)
 
     @property
