@@ -26,6 +26,10 @@ TOPOLOGY_CHOICES = [
     (TopologyKind.TENANT_PAIR.value, _("Tenant-isolated pair / canary")),
     (TopologyKind.DISAGGREGATED.value, _("Prefill/decode disaggregation (xPyD)")),
 ]
+PAIR_SWITCH_CHOICES = [
+    ("shared", _("Shared by both clusters")),
+    ("separate", _("Separate for each cluster")),
+]
 PARALLEL_CHOICES = [("auto", _("Auto (proposed layout)")), ("manual", _("Manual"))]
 KV_DTYPE_CHOICES = [("auto", _("BF16 (model default)")), ("fp8", _("FP8"))]
 NIC_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,15}$")
@@ -80,6 +84,13 @@ class ConfiguratorForm(forms.Form):
     nodes = _int(_("Nodes"), min_value=1, max_value=1024, initial=4)
     prefill_nodes = _int(_("Prefill nodes"), min_value=0, max_value=1024, required=False)
     decode_nodes = _int(_("Decode nodes"), min_value=0, max_value=1024, required=False)
+
+    pair_switches = forms.ChoiceField(
+        choices=PAIR_SWITCH_CHOICES,
+        label=_("Parameter-plane switches of a pair"),
+        initial="shared",
+        required=False,
+    )
 
     parallel_mode = forms.ChoiceField(choices=PARALLEL_CHOICES, label=_("Parallel layout"), initial="auto")
     tp = _int(_("TP"), min_value=1, max_value=1024, required=False)
@@ -202,6 +213,8 @@ class ConfiguratorForm(forms.Form):
         """The plan request (API format) for the cleaned data."""
         d = self.cleaned_data
         topology = {"kind": d["topology"], "nodes": d["nodes"]}
+        if d["topology"] in (TopologyKind.PRIMARY_STANDBY.value, TopologyKind.TENANT_PAIR.value):
+            topology["pair_switches"] = d.get("pair_switches") or "shared"
         if d["topology"] == TopologyKind.DISAGGREGATED.value:
             topology["prefill_nodes"] = d.get("prefill_nodes") or 0
             topology["decode_nodes"] = d.get("decode_nodes") or 0
@@ -289,6 +302,7 @@ class ConfiguratorForm(forms.Form):
         "topology.decode_parallel.tp": "decode_tp",
         "topology.decode_parallel.dp": "decode_dp",
         "topology.kind": "topology",
+        "topology.pair_switches": "pair_switches",
         "model": "model",
         "server": "server",
         "site": "site",

@@ -384,7 +384,7 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
     topo = request_json.get("topology") or {}
     data["topology"] = str(topo.get("kind", data["topology"]))
     data["nodes"] = str(topo.get("nodes", data["nodes"]))
-    for key in ("prefill_nodes", "decode_nodes"):
+    for key in ("prefill_nodes", "decode_nodes", "pair_switches"):
         if topo.get(key):
             data[key] = str(topo[key])
     parallel = topo.get("parallel", "auto")

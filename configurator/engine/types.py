@@ -358,6 +358,10 @@ class TopologySpec:
     prefill_nodes: int = 0
     decode_nodes: int = 0
     decode_parallel: ParallelSpec | None = None
+    # A primary/standby or tenant pair: "shared" parameter-plane switches (small
+    # groups share a switch while the ports fit) or "separate" (each cluster
+    # its own, so one switch failure cannot stop both).
+    pair_switches: str = "shared"
 
 
 @dataclass(frozen=True)
