@@ -36,6 +36,32 @@ NIC_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,15}$")
 PATH_RE = re.compile(r"^[A-Za-z0-9_./@+-]{1,400}$")
 
 
+class CatalogChoiceField(forms.ModelChoiceField):
+    """A catalog choice looked up in the per-process cache of the current
+    catalog version (``catalog_cache``) instead of one query per field and
+    request; ``catalog_version`` is set by the form once per request."""
+
+    catalog_version: int | None = None
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        if self.catalog_version is None:
+            return super().to_python(value)
+        from . import catalog_cache
+
+        key = ("choices", self.queryset.model._meta.label_lower, self.to_field_name)
+        rows = catalog_cache.cached(
+            self.catalog_version, key, lambda: {str(getattr(o, self.to_field_name)): o for o in self.queryset}
+        )
+        found = rows.get(str(value))
+        if found is None:
+            raise forms.ValidationError(
+                self.error_messages["invalid_choice"], code="invalid_choice", params={"value": value}
+            )
+        return found
+
+
 def _int(label, *, min_value, max_value, required=True, initial=None, help_text=""):
     return forms.IntegerField(
         label=label,
@@ -64,17 +90,17 @@ def _dec(label, *, min_value, max_value, required=True, initial=None, places=4, 
 class ConfiguratorForm(forms.Form):
     """Every input of the configurator page."""
 
-    scenario = forms.ModelChoiceField(
+    scenario = CatalogChoiceField(
         Scenario.objects.all(),
         to_field_name="slug",
         required=False,
         label=_("Scenario"),
         empty_label=_("— none —"),
     )
-    model = forms.ModelChoiceField(
+    model = CatalogChoiceField(
         LlmModel.objects.all(), to_field_name="slug", label=_("Model"), empty_label=None
     )
-    server = forms.ModelChoiceField(
+    server = CatalogChoiceField(
         ServerModel.objects.select_related("accelerator"),
         to_field_name="slug",
         label=_("Server"),
@@ -124,14 +150,14 @@ class ConfiguratorForm(forms.Form):
         places=3,
     )
 
-    site = forms.ModelChoiceField(
+    site = CatalogChoiceField(
         SiteProfile.objects.all(), to_field_name="slug", label=_("Site"), empty_label=None
     )
-    rack = forms.ModelChoiceField(
+    rack = CatalogChoiceField(
         RackType.objects.all(), to_field_name="slug", label=_("Rack type"), empty_label=None
     )
 
-    price_list = forms.ModelChoiceField(
+    price_list = CatalogChoiceField(
         PriceList.objects.all(),
         to_field_name="slug",
         required=False,
@@ -159,6 +185,13 @@ class ConfiguratorForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if self.is_bound:
+            from . import catalog_cache
+
+            version = catalog_cache.current_version()
+            for field in self.fields.values():
+                if isinstance(field, CatalogChoiceField):
+                    field.catalog_version = version
         zh = (get_language() or "").startswith("zh")
         self.fields["scenario"].label_from_instance = lambda s: s.name_zh if zh else s.name_en
 

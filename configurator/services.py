@@ -130,15 +130,22 @@ class DjangoCatalog:
         return self._cached(("default_rack",), build)
 
 
-def resolve_request(data: Any, *, today: dt.date | None = None) -> et.PlanRequest:
-    """A request dict → PlanRequest (raises RequestError with field messages)."""
-    return resolve(data, DjangoCatalog(), today=today or timezone.localdate())
+def resolve_request(
+    data: Any, *, today: dt.date | None = None, catalog: DjangoCatalog | None = None
+) -> et.PlanRequest:
+    """A request dict → PlanRequest (raises RequestError with field messages).
+
+    ``catalog``: one :class:`DjangoCatalog` shared by the plans of a request
+    (one catalog-version query instead of one per plan)."""
+    return resolve(data, catalog or DjangoCatalog(), today=today or timezone.localdate())
 
 
-def plan_from_json(data: Any, *, today: dt.date | None = None) -> tuple[et.PlanRequest, et.PlanResult]:
+def plan_from_json(
+    data: Any, *, today: dt.date | None = None, catalog: DjangoCatalog | None = None
+) -> tuple[et.PlanRequest, et.PlanResult]:
     """Resolve and plan.  Bad input raises RequestError; the engine never raises
     on a resolved request (problems are checks)."""
-    request = resolve_request(data, today=today)
+    request = resolve_request(data, today=today, catalog=catalog)
     return request, plan(request)
 
 
@@ -480,10 +487,11 @@ def form_request(request_json: dict) -> dict | None:
 
 def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.PlanResult) -> dict[int, dict]:
     """Fixes worth offering, by the index of their check in ``result.checks``:
-    each applied to a copy of the request, through the form, and re-planned; kept
+    each applied to a copy of the request and re-planned; kept
     only when its finding is gone and no new error appeared.  The value is the
     re-planned request, which is what applying the fix loads."""
     errors_before = {c.code for c in result.checks if c.severity == et.Severity.ERROR}
+    catalog = DjangoCatalog()
     tried: dict[str, tuple[dict, et.PlanResult] | None] = {}
     out: dict[int, dict] = {}
     for index, check in enumerate(result.checks):
@@ -492,11 +500,13 @@ def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.Pl
         key = json.dumps(dict(check.fix), sort_keys=True, default=str)
         if key not in tried:
             tried[key] = None
+            # Only paths the form carries are applied (fixed_request), and the
+            # form gives back the same request (tests/configurator/test_fixes.py
+            # checks it for every offered fix), so the page plans exactly this.
             candidate = fixed_request(request_json, dict(check.fix), plan_request)
-            candidate = form_request(candidate) if candidate is not None else None
             if candidate is not None and candidate != request_json:
                 try:
-                    tried[key] = (candidate, plan_from_json(candidate)[1])
+                    tried[key] = (candidate, plan_from_json(candidate, catalog=catalog)[1])
                 except RequestError:
                     tried[key] = None
         if tried[key] is None:
