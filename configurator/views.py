@@ -21,7 +21,7 @@ from django_htmx.http import trigger_client_event
 
 from accounts import roles
 
-from . import presentation, services
+from . import acknowledge, presentation, services
 from .forms import ConfiguratorForm
 from .requests import RequestError
 
@@ -82,8 +82,25 @@ def _evaluate(form: ConfiguratorForm, request=None):
     started = time.perf_counter()
     proven = services.proven_fixes(request_json, plan_request, result)
     context = presentation.plan_context(plan_request, result, request_json, lang=_lang(), proven=proven)
+    if request is not None:
+        _fold_acknowledged(context, acknowledge.session_acks(request.session))
     context["render_ms"] = (time.perf_counter() - started) * 1000
     return context
+
+
+def _fold_acknowledged(context: dict, acks: dict[str, str]) -> None:
+    """Accepted warnings leave the findings list for a folded "accepted" list;
+    the quote form carries them (``acknowledged``) to the revision."""
+    current = acknowledge.current_for(acks, context["result"].get("checks") or [])
+    context["accepted"] = [
+        {**c, "reason": current[c["code"]]}
+        for c in context["problems"]
+        if c["severity"] == "warning" and c["code"] in current
+    ]
+    context["problems"] = [
+        c for c in context["problems"] if not (c["severity"] == "warning" and c["code"] in current)
+    ]
+    context["acknowledged_json"] = json.dumps(current, ensure_ascii=False, sort_keys=True)
 
 
 def _scenario_notice(before: dict[str, str], after: dict[str, str], changed: list[str]) -> dict | None:
@@ -295,3 +312,35 @@ def bundle(request):
     response = HttpResponse(payload, content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+@require_http_methods(["POST"])
+def acknowledge_warning(request):
+    """Accept a warning with a reason, or withdraw the acceptance.  htmx posts
+    the current form along and gets the results panel; without JavaScript the
+    remembered configuration is shown again."""
+    denied = _forbidden_unless_sales(request)
+    if denied:
+        return denied
+    acks = acknowledge.session_acks(request.session)
+    ack_errors = {}
+    code = request.POST.get("code", "")
+    try:
+        code = acknowledge.clean_code(code)
+        if request.POST.get("action") == "withdraw":
+            acks.pop(code, None)
+        else:
+            acks[code] = acknowledge.clean_reason(request.POST.get("reason", ""))
+            if len(acks) > acknowledge.MAX_ITEMS:
+                raise ValueError("Too many accepted warnings.")
+        request.session[acknowledge.SESSION_KEY] = acks
+    except ValueError as exc:
+        ack_errors[str(code)[:100]] = _(str(exc))
+    data = _form_data(request.POST) if request.htmx else {}
+    form = ConfiguratorForm(data or _current_data(request))
+    plan = _evaluate(form, request)
+    context = {"form": form, "plan": plan, "lang": _lang(), "ack_errors": ack_errors}
+    if request.htmx:
+        context["oob"] = True
+        return render(request, "configurator/_results.html", context)
+    return render(request, "configurator/home.html", context)
