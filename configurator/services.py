@@ -197,6 +197,38 @@ def _price_list_for(request_json: Any, currency: str) -> PriceList | None:
     return price_list_in_force(currency, timezone.localdate())
 
 
+def price_basis(request_json: dict, request: et.PlanRequest) -> str:
+    """Where the money figures come from: the price list (or "no price list"),
+    with the engineer's overrides named, in the page's language."""
+    from django.utils.translation import gettext as _
+
+    c = request.commercial
+    price_list = _price_list_for(request_json, c.currency)
+    commercial = request_json.get("commercial") if isinstance(request_json, dict) else None
+    overrides = [
+        str(label)
+        for key, label in (
+            ("server_unit_price", _("server price")),
+            ("server_lease_per_month", _("lease per node-month")),
+            ("om_per_year", _("O&M per year")),
+        )
+        if isinstance(commercial, dict) and commercial.get(key) not in (None, "")
+    ]
+    if price_list is None:
+        text = _("No price list in force: prices are the values typed in (%(currency)s).") % {
+            "currency": c.currency
+        }
+    else:
+        text = _("Prices from the price list “%(name)s” (%(currency)s, valid from %(date)s).") % {
+            "name": price_list.name,
+            "currency": c.currency,
+            "date": price_list.effective_from.isoformat(),
+        }
+    if overrides:
+        text += " " + _("Overridden by the engineer: %(fields)s.") % {"fields": ", ".join(overrides)}
+    return text
+
+
 def _items_as_planned(items: list[dict], request: et.PlanRequest) -> list[dict]:
     """The price list's items this plan uses, with the prices it actually used:
     an engineer's override (server price, lease) replaces the list price and is

@@ -82,6 +82,7 @@ def _evaluate(form: ConfiguratorForm, request=None):
     started = time.perf_counter()
     proven = services.proven_fixes(request_json, plan_request, result)
     context = presentation.plan_context(plan_request, result, request_json, lang=_lang(), proven=proven)
+    context["price_basis"] = services.price_basis(request_json, plan_request)
     if request is not None:
         _fold_acknowledged(context, acknowledge.session_acks(request.session))
     context["render_ms"] = (time.perf_counter() - started) * 1000

@@ -100,6 +100,8 @@ def _format_value(value, unit):
         return gb(n)
     if unit in ("fraction", "ratio") and n <= 1:
         return pct(n, 1)
+    if unit == "s":
+        return seconds(n)  # as the page shows it (15 ms, not "0.01 s")
     text = f"{n:,.2f}".rstrip("0").rstrip(".") if n != n.to_integral_value() else f"{n:,.0f}"
     return f"{text} {unit}".strip()
 
@@ -130,19 +132,58 @@ def why(figures, key):
         ((name, _format_input(name, value)) for name, value in (f.get("inputs") or {}).items()),
     )
     ref = (f.get("source") or {}).get("ref", "")
+    deeper = _deeper(figures, key, f, zh)
     return format_html(
         '<details class="why"><summary title="{}">{}</summary><div><strong>{}</strong> = {}</div>'
-        '{}{}<div class="small muted">{}: <span class="src-{}">{}</span>{}</div></details>',
+        '{}{}{}<div class="small muted">{}: <span class="src-{}">{}</span>{}</div></details>',
         "计算依据" if zh else "How this figure is derived",
         "依据" if zh else "why?",
         label,
         _format_value(f.get("value"), f.get("unit", "")),
         format_html('<div class="formula">{}</div>', f["formula"]) if f.get("formula") else "",
         format_html('<table class="small">{}</table>', rows) if rows else "",
+        deeper,
         "来源" if zh else "Source",
         kind,
         kind_label,
         format_html(" · {}", ref) if ref else "",
+    )
+
+
+_INDEX: dict = {"figures": None, "by_name": {}}
+
+
+def _by_name(figures: dict) -> dict[str, list[str]]:
+    """Figure keys by their last part (``decode_step_s`` → its keys), built once per plan."""
+    if _INDEX["figures"] is not figures:
+        by_name: dict[str, list[str]] = {}
+        for k in figures:
+            by_name.setdefault(k.rsplit(".", 1)[-1], []).append(k)
+        _INDEX.update(figures=figures, by_name=by_name)
+    return _INDEX["by_name"]
+
+
+def _deeper(figures: dict, key: str, f: dict, zh: bool):
+    """One level further: an input that is itself a figure shows its own
+    formula, so a figure is never explained only by its own value under
+    another name (TPOT = decode step time = memory time + all-to-all)."""
+    by_name = _by_name(figures)
+    prefix = key.rsplit(".", 1)[0]
+    lines = []
+    for name in f.get("inputs") or {}:
+        keys = [k for k in by_name.get(name, ()) if k != key]
+        if not keys:
+            continue
+        keys.sort(key=lambda k: (not k.startswith(prefix), k))
+        g = figures[keys[0]]
+        if not g.get("formula"):
+            continue
+        lines.append((name, g["formula"], _format_value(g.get("value"), g.get("unit", ""))))
+    if not lines:
+        return ""
+    return format_html(
+        '<div class="small deeper">{}</div>',
+        format_html_join("", '<div><span class="mono">{}</span> = {} = {}</div>', lines[:4]),
     )
 
 
