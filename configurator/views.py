@@ -13,13 +13,14 @@ import logging
 import time
 
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import trigger_client_event
 
 from accounts import roles
+from catalog.models import LlmModel, ServerModel
 
 from . import acknowledge, presentation, services
 from .forms import ConfiguratorForm
@@ -36,6 +37,10 @@ def _forbidden_unless_sales(request):
     if not (roles.is_sales(request.user) or request.user.is_superuser):
         return render(request, "403.html", status=403)
     return None
+
+
+def _can_configure(user) -> bool:
+    return roles.is_sales(user) or user.is_superuser
 
 
 SESSION_KEY = "configurator_form"
@@ -151,6 +156,9 @@ def home(request):
 
     Without JavaScript a changed scenario is applied when the form is posted
     (``applied_scenario`` says which one the values came from)."""
+    if request.method == "GET" and not _can_configure(request.user) and roles.is_catalog_admin(request.user):
+        # The landing page after log-in: a catalog admin works in the admin.
+        return redirect("admin:index")
     denied = _forbidden_unless_sales(request)
     if denied:
         return denied
@@ -345,3 +353,31 @@ def acknowledge_warning(request):
         context["oob"] = True
         return render(request, "configurator/_results.html", context)
     return render(request, "configurator/home.html", context)
+
+
+@require_GET
+def preview(request):
+    """The configurator with one catalog row as saved (``?server=`` or
+    ``?model=``), for the catalog admin who just edited it (read-only for
+    them) and for sales.  A model's context limit caps ``max_model_len``."""
+    if not (_can_configure(request.user) or roles.is_catalog_admin(request.user)):
+        return render(request, "403.html", status=403)
+    data = _current_data(request) if _can_configure(request.user) else services.preset_data(None)
+    previewed = []
+    for key, model in (("server", ServerModel), ("model", LlmModel)):
+        slug = request.GET.get(key, "")
+        if not slug:
+            continue
+        row = model.objects.filter(slug=slug[:80]).first()
+        if row is None:
+            return render(request, "404.html", status=404)
+        data[key] = row.slug
+        previewed.append(row.name)
+        if key == "model" and row.max_context:
+            if int(data.get("max_model_len") or 0) > row.max_context:
+                data["max_model_len"] = str(row.max_context)
+    form = ConfiguratorForm(data)
+    plan = _evaluate(form)
+    return _page(
+        request, form, plan, preview=", ".join(previewed), read_only=not _can_configure(request.user)
+    )

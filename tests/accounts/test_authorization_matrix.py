@@ -45,7 +45,15 @@ MATRIX = {
     "set_language": ("POST", None, lambda c: {"language": "en", "next": "/"}, everyone(302)),
     "password_change": ("GET", None, None, {**everyone(200), "anonymous": LOGIN}),
     "password_change_done": ("GET", None, None, {**everyone(200), "anonymous": LOGIN}),
-    "configurator:home": ("GET", None, None, sales(200, other_team=200)),
+    # A catalog admin lands in the admin (issue 17), and may preview catalog rows (read-only).
+    "configurator:home": ("GET", None, None, sales(200, other_team=200, catalog=302)),
+    "configurator:preview": ("GET", None, None, sales(200, other_team=200, catalog=200)),
+    "configurator:acknowledge": (
+        "POST",
+        None,
+        lambda c: {"code": "memory.max_num_seqs_not_full_length", "reason": "matrix"},
+        sales(200, other_team=200),
+    ),
     "configurator:update": ("POST", None, lambda c: {}, sales(200, other_team=200)),
     "configurator:preset": ("GET", None, None, sales(200, other_team=200)),
     "configurator:apply_fix": ("POST", None, lambda c: {"fix": "{}"}, sales(200, other_team=200)),
