@@ -18,6 +18,7 @@ from .drawings.charts import bar_chart_svg, line_chart_svg, tornado_svg
 from .drawings.fmt import format_money, money_axis_formatter
 from .drawings.memory import memory_bar_svg, memory_segments
 from .drawings.topology import topology_groups, topology_svg
+from .engine.names import node_name
 from .engine.racks import rack_elevation_svg
 
 AREAS = ("memory", "power", "network", "racks", "cooling", "layout", "performance", "commercial")
@@ -305,6 +306,7 @@ def _launch(result: dict, lang: str = "en") -> dict | None:
         nodes.append(
             {
                 **node,
+                "name": node_name(node.get("index", 0)),
                 "display": env + "\n".join(commands or [node.get("command", "")]),
                 "group_label": _label(GROUP_LABELS, node.get("group", ""), lang),
                 "role_label": _label(NODE_ROLE_LABELS, node.get("role", ""), lang),
