@@ -14,6 +14,7 @@ import json
 import unicodedata
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 SESSION_KEY = "configurator_acks"
 MAX_REASON = 300
@@ -24,19 +25,19 @@ CODE_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789_.")
 def clean_reason(text: str) -> str:
     """A reason as stored: control characters out, spaces collapsed; refuses empty or long ones."""
     if not isinstance(text, str):
-        raise ValueError("A reason must be text.")
+        raise ValueError(_("A reason must be text."))
     text = "".join(" " if unicodedata.category(ch).startswith("C") else ch for ch in text)
     text = " ".join(text.split())
     if not text:
-        raise ValueError("Give a short reason for accepting the warning.")
+        raise ValueError(_("Give a short reason for accepting the warning."))
     if len(text) > MAX_REASON:
-        raise ValueError(f"A reason has at most {MAX_REASON} characters.")
+        raise ValueError(_("A reason has at most %(n)d characters.") % {"n": MAX_REASON})
     return text
 
 
 def clean_code(code: str) -> str:
     if not isinstance(code, str) or not code or len(code) > 100 or set(code) - CODE_CHARS:
-        raise ValueError("Unknown warning.")
+        raise ValueError(_("Unknown warning."))
     return code
 
 
@@ -47,9 +48,9 @@ def parse_acknowledged(raw: str) -> dict[str, str]:
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
-        raise ValueError("The accepted warnings are not valid JSON.") from None
+        raise ValueError(_("The accepted warnings are not valid JSON.")) from None
     if not isinstance(data, dict) or len(data) > MAX_ITEMS:
-        raise ValueError("The accepted warnings must be an object of at most 50 codes and reasons.")
+        raise ValueError(_("The accepted warnings must be an object of at most 50 codes and reasons."))
     return {clean_code(code): clean_reason(reason) for code, reason in data.items()}
 
 

@@ -341,10 +341,10 @@ def acknowledge_warning(request):
         else:
             acks[code] = acknowledge.clean_reason(request.POST.get("reason", ""))
             if len(acks) > acknowledge.MAX_ITEMS:
-                raise ValueError("Too many accepted warnings.")
+                raise ValueError(_("Too many accepted warnings."))
         request.session[acknowledge.SESSION_KEY] = acks
     except ValueError as exc:
-        ack_errors[str(code)[:100]] = _(str(exc))
+        ack_errors[str(code)[:100]] = str(exc)
     data = _form_data(request.POST) if request.htmx else {}
     form = ConfiguratorForm(data or _current_data(request))
     plan = _evaluate(form, request)
