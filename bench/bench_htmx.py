@@ -2,8 +2,8 @@
 update over the scenario presets.
 
 First page: a GET of ``/`` by a user who has just logged in (no remembered
-configuration), once as the very first request of the process (templates,
-catalog cache and SVG code all cold) and then as the median and p95 of fresh
+configuration), once as the very first request of a fresh worker (after the
+start-up warm-up of config/wsgi.py; the catalog cache still cold) and then as the median and p95 of fresh
 log-ins on a warm process (target: ≤ 150 ms).
 
 Each preset's form is posted to /configurator/update as htmx would (the whole
@@ -41,13 +41,17 @@ def main() -> None:
         assert response.status_code == 200, response.status_code
         return elapsed
 
+    # A web worker warms up at start-up (config/wsgi.py → configurator.warmup).
+    from configurator.warmup import warm_up
+
+    warm_up()
     cold = first_page()
     warm = sorted(first_page() for _ in range(RUNS))
     warm_p95 = warm[int(0.95 * len(warm)) - 1]
     print(
-        f"first page after log-in: cold process {cold:.1f} ms; warm median {statistics.median(warm):.1f} ms, p95 {warm_p95:.1f} ms"
+        f"first page after log-in: fresh worker {cold:.1f} ms; warm median {statistics.median(warm):.1f} ms, p95 {warm_p95:.1f} ms"
     )
-    _django.report("first page, cold process", cold, "ms", "<= 150 ms")
+    _django.report("first page, fresh worker", cold, "ms", "<= 150 ms")
     _django.report("first page after log-in p95", warm_p95, "ms", "<= 150 ms")
 
     client = Client()
@@ -59,6 +63,8 @@ def main() -> None:
         data = preset_data(slug)
         samples = []
         for i in range(RUNS + 3):
+            # Each update differs (as when typing): no request, plan or proof is served from a cache.
+            data = {**data, "utilisation": f"{0.5 + (i + 1) / 1000:.3f}"}
             start = time.perf_counter()
             response = client.post("/configurator/update", data, HTTP_HX_REQUEST="true")
             elapsed = (time.perf_counter() - start) * 1000

@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import json
+import threading
+from collections import OrderedDict
 from decimal import Decimal
 from typing import Any
 
@@ -517,6 +519,44 @@ def form_request(request_json: dict) -> dict | None:
     return form.to_request()
 
 
+# Proofs are plans, and a plan of a request is fixed for a catalog version and a
+# day: the last few hundred are kept (per process) so a fix offered on every
+# keystroke is planned once.
+_PROOFS: OrderedDict[tuple, tuple[frozenset, frozenset]] = OrderedDict()
+_PROOFS_MAX = 512
+_proofs_lock = threading.Lock()
+
+
+def _forget_proofs() -> None:
+    with _proofs_lock:
+        _PROOFS.clear()
+
+
+catalog_cache.on_clear(_forget_proofs)
+
+
+def _proof(candidate: dict, catalog: DjangoCatalog) -> tuple[frozenset, frozenset] | None:
+    """(codes of warnings and errors, codes of errors) of the plan of ``candidate``."""
+    key = (catalog.version, timezone.localdate(), json.dumps(candidate, sort_keys=True, default=str))
+    with _proofs_lock:
+        if key in _PROOFS:
+            _PROOFS.move_to_end(key)
+            return _PROOFS[key]
+    try:
+        after = plan_from_json(candidate, catalog=catalog)[1]
+    except RequestError:
+        return None
+    value = (
+        frozenset(c.code for c in after.checks if c.severity != et.Severity.OK),
+        frozenset(c.code for c in after.checks if c.severity == et.Severity.ERROR),
+    )
+    with _proofs_lock:
+        _PROOFS[key] = value
+        while len(_PROOFS) > _PROOFS_MAX:
+            _PROOFS.popitem(last=False)
+    return value
+
+
 def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.PlanResult) -> dict[int, dict]:
     """Fixes worth offering, by the index of their check in ``result.checks``:
     each applied to a copy of the request and re-planned; kept
@@ -524,7 +564,7 @@ def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.Pl
     re-planned request, which is what applying the fix loads."""
     errors_before = {c.code for c in result.checks if c.severity == et.Severity.ERROR}
     catalog = DjangoCatalog()
-    tried: dict[str, tuple[dict, et.PlanResult] | None] = {}
+    tried: dict[str, tuple[dict, tuple[frozenset, frozenset]] | None] = {}
     out: dict[int, dict] = {}
     for index, check in enumerate(result.checks):
         if check.severity == et.Severity.OK or not check.fix:
@@ -537,16 +577,12 @@ def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.Pl
             # checks it for every offered fix), so the page plans exactly this.
             candidate = fixed_request(request_json, dict(check.fix), plan_request)
             if candidate is not None and candidate != request_json:
-                try:
-                    tried[key] = (candidate, plan_from_json(candidate, catalog=catalog)[1])
-                except RequestError:
-                    tried[key] = None
+                proof = _proof(candidate, catalog)
+                tried[key] = (candidate, proof) if proof is not None else None
         if tried[key] is None:
             continue
-        candidate, after = tried[key]
-        if any(c.code == check.code and c.severity != et.Severity.OK for c in after.checks):
-            continue
-        if {c.code for c in after.checks if c.severity == et.Severity.ERROR} - errors_before:
+        candidate, (codes_after, errors_after) = tried[key]
+        if check.code in codes_after or errors_after - errors_before:
             continue
         out[index] = candidate
     return out

@@ -82,8 +82,8 @@ def _evaluate(form: ConfiguratorForm, request=None):
     except RequestError as exc:
         form.add_request_errors(exc.errors)
         return None
-    if request is not None:
-        _remember(request, form)
+    if request is not None and request.method == "POST":
+        _remember(request, form)  # a plain page load changes nothing worth a session write
     started = time.perf_counter()
     proven = services.proven_fixes(request_json, plan_request, result)
     context = presentation.plan_context(plan_request, result, request_json, lang=_lang(), proven=proven)
