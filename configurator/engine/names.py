@@ -37,5 +37,8 @@ def node_name(index: int) -> str:
 
 def display_text(text: object) -> str:
     """``text`` without emoji, spaces tidied where one was removed."""
-    out = _EMOJI.sub("", str(text))
-    return re.sub(r"  +", " ", out).strip() if out != str(text) else out
+    text = str(text)
+    if text.isascii():
+        return text
+    out = _EMOJI.sub("", text)
+    return re.sub(r"  +", " ", out).strip() if out != text else out
