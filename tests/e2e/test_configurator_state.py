@@ -154,3 +154,29 @@ def test_every_offered_fix_works_without_javascript(browser, site):
         expect(page.locator("#id_nodes")).to_have_value("8")
     finally:
         context.close()
+
+
+ACK = "/configurator/acknowledge"
+WARNING = "memory.max_num_seqs_not_full_length"  # domain.md §9: 16 full-length sequences do not fit 4 × A3
+
+
+def test_accepting_a_warning_with_a_reason_folds_it_and_records_it_on_the_quote(page):
+    from quotes.models import QuoteRevision
+
+    item = page.locator(f"#results li[data-code='{WARNING}']")
+    item.locator("input[name=reason]").fill("Prompts stay under 32k tokens")
+    change_and_wait(page, lambda: item.locator("button", has_text="Accept warning").click(), path=ACK)
+    expect(page.locator(f"#results li[data-code='{WARNING}']")).to_have_count(0)
+    expect(page.locator(f"#accepted-warnings li[data-accepted='{WARNING}']")).to_have_count(1)
+    # It stays accepted through a re-plan that keeps the warning.
+    change_and_wait(page, lambda: page.fill("#id_utilisation", "0.7"))
+    expect(page.locator(f"#accepted-warnings li[data-accepted='{WARNING}']")).to_have_count(1)
+    page.fill("#q-customer", CUSTOMER)
+    with page.expect_navigation():
+        page.click("#quote-form button[type=submit]")
+    revision = QuoteRevision.objects.get()
+    assert [(a["code"], a["reason"]) for a in revision.acknowledged_warnings] == [
+        (WARNING, "Prompts stay under 32k tokens")
+    ]
+    expect(page.locator("#acknowledged-warnings")).to_contain_text("Prompts stay under 32k tokens")
+    assert_no_js_errors(page)
