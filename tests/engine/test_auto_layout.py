@@ -58,7 +58,8 @@ def test_every_node_count_from_1_to_64_gets_a_valid_layout(server):
         assert layout_errors == [], (server, nodes, p, layout_errors)
         assert p.tp * p.dp * p.pp == nodes * per_node
         assert p.expert_parallel and experts % (p.tp * p.dp) == 0, (nodes, p)
-        assert nodes % p.pp == 0  # pipeline stages are whole nodes
+        # Pipeline stages are inside a node (TP × PP = its devices) or whole nodes.
+        assert p.tp * p.pp == per_node or nodes % p.pp == 0
         # Any other error names itself (memory, power …): a reason, never a silent failure.
         for c in result.checks:
             if c.severity == Severity.ERROR:
@@ -70,20 +71,31 @@ def test_every_node_count_from_1_to_64_gets_a_valid_layout(server):
     [
         # 896 / (4 × 16) = 14: no pipeline needed (domain.md §4 item 1).
         ("a3", 4, (16, 4, 1)),
-        # 16 × 16 = 256 does not divide 896; two stages of 8 nodes: EP 128, 7 experts per rank.
-        ("a3", 16, (16, 8, 2)),
-        # 6 × 16 = 96 and 48 do not divide 896; three stages of 2 nodes: EP 32, 28 per rank.
+        # 16 × 16 = 256 does not divide 896; two stages inside each node (TP8 × PP2 = 16 devices):
+        # EP = 8 × 16 = 128, 7 experts per rank, every replica on one node.
+        ("a3", 16, (8, 16, 2)),
+        # 6 nodes: EP 96, 48, 24, 12, 6 inside nodes all fail; three stages of 2 nodes: EP 32, 28 per rank.
         ("a3", 6, (16, 2, 3)),
-        # 12 nodes: 192 and 96 do not divide; three stages of 4 nodes: EP 64.
+        # 12 nodes: 192, 96, 48, 24, 12 fail; three stages of 4 nodes: EP 64, 14 per rank.
         ("a3", 12, (16, 4, 3)),
-        # 64 nodes: 1024, 512, 256 do not divide; eight stages of 8 nodes: EP 128.
-        ("a3", 64, (16, 8, 8)),
+        # 64 nodes: 1024, 512, 256 fail; TP2 × PP8 inside each node: EP 128.
+        ("a3", 64, (2, 64, 8)),
         # A2, 8 devices a node: 16 × 8 = 128 divides 896 (7 per rank).
         ("a2", 16, (8, 16, 1)),
-        ("a2", 64, (8, 16, 4)),
+        # A2 × 64: 512 and 256 fail; TP2 × PP4 inside each node: EP 128.
+        ("a2", 64, (2, 64, 4)),
     ],
 )
 def test_the_fewest_pipeline_stages_that_divide_the_experts(server, nodes, expected):
     build, _ = SERVERS[server]
     p = auto_layout(build(), nodes)
     assert (p.tp, p.dp, p.pp) == expected
+
+
+def test_stages_across_nodes_are_flagged_and_stages_inside_a_node_are_not():
+    base = fx.request_k3_a3_4node()
+    for nodes, flagged in ((6, True), (16, False)):
+        p = auto_layout(base, nodes)
+        result = plan(replace(base, topology=TopologySpec(TopologyKind.SINGLE, nodes, p)))
+        codes = [c.code for c in result.checks]
+        assert ("layout.pipeline_across_nodes" in codes) is flagged, (nodes, p, codes)
