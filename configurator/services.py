@@ -414,25 +414,34 @@ def apply_scenario(current: dict[str, str], scenario: str | None) -> tuple[dict[
     return data, changed
 
 
+def _obj(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def form_data_from_request(request_json: dict) -> dict[str, str]:
-    """Form data that reproduces a saved request (reopen a quote's configuration)."""
+    """Form data that reproduces a saved request (reopen a quote's configuration,
+    apply a proven fix).  Whatever the JSON holds, the answer is form data: a
+    value of the wrong shape is left out and the form then says what is wrong."""
+    from .forms import ConfiguratorForm
+
     data = preset_data(None)
     if not isinstance(request_json, dict):
         return data
+    fields = ConfiguratorForm.base_fields
     for key in ("model", "server", "site", "rack", "scenario"):
         if isinstance(request_json.get(key), str):
             data[key] = request_json[key]
-    topo = request_json.get("topology") or {}
+    topo = _obj(request_json.get("topology"))
     data["topology"] = str(topo.get("kind", data["topology"]))
     data["nodes"] = str(topo.get("nodes", data["nodes"]))
     for key in ("prefill_nodes", "decode_nodes", "pair_switches"):
-        if topo.get(key):
+        if topo.get(key) and not isinstance(topo[key], (dict, list)):
             data[key] = str(topo[key])
     parallel = topo.get("parallel", "auto")
     if isinstance(parallel, dict):
         data["parallel_mode"] = "manual"
         for key in ("tp", "dp", "pp", "dp_local"):
-            if key in parallel:
+            if key in parallel and not isinstance(parallel[key], (dict, list)):
                 data[key] = str(parallel[key])
         if not parallel.get("expert_parallel", True):
             data.pop("expert_parallel", None)
@@ -441,7 +450,9 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
             data["decode_tp"] = str(decode.get("tp", ""))
             data["decode_dp"] = str(decode.get("dp", ""))
     for section in ("serving", "workload", "commercial"):
-        for key, value in (request_json.get(section) or {}).items():
+        for key, value in _obj(request_json.get(section)).items():
+            if key not in fields:
+                continue
             if isinstance(value, bool):
                 if value:
                     data[key] = "on"
@@ -449,11 +460,12 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
                     data.pop(key, None)
             elif value is not None and not isinstance(value, (dict, list)):
                 data[key] = str(value)
-    launch = request_json.get("launch") or {}
-    if launch.get("node_ips"):
-        data["node_ips"] = "\n".join(launch["node_ips"])
+    launch = _obj(request_json.get("launch"))
+    ips = launch.get("node_ips")
+    if isinstance(ips, list) and all(isinstance(ip, str) for ip in ips):
+        data["node_ips"] = "\n".join(ips)
     for key in ("data_nic", "model_path"):
-        if launch.get(key):
+        if isinstance(launch.get(key), str) and launch[key]:
             data[key] = launch[key]
     return data
 

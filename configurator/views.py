@@ -232,7 +232,7 @@ def preset(request):
 def _json_dict(raw: str) -> dict[str, str]:
     try:
         value = json.loads(raw or "{}")
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return {}
     if not isinstance(value, dict):
         return {}
@@ -269,7 +269,7 @@ def apply_fix(request):
     if raw:
         try:
             request_json = json.loads(raw)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             request_json = None
         if isinstance(request_json, dict):
             data = services.form_data_from_request(request_json)
@@ -279,7 +279,7 @@ def apply_fix(request):
         data = _form_data(request.POST)
         try:
             fix = json.loads(request.POST.get("fix", "{}"))
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             fix = {}
         if isinstance(fix, dict) and fix:
             form = ConfiguratorForm(data)

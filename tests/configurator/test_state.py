@@ -96,3 +96,22 @@ def test_undo_with_javascript_keeps_later_edits_and_without_restores_the_previou
         reverse("configurator:apply_fix"), {"undo": undo, "base": json.dumps(before)}
     ).content.decode()
     assert "<html" in page and 'name="nodes" value="8"' in page and 'name="utilisation" value="0.6"' in page
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "[" * 100_000,
+        json.dumps({"topology": [1, 2], "serving": "x", "launch": {"node_ips": [{"a": 1}]}}),
+        json.dumps({"model": {"x": 1}, "commercial": [], "workload": {"needs_vision": {"deep": 1}}}),
+        "not json",
+    ],
+)
+def test_a_hostile_configuration_posted_to_apply_is_a_page_not_a_500(engineer_client, raw):
+    for extra in ({}, {"HTTP_HX_REQUEST": "true"}):
+        response = engineer_client.post(reverse("configurator:apply_fix"), {"request_json": raw}, **extra)
+        assert response.status_code == 200
+    response = engineer_client.post(
+        reverse("configurator:apply_fix"), {"undo": raw, "base": raw}, HTTP_HX_REQUEST="true"
+    )
+    assert response.status_code == 200
