@@ -85,7 +85,8 @@ def test_typing_quickly_in_number_fields_loses_nothing(page):
             "() => !document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')"
         )
         expect(page.locator(selector)).to_have_value(text)
-    assert "TP16" in " ".join(layout_rows(page))
+    # 16 × A3: 896 experts need EP128, two pipeline stages inside each node (engine/layout.py).
+    assert "TP8 · DP16 · PP2 · EP128" in " ".join(layout_rows(page))
     assert_no_js_errors(page)
 
 
