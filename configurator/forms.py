@@ -157,6 +157,10 @@ class ConfiguratorForm(forms.Form):
         RackType.objects.all(), to_field_name="slug", label=_("Rack type"), empty_label=None
     )
 
+    rack_max_kw = _dec(
+        _("Cap rack power at (kW, optional)"), min_value=1, max_value=200, required=False, places=1
+    )
+
     price_list = CatalogChoiceField(
         PriceList.objects.all(),
         to_field_name="slug",
@@ -314,13 +318,26 @@ class ConfiguratorForm(forms.Form):
             },
             "workload": workload,
             "site": d["site"].slug,
-            "rack": d["rack"].slug,
+            "rack": self._rack(d),
             "commercial": commercial,
             "launch": launch,
         }
         if d.get("scenario"):
             request["scenario"] = d["scenario"].slug
         return request
+
+    @staticmethod
+    def _rack(d) -> str | dict:
+        """The rack's slug, or the catalog rack inline with its power capped
+        (servers per rack then follow the cap: the cooling fix)."""
+        if d.get("rack_max_kw") is None:
+            return d["rack"].slug
+        from .inputs import rack_spec
+        from .requests import to_jsonable
+
+        rack = to_jsonable(rack_spec(d["rack"]))
+        rack["max_kw"] = float(d["rack_max_kw"])
+        return rack
 
     # Request paths → form fields, for errors the resolver or the engine report.
     FIELD_FOR_PATH = {
@@ -340,6 +357,7 @@ class ConfiguratorForm(forms.Form):
         "server": "server",
         "site": "site",
         "rack": "rack",
+        "rack.max_kw": "rack_max_kw",
         "scenario": "scenario",
         "commercial.price_list": "price_list",
         "commercial.date": "price_list",

@@ -431,6 +431,11 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
     for key in ("model", "server", "site", "rack", "scenario"):
         if isinstance(request_json.get(key), str):
             data[key] = request_json[key]
+    rack = request_json.get("rack")
+    if isinstance(rack, dict) and isinstance(rack.get("slug"), str):
+        data["rack"] = rack["slug"]  # a catalog rack with its power capped (the form's rack_max_kw)
+        if isinstance(rack.get("max_kw"), (int, float)) and not isinstance(rack["max_kw"], bool):
+            data["rack_max_kw"] = str(rack["max_kw"])
     topo = _obj(request_json.get("topology"))
     data["topology"] = str(topo.get("kind", data["topology"]))
     data["nodes"] = str(topo.get("nodes", data["nodes"]))
@@ -510,6 +515,13 @@ def fixed_request(request_json: dict, fix: dict, plan_request: et.PlanRequest | 
             parallel[parts[2]] = value
         elif parts[0] == "topology" and len(parts) == 2:
             data.setdefault("topology", {})[parts[1]] = value
+        elif path == "rack.max_kw":
+            rack = data.get("rack")
+            if not isinstance(rack, dict):
+                if plan_request is None:
+                    return None
+                rack = to_jsonable(plan_request.rack)
+            data["rack"] = {**rack, "max_kw": float(value)}
         elif parts[0] in _FIX_SECTIONS and len(parts) == 2:
             section = data.get(parts[0])
             if not isinstance(section, dict):

@@ -3,8 +3,9 @@
 For every seeded scenario and topology, each fix the page offers is applied the
 way the page applies it (the re-planned request, through the form, in one
 request, with htmx and without) and must remove its finding and bring no new
-error.  A fix the form cannot carry (``rack.max_kw``: the page has no field for
-it) is never offered.
+error.  A fix the form cannot carry (``performance.*``: the page has no field
+for it) is never offered; the cooling fix (cap rack power) is carried by the
+"Cap rack power" field and works.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def _codes(result, severity=None):
 
 
 def test_every_offered_fix_removes_its_finding_and_adds_no_error(catalog):
-    offered = 0
+    offered = cooling = 0
     for data in _starts():
         request_json = _request(data)
         plan_request, result = services.plan_from_json(request_json)
@@ -73,8 +74,10 @@ def test_every_offered_fix_removes_its_finding_and_adds_no_error(catalog):
             assert _codes(after, "error") <= _codes(result, "error"), (check.code, _codes(after, "error"))
             offered += 1
         for index, check in enumerate(result.checks):
-            if check.code == "cooling.rack_exceeds_air_limit":
-                assert index not in proven  # rack.max_kw: no field carries it, so no "Apply"
+            if check.code == "cooling.rack_exceeds_air_limit" and check.fix:
+                cooling += 1
+                assert index in proven  # capping rack power at the air limit clears the warning
+    assert cooling >= 5  # the old page's "Apply" that did nothing now works on every plan it showed on
     assert offered >= 5  # the sweep found fixes to prove (max_num_seqs, node counts, P:D split)
 
 
@@ -101,7 +104,7 @@ def test_the_p_d_split_fix_is_offered_only_when_re_planning_proves_it(catalog):
 
 def test_unknown_or_unformable_paths_are_not_applied():
     base = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}
-    assert services.fixed_request(base, {"rack.max_kw": 25.0}) is None
+    assert services.fixed_request(base, {"rack.max_kw": 25.0}) is None  # no resolved rack to cap
     assert services.fixed_request(base, {"performance.prefill_mfu": 0.3}) is None
     assert services.fixed_request(base, {"topology.nodes": {"x": 1}}) is None
     fixed = services.fixed_request(base, {"topology.nodes": 8})
@@ -124,7 +127,7 @@ def test_applying_an_offered_fix_on_the_page_re_plans_the_configuration(engineer
     offered = _offered_fix_forms(page)
     codes = [code for code, _ in offered]
     assert "memory.max_num_seqs_not_full_length" in codes
-    assert "cooling.rack_exceeds_air_limit" not in codes
+    assert "cooling.rack_exceeds_air_limit" in codes  # the cap-rack-power fix, proven
     code, fixed = offered[codes.index("memory.max_num_seqs_not_full_length")]
     extra = {"HTTP_HX_REQUEST": "true"} if htmx else {}
     response = engineer_client.post(
@@ -138,3 +141,23 @@ def test_applying_an_offered_fix_on_the_page_re_plans_the_configuration(engineer
     assert 'name="nodes" value="4"' in body
     assert 'data-code="memory.max_num_seqs_not_full_length"' not in body
     assert "TP16 · DP4 · EP64" in body
+
+
+def test_the_cooling_fix_caps_rack_power_and_adds_racks(catalog):
+    """domain.md §7: an A3 draws up to 16.2 kW, so a 40 kW rack holds 2 (32.4 kW) — above the
+    site's 25 kW air-cooling limit; capped at 25 kW a rack holds floor(25 / 16.2) = 1 server."""
+    data = services.preset_data(None)
+    request_json = _request(data)
+    plan_request, result = services.plan_from_json(request_json)
+    proven = services.proven_fixes(request_json, plan_request, result)
+    index = next(i for i, c in enumerate(result.checks) if c.code == "cooling.rack_exceeds_air_limit")
+    limit = result.checks[index].fix["rack.max_kw"]
+    fixed = proven[index]
+    assert fixed["rack"]["slug"] == request_json["rack"] and fixed["rack"]["max_kw"] == limit
+    form_data = services.form_data_from_request(fixed)
+    assert form_data["rack"] == request_json["rack"] and float(form_data["rack_max_kw"]) == limit
+    _, after = services.plan_from_json(fixed)
+    per_rack = int(limit // 16.2)
+    assert after.racks.servers_per_rack == per_rack == 1
+    assert "cooling.rack_exceeds_air_limit" not in _codes(after)
+    assert len(after.racks.racks) > len(result.racks.racks)
