@@ -14,3 +14,8 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 application = get_wsgi_application()
+
+# Compile the configurator's templates now, not on the first engineer's request.
+from configurator.warmup import warm_up  # noqa: E402
+
+warm_up()

@@ -40,10 +40,20 @@ def current_version() -> int:
     return row or 0
 
 
+_on_clear: list[Callable[[], None]] = []
+
+
+def on_clear(callback: Callable[[], None]) -> None:
+    """Also run ``callback`` whenever the cache is cleared (caches built on catalog data)."""
+    _on_clear.append(callback)
+
+
 def clear() -> None:
     with _lock:
         _state["version"] = None
         _state["entries"] = {}
+    for callback in _on_clear:
+        callback()
 
 
 def cached(version: int, key: tuple, build: Callable[[], Any]) -> Any:

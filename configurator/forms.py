@@ -27,8 +27,38 @@ TOPOLOGY_CHOICES = [
     (TopologyKind.TENANT_PAIR.value, _("Tenant-isolated pair / canary")),
     (TopologyKind.DISAGGREGATED.value, _("Prefill/decode disaggregation (xPyD)")),
 ]
+PAIR_SWITCH_CHOICES = [
+    ("shared", _("Shared by both clusters")),
+    ("separate", _("Separate for each cluster")),
+]
 PARALLEL_CHOICES = [("auto", _("Auto (proposed layout)")), ("manual", _("Manual"))]
 KV_DTYPE_CHOICES = [("auto", _("BF16 (model default)")), ("fp8", _("FP8"))]
+
+
+class CatalogChoiceField(forms.ModelChoiceField):
+    """A catalog choice looked up in the per-process cache of the current
+    catalog version (``catalog_cache``) instead of one query per field and
+    request; ``catalog_version`` is set by the form once per request."""
+
+    catalog_version: int | None = None
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        if self.catalog_version is None:
+            return super().to_python(value)
+        from . import catalog_cache
+
+        key = ("choices", self.queryset.model._meta.label_lower, self.to_field_name)
+        rows = catalog_cache.cached(
+            self.catalog_version, key, lambda: {str(getattr(o, self.to_field_name)): o for o in self.queryset}
+        )
+        found = rows.get(str(value))
+        if found is None:
+            raise forms.ValidationError(
+                self.error_messages["invalid_choice"], code="invalid_choice", params={"value": value}
+            )
+        return found
 
 
 def _int(label, *, min_value, max_value, required=True, initial=None, help_text=""):
@@ -59,17 +89,17 @@ def _dec(label, *, min_value, max_value, required=True, initial=None, places=4, 
 class ConfiguratorForm(forms.Form):
     """Every input of the configurator page."""
 
-    scenario = forms.ModelChoiceField(
+    scenario = CatalogChoiceField(
         Scenario.objects.all(),
         to_field_name="slug",
         required=False,
         label=_("Scenario"),
         empty_label=_("— none —"),
     )
-    model = forms.ModelChoiceField(
+    model = CatalogChoiceField(
         LlmModel.objects.all(), to_field_name="slug", label=_("Model"), empty_label=None
     )
-    server = forms.ModelChoiceField(
+    server = CatalogChoiceField(
         ServerModel.objects.select_related("accelerator"),
         to_field_name="slug",
         label=_("Server"),
@@ -86,6 +116,13 @@ class ConfiguratorForm(forms.Form):
     nodes = _int(_("Nodes"), min_value=1, max_value=1024, initial=4)
     prefill_nodes = _int(_("Prefill nodes"), min_value=0, max_value=1024, required=False)
     decode_nodes = _int(_("Decode nodes"), min_value=0, max_value=1024, required=False)
+
+    pair_switches = forms.ChoiceField(
+        choices=PAIR_SWITCH_CHOICES,
+        label=_("Parameter-plane switches of a pair"),
+        initial="shared",
+        required=False,
+    )
 
     parallel_mode = forms.ChoiceField(choices=PARALLEL_CHOICES, label=_("Parallel layout"), initial="auto")
     tp = _int(_("TP"), min_value=1, max_value=1024, required=False)
@@ -172,14 +209,18 @@ class ConfiguratorForm(forms.Form):
         places=3,
     )
 
-    site = forms.ModelChoiceField(
+    site = CatalogChoiceField(
         SiteProfile.objects.all(), to_field_name="slug", label=_("Site"), empty_label=None
     )
-    rack = forms.ModelChoiceField(
+    rack = CatalogChoiceField(
         RackType.objects.all(), to_field_name="slug", label=_("Rack type"), empty_label=None
     )
 
-    price_list = forms.ModelChoiceField(
+    rack_max_kw = _dec(
+        _("Cap rack power at (kW, optional)"), min_value=1, max_value=200, required=False, places=1
+    )
+
+    price_list = CatalogChoiceField(
         PriceList.objects.all(),
         to_field_name="slug",
         required=False,
@@ -207,6 +248,13 @@ class ConfiguratorForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if self.is_bound:
+            from . import catalog_cache
+
+            version = catalog_cache.current_version()
+            for field in self.fields.values():
+                if isinstance(field, CatalogChoiceField):
+                    field.catalog_version = version
         zh = (get_language() or "").startswith("zh")
         self.fields["scenario"].label_from_instance = lambda s: s.name_zh if zh else s.name_en
 
@@ -268,6 +316,8 @@ class ConfiguratorForm(forms.Form):
         """The plan request (API format) for the cleaned data."""
         d = self.cleaned_data
         topology = {"kind": d["topology"], "nodes": d["nodes"]}
+        if d["topology"] in (TopologyKind.PRIMARY_STANDBY.value, TopologyKind.TENANT_PAIR.value):
+            topology["pair_switches"] = d.get("pair_switches") or "shared"
         if d["topology"] == TopologyKind.DISAGGREGATED.value:
             topology["prefill_nodes"] = d.get("prefill_nodes") or 0
             topology["decode_nodes"] = d.get("decode_nodes") or 0
@@ -344,7 +394,7 @@ class ConfiguratorForm(forms.Form):
             },
             "workload": workload,
             "site": d["site"].slug,
-            "rack": d["rack"].slug,
+            "rack": self._rack(d),
             "commercial": commercial,
             "launch": launch,
         }
@@ -355,6 +405,19 @@ class ConfiguratorForm(forms.Form):
         if d.get("checkpoint"):
             request["checkpoint"] = d["checkpoint"].slug
         return request
+
+    @staticmethod
+    def _rack(d) -> str | dict:
+        """The rack's slug, or the catalog rack inline with its power capped
+        (servers per rack then follow the cap: the cooling fix)."""
+        if d.get("rack_max_kw") is None:
+            return d["rack"].slug
+        from .inputs import rack_spec
+        from .requests import to_jsonable
+
+        rack = to_jsonable(rack_spec(d["rack"]))
+        rack["max_kw"] = float(d["rack_max_kw"])
+        return rack
 
     # Request paths → form fields, for errors the resolver or the engine report.
     FIELD_FOR_PATH = {
@@ -370,10 +433,12 @@ class ConfiguratorForm(forms.Form):
         "topology.decode_parallel.tp": "decode_tp",
         "topology.decode_parallel.dp": "decode_dp",
         "topology.kind": "topology",
+        "topology.pair_switches": "pair_switches",
         "model": "model",
         "server": "server",
         "site": "site",
         "rack": "rack",
+        "rack.max_kw": "rack_max_kw",
         "scenario": "scenario",
         "commercial.price_list": "price_list",
         "commercial.date": "price_list",

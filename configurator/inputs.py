@@ -113,6 +113,7 @@ def model_spec(row: LlmModel) -> et.ModelSpec:
         activation_format=row.activation_format,
         max_context=row.max_context,
         has_vision=row.has_vision,
+        text_only_servers=tuple(sorted(row.validated_text_only_on.values_list("slug", flat=True))),
         vision_params=row.vision_params,
         vision_bytes=row.vision_bytes,
         api_price_input_per_m=row.api_price_input_per_m,

@@ -747,7 +747,8 @@ class _Search:
 
     def language_model_only(self, server: ServerSpec) -> bool:
         # A server validated for text only is served as validated (--language-model-only).
-        return bool(server.validated_text_only and self.q.model.has_vision and not self.w.needs_vision)
+        text_only = server.validated_text_only or server.slug in self.q.model.text_only_servers
+        return bool(text_only and self.q.model.has_vision and not self.w.needs_vision)
 
     def workload(self, concurrency: int) -> WorkloadSpec:
         return WorkloadSpec(
@@ -810,7 +811,8 @@ class _Search:
                 f"{name}: {acc.name} ({acc.vendor or 'foreign vendor'}) is not domestic (Xinchuang) hardware.",
                 f"{name}：{acc.name}（{acc.vendor or '国外厂商'}）不属于国产（信创）硬件。",
             )
-        if self.w.needs_vision and s.validated_text_only:
+        # The engine's own rule (engine/capability.py), so the planner and the configurator agree.
+        if self.w.needs_vision and (s.validated_text_only or s.slug in self.q.model.text_only_servers):
             return reject(
                 "planner.text_only_server",
                 "workload.needs_vision",

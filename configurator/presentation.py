@@ -18,6 +18,7 @@ from .drawings.charts import bar_chart_svg, line_chart_svg, tornado_svg
 from .drawings.fmt import format_money, money_axis_formatter
 from .drawings.memory import memory_bar_svg, memory_segments
 from .drawings.topology import topology_groups, topology_svg
+from .engine.names import node_name
 from .engine.racks import rack_elevation_svg
 
 AREAS = ("memory", "power", "network", "racks", "cooling", "layout", "performance", "commercial")
@@ -103,8 +104,6 @@ def verdicts(checks: list[dict], lang: str) -> list[dict]:
     worst: dict[str, str] = {}
     for c in checks:
         area = c.get("area") or "layout"
-        if area == "model":
-            area = "memory"
         sev = c.get("severity", "ok")
         if SEVERITY_ORDER.get(sev, 0) >= SEVERITY_ORDER.get(worst.get(area, "ok"), 0):
             worst[area] = sev
@@ -112,17 +111,23 @@ def verdicts(checks: list[dict], lang: str) -> list[dict]:
     for area in ("memory", "power", "network", "racks", "cooling"):
         en, zh = AREA_LABELS[area]
         out.append({"area": area, "label": _pick(en, zh, lang), "severity": worst.get(area, "ok")})
-    for area in ("layout", "performance", "commercial"):
+    # A model problem (context too long, image input on a text-only server) is
+    # its own badge, never "Memory: error".
+    for area in ("model", "layout", "performance", "commercial"):
         if worst.get(area) in ("warning", "error"):
             en, zh = AREA_LABELS[area]
             out.append({"area": area, "label": _pick(en, zh, lang), "severity": worst[area]})
     return out
 
 
-def localized_checks(checks: list[dict], lang: str) -> list[dict]:
-    """Checks in the page's language, errors first, 'ok' notes last."""
+def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | None = None) -> list[dict]:
+    """Checks in the page's language, errors first, 'ok' notes last.
+
+    ``proven`` maps a check's index to the re-planned request its fix gives
+    (``services.proven_fixes``); only those fixes get an "Apply" button."""
     out = []
-    for c in checks:
+    proven = proven or {}
+    for index, c in enumerate(checks):
         area = c.get("area", "")
         en, zh = AREA_LABELS.get(area, (area, area))
         out.append(
@@ -134,6 +139,9 @@ def localized_checks(checks: list[dict], lang: str) -> list[dict]:
                 "fix_text": _pick(c.get("fix_en", ""), c.get("fix_zh", ""), lang),
                 "fix": c.get("fix") or {},
                 "fix_json": json.dumps(c.get("fix") or {}, ensure_ascii=False),
+                "fix_request": (
+                    json.dumps(proven[index], ensure_ascii=False, sort_keys=True) if index in proven else ""
+                ),
                 "field": c.get("field", ""),
             }
         )
@@ -298,6 +306,7 @@ def _launch(result: dict, lang: str = "en") -> dict | None:
         nodes.append(
             {
                 **node,
+                "name": node_name(node.get("index", 0)),
                 "display": env + "\n".join(commands or [node.get("command", "")]),
                 "group_label": _label(GROUP_LABELS, node.get("group", ""), lang),
                 "role_label": _label(NODE_ROLE_LABELS, node.get("role", ""), lang),
@@ -333,6 +342,7 @@ def _network(result: dict, lang: str) -> dict | None:
     rows = [
         {
             **row,
+            "figure_key": f"network.{row.get('role', '')}.{row.get('fabric', '')}.{row.get('scope', '')}",
             "fabric_label": _label(FABRIC_LABELS, row.get("fabric", ""), lang),
             "plane_label": _label(PLANE_LABELS, row.get("role", ""), lang),
         }
@@ -375,15 +385,16 @@ def _sla(result: dict, lang: str) -> dict | None:
     }
 
 
-def context_from_dict(result: dict, lang: str) -> dict:
+def context_from_dict(result: dict, lang: str, proven: dict[int, dict] | None = None) -> dict:
     """Everything the results panel (and the PDF) shows, from a plan dict."""
     checks = result.get("checks") or []
+    localized = localized_checks(checks, lang, proven)
     return {
         "result": result,
         "ok": result.get("ok", False),
         "verdicts": verdicts(checks, lang),
-        "checks": localized_checks(checks, lang),
-        "problems": [c for c in localized_checks(checks, lang) if c["severity"] != "ok"],
+        "checks": localized,
+        "problems": [c for c in localized if c["severity"] != "ok"],
         "figures": result.get("figures") or {},
         "memory_panels": _memory_panels(result, lang),
         "topology_svg": _topology(result, lang),
@@ -399,12 +410,72 @@ def context_from_dict(result: dict, lang: str) -> dict:
     }
 
 
-def plan_context(plan_request, result, request_json: dict, lang: str) -> dict:
-    """The page context for a live plan."""
+def _page_figures(result: dict, plan_request=None) -> dict:
+    """Explanations for figures the page shows that the engine states only as
+    part of a larger figure (lease electricity, the API price in the plan's
+    currency, each sensitivity row): built from the plan's own inputs, never a
+    value restated."""
+    figures = dict(result.get("figures") or {})
+    tco = result.get("tco") or {}
+    annual = tco.get("annual") or {}
+    if "lease_electricity" in annual and "tco.annual.lease_electricity" not in figures:
+        includes = bool(plan_request and plan_request.commercial.lease_includes_power)
+        figures["tco.annual.lease_electricity"] = {
+            "value": annual["lease_electricity"],
+            "unit": tco.get("currency", ""),
+            "label_en": "Electricity per year, lease",
+            "label_zh": "租赁方案年电费",
+            "formula": "0 when the lease includes power, else the same electricity as buying",
+            "inputs": {"lease_includes_power": includes, "electricity": annual.get("electricity")},
+            "source": {"kind": "derived", "ref": ""},
+        }
+    tokens = tco.get("tokens") or {}
+    if plan_request is not None:
+        model, c = plan_request.model, plan_request.commercial
+        for side in ("input", "output"):
+            value = tokens.get(f"api_price_{side}_per_m")
+            usd = getattr(model, f"api_price_{side}_per_m", None)
+            if value is None or usd is None:
+                continue
+            src = (model.sources or {}).get(f"api_price_{side}_per_m")
+            figures[f"page.api_price_{side}_per_m"] = {
+                "value": value,
+                "unit": f"{tco.get('currency', '')}/M tokens",
+                "label_en": f"Public API price per million {side} tokens",
+                "label_zh": f"公有 API 每百万{'输入' if side == 'input' else '输出'} tokens 价格",
+                "formula": f"{model.name} API price ({model.api_price_currency}/M) × exchange rate",
+                "inputs": {
+                    f"api_price_{side}_per_m_{model.api_price_currency}": str(usd),
+                    "usd_rate": str(c.usd_rate),
+                },
+                "source": {"kind": src.kind, "ref": src.ref} if src else {"kind": "input", "ref": "model"},
+            }
+    for index, row in enumerate(tco.get("sensitivity") or []):
+        key = f"page.sensitivity.{index}"
+        row["why_key"] = key
+        figures[key] = {
+            "value": row.get("cost_at_base"),
+            "unit": f"{tco.get('currency', '')}/M tokens",
+            "label_en": f"Blended cost per million tokens ({row.get('basis', 'buy')})",
+            "label_zh": f"每百万 tokens 综合成本（{'租赁' if row.get('basis') == 'lease' else '购买'}）",
+            "formula": f"recomputed with {row.get('label_en', '')} at −20 % and +20 %, every other input unchanged",
+            "inputs": {
+                f"{row.get('parameter', 'input')} (−20 %)": row.get("low_value"),
+                f"{row.get('parameter', 'input')} (base)": row.get("base_value"),
+                f"{row.get('parameter', 'input')} (+20 %)": row.get("high_value"),
+            },
+            "source": {"kind": "derived", "ref": ""},
+        }
+    return figures
+
+
+def plan_context(plan_request, result, request_json: dict, lang: str, proven=None) -> dict:
+    """The page context for a live plan (``proven``: see ``localized_checks``)."""
     from .engine.serialize import plan_to_dict
 
     data = plan_to_dict(result)
-    context = context_from_dict(data, lang)
+    data["figures"] = _page_figures(data, plan_request)
+    context = context_from_dict(data, lang, proven)
     context["request_json"] = json.dumps(request_json, ensure_ascii=False)
     context["request"] = plan_request
     return context

@@ -595,13 +595,25 @@ class _PendingTopology:
     prefill_nodes: int = 0
     decode_nodes: int = 0
     decode_parallel: Any = None
+    pair_switches: str = "shared"
+
+
+PAIR_SWITCHES = ("shared", "separate")
 
 
 def _resolve_topology(value, errs: _Collector):
     if not isinstance(value, dict):
         errs.add("topology", "must be an object with kind, nodes and parallel.")
         return None
-    allowed = {"kind", "nodes", "parallel", "prefill_nodes", "decode_nodes", "decode_parallel"}
+    allowed = {
+        "kind",
+        "nodes",
+        "parallel",
+        "prefill_nodes",
+        "decode_nodes",
+        "decode_parallel",
+        "pair_switches",
+    }
     for key in sorted(set(value) - allowed):
         errs.add(f"topology.{key}", "is not a known field.")
     kind = _convert(value.get("kind", "single"), et.TopologyKind, "topology.kind", errs)
@@ -639,9 +651,13 @@ def _resolve_topology(value, errs: _Collector):
         errs.add(
             "topology.nodes", f"a {kind.value.replace('_', ' ')} pair needs an even node count (got {nodes})."
         )
+    pair_switches = value.get("pair_switches", "shared")
+    if pair_switches not in PAIR_SWITCHES:
+        errs.add("topology.pair_switches", "must be 'shared' or 'separate'.")
+        pair_switches = "shared"
     if kind is None or nodes is None:
         return None
-    return _PendingTopology(kind, nodes, parallel, prefill or 0, decode or 0, decode_parallel)
+    return _PendingTopology(kind, nodes, parallel, prefill or 0, decode or 0, decode_parallel, pair_switches)
 
 
 def group_nodes(kind: et.TopologyKind, nodes: int, prefill: int, decode: int) -> list[int]:
@@ -668,6 +684,7 @@ def _finalize_topology(topo: _PendingTopology, model: et.ModelSpec, server: et.S
         prefill_nodes=topo.prefill_nodes,
         decode_nodes=topo.decode_nodes,
         decode_parallel=decode_parallel if topo.kind == et.TopologyKind.DISAGGREGATED else None,
+        pair_switches=topo.pair_switches,
     )
 
 
@@ -678,11 +695,11 @@ def request_to_inline(request: et.PlanRequest) -> dict:
 
 
 def _propose(model: et.ModelSpec, server: et.ServerSpec, nodes: int) -> et.ParallelSpec:
-    from configurator.engine.layout import propose_layout
+    from configurator.engine.layout import auto_layout
 
     probe = et.PlanRequest(
         model=model,
         server=server,
         topology=et.TopologySpec(et.TopologyKind.SINGLE, nodes, et.ParallelSpec(1, 1)),
     )
-    return propose_layout(probe, nodes)
+    return auto_layout(probe, nodes)

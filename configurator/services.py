@@ -6,7 +6,11 @@ here, so every figure shown anywhere comes from the same ``plan()`` call.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import json
+import threading
+from collections import OrderedDict
 from decimal import Decimal
 from typing import Any
 
@@ -159,15 +163,22 @@ class DjangoCatalog:
         return self._cached(("default_rack",), build)
 
 
-def resolve_request(data: Any, *, today: dt.date | None = None) -> et.PlanRequest:
-    """A request dict → PlanRequest (raises RequestError with field messages)."""
-    return resolve(data, DjangoCatalog(), today=today or timezone.localdate())
+def resolve_request(
+    data: Any, *, today: dt.date | None = None, catalog: DjangoCatalog | None = None
+) -> et.PlanRequest:
+    """A request dict → PlanRequest (raises RequestError with field messages).
+
+    ``catalog``: one :class:`DjangoCatalog` shared by the plans of a request
+    (one catalog-version query instead of one per plan)."""
+    return resolve(data, catalog or DjangoCatalog(), today=today or timezone.localdate())
 
 
-def plan_from_json(data: Any, *, today: dt.date | None = None) -> tuple[et.PlanRequest, et.PlanResult]:
+def plan_from_json(
+    data: Any, *, today: dt.date | None = None, catalog: DjangoCatalog | None = None
+) -> tuple[et.PlanRequest, et.PlanResult]:
     """Resolve and plan.  Bad input raises RequestError; the engine never raises
     on a resolved request (problems are checks)."""
-    request = resolve_request(data, today=today)
+    request = resolve_request(data, today=today, catalog=catalog)
     return request, plan(request)
 
 
@@ -270,6 +281,38 @@ def _price_list_for(request_json: Any, currency: str) -> PriceList | None:
     return price_list_in_force(currency, timezone.localdate())
 
 
+def price_basis(request_json: dict, request: et.PlanRequest) -> str:
+    """Where the money figures come from: the price list (or "no price list"),
+    with the engineer's overrides named, in the page's language."""
+    from django.utils.translation import gettext as _
+
+    c = request.commercial
+    price_list = _price_list_for(request_json, c.currency)
+    commercial = request_json.get("commercial") if isinstance(request_json, dict) else None
+    overrides = [
+        str(label)
+        for key, label in (
+            ("server_unit_price", _("server price")),
+            ("server_lease_per_month", _("lease per node-month")),
+            ("om_per_year", _("O&M per year")),
+        )
+        if isinstance(commercial, dict) and commercial.get(key) not in (None, "")
+    ]
+    if price_list is None:
+        text = _("No price list in force: prices are the values typed in (%(currency)s).") % {
+            "currency": c.currency
+        }
+    else:
+        text = _("Prices from the price list “%(name)s” (%(currency)s, valid from %(date)s).") % {
+            "name": price_list.name,
+            "currency": c.currency,
+            "date": price_list.effective_from.isoformat(),
+        }
+    if overrides:
+        text += " " + _("Overridden by the engineer: %(fields)s.") % {"fields": ", ".join(overrides)}
+    return text
+
+
 def _items_as_planned(items: list[dict], request: et.PlanRequest) -> list[dict]:
     """The price list's items this plan uses, with the prices it actually used:
     an engineer's override (server price, lease) replaces the list price and is
@@ -354,6 +397,73 @@ def _first_slug(model, preferred: str) -> str | None:
     return row.slug if row else None
 
 
+# The form fields a scenario owns: choosing a scenario changes these and
+# nothing else (the server only when the scenario recommends one; the
+# commercial terms, serving flags and launch fields never).
+SCENARIO_FIELDS = (
+    "scenario",
+    "model",
+    "server",
+    "topology",
+    "nodes",
+    "prefill_nodes",
+    "decode_nodes",
+    "parallel_mode",
+    "input_tokens",
+    "output_tokens",
+    "concurrency",
+    "max_model_len",
+    "needs_vision",
+)
+
+
+def _scenario_row(scenario: str | None):
+    if not scenario:
+        return None
+    return (
+        Scenario.objects.select_related("recommended_topology", "recommended_model", "recommended_server")
+        .filter(slug=scenario)
+        .first()
+    )
+
+
+def scenario_fields(scenario: str | None) -> dict[str, str] | None:
+    """The form values a scenario sets (``None`` for an unknown scenario).
+
+    A checkbox the scenario clears is given as ``""`` (unchecked)."""
+    row = _scenario_row(scenario)
+    if row is None:
+        return None
+    data = {
+        "scenario": row.slug,
+        "input_tokens": str(row.input_tokens),
+        "output_tokens": str(row.output_tokens),
+        "concurrency": str(row.concurrency),
+        "needs_vision": "on" if row.needs_vision else "",
+    }
+    for name in ("ttft_target_s", "tpot_target_ms"):  # the scenario's latency targets (issue 15)
+        value = getattr(row, name, None)
+        data[name] = "" if value is None else str(value)
+    if row.context:
+        data["max_model_len"] = str(row.context)
+    if row.recommended_model_id:
+        data["model"] = row.recommended_model.slug
+    if row.recommended_server_id:
+        data["server"] = row.recommended_server.slug
+    template = row.recommended_topology
+    if template is not None:
+        data["topology"] = template.kind
+        data["parallel_mode"] = "auto"
+        nodes = row.recommended_nodes or template.default_nodes
+        if nodes:
+            data["nodes"] = str(nodes)
+        if template.kind == et.TopologyKind.DISAGGREGATED.value and data.get("nodes"):
+            prefill = template.prefill_nodes or (int(data["nodes"]) // 2)
+            data["prefill_nodes"] = str(prefill)
+            data["decode_nodes"] = str(int(data["nodes"]) - prefill)
+    return data
+
+
 def preset_data(scenario: str | None = None) -> dict[str, str]:
     """Form data for a fresh page, or pre-filled from a scenario."""
     data = dict(DEFAULT_FORM)
@@ -363,66 +473,71 @@ def preset_data(scenario: str | None = None) -> dict[str, str]:
     rack = RackType.objects.order_by("pk").first()
     data["site"] = site.slug if site else ""
     data["rack"] = rack.slug if rack else ""
-    row = (
-        Scenario.objects.select_related("recommended_topology", "recommended_model", "recommended_server")
-        .filter(slug=scenario or "")
-        .first()
-    )
-    if row is None:
-        return data
-    data["scenario"] = row.slug
-    data["input_tokens"] = str(row.input_tokens)
-    data["output_tokens"] = str(row.output_tokens)
-    data["concurrency"] = str(row.concurrency)
-    for name in ("ttft_target_s", "tpot_target_ms"):
-        if getattr(row, name, None) is not None:
-            data[name] = str(getattr(row, name))
-    if row.context:
-        data["max_model_len"] = str(row.context)
-    if row.needs_vision:
-        data["needs_vision"] = "on"
-    if row.recommended_model_id:
-        data["model"] = row.recommended_model.slug
-    if row.recommended_server_id:
-        data["server"] = row.recommended_server.slug
-    template = row.recommended_topology
-    if template is not None:
-        data["topology"] = template.kind
-        nodes = row.recommended_nodes or template.default_nodes
-        if nodes:
-            data["nodes"] = str(nodes)
-        if template.kind == et.TopologyKind.DISAGGREGATED.value:
-            prefill = template.prefill_nodes or (int(data["nodes"]) // 2)
-            data["prefill_nodes"] = str(prefill)
-            data["decode_nodes"] = str(int(data["nodes"]) - prefill)
+    owned = scenario_fields(scenario)
+    if owned:
+        for key, value in owned.items():
+            if value == "":
+                data.pop(key, None)
+            else:
+                data[key] = value
     return data
 
 
+def apply_scenario(current: dict[str, str], scenario: str | None) -> tuple[dict[str, str], list[str]]:
+    """The current form data with the scenario's own fields set; and the names
+    of the fields that changed (the page says what it changed, with undo).
+
+    Choosing "none" only clears the scenario: the values stay as they are."""
+    data = dict(current)
+    owned = scenario_fields(scenario)
+    if owned is None:
+        data["scenario"] = ""
+        return data, (["scenario"] if current.get("scenario") else [])
+    changed = []
+    for key, value in owned.items():
+        before = current.get(key, "") or ""
+        if str(before) != value:
+            changed.append(key)
+        if value == "":
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return data, changed
+
+
+def _obj(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def form_data_from_request(request_json: dict) -> dict[str, str]:
-    """Form data that reproduces a saved request (reopen a quote's configuration)."""
+    """Form data that reproduces a saved request (reopen a quote's configuration,
+    apply a proven fix).  Whatever the JSON holds, the answer is form data: a
+    value of the wrong shape is left out and the form then says what is wrong."""
+    from .forms import ConfiguratorForm
+
     data = preset_data(None)
     if not isinstance(request_json, dict):
         return data
+    fields = ConfiguratorForm.base_fields
     for key in ("model", "server", "site", "rack", "scenario", "checkpoint"):
         if isinstance(request_json.get(key), str):
             data[key] = request_json[key]
-
-    def section(name: str) -> dict:
-        # A hand-made or hostile request may hold any JSON here: only objects count.
-        value = request_json.get(name)
-        return value if isinstance(value, dict) else {}
-
-    topo = section("topology")
+    rack = request_json.get("rack")
+    if isinstance(rack, dict) and isinstance(rack.get("slug"), str):
+        data["rack"] = rack["slug"]  # a catalog rack with its power capped (the form's rack_max_kw)
+        if isinstance(rack.get("max_kw"), (int, float)) and not isinstance(rack["max_kw"], bool):
+            data["rack_max_kw"] = str(rack["max_kw"])
+    topo = _obj(request_json.get("topology"))
     data["topology"] = str(topo.get("kind", data["topology"]))
     data["nodes"] = str(topo.get("nodes", data["nodes"]))
-    for key in ("prefill_nodes", "decode_nodes"):
-        if topo.get(key):
+    for key in ("prefill_nodes", "decode_nodes", "pair_switches"):
+        if topo.get(key) and not isinstance(topo[key], (dict, list)):
             data[key] = str(topo[key])
     parallel = topo.get("parallel", "auto")
     if isinstance(parallel, dict):
         data["parallel_mode"] = "manual"
         for key in ("tp", "dp", "pp", "dp_local"):
-            if key in parallel:
+            if key in parallel and not isinstance(parallel[key], (dict, list)):
                 data[key] = str(parallel[key])
         if not parallel.get("expert_parallel", True):
             data.pop("expert_parallel", None)
@@ -430,8 +545,10 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
         if isinstance(decode, dict):
             data["decode_tp"] = str(decode.get("tp", ""))
             data["decode_dp"] = str(decode.get("dp", ""))
-    for name in ("serving", "workload", "commercial"):
-        for key, value in section(name).items():
+    for section in ("serving", "workload", "commercial"):
+        for key, value in _obj(request_json.get(section)).items():
+            if key not in fields:
+                continue
             if isinstance(value, bool):
                 if value:
                     data[key] = "on"
@@ -439,16 +556,159 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
                     data.pop(key, None)
             elif value is not None and not isinstance(value, (dict, list)):
                 data[key] = str(value)
-    launch = section("launch")
-    if isinstance(launch.get("node_ips"), list):
-        data["node_ips"] = "\n".join(str(ip) for ip in launch["node_ips"])
+    launch = _obj(request_json.get("launch"))
+    ips = launch.get("node_ips")
+    if isinstance(ips, list) and all(isinstance(ip, str) for ip in ips):
+        data["node_ips"] = "\n".join(ips)
     for key in ("data_nic", "model_path"):
-        if launch.get(key):
-            data[key] = str(launch[key])
+        if isinstance(launch.get(key), str) and launch[key]:
+            data[key] = launch[key]
     return data
 
 
+# --------------------------------------------------------------------------- fixes proven before offered
+
+# Sections of a request the configurator form can set (a fix elsewhere, such as
+# ``rack.max_kw``, stays advice: the page has no field to carry it).
+_FIX_SECTIONS = ("serving", "workload", "commercial", "launch")
+
+
+def fixed_request(request_json: dict, fix: dict, plan_request: et.PlanRequest | None = None) -> dict | None:
+    """``request_json`` with a check's suggested ``fix`` (request path → value)
+    applied, on a copy; ``None`` when a path is not one the form can carry.
+
+    A fix to one parallel size of an automatic layout turns the layout manual,
+    starting from the layout the engine proposed (``plan_request``)."""
+    from .forms import ConfiguratorForm
+    from .requests import to_jsonable
+
+    if not isinstance(request_json, dict) or not isinstance(fix, dict) or not fix:
+        return None
+    data = copy.deepcopy(request_json)
+    for path, value in fix.items():
+        if not isinstance(path, str) or isinstance(value, (dict, list)) or value is None:
+            return None
+        if ConfiguratorForm.field_for_path(path) is None:
+            return None
+        parts = path.split(".")
+        if parts[0] == "topology" and len(parts) == 3 and parts[1] in ("parallel", "decode_parallel"):
+            topology = data.setdefault("topology", {})
+            parallel = topology.get(parts[1])
+            if not isinstance(parallel, dict):
+                resolved = None
+                if plan_request is not None:
+                    resolved = getattr(plan_request.topology, parts[1], None)
+                if resolved is None:
+                    return None
+                keys = ("tp", "dp", "pp", "dp_local", "expert_parallel")
+                parallel = {k: v for k, v in to_jsonable(resolved).items() if k in keys}
+                topology[parts[1]] = parallel
+            parallel[parts[2]] = value
+        elif parts[0] == "topology" and len(parts) == 2:
+            data.setdefault("topology", {})[parts[1]] = value
+        elif path == "rack.max_kw":
+            rack = data.get("rack")
+            if not isinstance(rack, dict):
+                if plan_request is None:
+                    return None
+                rack = to_jsonable(plan_request.rack)
+            data["rack"] = {**rack, "max_kw": float(value)}
+        elif parts[0] in _FIX_SECTIONS and len(parts) == 2:
+            section = data.get(parts[0])
+            if not isinstance(section, dict):
+                section = data[parts[0]] = {}
+            section[parts[1]] = value
+        else:
+            return None
+    return data
+
+
+def form_request(request_json: dict) -> dict | None:
+    """The request the configurator form produces for ``request_json`` (None if
+    the form refuses it): what applying a configuration on the page plans."""
+    from .forms import ConfiguratorForm
+
+    form = ConfiguratorForm(form_data_from_request(request_json))
+    if not form.is_valid():
+        return None
+    return form.to_request()
+
+
+# Proofs are plans, and a plan of a request is fixed for a catalog version and a
+# day: the last few hundred are kept (per process) so a fix offered on every
+# keystroke is planned once.
+_PROOFS: OrderedDict[tuple, tuple[frozenset, frozenset]] = OrderedDict()
+_PROOFS_MAX = 512
+_proofs_lock = threading.Lock()
+
+
+def _forget_proofs() -> None:
+    with _proofs_lock:
+        _PROOFS.clear()
+
+
+catalog_cache.on_clear(_forget_proofs)
+
+
+def _proof(candidate: dict, catalog: DjangoCatalog) -> tuple[frozenset, frozenset] | None:
+    """(codes of warnings and errors, codes of errors) of the plan of ``candidate``."""
+    key = (catalog.version, timezone.localdate(), json.dumps(candidate, sort_keys=True, default=str))
+    with _proofs_lock:
+        if key in _PROOFS:
+            _PROOFS.move_to_end(key)
+            return _PROOFS[key]
+    try:
+        after = plan_from_json(candidate, catalog=catalog)[1]
+    except RequestError:
+        return None
+    value = (
+        frozenset(c.code for c in after.checks if c.severity != et.Severity.OK),
+        frozenset(c.code for c in after.checks if c.severity == et.Severity.ERROR),
+    )
+    with _proofs_lock:
+        _PROOFS[key] = value
+        while len(_PROOFS) > _PROOFS_MAX:
+            _PROOFS.popitem(last=False)
+    return value
+
+
+def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.PlanResult) -> dict[int, dict]:
+    """Fixes worth offering, by the index of their check in ``result.checks``:
+    each applied to a copy of the request and re-planned; kept
+    only when its finding is gone and no new error appeared.  The value is the
+    re-planned request, which is what applying the fix loads."""
+    errors_before = {c.code for c in result.checks if c.severity == et.Severity.ERROR}
+    catalog = DjangoCatalog()
+    tried: dict[str, tuple[dict, tuple[frozenset, frozenset]] | None] = {}
+    out: dict[int, dict] = {}
+    for index, check in enumerate(result.checks):
+        if check.severity == et.Severity.OK or not check.fix:
+            continue
+        key = json.dumps(dict(check.fix), sort_keys=True, default=str)
+        if key not in tried:
+            tried[key] = None
+            # Only paths the form carries are applied (fixed_request), and the
+            # form gives back the same request (tests/configurator/test_fixes.py
+            # checks it for every offered fix), so the page plans exactly this.
+            candidate = fixed_request(request_json, dict(check.fix), plan_request)
+            if candidate is not None and candidate != request_json:
+                proof = _proof(candidate, catalog)
+                tried[key] = (candidate, proof) if proof is not None else None
+        if tried[key] is None:
+            continue
+        candidate, (codes_after, errors_after) = tried[key]
+        if check.code in codes_after or errors_after - errors_before:
+            continue
+        out[index] = candidate
+    return out
+
+
 __all__ = [
+    "apply_scenario",
+    "fixed_request",
+    "form_request",
+    "proven_fixes",
+    "scenario_fields",
     "RequestError",
     "DjangoCatalog",
     "form_data_from_request",

@@ -8,18 +8,22 @@ panel plus the verdict strip (out of band); choosing a scenario asks
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import trigger_client_event
 
 from accounts import roles
 from catalog import jsonlimits
+from catalog.models import LlmModel, ServerModel
 
-from . import presentation, services
+from . import acknowledge, presentation, services
 from .forms import ConfiguratorForm
 from .requests import RequestError
 
@@ -36,8 +40,41 @@ def _forbidden_unless_sales(request):
     return None
 
 
-def _evaluate(form: ConfiguratorForm):
-    """Validate the form, plan, and return (plan context or None)."""
+def _can_configure(user) -> bool:
+    return roles.is_sales(user) or user.is_superuser
+
+
+SESSION_KEY = "configurator_form"
+
+
+def _form_data(data) -> dict[str, str]:
+    """The configurator fields of a POST (or dict), as plain strings."""
+    out = {}
+    for name in ConfiguratorForm.base_fields:
+        if name in data:
+            value = data.get(name)
+            if isinstance(value, str):
+                out[name] = value
+    return out
+
+
+def _remember(request, form: ConfiguratorForm) -> None:
+    """Keep the last configuration in the session: a reload or a language switch
+    comes back to it instead of the defaults."""
+    data = _form_data(form.data)
+    if request.session.get(SESSION_KEY) != data:
+        request.session[SESSION_KEY] = data
+
+
+def _current_data(request) -> dict[str, str]:
+    stored = request.session.get(SESSION_KEY)
+    if isinstance(stored, dict) and stored:
+        return {k: v for k, v in stored.items() if isinstance(v, str)}
+    return services.preset_data(None)
+
+
+def _evaluate(form: ConfiguratorForm, request=None):
+    """Validate the form, plan, and return the plan context (or None)."""
     if not form.is_valid():
         return None
     request_json = form.to_request()
@@ -46,24 +83,104 @@ def _evaluate(form: ConfiguratorForm):
     except RequestError as exc:
         form.add_request_errors(exc.errors)
         return None
+    if request is not None and request.method == "POST":
+        _remember(request, form)  # a plain page load changes nothing worth a session write
     started = time.perf_counter()
-    context = presentation.plan_context(plan_request, result, request_json, lang=_lang())
+    proven = services.proven_fixes(request_json, plan_request, result)
+    context = presentation.plan_context(plan_request, result, request_json, lang=_lang(), proven=proven)
+    context["price_basis"] = services.price_basis(request_json, plan_request)
+    if request is not None:
+        _fold_acknowledged(context, acknowledge.session_acks(request.session))
     context["render_ms"] = (time.perf_counter() - started) * 1000
     return context
 
 
+def _fold_acknowledged(context: dict, acks: dict[str, str]) -> None:
+    """Accepted warnings leave the findings list for a folded "accepted" list;
+    the quote form carries them (``acknowledged``) to the revision."""
+    current = acknowledge.current_for(acks, context["result"].get("checks") or [])
+    context["accepted"] = [
+        {**c, "reason": current[c["code"]]}
+        for c in context["problems"]
+        if c["severity"] == "warning" and c["code"] in current
+    ]
+    context["problems"] = [
+        c for c in context["problems"] if not (c["severity"] == "warning" and c["code"] in current)
+    ]
+    context["acknowledged_json"] = json.dumps(current, ensure_ascii=False, sort_keys=True)
+
+
+def _scenario_notice(before: dict[str, str], after: dict[str, str], changed: list[str]) -> dict | None:
+    """What choosing a scenario changed (field label, old → new), with the
+    previous values for "undo"."""
+    if not changed:
+        return None
+    form = ConfiguratorForm()
+    rows = []
+    for name in changed:
+        if name == "scenario":
+            continue
+        field = form.fields[name]
+        rows.append(
+            {
+                "label": field.label,
+                "before": _display(field, before.get(name, "")),
+                "after": _display(field, after.get(name, "")),
+            }
+        )
+    undo = {name: before.get(name, "") for name in changed}
+    return {
+        "rows": rows,
+        "undo_json": json.dumps(undo, ensure_ascii=False),
+        "base_json": json.dumps(before, ensure_ascii=False),
+    }
+
+
+def _display(field, value: str) -> str:
+    if getattr(field.widget, "input_type", "") == "checkbox":
+        return str(_("yes") if value else _("no"))
+    choices = getattr(field, "choices", None)
+    if choices is not None and not hasattr(field, "queryset"):
+        for key, label in choices:
+            if str(key) == value:
+                return str(label)
+    return value or "—"
+
+
+def _page(request, form, plan, **extra):
+    return render(request, "configurator/home.html", {"form": form, "plan": plan, "lang": _lang(), **extra})
+
+
 @require_http_methods(["GET", "POST"])
 def home(request):
-    """The configurator page (full render; also the no-JavaScript form target)."""
+    """The configurator page (full render; also the no-JavaScript form target).
+
+    Without JavaScript a changed scenario is applied when the form is posted
+    (``applied_scenario`` says which one the values came from)."""
+    if request.method == "GET" and not _can_configure(request.user) and roles.is_catalog_admin(request.user):
+        # The landing page after log-in: a catalog admin works in the admin.
+        return redirect("admin:index")
     denied = _forbidden_unless_sales(request)
     if denied:
         return denied
+    notice = None
     if request.method == "POST":
-        form = ConfiguratorForm(request.POST)
+        data = _form_data(request.POST)
+        applied = request.POST.get("applied_scenario", data.get("scenario", ""))
+        if data.get("scenario", "") != applied and data.get("scenario"):
+            before = dict(data, scenario=applied)
+            data, changed = services.apply_scenario(before, data["scenario"])
+            notice = _scenario_notice(before, data, changed)
+        form = ConfiguratorForm(data)
+    elif request.GET.get("scenario"):
+        before = _current_data(request)
+        data, changed = services.apply_scenario(before, request.GET.get("scenario"))
+        notice = _scenario_notice(before, data, changed)
+        form = ConfiguratorForm(data)
     else:
-        form = ConfiguratorForm(services.preset_data(request.GET.get("scenario")))
-    plan = _evaluate(form)
-    return render(request, "configurator/home.html", {"form": form, "plan": plan, "lang": _lang()})
+        form = ConfiguratorForm(_current_data(request))
+    plan = _evaluate(form, request)
+    return _page(request, form, plan, notice=notice)
 
 
 @require_http_methods(["POST"])
@@ -73,50 +190,111 @@ def update(request):
     if denied:
         return denied
     form = ConfiguratorForm(request.POST)
-    plan = _evaluate(form)
+    plan = _evaluate(form, request)
     return render(
         request, "configurator/_results.html", {"form": form, "plan": plan, "lang": _lang(), "oob": True}
     )
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 def preset(request):
-    """htmx: the form pre-filled from a scenario (every value stays editable)."""
+    """Choose a scenario: only the fields the scenario owns change, the page says
+    which (with undo).  htmx POSTs the current form and gets the results panel
+    with the changed fields swapped out of band (the focused select is never
+    replaced); a GET starts from the remembered configuration and returns the
+    workspace."""
     denied = _forbidden_unless_sales(request)
     if denied:
         return denied
-    form = ConfiguratorForm(services.preset_data(request.GET.get("scenario")))
-    plan = _evaluate(form)
-    return render(request, "configurator/_workspace.html", {"form": form, "plan": plan, "lang": _lang()})
+    if request.method == "POST":
+        before = _form_data(request.POST)
+        before["scenario"] = request.POST.get("applied_scenario", "")
+        scenario = request.POST.get("scenario", "")
+    else:
+        before = _current_data(request)
+        scenario = request.GET.get("scenario", "")
+    data, changed = services.apply_scenario(before, scenario)
+    form = ConfiguratorForm(data)
+    plan = _evaluate(form, request)
+    notice = _scenario_notice(before, data, changed)
+    context = {"form": form, "plan": plan, "lang": _lang(), "notice": notice}
+    if request.method == "POST" and request.htmx:
+        # The changed values are set in place by the page's script (no input is
+        # replaced, so none loses focus or a keystroke); errors come out of band.
+        context.update(oob=True, notice_oob=True)
+        response = render(request, "configurator/_results.html", context)
+        values = {name: data.get(name, "") for name in changed if name != "scenario"}
+        return trigger_client_event(response, "configurator:set-fields", {"fields": values})
+    if request.htmx:
+        return render(request, "configurator/_workspace.html", context)
+    return render(request, "configurator/home.html", context)
+
+
+def _json_dict(raw: str) -> dict[str, str]:
+    try:
+        value = jsonlimits.loads(raw or "{}", what="form state")
+    except jsonlimits.JsonLimitError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, str)}
+
+
+def _undo_data(post) -> dict[str, str]:
+    """Undo a scenario: its own fields go back to what they were.  With
+    JavaScript the current form comes along (later edits stay); without it the
+    whole form from before the scenario (``base``)."""
+    current = _form_data(post)
+    data = current if current else _json_dict(post.get("base", ""))
+    for name, value in _json_dict(post.get("undo", "")).items():
+        if name not in ConfiguratorForm.base_fields:
+            continue
+        if value == "":
+            data.pop(name, None)
+        else:
+            data[name] = value
+    return data
 
 
 @require_http_methods(["POST"])
 def apply_fix(request):
-    """Apply a finding's suggested fix to the form and re-plan (one click)."""
+    """Load a configuration in one request, with JavaScript on or off: a proven
+    fix (``request_json``, the re-planned request the results panel offered),
+    an "undo" (the previous form values), or the form plus a ``fix`` (request
+    path → value, as the API's checks give it)."""
     denied = _forbidden_unless_sales(request)
     if denied:
         return denied
-    data = request.POST.copy()
-    try:
-        fix = jsonlimits.loads(request.POST.get("fix", "{}"), what="fix")
-    except jsonlimits.JsonLimitError:
-        fix = {}
-    if isinstance(fix, dict):
-        for path, value in fix.items():
-            name = ConfiguratorForm.field_for_path(str(path))
-            if name is None or isinstance(value, (dict, list)):
-                continue
-            if isinstance(value, bool):
-                if value:
-                    data[name] = "on"
-                else:
-                    data.pop(name, None)
-            else:
-                data[name] = str(value)
-            if name in {"tp", "dp", "pp", "dp_local", "decode_tp", "decode_dp"}:
-                data["parallel_mode"] = "manual"
+    data = None
+    raw = request.POST.get("request_json")
+    if raw:
+        try:
+            request_json = jsonlimits.loads(raw, what="request_json")  # depth/size/finite limits (issue 13)
+        except jsonlimits.JsonLimitError:
+            request_json = None
+        if isinstance(request_json, dict):
+            data = services.form_data_from_request(request_json)
+    if data is None and request.POST.get("undo"):
+        data = _undo_data(request.POST)
+    if data is None:
+        data = _form_data(request.POST)
+        try:
+            fix = jsonlimits.loads(request.POST.get("fix", "{}"), what="fix")
+        except jsonlimits.JsonLimitError:
+            fix = {}
+        if isinstance(fix, dict) and fix:
+            form = ConfiguratorForm(data)
+            if form.is_valid():
+                base = form.to_request()
+                try:
+                    plan_request = services.resolve_request(base)
+                except RequestError:
+                    plan_request = None
+                fixed = services.fixed_request(base, fix, plan_request)
+                if fixed is not None:
+                    data = services.form_data_from_request(fixed)
     form = ConfiguratorForm(data)
-    plan = _evaluate(form)
+    plan = _evaluate(form, request)
     template = "configurator/_workspace.html" if request.htmx else "configurator/home.html"
     return render(request, template, {"form": form, "plan": plan, "lang": _lang()})
 
@@ -144,3 +322,63 @@ def bundle(request):
     response = HttpResponse(payload, content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+@require_http_methods(["POST"])
+def acknowledge_warning(request):
+    """Accept a warning with a reason, or withdraw the acceptance.  htmx posts
+    the current form along and gets the results panel; without JavaScript the
+    remembered configuration is shown again."""
+    denied = _forbidden_unless_sales(request)
+    if denied:
+        return denied
+    acks = acknowledge.session_acks(request.session)
+    ack_errors = {}
+    code = request.POST.get("code", "")
+    try:
+        code = acknowledge.clean_code(code)
+        if request.POST.get("action") == "withdraw":
+            acks.pop(code, None)
+        else:
+            acks[code] = acknowledge.clean_reason(request.POST.get("reason", ""))
+            if len(acks) > acknowledge.MAX_ITEMS:
+                raise ValueError(_("Too many accepted warnings."))
+        request.session[acknowledge.SESSION_KEY] = acks
+    except ValueError as exc:
+        ack_errors[str(code)[:100]] = str(exc)
+    data = _form_data(request.POST) if request.htmx else {}
+    form = ConfiguratorForm(data or _current_data(request))
+    plan = _evaluate(form, request)
+    context = {"form": form, "plan": plan, "lang": _lang(), "ack_errors": ack_errors}
+    if request.htmx:
+        context["oob"] = True
+        return render(request, "configurator/_results.html", context)
+    return render(request, "configurator/home.html", context)
+
+
+@require_GET
+def preview(request):
+    """The configurator with one catalog row as saved (``?server=`` or
+    ``?model=``), for the catalog admin who just edited it (read-only for
+    them) and for sales.  A model's context limit caps ``max_model_len``."""
+    if not (_can_configure(request.user) or roles.is_catalog_admin(request.user)):
+        return render(request, "403.html", status=403)
+    data = _current_data(request) if _can_configure(request.user) else services.preset_data(None)
+    previewed = []
+    for key, model in (("server", ServerModel), ("model", LlmModel)):
+        slug = request.GET.get(key, "")
+        if not slug:
+            continue
+        row = model.objects.filter(slug=slug[:80]).first()
+        if row is None:
+            return render(request, "404.html", status=404)
+        data[key] = row.slug
+        previewed.append(row.name)
+        if key == "model" and row.max_context:
+            if int(data.get("max_model_len") or 0) > row.max_context:
+                data["max_model_len"] = str(row.max_context)
+    form = ConfiguratorForm(data)
+    plan = _evaluate(form)
+    return _page(
+        request, form, plan, preview=", ".join(previewed), read_only=not _can_configure(request.user)
+    )

@@ -87,10 +87,20 @@ class QuoteCreateForm(forms.Form):
     idempotency_key = forms.RegexField(
         regex=r"^[A-Za-z0-9_-]{16,64}$", required=False, widget=forms.HiddenInput
     )
+    # {check code: reason} for warnings accepted on the configurator page.
+    acknowledged = forms.CharField(widget=forms.HiddenInput, required=False, max_length=20_000)
 
     def __init__(self, user, *args, **kwargs):
         self.user = user
         super().__init__(*args, **kwargs)
+
+    def clean_acknowledged(self):
+        from configurator.acknowledge import parse_acknowledged
+
+        try:
+            return parse_acknowledged(self.cleaned_data.get("acknowledged") or "")
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean_request_json(self):
         text = self.cleaned_data["request_json"]

@@ -268,6 +268,12 @@ class QuoteRevision(models.Model):
     prices_json = _json_field(_("prices used"))
     usd_rate = models.DecimalField(_("USD exchange rate"), max_digits=14, decimal_places=6)
     snapshot_sha256 = models.CharField(_("snapshot SHA-256"), max_length=64, blank=True)
+    # Warnings the engineer accepted on the configurator, each with a reason:
+    # [{"code", "message_en", "message_zh", "reason", "by", "at"}] (shown to the
+    # approving manager and in the internal edition, never to the customer).
+    acknowledged_warnings = models.JSONField(
+        _("accepted warnings"), encoder=DjangoJSONEncoder, default=list, blank=True
+    )
 
     # Totals, all in ``currency``.
     currency = models.CharField(_("currency"), max_length=3, validators=[CURRENCY_VALIDATOR])

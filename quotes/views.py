@@ -431,6 +431,12 @@ def quote_create(request: HttpRequest) -> HttpResponse:
             )
             status = 503
         else:
+            if data.get("acknowledged"):
+                from configurator.acknowledge import record_on_revision
+
+                record_on_revision(
+                    quote.revisions.order_by("-index").first(), data["acknowledged"], request.user
+                )
             messages.success(request, _("Quote %(number)s created.") % {"number": quote.number})
             if request.htmx:
                 return HttpResponseClientRedirect(quote.get_absolute_url())

@@ -34,6 +34,17 @@ def display_value(value) -> str:
     return str(value)
 
 
+def preview_link(kind: str, slug: str):
+    """A link that opens the configurator with this catalog row (as saved)."""
+    from django.urls import reverse
+    from django.utils.http import urlencode
+
+    url = reverse("configurator:preview") + "?" + urlencode({kind: slug})
+    return format_html(
+        '<a href="{}" target="_blank" rel="noopener">{}</a>', url, _("preview in configurator")
+    )
+
+
 def admin_edit_ref(request) -> str:
     user = request.user.get_username() if request and request.user.is_authenticated else "?"
     return f"{user}, {timezone.localdate().isoformat()}"
@@ -62,7 +73,27 @@ class CatalogAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
     export_formats = [CSV, XLSX]
     list_per_page = 50
     save_on_top = True
+    save_as = True  # "Save as new": clone a row, then edit the copy
     sources_fieldset = True
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        """ "Save as new" with the slug (and name) unchanged would only fail on the
+        unique slug: the copy gets a free ``-copy`` slug and a "(copy)" name."""
+        if request.method == "POST" and "_saveasnew" in request.POST:
+            model = self.model
+            data = request.POST.copy()
+            slug = data.get("slug", "")
+            if slug and model._default_manager.filter(slug=slug).exists():
+                base, n = f"{slug}-copy"[:76], 1
+                candidate = base
+                while model._default_manager.filter(slug=candidate).exists():
+                    n += 1
+                    candidate = f"{base}-{n}"
+                data["slug"] = candidate
+                if data.get("name") and model._default_manager.filter(name=data["name"]).exists():
+                    data["name"] = f"{data['name']} (copy)"[:120]
+            request.POST = data
+        return super().changeform_view(request, object_id, form_url, extra_context)
 
     # ---------------------------------------------------------------- sources panel
 

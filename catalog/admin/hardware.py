@@ -10,7 +10,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from ..models import Accelerator, RackType, ServerModel, ServerNic, SiteProfile, SwitchModel
 from . import resources
-from .base import CatalogAdmin
+from .base import CatalogAdmin, preview_link
 
 
 def _num(value, places: int = 1) -> str:
@@ -73,8 +73,14 @@ class ServerModelAdmin(CatalogAdmin):
         "is_active",
         "assumed_count",
         "seed_status",
+        "preview_col",
     )
     list_filter = ("vendor", "accelerator", "scale_up_fabric", "validated_text_only", "is_active")
+
+    @admin.display(description=_("preview"))
+    def preview_col(self, obj):
+        return preview_link("server", obj.slug)
+
     search_fields = ("name", "slug", "vendor", "accelerator__name", "cpu")
     list_select_related = ("accelerator",)
     autocomplete_fields = ("accelerator",)

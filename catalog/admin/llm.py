@@ -14,7 +14,7 @@ from ..importers.hf_config import kv_bytes_per_token
 from ..models import Checkpoint, LlmModel
 from ..services import ImportConflict, llm_model_save_import
 from . import resources
-from .base import CatalogAdmin
+from .base import CatalogAdmin, preview_link
 
 
 def _gb(n: int) -> str:
@@ -43,7 +43,13 @@ class LlmModelAdmin(CatalogAdmin):
         "is_active",
         "assumed_count",
         "seed_status",
+        "preview_col",
     )
+
+    @admin.display(description=_("preview"))
+    def preview_col(self, obj):
+        return preview_link("model", obj.slug)
+
     list_filter = ("family", "weight_format", "has_vision", "is_active")
     search_fields = ("name", "slug", "family", "hf_model_id")
     filter_horizontal = ("validated_text_only_on",)

@@ -58,6 +58,18 @@ SUPPORTED_MODEL_TYPES = (
     "gpt_oss",
 )
 
+
+def readable_name(model_type: str, total_params: int, active_params: int) -> str:
+    """A name for a config without one: family and size ("Qwen MoE 235B-A22B"),
+    never the bare ``model_type`` ("qwen3_moe")."""
+    family = FAMILIES.get(model_type, model_type.replace("_", " ").title())
+    size = f"{total_params / 1e9:,.0f}B" if total_params >= 1e9 else f"{total_params / 1e6:,.0f}M"
+    if active_params and active_params < total_params:
+        active = f"{active_params / 1e9:,.0f}B" if active_params >= 1e9 else f"{active_params / 1e6:,.0f}M"
+        return f"{family} MoE {size}-A{active}"
+    return f"{family} {size}"
+
+
 FAMILIES = {
     "llama": "Llama",
     "qwen2": "Qwen",
@@ -748,7 +760,9 @@ def _parse(
     vision_bytes = round(vision_params * _BF16)
 
     hf_id = hf_model_id or top.str("_name_or_path") or r.str("_name_or_path")
-    display = name or (hf_id.split("/")[-1] if hf_id else model_type)
+    display = name or (
+        hf_id.split("/")[-1] if hf_id else readable_name(model_type, params.total, params.active)
+    )
     f.update(
         {
             "name": display,

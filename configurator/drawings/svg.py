@@ -19,6 +19,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from ..engine.names import display_text
+
 FONT_FAMILY = "Noto Sans CJK SC, Noto Sans SC, DejaVu Sans, sans-serif"
 
 # Palette: colour carries meaning only (ok / warning / error); the rest is calm.
@@ -82,13 +84,13 @@ def char_em(ch: str) -> float:
 
 def text_width(text: str, size: float = FONT_SIZE, bold: bool = False) -> float:
     """Estimated rendered width of ``text`` in user units at ``size`` px."""
-    w = sum(char_em(c) for c in str(text)) * size
+    w = sum(char_em(c) for c in display_text(text)) * size
     return w * 1.06 if bold else w
 
 
 def fit_text(text: str, max_width: float, size: float = FONT_SIZE, bold: bool = False) -> str:
     """``text`` shortened with "…" so that it fits in ``max_width`` (estimated)."""
-    text = str(text)
+    text = display_text(text)
     if text_width(text, size, bold) <= max_width:
         return text
     out = ""
@@ -162,7 +164,7 @@ class Canvas:
         """Text with its baseline at ``y`` (no dominant-baseline: WeasyPrint ignores it)."""
         self.add(
             f"<text {attrs(x=float(x), y=float(y), font_size=size, text_anchor=anchor if anchor != 'start' else None, fill=fill, font_weight='bold' if bold else None, **kw)}>"
-            f"{esc(content)}</text>"
+            f"{esc(display_text(content))}</text>"
         )
 
     def text_mid(

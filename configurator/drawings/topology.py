@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from ..engine.names import node_name
 from . import svg
 from .labels import t
 from .svg import Canvas
@@ -178,8 +179,10 @@ def _normalise(g: Mapping[str, object]) -> dict:
 
 
 def _columns(nodes: int, group_count: int) -> int:
-    """Node boxes per row: four in one or two groups (8 nodes → 4 × 2), two when more groups."""
-    per_row = 4 if group_count <= 2 else 2
+    """Node boxes per row: four in a single group (8 nodes → 4 × 2), two when groups
+    stand side by side, so the drawing keeps its natural width (≤ 720 px on the
+    page) and its labels their size at every cluster size."""
+    per_row = 4 if group_count <= 1 else 2
     return max(1, min(nodes, per_row))
 
 
@@ -290,7 +293,7 @@ def _draw_group(c: Canvas, g: dict, box: tuple, ncols: int, lang: str) -> None:
             stroke=svg.ACCENT if master else "#b9c2cc",
             stroke_width=1.6 if master else 1,
         )
-        c.text(nx + 9, ny + 19, t("node", lang, n=g["first_node"] + i), size=svg.FONT_SIZE, bold=master)
+        c.text(nx + 9, ny + 19, node_name(g["first_node"] + i), size=svg.FONT_SIZE, bold=master)
         c.text(
             nx + 9,
             ny + 36,

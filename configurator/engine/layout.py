@@ -162,7 +162,7 @@ def _choose_tp(devices_per_node: int, domain: int, heads: int, devices: int) -> 
     return 1
 
 
-def propose_layout(req: PlanRequest, nodes: int | None = None) -> ParallelSpec:
+def propose_layout(req: PlanRequest, nodes: int | None = None, *, stages: bool = False) -> ParallelSpec:
     """The "auto" layout for a group of ``nodes`` nodes (default: the first group's).
 
     TP = devices per node when the attention heads split evenly over them (else
@@ -170,6 +170,18 @@ def propose_layout(req: PlanRequest, nodes: int | None = None) -> ParallelSpec:
     domain), DP = the remaining devices ÷ TP, one DP rank per TP group on each
     node, expert parallelism on for MoE models.  K3 on 4 × A3 gives DP4 / TP16
     / EP64; each side of 16 × A3 8P8D gives DP8 / TP16 / EP128 (domain.md §4).
+
+    With ``stages`` (the request's "auto" mode, see :func:`auto_layout`), when
+    the routed experts do not divide over EP = DP × TP (K3's 896 experts
+    over 16 × 16 = 256 ranks), the group gets the fewest pipeline stages that
+    make them divide: vLLM forms the expert-parallel group inside one pipeline
+    stage (EP = DP × TP, see vLLM ``vllm/config/parallel.py`` and
+    ``FusedMoEParallelConfig.make`` in
+    ``vllm/model_executor/layers/fused_moe/config.py``, branch main).  Stages
+    inside a node come first (16 × A3 becomes DP16 / TP8 / PP2 / EP128, 7
+    experts per rank, each replica on one node), then stages of whole nodes
+    (6 × A3: DP2 / TP16 / PP3 / EP32, flagged by ``layout.pipeline_across_nodes``).
+    When no stage count works the plain layout is returned and its check says why.
     """
     dpn = max(req.server.logical_devices, 1)
     if nodes is None:
@@ -178,7 +190,40 @@ def propose_layout(req: PlanRequest, nodes: int | None = None) -> ParallelSpec:
     devices = nodes * dpn
     tp = _choose_tp(dpn, scale_up_domain(req.server), req.model.num_attention_heads, devices)
     dp = max(devices // tp, 1)
-    return ParallelSpec(tp=tp, dp=dp, pp=1, expert_parallel=req.model.is_moe, dp_local=max(dpn // tp, 1))
+    plain = ParallelSpec(tp=tp, dp=dp, pp=1, expert_parallel=req.model.is_moe, dp_local=max(dpn // tp, 1))
+    model = req.model
+    if not stages or not (model.is_moe and model.num_experts and model.num_experts % plain.ep):
+        return plain
+    layers = max(model.num_layers, 1)
+    domain = scale_up_domain(req.server)
+    heads = model.num_attention_heads
+    # First, pipeline stages inside each node (TP × PP = the node's devices, one
+    # DP rank per node): every model replica stays on one node, which the
+    # launch bundle starts as it does any DP layout.
+    for pp in range(2, min(dpn, layers) + 1):
+        if dpn % pp:
+            continue
+        tp_in = dpn // pp
+        if tp_in > domain or (heads and heads % tp_in):
+            continue
+        staged = ParallelSpec(tp=tp_in, dp=nodes, pp=pp, expert_parallel=True, dp_local=1)
+        if model.num_experts % staged.ep == 0 and layout_is_valid(req, nodes, staged):
+            return staged
+    # Then stages of whole nodes (a replica spans nodes; see the layout check).
+    for pp in range(2, min(nodes, layers) + 1):
+        if nodes % pp or dp % pp:
+            continue
+        staged = ParallelSpec(tp=tp, dp=dp // pp, pp=pp, expert_parallel=True, dp_local=1)
+        if model.num_experts % staged.ep == 0 and layout_is_valid(req, nodes, staged):
+            return staged
+    return plain
+
+
+def auto_layout(req: PlanRequest, nodes: int | None = None) -> ParallelSpec:
+    """The layout "auto" resolves to: :func:`propose_layout` with pipeline
+    stages when expert parallelism alone cannot divide the experts, so every
+    node count gets a valid layout (or the plain one, whose check says why)."""
+    return propose_layout(req, nodes, stages=True)
 
 
 def layout_is_valid(req: PlanRequest, nodes: int, p: ParallelSpec) -> bool:
@@ -208,10 +253,14 @@ def _group_problems(req: PlanRequest, nodes: int, p: ParallelSpec) -> list[str]:
 
 def _valid_nodes_near(req: PlanRequest, nodes: int, upto: int) -> tuple[int, ParallelSpec] | None:
     """The nearest group size ≥ ``nodes`` (then below it) whose auto layout is valid."""
-    for n in (*range(nodes, upto + 1), *range(nodes - 1, 0, -1)):
-        p = propose_layout(req, n)
-        if layout_is_valid(req, n, p):
-            return n, p
+    sizes = (*range(nodes, upto + 1), *range(nodes - 1, 0, -1))
+    # A layout without pipeline stages first (the node count the engineer would
+    # pick for expert parallelism), then any valid one.
+    for plain_only in (True, False):
+        for n in sizes:
+            p = propose_layout(req, n, stages=not plain_only)
+            if (p.pp == 1 or not plain_only) and layout_is_valid(req, n, p):
+                return n, p
     return None
 
 
@@ -290,7 +339,7 @@ def _topology_groups(req: PlanRequest, checks: list[Check]) -> list[tuple[str, s
 def _layout_fix(req: PlanRequest, group_name: str, nodes: int) -> tuple[dict[str, Any], str, str]:
     """The auto layout for this group size when it is valid, else the nearest valid group size."""
     pfield = parallel_field(req.topology, group_name)
-    proposal = propose_layout(req, nodes)
+    proposal = auto_layout(req, nodes)
     label = parallel_label(proposal)
     if layout_is_valid(req, nodes, proposal):
         return (
@@ -418,6 +467,37 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
                 fix_en=fix_en,
                 fix_zh=fix_zh,
                 figures={"num_experts": model.num_experts, "ep": p.ep},
+            )
+        )
+
+    if p.pp > 1 and p.tp * p.pp > dpn and p.world_size == devices:
+        found = _valid_nodes_near(req, nodes, 2 * nodes + 8)
+        fix, fix_en, fix_zh = {}, "", ""
+        if found is not None and found[1].pp == 1:
+            n_ok, p_ok = found
+            fix = nodes_fix(req, names[0], n_ok, p_ok)
+            text_en, text_zh = nodes_fix_text(req, names[0], n_ok)
+            fix_en = (
+                f"{text_en} as {parallel_label(p_ok)}, one replica per node group without pipeline stages."
+            )
+            fix_zh = f"{text_zh}，{parallel_label(p_ok)}，无需跨节点流水线。"
+        out.append(
+            check(
+                "layout.pipeline_across_nodes",
+                Severity.WARNING,
+                AREA,
+                f"{sentence_start(who_en)} runs PP{p.pp} with TP{p.tp}: each model replica spans "
+                f"{p.tp * p.pp // dpn} nodes, because {model.num_experts} experts divide over EP{p.ep} only. "
+                "vLLM then needs a multi-node executor for every replica (Ray); review the launch commands "
+                "against the vLLM(-Ascend) multi-node guide before deployment.",
+                f"{who_zh}采用 PP{p.pp} × TP{p.tp}：{model.num_experts} 个专家只能在 EP{p.ep} 上均分，"
+                f"每个模型副本跨 {p.tp * p.pp // dpn} 台节点，vLLM 需为每个副本使用多节点执行器（Ray）；"
+                "部署前请对照 vLLM(-Ascend) 多节点指南核对启动命令。",
+                field=f"{pfield}.pp",
+                fix=fix,
+                fix_en=fix_en,
+                fix_zh=fix_zh,
+                figures={"pp": p.pp, "tp": p.tp, "ep": p.ep},
             )
         )
 

@@ -367,6 +367,11 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
     checks: list[Check] = []
 
     nic_groups = _nic_groups(req)
+    # Parameter-plane switches of a pair: shared (the default) or one set per cluster.
+    separate = req.topology.pair_switches == "separate" and req.topology.kind in (
+        TopologyKind.PRIMARY_STANDBY,
+        TopologyKind.TENANT_PAIR,
+    )
 
     # In-node scale-up bus: no switch, shown for completeness.
     rows.append(
@@ -405,9 +410,23 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
         switch = _pick_switch(nic.fabric, nic.speed, req.switches)
         cabled = _cabled(nic, packages)
         if nic.role == "scale_up":
-            rows.extend(_scale_up_rows(nic, groups, cabled, switch))
+            rows.extend(_scale_up_rows(nic, groups, cabled, switch, share=not separate))
         elif nic.role == "scale_out":
-            if nodes > 1:
+            if separate and nodes > 1:
+                for g in groups:
+                    rows.append(
+                        _row(
+                            nic,
+                            g.name,
+                            (g.name,),
+                            g.nodes,
+                            cabled if g.nodes > 1 else 0,
+                            switch,
+                            f"{nic.fabric} of {g.name} only (separate switches per cluster)",
+                            f"{g.name} 独立的 {nic.fabric} 交换机（主备/租户各自独立）",
+                        )
+                    )
+            elif nodes > 1:
                 rows.append(_row(nic, "all", all_names, nodes, cabled, switch))
             else:
                 rows.append(
@@ -550,9 +569,11 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
                         "削弱主备高可用。"
                     ),
                     figures={"shared_switches": len(shared)},
-                    field="switches",
-                    fix_en="give each cluster its own switches, or pair the shared switches (M-LAG / dual-homing)",
-                    fix_zh="主备集群各配独立交换机，或对共用交换机做堆叠/M-LAG 双归",
+                    field="topology.pair_switches",
+                    fix={"topology.pair_switches": "separate"},
+                    fix_en="give each cluster its own switches (priced in the plan once applied), "
+                    "or pair the shared switches (M-LAG / dual-homing)",
+                    fix_zh="主备集群各配独立交换机（应用后方案按独立交换机计价），或对共用交换机做堆叠/M-LAG 双归",
                 )
             )
 
@@ -586,9 +607,15 @@ def _switch_source(specs: tuple[SwitchSpec, ...]) -> Source:
 
 
 def _scale_up_rows(
-    nic: _NicGroup, groups: tuple[GroupLayout, ...], cabled: int, switch: SwitchSpec | None
+    nic: _NicGroup,
+    groups: tuple[GroupLayout, ...],
+    cabled: int,
+    switch: SwitchSpec | None,
+    *,
+    share: bool = True,
 ) -> list[FabricRow]:
-    """Scale-up switch domains: a group's ports on one switch; small groups share while they fit."""
+    """Scale-up switch domains: a group's ports on one switch; small groups share while
+    they fit (unless ``share`` is off: a pair with separate switches)."""
     multi = [g for g in groups if g.nodes > 1]
     if not multi:
         return []
@@ -597,7 +624,7 @@ def _scale_up_rows(
     own: list[GroupLayout] = []
     for g in multi:
         ports = g.nodes * cabled
-        if not switch or ports > capacity:
+        if not switch or ports > capacity or not share:
             own.append(g)
             continue
         for b in bins:

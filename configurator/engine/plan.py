@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .capability import capability_checks
 from .defaults import resolve_serving
 from .economics import compute_economics
 from .launch import build_launch
@@ -25,13 +26,14 @@ def plan(request: PlanRequest) -> PlanResult:
     if serving is not request.serving:
         request = dataclasses.replace(request, serving=serving)
     layout = resolve_layout(request)
+    capability = tuple(capability_checks(request))
     if any(c.severity == Severity.ERROR for c in layout.checks):
         # The layout itself is impossible: facilities can still be sized from the
         # node count, but memory and performance would be meaningless.
         network = size_network(request, layout)
         power = size_power(request, layout, network)
         racks = place_racks(request, layout, power, network)
-        checks = (*layout.checks, *power.checks, *network.checks, *racks.checks)
+        checks = (*capability, *layout.checks, *power.checks, *network.checks, *racks.checks)
         return PlanResult(request, layout, power=power, racks=racks, network=network, checks=checks)
 
     memory = size_memory(request, layout)
@@ -43,6 +45,7 @@ def plan(request: PlanRequest) -> PlanResult:
     economics = compute_economics(request, performance, tco)
     launch = build_launch(request, layout)
     checks = (
+        *capability,
         *layout.checks,
         *memory.checks,
         *power.checks,

@@ -25,8 +25,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape as _xml_escape
 
+from .names import display_text, node_name
 from .network import NetworkResult, SeedReference, SwitchUnit, seed_reference
 from .power import FeedSizing, PowerResult, rack_feed
 from .types import Check, Figure, GroupLayout, LayoutResult, PlanRequest, Severity, Source
@@ -175,7 +176,9 @@ def _node_label(short: str, node: int, g: GroupLayout) -> tuple[str, str]:
     role = "master" if node == g.first_node else "worker"
     role_zh = "主节点" if role == "master" else "工作节点"
     group_zh = GROUP_ZH.get(g.name, g.name)
-    return f"{short}-{node + 1:02d} ({g.name}, {role})", f"{short}-{node + 1:02d}（{group_zh}，{role_zh}）"
+    # One naming scheme everywhere (engine/names.py): node-00 is the first node.
+    name = node_name(node)
+    return f"{name} ({g.name}, {role})", f"{name}（{group_zh}，{role_zh}）"
 
 
 def _switch_label(sw: SwitchUnit) -> tuple[str, str]:
@@ -606,8 +609,13 @@ def _fit_size(text: str, width: float, size: float, minimum: float = 7.0) -> flo
     return size if w <= width else max(minimum, size * width / w)
 
 
+def escape(text: object) -> str:
+    """Text for the drawing: emoji dropped (fonts without them draw boxes), XML-escaped."""
+    return _xml_escape(display_text(text))
+
+
 def _attr(value: object) -> str:
-    return escape(str(value), {'"': "&quot;"})
+    return _xml_escape(display_text(value), {'"': "&quot;"})
 
 
 def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:

@@ -181,6 +181,9 @@ class ModelSpec:
     vllm_tokenizer_mode: str = ""
     vllm_reasoning_parser: str = ""
     vllm_tool_call_parser: str = ""
+    # Servers this model is validated on for text only (--language-model-only):
+    # image input there is refused (engine/capability.py).
+    text_only_servers: tuple[str, ...] = ()
     sources: Mapping[str, Source] = field(default_factory=dict)
 
     @property
@@ -387,6 +390,10 @@ class TopologySpec:
     prefill_nodes: int = 0
     decode_nodes: int = 0
     decode_parallel: ParallelSpec | None = None
+    # A primary/standby or tenant pair: "shared" parameter-plane switches (small
+    # groups share a switch while the ports fit) or "separate" (each cluster
+    # its own, so one switch failure cannot stop both).
+    pair_switches: str = "shared"
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,15 @@ MATRIX = {
     "api_tokens": ("GET", None, None, {**everyone(200), "anonymous": LOGIN}),
     # Nobody's token 999999: a 404 for everyone signed in (their own tokens only).
     "api_token_revoke": ("POST", lambda c: {"pk": 999999}, None, {**everyone(404), "anonymous": LOGIN}),
-    "configurator:home": ("GET", None, None, sales(200, other_team=200)),
+    # A catalog admin lands in the admin (issue 17), and may preview catalog rows (read-only).
+    "configurator:home": ("GET", None, None, sales(200, other_team=200, catalog=302)),
+    "configurator:preview": ("GET", None, None, sales(200, other_team=200, catalog=200)),
+    "configurator:acknowledge": (
+        "POST",
+        None,
+        lambda c: {"code": "memory.max_num_seqs_not_full_length", "reason": "matrix"},
+        sales(200, other_team=200),
+    ),
     "configurator:update": ("POST", None, lambda c: {}, sales(200, other_team=200)),
     "configurator:preset": ("GET", None, None, sales(200, other_team=200)),
     "configurator:apply_fix": ("POST", None, lambda c: {"fix": "{}"}, sales(200, other_team=200)),

@@ -121,6 +121,11 @@ def test_bundle_with_bad_json_is_a_400(engineer_client):
     assert "request_json" in response.json()["errors"]
 
 
-def test_catalog_admin_cannot_use_the_configurator(client, catalog, users):
+def test_catalog_admin_lands_in_the_admin_and_cannot_configure(client, catalog, users):
     client.force_login(users["catalog"])
-    assert client.get("/").status_code == 403
+    response = client.get("/")
+    assert response.status_code == 302 and response["Location"] == reverse("admin:index")
+    assert client.get(reverse("admin:index")).status_code == 200  # a page that works, not a 403
+    data = preset_data(None)
+    assert client.post("/", data).status_code == 403
+    assert htmx_post(client, reverse("configurator:update"), data).status_code == 403

@@ -32,7 +32,7 @@ def test_single_cluster_marks_node_0_master_and_the_rest_workers():
     labels = texts(root)
     assert "Gateway / load balancer" in labels
     assert "DP4 / TP16 / EP64" in labels
-    assert [f"Node {i}" for i in range(4)] == [s for s in labels if s.startswith("Node ")]
+    assert [f"node-{i:02d}" for i in range(4)] == [s for s in labels if s.startswith("node-")]
     assert labels.count("master") == 1 and labels.count("worker") == 3
     assert "4 nodes × 16 devices = 64 devices" in labels  # 64 devices / 4 nodes
     assert len(node_boxes(root)) == 4
@@ -43,7 +43,7 @@ def test_one_node():
         topology_svg([group("Cluster", "cluster", 1, "TP16", 16, node_name="Atlas 800 A3")], "en")
     )
     labels = texts(root)
-    assert "Node 0" in labels and "master" in labels and "worker" not in labels
+    assert "node-00" in labels and "master" in labels and "worker" not in labels
     assert "1 × Atlas 800 A3 × 16 devices = 16 devices" in labels
     assert len(node_boxes(root)) == 1
 
@@ -56,7 +56,7 @@ def test_primary_standby_has_dashed_failover_and_shared_storage():
     assert labels.count("weights sync") == 2
     assert "primary" in labels and "standby" in labels
     # Numbering continues across clusters: B's master is node 4.
-    assert [s for s in labels if s.startswith("Node ")] == [f"Node {i}" for i in range(8)]
+    assert [s for s in labels if s.startswith("node-")] == [f"node-{i:02d}" for i in range(8)]
     assert labels.count("master") == 2
     dashed = [el for el in root.iter() if el.get("stroke-dasharray")]
     assert dashed, "the standby cluster and its failover arrow are dashed"
@@ -73,7 +73,7 @@ def test_primary_standby_in_chinese():
         "备用",
         "主节点",
         "工作节点",
-        "节点 7",
+        "node-07",
     ):
         assert word in text
 
@@ -85,7 +85,7 @@ def test_8p8d_has_proxy_kv_transfer_and_pool_and_stays_legible_with_16_nodes():
     assert "P/D proxy (load balancer)" in labels
     assert "KV cache" in labels and "(Mooncake)" in labels
     assert "KV pool (MetaService + Memcache)" in labels
-    assert [s for s in labels if s.startswith("Node ")] == [f"Node {i}" for i in range(16)]
+    assert [s for s in labels if s.startswith("node-")] == [f"node-{i:02d}" for i in range(16)]
     boxes = node_boxes(root)
     assert len(boxes) == 16
     # No two node boxes overlap, and all lie inside the drawing.
@@ -111,7 +111,7 @@ def test_8p8d_in_chinese():
         "KV 池 (MetaService + Memcache)",
         "预填充 (P)",
         "解码 (D)",
-        "节点 15",
+        "node-15",
         "8 节点 × 16 卡 = 128 卡",
     ):
         assert word in text
@@ -121,7 +121,7 @@ def test_very_large_group_is_summarised():
     root = parse_svg(topology_svg([group("Big", "cluster", 40, "DP40 / TP16", 640)], "en"))
     labels = texts(root)
     assert "+25 more" in labels  # 40 − 15 boxes drawn
-    assert "Node 14" in labels and "Node 15" not in labels
+    assert "node-14" in labels and "node-15" not in labels
 
 
 def test_no_gateway_no_groups_and_unknown_role():

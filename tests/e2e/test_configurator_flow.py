@@ -42,8 +42,9 @@ def change_and_wait(page, action, *, path: str = UPDATE) -> None:
 
 def layout_rows(page) -> list[str]:
     """The architecture table's rows as text ("cluster serve 4 64 TP16 · DP4 · EP64 14")."""
-    rows = page.locator("#results .card:has(.drawing.topology) tbody tr")
-    return [" ".join(t.split()) for t in rows.all_inner_texts()]
+    # The table's own rows (a "why?" holds a small table of its own), without the "why?" buttons.
+    rows = page.locator("#results .card:has(.drawing.topology) > table > tbody > tr")
+    return [" ".join(t.replace("why?", "").split()) for t in rows.all_inner_texts()]
 
 
 def money(text: str) -> Decimal:
@@ -134,9 +135,10 @@ def test_verdict_badges_follow_every_in_place_update(page):
 def test_changing_utilisation_changes_the_cost_per_million_tokens(page):
     mark_page(page)
     row = page.locator("#results tr:has(td:text-is('Self-hosted, buy'))")
-    before = [money(t) for t in row.locator("td.num").all_inner_texts()]
+    cells = row.locator(":scope > td.num")  # not the numbers inside its "why?"
+    before = [money(t) for t in cells.all_inner_texts()]
     change_and_wait(page, lambda: page.fill("#id_utilisation", "0.3"))
-    after = [money(t) for t in row.locator("td.num").all_inner_texts()]
+    after = [money(t) for t in cells.all_inner_texts()]
     # The yearly cost does not depend on utilisation and the tokens served are
     # proportional to it, so halving it (0.6 → 0.3) doubles the cost per token
     # (to the cent the page rounds to).
@@ -172,7 +174,7 @@ def save_as_quote(page, customer: str) -> str:
     page.fill("#q-customer", customer)
     page.fill("#q-title", "4 × A3 Kimi K3")
     with page.expect_navigation():
-        page.click("#results form[action$='/quotes/create/'] button[type=submit]")
+        page.click("#quote-form button[type=submit]")
     assert re.search(r"/quotes/\d+/", page.url), page.url
     number = page.locator("h1 .mono").inner_text().strip()
     assert re.fullmatch(r"Q-\d{4}-\d{4,}", number), number

@@ -262,10 +262,15 @@ def test_topology_spec_single_group_uses_all_nodes():
     assert (g.nodes, g.devices, g.experts_per_rank) == (8, 128, 7)
 
 
-def test_world_size_fix_moves_to_a_valid_node_count_when_the_auto_layout_is_not():
-    # 5 × A3 with a wrong DP: the auto layout for 5 nodes (EP80) would not split 896 experts,
-    # so the fix goes to 7 nodes (EP112), the nearest size that does.
+def test_world_size_fix_keeps_the_node_count_with_pipeline_stages_when_ep_alone_cannot_divide():
+    # 5 × A3 with a wrong DP.  One stage (EP80) would not split 896 experts; five stages of
+    # one node each give EP = DP1 × TP16 = 16, and 896 / 16 = 56 is whole (issue 17: the auto
+    # layout is valid for every node count), so the fix keeps the 5 nodes.
     req = with_topology(fx.request_k3_a3_4node(), nodes=5, parallel=ParallelSpec(tp=16, dp=4, dp_local=1))
     c = only(resolve_layout(req), "layout.world_size_mismatch")
-    assert c.fix["topology.nodes"] == 7
-    assert c.fix["topology.parallel.dp"] == 7
+    assert "topology.nodes" not in c.fix
+    assert (c.fix["topology.parallel.tp"], c.fix["topology.parallel.dp"], c.fix["topology.parallel.pp"]) == (
+        16,
+        1,
+        5,
+    )

@@ -132,8 +132,8 @@ def test_slots_bottom_up_without_overlap():
         assert [s.label for s in rack.slots if s.kind == "pdu"] == ["PDU B", "PDU A"]
         assert rack.usable_units == 42 - 2 - 2
     labels = [s.label for s in _servers(result.racks[0])]
-    assert labels == ["A3-01 (cluster-a, master)", "A3-02 (cluster-a, worker)"]
-    assert _servers(result.racks[2])[0].label == "A3-05 (cluster-b, master)"
+    assert labels == ["node-00 (cluster-a, master)", "node-01 (cluster-a, worker)"]
+    assert _servers(result.racks[2])[0].label == "node-04 (cluster-b, master)"
     assert _servers(result.racks[2])[0].node_index == 4
 
 
@@ -177,7 +177,7 @@ def test_rack_elevation_svg_in_chinese():
     result = _place(a3_pair())
     svg = rack_elevation_svg(result.racks[0], lang="zh-hans")
     texts = [t.text for t in ET.fromstring(svg).iter(f"{SVG}text")]
-    assert "A3-01（集群 A，主节点）" in texts
+    assert "node-00（集群 A，主节点）" in texts
     assert any("机柜 R01" in (t or "") for t in texts)
     assert any("A/B 路" in (t or "") for t in texts)
 

@@ -1,0 +1,83 @@
+/* The configurator page's own behaviour (htmx does the re-planning).
+ *
+ * - The quote header (customer, title, discount, language) is kept in
+ *   sessionStorage, so a reload or a language switch never loses it.
+ * - A language switch first sends the configuration (the server remembers it
+ *   in the session), then switches: nothing typed is lost.
+ */
+(function () {
+  "use strict";
+  var KEY = "configurator.quote-header";
+
+  function keptFields() {
+    return Array.prototype.slice.call(document.querySelectorAll("#quote-form [data-keep]"));
+  }
+
+  function saveHeader() {
+    var values = {};
+    keptFields().forEach(function (el) { values[el.name] = el.value; });
+    try { sessionStorage.setItem(KEY, JSON.stringify(values)); } catch (e) { /* storage off */ }
+  }
+
+  function restoreHeader() {
+    var values;
+    try { values = JSON.parse(sessionStorage.getItem(KEY) || "{}"); } catch (e) { values = {}; }
+    keptFields().forEach(function (el) {
+      if (Object.prototype.hasOwnProperty.call(values, el.name)) {
+        el.value = values[el.name];
+      }
+    });
+  }
+
+  document.addEventListener("input", function (event) {
+    if (event.target.closest("#quote-form")) saveHeader();
+  });
+  document.addEventListener("change", function (event) {
+    if (event.target.closest("#quote-form")) saveHeader();
+  });
+  document.addEventListener("submit", function (event) {
+    if (event.target.id === "quote-form") {
+      try { sessionStorage.removeItem(KEY); } catch (e) { /* storage off */ }
+    }
+  });
+
+  var switching = false;
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.classList || !form.classList.contains("langswitch") || switching) return;
+    var config = document.getElementById("config-form");
+    var workspace = document.getElementById("workspace");
+    if (!config || !workspace || !window.fetch) return;
+    event.preventDefault();
+    saveHeader();
+    var submitter = event.submitter;
+    var token = config.querySelector("input[name=csrfmiddlewaretoken]");
+    var done = function () {
+      switching = true;
+      if (form.requestSubmit && submitter) form.requestSubmit(submitter);
+      else form.submit();
+    };
+    fetch(workspace.dataset.updateUrl, {
+      method: "POST",
+      body: new FormData(config),
+      headers: { "HX-Request": "true", "X-CSRFToken": token ? token.value : "" },
+      credentials: "same-origin"
+    }).then(done, done);
+  });
+
+  // A scenario's values, set in place (the inputs are never replaced).
+  document.addEventListener("configurator:set-fields", function (event) {
+    var form = document.getElementById("config-form");
+    var fields = (event.detail && event.detail.fields) || {};
+    if (!form) return;
+    Object.keys(fields).forEach(function (name) {
+      var el = form.elements.namedItem(name);
+      if (!el) return;
+      if (el.type === "checkbox") el.checked = !!fields[name];
+      else el.value = fields[name];
+    });
+  });
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", restoreHeader);
+  else restoreHeader();
+})();

@@ -1,0 +1,173 @@
+"""Fixes proven before they are offered (issue 17).
+
+For every seeded scenario and topology, each fix the page offers is applied the
+way the page applies it (the re-planned request, through the form, in one
+request, with htmx and without) and must remove its finding and bring no new
+error.  A fix the form cannot carry (``performance.*``: the page has no field
+for it) is never offered; the cooling fix (cap rack power) is carried by the
+"Cap rack power" field and works.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from catalog.models import Scenario
+from configurator import services
+from configurator.forms import ConfiguratorForm
+
+pytestmark = pytest.mark.django_db
+
+TOPOLOGIES = ("single", "primary_standby", "tenant_pair", "disaggregated")
+
+
+@pytest.fixture
+def engineer_client(client, catalog, users):
+    client.force_login(users["engineer"])
+    return client
+
+
+def _starts(catalog_loaded=True):
+    """Every seeded scenario, and the default form in each topology (8 and 16 nodes)."""
+    starts = [services.preset_data(slug) for slug in Scenario.objects.values_list("slug", flat=True)]
+    for kind in TOPOLOGIES:
+        for nodes in ("8", "16"):
+            data = services.preset_data(None)
+            data.update(topology=kind, nodes=nodes)
+            if kind == "disaggregated":
+                data.update(prefill_nodes=str(int(nodes) // 2), decode_nodes=str(int(nodes) // 2))
+            starts.append(data)
+    for slug in ("atlas-800-a2",):
+        data = services.preset_data(None)
+        data.update(server=slug, nodes="1", max_model_len="32768")
+        starts.append(data)
+    return starts
+
+
+def _request(data):
+    form = ConfiguratorForm(data)
+    assert form.is_valid(), form.errors
+    return form.to_request()
+
+
+def _codes(result, severity=None):
+    return {c.code for c in result.checks if severity is None or c.severity.value == severity}
+
+
+def test_every_offered_fix_removes_its_finding_and_adds_no_error(catalog):
+    offered = cooling = 0
+    for data in _starts():
+        request_json = _request(data)
+        plan_request, result = services.plan_from_json(request_json)
+        proven = services.proven_fixes(request_json, plan_request, result)
+        for index, fixed in proven.items():
+            check = result.checks[index]
+            # Applying on the page loads the fixed request through the form: the same request comes back.
+            assert services.form_request(fixed) == fixed
+            _, after = services.plan_from_json(fixed)
+            assert check.code not in _codes(after), (check.code, check.fix)
+            assert _codes(after, "error") <= _codes(result, "error"), (check.code, _codes(after, "error"))
+            offered += 1
+        for index, check in enumerate(result.checks):
+            if check.code == "cooling.rack_exceeds_air_limit" and check.fix:
+                cooling += 1
+                assert index in proven  # capping rack power at the air limit clears the warning
+    assert cooling >= 5  # the old page's "Apply" that did nothing now works on every plan it showed on
+    assert offered >= 5  # the sweep found fixes to prove (max_num_seqs, node counts, P:D split)
+
+
+def test_the_p_d_split_fix_is_offered_only_when_re_planning_proves_it(catalog):
+    """The 8P8D P:D balance suggests another split (3P13D).  It is offered only
+    when the re-planned split has no P:D finding and no new error (issue 17: the
+    old page offered 3P13D although 3 × 16 = 48 ranks do not divide K3's 896
+    experts)."""
+    data = services.preset_data(None)
+    data.update(topology="disaggregated", nodes="16", prefill_nodes="8", decode_nodes="8")
+    request_json = _request(data)
+    plan_request, result = services.plan_from_json(request_json)
+    proven = services.proven_fixes(request_json, plan_request, result)
+    imbalance = [i for i, c in enumerate(result.checks) if c.code == "performance.pd_imbalance"]
+    assert imbalance
+    for index in imbalance:
+        fixed = services.fixed_request(request_json, dict(result.checks[index].fix), plan_request)
+        _, after = services.plan_from_json(services.form_request(fixed))
+        works = "performance.pd_imbalance" not in _codes(after) and _codes(after, "error") <= _codes(
+            result, "error"
+        )
+        assert (index in proven) is works
+
+
+def test_unknown_or_unformable_paths_are_not_applied():
+    base = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}
+    assert services.fixed_request(base, {"rack.max_kw": 25.0}) is None  # no resolved rack to cap
+    assert services.fixed_request(base, {"performance.prefill_mfu": 0.3}) is None
+    assert services.fixed_request(base, {"topology.nodes": {"x": 1}}) is None
+    fixed = services.fixed_request(base, {"topology.nodes": 8})
+    assert fixed["topology"]["nodes"] == 8 and base["topology"]["nodes"] == 4  # a copy
+
+
+def _offered_fix_forms(body: str) -> list[tuple[str, dict]]:
+    forms = re.findall(
+        r'<input type="hidden" name="request_json" value="([^"]*)">\s*<button type="submit" class="small" '
+        r'data-code="([^"]+)"',
+        body,
+    )
+    return [(code, json.loads(html.unescape(value))) for value, code in forms]
+
+
+@pytest.mark.parametrize("htmx", [True, False], ids=["js-on", "js-off"])
+def test_applying_an_offered_fix_on_the_page_re_plans_the_configuration(engineer_client, htmx):
+    data = services.preset_data(None)  # 4 × A3: 16 sequences of 131,072 tokens do not fit (domain.md §9)
+    page = engineer_client.post("/", data).content.decode()
+    offered = _offered_fix_forms(page)
+    codes = [code for code, _ in offered]
+    # "Lower --max-num-seqs to the full-length sequences that fit" is NOT offered on this preset: on a copy
+    # it leaves 4 DP ranks × 2 sequences = 8 slots for the quoted 16 concurrent requests, a new error
+    # (performance.concurrency_above_capacity), so the fix is not proven.
+    request_json = _request(data)
+    plan_request, result = services.plan_from_json(request_json)
+    seqs = next(c for c in result.checks if c.code == "memory.max_num_seqs_not_full_length")
+    copy = services.fixed_request(request_json, dict(seqs.fix), plan_request)
+    _, after = services.plan_from_json(services.form_request(copy))
+    assert "performance.concurrency_above_capacity" in _codes(after, "error")
+    assert "memory.max_num_seqs_not_full_length" not in codes
+    assert "cooling.rack_exceeds_air_limit" in codes  # the cap-rack-power fix, proven
+    code, fixed = offered[codes.index("cooling.rack_exceeds_air_limit")]
+    extra = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    response = engineer_client.post(
+        reverse("configurator:apply_fix"), {"request_json": json.dumps(fixed)}, **extra
+    )
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert ("<html" in body) is (not htmx)
+    # The whole configuration is back (not the defaults with one field changed), and re-planned.
+    (rack_input,) = re.findall(r'<input[^>]*name="rack_max_kw"[^>]*>', body)
+    assert re.search(r'value="25(\.0+)?"', rack_input), rack_input  # the site's 25 kW air limit
+    assert 'name="nodes" value="4"' in body
+    assert 'data-code="cooling.rack_exceeds_air_limit"' not in body
+    assert "TP16 · DP4 · EP64" in body
+
+
+def test_the_cooling_fix_caps_rack_power_and_adds_racks(catalog):
+    """domain.md §7: an A3 draws up to 16.2 kW, so a 40 kW rack holds 2 (32.4 kW) — above the
+    site's 25 kW air-cooling limit; capped at 25 kW a rack holds floor(25 / 16.2) = 1 server."""
+    data = services.preset_data(None)
+    request_json = _request(data)
+    plan_request, result = services.plan_from_json(request_json)
+    proven = services.proven_fixes(request_json, plan_request, result)
+    index = next(i for i, c in enumerate(result.checks) if c.code == "cooling.rack_exceeds_air_limit")
+    limit = result.checks[index].fix["rack.max_kw"]
+    fixed = proven[index]
+    assert fixed["rack"]["slug"] == request_json["rack"] and fixed["rack"]["max_kw"] == limit
+    form_data = services.form_data_from_request(fixed)
+    assert form_data["rack"] == request_json["rack"] and float(form_data["rack_max_kw"]) == limit
+    _, after = services.plan_from_json(fixed)
+    per_rack = int(limit // 16.2)
+    assert after.racks.servers_per_rack == per_rack == 1
+    assert "cooling.rack_exceeds_air_limit" not in _codes(after)
+    assert len(after.racks.racks) > len(result.racks.racks)
