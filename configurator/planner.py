@@ -22,7 +22,9 @@ The search, per server model ("hardware family"):
 4. **Serving**: per shape, layout alternatives × (memory utilisation, KV
    dtype) escalated only when the KV cache is what limits, with
    ``max_num_seqs`` sized to the offered load; judged by layout + memory +
-   performance (≈0.5 ms) for queueing, TTFT/TPOT targets and request rate.
+   performance (≈0.5 ms) for capacity (the limit ``plan()`` enforces as
+   ``performance.concurrency_above_capacity``, read as a gap concurrency ÷
+   capacity), queueing, TTFT/TPOT targets and request rate.
 5. **Plan**: the chosen variant goes through ``plan()`` (≈2–5 ms) and must
    have no error check and meet every constraint (capex or monthly rent,
    site power, racks, air cooling).
