@@ -22,7 +22,9 @@ The search, per server model ("hardware family"):
 4. **Serving**: per shape, layout alternatives × (memory utilisation, KV
    dtype) escalated only when the KV cache is what limits, with
    ``max_num_seqs`` sized to the offered load; judged by layout + memory +
-   performance (≈0.5 ms) for queueing, TTFT/TPOT targets and request rate.
+   performance (≈0.5 ms) for capacity (the limit ``plan()`` enforces as
+   ``performance.concurrency_above_capacity``, read as a gap concurrency ÷
+   capacity), queueing, TTFT/TPOT targets and request rate.
 5. **Plan**: the chosen variant goes through ``plan()`` (≈2–5 ms) and must
    have no error check and meet every constraint (capex or monthly rent,
    site power, racks, air cooling).
@@ -84,6 +86,10 @@ MAX_CHEAP_PER_FAMILY = 160
 PROJECTION_MARGIN = 2.0  # stop when a serving gap projects past 2 × max_nodes
 MAX_XPYD_RATIO = 3  # prefill:decode splits up to 1:3 and 3:1
 KV_DTYPES = ("auto", "fp8")
+# The engine's ERROR check for a quoted concurrency above what the cluster serves at once
+# (engine/performance.py, capacity_concurrency).  The planner reads it as a serving gap
+# (concurrency ÷ capacity) that more nodes, DP ranks or KV cache close, not as a dead end.
+CAPACITY_CHECK = "performance.concurrency_above_capacity"
 MEMORY_UTILISATIONS = (0.85, 0.9)
 
 DEFAULT_WORKLOAD: dict[str, Any] = {
@@ -670,6 +676,11 @@ def _money(amount: Decimal, currency: str, lang: str) -> str:
     return format_money(amount, currency, "zh-hans" if lang == "zh" else "en")
 
 
+def _gap_key(r: Rejection) -> float:
+    gap = r.figures.get("gap")
+    return float(gap) if isinstance(gap, (int, float)) else math.inf
+
+
 def _ceil(a: int, b: int) -> int:
     return -(-a // max(b, 1))
 
@@ -1194,15 +1205,38 @@ class _Search:
         if error is not None:
             return layout, memory, None, error
         perf = estimate_performance(req, layout, memory)
-        error = next((c for c in perf.checks if c.severity == Severity.ERROR), None)
+        # The capacity check is judged by serving_problem() with its gap, as plan() would raise it.
+        error = next(
+            (c for c in perf.checks if c.severity == Severity.ERROR and c.code != CAPACITY_CHECK), None
+        )
         return layout, memory, perf, error
 
-    def serving_problem(self, perf, concurrency: int) -> tuple[str, str, str, str, float, str] | None:
-        """(code, field, en, zh, gap, limit) of the first unmet serving requirement.
+    def serving_problem(self, perf, concurrency: int) -> tuple[str, str, str, str, float, str, dict] | None:
+        """(code, field, en, zh, gap, limit, figures) of the first unmet serving requirement.
 
         ``gap`` = actual ÷ target (> 1); ``limit`` says what a bigger KV budget
         could help with: "kv" (the KV cache limits the batch), else "".
+
+        First the limit ``plan()`` enforces as an ERROR (``performance.concurrency_above_capacity``):
+        the concurrent requests the deployment serves at once, Σ DP ranks × min(max_num_seqs,
+        sequences the KV cache holds), and for xPyD the most the prefill pool sustains
+        (``PerformanceResult.capacity_concurrency``).  Its gap is concurrency ÷ capacity.
         """
+        capacity = perf.capacity_concurrency
+        counted = any(g.counts_toward_throughput for g in perf.groups)
+        if concurrency > 0 and capacity > 0 and concurrency > capacity and counted:
+            kv = any(g.counts_toward_throughput and g.batch_limited_by == "kv_capacity" for g in perf.groups)
+            return (
+                "planner.concurrency_above_capacity",
+                "workload.concurrency",
+                f"{concurrency:,} concurrent requests exceed the {capacity:,} this deployment serves at once "
+                f"({'the KV cache limits the batch' if kv else 'the prefill pool or --max-num-seqs limits it'})",
+                f"{concurrency:,} 路并发超过本部署可同时服务的 {capacity:,} 路"
+                f"（{'受 KV 缓存限制' if kv else '受预填充能力或 --max-num-seqs 限制'}）",
+                concurrency / capacity,
+                "kv" if kv else "",
+                {"concurrency": concurrency, "capacity": capacity},
+            )
         for g in perf.groups:
             if g.counts_toward_throughput and g.batch_limited_by in ("kv_capacity", "max_num_seqs"):
                 what = "KV cache" if g.batch_limited_by == "kv_capacity" else "--max-num-seqs"
@@ -1215,6 +1249,7 @@ class _Search:
                     f"限制只能运行 {g.batch_per_dp_rank} 条，需承载 {g.offered_seqs_per_dp_rank} 条",
                     g.offered_seqs_per_dp_rank / max(g.batch_per_dp_rank, 1),
                     "kv" if g.batch_limited_by == "kv_capacity" else "",
+                    {},
                 )
         if perf.requests_per_s <= 0 or perf.output_tokens_per_s <= 0:
             return (
@@ -1224,6 +1259,7 @@ class _Search:
                 "无解码吞吐",
                 1e9,
                 "",
+                {},
             )
         if self.w.ttft_target_s is not None and perf.ttft_s > self.w.ttft_target_s:
             return (
@@ -1233,6 +1269,7 @@ class _Search:
                 f"首字延迟 {perf.ttft_s:.2f} 秒，超过目标 {self.w.ttft_target_s:g} 秒",
                 perf.ttft_s / self.w.ttft_target_s,
                 "",
+                {},
             )
         if self.w.tpot_target_ms is not None and perf.tpot_s * 1000 > self.w.tpot_target_ms:
             return (
@@ -1242,6 +1279,7 @@ class _Search:
                 f"每字延迟 {perf.tpot_s * 1000:.1f} 毫秒，超过目标 {self.w.tpot_target_ms:g} 毫秒",
                 perf.tpot_s * 1000 / self.w.tpot_target_ms,
                 "kv",
+                {},
             )
         if self.w.requests_per_s is not None and perf.requests_per_s < self.w.requests_per_s * (1 - 1e-9):
             return (
@@ -1251,6 +1289,7 @@ class _Search:
                 f"每秒 {perf.requests_per_s:,.2f} 个请求，低于所需 {self.w.requests_per_s:g} 个",
                 self.w.requests_per_s / max(perf.requests_per_s, 1e-9),
                 "",
+                {},
             )
         return None
 
@@ -1305,7 +1344,11 @@ class _Search:
             if error is not None or perf is None:
                 return None, None, error, req
             problem = self.serving_problem(perf, saturated)
-            kv_limited = problem is not None and problem[0] == "planner.queueing" and problem[5] == "kv"
+            kv_limited = (
+                problem is not None
+                and problem[0] in ("planner.queueing", "planner.concurrency_above_capacity")
+                and problem[5] == "kv"
+            )
             if perf.requests_per_s >= rate * (1 - 1e-9):
                 concurrency = max(
                     1, min(saturated, math.ceil(rate * saturated / max(perf.requests_per_s, 1e-9)))
@@ -1328,7 +1371,7 @@ class _Search:
                 break  # a larger batch will not run (KV cache) or only adds latency
         return last
 
-    def rate_problem(self, perf, kv_limited: bool) -> tuple[str, str, str, str, float, str]:
+    def rate_problem(self, perf, kv_limited: bool) -> tuple[str, str, str, str, float, str, dict]:
         rate = float(self.w.requests_per_s or 0.0)
         return (
             "planner.rate_short",
@@ -1337,6 +1380,7 @@ class _Search:
             f"最多每秒 {perf.requests_per_s:,.2f} 个请求，低于所需 {rate:g} 个",
             rate / max(perf.requests_per_s, 1e-9),
             "kv" if kv_limited else "",
+            {},
         )
 
     def _counted_dp(self, shape: Shape, p: ParallelSpec, d: ParallelSpec | None) -> int:
@@ -1418,9 +1462,9 @@ class _Search:
                     dict(rejection.figures),
                 )
             )
-            if worst_problem is None or rejection.figures.get("gap", 0) < worst_problem.figures.get(
-                "gap", 1e18
-            ):
+            # Report the layout closest to working: a serving gap (smallest first) over an error
+            # without one, so the family's gap is seen to close as it grows.
+            if worst_problem is None or _gap_key(rejection) < _gap_key(worst_problem):
                 worst_problem = rejection
         if best is not None:
             return best, None
@@ -1444,7 +1488,7 @@ class _Search:
                 f"{head_zh}（{label}）：{error.message_zh}",
                 {"engine_code": error.code, **dict(error.figures)},
             )
-        code, fld, en, zh, gap, _limit = problem
+        code, fld, en, zh, gap, limit, figures = problem
         return Rejection(
             s.slug,
             s.name,
@@ -1454,7 +1498,7 @@ class _Search:
             STAGE_SERVING,
             f"{head} ({label}): {en}.",
             f"{head_zh}（{label}）：{zh}。",
-            {"gap": round(gap, 4)},
+            {**figures, "gap": round(gap, 4), "kv_limited": limit == "kv"},
         )
 
     # ------------------------------------------------------------------ full plan
@@ -1534,7 +1578,9 @@ class _Search:
                 figures,
             )
 
-        error = next((c for c in result.checks if c.severity == Severity.ERROR), None)
+        error = next(
+            (c for c in result.checks if c.severity == Severity.ERROR and c.code != CAPACITY_CHECK), None
+        )
         if error is not None:
             return reject(
                 f"planner.engine.{error.code}",
@@ -1557,8 +1603,17 @@ class _Search:
             )
         problem = self.serving_problem(perf, req.workload.concurrency)
         if problem is not None:
-            code, fld, en, zh, gap, _limit = problem
-            return reject(code, fld, STAGE_SERVING, en + ".", zh + "。", gap=round(gap, 4))
+            code, fld, en, zh, gap, limit, figures = problem
+            return reject(
+                code,
+                fld,
+                STAGE_SERVING,
+                en + ".",
+                zh + "。",
+                **figures,
+                gap=round(gap, 4),
+                kv_limited=limit == "kv",
+            )
         lease_month = (tco.annual.lease_rent / 12).quantize(Decimal("0.01"))
         if self.c.purchase == "buy" and self.c.max_capex is not None and tco.capex.total > self.c.max_capex:
             return reject(
@@ -1779,15 +1834,16 @@ class _Search:
                 variant, why = self.choose_serving(fam, shape, self.layout_pairs(shape, valid))
                 if variant is None:
                     if why is not None:
-                        fam.reject(why)
                         gap = why.figures.get("gap")
+                        projected = None
                         if isinstance(gap, (int, float)):
                             gap_here = gap if gap_here is None else min(gap_here, gap)
                             projected = self.projection(fam, shape, why, gap)
-                            if projected is not None:
-                                fam.reject(projected)
-                                stop = True
-                                break
+                        # The projection, when it stops the family, is the fuller reason.
+                        fam.reject(projected or why)
+                        if projected is not None:
+                            stop = True
+                            break
                     if self.fam_cheap_exhausted(fam):
                         stop = True
                         break
@@ -1795,6 +1851,9 @@ class _Search:
                 outcome = self.plan_shape(fam, shape, variant)
                 if isinstance(outcome, Rejection):
                     fam.reject(outcome)
+                    gap = outcome.figures.get("gap")
+                    if isinstance(gap, (int, float)):
+                        gap_here = gap if gap_here is None else min(gap_here, gap)
                     if outcome.code.startswith("planner.engine.network.") and shape.nodes > 1:
                         stop = True  # the cross-node fabric fails at every larger size too
                         break
@@ -1843,11 +1902,21 @@ class _Search:
         point in growing.
         """
         if why.code not in (
+            "planner.concurrency_above_capacity",
             "planner.queueing",
             "planner.rate_short",
             "planner.tpot_above_target",
             "planner.ttft_above_target",
         ):
+            return None
+        if why.figures.get("kv_limited") and why.code in (
+            "planner.concurrency_above_capacity",
+            "planner.queueing",
+        ):
+            # A batch the KV cache limits grows faster than the node count: each rank holds fewer
+            # experts, so more of its memory goes to KV (K3 at 24,576 + 1,536 tokens a request:
+            # 4 × A3 at DP4 serve 44 at once, 8 × A3 at DP16 serve 256, 5.8 × for twice the
+            # nodes).  nodes × gap is no lower bound there; the gap patience ends the family.
             return None
         projected = math.ceil(shape.nodes * gap)
         if projected <= PROJECTION_MARGIN * self.o.max_nodes:

@@ -217,25 +217,91 @@ def test_pareto_front_is_exactly_the_non_dominated_candidates(seeded):
     assert cands[0].pareto, "the cheapest is always on the front"
 
 
+def _capacity(request_json, **serving):
+    """The engine's concurrency capacity and error codes for a candidate's request, serving changed."""
+    data = {**request_json, "serving": {**request_json["serving"], **serving}}
+    _req, res = services.plan_from_json(data)
+    errors = {c.code for c in res.checks if c.severity == Severity.ERROR}
+    return res.performance.capacity_concurrency, errors, res
+
+
 def test_high_availability_scenario_only_offers_primary_standby_pairs(seeded):
     result = search({"scenario": "finance-research", "constraints": {"domestic_only": True}})
     assert result.query.workload.availability_target >= 0.999
     assert result.candidates
     assert {c.shape.kind for c in result.candidates} == {TopologyKind.PRIMARY_STANDBY}
     best = result.candidates[0]
-    # docs/domain.md §10 recommends 8 × A3 as two 4-node clusters for financial research. Counted as
-    # vLLM-Ascend places the weights (issue 14), one 4-node cluster's KV cache holds about 188,672 tokens
-    # per DP rank: 4 DP ranks × floor(188,672 ÷ (32,768 + 2,048)) = 4 × 5 = 20 concurrent requests, fewer
-    # than the scenario's 32. So the 4 + 4 pair is refused for capacity and a larger A3 pair is offered.
+    # docs/domain.md §10 recommends 8 × A3 as two 4-node clusters for financial research (32 concurrent
+    # requests of 32,768 + 2,048 tokens). Counted as vLLM-Ascend places the weights (issue 14), one 4-node
+    # DP4 / TP16 cluster keeps per rank (engine/memory.py figures): at gpu_memory_utilization 0.85,
+    # 5,216,627,634 B of KV cache; at 0.9, 0.05 × 65,788,161,556 B more = 8,506,035,711 B. One request
+    # takes ceil(34,816 ÷ 128) × 128 tokens × 27,648 B (K3 MLA, domain.md §2) + 28,085,760 B of
+    # linear-attention state = 990,678,528 B. Capacity = 4 DP ranks × floor(KV ÷ request):
+    #   0.85: 4 × floor(5,216,627,634 ÷ 990,678,528) = 4 × 5 = 20  < 32 → refused (the engine's error)
+    #   0.90: 4 × floor(8,506,035,711 ÷ 990,678,528) = 4 × 8 = 32 ≥ 32 → served.
+    # So the 4 + 4 pair is offered once the planner raises the utilisation the KV cache is short of
+    # (it used to read the capacity error as a dead end and stop at 0.85).
     assert best.server.slug == "atlas-800-a3"
-    assert best.shape.nodes > 8 and best.shape.group_nodes[0] == best.shape.group_nodes[1]
-    refused = [
-        e
-        for e in result.evaluated
-        if e.server == "atlas-800-a3" and e.shape.nodes == 8 and e.shape.kind == TopologyKind.PRIMARY_STANDBY
-    ]
-    assert refused and all(not e.feasible for e in refused)
-    assert any("concurrency_above_capacity" in e.code and "20" in e.message_en for e in refused)
+    assert best.shape.group_nodes == (4, 4)
+    assert (best.parallel.dp, best.parallel.tp) == (4, 16)
+    assert best.serving.gpu_memory_utilization == 0.9
+    capacity, errors, _ = _capacity(best.request_json)
+    assert capacity == 32 and not errors
+    capacity, errors, _ = _capacity(best.request_json, gpu_memory_utilization=0.85)
+    assert capacity == 20 and "performance.concurrency_above_capacity" in errors
+
+
+def test_capacity_shortfall_is_a_gap_that_grows_the_search(seeded):
+    # software-engineering-agent: 256 concurrent requests of 24,576 + 1,536 tokens (catalog scenario).
+    # Below 8 nodes every A3 layout serves fewer at once; the planner must read that as a gap
+    # (concurrency ÷ capacity, the engine's performance.concurrency_above_capacity limit) that closes
+    # as the cluster grows, not stop the family at its first node counts as it did.
+    result = search(
+        {"scenario": "software-engineering-agent", "options": {"max_nodes": 16, "servers": ["atlas-800-a3"]}}
+    )
+    short = [e for e in result.evaluated if e.code == "planner.concurrency_above_capacity"]
+    assert short and all(e.stage == planner.STAGE_SERVING and not e.feasible for e in short)
+    for e in short:
+        cap = e.figures["capacity"]
+        assert cap < 256 and e.figures["gap"] == pytest.approx(256 / cap, abs=1e-4)
+        assert f"{cap:,}" in e.message_en
+    assert min(e.shape.nodes for e in short) == 4
+    best = result.candidates[0]
+    # 8 × A3 at DP16 / TP8 (two DP ranks per node) keeps per rank, at utilisation 0.9, 13,425,454,604 B
+    # of KV cache (engine/memory.py); one request takes 26,112 tokens × 27,648 B + 56,171,520 B of
+    # linear-attention state = 778,116,096 B, so floor(13,425,454,604 ÷ 778,116,096) = 17 fit and
+    # max_num_seqs 16 (the smallest ladder step ≥ 256 ÷ 16 DP ranks) binds: 16 × 16 = 256 ≥ 256.
+    # At 0.85 it is 0.05 × 65,788,161,556 B less: floor(10,136,046,526 ÷ 778,116,096) = 13 → 208 < 256.
+    assert best.shape.nodes == 8 and best.shape.kind == TopologyKind.SINGLE
+    assert (best.parallel.dp, best.parallel.tp) == (16, 8)
+    assert best.serving.max_num_seqs == 16 and best.serving.gpu_memory_utilization == 0.9
+    capacity, errors, res = _capacity(best.request_json)
+    assert capacity == 256 and not errors
+    assert res.memory.groups[0].per_rank.kv_cache_bytes // 778_116_096 == 17
+    capacity, errors, _ = _capacity(best.request_json, gpu_memory_utilization=0.85)
+    assert capacity == 208 and "performance.concurrency_above_capacity" in errors
+
+
+def test_capacity_gap_limited_by_max_num_seqs_is_projected(seeded):
+    # A capacity --max-num-seqs limits grows only with the DP ranks (256 per rank at most), so
+    # nodes × gap bounds the nodes needed and a hopeless family stops early with the projection.
+    result = search(
+        {
+            "model": "kimi-k3",
+            "workload": {"concurrency": 1_000_000, "input_tokens": 16, "output_tokens": 16, "context": 4096},
+            "options": {"max_nodes": 8, "servers": ["dgx-b300"]},
+        }
+    )
+    # One B300 node at DP2 / TP4: 2 DP ranks × max_num_seqs 256 (the ladder's top; 4,096-token
+    # sequences fit the KV cache far more often) = 512 at once; gap 1,000,000 ÷ 512 = 1,953.125,
+    # projected ceil(1 × 1,953.125) = 1,954 nodes > 2 × 8 searched, so the first node count ends it.
+    assert result.candidates == ()
+    (reason,) = result.rejected
+    assert reason.code == "planner.concurrency_above_capacity"
+    assert reason.figures["capacity"] == 512 and reason.figures["kv_limited"] is False
+    assert reason.figures["projected_nodes"] == 1954
+    assert "1,954 nodes" in reason.message_en
+    assert result.stats["shapes"] == 1
 
 
 def test_air_cooling_only_caps_the_racks_at_the_site_limit(seeded):
@@ -297,8 +363,13 @@ def test_search_statistics_show_pruning(seeded):
 @pytest.mark.parametrize("scenario", ["software-engineering-agent", "government-policy-qa"])
 def test_no_candidate_puts_an_fp8_kv_cache_on_ascend(seeded, scenario):
     # vllm-ascend issue #8102: FP8 KV cache is not supported on Atlas A2/A3 (engine/defaults.py).
+    # 16 nodes suffice for Ascend in both scenarios, with a BF16 KV cache: e.g. the software agent's
+    # 256 concurrent requests fit 8 × A3 at DP16 / TP8 and utilisation 0.9 (16 DP ranks ×
+    # min(max_num_seqs 16, 17 requests of 26,112 tokens in 13.4 GB of KV per rank) = 256; the
+    # arithmetic is in test_capacity_shortfall_is_a_gap_that_grows_the_search).
     result = search({"scenario": scenario, "options": {"max_nodes": 16}})
     ascend = [c for c in result.candidates if c.server.accelerator.software_stack == "ascend"]
     assert ascend, "the domestic scenario should still find Ascend plans"
+    assert {"atlas-800-a3"} <= {c.server.slug for c in ascend}
     for c in ascend:
         assert c.request_json["serving"]["kv_cache_dtype"] in ("auto", "bfloat16", "bf16"), c.server.slug
