@@ -414,6 +414,8 @@ SCENARIO_FIELDS = (
     "concurrency",
     "max_model_len",
     "needs_vision",
+    "ttft_target_s",  # the scenario's latency targets, P50 (issue 15)
+    "tpot_target_ms",
 )
 
 

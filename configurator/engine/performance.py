@@ -628,7 +628,23 @@ def estimate_performance(
         "Time per output token, mean (estimate)",
         "每字延迟 TPOT 均值（估算）",
         "(output ÷ tokens per step × step + other requests' prefill chunks) ÷ output",
-        {"batch_per_dp_rank": round(op.batch_per_rank, 3), "concurrency": concurrency},
+        {
+            "decode_step_s": counted[0].decode_step_s if counted else 0.0,
+            "tokens_per_step": counted[0].tokens_per_step if counted else 1.0,
+            "batch_per_dp_rank": round(op.batch_per_rank, 3),
+            "concurrency": concurrency,
+        },
+        ESTIMATE_SOURCE,
+    )
+    figs.add(
+        "performance.queue_wait_s",
+        op.wait_s if math.isfinite(op.wait_s) else 0.0,
+        "s",
+        "Queue wait before prefill at the quoted concurrency (estimate)",
+        "报价并发下预填充前的排队等待（估算）",
+        "closed loop: users beyond the slots wait concurrency ÷ request rate − cycle time (Little's law); "
+        "prefill queue: M/D/1 wait ρ·prefill ÷ (2(1 − ρ)), M/D/c for a separate prefill pool (xPyD)",
+        {"concurrency": concurrency, "capacity_concurrency": capacity_users},
         ESTIMATE_SOURCE,
     )
     figs.add(
