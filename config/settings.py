@@ -110,6 +110,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "quotes.context_processors.workflow_nav",
             ],
         },
     },
@@ -241,3 +242,21 @@ LOGGING = {
 # Quotes: a discount above this fraction needs a sales manager's approval.
 QUOTE_DISCOUNT_APPROVAL_THRESHOLD = os.environ.get("QUOTE_DISCOUNT_APPROVAL_THRESHOLD", "0.10")
 QUOTE_VALIDITY_DAYS = int(os.environ.get("QUOTE_VALIDITY_DAYS", "30"))
+
+# Sales workflow (quotes/notify.py, quotes/share.py).  E-mail: the console
+# backend in embedded mode (notices print to the log); SMTP from the
+# environment in production.  SITE_URL makes the links in e-mails absolute.
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if PRODUCTION
+    else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "quotes@localhost")
+SITE_URL = os.environ.get("SITE_URL", "")
+QUOTE_SHARE_DAYS = int(os.environ.get("QUOTE_SHARE_DAYS", "30"))  # a customer link expires after this

@@ -559,3 +559,14 @@ class AuditEvent(models.Model):
 @receiver(pre_delete, sender=AuditEvent)
 def _audit_pre_delete(sender, instance, **kwargs):
     raise AuditImmutableError(_("The audit trail is append-only."))
+
+
+# The sales-workflow models (share links, customer acceptance and questions,
+# notifications) live in their own module; importing them here registers them.
+from .workflow_models import (  # noqa: E402, F401
+    CustomerAcceptance,
+    CustomerQuestion,
+    Notification,
+    ShareLink,
+    ShareView,
+)
