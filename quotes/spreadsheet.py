@@ -32,14 +32,20 @@ def is_dangerous(value: Any) -> bool:
     return isinstance(value, str) and value.startswith(DANGEROUS_PREFIXES)
 
 
+def _needs_apostrophe(value: Any) -> bool:
+    """Formula text, or text that already starts with apostrophes before formula text (so that
+    :func:`csv_unescape` can tell an apostrophe it must remove from one that was typed)."""
+    return isinstance(value, str) and is_dangerous(value.lstrip("'"))
+
+
 def csv_safe(value: Any) -> Any:
     """The value for a CSV cell: dangerous text behind an apostrophe (OWASP), anything else unchanged."""
-    return "'" + value if is_dangerous(value) else value
+    return "'" + value if _needs_apostrophe(value) else value
 
 
 def csv_unescape(value: Any) -> Any:
-    """Undo :func:`csv_safe` on import (only an apostrophe this module could have added)."""
-    if isinstance(value, str) and value.startswith("'") and is_dangerous(value[1:]):
+    """Undo :func:`csv_safe` on import (exactly one apostrophe, only where csv_safe added one)."""
+    if isinstance(value, str) and value.startswith("'") and _needs_apostrophe(value):
         return value[1:]
     return value
 

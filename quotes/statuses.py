@@ -50,8 +50,9 @@ TRANSITIONS: tuple[Transition, ...] = (
     Transition(QuoteStatus.EXPIRED, QuoteStatus.DRAFT, _("Reopen for revision")),
 )
 
-# Statuses in which no new revision may be made and nothing changes any more.
-CLOSED_STATUSES = frozenset({QuoteStatus.WON, QuoteStatus.LOST})
+# Statuses in which no new revision may be made and nothing changes any more
+# (an accepted quote only moves on to won or lost: the customer signed what it saw).
+CLOSED_STATUSES = frozenset({QuoteStatus.WON, QuoteStatus.LOST, QuoteStatus.ACCEPTED})
 
 
 def allowed_targets(source: str) -> tuple[str, ...]:
