@@ -132,7 +132,7 @@ def _detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision 
         context.update(pdf_panel_context(revision), pdf_panel=True)
     from .workflow_views import workflow_panel_context  # share links, clone, revise the configuration
 
-    context.update(workflow_panel_context(user, quote, revision))
+    context.update(workflow_panel_context(request, quote, revision))
     return context
 
 

@@ -45,16 +45,26 @@ def _to_revision(revision: QuoteRevision) -> HttpResponse:
     return redirect(f"{revision.quote.get_absolute_url()}?rev={revision.index}")
 
 
-def workflow_panel_context(user, quote, revision) -> dict:
+SHARE_URL_SESSION_KEY = "quotes.new_share_url"
+
+
+def workflow_panel_context(request, quote, revision) -> dict:
     """What ``quotes/_workflow_panel.html`` needs on the quote page."""
     if revision is None:
         return {}
+    user = request.user
+    new_link = request.session.get(SHARE_URL_SESSION_KEY) if hasattr(request, "session") else None
+    if new_link and new_link.get("revision") == revision.pk:
+        request.session.pop(SHARE_URL_SESSION_KEY, None)
+    else:
+        new_link = None
     links = list(revision.share_links.select_related("created_by").order_by("-created_at"))
     return {
         "share_links": links,
         "share_views": ShareView.objects.filter(link__revision=revision).order_by("-at")[:20],
         "customer_acceptance": getattr(revision, "customer_acceptance", None),
         "customer_questions": list(revision.customer_questions.all()[:20]),
+        "new_share_url": new_link["url"] if new_link else "",
         "can_share": selectors.can_edit(user, quote),
         "can_clone": user.has_perm("quotes.add_quote"),
     }
@@ -203,15 +213,18 @@ def share_create_view(request: HttpRequest, pk: int) -> HttpResponse:
             {"errors": _messages_of(exc), "revision": revision},
             status=400,
         )
-    url = request.build_absolute_uri(reverse("quotes:share_page", args=[token]))
-    return render(
-        request, "quotes/workflow/share_created.html", {"link": link, "url": url, "revision": revision}
-    )
+    # Shown once on the quote page (Post/Redirect/Get: a reload never makes a second link).
+    request.session[SHARE_URL_SESSION_KEY] = {
+        "url": request.build_absolute_uri(reverse("quotes:share_page", args=[token])),
+        "revision": revision.pk,
+    }
+    messages.success(request, _("Customer link created; copy it now, it is shown only once."))
+    return redirect(f"{revision.quote.get_absolute_url()}?rev={revision.index}#workflow")
 
 
 @require_POST
 def share_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
-    link = ShareLink.objects.select_related("revision").filter(pk=pk).first()
+    link = ShareLink.objects.select_related("revision").filter(pk=pk).first()  # visibility checked below
     if link is None:
         raise Http404("No such link.")
     revision = selectors.revision_get_visible(user=request.user, pk=link.revision_id)
@@ -263,7 +276,9 @@ def _customer_page(request, link: ShareLink, token: str, status: int = 200, **ex
         response = render(request, "quotes/share/page.html", context, status=status)
     response["Cache-Control"] = "no-store"
     response["X-Robots-Tag"] = "noindex, nofollow"
-    response["Referrer-Policy"] = "no-referrer"  # the token never leaves in a Referer header
+    # The token never leaves in a Referer header ("no-referrer" would make the browser send
+    # "Origin: null" with the acceptance form, which CSRF protection rightly refuses).
+    response["Referrer-Policy"] = "same-origin"
     return response
 
 

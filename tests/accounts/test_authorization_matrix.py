@@ -118,12 +118,12 @@ MATRIX = {
         sales(400, catalog=404),
     ),
     "quotes:clone": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(400, catalog=404)),
-    # Creating a link sends the draft quote (R1 is issued) and shows the link once.
+    # Creating a link sends the draft quote (R1 is issued); the quote page shows the link once.
     "quotes:share_create": (
         "POST",
         lambda c: {"pk": c["revision"].pk},
         lambda c: {},
-        sales(200, catalog=404),
+        sales(302, catalog=404),
     ),
     "quotes:share_revoke": (
         "POST",

@@ -55,8 +55,12 @@ def quote(client, users, catalog, settings, tmp_path, mailbox):
 def share(client, revision, django_capture_on_commit_callbacks) -> tuple[str, str]:
     with django_capture_on_commit_callbacks(execute=True):  # the PDF job is sent on commit
         response = client.post(reverse("quotes:share_create", kwargs={"pk": revision.pk}))
-    assert response.status_code == 200, response.content.decode()[:2000]
-    url, token = SHARE_URL.search(response.content.decode()).groups()
+    assert response.status_code == 302, response.content.decode()[:2000]
+    page = client.get(response["Location"]).content.decode()
+    url, token = SHARE_URL.search(page).groups()
+    # Shown once: the next visit of the page no longer has it.
+    again = client.get(response["Location"]).content.decode()
+    assert token not in again
     return url, token
 
 
@@ -83,7 +87,7 @@ def test_a_share_link_shows_the_customer_edition_without_log_in(
     assert response.status_code == 200
     html = response.content.decode()
     assert "Bank of Example" in html and r1.number in html
-    assert response["Cache-Control"] == "no-store" and response["Referrer-Policy"] == "no-referrer"
+    assert response["Cache-Control"] == "no-store" and response["Referrer-Policy"] == "same-origin"
     # The customer edition: the priced lines and totals in the customer's language …
     assert "¥" in html or f"{r1.net_total:,.2f}" in html
     server = r1.lines.get(category="server")
