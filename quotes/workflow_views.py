@@ -248,7 +248,7 @@ def _customer_context(link: ShareLink, token: str, **extra) -> dict:
             "description": line.description_zh if zh and line.description_zh else line.description_en,
             "category": BomCategory(line.category).label if line.category in BomCategory.values else "",
             "quantity": line.quantity,
-            "unit": line.unit,
+            "unit": _(line.unit) if line.unit else "",  # "pcs", "lot" … are marked in quotes.bom.UNITS
             "unit_price": line.unit_price,
             "discount": line.discount,
             "line_total": line.line_total,

@@ -262,3 +262,33 @@ def test_approval_request_and_decision_are_notified_by_email(
     assert "Discount approved" in page
     client.post(reverse("quotes:notifications"))
     assert not Notification.objects.filter(recipient=users["engineer"], read_at__isnull=True).exists()
+
+
+def test_the_customer_page_speaks_the_quotes_language_only(client, users, catalog, settings, tmp_path):
+    """A Chinese quote's customer page is Chinese with no stray English (figures, the quote
+    number, currency code, SKU-free descriptions and "PDF" aside)."""
+    settings.MEDIA_ROOT = tmp_path
+    client.force_login(users["engineer"])
+    response = client.post(
+        reverse("quotes:create"),
+        {"request_json": json.dumps(REQUEST), "customer_name": "浦东发展银行", "language": "zh-hans"},
+    )
+    assert response.status_code == 302
+    quote = Quote.objects.get()
+    assert quote.language == "zh-hans"
+    response = client.post(reverse("quotes:share_create", kwargs={"pk": quote.revisions.get().pk}))
+    url = SHARE_URL.search(client.get(response["Location"]).content.decode()).group(1)
+    html = Client(HTTP_ACCEPT_LANGUAGE="en").get(url).content.decode()
+    body = re.sub(
+        r"<(script|style)[^>]*>.*?</\1>", " ", html.split("<body", 1)[1].split(">", 1)[1], flags=re.S
+    )
+    text = re.sub(r"<[^>]+>", " ", body)
+    allowed = {"CNY", "PDF", "UTC", "Atlas", "A3", "LingQu", "RoCE", "QSFP", "DD", "GE", "U", "PDU", "O&M"}
+    words = set(re.findall(r"[A-Za-z][A-Za-z&]{1,}", text)) - allowed
+    words -= set(re.findall(r"[A-Za-z][A-Za-z&]{1,}", quote.number))
+    for line in quote.revisions.get().lines.all():  # product names as the price list spells them in Chinese
+        words -= set(re.findall(r"[A-Za-z][A-Za-z&]{1,}", line.description_zh))
+    # The engineer's name is a person's name, not interface text.
+    words -= set(re.findall(r"[A-Za-z][A-Za-z&]{1,}", quote.owner.profile.display_name))
+    assert words == set(), words
+    assert "接受本报价" in text and "浦东发展银行" in text
