@@ -72,6 +72,17 @@ def revise_configuration(
     )
 
 
+def same_revision_already_saved(*, revision: QuoteRevision, request_json: Any, by) -> QuoteRevision | None:
+    """The latest revision of the quote when ``by`` made it from ``revision`` with this very
+    configuration (a repeated submit of the same form), else None."""
+    latest = revision.quote.revisions.order_by("-index").first()
+    if latest is None or latest.based_on_id != revision.pk or latest.created_by_id != by.pk:
+        return None
+    if latest.request_json != services.request_with_discount(request_json, revision.discount):
+        return None
+    return latest
+
+
 def replan_at_current_prices(
     *, revision: QuoteRevision, by, expected_version: int | None = None
 ) -> QuoteRevision:

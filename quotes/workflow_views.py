@@ -101,6 +101,7 @@ def revision_configure(request: HttpRequest, pk: int) -> HttpResponse:
         "plan": plan,
         "lang": lang,
         "revise_of": revision.pk,
+        "revise_version": revision.quote.version,
         "revise_revision": revision,
     }
     return render(request, "configurator/home.html", context)
@@ -125,6 +126,8 @@ def revision_configure_save(request: HttpRequest) -> HttpResponse:
         except (ValueError, RecursionError):
             data = None
             errors.append(_("The configuration is not valid JSON."))
+        raw_version = request.POST.get("version", "")
+        expected = int(raw_version) if raw_version.isdigit() else None
         if data is not None:
             try:
                 new = workflow.revise_configuration(
@@ -132,8 +135,15 @@ def revision_configure_save(request: HttpRequest) -> HttpResponse:
                     request_json=data,
                     by=request.user,
                     note=request.POST.get("note", "")[:2000],
+                    expected_version=expected,
                 )
             except services.QuoteConflictError as exc:
+                already = workflow.same_revision_already_saved(
+                    revision=revision, request_json=data, by=request.user
+                )
+                if already is not None:  # a double click or back-then-save: the first one counts
+                    messages.info(request, _("%(number)s was already saved.") % {"number": already.number})
+                    return _to_revision(already)
                 errors.append(str(exc))
                 status = 409
             except ValidationError as exc:

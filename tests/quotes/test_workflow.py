@@ -237,3 +237,22 @@ def test_a3_price_change_lists_open_revisions_and_replans_one(client, users, cat
     # The re-planned quote is no longer affected.
     numbers = {row.revision.number for row in client.get(reverse("quotes:price_impact")).context["rows"]}
     assert numbers == {draft.number}
+
+
+def test_saving_the_same_revised_configuration_twice_makes_one_revision(client, r1):
+    quote = r1.quote
+    quote.refresh_from_db()
+    form = {
+        "revision": r1.pk,
+        "version": quote.version,
+        "request_json": json.dumps(with_nodes(r1.request_json, 16)),
+    }
+    first = client.post(reverse("quotes:configure_save"), form)
+    second = client.post(reverse("quotes:configure_save"), form)  # double click / back-then-save
+    assert first.status_code == second.status_code == 302
+    assert first["Location"] == second["Location"]
+    assert quote.revisions.count() == 2
+    # A stale form with a different configuration is refused (409), nothing saved.
+    form["request_json"] = json.dumps(with_nodes(r1.request_json, 8))
+    response = client.post(reverse("quotes:configure_save"), form)
+    assert response.status_code == 409 and quote.revisions.count() == 2
