@@ -7,4 +7,6 @@ class QuotesConfig(AppConfig):
 
     def ready(self):
         # Notifications on approval requests and decisions (post_save receivers).
-        from . import notify  # noqa: F401
+        from . import notify
+
+        notify.connect_catalog_signals()  # price changes → owners of the open quotes they touch

@@ -3,7 +3,10 @@
 * a revision needs a discount approval → the sales managers of the quote's team
   (not the quote's owner nor the revision's author: they cannot decide on it);
 * a manager decided → the quote's owner and the revision's author;
-* the customer accepted or asked a question on the share link → the quote's owner.
+* the customer accepted or asked a question on the share link → the quote's owner;
+* a price item of the price list in force changed → the owner of each open
+  (draft or sent) quote whose latest revision bills that SKU at another price,
+  with a link to the price-change report (``quotes:price_impact``).
 
 The approval events are caught with ``post_save`` signals (connected in
 ``QuotesConfig.ready``), so every path that creates a pending revision or an
@@ -203,3 +206,78 @@ def _revision_saved(sender, instance: QuoteRevision, created: bool, raw: bool = 
 def _approval_saved(sender, instance: Approval, created: bool, raw: bool = False, **kwargs):
     if created and not raw:
         approval_decided(instance)
+
+
+def price_changed(item) -> list[Notification]:
+    """Tell the owners of open quotes billing ``item.sku`` at another price than the list now says."""
+    from catalog.selectors import price_list_in_force
+
+    from .models import BomLine
+    from .statuses import QuoteStatus
+
+    price_list = item.price_list
+    if price_list_in_force(price_list.currency) != price_list:
+        return []  # a past or future list: open quotes are priced from the one in force
+    lines = (
+        BomLine.objects.filter(
+            sku=item.sku,
+            currency=price_list.currency,
+            revision__quote__status__in=[QuoteStatus.DRAFT, QuoteStatus.SENT],
+        )
+        .exclude(unit_price=item.unit_price)
+        .select_related("revision", "revision__quote", "revision__quote__owner", "revision__quote__customer")
+    )
+    created = []
+    for line in lines:
+        revision = line.revision
+        if revision.quote.revisions.order_by("-index").values_list("pk", flat=True).first() != revision.pk:
+            continue  # only the latest revision of a quote is open
+        with translation.override(settings.LANGUAGE_CODE):
+            subject = _("Price change affects %(number)s: %(sku)s %(old)s → %(new)s") % {
+                "number": revision.number,
+                "sku": item.sku,
+                "old": f"{line.unit_price:,.2f}",
+                "new": f"{item.unit_price:,.2f}",
+            }
+            body = _(
+                "The price list now prices %(sku)s at %(new)s %(currency)s; %(number)s uses %(old)s. "
+                "Issued revisions keep their prices; re-plan to make a new draft revision at the new price."
+                "\n\nPrice-change report: %(link)s"
+            ) % {
+                "sku": item.sku,
+                "new": f"{item.unit_price:,.2f}",
+                "currency": price_list.currency,
+                "number": revision.number,
+                "old": f"{line.unit_price:,.2f}",
+                "link": _absolute(reverse("quotes:price_impact")),
+            }
+        created += notify(
+            recipients=[revision.quote.owner],
+            kind=Notification.Kind.PRICE_CHANGED,
+            revision=revision,
+            subject=subject,
+            body=body,
+        )
+    return created
+
+
+def _price_item_saved(sender, instance, created: bool, raw: bool = False, **kwargs):
+    if raw:
+        return
+    item_pk = instance.pk
+    # After the admin's transaction commits (the price is then the one in force).
+
+    def later():
+        from catalog.models import PriceItem
+
+        item = PriceItem.objects.select_related("price_list").filter(pk=item_pk).first()
+        if item is not None:
+            price_changed(item)
+
+    transaction.on_commit(later)
+
+
+def connect_catalog_signals() -> None:
+    from catalog.models import PriceItem
+
+    post_save.connect(_price_item_saved, sender=PriceItem, dispatch_uid="quotes.notify.price_item_saved")

@@ -139,6 +139,7 @@ class Notification(models.Model):
         APPROVAL_DECIDED = "approval_decided", _("Approval decided")
         CUSTOMER_ACCEPTED = "customer_accepted", _("Customer accepted")
         CUSTOMER_QUESTION = "customer_question", _("Customer question")
+        PRICE_CHANGED = "price_changed", _("Price changed")
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL,

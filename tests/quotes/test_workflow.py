@@ -20,6 +20,7 @@ from catalog.models import PriceItem
 from quotes.models import AuditEvent, Quote
 from quotes.statuses import BomCategory, QuoteStatus, RevisionStatus
 from quotes.workflow import compare_items
+from quotes.workflow_models import Notification
 
 pytestmark = pytest.mark.django_db
 
@@ -193,7 +194,9 @@ def test_clone_gives_a_new_number_for_a_new_customer_with_the_same_configuration
 # --------------------------------------------------------------------------- price changes
 
 
-def test_a3_price_change_lists_open_revisions_and_replans_one(client, users, catalog):
+def test_a3_price_change_lists_open_revisions_and_replans_one(
+    client, users, catalog, django_capture_on_commit_callbacks
+):
     client.force_login(users["engineer"])
     issued_quote = create_quote(client, "Issued Bank")
     issued = issued_quote.revisions.get()
@@ -212,7 +215,12 @@ def test_a3_price_change_lists_open_revisions_and_replans_one(client, users, cat
 
     item = PriceItem.objects.get(kind="server", item_slug="atlas-800-a3")
     item.unit_price = Decimal("3200000.00")
-    item.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        item.save()
+    # The owner hears of it for each open quote the new price touches (not the A2 quote).
+    notices = Notification.objects.filter(recipient=users["engineer"], kind="price_changed")
+    assert sorted(n.revision.number for n in notices) == sorted([issued.number, draft.number])
+    assert all("3,000,000.00 → 3,200,000.00" in n.subject for n in notices)
 
     response = client.get(reverse("quotes:price_impact"))
     rows = {row.revision.number: row for row in response.context["rows"]}
