@@ -32,6 +32,7 @@ from .statuses import AuditAction, BomCategory, QuoteStatus, RevisionStatus
 from .workflow_models import CustomerAcceptance, CustomerQuestion, ShareLink, ShareView, token_digest
 
 OPEN_QUOTE_STATUSES = (QuoteStatus.DRAFT, QuoteStatus.SENT)
+QUESTIONS_PER_LINK_PER_HOUR = 10
 
 
 # --------------------------------------------------------------------------- revise the configuration
@@ -300,12 +301,15 @@ def share_create(*, revision: QuoteRevision, by, days: int | None = None) -> tup
         services._require_edit(by, quote)
         current = QuoteRevision.objects.get(pk=revision.pk)
         latest = quote.revisions.order_by("-index").first()
-        if current.status == RevisionStatus.DRAFT:
-            if latest is None or latest.pk != current.pk or quote.status != QuoteStatus.DRAFT:
-                raise ValidationError(
-                    _("Only an issued revision can be shared with the customer; issue %(number)s first.")
-                    % {"number": current.number}
-                )
+        is_latest = latest is not None and latest.pk == current.pk
+        if current.status == RevisionStatus.DRAFT and not (is_latest and quote.status == QuoteStatus.DRAFT):
+            raise ValidationError(
+                _("Only an issued revision can be shared with the customer; issue %(number)s first.")
+                % {"number": current.number}
+            )
+        if is_latest and quote.status == QuoteStatus.DRAFT:
+            # Sharing the latest revision sends the quote (issuing it first if it is a draft),
+            # with the same approval and validity checks as "Send to customer".
             services._transition_locked(quote=quote, to_status=QuoteStatus.SENT, by=by, comment="")
             current.refresh_from_db()
         token = secrets.token_urlsafe(32)
@@ -485,6 +489,13 @@ def customer_ask(*, link: ShareLink, request, name: str, contact: str, text: str
     name = _clean_text(name, "name", _("name"), required=True, max_length=200)
     contact = _clean_text(contact, "contact", _("e-mail or phone"), required=False, max_length=200)
     text = _clean_text(text, "text", _("question"), required=True, max_length=4000)
+    recent = CustomerQuestion.objects.filter(link=link, asked_at__gte=timezone.now() - dt.timedelta(hours=1))
+    if recent.count() >= QUESTIONS_PER_LINK_PER_HOUR:  # a link is no way to flood an engineer's inbox
+        raise ValidationError(
+            _(
+                "Many questions were sent through this link in the last hour; please write to your contact directly."
+            )
+        )
     with transaction.atomic():
         question = CustomerQuestion.objects.create(
             revision=link.revision, link=link, name=name, contact=contact, text=text, ip=client_ip(request)

@@ -34,6 +34,7 @@ SHARE_URL = re.compile(r'value="(http://testserver/quotes/shared/([A-Za-z0-9_-]+
 @pytest.fixture
 def mailbox(settings):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    settings.LANGUAGE_CODE = "en"  # notices are written in the site's language; asserted in English here
     return mail.outbox
 
 
@@ -227,7 +228,7 @@ def test_a_draft_revision_that_is_not_the_latest_cannot_be_shared(client, quote,
 
 
 def test_approval_request_and_decision_are_notified_by_email(
-    client, users, catalog, mailbox, django_capture_on_commit_callbacks
+    client, users, catalog, mailbox, settings, django_capture_on_commit_callbacks
 ):
     for name in ("engineer", "manager"):
         users[name].email = f"{name}@example.com"
@@ -248,6 +249,12 @@ def test_approval_request_and_decision_are_notified_by_email(
     assert Notification.objects.get(recipient=users["manager"]).kind == "approval_requested"
     client.force_login(users["manager"])
     assert "Notifications (1)" in client.get(reverse("quotes:list")).content.decode()
+    # In the default (Chinese) site language the notice reads in Chinese.
+    from quotes import notify
+
+    settings.LANGUAGE_CODE = "zh-hans"
+    assert notify.approval_requested(r1)[0].subject.startswith("折扣审批申请")
+    settings.LANGUAGE_CODE = "en"
     mailbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
@@ -292,3 +299,25 @@ def test_the_customer_page_speaks_the_quotes_language_only(client, users, catalo
     words -= set(re.findall(r"[A-Za-z][A-Za-z&]{1,}", quote.owner.profile.display_name))
     assert words == set(), words
     assert "接受本报价" in text and "浦东发展银行" in text
+
+
+def test_an_issued_but_unsent_revision_is_sent_when_shared_and_questions_are_limited(
+    client, quote, users, django_capture_on_commit_callbacks
+):
+    r1 = quote.revisions.get()
+    assert (
+        client.post(reverse("quotes:issue", kwargs={"pk": r1.pk}), {"version": quote.version}).status_code
+        == 302
+    )
+    quote.refresh_from_db()
+    assert quote.status == QuoteStatus.DRAFT
+    url, token = share(client, r1, django_capture_on_commit_callbacks)
+    quote.refresh_from_db()
+    assert quote.status == QuoteStatus.SENT  # so the customer can accept it
+    customer = Client()
+    ask = reverse("quotes:share_question", args=[token])
+    for i in range(10):
+        assert customer.post(ask, {"name": "Li Wei", "text": f"question {i}"}).status_code == 302
+    response = customer.post(ask, {"name": "Li Wei", "text": "one more"})
+    assert response.status_code == 400 and "last hour" in response.content.decode()
+    assert CustomerQuestion.objects.count() == 10
