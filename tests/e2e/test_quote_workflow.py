@@ -44,12 +44,12 @@ def test_revise_r1_from_8_to_16_nodes_gives_r2_and_compare_shows_it_by_sku(page)
     change_and_wait(page, lambda: page.select_option("#id_topology", "primary_standby"))
     change_and_wait(page, lambda: page.fill("#id_nodes", "8"))
     page.fill("#q-customer", "E2E Revise Bank")
-    with page.expect_navigation():
+    with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
         page.click("#results form[action$='/quotes/create/'] button[type=submit]")
     quote = Quote.objects.get(customer__name="E2E Revise Bank")
     r1 = quote.revisions.get()
     assert r1.request_json["topology"]["nodes"] == 8
-    with page.expect_navigation():
+    with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
         page.click("form[action$='/issue/'] button[type=submit]")
     render_pdf(page)
     r1.refresh_from_db()
@@ -62,7 +62,7 @@ def test_revise_r1_from_8_to_16_nodes_gives_r2_and_compare_shows_it_by_sku(page)
     assert before["status"] == "issued"
 
     # "Revise the configuration" opens the configurator on R1's request.
-    with page.expect_navigation():
+    with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
         page.click("#revise-configuration")
     page.wait_for_selector("#config-form")
     expect(page.locator("#id_nodes")).to_have_value("8")
@@ -70,7 +70,7 @@ def test_revise_r1_from_8_to_16_nodes_gives_r2_and_compare_shows_it_by_sku(page)
     change_and_wait(page, lambda: page.fill("#id_nodes", "16"))
     expect(page.locator("#revise-save")).to_be_visible()  # still revising after the in-place update
     page.fill("#rev-note", "Customer asked for 16 nodes")
-    with page.expect_navigation():
+    with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
         page.click("#revise-save button[type=submit]")
     assert re.search(rf"/quotes/{quote.pk}/\?rev=2$", page.url), page.url
     expect(page.locator(".messages")).to_contain_text(f"{quote.number}-R2")
@@ -118,10 +118,10 @@ def test_a_customer_link_works_without_log_in_records_acceptance_and_dies_when_r
     from quotes.models import Quote
 
     page.fill("#q-customer", "E2E Share Bank")
-    with page.expect_navigation():
+    with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
         page.click("#results form[action$='/quotes/create/'] button[type=submit]")
     quote = Quote.objects.get(customer__name="E2E Share Bank")
-    with page.expect_navigation():
+    with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
         page.click("#share-create")
     url = page.locator("#share-url").input_value()
     assert url.startswith(site + "/quotes/shared/"), url
@@ -151,7 +151,7 @@ def test_a_customer_link_works_without_log_in_records_acceptance_and_dies_when_r
         cpage.fill("#acc-name", "Li Wei")
         cpage.fill("#acc-title", "CIO")
         cpage.check("input[name=confirm]")
-        with cpage.expect_navigation():
+        with cpage.expect_navigation(timeout=60_000):
             cpage.click("#accept button[type=submit]")
         expect(cpage.locator("#accept")).to_contain_text("Accepted by Li Wei (CIO)")
         quote.refresh_from_db()
@@ -163,7 +163,7 @@ def test_a_customer_link_works_without_log_in_records_acceptance_and_dies_when_r
         # The engineer sees it and revokes the link: the customer gets a 404.
         page.goto(f"{site}/quotes/{quote.pk}/")
         expect(page.locator("#workflow")).to_contain_text("Accepted by the customer")
-        with page.expect_navigation():
+        with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
             page.click("#workflow form[action$='/revoke/'] button")
         assert cpage.goto(url).status == 404
         assert cpage.goto(url + "proposal.pdf").status == 404
