@@ -26,7 +26,7 @@ from django.utils.translation import gettext as _
 from accounts import roles
 
 from . import notify, selectors, services
-from .bom import apply_line_discounts, bom_lines_from_plan, line_total
+from .bom import apply_line_discounts, bom_lines_from_plan, line_total, to_decimal
 from .models import BomLine, Quote, QuoteRevision
 from .statuses import AuditAction, BomCategory, QuoteStatus, RevisionStatus
 from .workflow_models import CustomerAcceptance, CustomerQuestion, ShareLink, ShareView, token_digest
@@ -561,10 +561,62 @@ def priced_preview(revision: QuoteRevision) -> tuple[Decimal, dict[str, Decimal]
     return totals["net_total"], {f"{line['category']}:{line['sku']}": line["unit_price"] for line in lines}
 
 
+def _current_items(currency: str, cache: dict) -> tuple[str, dict[str, tuple]] | None:
+    """(slug, {sku: (unit price, lease per month)}) of the price list in force for ``currency``."""
+    if currency not in cache:
+        from catalog.selectors import price_list_in_force
+
+        price_list = price_list_in_force(currency)
+        cache[currency] = (
+            None
+            if price_list is None
+            else (
+                price_list.slug,
+                {item.sku: (item.unit_price, item.lease_per_month) for item in price_list.items.all()},
+            )
+        )
+    return cache[currency]
+
+
+def may_be_affected(revision: QuoteRevision, cache: dict) -> bool:
+    """Cheap test before re-planning: did the price list in force, or a price the revision froze, change?
+
+    Conservative: anything it cannot compare counts as possibly affected.
+    """
+    prices = revision.prices_json if isinstance(revision.prices_json, dict) else {}
+    items = prices.get("items")
+    current = _current_items(revision.currency, cache)
+    if not isinstance(items, list) or not items or current is None:
+        return True
+    slug, by_sku = current
+    for item in items:
+        if not isinstance(item, dict):
+            return True
+        if item.get("price_list_slug") != slug:
+            return True  # a new list is in force
+        if item.get("overridden"):
+            continue  # the engineer's own price stays when re-planned
+        now = by_sku.get(item.get("sku"))
+        if now is None:
+            return True
+        frozen_price = to_decimal(item.get("unit_price"))
+        frozen_lease = to_decimal(item.get("lease_per_month"))
+        if frozen_price != now[0] or (frozen_lease or None) != (now[1] or None):
+            return True
+    return False
+
+
 def price_impact(user) -> list[PriceImpact]:
-    """Open revisions whose prices differ from today's catalog, with their old and new net totals."""
+    """Open revisions whose prices differ from today's catalog, with their old and new net totals.
+
+    Only revisions whose frozen prices differ from the list in force are re-planned
+    (:func:`may_be_affected`), so the report stays quick with many open quotes.
+    """
     rows = []
+    cache: dict = {}
     for revision in open_revisions(user):
+        if not may_be_affected(revision, cache):
+            continue
         before = {f"{line.category}:{line.sku}": line.unit_price for line in revision.lines.all()}
         try:
             new_net, after = priced_preview(revision)

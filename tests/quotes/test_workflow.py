@@ -17,6 +17,7 @@ import pytest
 from django.urls import reverse
 
 from catalog.models import PriceItem
+from quotes import workflow
 from quotes.models import AuditEvent, Quote
 from quotes.statuses import BomCategory, QuoteStatus, RevisionStatus
 from quotes.workflow import compare_items
@@ -195,7 +196,7 @@ def test_clone_gives_a_new_number_for_a_new_customer_with_the_same_configuration
 
 
 def test_a3_price_change_lists_open_revisions_and_replans_one(
-    client, users, catalog, django_capture_on_commit_callbacks
+    client, users, catalog, monkeypatch, django_capture_on_commit_callbacks
 ):
     client.force_login(users["engineer"])
     issued_quote = create_quote(client, "Issued Bank")
@@ -211,7 +212,11 @@ def test_a3_price_change_lists_open_revisions_and_replans_one(
         "topology": {"kind": "single", "nodes": 1},
     }
     other = create_quote(client, "Other Bank", request=a2_request)
+    replans = []
+    real_preview = workflow.priced_preview
+    monkeypatch.setattr(workflow, "priced_preview", lambda r: replans.append(r.number) or real_preview(r))
     assert client.get(reverse("quotes:price_impact")).context["rows"] == []
+    assert replans == [], "unchanged prices are found without re-planning"
 
     item = PriceItem.objects.get(kind="server", item_slug="atlas-800-a3")
     item.unit_price = Decimal("3200000.00")
@@ -223,6 +228,7 @@ def test_a3_price_change_lists_open_revisions_and_replans_one(
     assert all("3,000,000.00 → 3,200,000.00" in n.subject for n in notices)
 
     response = client.get(reverse("quotes:price_impact"))
+    assert sorted(replans) == sorted([issued.number, draft.number])  # only the A3 quotes are re-planned
     rows = {row.revision.number: row for row in response.context["rows"]}
     assert set(rows) == {issued.number, draft.number}, "the A2 quote is not affected"
     assert other.number not in response.content.decode()
