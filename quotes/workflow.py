@@ -229,6 +229,11 @@ class ItemComparison:
     def quote_discount_delta(self) -> Decimal:
         return self.quote_discount_b - self.quote_discount_a
 
+    @property
+    def quote_discount_effect(self) -> Decimal:
+        """What the change of the quote discount does to the net total (a larger discount lowers it)."""
+        return -self.quote_discount_delta
+
 
 def _line_key(line: BomLine, seen: dict[str, int]) -> str:
     if line.sku:
