@@ -29,6 +29,22 @@ def sha256(field) -> str:
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def set_nodes(page, value: str) -> None:
+    """Type a node count and leave the field, as a person does, and wait for the page to settle.
+
+    Leaving the field fires ``change`` (a second in-place update after the one ``input``
+    started): without waiting for it, it would replace the save form typed into next.
+    """
+
+    def type_and_leave():
+        page.fill("#id_nodes", value)
+        page.locator("#id_nodes").press("Tab")
+
+    change_and_wait(page, type_and_leave)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_function("() => !document.querySelector('.htmx-request, .htmx-settling, .htmx-swapping')")
+
+
 def render_pdf(page) -> None:
     panel = page.locator("[id^='pdf-status-']")
     if panel.get_attribute("data-pdf-status") != "ready":
@@ -42,7 +58,8 @@ def test_revise_r1_from_8_to_16_nodes_gives_r2_and_compare_shows_it_by_sku(page)
     # Primary/standby, as in domain.md's 8-node A3 example (one K3 replica per 4-node half;
     # 16 nodes make two 8-node halves, where a single 16-node engine would split K3's experts unevenly).
     change_and_wait(page, lambda: page.select_option("#id_topology", "primary_standby"))
-    change_and_wait(page, lambda: page.fill("#id_nodes", "8"))
+    set_nodes(page, "8")
+    expect(page.locator("#id_nodes")).to_have_value("8")
     page.fill("#q-customer", "E2E Revise Bank")
     with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
         page.click("#results form[action$='/quotes/create/'] button[type=submit]")
@@ -67,7 +84,7 @@ def test_revise_r1_from_8_to_16_nodes_gives_r2_and_compare_shows_it_by_sku(page)
     page.wait_for_selector("#config-form")
     expect(page.locator("#id_nodes")).to_have_value("8")
     expect(page.locator("#revise-save")).to_contain_text(r1.number)
-    change_and_wait(page, lambda: page.fill("#id_nodes", "16"))
+    set_nodes(page, "16")
     expect(page.locator("#revise-save")).to_be_visible()  # still revising after the in-place update
     page.fill("#rev-note", "Customer asked for 16 nodes")
     with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
