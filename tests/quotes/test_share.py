@@ -90,7 +90,7 @@ def test_a_share_link_shows_the_customer_edition_without_log_in(
     assert "Bank of Example" in html and r1.number in html
     assert response["Cache-Control"] == "no-store" and response["Referrer-Policy"] == "same-origin"
     # The customer edition: the priced lines and totals in the customer's language …
-    assert "¥" in html or f"{r1.net_total:,.2f}" in html
+    assert f"{r1.net_total:,.2f}" in html and f"{r1.list_total:,.2f}" in html
     server = r1.lines.get(category="server")
     assert (server.description_zh if quote.language == "zh-hans" else server.description_en) in html
     # … and nothing internal: no other quote, no engine codes, no internal pages or margins.
