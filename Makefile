@@ -57,6 +57,10 @@ test: setup
 	$(PY) manage.py makemigrations --check --dry-run >/dev/null || { echo "Model changes without migrations: run manage.py makemigrations"; exit 1; }
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
+# The pure engine and drawing tests: seconds, no database, no browser.
+test-fast: setup
+	$(PY) -m pytest -q -p no:cacheprovider tests/engine tests/drawings
+
 bench: setup
 	$(PY) bench/run_all.py
 

@@ -50,8 +50,12 @@ class ApiToken(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(_("name"), max_length=100)
     key_sha256 = models.CharField(max_length=64, unique=True, editable=False)
+    # The first characters of the token, shown in the list so its owner can tell tokens apart.
+    prefix = models.CharField(_("starts with"), max_length=12, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
+    revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)
 
     class Meta:
         ordering = ["user__username", "name"]
@@ -60,3 +64,10 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} / {self.name}"
+
+    def is_usable(self, now=None) -> bool:
+        """Not revoked and not expired (a token without an expiry date is one made before they existed)."""
+        from django.utils import timezone
+
+        now = now or timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)

@@ -76,20 +76,63 @@ def demo_users_create() -> list[tuple[DemoUser, bool]]:
     return out
 
 
-def api_token_create(*, user, name: str) -> str:
-    """Create a token for ``user`` and return it (only its hash is stored)."""
+API_TOKEN_DEFAULT_DAYS = 90
+API_TOKEN_MAX_DAYS = 365
+
+
+def api_token_create(*, user, name: str, expires_on=None) -> str:
+    """Create a token for ``user`` and return it; only its SHA-256 is stored, so this is the one
+    time anybody sees it.  It expires at the end of ``expires_on`` (a date, at most
+    ``API_TOKEN_MAX_DAYS`` ahead; default ``API_TOKEN_DEFAULT_DAYS``)."""
+    import datetime as dt
     import hashlib
     import secrets
 
+    from django.core.exceptions import ValidationError
+    from django.utils import timezone
+    from django.utils.translation import gettext as _
+
     from .models import ApiToken
 
+    name = (name or "").strip()
+    if not name or len(name) > 100 or any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise ValidationError(
+            {"name": _("Give the token a name of up to 100 characters (e.g. the laptop it is for).")}
+        )
+    today = timezone.localdate()
+    expires_on = expires_on or today + dt.timedelta(days=API_TOKEN_DEFAULT_DAYS)
+    if not today < expires_on <= today + dt.timedelta(days=API_TOKEN_MAX_DAYS):
+        raise ValidationError(
+            {"expires_on": _("Choose an expiry date after today and at most %(days)s days ahead.")
+             % {"days": API_TOKEN_MAX_DAYS}}
+        )  # fmt: skip
+    end_of_day = dt.datetime.combine(expires_on + dt.timedelta(days=1), dt.time.min)
     token = secrets.token_urlsafe(32)
-    ApiToken.objects.create(user=user, name=name, key_sha256=hashlib.sha256(token.encode()).hexdigest())
+    ApiToken.objects.create(
+        user=user,
+        name=name,
+        key_sha256=hashlib.sha256(token.encode()).hexdigest(),
+        prefix=token[:8],
+        expires_at=timezone.make_aware(end_of_day),
+    )
     return token
 
 
+def api_token_revoke(*, user, token_id: int) -> bool:
+    """Revoke one of ``user``'s own tokens; False when they have no such live token."""
+    from django.utils import timezone
+
+    from .models import ApiToken
+
+    return bool(
+        ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+    )
+
+
 def api_token_user(token: str):
-    """The active user a token belongs to, or None."""
+    """The active user a live (not expired, not revoked) token belongs to, or None."""
     import hashlib
 
     from django.utils import timezone
@@ -100,7 +143,8 @@ def api_token_user(token: str):
         return None
     digest = hashlib.sha256(token.encode()).hexdigest()
     row = ApiToken.objects.select_related("user").filter(key_sha256=digest).first()
-    if row is None or not row.user.is_active:
+    now = timezone.now()
+    if row is None or not row.user.is_active or not row.is_usable(now):
         return None
-    ApiToken.objects.filter(pk=row.pk).update(last_used_at=timezone.now())
+    ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
     return row.user

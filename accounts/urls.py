@@ -5,6 +5,8 @@ from . import views
 
 urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
+    path("tokens/", views.api_tokens, name="api_tokens"),
+    path("tokens/<int:pk>/revoke/", views.api_token_revoke_view, name="api_token_revoke"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(
         "password/",

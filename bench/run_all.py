@@ -13,7 +13,15 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["bench_plan.py", "bench_htmx.py", "bench_pdf.py", "bench_planner.py", "load.py", "faults.py"]
+ORDER = [
+    "bench_plan.py",
+    "bench_memory.py",
+    "bench_htmx.py",
+    "bench_pdf.py",
+    "bench_planner.py",
+    "load.py",
+    "faults.py",
+]
 
 
 def main() -> int:

@@ -75,6 +75,61 @@ def _say(message: str) -> None:
     print(f"[stack] {message}", file=sys.stderr, flush=True)
 
 
+# The scratch databases this script created and has not dropped yet, with the process that
+# made them: a later run drops a leftover only when it is listed here and that process is
+# gone on this machine (same host and boot).  Anything else named stack_* is left alone.
+REGISTRY = Path(os.environ.get("STACK_REGISTRY", ROOT / "bench" / "out" / "stack-databases.json"))
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _registry_update(change) -> list[dict]:
+    """Apply ``change(entries) -> entries`` to the registry under an exclusive lock; returns the result."""
+    import fcntl
+
+    REGISTRY.parent.mkdir(parents=True, exist_ok=True)
+    with open(REGISTRY, "a+", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        handle.seek(0)
+        try:
+            entries = json.loads(handle.read() or "[]")
+        except ValueError:
+            entries = []
+        entries = [e for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)]
+        updated = change(entries)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps(updated, indent=1))
+    return updated
+
+
+def registry_add(name: str) -> None:
+    entry = {"name": name, "pid": os.getpid(), "host": socket.gethostname(), "boot_id": _boot_id()}
+    _registry_update(lambda entries: [e for e in entries if e["name"] != name] + [entry])
+
+
+def registry_remove(name: str) -> None:
+    _registry_update(lambda entries: [e for e in entries if e["name"] != name])
+
+
+def registry_leftovers() -> list[str]:
+    """Registered databases whose creating process is gone: same host, and a dead pid or a new boot."""
+    host, boot = socket.gethostname(), _boot_id()
+    out = []
+    for entry in _registry_update(lambda entries: entries):
+        if entry.get("host") != host:
+            continue  # another machine's stack: not ours to judge
+        pid = entry.get("pid")
+        if entry.get("boot_id") != boot or not isinstance(pid, int) or not _pid_alive(pid):
+            out.append(entry["name"])
+    return out
+
+
 class StackError(RuntimeError):
     """The stack could not be started (the message says which step and where its log is)."""
 
@@ -366,13 +421,15 @@ class Stack:
 
     def _create_database(self) -> None:
         with self._admin() as conn:
-            for (name,) in conn.execute(
-                "SELECT datname FROM pg_database WHERE datname LIKE 'stack\\_%'"
-            ).fetchall():
-                parts = name.split("_")
-                if len(parts) >= 4 and parts[-2].isdigit() and not _pid_alive(int(parts[-2])):
+            existing = {name for (name,) in conn.execute("SELECT datname FROM pg_database").fetchall()}
+            for name in registry_leftovers():
+                # Only databases this script itself created (registered below) whose
+                # script is gone: never another stack_* database whose owner we cannot see.
+                if name in existing:
                     _say(f"dropping {name}, left behind by a stack whose script was killed")
                     conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                registry_remove(name)
+            registry_add(self.db_name)
             conn.execute(f'CREATE DATABASE "{self.db_name}"')
         self._db_created = True
 
@@ -393,6 +450,7 @@ class Stack:
             with self._admin() as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
             self._db_created = False
+            registry_remove(self.db_name)
         except Exception as exc:  # noqa: BLE001 - reported, teardown continues
             _say(f"could not drop database {self.db_name}: {exc}")
 

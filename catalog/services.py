@@ -18,6 +18,7 @@ from django.db import models, transaction
 from .importers.hf_config import ImportedModel, parse_hf_config
 from .models import (
     Accelerator,
+    Checkpoint,
     LlmModel,
     PriceItem,
     PriceList,
@@ -138,6 +139,10 @@ def _llm_records() -> list[SeedRecord]:
     return records
 
 
+def _checkpoint_records() -> list[SeedRecord]:
+    return _simple_records(Checkpoint, seed_data.checkpoints(), fk_names=("model",))
+
+
 def seed_records() -> list[SeedRecord]:
     """Every seeded row, in dependency order."""
     return [
@@ -148,6 +153,7 @@ def seed_records() -> list[SeedRecord]:
         *_simple_records(SiteProfile, seed_data.SITES),
         *_simple_records(TopologyTemplate, seed_data.TOPOLOGIES),
         *_llm_records(),
+        *_checkpoint_records(),
         *_simple_records(
             Scenario,
             seed_data.SCENARIOS,

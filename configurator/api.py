@@ -8,22 +8,35 @@ Every error is a JSON body ``{"errors": {"field.path": ["message"]}}`` with a
 
 from __future__ import annotations
 
-import json
 import logging
 from functools import wraps
 
 from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from accounts import roles
 from accounts.services import api_token_user
+from catalog import jsonlimits
 
 from .requests import RequestError
 
 log = logging.getLogger(__name__)
-MAX_BODY_BYTES = 2 * 1024 * 1024
+MAX_BODY_BYTES = jsonlimits.MAX_BYTES
+
+
+def declared_length(request) -> int:
+    """The body size the client declared (0 if none or unreadable)."""
+    try:
+        return max(0, int(request.META.get("CONTENT_LENGTH") or 0))
+    except ValueError:
+        return 0
+
+
+def too_large() -> JsonResponse:
+    return json_error({"request": [f"body too large (at most {MAX_BODY_BYTES // (1024 * 1024)} MB)."]}, 413)
 
 
 def json_error(errors: dict, status: int) -> JsonResponse:
@@ -52,6 +65,8 @@ def api_view(*, methods=("POST",), require_sales=True):
             else:
                 if not request.user.is_authenticated:
                     return json_error({"authorization": ["log in or send an API token."]}, 401)
+                if declared_length(request) > MAX_BODY_BYTES:
+                    return too_large()  # before the CSRF check reads the body
                 if request.method not in ("GET", "HEAD", "OPTIONS") and _csrf_failure(request) is not None:
                     return json_error({"csrf": ["CSRF token missing or incorrect."]}, 403)
             if request.method not in methods:
@@ -60,13 +75,15 @@ def api_view(*, methods=("POST",), require_sales=True):
                 return json_error({"authorization": ["your role cannot use the configurator API."]}, 403)
             request.json = None
             if request.method == "POST":
-                if len(request.body) > MAX_BODY_BYTES:
-                    return json_error({"request": ["body too large (at most 2 MB)."]}, 413)
                 try:
-                    request.json = json.loads(request.body.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                    return json_error({"request": [f"body is not valid JSON: {exc}"]}, 400)
-                if b"\\u0000" in request.body:
+                    body = request.body
+                except RequestDataTooBig:
+                    return too_large()
+                try:
+                    request.json = jsonlimits.loads(body, what="body")
+                except jsonlimits.JsonLimitError as exc:
+                    return json_error({"request": [str(exc)]}, exc.status)
+                if b"\\u0000" in body:
                     # PostgreSQL text cannot hold NUL; no field may carry one.
                     return json_error({"request": ["text must not contain NUL characters (\\u0000)."]}, 400)
             try:

@@ -9,15 +9,16 @@ finds are mapped back onto the form fields by ``add_request_errors()``.
 from __future__ import annotations
 
 import ipaddress
-import re
 from decimal import Decimal
 
 from django import forms
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
+from catalog.models import Checkpoint, LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
 
+from .engine import site_values as sv
+from .engine.defaults import SERVING_DEFAULTS, SERVING_RANGES
 from .engine.types import TopologyKind
 
 TOPOLOGY_CHOICES = [
@@ -28,8 +29,6 @@ TOPOLOGY_CHOICES = [
 ]
 PARALLEL_CHOICES = [("auto", _("Auto (proposed layout)")), ("manual", _("Manual"))]
 KV_DTYPE_CHOICES = [("auto", _("BF16 (model default)")), ("fp8", _("FP8"))]
-NIC_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,15}$")
-PATH_RE = re.compile(r"^[A-Za-z0-9_./@+-]{1,400}$")
 
 
 def _int(label, *, min_value, max_value, required=True, initial=None, help_text=""):
@@ -76,6 +75,13 @@ class ConfiguratorForm(forms.Form):
         label=_("Server"),
         empty_label=None,
     )
+    checkpoint = forms.ModelChoiceField(
+        Checkpoint.objects.select_related("model"),
+        to_field_name="slug",
+        required=False,
+        label=_("Checkpoint (weights loaded)"),
+        empty_label=_("The model's default for the platform"),
+    )
     topology = forms.ChoiceField(choices=TOPOLOGY_CHOICES, label=_("Topology"))
     nodes = _int(_("Nodes"), min_value=1, max_value=1024, initial=4)
     prefill_nodes = _int(_("Prefill nodes"), min_value=0, max_value=1024, required=False)
@@ -91,14 +97,42 @@ class ConfiguratorForm(forms.Form):
     expert_parallel = forms.BooleanField(label=_("Expert parallelism"), required=False, initial=True)
 
     gpu_memory_utilization = _dec(
-        _("Memory utilisation"), min_value=0.05, max_value=0.99, initial=Decimal("0.85"), places=3
+        _("Memory utilisation"),
+        min_value=SERVING_RANGES["gpu_memory_utilization"][0],
+        max_value=SERVING_RANGES["gpu_memory_utilization"][1],
+        initial=Decimal(str(SERVING_DEFAULTS.gpu_memory_utilization)),
+        places=3,
     )
-    max_model_len = _int(_("Max model length (tokens)"), min_value=1, max_value=16_777_216, initial=133_120)
-    max_num_seqs = _int(_("Max sequences per DP rank"), min_value=1, max_value=65_536, initial=16)
-    max_num_batched_tokens = _int(_("Max batched tokens"), min_value=1, max_value=4_194_304, initial=8192)
-    kv_cache_dtype = forms.ChoiceField(choices=KV_DTYPE_CHOICES, label=_("KV cache dtype"), initial="auto")
-    comm_buffer_mb = _int(_("Communication buffer (MB)"), min_value=0, max_value=65_536, initial=800)
-    enable_prefix_caching = forms.BooleanField(label=_("Prefix caching"), required=False, initial=True)
+    max_model_len = _int(
+        _("Max model length (tokens)"),
+        min_value=SERVING_RANGES["max_model_len"][0],
+        max_value=SERVING_RANGES["max_model_len"][1],
+        initial=SERVING_DEFAULTS.max_model_len,
+    )
+    max_num_seqs = _int(
+        _("Max sequences per DP rank"),
+        min_value=SERVING_RANGES["max_num_seqs"][0],
+        max_value=SERVING_RANGES["max_num_seqs"][1],
+        initial=SERVING_DEFAULTS.max_num_seqs,
+    )
+    max_num_batched_tokens = _int(
+        _("Max batched tokens"),
+        min_value=SERVING_RANGES["max_num_batched_tokens"][0],
+        max_value=SERVING_RANGES["max_num_batched_tokens"][1],
+        initial=SERVING_DEFAULTS.max_num_batched_tokens,
+    )
+    kv_cache_dtype = forms.ChoiceField(
+        choices=KV_DTYPE_CHOICES, label=_("KV cache dtype"), initial=SERVING_DEFAULTS.kv_cache_dtype.value
+    )
+    comm_buffer_mb = _int(
+        _("Communication buffer (MB)"),
+        min_value=SERVING_RANGES["comm_buffer_mb"][0],
+        max_value=SERVING_RANGES["comm_buffer_mb"][1],
+        initial=SERVING_DEFAULTS.comm_buffer_mb,
+    )
+    enable_prefix_caching = forms.BooleanField(
+        label=_("Prefix caching"), required=False, initial=SERVING_DEFAULTS.enable_prefix_caching
+    )
     language_model_only = forms.BooleanField(label=_("Language model only (no vision)"), required=False)
 
     input_tokens = _int(_("Input tokens per request"), min_value=1, max_value=16_777_216, initial=8192)
@@ -170,18 +204,25 @@ class ConfiguratorForm(forms.Form):
 
     def clean_data_nic(self):
         nic = (self.cleaned_data.get("data_nic") or "").strip()
-        if nic and not NIC_RE.match(nic):
-            raise forms.ValidationError(_("A NIC name has at most 15 letters, digits, '.', '_', ':' or '-'."))
+        if nic and sv.nic_error(nic):  # the request boundary's rule (Linux dev_valid_name)
+            raise forms.ValidationError(
+                _("A NIC name has 1–15 letters, digits, '.', '_', '-' or '@' (no ':', '/' or spaces).")
+            )
         return nic
 
     def clean_model_path(self):
         path = (self.cleaned_data.get("model_path") or "").strip()
-        if path and not PATH_RE.match(path):
-            raise forms.ValidationError(_("Use a plain path: letters, digits and / . _ - @ + only."))
+        if path and sv.model_path_error(path):  # the request boundary's rule
+            raise forms.ValidationError(
+                _("Use an absolute path (starting with /): letters, digits and / . _ - @ + = , only.")
+            )
         return path
 
     def clean(self):
         data = super().clean()
+        checkpoint, model = data.get("checkpoint"), data.get("model")
+        if checkpoint is not None and model is not None and checkpoint.model_id != model.pk:
+            self.add_error("checkpoint", _("This checkpoint belongs to another model."))
         if data.get("parallel_mode") == "manual":
             for name in ("tp", "dp"):
                 if data.get(name) is None and name not in self.errors:
@@ -274,10 +315,13 @@ class ConfiguratorForm(forms.Form):
         }
         if d.get("scenario"):
             request["scenario"] = d["scenario"].slug
+        if d.get("checkpoint"):
+            request["checkpoint"] = d["checkpoint"].slug
         return request
 
     # Request paths → form fields, for errors the resolver or the engine report.
     FIELD_FOR_PATH = {
+        "checkpoint": "checkpoint",
         "topology.nodes": "nodes",
         "topology.prefill_nodes": "prefill_nodes",
         "topology.decode_nodes": "decode_nodes",

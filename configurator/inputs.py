@@ -20,6 +20,7 @@ from django.utils import timezone
 from catalog.importers.hf_config import parse_hf_config
 from catalog.models import (
     Accelerator,
+    Checkpoint,
     LlmModel,
     PriceItem,
     PriceList,
@@ -167,6 +168,28 @@ def model_spec_from_hf_config(
     )
 
 
+def checkpoint_spec(row: Checkpoint) -> et.CheckpointSpec:
+    """A Checkpoint row as the engine's CheckpointSpec (bytes, formats, platforms, flags)."""
+    return et.CheckpointSpec(
+        slug=row.slug,
+        name=row.name,
+        expert_bytes=row.expert_bytes,
+        non_expert_bytes=row.non_expert_bytes,
+        architecture=row.architecture,
+        embedding_bytes=row.embedding_bytes,
+        vision_bytes=row.vision_bytes,
+        weight_format=row.weight_format,
+        non_expert_format=row.non_expert_format,
+        activation_format=row.activation_format,
+        quant_method=row.quant_method,
+        platforms=tuple(row.platforms or ()),
+        launch_flags=tuple(row.launch_flags or ()),
+        param_groups={k: int(v) for k, v in (row.param_groups or {}).items()},
+        group_formats=dict(row.group_formats or {}),
+        source=row.hf_repo or row.notes,
+    )
+
+
 # --------------------------------------------------------------------------- hardware
 
 
@@ -190,6 +213,8 @@ def accelerator_spec(row: Accelerator) -> et.AcceleratorSpec:
         vendor=row.vendor,
         domestic=row.domestic,
         software_stack=row.software_stack,
+        runtime_memory_bytes=int((row.runtime_memory_gib or 0) * et.GIB),
+        runtime_memory_source=((row.sources or {}).get("runtime_memory_gib") or {}).get("ref", ""),
     )
 
 

@@ -45,12 +45,14 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
 from .drawings.fmt import format_money
+from .engine.defaults import PLANNER_HCCL_BUFFSIZE_MB, SERVING_DEFAULTS, kv_dtype_supported
 from .engine.layout import layout_is_valid, parallel_label, propose_layout, resolve_layout
 from .engine.memory import size_memory
 from .engine.performance import estimate_performance
 from .engine.plan import plan
 from .engine.racks import CONTAINMENT_KW_LIMIT, servers_per_rack
 from .engine.types import (
+    CheckpointSpec,
     CommercialSpec,
     ModelSpec,
     ParallelSpec,
@@ -72,8 +74,8 @@ from .requests import RequestError, to_jsonable
 
 HA_AVAILABILITY = 0.999  # at or above: only a primary/standby pair meets it (domain.md §4)
 MAX_NUM_SEQS_LADDER = (16, 32, 64, 128, 256)
-MAX_NUM_BATCHED_TOKENS = 8192
-COMM_BUFFER_MB = 800  # HCCL_BUFFSIZE of the K3 tutorial; the configurator's default
+MAX_NUM_BATCHED_TOKENS = SERVING_DEFAULTS.max_num_batched_tokens  # engine/defaults.py
+COMM_BUFFER_MB = PLANNER_HCCL_BUFFSIZE_MB  # HCCL_BUFFSIZE of the K3 tutorial (engine/defaults.py)
 PATIENCE = 2  # node counts without a cheaper feasible shape before a family stops
 GAP_PATIENCE = 3  # node counts without closing a serving gap before a family stops
 MAX_PLANS_PER_FAMILY = 8
@@ -711,6 +713,7 @@ class _Search:
         self.candidates: list[Candidate] = []
         self.commercial_cache: dict[tuple[str, int, str], CommercialSpec] = {}
         self.memory_cache: dict[tuple, tuple[bool, Any]] = {}
+        self.checkpoint_cache: dict[str, CheckpointSpec | None] = {}
         self.rack_cache: dict[tuple, tuple[RackSpec, bool, int]] = {}
         self.rack_options_cache: dict[str, list[tuple[RackSpec, bool, int]]] = {}
         self.stats = {"plans": 0, "cheap_evaluations": 0, "memory_checks": 0, "shapes": 0}
@@ -735,7 +738,9 @@ class _Search:
             max_num_seqs=seqs,
             max_num_batched_tokens=MAX_NUM_BATCHED_TOKENS,
             kv_cache_dtype=kv,
-            comm_buffer_mb=COMM_BUFFER_MB,
+            comm_buffer_mb=COMM_BUFFER_MB
+            if server.accelerator.software_stack == "ascend"
+            else SERVING_DEFAULTS.comm_buffer_mb,
             enable_prefix_caching=True,
             language_model_only=self.language_model_only(server),
         )
@@ -785,6 +790,7 @@ class _Search:
             switches=self.q.switches,
             commercial=commercial or CommercialSpec(currency=self.c.currency),
             scenario=self.q.scenario,
+            checkpoint=self.checkpoint(server),
         )
 
     # ------------------------------------------------------------------ family filters
@@ -959,6 +965,7 @@ class _Search:
                 topology=TopologySpec(TopologyKind.SINGLE, nodes, p),
                 serving=serving,
                 workload=self.workload(1),
+                checkpoint=self.checkpoint(server),
             )
             memory = size_memory(req, resolve_layout(req))
             error = next((c for c in memory.checks if c.severity == Severity.ERROR), None)
@@ -967,7 +974,8 @@ class _Search:
 
     def generous_serving(self, server: ServerSpec) -> ServingSpec:
         util = max(self.o.gpu_memory_utilizations)
-        kv = "fp8" if "fp8" in self.o.kv_cache_dtypes else self.o.kv_cache_dtypes[0]
+        dtypes = self.kv_dtypes_for(server)
+        kv = "fp8" if "fp8" in dtypes else dtypes[0]
         return self.serving(server, util, kv, MAX_NUM_SEQS_LADDER[0])
 
     def group_sizes(self, fam: _Family, upto: int) -> dict[int, list[ParallelSpec]]:
@@ -1244,11 +1252,27 @@ class _Search:
             )
         return None
 
-    def ladder(self) -> list[tuple[float, str]]:
+    def checkpoint(self, server: ServerSpec) -> CheckpointSpec | None:
+        """The model's default checkpoint on the server's platform: what the configurator sizes too."""
+        stack = server.accelerator.software_stack
+        if stack not in self.checkpoint_cache:
+            lookup = getattr(self.catalog, "default_checkpoint", None)
+            self.checkpoint_cache[stack] = lookup(self.q.model.slug, stack) if lookup else None
+        return self.checkpoint_cache[stack]
+
+    def kv_dtypes_for(self, server: ServerSpec) -> tuple[str, ...]:
+        """The KV-cache dtypes offered that the server's platform runs (no FP8 on Atlas A2/A3,
+        vllm-ascend issue #8102; engine/defaults.py SUPPORTED_KV_DTYPES)."""
+        stack = server.accelerator.software_stack
+        runnable = tuple(d for d in self.o.kv_cache_dtypes if kv_dtype_supported(stack, d))
+        return runnable or ("auto",)
+
+    def ladder(self, server: ServerSpec | None = None) -> list[tuple[float, str]]:
         utils = sorted(self.o.gpu_memory_utilizations)
-        out = [(u, self.o.kv_cache_dtypes[0]) for u in utils]
-        if len(self.o.kv_cache_dtypes) > 1:
-            out.append((utils[-1], self.o.kv_cache_dtypes[-1]))
+        dtypes = self.kv_dtypes_for(server) if server is not None else self.o.kv_cache_dtypes
+        out = [(u, dtypes[0]) for u in utils]
+        if len(dtypes) > 1:
+            out.append((utils[-1], dtypes[-1]))
         return out
 
     def covering_seqs(self, offered: int) -> int:
@@ -1341,7 +1365,7 @@ class _Search:
             label = parallel_label(p) if d is None else f"P {parallel_label(p)} · D {parallel_label(d)}"
             chosen = None
             problem = error = None
-            for util, kv in self.ladder():
+            for util, kv in self.ladder(s):
                 variant, problem, error, _req = self.try_variant(s, shape, p, d, util, kv)
                 if variant is not None:
                     chosen = variant

@@ -35,6 +35,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts import roles
+from catalog import jsonlimits
 from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
 from catalog.selectors import price_list_in_force
 
@@ -83,6 +84,9 @@ class DjangoPlannerCatalog:
 
     def model(self, slug: str) -> et.ModelSpec | None:
         return self.base.model(slug)
+
+    def default_checkpoint(self, model_slug: str, software_stack: str) -> et.CheckpointSpec | None:
+        return self.base.default_checkpoint(model_slug, software_stack)
 
     def servers(self, model_slug: str) -> tuple[et.ServerSpec, ...]:
         """Every server offered in the configurator, text-only flags as the model records them."""
@@ -555,12 +559,16 @@ def planner_open(request):
             return HttpResponseBadRequest("This link is invalid or has expired.")
     else:
         try:
-            data = json.loads(source.get("request_json", ""))
-        except (json.JSONDecodeError, TypeError):
-            return HttpResponseBadRequest("request_json must be a configuration as JSON.")
+            data = jsonlimits.loads(source.get("request_json", "") or "", what="request_json")
+        except jsonlimits.JsonLimitError as exc:
+            return HttpResponseBadRequest(f"request_json must be a configuration as JSON: {exc}")
     if not isinstance(data, dict):
         return HttpResponseBadRequest("request_json must be a JSON object.")
-    return render(request, "configurator/home.html", _configurator_context(data))
+    context = _configurator_context(data)
+    # A posted configuration the form refuses (e.g. 1e308 tokens) is a bad request: the page still
+    # shows every field's message, with a 400 status.
+    status = 400 if not token and context["form"].errors else 200
+    return render(request, "configurator/home.html", context, status=status)
 
 
 @api_view(methods=("POST",))

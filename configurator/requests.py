@@ -24,7 +24,11 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
+from configurator.engine import site_values as sv
 from configurator.engine import types as et
+from configurator.engine.defaults import SERVING_RANGES
+from configurator.engine.launch import launch_port_conflicts
+from configurator.engine.recipes import serving_with_defaults
 
 
 class RequestError(Exception):
@@ -46,15 +50,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "parallel.dp": (1, 1024),
     "parallel.pp": (1, 128),
     "parallel.dp_local": (1, 64),
-    "serving.gpu_memory_utilization": (0.05, 0.99),
-    "serving.max_model_len": (1, 16_777_216),
-    "serving.max_num_seqs": (1, 65_536),
-    "serving.max_num_batched_tokens": (1, 4_194_304),
-    "serving.comm_buffer_mb": (0, 65_536),
-    "serving.comm_buffer_groups": (0, 64),
-    "serving.graph_memory_bytes": (0, 10**13),
-    "serving.activation_bytes": (0, 10**13),
-    "serving.block_size": (1, 4096),
+    **{f"serving.{name}": bounds for name, bounds in SERVING_RANGES.items()},  # engine/defaults.py
     "workload.input_tokens": (1, 16_777_216),
     "workload.output_tokens": (1, 16_777_216),
     "workload.concurrency": (1, 1_000_000),
@@ -113,7 +109,7 @@ SECTIONS = {
 }
 TOP_LEVEL_KEYS = {
     "scenario", "model", "server", "topology", "serving", "workload", "site", "rack",
-    "switches", "commercial", "performance", "launch",
+    "switches", "commercial", "performance", "launch", "checkpoint",
 }  # fmt: skip
 
 
@@ -161,6 +157,34 @@ def _check_range(value, path: str, errs: _Collector) -> None:
     low, high = bounds
     if not (low <= float(value) <= high):
         errs.add(path, f"must be between {_fmt_bound(low)} and {_fmt_bound(high)} (got {_fmt_bound(value)}).")
+
+
+# Free-text catalog fields that may span lines (they reach no generated file).
+MULTILINE_FIELDS = {"licence_note", "description", "notes"}
+
+
+def _multiline(path: str) -> bool:
+    return path.rsplit(".", 1)[-1] in MULTILINE_FIELDS
+
+
+def _check_launch(launch: et.LaunchSpec | None, errs: _Collector) -> None:
+    """The one validation boundary for site values that reach the launch bundle (issue 13):
+    each must match its grammar in ``engine/site_values.py`` exactly (no trimming), or the
+    request is refused naming the field.  Empty means "not entered" (a placeholder)."""
+    if launch is None:
+        return
+    for i, ip in enumerate(launch.node_ips):
+        if ip and (problem := sv.node_address_error(ip)):
+            errs.add("launch.node_ips", f"entry {i + 1} {problem}")
+    checks = (
+        ("launch.data_nic", launch.data_nic, sv.nic_error),
+        ("launch.model_path", launch.model_path, sv.model_path_error),
+        ("launch.image", launch.image, sv.image_error),
+        ("launch.served_model_name", launch.served_model_name, sv.served_name_error),
+    )
+    for path, value, rule in checks:
+        if value and (problem := rule(value)):
+            errs.add(path, problem)
 
 
 def _fmt_bound(x) -> str:
@@ -234,6 +258,11 @@ def _convert(value, tp, path: str, errs: _Collector):
             return None
         if len(value) > 2000:
             errs.add(path, "is too long (at most 2,000 characters).")
+            return None
+        bad = sv.control_chars(value.replace("\n", "").replace("\t", "") if _multiline(path) else value)
+        if bad and not path.startswith("launch."):  # launch.* get their exact grammar in _check_launch
+            # Names and codes reach scripts, comments and proposals: one printable line only.
+            errs.add(path, f"must not contain control or line-separator characters ({', '.join(bad[:5])}).")
             return None
         return value
     if isinstance(tp, type) and issubclass(tp, Enum):
@@ -374,9 +403,11 @@ def _resolve_model(value, catalog: CatalogPort, errs: _Collector):
             errs.add("model.weight_format", "must be text such as mxfp4, fp8 or bf16.")
             return None
         if weight_bytes is not None and (
-            isinstance(weight_bytes, bool) or not isinstance(weight_bytes, int) or weight_bytes <= 0
+            isinstance(weight_bytes, bool)
+            or not isinstance(weight_bytes, int)
+            or not 0 < weight_bytes <= 10**15
         ):
-            errs.add("model.weight_bytes", "must be a positive whole number of bytes.")
+            errs.add("model.weight_bytes", "must be a positive whole number of bytes (at most 10^15).")
             return None
         try:
             return catalog.model_from_hf_config(config, weight_format, weight_bytes)
@@ -384,6 +415,40 @@ def _resolve_model(value, catalog: CatalogPort, errs: _Collector):
             errs.add("model.hf_config", str(exc))
             return None
     return _resolve_entry("model", value, catalog.model, et.ModelSpec, errs)
+
+
+def _resolve_checkpoint(data, model, server, catalog: CatalogPort, errs: _Collector):
+    """The checkpoint the request names (slug or inline), else the model's default for the platform.
+
+    A checkpoint of another model is a 400; one made for another platform is
+    an engine error check (``model.checkpoint_wrong_platform``).
+    """
+    raw = data.get("checkpoint")
+    if model is None or server is None:
+        return None
+    if raw is None and "checkpoint" in data:
+        return None  # explicitly none (an inline request saved without one): the model's own bytes
+    if raw is None:
+        default = getattr(catalog, "default_checkpoint", None)
+        try:
+            return default(model.slug, server.accelerator.software_stack) if default else None
+        except LookupError:  # a frozen revision resolves without the catalog
+            return None
+    if isinstance(raw, str):
+        lookup = getattr(catalog, "checkpoint", None)
+        found = lookup(raw) if lookup and "\x00" not in raw and len(raw) <= 200 else None
+        if found is None:
+            errs.add("checkpoint", f"unknown checkpoint '{raw[:80]}'.")
+            return None
+        spec, model_slug = found
+        if model_slug != model.slug:
+            errs.add("checkpoint", f"'{raw[:80]}' is a checkpoint of {model_slug}, not of {model.slug}.")
+            return None
+        return spec
+    if isinstance(raw, dict):
+        return _dataclass_from(et.CheckpointSpec, raw, "checkpoint", errs)
+    errs.add("checkpoint", "must be a checkpoint slug (text) or an inline checkpoint object.")
+    return None
 
 
 def _resolve_parallel(value, path: str, errs: _Collector) -> et.ParallelSpec | None | str:
@@ -425,14 +490,16 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         switches = catalog.switches(None)
     elif isinstance(raw_switches, list) and any(isinstance(s, str) and "\x00" in s for s in raw_switches):
         errs.add("switches", "switch slugs must not contain NUL characters.")
-    elif isinstance(raw_switches, list) and all(isinstance(s, str) for s in raw_switches):
-        switches = catalog.switches(raw_switches)
-        missing = sorted(set(raw_switches) - {s.slug for s in switches})
+    elif isinstance(raw_switches, list):
+        # catalog slugs and inline switches may be mixed (docs/api.md)
+        slugs = [s for s in raw_switches if isinstance(s, str)]
+        inline = [s for s in raw_switches if not isinstance(s, str)]
+        found = tuple(catalog.switches(slugs)) if slugs else ()
+        missing = sorted(set(slugs) - {s.slug for s in found})
         if missing:
             errs.add("switches", f"unknown switch: {', '.join(m[:80] for m in missing)}.")
-    elif isinstance(raw_switches, list):
-        converted = _convert(raw_switches, tuple[et.SwitchSpec, ...], "switches", errs)
-        switches = converted or ()
+        converted = _convert(inline, tuple[et.SwitchSpec, ...], "switches", errs) if inline else ()
+        switches = found + tuple(converted or ())
     else:
         errs.add("switches", "must be a list of switch slugs or inline switches.")
 
@@ -444,6 +511,8 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             sections[name] = _dataclass_from(cls, data[name], name, errs)
         else:
             sections[name] = cls()
+
+    _check_launch(sections["launch"], errs)
 
     commercial = None
     raw_commercial = data.get("commercial", {})
@@ -477,6 +546,8 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             base = et.CommercialSpec()
         commercial = _dataclass_from(et.CommercialSpec, raw_commercial, "commercial", errs, base=base)
 
+    checkpoint = _resolve_checkpoint(data, model, server, catalog, errs)
+
     scenario = data.get("scenario", "")
     if scenario is None:
         scenario = ""
@@ -487,6 +558,12 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         raise RequestError(errs.errors)
 
     topology = _finalize_topology(topology, model, server)
+    # Fields the request leaves unset take the launch recipe's validated values, clamped to the model (issue 19).
+    given = set(data["serving"]) if isinstance(data.get("serving"), dict) else set()
+    sections["serving"] = serving_with_defaults(sections["serving"], given, model, server, topology.kind)
+    port_errors = launch_port_conflicts(topology, sections["launch"])
+    if port_errors:
+        raise RequestError(port_errors)
 
     return et.PlanRequest(
         model=model,
@@ -501,6 +578,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         performance=sections["performance"],
         launch=sections["launch"],
         scenario=scenario,
+        checkpoint=checkpoint,
     )
 
 

@@ -120,6 +120,7 @@ def request_schema() -> dict:
             "description": "scenario slug (a label; workload values are explicit)",
         },
         "model": model,
+        "checkpoint": _entry("checkpoint", et.CheckpointSpec),
         "server": _entry("server", et.ServerSpec),
         "topology": {
             "type": "object",

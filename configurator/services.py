@@ -12,11 +12,21 @@ from typing import Any
 
 from django.utils import timezone
 
-from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile, SwitchModel
+from catalog.models import (
+    Checkpoint,
+    LlmModel,
+    PriceList,
+    RackType,
+    Scenario,
+    ServerModel,
+    SiteProfile,
+    SwitchModel,
+)
 from catalog.selectors import default_rack, default_site, price_list_in_force, price_snapshot
 
 from . import catalog_cache, inputs
 from .engine import types as et
+from .engine.defaults import SERVING_DEFAULTS
 from .engine.plan import plan
 from .engine.serialize import plan_to_dict
 from .requests import RequestError, request_to_inline, resolve
@@ -41,6 +51,27 @@ class DjangoCatalog:
             return inputs.model_spec(row) if row else None
 
         return self._cached(("model", slug), build)
+
+    def checkpoint(self, slug: str) -> tuple[et.CheckpointSpec, str] | None:
+        """The checkpoint called ``slug`` and the slug of its model."""
+
+        def build():
+            row = Checkpoint.objects.select_related("model").filter(slug=slug).first()
+            return (inputs.checkpoint_spec(row), row.model.slug) if row else None
+
+        return self._cached(("checkpoint", slug), build)
+
+    def default_checkpoint(self, model_slug: str, software_stack: str) -> et.CheckpointSpec | None:
+        """The model's default checkpoint on this platform (None: the model row's own bytes)."""
+        stack = "ascend" if software_stack == "ascend" else "cuda"
+
+        def build():
+            for row in Checkpoint.objects.filter(model__slug=model_slug).order_by("pk"):
+                if stack in (row.default_for or []):
+                    return inputs.checkpoint_spec(row)
+            return None
+
+        return self._cached(("default_checkpoint", model_slug, stack), build)
 
     def model_from_hf_config(
         self, config: dict, weight_format: str | None, weight_bytes: int | None
@@ -177,7 +208,58 @@ def plan_for_quote(request_json: dict) -> tuple[dict, dict, dict, Decimal, str]:
     if price_list is not None:
         prices["price_list"] = price_list.name
         prices["items"] = _items_as_planned(price_snapshot(price_list), request)
+    # What the catalog says, for the quote's approval check (quotes/pricing.py, issue 13).
+    prices["list_terms"] = _list_terms(request_json, request)
+    prices["non_catalog"] = _non_catalog_hardware(request_json, request)
     return resolved, plan_to_dict(result), prices, c.usd_rate, c.currency
+
+
+def _terms_json(c: et.CommercialSpec) -> dict:
+    return {
+        "server": {"unit_price": str(c.server_unit_price), "lease_per_month": str(c.server_lease_per_month)},
+        "switches": {k: str(v) for k, v in c.switch_unit_prices.items()},
+        "optics_unit_price": str(c.optics_unit_price),
+        "rack_unit_price": str(c.rack_unit_price),
+        "installation": str(c.installation),
+        "software_support_per_year": str(c.software_support_per_year),
+        "om_per_year": None if c.om_per_year is None else str(c.om_per_year),
+        "om_percent_of_capex": str(c.om_percent_of_capex),
+    }
+
+
+def _list_terms(request_json: dict, request: et.PlanRequest) -> dict | None:
+    """The commercial terms of the price list in force, without the engineer's overrides."""
+    raw = request_json.get("commercial") if isinstance(request_json.get("commercial"), dict) else {}
+    price_list = raw.get("price_list") if isinstance(raw.get("price_list"), str) else None
+    try:
+        on_date = dt.date.fromisoformat(str(raw["date"])) if raw.get("date") else timezone.localdate()
+        terms = DjangoCatalog().commercial(
+            server=request.server,
+            price_list=price_list,
+            on_date=on_date,
+            currency=request.commercial.currency,
+            nodes=request.topology.nodes,
+            rack=request.rack,
+        )
+    except (LookupError, ValueError):
+        return None
+    return _terms_json(terms)
+
+
+def _non_catalog_hardware(request_json: dict, request: et.PlanRequest) -> list[str]:
+    """Hardware given inline that is not exactly its catalog entry (``server``, ``rack``, ``switch:<slug>``)."""
+    catalog = DjangoCatalog()
+    out = []
+    if isinstance(request_json.get("server"), dict) and catalog.server(request.server.slug) != request.server:
+        out.append("server")
+    if isinstance(request_json.get("rack"), dict) and catalog.rack(request.rack.slug) != request.rack:
+        out.append("rack")
+    raw_switches = request_json.get("switches")
+    if isinstance(raw_switches, list) and any(isinstance(s, dict) for s in raw_switches):
+        for switch in request.switches:
+            if catalog.switches([switch.slug]) != (switch,):
+                out.append(f"switch:{switch.slug}")
+    return out
 
 
 def _price_list_for(request_json: Any, currency: str) -> PriceList | None:
@@ -213,11 +295,16 @@ def _items_as_planned(items: list[dict], request: et.PlanRequest) -> list[dict]:
             overridden = str(unit_price) != item["unit_price"] or (
                 lease is not None and str(lease) != (item["lease_per_month"] or "0")
             )
+            listed = {
+                "list_unit_price": item["unit_price"],
+                "list_lease_per_month": item.get("lease_per_month"),
+            }
             item = {**item, "unit_price": str(unit_price)}
             if lease is not None:
                 item["lease_per_month"] = str(lease)
             if overridden:
                 item["overridden"] = True
+                item.update(listed)
         out.append(item)
     return out
 
@@ -243,13 +330,14 @@ DEFAULT_FORM = {
     "nodes": "4",
     "parallel_mode": "auto",
     "expert_parallel": "on",
-    "gpu_memory_utilization": "0.85",
-    "max_model_len": "133120",
-    "max_num_seqs": "16",
-    "max_num_batched_tokens": "8192",
-    "kv_cache_dtype": "auto",
-    "comm_buffer_mb": "800",
-    "enable_prefix_caching": "on",
+    # Serving values: the one set of defaults the API, the planner and the CLI use (engine/defaults.py).
+    "gpu_memory_utilization": str(SERVING_DEFAULTS.gpu_memory_utilization),
+    "max_model_len": str(SERVING_DEFAULTS.max_model_len),
+    "max_num_seqs": str(SERVING_DEFAULTS.max_num_seqs),
+    "max_num_batched_tokens": str(SERVING_DEFAULTS.max_num_batched_tokens),
+    "kv_cache_dtype": SERVING_DEFAULTS.kv_cache_dtype.value,
+    "comm_buffer_mb": str(SERVING_DEFAULTS.comm_buffer_mb),
+    **({"enable_prefix_caching": "on"} if SERVING_DEFAULTS.enable_prefix_caching else {}),
     "input_tokens": "8192",
     "output_tokens": "1024",
     "concurrency": "16",
@@ -312,10 +400,16 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
     data = preset_data(None)
     if not isinstance(request_json, dict):
         return data
-    for key in ("model", "server", "site", "rack", "scenario"):
+    for key in ("model", "server", "site", "rack", "scenario", "checkpoint"):
         if isinstance(request_json.get(key), str):
             data[key] = request_json[key]
-    topo = request_json.get("topology") or {}
+
+    def section(name: str) -> dict:
+        # A hand-made or hostile request may hold any JSON here: only objects count.
+        value = request_json.get(name)
+        return value if isinstance(value, dict) else {}
+
+    topo = section("topology")
     data["topology"] = str(topo.get("kind", data["topology"]))
     data["nodes"] = str(topo.get("nodes", data["nodes"]))
     for key in ("prefill_nodes", "decode_nodes"):
@@ -333,8 +427,8 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
         if isinstance(decode, dict):
             data["decode_tp"] = str(decode.get("tp", ""))
             data["decode_dp"] = str(decode.get("dp", ""))
-    for section in ("serving", "workload", "commercial"):
-        for key, value in (request_json.get(section) or {}).items():
+    for name in ("serving", "workload", "commercial"):
+        for key, value in section(name).items():
             if isinstance(value, bool):
                 if value:
                     data[key] = "on"
@@ -342,12 +436,12 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
                     data.pop(key, None)
             elif value is not None and not isinstance(value, (dict, list)):
                 data[key] = str(value)
-    launch = request_json.get("launch") or {}
-    if launch.get("node_ips"):
-        data["node_ips"] = "\n".join(launch["node_ips"])
+    launch = section("launch")
+    if isinstance(launch.get("node_ips"), list):
+        data["node_ips"] = "\n".join(str(ip) for ip in launch["node_ips"])
     for key in ("data_nic", "model_path"):
         if launch.get(key):
-            data[key] = launch[key]
+            data[key] = str(launch[key])
     return data
 
 

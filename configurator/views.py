@@ -8,7 +8,6 @@ panel plus the verdict strip (out of band); choosing a scenario asks
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 
@@ -18,6 +17,7 @@ from django.utils.translation import get_language
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts import roles
+from catalog import jsonlimits
 
 from . import presentation, services
 from .forms import ConfiguratorForm
@@ -98,8 +98,8 @@ def apply_fix(request):
         return denied
     data = request.POST.copy()
     try:
-        fix = json.loads(request.POST.get("fix", "{}"))
-    except json.JSONDecodeError:
+        fix = jsonlimits.loads(request.POST.get("fix", "{}"), what="fix")
+    except jsonlimits.JsonLimitError:
         fix = {}
     if isinstance(fix, dict):
         for path, value in fix.items():
@@ -129,9 +129,9 @@ def bundle(request):
     if denied:
         return denied
     try:
-        data = json.loads(request.POST.get("request_json", ""))
-    except json.JSONDecodeError:
-        return JsonResponse({"errors": {"request_json": ["must be the configuration as JSON."]}}, status=400)
+        data = jsonlimits.loads(request.POST.get("request_json", ""), what="request_json")
+    except jsonlimits.JsonLimitError as exc:
+        return JsonResponse({"errors": {"request_json": [str(exc)]}}, status=exc.status)
     try:
         plan_request, result = services.plan_from_json(data)
     except RequestError as exc:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal, InvalidOperation
 
 from django import forms
 from django.utils import timezone
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
+
+from catalog import jsonlimits
 
 from . import selectors
 from .models import Customer
@@ -81,6 +82,11 @@ class QuoteCreateForm(forms.Form):
     title = forms.CharField(label=_("Title"), required=False, max_length=200)
     discount = DiscountField(label=_("Discount"))
     language = forms.ChoiceField(label=_("Proposal language"), choices=Language.choices, required=False)
+    # One key per rendering of the form: a double submit, or "back" then submit again,
+    # posts the same key and gets the quote the first post created (issue 13).
+    idempotency_key = forms.RegexField(
+        regex=r"^[A-Za-z0-9_-]{16,64}$", required=False, widget=forms.HiddenInput
+    )
 
     def __init__(self, user, *args, **kwargs):
         self.user = user
@@ -89,9 +95,11 @@ class QuoteCreateForm(forms.Form):
     def clean_request_json(self):
         text = self.cleaned_data["request_json"]
         try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            raise forms.ValidationError(_("The configuration is not valid JSON.")) from None
+            data = jsonlimits.loads(text, what="request_json")
+        except jsonlimits.JsonLimitError as exc:
+            raise forms.ValidationError(
+                _("The configuration is not valid JSON: %(problem)s") % {"problem": exc}
+            ) from None
         if not isinstance(data, dict) or not data:
             raise forms.ValidationError(_("The configuration must be a non-empty JSON object."))
         return data

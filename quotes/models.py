@@ -146,6 +146,9 @@ class Quote(models.Model):
         _("status"), max_length=10, choices=QuoteStatus.choices, default=QuoteStatus.DRAFT, db_index=True
     )
     version = models.PositiveIntegerField(_("version"), default=1, editable=False)
+    # The idempotency key of the form that created the quote: a second post of the same
+    # form returns this quote instead of creating another (unique per owner).
+    creation_key = models.CharField(_("creation key"), max_length=64, blank=True, editable=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
@@ -155,6 +158,11 @@ class Quote(models.Model):
         verbose_name_plural = _("quotes")
         constraints = [
             models.UniqueConstraint(fields=["year", "sequence"], name="quotes_quote_year_sequence_unique"),
+            models.UniqueConstraint(
+                fields=["owner", "creation_key"],
+                condition=~models.Q(creation_key=""),
+                name="quotes_quote_owner_creation_key_unique",
+            ),
             models.CheckConstraint(condition=models.Q(version__gte=1), name="quotes_quote_version_positive"),
             models.CheckConstraint(
                 condition=models.Q(status__in=QuoteStatus.values), name="quotes_quote_status_valid"
@@ -183,6 +191,12 @@ class RevisionQuerySet(models.QuerySet):
             raise RevisionImmutableError(
                 _("An issued revision cannot be changed (%(fields)s); make a new revision instead.")
                 % {"fields": ", ".join(sorted(frozen))}
+            )
+        pdf = set(kwargs) & QuoteRevision.PDF_FIELDS
+        if pdf and self.filter(status=RevisionStatus.ISSUED, pdf_issued=True).exists():
+            raise RevisionImmutableError(
+                _("The issued proposal PDF cannot be changed (%(fields)s); make a new revision instead.")
+                % {"fields": ", ".join(sorted(pdf))}
             )
         return super().update(**kwargs)
 
@@ -214,6 +228,8 @@ class QuoteRevision(models.Model):
             "pdf_attempts",
             "pdf_rendered_at",
             "pdf_task_id",
+            "pdf_issued",
+            "pdf_requested_by",
         }
     )
 
@@ -274,6 +290,13 @@ class QuoteRevision(models.Model):
     approval_state = models.CharField(
         _("discount approval"), max_length=12, choices=ApprovalState.choices, default=ApprovalState.NOT_NEEDED
     )
+    # Why a manager's approval is needed: ``quotes.pricing.approval_assessment`` codes and figures.
+    approval_reasons = models.JSONField(
+        _("approval reasons"), encoder=DjangoJSONEncoder, default=list, blank=True
+    )
+    # The quote header (customer, title, validity, language, prepared by) as it was when the
+    # revision was issued: the issued proposal prints this, whatever the quote says later.
+    header_json = _json_field(_("header as issued"))
 
     # Proposal PDF job (written by the rendering task; stays writable after issue).
     pdf_status = models.CharField(
@@ -285,6 +308,18 @@ class QuoteRevision(models.Model):
     pdf_attempts = models.PositiveIntegerField(_("PDF attempts"), default=0)
     pdf_rendered_at = models.DateTimeField(_("PDF rendered"), null=True, blank=True)
     pdf_task_id = models.CharField(_("PDF task id"), max_length=100, blank=True)
+    # True once the stored PDF is the one rendered from the issued revision: from then on
+    # no PDF field may change (regenerating is refused, the file is never overwritten).
+    pdf_issued = models.BooleanField(_("PDF is the issued copy"), default=False)
+    # Who queued the current job (the per-user limit on queued renders counts these).
+    pdf_requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("PDF requested by"),
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     objects = RevisionQuerySet.as_manager()
 
@@ -310,7 +345,7 @@ class QuoteRevision(models.Model):
         return self.number
 
     def save(self, *args, **kwargs):
-        changed = self._frozen_changes()
+        changed = self._frozen_changes() + self._final_pdf_changes()
         if changed:
             raise RevisionImmutableError(
                 _("%(number)s is issued and cannot be changed (%(fields)s); make a new revision instead.")
@@ -349,6 +384,19 @@ class QuoteRevision(models.Model):
         if self.cost_total is None:
             return None
         return self.net_total - self.cost_total
+
+    def _final_pdf_changes(self) -> list[str]:
+        """PDF fields that differ from the stored row once that row holds the issued PDF."""
+        if self.pk is None:
+            return []
+        stored = type(self).objects.filter(pk=self.pk).first()
+        if stored is None or not (stored.status == RevisionStatus.ISSUED and stored.pdf_issued):
+            return []
+        return [
+            f.name
+            for f in self._meta.concrete_fields
+            if f.name in self.PDF_FIELDS and _comparable(f, self) != _comparable(f, stored)
+        ]
 
     def _frozen_changes(self) -> list[str]:
         """Names of frozen fields whose value differs from the stored row, when that row is issued."""
@@ -437,6 +485,13 @@ class BomLine(models.Model):
     line_total = models.DecimalField(_("line total"), **MONEY)
     currency = models.CharField(_("currency"), max_length=3, validators=[CURRENCY_VALIDATOR])
     note = models.CharField(_("note"), max_length=300, blank=True)
+    # The catalog price in force for this line when the engineer's price differs from it
+    # (an override, marked on the quote and the proposal); empty when the list price was used.
+    list_unit_price = models.DecimalField(
+        _("list unit price"), max_digits=18, decimal_places=4, null=True, blank=True
+    )
+    # True for hardware given inline in the request instead of chosen from the catalog.
+    non_catalog = models.BooleanField(_("not a catalog item"), default=False)
 
     objects = BomLineQuerySet.as_manager()
 

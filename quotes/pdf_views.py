@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 
+from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -28,18 +29,23 @@ from .exports import (
 )
 from .models import QuoteRevision
 from .pdf.fonts import pdf_speed_notice
-from .pdf.jobs import ACTIVE_STATUSES, job_is_stale, pdf_file_present, proposal_request
+from .pdf.jobs import ACTIVE_STATUSES, RenderRefused, job_is_stale, pdf_file_present, proposal_request
 from .statuses import PdfStatus
 
 logger = logging.getLogger(__name__)
 
 
-def pdf_panel_context(revision: QuoteRevision | None) -> dict:
-    """What ``quotes/_pdf_status.html`` needs beside ``revision`` (add it to the quote page's context)."""
+def pdf_panel_context(revision: QuoteRevision | None, user=None) -> dict:
+    """What ``quotes/_pdf_status.html`` needs beside ``revision`` (add it to the quote page's context).
+
+    The render/retry buttons are offered only to those who may change the quote
+    (``user``; without one, as before, they are shown and the view decides).
+    """
     if revision is None:
         return {"pdf_notice": pdf_speed_notice()}
     active = revision.pdf_status in ACTIVE_STATUSES
     return {
+        "pdf_can_render": user is None or selectors.can_edit(user, revision.quote),
         "pdf_notice": pdf_speed_notice(),
         "pdf_polling": active,
         "pdf_stale": active and job_is_stale(revision),
@@ -48,7 +54,7 @@ def pdf_panel_context(revision: QuoteRevision | None) -> dict:
 
 
 def _status_response(request: HttpRequest, revision: QuoteRevision, status: int = 200) -> HttpResponse:
-    context = {"revision": revision, **pdf_panel_context(revision)}
+    context = {"revision": revision, **pdf_panel_context(revision, request.user)}
     return render(request, "quotes/_pdf_status.html", context, status=status)
 
 
@@ -65,8 +71,28 @@ def revision_pdf_status(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _request_pdf(request: HttpRequest, pk: int, *, retry: bool) -> HttpResponse:
     revision = selectors.revision_get_visible(user=request.user, pk=pk)
+    if not selectors.can_edit(request.user, revision.quote):
+        # Read-only teammates may download a ready PDF but not queue renders.
+        raise PermissionDenied(_("You may view this quote but not change it, so you cannot render its PDF."))
     force = revision.pdf_status == PdfStatus.READY and not retry
-    revision = proposal_request(revision=revision, by=request.user, force=force)
+    try:
+        revision = proposal_request(revision=revision, by=request.user, force=force)
+    except RenderRefused as exc:
+        if request.htmx:
+            # htmx swaps only 2xx answers: the panel comes back with the reason in it.
+            context = {
+                "revision": revision,
+                "pdf_refusal": exc.message,
+                **pdf_panel_context(revision, request.user),
+            }
+            return render(request, "quotes/_pdf_status.html", context)
+        return render(
+            request,
+            "quotes/pdf/not_ready.html",
+            {"revision": revision, "quote": revision.quote, "pdf_refusal": exc.message,
+             **pdf_panel_context(revision, request.user)},
+            status=exc.status,
+        )  # fmt: skip
     if request.htmx:
         return _status_response(request, revision)
     return _back_to_quote(revision)
@@ -96,7 +122,9 @@ def _stored_pdf_matches(revision: QuoteRevision) -> bool:
 def revision_pdf_download(request: HttpRequest, pk: int) -> HttpResponse:
     """The proposal PDF as an attachment; while it is not ready, a page that says so (409)."""
     revision = selectors.revision_get_visible(user=request.user, pk=pk)
-    if revision.pdf_status == PdfStatus.READY and pdf_file_present(revision):
+    # An issued revision serves only the PDF rendered from its issued state, never the draft copy.
+    final = not revision.is_issued or revision.pdf_issued
+    if final and revision.pdf_status == PdfStatus.READY and pdf_file_present(revision):
         if _stored_pdf_matches(revision):
             return FileResponse(
                 revision.pdf_file.open("rb"),
@@ -108,8 +136,8 @@ def revision_pdf_download(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "revision": revision,
         "quote": revision.quote,
-        "mismatch": revision.pdf_status == PdfStatus.READY,
-        **pdf_panel_context(revision),
+        "mismatch": final and revision.pdf_status == PdfStatus.READY,
+        **pdf_panel_context(revision, request.user),
     }
     return render(request, "quotes/pdf/not_ready.html", context, status=409)
 

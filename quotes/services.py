@@ -29,7 +29,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.dispatch import Signal
 from django.utils import timezone
@@ -46,6 +46,7 @@ from .bom import (
     plan_totals,
     to_decimal,
 )
+from .frozen import header_snapshot
 from .models import (
     Approval,
     AuditEvent,
@@ -55,6 +56,7 @@ from .models import (
     QuoteNumberCounter,
     QuoteRevision,
 )
+from .pricing import approval_assessment, mark_lines, reason_texts
 from .statuses import (
     CAPEX_CATEGORIES,
     CLOSED_STATUSES,
@@ -419,34 +421,6 @@ def _totals(lines: list[dict], discount: Decimal, result: Mapping) -> dict[str, 
     }
 
 
-def _approval_state_for(lines: list[dict], discount: Decimal) -> str:
-    """Pending when the quote discount, any line discount, or all of them together exceed the threshold.
-
-    The overall figure is computed from unrounded amounts, so cent rounding can
-    never push a discount of exactly the threshold over it:
-    overall = 1 − Σ net ÷ Σ qty × unit, where net = qty × unit × (1 − line
-    discount), times (1 − discount) for capex lines.
-    """
-    threshold = discount_threshold()
-    offer = [line for line in lines if line["category"] != BomCategory.LEASE]
-    if discount > threshold or any(line["discount"] > threshold for line in offer):
-        return ApprovalState.PENDING
-    gross = sum((line["quantity"] * line["unit_price"] for line in offer), Decimal("0"))
-    net = sum(
-        (
-            line["quantity"]
-            * line["unit_price"]
-            * (1 - line["discount"])
-            * ((1 - discount) if _is_capex(line) else 1)
-            for line in offer
-        ),
-        Decimal("0"),
-    )
-    if gross and 1 - net / gross > threshold:
-        return ApprovalState.PENDING
-    return ApprovalState.NOT_NEEDED
-
-
 def _planned_discount(plan: PlannedConfiguration) -> Decimal | None:
     """The quote discount the engine planned with (``commercial.quote_discount`` of the resolved request)."""
     commercial = plan.resolved_json.get("commercial") if isinstance(plan.resolved_json, dict) else None
@@ -495,6 +469,14 @@ def _revision_build(
                     "quote": plan.currency,
                 }
             )
+    dropped = mark_lines(
+        lines,
+        result=plan.result_json,
+        prices=plan.prices_json,
+        currency=plan.currency,
+        request=plan.resolved_json,
+    )
+    approval_state, approval_reasons = approval_assessment(lines, dropped, discount, discount_threshold())
     totals = _totals(lines, discount, plan.result_json)
     revision = QuoteRevision(
         quote=quote,
@@ -510,7 +492,8 @@ def _revision_build(
         usd_rate=plan.usd_rate,
         currency=plan.currency,
         discount=discount,
-        approval_state=_approval_state_for(lines, discount),
+        approval_state=approval_state,
+        approval_reasons=approval_reasons,
         **totals,
     )
     revision.snapshot_sha256 = _snapshot_sha256(revision, lines)
@@ -557,8 +540,12 @@ def quote_create_from_configuration(
     discount: Decimal | str | int = 0,
     title: str = "",
     valid_until: dt.date | None = None,
+    creation_key: str = "",
 ) -> Quote:
     """Create a quote with revision R1 and its BOM lines, all or nothing.
+
+    ``creation_key`` (the create form's idempotency key) makes a repeated call
+    return the quote the first call created, unchanged, instead of a second one.
 
     ``customer`` is an existing customer of the user's team or the name of a
     new one.  The number is ``Q-<year>-<NNNN>`` from the per-year counter; the
@@ -585,6 +572,50 @@ def quote_create_from_configuration(
         currency=str(currency or "").upper(),
     )
     today = timezone.localdate()
+    if creation_key:
+        existing = quote_created_with(by=by, creation_key=creation_key)
+        if existing is not None:
+            return existing
+    try:
+        return _quote_create(
+            by=by,
+            customer=customer,
+            plan=plan,
+            language=language,
+            discount=discount_value,
+            title=title,
+            valid_until=valid_until,
+            today=today,
+            creation_key=creation_key,
+        )
+    except IntegrityError:
+        # The same form posted twice at once: the other request created it first.
+        existing = quote_created_with(by=by, creation_key=creation_key) if creation_key else None
+        if existing is None:
+            raise
+        return existing
+
+
+def quote_created_with(*, by, creation_key: str) -> Quote | None:
+    """The quote ``by`` created from the form with this idempotency key, if any."""
+    if not creation_key:
+        return None
+    return Quote.objects.filter(owner=by, creation_key=creation_key).first()
+
+
+def _quote_create(
+    *,
+    by,
+    customer,
+    plan: PlannedConfiguration,
+    language: str,
+    discount: Decimal,
+    title: str,
+    valid_until: dt.date | None,
+    today: dt.date,
+    creation_key: str,
+) -> Quote:
+    discount_value = discount
     with transaction.atomic():
         customer_obj = _customer_resolve(by=by, customer=customer)
         sequence, number = _quote_number_allocate(year=today.year)
@@ -600,8 +631,11 @@ def quote_create_from_configuration(
             language=language,
             valid_until=valid_until or today + dt.timedelta(days=settings.QUOTE_VALIDITY_DAYS),
             status=QuoteStatus.DRAFT,
+            creation_key=creation_key,
         )
-        quote.full_clean()
+        # The (owner, creation key) uniqueness is left to the database: a racing twin then
+        # fails with IntegrityError, which quote_create_from_configuration turns into its quote.
+        quote.full_clean(exclude=["creation_key"])
         quote.save()
         _audit(
             actor=by,
@@ -666,6 +700,15 @@ def quote_update(*, quote: Quote, by, expected_version: int, **changes: Any) -> 
 def _sendable_refusal(quote: Quote, revision: QuoteRevision | None) -> str:
     if revision is None:
         return _("The quote has no revision to send.")
+    if revision.approval_state == ApprovalState.PENDING and revision.approval_reasons:
+        # Issue 13: the reasons name each cut (overrides, non-catalog hardware) with its figures.
+        return _(
+            "%(number)s needs the approval of a sales manager of the team before the quote can be sent "
+            "(above %(threshold)s below the list, or hardware not from the catalog):"
+        ) % {
+            "number": revision.number,
+            "threshold": f"{discount_threshold() * 100:.2f} %",
+        } + "".join(f" {text}" for text in reason_texts(revision.approval_reasons))
     if revision.approval_state == ApprovalState.PENDING:
         return _(
             "%(number)s has a discount of %(discount)s (%(overall)s of the list total); above "
@@ -759,7 +802,8 @@ def _revision_issue_locked(*, quote: Quote, revision: QuoteRevision, by) -> Quot
         )
     if revision.approval_state == ApprovalState.PENDING:
         raise ValidationError(
-            _("%(number)s needs a sales manager's discount approval first.") % {"number": revision.number}
+            _("%(number)s needs a sales manager's approval first.") % {"number": revision.number}
+            + "".join(f" {text}" for text in reason_texts(revision.approval_reasons))
         )
     if revision.approval_state == ApprovalState.REJECTED:
         raise ValidationError(
@@ -768,8 +812,14 @@ def _revision_issue_locked(*, quote: Quote, revision: QuoteRevision, by) -> Quot
     revision.status = RevisionStatus.ISSUED
     revision.issued_by = by
     revision.issued_at = timezone.now()
+    # Frozen means frozen: the header the revision is issued with is part of it, and the
+    # draft PDF (stamped "Draft — not issued") is never served as the issued proposal.
+    revision.header_json = header_snapshot(quote)
+    draft_pdf = _pdf_reset_for_issue(revision)
     revision.full_clean()
     revision.save()
+    if draft_pdf:
+        transaction.on_commit(lambda: _pdf_file_delete(draft_pdf))
     _audit(
         actor=by,
         action=AuditAction.REVISION_ISSUED,
@@ -782,8 +832,31 @@ def _revision_issue_locked(*, quote: Quote, revision: QuoteRevision, by) -> Quot
         },
     )
     revision_id = revision.pk
-    transaction.on_commit(lambda: revision_issued.send(sender=QuoteRevision, revision_id=revision_id))
+    transaction.on_commit(lambda: revision_issued.send(sender=QuoteRevision, revision_id=revision_id, by=by))
     return revision
+
+
+def _pdf_reset_for_issue(revision: QuoteRevision) -> str:
+    """Forget the draft PDF of a revision being issued; returns the draft file's name (to delete)."""
+    name = revision.pdf_file.name if revision.pdf_file else ""
+    revision.pdf_file = ""
+    revision.pdf_sha256 = ""
+    revision.pdf_status = PdfStatus.NONE
+    revision.pdf_error = ""
+    revision.pdf_attempts = 0
+    revision.pdf_rendered_at = None
+    revision.pdf_task_id = ""  # a draft render still running finds its job gone and stores nothing
+    revision.pdf_issued = False
+    return name
+
+
+def _pdf_file_delete(name: str) -> None:
+    from django.core.files.storage import default_storage
+
+    try:
+        default_storage.delete(name)
+    except OSError:  # pragma: no cover - a missing draft file is fine
+        logger.warning("Could not delete the draft proposal %s", name, exc_info=True)
 
 
 def revision_issue(*, revision: QuoteRevision, by, expected_version: int | None = None) -> QuoteRevision:
@@ -1005,7 +1078,18 @@ def revision_pdf_store(*, revision: QuoteRevision, content: bytes) -> QuoteRevis
         locked.pdf_status = PdfStatus.READY
         locked.pdf_error = ""
         locked.pdf_rendered_at = timezone.now()
-        locked.save(update_fields=["pdf_file", "pdf_sha256", "pdf_status", "pdf_error", "pdf_rendered_at"])
+        # Rendered from the issued revision: this is the copy the customer gets, kept for good.
+        locked.pdf_issued = locked.is_issued
+        locked.save(
+            update_fields=[
+                "pdf_file",
+                "pdf_sha256",
+                "pdf_status",
+                "pdf_error",
+                "pdf_rendered_at",
+                "pdf_issued",
+            ]
+        )
         _audit(
             actor=None,
             action=AuditAction.PDF_RENDERED,

@@ -58,21 +58,35 @@ def _claim(revision_id: int, task_id: str) -> bool:
     return bool(claimed)
 
 
-def _store(revision: QuoteRevision, pdf: bytes) -> bool:
-    """Store the rendered PDF; False when the identical file was already stored (nothing written)."""
+def _store(revision: QuoteRevision, pdf: bytes, task_id: str = "") -> bool:
+    """Store the rendered PDF; False when nothing was written.
+
+    Nothing is written when the job was superseded while rendering (its task id
+    is no longer the revision's — e.g. the revision was issued meanwhile, so a
+    draft-stamped PDF must not land on it), when the revision's state changed
+    since it was read, or when the identical file is already stored.  The
+    issued copy of a proposal is never replaced.
+    """
+    current = QuoteRevision.objects.get(pk=revision.pk)
+    if (task_id and current.pdf_task_id != task_id) or current.status != revision.status:
+        logger.info("Proposal PDF for %s superseded while rendering; not stored", revision.number)
+        return False
+    if current.is_issued and current.pdf_issued:
+        logger.warning("Proposal PDF for %s is the issued copy; not replaced", revision.number)
+        return False
     digest = hashlib.sha256(pdf).hexdigest()
-    if revision.pdf_sha256 == digest and pdf_file_present(revision):
-        with revision.pdf_file.open("rb") as stored:
+    if current.pdf_sha256 == digest and pdf_file_present(current):
+        with current.pdf_file.open("rb") as stored:
             same = hashlib.sha256(stored.read()).hexdigest() == digest
         if same:
             QuoteRevision.objects.filter(pk=revision.pk, pdf_status=PdfStatus.RENDERING).update(
-                pdf_status=PdfStatus.READY, pdf_error=""
+                pdf_status=PdfStatus.READY, pdf_error="", pdf_issued=current.is_issued
             )
             return False
-    if revision.pdf_file:
+    if current.pdf_file:
         # The file name is the revision number: drop the stale file so the new one takes its name.
-        revision.pdf_file.delete(save=False)
-    services.revision_pdf_store(revision=revision, content=pdf)
+        current.pdf_file.delete(save=False)
+    services.revision_pdf_store(revision=current, content=pdf)
     return True
 
 
@@ -94,7 +108,7 @@ def render_proposal(self, revision_id: int) -> str:
     )
     try:
         pdf = render_proposal_pdf(revision)
-        written = _store(revision, pdf)
+        written = _store(revision, pdf, self.request.id or "")
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
         retries = self.request.retries or 0

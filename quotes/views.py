@@ -36,6 +36,7 @@ from .forms import (
     TransitionForm,
 )
 from .models import Quote, QuoteRevision
+from .pricing import reason_texts
 from .statuses import BomCategory, QuoteStatus
 
 PAGE_SIZE = 50
@@ -114,6 +115,7 @@ def _detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision 
         "transitions": selectors.transitions_for(user, quote),
         "audit_events": selectors.quote_audit_trail(quote)[:50],
         "approval": getattr(revision, "approval", None) if revision else None,
+        "approval_reason_texts": reason_texts(revision.approval_reasons) if revision else [],
         "transition_form": forms.get("transition_form") or TransitionForm(initial={"version": quote.version}),
         "revise_form": forms.get("revise_form")
         or ReviseForm(
@@ -129,7 +131,7 @@ def _detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision 
         # The proposal-PDF panel (quotes/_pdf_status.html) replaces the placeholder.
         from .pdf_views import pdf_panel_context
 
-        context.update(pdf_panel_context(revision), pdf_panel=True)
+        context.update(pdf_panel_context(revision, user), pdf_panel=True)
     from .workflow_views import workflow_panel_context  # share links, clone, revise the configuration
 
     context.update(workflow_panel_context(request, quote, revision))
@@ -393,6 +395,16 @@ def quote_create(request: HttpRequest) -> HttpResponse:
     status = 400
     if form.is_valid():
         data = form.cleaned_data
+        existing = services.quote_created_with(by=request.user, creation_key=data["idempotency_key"])
+        if existing is not None:
+            # A double submit, or "back" then "Create quote" again: one quote, not two.
+            messages.info(
+                request,
+                _("Quote %(number)s was already created from this form.") % {"number": existing.number},
+            )
+            if request.htmx:
+                return HttpResponseClientRedirect(existing.get_absolute_url())
+            return redirect(existing.get_absolute_url())
         try:
             plan = services.configuration_plan(
                 services.request_with_discount(data["request_json"], data["discount"])
@@ -409,6 +421,7 @@ def quote_create(request: HttpRequest) -> HttpResponse:
                 language=data["language"],
                 discount=data["discount"],
                 title=data["title"],
+                creation_key=data["idempotency_key"],
             )
         except services.PlanningUnavailable as exc:
             form.add_error(None, str(exc))

@@ -9,6 +9,7 @@ Every state change runs in one transaction and writes an audit event, like
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,9 +28,12 @@ from accounts import roles
 
 from . import notify, selectors, services
 from .bom import apply_line_discounts, bom_lines_from_plan, line_total, to_decimal
+from .frozen import revision_quote
 from .models import BomLine, Quote, QuoteRevision
-from .statuses import AuditAction, BomCategory, QuoteStatus, RevisionStatus
+from .statuses import AuditAction, BomCategory, PdfStatus, QuoteStatus, RevisionStatus
 from .workflow_models import CustomerAcceptance, CustomerQuestion, ShareLink, ShareView, token_digest
+
+logger = logging.getLogger(__name__)
 
 OPEN_QUOTE_STATUSES = (QuoteStatus.DRAFT, QuoteStatus.SENT)
 QUESTIONS_PER_LINK_PER_HOUR = 10
@@ -339,12 +343,22 @@ def share_create(*, revision: QuoteRevision, by, days: int | None = None) -> tup
 
 
 def _queue_pdf(revision: QuoteRevision, by) -> None:
-    """Ask for the proposal PDF the customer will download (a ready one is kept)."""
-    try:
-        from .pdf.jobs import proposal_request
-    except ImportError:  # pragma: no cover - the PDF code is part of the project
+    """Make sure the proposal PDF the customer will download is on its way.
+
+    Issuing renders it already (``quotes.pdf.jobs.on_revision_issued``); this
+    covers a revision issued before that, as the system (the link is no
+    engineer's render).  A refusal (e.g. too large to render) leaves the link
+    working: the customer page says the document is being prepared.
+    """
+    from .pdf.jobs import RenderRefused, proposal_request
+
+    current = QuoteRevision.objects.get(pk=revision.pk)
+    if current.pdf_status in (PdfStatus.READY, PdfStatus.QUEUED, PdfStatus.RENDERING):
         return
-    proposal_request(revision=revision, by=by)
+    try:
+        proposal_request(revision=current, by=by, system=True)
+    except RenderRefused as exc:
+        logger.warning("Proposal PDF of %s for a customer link not rendered: %s", current.number, exc.message)
 
 
 def share_revoke(*, link: ShareLink, by) -> ShareLink:
@@ -407,9 +421,10 @@ def acceptance_refusal(link: ShareLink) -> str:
         return _("This offer has been replaced by a newer one; please ask your contact for it.")
     if quote.status != QuoteStatus.SENT:
         return _("This offer cannot be accepted online any more; please contact us.")
-    if quote.valid_until < timezone.localdate():
+    valid_until = revision_quote(revision).valid_until  # the validity the offer was issued with
+    if valid_until < timezone.localdate():
         return _("This offer expired on %(date)s; please ask your contact for a new one.") % {
-            "date": quote.valid_until.isoformat()
+            "date": valid_until.isoformat()
         }
     return ""
 
@@ -452,7 +467,7 @@ def customer_accept(
             "title": title,
             "number": revision.number,
             "date": (revision.issued_at or revision.created_at).strftime("%Y-%m-%d"),
-            "customer": quote.customer.name,
+            "customer": revision_quote(revision).customer.name,
             "total": f"{revision.net_total:,.2f}",
             "currency": revision.currency,
             "option": f" ({option})" if option else "",

@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from . import pipeline, selectors, services, workflow
 from .forms import MAX_REQUEST_JSON_CHARS
+from .frozen import revision_prepared_by, revision_quote
 from .models import QuoteRevision
 from .statuses import BomCategory, PdfStatus
 from .workflow_models import Notification, ShareLink, ShareView
@@ -249,7 +250,7 @@ def share_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _customer_context(link: ShareLink, token: str, **extra) -> dict:
     revision = link.revision
-    quote = revision.quote
+    quote = revision_quote(revision)  # the header as issued (customer, title, validity, language)
     zh = quote.language.startswith("zh")
     lines = []
     lease = []
@@ -271,17 +272,26 @@ def _customer_context(link: ShareLink, token: str, **extra) -> dict:
         "quote": quote,
         "lines": lines,
         "lease_lines": lease,
-        "owner_name": getattr(getattr(quote.owner, "profile", None), "display_name", "")
-        or quote.owner.get_full_name(),
-        "pdf_ready": revision.pdf_status == PdfStatus.READY and bool(revision.pdf_file),
+        "owner_name": revision_prepared_by(revision),
+        "pdf_ready": _customer_pdf_ready(revision),
         "acceptance": getattr(revision, "customer_acceptance", None),
         "refusal": workflow.acceptance_refusal(link),
         **extra,
     }
 
 
+def _customer_pdf_ready(revision: QuoteRevision) -> bool:
+    """The PDF the customer may download: ready, and for an issued revision the issued copy."""
+    ready = revision.pdf_status == PdfStatus.READY and bool(revision.pdf_file)
+    return ready and (revision.pdf_issued or not revision.is_issued)
+
+
+def _language(link: ShareLink) -> str:
+    return revision_quote(link.revision).language or link.revision.quote.language
+
+
 def _customer_page(request, link: ShareLink, token: str, status: int = 200, **extra) -> HttpResponse:
-    with translation.override(link.revision.quote.language):
+    with translation.override(_language(link)):
         context = _customer_context(link, token, **extra)
         response = render(request, "quotes/share/page.html", context, status=status)
     response["Cache-Control"] = "no-store"
@@ -305,7 +315,7 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
 def share_pdf(request: HttpRequest, token: str) -> HttpResponse:
     link = workflow.share_resolve(token)
     revision = link.revision
-    if revision.pdf_status != PdfStatus.READY or not revision.pdf_file:
+    if not _customer_pdf_ready(revision):
         raise Http404("The proposal is not ready.")
     digest = hashlib.sha256()
     with revision.pdf_file.open("rb") as stored:
@@ -331,7 +341,7 @@ def share_pdf(request: HttpRequest, token: str) -> HttpResponse:
 @require_POST
 def share_accept(request: HttpRequest, token: str) -> HttpResponse:
     link = workflow.share_resolve(token)
-    with translation.override(link.revision.quote.language):
+    with translation.override(_language(link)):
         try:
             workflow.customer_accept(
                 link=link,
@@ -352,7 +362,7 @@ def share_accept(request: HttpRequest, token: str) -> HttpResponse:
 @require_POST
 def share_question(request: HttpRequest, token: str) -> HttpResponse:
     link = workflow.share_resolve(token)
-    with translation.override(link.revision.quote.language):
+    with translation.override(_language(link)):
         try:
             workflow.customer_ask(
                 link=link,

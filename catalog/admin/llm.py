@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from ..forms import HfConfigImportForm
 from ..importers.hf_config import kv_bytes_per_token
-from ..models import LlmModel
+from ..models import Checkpoint, LlmModel
 from ..services import ImportConflict, llm_model_save_import
 from . import resources
 from .base import CatalogAdmin
@@ -195,3 +195,33 @@ class LlmModelAdmin(CatalogAdmin):
             "has_view_permission": self.has_view_permission(request),
         }
         return TemplateResponse(request, "admin/catalog/llmmodel/import_hf_config.html", context)
+
+
+@admin.register(Checkpoint)
+class CheckpointAdmin(CatalogAdmin):
+    """Checkpoints: what a deployment loads, with bytes per part, platforms and launch flags."""
+
+    resource_classes = [resources.CheckpointResource]
+    list_display = ("name", "model", "total_col", "weight_format", "quant_method", "platforms", "default_for")
+    list_filter = ("model", "weight_format", "quant_method")
+    search_fields = ("name", "slug", "hf_repo")
+    prepopulated_fields = {"slug": ("name",)}
+    fieldsets = (
+        (None, {"fields": ("model", "slug", "name", "hf_repo", "architecture", "notes")}),
+        (
+            _("Bytes on disk"),
+            {"fields": ("expert_bytes", "non_expert_bytes", "embedding_bytes", "vision_bytes")},
+        ),
+        (
+            _("Formats"),
+            {"fields": ("weight_format", "non_expert_format", "activation_format", "quant_method")},
+        ),
+        (
+            _("Platforms and launch"),
+            {"fields": ("platforms", "default_for", "launch_flags", "param_groups", "group_formats")},
+        ),
+    )
+
+    @admin.display(description=_("size"))
+    def total_col(self, obj: Checkpoint) -> str:
+        return _gb(obj.total_bytes)

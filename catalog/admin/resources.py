@@ -13,8 +13,11 @@ from typing import Any
 
 from import_export import fields, resources, widgets
 
+from catalog import jsonlimits
+
 from ..models import (
     Accelerator,
+    Checkpoint,
     LlmModel,
     PriceItem,
     PriceList,
@@ -40,7 +43,7 @@ class JSONValueWidget(widgets.Widget):
             return self.empty() if callable(self.empty) else self.empty
         if isinstance(value, dict | list):
             return value
-        return json.loads(value)
+        return jsonlimits.loads(value, what="JSON cell")
 
     def render(self, value, obj=None, **kwargs):
         if value is None:
@@ -233,3 +236,17 @@ RESOURCES_IN_DEPENDENCY_ORDER = (
     PriceListResource,
     PriceItemResource,
 )
+
+
+class CheckpointResource(CatalogResource):
+    model = fields.Field(
+        attribute="model", column_name="model", widget=widgets.ForeignKeyWidget(LlmModel, field="slug")
+    )
+
+    class Meta:
+        model = Checkpoint
+        exclude = ("id",)
+        import_id_fields = ("slug",)
+        clean_model_instances = True
+        skip_unchanged = True
+        report_skipped = True

@@ -23,13 +23,24 @@ Conventions (they matter for the published counts):
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from catalog import jsonlimits
+from configurator.engine.site_values import control_chars
+
 MAX_CONFIG_BYTES = 1024 * 1024  # uploads and pasted text are refused above 1 MB
+MAX_CONFIG_DEPTH = 32  # nesting of objects/lists; real configs use 4 or 5 levels
+# Integers a config may hold (int32, as transformers' configs and vLLM's C++ kernels
+# take them); layer counts far less, since the importer walks every layer.
+MAX_CONFIG_INT = 2**31 - 1
+MAX_LAYERS = 4096
+# Derived figures beyond these describe no real model (the largest public ones are ≈2 T
+# parameters); they would also overflow the catalog's 64-bit integer columns.
+MAX_DERIVED = 10**15
 
 SUPPORTED_MODEL_TYPES = (
     "llama",
@@ -129,16 +140,29 @@ class _Reader:
     def has(self, name: str) -> bool:
         return self.data.get(name) is not None
 
-    def int(self, name: str, default: int | None = None, *, minimum: int = 0) -> int:
+    def int(
+        self, name: str, default: int | None = None, *, minimum: int = 0, maximum: int = MAX_CONFIG_INT
+    ) -> int:
         value = self.data.get(name)
         if value is None:
             if default is None:
                 raise ConfigError(self.path(name), f"{self.path(name)} is missing")
             return default
-        if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-            raise ConfigError(self.path(name), f"{self.path(name)} must be an integer, got {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (isinstance(value, float) and not math.isfinite(value))
+            or int(value) != value
+        ):
+            raise ConfigError(self.path(name), f"{self.path(name)} must be an integer, got {value!r:.40}")
         if value < minimum:
-            raise ConfigError(self.path(name), f"{self.path(name)} must be at least {minimum}, got {value!r}")
+            raise ConfigError(
+                self.path(name), f"{self.path(name)} must be at least {minimum}, got {value!r:.40}"
+            )
+        if value > maximum:
+            raise ConfigError(
+                self.path(name), f"{self.path(name)} must be at most {maximum:,}, got {value!r:.40}"
+            )
         return int(value)
 
     def bool(self, name: str, default: bool = False) -> bool:
@@ -164,7 +188,7 @@ class _Reader:
                 raise ConfigError(self.path(name), f"{self.path(name)} is missing")
             return []
         if not isinstance(value, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value
+            isinstance(v, int) and not isinstance(v, bool) and abs(v) <= MAX_CONFIG_INT for v in value
         ):
             raise ConfigError(self.path(name), f"{self.path(name)} must be a list of integers")
         return list(value)
@@ -188,6 +212,27 @@ class _Reader:
         return _Reader(value, f"{self.path(name)}.")
 
 
+def check_numbers(data: Any, path: str = "", depth: int = 0) -> None:
+    """Every number in a parsed config is finite and at most ``MAX_CONFIG_INT`` in size
+    (a float like ``rope_theta`` may be fractional; none may be 1e308 or NaN)."""
+    if depth > MAX_CONFIG_DEPTH:
+        raise ConfigError(path or "config", f"config nests more than {MAX_CONFIG_DEPTH} levels deep")
+    if isinstance(data, bool) or data is None or isinstance(data, str):
+        return
+    if isinstance(data, int | float):
+        if (isinstance(data, float) and not math.isfinite(data)) or abs(data) > MAX_CONFIG_INT:
+            raise ConfigError(
+                path or "config", f"{path or 'config'} must be a finite number of at most {MAX_CONFIG_INT:,}"
+            )
+        return
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            check_numbers(value, f"{path}.{key}" if path else str(key), depth + 1)
+    elif isinstance(data, list | tuple):
+        for i, value in enumerate(data):
+            check_numbers(value, f"{path}[{i}]", depth + 1)
+
+
 def load_config_text(text: str | bytes) -> dict[str, Any]:
     """Parse config.json text; refuses anything over 1 MB or that is not one JSON object."""
     if isinstance(text, bytes):
@@ -197,12 +242,12 @@ def load_config_text(text: str | bytes) -> dict[str, Any]:
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise ConfigError("config", "config.json is not UTF-8 text") from exc
-    if len(text.encode("utf-8")) > MAX_CONFIG_BYTES:
-        raise ConfigError("config", "config.json is larger than 1 MB")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError("config", f"config.json is not valid JSON: {exc.msg} (line {exc.lineno})") from exc
+        data = jsonlimits.loads(
+            text, what="config.json", max_bytes=MAX_CONFIG_BYTES, max_depth=MAX_CONFIG_DEPTH
+        )
+    except jsonlimits.JsonLimitError as exc:
+        raise ConfigError("config", str(exc).rstrip(".")) from None
     if not isinstance(data, dict):
         raise ConfigError("config", "config.json must be a JSON object")
     return data
@@ -482,6 +527,32 @@ def parse_hf_config(
     """
     if not isinstance(data, Mapping):
         raise ConfigError("config", "config.json must be a JSON object")
+    check_numbers(data)
+    try:
+        imported = _parse(data, weight_format=weight_format, hf_model_id=hf_model_id, name=name)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError, ArithmeticError, KeyError, IndexError, AttributeError) as exc:
+        # A value of a shape no public config uses (e.g. a list where a number belongs).
+        raise ConfigError(
+            "config", f"config.json has a value this importer cannot use ({exc})"[:300]
+        ) from exc
+    for key in ("name", "hf_model_id"):
+        bad = control_chars(str(imported.fields.get(key) or ""))
+        if bad:
+            raise ConfigError(key, f"{key} must be one line of printable text (found {', '.join(bad[:5])})")
+    for key, value in imported.fields.items():
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_DERIVED:
+            raise ConfigError(
+                "config",
+                f"the derived {key} ({value:.3g}) is beyond any real model (at most {MAX_DERIVED:.0e})",
+            )
+    return imported
+
+
+def _parse(
+    data: Mapping[str, Any], *, weight_format: str | None, hf_model_id: str, name: str
+) -> ImportedModel:
     top = _Reader(data)
     model_type = top.str("model_type")
     if not model_type:
@@ -502,7 +573,7 @@ def parse_hf_config(
     else:
         vision = None
 
-    layers = r.int("num_hidden_layers", minimum=1)
+    layers = r.int("num_hidden_layers", minimum=1, maximum=MAX_LAYERS)
     hidden = r.int("hidden_size", minimum=1)
     vocab = r.int("vocab_size", minimum=1)
     heads = r.int("num_attention_heads", minimum=1)
@@ -751,3 +822,32 @@ def linear_state_bytes_per_sequence(fields: Mapping[str, Any]) -> int:
         * fields["linear_conv_dtype_bytes"]
     )
     return fields["linear_layers"] * (recurrent + conv)
+
+
+def platform_param_groups(config: Mapping[str, Any]) -> dict[str, int]:
+    """Element counts of the parameter groups whose placement depends on the platform.
+
+    ``router`` (MoE gate), ``latent_moe`` (K3's 7168 ↔ 3584 routed-expert
+    projections), ``mla_a`` (the fused MLA q_a / kv_a projection) and
+    ``kda_f_a`` (the KDA forget-gate down-projection); see
+    ``configurator/engine/placement.py`` for which platform replicates which.
+    """
+    text = config.get("text_config") or config
+    hidden = int(text["hidden_size"])
+    layers = int(text["num_hidden_layers"])
+    experts = int(text.get("num_experts") or text.get("n_routed_experts") or 0)
+    moe_layers = layers - int(text.get("first_k_dense_replace", 0)) if experts else 0
+    la = text.get("linear_attn_config") or {}
+    if la:
+        mla_layers, kda_layers = len(la.get("full_attn_layers", ())), len(la.get("kda_layers", ()))
+    else:
+        mla_layers, kda_layers = (layers if text.get("kv_lora_rank") else 0), 0
+    a_width = int(text.get("q_lora_rank") or 0) + int(text.get("kv_lora_rank") or 0)
+    a_width += int(text.get("qk_rope_head_dim") or 0) if text.get("kv_lora_rank") else 0
+    latent = int(text.get("routed_expert_hidden_size") or 0)
+    return {
+        "router": moe_layers * hidden * experts,
+        "latent_moe": moe_layers * 2 * hidden * latent,
+        "mla_a": mla_layers * hidden * a_width,
+        "kda_f_a": kda_layers * hidden * int(la.get("head_dim", 0)),
+    }

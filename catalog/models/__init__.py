@@ -1,6 +1,7 @@
 """Catalog reference data: one module per concern, re-exported here."""
 
 from .base import SOURCE_KINDS, SourcedModel
+from .checkpoint import Checkpoint
 from .hardware import (
     Accelerator,
     Cooling,
@@ -22,6 +23,7 @@ __all__ = [
     "SOURCE_KINDS",
     "Accelerator",
     "ActivationFormat",
+    "Checkpoint",
     "Cooling",
     "Fabric",
     "LlmModel",

@@ -11,6 +11,8 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from catalog.validators import single_line
+
 from .base import SourcedModel, non_negative
 
 
@@ -71,8 +73,8 @@ class Accelerator(SourcedModel):
     """
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
-    name = models.CharField(_("name"), max_length=120)
-    vendor = models.CharField(_("vendor"), max_length=60)
+    name = models.CharField(_("name"), max_length=120, validators=[single_line])
+    vendor = models.CharField(_("vendor"), max_length=60, validators=[single_line])
     domestic = models.BooleanField(_("domestic (Xinchuang)"), default=False)
     software_stack = models.CharField(
         _("software stack"), max_length=8, choices=SoftwareStack.choices, default=SoftwareStack.CUDA
@@ -82,6 +84,17 @@ class Accelerator(SourcedModel):
     )
     memory_gb = _dec(
         _("memory per logical device (GB)"), 8, 2, _("Decimal gigabytes (10⁹ bytes) as the vendor quotes.")
+    )
+    runtime_memory_gib = models.DecimalField(
+        _("memory as the runtime reports it (GiB)"),
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("0"),
+        validators=[MinValueValidator(Decimal("0"))],
+        help_text=_(
+            "Total per logical device as torch.cuda / torch.npu report it (vLLM's “total_gpu_memory”), "
+            "which gpu_memory_utilization multiplies; 0 = use the vendor figure."
+        ),
     )
     memory_bandwidth_tbps = _dec(_("memory bandwidth per logical device (TB/s)"), 8, 3)
     tflops_bf16 = _dec(_("dense BF16 TFLOPS per logical device"), 10, 1)
@@ -149,8 +162,8 @@ class ServerModel(SourcedModel):
     """A server model: its accelerators, size, power and scale-up fabric.  NICs are inline."""
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
-    name = models.CharField(_("name"), max_length=120)
-    vendor = models.CharField(_("vendor"), max_length=60)
+    name = models.CharField(_("name"), max_length=120, validators=[single_line])
+    vendor = models.CharField(_("vendor"), max_length=60, validators=[single_line])
     is_active = models.BooleanField(_("offered in the configurator"), default=True)
     accelerator = models.ForeignKey(
         Accelerator, verbose_name=_("accelerator"), on_delete=models.PROTECT, related_name="servers"
@@ -187,9 +200,9 @@ class ServerModel(SourcedModel):
         default=0,
         help_text=_("Logical devices one scale-up fabric can join; 0 = only this server's own."),
     )
-    cpu = models.CharField(_("CPU"), max_length=120, blank=True)
+    cpu = models.CharField(_("CPU"), max_length=120, blank=True, validators=[single_line])
     ram_gb = models.PositiveIntegerField(_("system memory (GB)"), default=0)
-    storage = models.CharField(_("storage"), max_length=120, blank=True)
+    storage = models.CharField(_("storage"), max_length=120, blank=True, validators=[single_line])
     validated_text_only = models.BooleanField(
         _("validated for text-only serving"),
         default=False,
@@ -322,8 +335,8 @@ class SwitchModel(SourcedModel):
     """A network switch model, by fabric."""
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
-    name = models.CharField(_("name"), max_length=120)
-    vendor = models.CharField(_("vendor"), max_length=60, blank=True)
+    name = models.CharField(_("name"), max_length=120, validators=[single_line])
+    vendor = models.CharField(_("vendor"), max_length=60, blank=True, validators=[single_line])
     fabric = models.CharField(_("fabric"), max_length=12, choices=SwitchFabric.choices)
     ports = models.PositiveSmallIntegerField(_("ports"), validators=[MinValueValidator(1)])
     port_speed_gbps = models.PositiveIntegerField(_("port speed (Gbit/s)"), validators=[MinValueValidator(1)])
@@ -370,7 +383,7 @@ class RackType(SourcedModel):
     """A rack (cabinet) type: height, power budget and cooling class."""
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
-    name = models.CharField(_("name"), max_length=120)
+    name = models.CharField(_("name"), max_length=120, validators=[single_line])
     rack_units = models.PositiveSmallIntegerField(_("height (U)"), default=42)
     max_kw = _dec(
         _("power budget (kW)"),

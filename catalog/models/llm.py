@@ -9,6 +9,8 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from catalog.validators import single_line
+
 from .base import SourcedModel, non_negative
 
 
@@ -83,9 +85,11 @@ class LlmModel(SourcedModel):
     """
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
-    name = models.CharField(_("name"), max_length=120)
-    family = models.CharField(_("family"), max_length=60, blank=True)
-    hf_model_id = models.CharField(_("Hugging Face model id"), max_length=200, blank=True)
+    name = models.CharField(_("name"), max_length=120, validators=[single_line])
+    family = models.CharField(_("family"), max_length=60, blank=True, validators=[single_line])
+    hf_model_id = models.CharField(
+        _("Hugging Face model id"), max_length=200, blank=True, validators=[single_line]
+    )
     is_active = models.BooleanField(_("offered in the configurator"), default=True)
 
     total_params = _count(
@@ -159,9 +163,15 @@ class LlmModel(SourcedModel):
     api_price_currency = models.CharField(_("API price currency"), max_length=3, default="USD")
     licence_note = models.TextField(_("licence note"), blank=True)
 
-    vllm_tokenizer_mode = models.CharField(_("vLLM --tokenizer-mode"), max_length=40, blank=True)
-    vllm_reasoning_parser = models.CharField(_("vLLM --reasoning-parser"), max_length=40, blank=True)
-    vllm_tool_call_parser = models.CharField(_("vLLM --tool-call-parser"), max_length=40, blank=True)
+    vllm_tokenizer_mode = models.CharField(
+        _("vLLM --tokenizer-mode"), max_length=40, blank=True, validators=[single_line]
+    )
+    vllm_reasoning_parser = models.CharField(
+        _("vLLM --reasoning-parser"), max_length=40, blank=True, validators=[single_line]
+    )
+    vllm_tool_call_parser = models.CharField(
+        _("vLLM --tool-call-parser"), max_length=40, blank=True, validators=[single_line]
+    )
     validated_text_only_on = models.ManyToManyField(
         "catalog.ServerModel",
         verbose_name=_("validated text-only on"),

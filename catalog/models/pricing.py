@@ -11,6 +11,8 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from catalog.validators import single_line
+
 from .base import SourcedModel
 
 
@@ -26,7 +28,7 @@ class PriceList(SourcedModel):
     so exactly one list is in force on any date a quote is made."""
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
-    name = models.CharField(_("name"), max_length=120)
+    name = models.CharField(_("name"), max_length=120, validators=[single_line])
     currency = models.CharField(_("currency"), max_length=3, default="CNY")
     effective_from = models.DateField(_("effective from"))
     effective_to = models.DateField(
@@ -142,7 +144,7 @@ class PriceItem(SourcedModel):
     price_list = models.ForeignKey(
         PriceList, verbose_name=_("price list"), on_delete=models.CASCADE, related_name="items"
     )
-    sku = models.CharField(_("SKU"), max_length=80)
+    sku = models.CharField(_("SKU"), max_length=80, validators=[single_line])
     kind = models.CharField(_("kind"), max_length=10, choices=PriceKind.choices)
     item_slug = models.SlugField(
         _("catalog item"),
@@ -150,8 +152,12 @@ class PriceItem(SourcedModel):
         blank=True,
         help_text=_("Slug of the server, switch or rack priced."),
     )
-    description = models.CharField(_("description (English)"), max_length=200, blank=True)
-    description_zh = models.CharField(_("description (Chinese)"), max_length=200, blank=True)
+    description = models.CharField(
+        _("description (English)"), max_length=200, blank=True, validators=[single_line]
+    )
+    description_zh = models.CharField(
+        _("description (Chinese)"), max_length=200, blank=True, validators=[single_line]
+    )
     unit = models.CharField(_("unit"), max_length=16, choices=PriceUnit.choices, default=PriceUnit.EACH)
     unit_price = money(_("unit price"))
     lease_per_month = money(_("lease per month"), null=True, blank=True)

@@ -11,6 +11,8 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from catalog.validators import single_line
+
 from .base import SourcedModel
 
 
@@ -26,8 +28,8 @@ class TopologyTemplate(SourcedModel):
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     kind = models.CharField(_("kind"), max_length=16, choices=TopologyKind.choices)
-    name_en = models.CharField(_("name (English)"), max_length=120)
-    name_zh = models.CharField(_("name (Chinese)"), max_length=120)
+    name_en = models.CharField(_("name (English)"), max_length=120, validators=[single_line])
+    name_zh = models.CharField(_("name (Chinese)"), max_length=120, validators=[single_line])
     description_en = models.TextField(_("description (English)"), blank=True)
     description_zh = models.TextField(_("description (Chinese)"), blank=True)
     default_nodes = models.PositiveSmallIntegerField(_("default nodes"), validators=[MinValueValidator(1)])
@@ -85,8 +87,8 @@ class Scenario(SourcedModel):
     """A customer scenario: the pain, why the model fits, and a workload the configurator pre-fills."""
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
-    name_en = models.CharField(_("name (English)"), max_length=120)
-    name_zh = models.CharField(_("name (Chinese)"), max_length=120)
+    name_en = models.CharField(_("name (English)"), max_length=120, validators=[single_line])
+    name_zh = models.CharField(_("name (Chinese)"), max_length=120, validators=[single_line])
     pain_en = models.TextField(_("pain (English)"), blank=True)
     pain_zh = models.TextField(_("pain (Chinese)"), blank=True)
     why_en = models.TextField(_("why this model (English)"), blank=True)

@@ -11,6 +11,8 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
+from catalog.validators import single_line
+
 from .base import SourcedModel, non_negative
 
 # IEC 60898 / 60947 rated currents used to pick a breaker (A).
@@ -48,7 +50,7 @@ class SiteProfile(SourcedModel):
     """The customer's data-centre hall as the power and TCO sizing sees it."""
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
-    name = models.CharField(_("name"), max_length=120)
+    name = models.CharField(_("name"), max_length=120, validators=[single_line])
     voltage_ll = models.DecimalField(
         _("line-to-line voltage (V)"),
         max_digits=6,

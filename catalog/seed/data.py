@@ -13,6 +13,7 @@ through ``catalog.importers.hf_config`` and then apply the overrides here.
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from decimal import Decimal as D
 from pathlib import Path
@@ -48,6 +49,12 @@ ACCELERATORS = [
             seed("S1 §2.1 8 × 910C per A3; vLLM-Ascend sees 16 logical NPUs (domain.md §3)"),
         ),
         "memory_gb": (D("64"), seed("S1 §2.1: 128 GB per 910C ÷ 2 dies")),
+        "runtime_memory_gib": (
+            D("61.27"),
+            public(
+                "vllm-ascend PR #8289 start-up log: 'Free memory on device (60.86/61.27 GiB)' for a 64 GB NPU"
+            ),
+        ),
         "memory_bandwidth_tbps": (D("1.6"), seed("S1 §2.1: 3.2 TB/s per 910C ÷ 2 dies")),
         "tflops_fp16": (D("280"), seed("S1 §2.1: 4.48 PFLOPS FP16 per 800I A3 ÷ 16 dies")),
         "tflops_bf16": (D("280"), assumed("taken equal to FP16")),
@@ -64,6 +71,10 @@ ACCELERATORS = [
         "software_stack": ("ascend", seed("S1 §1: vLLM-Ascend")),
         "logical_devices_per_package": (1, public("one die per 910B package")),
         "memory_gb": (D("64"), seed("S1 §1 / domain.md §3: 8 × 64 GB NPUs per Atlas 800 A2")),
+        "runtime_memory_gib": (
+            D("61.27"),
+            assumed("same 64 GB HBM as a 910C die (vllm-ascend PR #8289 log: 61.27 GiB); check torch.npu"),
+        ),
         "memory_bandwidth_tbps": (D("1.6"), assumed("HBM2e, secondary public sources")),
         "tflops_fp16": (D("313"), assumed("910B3 class, secondary public sources")),
         "tflops_bf16": (D("313"), assumed("taken equal to FP16")),
@@ -80,6 +91,7 @@ ACCELERATORS = [
         "software_stack": ("cuda", public("CUDA / NCCL")),
         "logical_devices_per_package": (1, public("one GPU per card")),
         "memory_gb": (D("84"), seed("S2 单台 NF5868G8 配置: 16 × PRO6000D 84G")),
+        "runtime_memory_gib": (D("0"), assumed("not measured here: the vendor figure is used")),
         "memory_bandwidth_tbps": (
             D("1.4"),
             assumed("China variant of the RTX PRO 6000 (1.79 TB/s); not in S2"),
@@ -99,6 +111,7 @@ ACCELERATORS = [
         "software_stack": ("cuda", public("CUDA / NCCL")),
         "logical_devices_per_package": (1, public("one GPU per card")),
         "memory_gb": (D("96"), assumed(NVIDIA_REF)),
+        "runtime_memory_gib": (D("0"), assumed("not measured here: the vendor figure is used")),
         "memory_bandwidth_tbps": (D("1.79"), assumed(NVIDIA_REF)),
         "tflops_fp16": (D("250"), assumed(NVIDIA_REF + "; dense")),
         "tflops_bf16": (D("250"), assumed(NVIDIA_REF + "; dense")),
@@ -115,6 +128,10 @@ ACCELERATORS = [
         "software_stack": ("cuda", public("CUDA / NCCL")),
         "logical_devices_per_package": (1, public("one GPU per module")),
         "memory_gb": (D("141"), assumed(NVIDIA_REF)),
+        "runtime_memory_gib": (
+            D("139.81"),
+            public("vLLM start-up logs on H200: 'Free memory on device (139.21/139.81 GiB) on startup'"),
+        ),
         "memory_bandwidth_tbps": (D("4.8"), assumed(NVIDIA_REF)),
         "tflops_fp16": (D("989"), assumed(NVIDIA_REF + "; dense")),
         "tflops_bf16": (D("989"), assumed(NVIDIA_REF + "; dense")),
@@ -131,6 +148,7 @@ ACCELERATORS = [
         "software_stack": ("cuda", public("CUDA / NCCL")),
         "logical_devices_per_package": (1, public("one GPU per module")),
         "memory_gb": (D("96"), assumed(NVIDIA_REF)),
+        "runtime_memory_gib": (D("0"), assumed("not measured here: the vendor figure is used")),
         "memory_bandwidth_tbps": (D("4.0"), assumed(NVIDIA_REF)),
         "tflops_fp16": (D("148"), assumed(NVIDIA_REF + "; dense")),
         "tflops_bf16": (D("148"), assumed(NVIDIA_REF + "; dense")),
@@ -147,6 +165,7 @@ ACCELERATORS = [
         "software_stack": ("cuda", public("CUDA / NCCL")),
         "logical_devices_per_package": (1, public("vLLM sees one device per B200")),
         "memory_gb": (D("180"), assumed(NVIDIA_REF)),
+        "runtime_memory_gib": (D("0"), assumed("not measured here: the vendor figure is used")),
         "memory_bandwidth_tbps": (D("8.0"), assumed(NVIDIA_REF)),
         "tflops_fp16": (D("2250"), assumed(NVIDIA_REF + "; dense")),
         "tflops_bf16": (D("2250"), assumed(NVIDIA_REF + "; dense")),
@@ -163,6 +182,7 @@ ACCELERATORS = [
         "software_stack": ("cuda", public("CUDA / NCCL")),
         "logical_devices_per_package": (1, public("vLLM sees one device per B300")),
         "memory_gb": (D("288"), assumed(NVIDIA_REF)),
+        "runtime_memory_gib": (D("0"), assumed("not measured here: the vendor figure is used")),
         "memory_bandwidth_tbps": (D("8.0"), assumed(NVIDIA_REF)),
         "tflops_fp16": (D("2250"), assumed(NVIDIA_REF + "; dense")),
         "tflops_bf16": (D("2250"), assumed(NVIDIA_REF + "; dense")),
@@ -424,6 +444,35 @@ SWITCHES = [
         "rack_units": (2, assumed("not in S2")),
         "power_kw": (D("1.5"), assumed("not in S2")),
         "notes": "S2: 3.2 Tbps non-blocking RDMA, 95 % effective bandwidth (classic RoCE ≈60 %), two tiers up to 8,000 GPUs.",
+    },
+    {
+        "slug": "nvidia-qm9700",
+        "name": "NVIDIA Quantum-2 QM9700 (64 × 400G NDR InfiniBand)",
+        "vendor": "NVIDIA",
+        "fabric": (
+            "infiniband",
+            public("NVIDIA QM9700/QM9790 1U NDR 400Gb/s InfiniBand Switch Systems User Manual"),
+        ),
+        "ports": (64, public("QM9700 user manual: 64 × 400Gb/s NDR ports (32 OSFP cages)")),
+        "port_speed_gbps": (400, public("QM9700 user manual: NDR 400Gb/s per port")),
+        "rack_units": (1, public("QM9700 user manual: 1U")),
+        "power_kw": (D("1.72"), assumed("max with active optics; typical draw is lower")),
+        "notes": "Scale-out fabric of HGX/DGX H200 and B200 clusters (ConnectX-7, one 400G port per GPU). "
+        "Managed (on-board subnet manager); QM9790 is the unmanaged variant.",
+    },
+    {
+        "slug": "nvidia-sn5600",
+        "name": "NVIDIA Spectrum-X SN5600 (64 × 800GbE)",
+        "vendor": "NVIDIA",
+        "fabric": (
+            "roce",
+            public("NVIDIA Spectrum-X: Spectrum-4 SN5600 Ethernet switch with BlueField-3 SuperNICs (RoCE)"),
+        ),
+        "ports": (128, public("SN5600: 64 × 800GbE OSFP, each split into 2 × 400GbE")),
+        "port_speed_gbps": (400, public("SN5600: 400GbE per port in 2 × 400G split mode")),
+        "rack_units": (2, public("SN5600: 2U")),
+        "power_kw": (D("2.0"), assumed("not taken from a datasheet")),
+        "notes": "Ethernet alternative to InfiniBand for the GPU scale-out fabric (Spectrum-X, RoCE).",
     },
     {
         "slug": "eth-100ge-service",
@@ -972,6 +1021,8 @@ ZH_DESCRIPTIONS = {
     "SW-ROCE-400GE-ACCESS": "400GE RoCE 接入交换机",
     "SW-ROCE-400GE-CORE": "400GE RoCE 核心交换机",
     "SW-INSPUR-X400": "浪潮 X400 智算交换机",
+    "SW-NVIDIA-QM9700": "NVIDIA Quantum-2 QM9700 64 口 NDR InfiniBand 交换机",
+    "SW-NVIDIA-SN5600": "NVIDIA Spectrum-X SN5600 64 × 800GE 交换机",
     "SW-ETH-100GE": "100GE 业务面交换机",
     "SW-MGMT-1GE": "1GE 管理面交换机",
     "OPT-400G-QSFP-DD": "400G QSFP-DD 光模块",
@@ -1104,6 +1155,24 @@ PRICE_ITEMS = [
         assumed(_PLACEHOLDER),
     ),
     _item(
+        "SW-NVIDIA-QM9700",
+        "switch",
+        "nvidia-qm9700",
+        "NVIDIA Quantum-2 QM9700 64-port NDR InfiniBand switch",
+        "each",
+        "260000",
+        assumed(_PLACEHOLDER),
+    ),
+    _item(
+        "SW-NVIDIA-SN5600",
+        "switch",
+        "nvidia-sn5600",
+        "NVIDIA Spectrum-X SN5600 64 × 800GbE switch",
+        "each",
+        "420000",
+        assumed(_PLACEHOLDER),
+    ),
+    _item(
         "SW-ETH-100GE",
         "switch",
         "eth-100ge-service",
@@ -1173,3 +1242,138 @@ PRICE_ITEMS = [
         seed("S1 §7 path B: ¥2 M/year O&M for 8 nodes (path C: ¥4 M/year for 16) → ¥250 k per node-year"),
     ),
 ]
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+K3_HF_TOTAL_BYTES = 1_560_936_091_448  # S1 §1 / S2: 96 shards
+
+
+def checkpoints() -> list[dict]:
+    """The published (or converted) weights each model can load, with bytes per part.
+
+    Kimi K3: the Hugging Face MXFP4 release (the size S1/S2 quote) and a
+    ModelSlim W4A8 conversion for vLLM-Ascend (``--quantization ascend``).
+    Part sizes come from the public config.json through the importer's
+    parameter count by part.
+    """
+    from ..importers.hf_config import parse_hf_config, platform_param_groups
+
+    config = json.loads((CONFIG_DIR / "moonshotai--Kimi-K3.config.json").read_text(encoding="utf-8"))
+    parts = parse_hf_config(config, hf_model_id="moonshotai/Kimi-K3").params_by_part
+    groups = platform_param_groups(config)
+    expert_params = parts["routed_experts"]
+    mxfp4_experts = expert_params * 17 // 32  # 4 bits + one E8M0 scale per 32 elements = 4.25 bits
+    embeddings = parts["embedding"] + parts["lm_head"]
+    vision = parts["vision"]
+    hf_ref = "HF config moonshotai/Kimi-K3 (text_config), counted by part by the importer"
+    # ModelSlim W4A8 (vLLM-Ascend): routed experts int4; linear layers W8A8 (int8) including the
+    # latent projections (vllm_ascend/models/kimi_k3.py _routed_latent_quant_config) and the MLA /
+    # KDA projections; router (quant_config=None), embeddings, lm_head, norms and vision BF16.
+    int8_params = (
+        parts["attention"]
+        + parts["dense_mlp"]
+        + parts["shared_experts"]
+        + parts["moe_other"]
+        - groups["router"]
+    )
+    bf16_params = groups["router"] + embeddings + parts["norms"] + vision
+    modelslim_note = (
+        "ModelSlim W4A8 as vLLM-Ascend loads it: int4 experts, int8 linear layers, BF16 router, embeddings, "
+        "norms and vision; quantisation scales not counted: check against the converted checkpoint's size"
+    )
+    fp8_releases = []
+    for slug, config_file, hf_id in (
+        ("deepseek-v3", "deepseek-ai--DeepSeek-V3.config.json", "deepseek-ai/DeepSeek-V3"),
+        ("deepseek-r1", "deepseek-ai--DeepSeek-R1.config.json", "deepseek-ai/DeepSeek-R1"),
+        ("kimi-k2", "moonshotai--Kimi-K2-Instruct.config.json", "moonshotai/Kimi-K2-Instruct"),
+    ):
+        cfg = json.loads((CONFIG_DIR / config_file).read_text(encoding="utf-8"))
+        imported = parse_hf_config(cfg, hf_model_id=hf_id)
+        ref = f"HF config {hf_id}, counted by the importer (FP8 block-quantised release)"
+        fp8_releases.append(
+            {
+                "slug": f"{slug}-fp8",
+                "model": slug,
+                "name": f"{imported.fields['name']} — FP8 release",
+                "hf_repo": hf_id,
+                "architecture": "deepseek_v3",
+                "expert_bytes": (imported.fields["expert_weight_bytes"], public(ref)),
+                "non_expert_bytes": (imported.fields["non_expert_weight_bytes"], public(ref)),
+                "embedding_bytes": (
+                    (imported.params_by_part["embedding"] + imported.params_by_part.get("lm_head", 0)) * 2,
+                    public(ref),
+                ),
+                "vision_bytes": (0, public(ref)),
+                "weight_format": (
+                    "fp8",
+                    public(f"HF config {hf_id} quantization_config: fp8 e4m3, 128 × 128 blocks"),
+                ),
+                "non_expert_format": ("fp8", public(f"HF config {hf_id} quantization_config")),
+                "activation_format": "bf16",
+                "quant_method": ("fp8", public(f"HF config {hf_id} quantization_config.quant_method")),
+                # vLLM-Ascend runs no FP8 weights on Atlas A2/A3 (vllm-ascend issue #1526): CUDA only.
+                "platforms": ["cuda"],
+                "default_for": ["cuda"],
+                "launch_flags": [],
+                "param_groups": platform_param_groups(cfg),
+                "group_formats": {"router": "bf16", "mla_a": "fp8"},
+                "notes": "The MoE gate stays BF16 in the release; the MLA a-projections are FP8.",
+            }
+        )
+    return [
+        *fp8_releases,
+        {
+            "slug": "kimi-k3-hf-mxfp4",
+            "model": "kimi-k3",
+            "name": "Kimi K3 — Hugging Face MXFP4 release",
+            "hf_repo": "moonshotai/Kimi-K3",
+            "architecture": "kimi_k3",
+            "expert_bytes": (mxfp4_experts, public(f"{hf_ref}: {expert_params:,} expert params × 4.25 bits")),
+            "non_expert_bytes": (
+                K3_HF_TOTAL_BYTES - mxfp4_experts,
+                seed("S1 §1 / S2: 96 shards, 1,560,936,091,448 B (≈1.56 TB) minus the routed experts"),
+            ),
+            "embedding_bytes": (embeddings * 2, public(f"{hf_ref}: embed_tokens + lm_head, BF16")),
+            "vision_bytes": (vision * 2, public(f"{hf_ref}: MoonViT-V2 + projector, BF16")),
+            "weight_format": ("mxfp4", public("HF config quantization_config: mxfp4-pack-quantized")),
+            "non_expert_format": (
+                "bf16",
+                public("HF config quantization_config.ignore: attention, shared, lm_head"),
+            ),
+            "activation_format": "mxfp8",
+            "quant_method": ("compressed-tensors", public("HF config quantization_config.quant_method")),
+            "platforms": ["cuda", "ascend"],
+            "default_for": ["cuda", "ascend"],
+            "launch_flags": [],
+            "param_groups": groups,
+            # The non-expert part of the release is BF16: 2 B × the non-routed parameters is the
+            # release size minus the MXFP4 experts within 0.1 %.
+            "group_formats": {name: "bf16" for name in groups},
+            "notes": "quantization_config: compressed-tensors mxfp4-pack-quantized, group 32 (HF config).",
+        },
+        {
+            "slug": "kimi-k3-modelslim-w4a8",
+            "model": "kimi-k3",
+            "name": "Kimi K3 — ModelSlim W4A8 for vLLM-Ascend",
+            "hf_repo": "",
+            "architecture": "kimi_k3",
+            "expert_bytes": (expert_params // 2, assumed(modelslim_note)),
+            "non_expert_bytes": (int8_params + bf16_params * 2, assumed(modelslim_note)),
+            "embedding_bytes": (embeddings * 2, public(f"{hf_ref}: embed_tokens + lm_head, BF16")),
+            "vision_bytes": (vision * 2, public(f"{hf_ref}: MoonViT-V2 + projector, BF16")),
+            "weight_format": ("w4a8", assumed(modelslim_note)),
+            "non_expert_format": ("w8a8", assumed(modelslim_note)),
+            "activation_format": "int8",
+            "quant_method": (
+                "ascend",
+                public("vllm-ascend: ModelSlim checkpoints load with --quantization ascend"),
+            ),
+            "platforms": ["ascend"],
+            "default_for": [],
+            "launch_flags": ["--quantization", "ascend"],
+            "param_groups": groups,
+            "group_formats": {"router": "bf16", "latent_moe": "int8", "mla_a": "int8", "kda_f_a": "int8"},
+            "notes": "Converted with msModelSlim (quant_model_description.json); vLLM-Ascend only.",
+        },
+    ]

@@ -14,6 +14,7 @@ from decimal import Decimal
 from .types import (
     GB,
     AcceleratorSpec,
+    CheckpointSpec,
     CommercialSpec,
     LaunchSpec,
     ModelSpec,
@@ -627,4 +628,39 @@ def request_k3_a2_8node_text_only() -> PlanRequest:
             language_model_only=True,
         ),
         WorkloadSpec(needs_vision=False),
+    )
+
+
+def kimi_k3_hf_checkpoint() -> CheckpointSpec:
+    """The Hugging Face MXFP4 release as the catalog seeds it (catalog/seed/data.py ``checkpoints``).
+
+    The platform-dependent groups are counted from the public config (92 MoE layers, hidden 7168,
+    896 experts, latent width 3584, 24 MLA layers with a 1536 + 512 + 64 a-projection, 69 KDA
+    layers with a 128-wide f_a projection), all stored in BF16.  Add it to a K3 request
+    (``dataclasses.replace(req, checkpoint=kimi_k3_hf_checkpoint())``) to size it as
+    vLLM-Ascend places it (engine/placement.py).
+    """
+    k3 = kimi_k3()
+    groups = {
+        "router": 92 * 7168 * 896,
+        "latent_moe": 92 * 2 * 7168 * 3584,
+        "mla_a": 24 * 7168 * (1536 + 512 + 64),
+        "kda_f_a": 69 * 7168 * 128,
+    }
+    return CheckpointSpec(
+        slug="kimi-k3-hf-mxfp4",
+        name="Kimi K3 — Hugging Face MXFP4 release",
+        expert_bytes=k3.expert_weight_bytes,
+        non_expert_bytes=k3.non_expert_weight_bytes,
+        architecture="kimi_k3",
+        embedding_bytes=2 * 163_840 * 7168 * 2,
+        vision_bytes=k3.vision_bytes,
+        weight_format="mxfp4",
+        non_expert_format="bf16",
+        activation_format="mxfp8",
+        quant_method="compressed-tensors",
+        platforms=("cuda", "ascend"),
+        param_groups=groups,
+        group_formats=dict.fromkeys(groups, "bf16"),
+        source="moonshotai/Kimi-K3",
     )

@@ -1,14 +1,20 @@
-"""Accelerator memory per rank, the way vLLM spends it (domain.md §6 and §12).
+"""Accelerator memory per rank, the way vLLM and vLLM-Ascend spend it (docs/domain.md §6 and §12).
 
 For one logical device (rank) of a serving group::
 
-    usable      = device memory × gpu_memory_utilization
-    weights     = (non-expert − vision) ÷ TP ÷ PP + vision (replicated; 0 with
-                  --language-model-only) + expert ÷ EP ÷ PP
-                  (expert ÷ TP ÷ PP when expert parallelism is off)
-    activations = serving.activation_bytes, or the estimate below
-    buffers     = comm_buffer_mb MiB × comm_buffer_groups (HCCL_BUFFSIZE / NCCL buffers)
-    graphs      = serving.graph_memory_bytes, or a flat estimate
+    device      = the total the runtime reports (accelerator.runtime_memory_bytes), else the vendor figure
+    usable      = device × gpu_memory_utilization
+    weights     = (non-expert − vision − replicated as stored) ÷ TP ÷ PP
+                  + replicated as loaded ÷ PP (engine/placement.py, per platform)
+                  + vision (0 with --language-model-only) + expert ÷ EP ÷ PP
+                  (expert ÷ TP ÷ PP when expert parallelism is off); bytes from the
+                  request's checkpoint, else the model row
+    activations = max(forward pass over max_num_batched_tokens,
+                      sampler warm-up over max_num_seqs on the last PP stage),
+                  or serving.activation_bytes
+    buffers     = communicators (HCCL: 2 buffers each, MC2 at HCCL_BUFFSIZE;
+                  NCCL per TP/PP/EP group) + runtime non-torch memory
+    graphs      = 0 on vLLM-Ascend, before vLLM 0.21 and in eager mode, else an estimate
     kv_cache    = usable − weights − activations − buffers − graphs
 
 What the KV pool holds:
@@ -27,6 +33,17 @@ stage with the most layers sets the figures.
 
 from __future__ import annotations
 
+from .defaults import (
+    BLOCK_SIZE_SOURCE,
+    DEFAULT_BLOCK_SIZE,
+    KV_DTYPE_SOURCE,
+    SUPPORTED_KV_DTYPES,
+    VALID_BLOCK_SIZES,
+    block_size_for,
+    kv_dtype_supported,
+    platform_labels,
+    stack_of,
+)
 from .explain import assumed, by_key, check, fig, gb, plural, public, ratio, sentence_start, thousands, typed
 from .layout import (
     GROUP_EN,
@@ -38,12 +55,14 @@ from .layout import (
     parallel_label,
     propose_layout,
 )
+from .placement import checkpoint_supports, replicated_groups
 from .types import (
     MIB,
     Check,
     Figure,
     GroupLayout,
     GroupMemory,
+    KvCacheDtype,
     LayoutResult,
     MemoryResult,
     ModelSpec,
@@ -52,48 +71,65 @@ from .types import (
     RankMemory,
     ServingSpec,
     Severity,
+    Source,
 )
 
 AREA = "memory"
+DERIVED_MODEL = Source("derived", "the model's weight bytes (no checkpoint row)")
 VLLM_WORKER = "vLLM v1 worker: determine_available_memory / profile_run"
 
-# --------------------------------------------------------------------------- estimator constants
-# Each is an explicit, editable term (domain.md §12); override the whole
-# estimate with serving.activation_bytes / serving.graph_memory_bytes.
+# --------------------------------------------------------------------------- estimator terms
+# Each is an explicit, editable term; override an estimate with
+# serving.activation_bytes / graph_memory_bytes / non_torch_bytes.
 
 ACTIVATION_DTYPE_BYTES = 2  # hidden states are kept in BF16 between layers
 # Hidden-width tensors alive at the peak of the profiling forward pass over
 # max_num_batched_tokens tokens: residual, norm output, attention projections
 # and output, MLP input/output and the MLP intermediate (≈3.5 × hidden for a
-# dense model) with allocator slack.  Gives ≈1.6 GB for Llama-3.1-8B at 8,192
-# tokens, within the "a few GiB for 8–70 B models" vLLM users report.
+# dense model) with allocator slack.
 ACTIVATION_HIDDEN_TENSORS = 24
 # MoE layers also hold every token's top-k routed copies in the expert-parallel
 # dispatch buffer and again in the combine buffer.
 ACTIVATION_MOE_COPIES_PER_EXPERT = 2
-# vLLM's profiling run also samples one token per sequence: FP32 logits over
-# the full vocabulary (gathered from the TP shards) plus the sampler's
-# probabilities of the same size.
-LOGITS_DTYPE_BYTES = 4
-LOGITS_COPIES = 2
-# Graph capture (CUDA graphs / ACL graphs), subtracted since vLLM 0.21; vLLM
-# measures 0.3–6 GiB depending on model and capture sizes.
+# vLLM's profile_run then warms the sampler up with max_num_seqs dummy requests
+# (gpu_model_runner._dummy_sampler_run, last PP stage only).  Bytes held per
+# request per vocabulary entry at the sampler's peak (vllm/v1/sample/sampler.py,
+# ops/topk_topp_sampler.py): BF16 logits from compute_logits (2), their FP32
+# copy (4), temperature-scaled logits (4), top-k/top-p sort values (4) and int64
+# sort indices (8), the masked logits scattered back (4), softmax probabilities
+# (4), the exponential noise q (4) and probs ÷ q (4) = 38 B.
+SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 8 + 4 + 4 + 4 + 4
+# With FlashInfer's top-k/top-p kernels (VLLM_USE_FLASHINFER_SAMPLER=1, or vLLM
+# 0.10.x with flashinfer installed: "Using FlashInfer for top-p & top-k
+# sampling") nothing is sorted: BF16 logits (2), FP32 logits (4), probabilities (4).
+FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4
+# vLLM-Ascend's _dummy_sampler_run only computes the logits of max_num_seqs requests ("TODO: need
+# to run a dummy sampler", vllm_ascend/worker/model_runner_v1.py, releases/v0.26.0rc): BF16 logits.
+ASCEND_LOGITS_BYTES_PER_LOGIT = 2
+# Graph capture (CUDA graphs): vLLM ≥ 0.21 subtracts an estimate of the graph
+# pool from the KV budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, docs/domain.md §12);
+# earlier vLLM and vLLM-Ascend (worker.py determine_available_memory,
+# releases/v0.26.0rc) do not, and eager engines capture none.
 GRAPH_MEMORY_DEFAULT_BYTES = 1 * 2**30
-
-_KV_DTYPE_BYTES = {
-    "auto": 2,  # the model's activation dtype as vLLM stores KV: BF16
-    "bf16": 2,
-    "bfloat16": 2,
-    "fp16": 2,
-    "float16": 2,
-    "half": 2,
-    "fp8": 1,
-    "fp8_e4m3": 1,
-    "fp8_e5m2": 1,
-    "int8": 1,
-    "fp32": 4,
-    "float32": 4,
-}
+GRAPH_SUBTRACTED_FROM_CUDA_VERSION = (0, 21)
+# Runtime memory outside PyTorch's allocator on a rank with no communicator
+# (cuBLAS / ACL workspaces): 0.13 GiB in public start-up logs on both stacks
+# (vllm-ascend PR #8289's log; vLLM TP1 logs in tests/data/vllm_startup_logs.yaml).
+NON_TORCH_BASE_BYTES = int(0.13 * 2**30)
+# NCCL: each communicator of more than one rank adds its channel buffers and
+# vLLM's custom all-reduce buffers: ≈0.42 GiB in public TP2 logs (0.55 − 0.13).
+NCCL_BYTES_PER_COMMUNICATOR = int(0.42 * 2**30)
+# HCCL: each communicator allocates an input and an output buffer of its
+# hccl_buffer_size (CANN docs, HCCL_BUFFSIZE).  vLLM-Ascend gives the MC2 group
+# HCCL_BUFFSIZE, the DP group max(ceil((dp + 1) × 4 B ÷ 1 MiB), 50) MB and every
+# other group 200 MB (vllm_ascend/utils.py get_hccl_config_for_pg_options,
+# _DEFAULT_BUFFER_SIZE = 200, _MIN_DP_BUFFER_SIZE = 50; releases/v0.26.0rc).
+HCCL_DEFAULT_GROUP_MB = 200
+HCCL_MIN_DP_GROUP_MB = 50
+HCCL_BUFFERS_PER_COMMUNICATOR = 2
+HCCL_SOURCE = (
+    "vllm-ascend vllm_ascend/utils.py get_hccl_config_for_pg_options (releases/v0.26.0rc); CANN HCCL_BUFFSIZE"
+)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -101,8 +137,11 @@ def _ceil_div(a: int, b: int) -> int:
 
 
 def kv_dtype_bytes(kv_cache_dtype: str) -> int:
-    """Bytes per cached value: ``auto`` = BF16 = 2, ``fp8`` = 1."""
-    return _KV_DTYPE_BYTES.get(kv_cache_dtype.lower(), 2)
+    """Bytes per cached value: ``auto`` = BF16 = 2, ``fp8`` = 1 (see ``KvCacheDtype``)."""
+    try:
+        return KvCacheDtype(str(kv_cache_dtype).lower()).bytes
+    except ValueError:
+        return 2
 
 
 def _stage_layers(n: int, pp: int) -> int:
@@ -150,25 +189,132 @@ def linear_state_bytes_per_seq(model: ModelSpec, tp: int, pp: int = 1) -> int:
     return _stage_layers(model.linear_layers, pp) * (recurrent + conv)
 
 
-def activation_estimate(model: ModelSpec, serving: ServingSpec) -> int:
-    """Peak activation of vLLM's profiling run, per rank (bytes).
+def forward_activation_estimate(model: ModelSpec, serving: ServingSpec) -> int:
+    """Peak of the profiling forward pass over max_num_batched_tokens tokens, per rank (bytes).
 
-    tokens × hidden × 2 B × (24 + 2 × experts_per_token)          # hidden states, MoE dispatch/combine
-    + min(max_num_seqs, tokens) × vocab × 4 B × 2                   # FP32 logits + sampler probabilities
-
-    with tokens = max_num_batched_tokens.  See the constants above.
+    tokens × hidden × 2 B × (24 + 2 × experts_per_token)  (hidden states, MoE dispatch/combine)
     """
     tokens = max(serving.max_num_batched_tokens, 0)
     copies = ACTIVATION_HIDDEN_TENSORS + (
         ACTIVATION_MOE_COPIES_PER_EXPERT * model.experts_per_token if model.is_moe else 0
     )
-    hidden = tokens * model.hidden_size * ACTIVATION_DTYPE_BYTES * copies
-    logits = min(serving.max_num_seqs, tokens) * model.vocab_size * LOGITS_DTYPE_BYTES * LOGITS_COPIES
-    return hidden + logits
+    return tokens * model.hidden_size * ACTIVATION_DTYPE_BYTES * copies
+
+
+def sampler_bytes_per_logit(serving: ServingSpec, software_stack: str = "cuda") -> int:
+    if software_stack == "ascend":
+        return ASCEND_LOGITS_BYTES_PER_LOGIT
+    return FLASHINFER_SAMPLER_BYTES_PER_LOGIT if serving.flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT
+
+
+def sampler_warmup_estimate(model: ModelSpec, serving: ServingSpec, software_stack: str = "cuda") -> int:
+    """Peak of the sampler warm-up: min(max_num_seqs, tokens) requests × vocab × bytes per logit
+    (38 B with vLLM's sampler, 10 B with FlashInfer's, 2 B on vLLM-Ascend: logits only)."""
+    requests = min(serving.max_num_seqs, max(serving.max_num_batched_tokens, 0))
+    return requests * model.vocab_size * sampler_bytes_per_logit(serving, software_stack)
+
+
+def activation_estimate(
+    model: ModelSpec, serving: ServingSpec, *, last_stage: bool = True, software_stack: str = "cuda"
+) -> int:
+    """Peak activation of vLLM's profiling run, per rank (bytes).
+
+    vLLM's ``profile_run`` runs the forward pass over max_num_batched_tokens and
+    then, on the last pipeline stage only, the sampler warm-up over max_num_seqs
+    dummy requests; the activations of the first are freed before the second,
+    so the peak is the larger of the two.
+    """
+    forward = forward_activation_estimate(model, serving)
+    if not last_stage:
+        return forward
+    return max(forward, sampler_warmup_estimate(model, serving, software_stack))
+
+
+def _version(text: str) -> tuple[int, int]:
+    parts = []
+    for piece in str(text).split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    while len(parts) < 2:
+        parts.append(0)
+    return parts[0], parts[1]
+
+
+def graph_memory_estimate(serving: ServingSpec, software_stack: str, *, eager: bool = False) -> int:
+    """Graph memory vLLM takes out of the KV budget: 0 in eager mode, on vLLM-Ascend and before vLLM 0.21."""
+    if eager or serving.enforce_eager or software_stack == "ascend":
+        return 0
+    if _version(serving.vllm_version) < GRAPH_SUBTRACTED_FROM_CUDA_VERSION:
+        return 0
+    return GRAPH_MEMORY_DEFAULT_BYTES
+
+
+def communicators(p: ParallelSpec, model: ModelSpec, software_stack: str) -> list[tuple[str, int]]:
+    """(group, MiB per buffer) of every communicator of more than one rank that a rank joins."""
+    out: list[tuple[str, int]] = []
+    if p.tp > 1:
+        out.append(("tp", HCCL_DEFAULT_GROUP_MB))
+    if p.pp > 1:
+        out.append(("pp", HCCL_DEFAULT_GROUP_MB))
+    if p.dp > 1:
+        dp_mb = max(_ceil_div((p.dp + 1) * 4, MIB), HCCL_MIN_DP_GROUP_MB)
+        out.append(("dp", dp_mb))
+    if p.expert_parallel and model.is_moe and p.ep > 1:
+        out.append(("ep", HCCL_DEFAULT_GROUP_MB))
+        if software_stack == "ascend":
+            out.append(("mc2", 0))  # sized by HCCL_BUFFSIZE
+    return out
+
+
+def buffer_estimate(req: PlanRequest, p: ParallelSpec) -> tuple[int, int]:
+    """(communication buffers, other non-torch memory) per rank, bytes."""
+    serving, model = req.serving, req.model
+    stack = req.server.accelerator.software_stack
+    base = serving.non_torch_bytes if serving.non_torch_bytes is not None else NON_TORCH_BASE_BYTES
+    if serving.comm_buffer_groups is not None:  # explicit override: buffer × groups
+        return serving.comm_buffer_mb * MIB * serving.comm_buffer_groups, base
+    groups = communicators(p, model, stack)
+    if stack == "ascend":
+        comm = sum(
+            HCCL_BUFFERS_PER_COMMUNICATOR * (serving.comm_buffer_mb if name == "mc2" else mb) * MIB
+            for name, mb in groups
+        )
+    else:
+        comm = sum(NCCL_BYTES_PER_COMMUNICATOR for name, _ in groups if name in ("tp", "pp", "ep"))
+    return comm, base
+
+
+def _weight_parts(req: PlanRequest) -> tuple[int, int, int]:
+    """(expert, non-expert, vision) bytes on disk: from the checkpoint when the request names one."""
+    ck, model = req.checkpoint, req.model
+    if ck is not None:
+        return ck.expert_bytes, ck.non_expert_bytes, min(ck.vision_bytes, ck.non_expert_bytes)
+    vision = min(model.vision_bytes, model.non_expert_weight_bytes)
+    return model.expert_weight_bytes, model.non_expert_weight_bytes, vision
+
+
+def weights_breakdown(req: PlanRequest, p: ParallelSpec) -> tuple[int, int, int]:
+    """(non-expert, expert, replicated) weight bytes on one rank; replicated is part of non-expert.
+
+    non-expert = (non_expert − vision − replicated as stored) ÷ TP ÷ PP
+                 + replicated as loaded ÷ PP + vision (0 with --language-model-only)
+    """
+    serving = req.serving
+    tp, pp = max(p.tp, 1), max(p.pp, 1)
+    expert_total, non_expert_total, vision = _weight_parts(req)
+    groups = replicated_groups(req.checkpoint, req.server.accelerator.software_stack)
+    stored = sum(g.stored_bytes for g in groups)
+    loaded = sum(g.loaded_bytes for g in groups)
+    language = max(non_expert_total - vision - stored, 0)
+    replicated = _ceil_div(loaded, pp)
+    non_expert = _ceil_div(language, tp * pp) + replicated + (0 if serving.language_model_only else vision)
+    expert_divisor = (max(p.ep, 1) if p.expert_parallel else tp) * pp
+    expert = _ceil_div(expert_total, expert_divisor) if expert_total else 0
+    return non_expert, expert, replicated
 
 
 def weights_per_rank(model: ModelSpec, serving: ServingSpec, p: ParallelSpec) -> tuple[int, int]:
-    """(non-expert, expert) weight bytes on one rank."""
+    """(non-expert, expert) weight bytes on one rank, default placement (no checkpoint rules)."""
     tp, pp = max(p.tp, 1), max(p.pp, 1)
     vision = min(model.vision_bytes, model.non_expert_weight_bytes)
     language = model.non_expert_weight_bytes - vision
@@ -189,10 +335,17 @@ class _Budget:
         "usable",
         "non_expert",
         "expert",
+        "replicated",
         "weights",
         "activation",
+        "forward",
+        "sampler",
+        "comm",
+        "non_torch",
         "buffers",
         "graph",
+        "eager",
+        "block",
         "kv_cache",
         "bpt",
         "state",
@@ -203,26 +356,34 @@ class _Budget:
         "seq_tokens",
     )
 
-    def __init__(self, req: PlanRequest, p: ParallelSpec):
+    def __init__(self, req: PlanRequest, p: ParallelSpec, role: str = ""):
         model, serving = req.model, req.serving
-        device = req.server.accelerator.memory_bytes
+        acc = req.server.accelerator
+        stack = acc.software_stack
+        device = acc.usable_base_bytes
         self.device = device
         self.usable = int(device * serving.gpu_memory_utilization)
-        self.non_expert, self.expert = weights_per_rank(model, serving, p)
+        self.non_expert, self.expert, self.replicated = weights_breakdown(req, p)
         self.weights = self.non_expert + self.expert
+        self.forward = forward_activation_estimate(model, serving)
+        self.sampler = sampler_warmup_estimate(model, serving, stack)
         self.activation = (
             serving.activation_bytes
             if serving.activation_bytes is not None
-            else activation_estimate(model, serving)
+            else activation_estimate(model, serving, software_stack=stack)
         )
-        self.buffers = serving.comm_buffer_mb * MIB * serving.comm_buffer_groups
+        self.comm, self.non_torch = buffer_estimate(req, p)
+        self.buffers = self.comm + self.non_torch
+        # P/D prefill engines run with --enforce-eager (launch bundle), so capture no graphs.
+        self.eager = serving.enforce_eager or role == "prefill"
         self.graph = (
             serving.graph_memory_bytes
             if serving.graph_memory_bytes is not None
-            else GRAPH_MEMORY_DEFAULT_BYTES
+            else graph_memory_estimate(serving, stack, eager=self.eager)
         )
         self.kv_cache = self.usable - self.weights - self.activation - self.buffers - self.graph
-        block = max(serving.block_size, 1)
+        block = block_size_for(serving, stack)
+        self.block = block
         self.bpt = kv_bytes_per_token(model, p.tp, p.pp, serving.kv_cache_dtype)
         self.state = linear_state_bytes_per_seq(model, p.tp, p.pp)
         self.window = sliding_window_bytes_per_seq(
@@ -257,6 +418,8 @@ class _Budget:
             kv_tokens=self.kv_tokens,
             linear_state_bytes_per_seq=self.state,
             sliding_window_bytes_per_seq=self.window,
+            replicated_weights_bytes=self.replicated,
+            non_torch_bytes=self.non_torch,
         )
 
 
@@ -319,6 +482,7 @@ def _model_checks(req: PlanRequest) -> list[Check]:
                 fix_zh="加载完整的多模态模型。",
             )
         )
+    out.extend(_platform_checks(req))
     counted = model.gqa_layers + model.mla_layers + model.linear_layers + model.sliding_layers
     if counted != model.num_layers:
         out.append(
@@ -330,6 +494,66 @@ def _model_checks(req: PlanRequest) -> list[Check]:
                 "the KV cache figures may be wrong.",
                 f"{model.name}：各类注意力层数之和为 {counted}，与总层数 {model.num_layers} 不符，KV 缓存估算可能有误。",
                 field="model",
+            )
+        )
+    return out
+
+
+def _platform_checks(req: PlanRequest) -> list[Check]:
+    """What the platform refuses: its KV-cache dtypes, block sizes and checkpoints."""
+    serving, acc = req.serving, req.server.accelerator
+    stack = stack_of(acc.software_stack)
+    out: list[Check] = []
+    dtype = str(serving.kv_cache_dtype)
+    if not kv_dtype_supported(stack, dtype):
+        offered = ", ".join(d.value for d in SUPPORTED_KV_DTYPES[stack])
+        out.append(
+            check(
+                "memory.kv_cache_dtype_unsupported",
+                Severity.ERROR,
+                AREA,
+                f"--kv-cache-dtype {dtype} is not supported on {req.server.name} ({acc.name}): "
+                f"vLLM-Ascend has no FP8 KV cache on Atlas A2/A3 (vllm-ascend issue #8102). Use {offered}.",
+                f"{req.server.name}（{acc.name}）不支持 FP8 KV 缓存（vLLM-Ascend 在 Atlas A2/A3 上不支持，"
+                f"见 vllm-ascend issue #8102），请使用 BF16（auto）。",
+                field="serving.kv_cache_dtype",
+                fix={"serving.kv_cache_dtype": KvCacheDtype.AUTO.value},
+                fix_en="Keep the KV cache in the model's dtype (auto, BF16).",
+                fix_zh="KV 缓存使用模型精度（auto，即 BF16）。",
+                figures={"platform": stack, "kv_cache_dtype": dtype, "source": KV_DTYPE_SOURCE[stack]},
+            )
+        )
+    block = block_size_for(serving, stack)
+    if block not in VALID_BLOCK_SIZES[stack]:
+        allowed = ", ".join(str(x) for x in VALID_BLOCK_SIZES[stack])
+        default = DEFAULT_BLOCK_SIZE[stack]
+        out.append(
+            check(
+                "memory.block_size_invalid",
+                Severity.ERROR,
+                AREA,
+                f"--block-size {block} is not accepted on {acc.name}; use one of {allowed} "
+                f"(default {default}).",
+                f"{acc.name} 不支持 --block-size {block}，可选 {allowed}（默认 {default}）。",
+                field="serving.block_size",
+                fix={"serving.block_size": default},
+                fix_en=f"Use the platform default block size of {default} tokens.",
+                fix_zh=f"使用平台默认的 {default} tokens 块大小。",
+                figures={"block_size": block, "source": BLOCK_SIZE_SOURCE[stack]},
+            )
+        )
+    ck = req.checkpoint
+    if ck is not None and not checkpoint_supports(ck, stack):
+        out.append(
+            check(
+                "model.checkpoint_wrong_platform",
+                Severity.ERROR,
+                "model",
+                f"The checkpoint \u201c{ck.name}\u201d does not run on {acc.name}: it is made for "
+                f"{platform_labels(ck.platforms)}.",
+                f"权重版本\u201c{ck.name}\u201d不能在 {acc.name} 上运行（仅适用于 {platform_labels(ck.platforms, 'zh')}）。",
+                field="checkpoint",
+                figures={"checkpoint": ck.slug, "platforms": list(ck.platforms), "platform": stack},
             )
         )
     return out
@@ -395,7 +619,7 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
         shortfall = b.per_seq - b.kv_cache
         fit_len = 0
         if b.kv_cache > b.state + b.window and b.bpt:
-            block = max(serving.block_size, 1)
+            block = b.block
             fit_len = ((b.kv_cache - b.state - b.window) // (b.bpt * block)) * block
         found = (
             _fitting_nodes(req, g.nodes, search_upto) if fit_len < min(serving.max_model_len, 4096) else None
@@ -501,14 +725,29 @@ def _group_figures(
         if serving.activation_bytes is not None
         else assumed("activation estimate")
     )
-    graph_source = (
-        typed("serving.graph_memory_bytes")
-        if serving.graph_memory_bytes is not None
-        else assumed("graph estimate")
-    )
+    stack = acc.software_stack
+    if serving.graph_memory_bytes is not None:
+        graph_source = typed("serving.graph_memory_bytes")
+        graph_formula = "serving.graph_memory_bytes"
+    elif b.graph == 0:
+        graph_source = public(
+            "vllm-ascend worker.py determine_available_memory (releases/v0.26.0rc): graphs not subtracted"
+            if stack == "ascend"
+            else (
+                "--enforce-eager: no graphs captured"
+                if b.eager
+                else "vLLM before 0.21: graphs not subtracted"
+            )
+        )
+        graph_formula = "0 (eager mode, vLLM-Ascend, or vLLM before 0.21)"
+    else:
+        graph_source = assumed("graph estimate (vLLM ≥ 0.21 subtracts the CUDA-graph pool)")
+        graph_formula = "flat estimate (1 GiB) for vLLM ≥ 0.21 with CUDA graphs"
+    groups = replicated_groups(req.checkpoint, stack)
+    ck = req.checkpoint
     r = f"{prefix}.per_rank"
     dtype = kv_dtype_bytes(serving.kv_cache_dtype)
-    block = max(serving.block_size, 1)
+    block = b.block
     figures = [
         fig(
             f"{r}.device_bytes",
@@ -516,9 +755,11 @@ def _group_figures(
             "B",
             "Memory per logical device",
             "每卡显存",
-            "accelerator memory per logical device",
+            "device memory as the runtime reports it (mem_get_info total)"
+            if acc.runtime_memory_bytes
+            else "accelerator memory per logical device (vendor figure)",
             {"accelerator": acc.name},
-            public(acc.name),
+            public(acc.runtime_memory_source or acc.name) if acc.runtime_memory_bytes else public(acc.name),
         ),
         fig(
             f"{r}.usable_bytes",
@@ -536,14 +777,35 @@ def _group_figures(
             "B",
             "Non-expert weights per rank",
             "每卡非专家权重",
-            "(non_expert − vision) ÷ TP ÷ PP + vision (0 with --language-model-only)",
+            "(non_expert − vision − replicated as stored) ÷ TP ÷ PP + replicated as loaded ÷ PP"
+            " + vision (0 with --language-model-only)",
             {
-                "non_expert_bytes": model.non_expert_weight_bytes,
-                "vision_bytes": model.vision_bytes,
+                "checkpoint": ck.slug if ck else "",
+                "non_expert_bytes": ck.non_expert_bytes if ck else model.non_expert_weight_bytes,
+                "vision_bytes": ck.vision_bytes if ck else model.vision_bytes,
+                "replicated_stored_bytes": sum(x.stored_bytes for x in groups),
+                "replicated_per_rank": b.replicated,
                 "tp": p.tp,
                 "pp": p.pp,
                 "language_model_only": serving.language_model_only,
             },
+        ),
+        fig(
+            f"{r}.replicated_weights_bytes",
+            b.replicated,
+            "B",
+            "Weights replicated on every rank",
+            "每卡复制（不切分）的权重",
+            "Σ replicated groups × bytes per element as loaded ÷ PP"
+            + (" (" + ", ".join(x.group for x in groups) + ")" if groups else " (none on this platform)"),
+            {x.group: x.loaded_bytes for x in groups} | {"pp": p.pp},
+            public("; ".join(sorted({x.source for x in groups})))
+            if groups and not any(x.assumed for x in groups)
+            else (
+                assumed("; ".join(sorted({x.source for x in groups})))
+                if groups
+                else public("engine/placement.py")
+            ),
         ),
         fig(
             f"{r}.expert_weights_bytes",
@@ -577,7 +839,9 @@ def _group_figures(
             "B",
             "Peak activations per rank",
             "每卡激活峰值",
-            "tokens × hidden × 2 B × (24 + 2 × top_k) + min(max_num_seqs, tokens) × vocab × 4 B × 2"
+            "max(forward: tokens × hidden × 2 B × (24 + 2 × top_k), "
+            f"sampler warm-up on the last PP stage: min(max_num_seqs, tokens) × vocab × "
+            f"{sampler_bytes_per_logit(serving, stack)} B)"
             if serving.activation_bytes is None
             else "serving.activation_bytes",
             {
@@ -586,6 +850,10 @@ def _group_figures(
                 "experts_per_token": model.experts_per_token if model.is_moe else 0,
                 "max_num_seqs": serving.max_num_seqs,
                 "vocab_size": model.vocab_size,
+                "forward_bytes": b.forward,
+                "sampler_bytes": b.sampler,
+                # Earlier pipeline stages run no sampler: their peak is the forward pass alone.
+                "stages_before_last_bytes": b.forward if p.pp > 1 and serving.activation_bytes is None else 0,
             },
             act_source,
         ),
@@ -595,9 +863,22 @@ def _group_figures(
             "B",
             "Communication buffers per rank",
             "每卡通信缓冲",
-            "comm_buffer_mb MiB × comm_buffer_groups",
-            {"comm_buffer_mb": serving.comm_buffer_mb, "comm_buffer_groups": serving.comm_buffer_groups},
-            public("HCCL_BUFFSIZE / NCCL buffers, one per TP and EP group"),
+            (
+                "comm_buffer_mb MiB × comm_buffer_groups + non-torch"
+                if serving.comm_buffer_groups is not None
+                else (
+                    "Σ communicators 2 × buffer (MC2: HCCL_BUFFSIZE, DP: 50 MB, others 200 MB) + non-torch"
+                    if stack == "ascend"
+                    else "NCCL communicators (TP, PP, EP) × 0.42 GiB + non-torch"
+                )
+            ),
+            {
+                "communicators": ", ".join(name for name, _ in communicators(p, model, stack)) or "none",
+                "comm_buffer_mb": serving.comm_buffer_mb,
+                "communication_bytes": b.comm,
+                "non_torch_bytes": b.non_torch,
+            },
+            public(HCCL_SOURCE) if stack == "ascend" else assumed("NCCL buffers from public start-up logs"),
         ),
         fig(
             f"{r}.graph_bytes",
@@ -605,10 +886,8 @@ def _group_figures(
             "B",
             "Graph capture memory per rank",
             "每卡图捕获内存",
-            "serving.graph_memory_bytes"
-            if serving.graph_memory_bytes is not None
-            else "flat estimate (1 GiB)",
-            {},
+            graph_formula,
+            {"vllm_version": serving.vllm_version, "eager": b.eager},
             graph_source,
         ),
         fig(
@@ -741,6 +1020,36 @@ def _group_figures(
     return figures
 
 
+def _replicated_check(req: PlanRequest, groups, rank: RankMemory) -> Check:
+    """Say in the plan which weights the platform keeps whole on every rank, and why."""
+    names_en = {
+        "router": "MoE router",
+        "latent_moe": "latent-MoE projections",
+        "mla_a": "MLA q/kv down-projection",
+        "kda_f_a": "KDA forget-gate projection",
+    }
+    names_zh = {
+        "router": "专家路由",
+        "latent_moe": "潜空间专家投影",
+        "mla_a": "潜在注意力降维投影",
+        "kda_f_a": "线性注意力遗忘门投影",
+    }
+    what_en = ", ".join(names_en.get(g.group, g.group) for g in groups)
+    what_zh = "、".join(names_zh.get(g.group, g.group) for g in groups)
+    platform = "vLLM-Ascend" if req.server.accelerator.software_stack == "ascend" else "vLLM"
+    return check(
+        "memory.replicated_weights",
+        Severity.OK,
+        AREA,
+        f"{platform} keeps the {what_en} whole on every rank rather than splitting them by TP: "
+        f"{gb(rank.replicated_weights_bytes)} per rank, counted in the weights.",
+        f"{platform} 在每张卡上完整保存{what_zh}（不随张量并行切分）：每卡 "
+        f"{gb(rank.replicated_weights_bytes)}，已计入权重。",
+        field="checkpoint",
+        figures={g.group: g.loaded_bytes for g in groups} | {"sources": sorted({g.source for g in groups})},
+    )
+
+
 # --------------------------------------------------------------------------- entry point
 
 
@@ -749,15 +1058,16 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
     checks: list[Check] = _model_checks(req)
     figures: list[Figure] = []
     groups: list[GroupMemory] = []
-    computed: dict[ParallelSpec, tuple[_Budget, RankMemory]] = {}
+    computed: dict[tuple[ParallelSpec, bool], tuple[_Budget, RankMemory]] = {}
     signatures: dict[tuple[int, ParallelSpec, str], list[GroupLayout]] = {}
 
     for g in layout.groups:
         p = g.parallel
-        if p not in computed:
-            b = _Budget(req, p)
-            computed[p] = (b, b.rank_memory())
-        b, rank = computed[p]
+        key = (p, g.role == "prefill")
+        if key not in computed:
+            b = _Budget(req, p, g.role)
+            computed[key] = (b, b.rank_memory())
+        b, rank = computed[key]
         groups.append(
             GroupMemory(
                 group=g.name,
@@ -773,7 +1083,7 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
 
     for i, ((_nodes, p, _side), members) in enumerate(signatures.items()):
         g = members[0]
-        b = computed[p][0]
+        b = computed[(p, g.role == "prefill")][0]
         gm = next(x for x in groups if x.group == g.name)
         checks.extend(_group_checks(req, [m.name for m in members], g, b))
         figures.extend(_group_figures(req, "memory" if i == 0 else f"memory.{g.name}", g, b, gm))
@@ -791,7 +1101,35 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
                 {x.group: x.cluster_weights_bytes for x in groups},
             )
         )
-    return MemoryResult(tuple(groups), by_key(figures), tuple(checks))
+    ck = req.checkpoint
+    expert_total, non_expert_total, _vision = _weight_parts(req)
+    checkpoint_bytes = expert_total + non_expert_total
+    figures.append(
+        fig(
+            "memory.checkpoint_bytes",
+            checkpoint_bytes,
+            "B",
+            "Checkpoint loaded by every node",
+            "每个节点加载的权重文件",
+            "routed-expert bytes + non-expert bytes of the checkpoint",
+            {
+                "checkpoint": ck.name if ck else req.model.name,
+                "expert_bytes": expert_total,
+                "non_expert_bytes": non_expert_total,
+            },
+            public(ck.source or ck.name) if ck else DERIVED_MODEL,
+        )
+    )
+    groups_rep = replicated_groups(ck, req.server.accelerator.software_stack)
+    if groups_rep and groups:
+        checks.append(_replicated_check(req, groups_rep, groups[0].per_rank))
+    return MemoryResult(
+        tuple(groups),
+        by_key(figures),
+        tuple(checks),
+        checkpoint_slug=ck.slug if ck else "",
+        checkpoint_bytes=checkpoint_bytes,
+    )
 
 
 def group_memory(result: MemoryResult, name: str) -> GroupMemory:

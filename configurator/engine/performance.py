@@ -45,6 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .defaults import block_size_for
 from .types import (
     Check,
     Figure,
@@ -616,7 +617,8 @@ def _group_estimate(
     )
 
     # ---- batch per DP rank
-    kv_fit = _seqs_fit(gm, context_tokens, serving.block_size, serving.max_num_seqs)
+    block = block_size_for(serving, req.server.accelerator.software_stack)  # 0 → platform default
+    kv_fit = _seqs_fit(gm, context_tokens, block, serving.max_num_seqs)
     offered = offered_per_rank if counts else 0
     if not decodes:
         batch, limited_by = 0, "none"

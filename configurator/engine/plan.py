@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from .defaults import resolve_serving
 from .launch import build_launch
 from .layout import resolve_layout
 from .memory import size_memory
@@ -15,6 +18,11 @@ from .types import PlanRequest, PlanResult, Severity
 
 def plan(request: PlanRequest) -> PlanResult:
     """Size a deployment.  Never raises on a well-typed request: problems are checks."""
+    # Platform-dependent serving defaults (block_size 0 → 16 on CUDA, 128 on Ascend) are
+    # filled once here so every module, the launch bundle and the saved request agree.
+    serving = resolve_serving(request.serving, request.server.accelerator.software_stack)
+    if serving is not request.serving:
+        request = dataclasses.replace(request, serving=serving)
     layout = resolve_layout(request)
     if any(c.severity == Severity.ERROR for c in layout.checks):
         # The layout itself is impossible: facilities can still be sized from the

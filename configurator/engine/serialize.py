@@ -151,8 +151,13 @@ def _memory_section(memory: Any) -> Any:
     if not groups:
         return {"group": None, "per_rank": None, "groups": []}
     first = groups[0]
-    # The first (serving) group's figures at the top, every group in ``groups``.
-    return {**first, "groups": groups}
+    # The first (serving) group's figures at the top, every group in ``groups``; the checkpoint
+    # every node loads (its bytes size the storage line of the BOM).
+    checkpoint = {
+        "checkpoint_slug": getattr(memory, "checkpoint_slug", ""),
+        "checkpoint_bytes": getattr(memory, "checkpoint_bytes", 0),
+    }
+    return {**first, "groups": groups, **checkpoint}
 
 
 def _figures_of(result: PlanResult) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Any
 
 GB = 10**9  # decimal gigabyte, used for display and vendor specs (64 GB NPU)
@@ -62,6 +62,28 @@ class Figure:
     formula: str = ""
     inputs: Mapping[str, Any] = field(default_factory=dict)
     source: Source = Source("derived")
+
+
+class KvCacheDtype(StrEnum):
+    """``--kv-cache-dtype`` values the app knows, with the bytes each cached value takes.
+
+    Which of them a platform can run is in ``engine/defaults.py`` (FP8 is refused on Atlas A2/A3).
+    """
+
+    AUTO = "auto"  # the model's activation dtype (BF16 for every model in the catalog)
+    BFLOAT16 = "bfloat16"
+    BF16 = "bf16"  # accepted spelling of bfloat16 (older requests and quotes)
+    FP8 = "fp8"
+    FP8_E4M3 = "fp8_e4m3"
+    FP8_E5M2 = "fp8_e5m2"
+
+    @property
+    def bytes(self) -> int:
+        return 1 if self.value.startswith("fp8") else 2
+
+    @property
+    def is_fp8(self) -> bool:
+        return self.value.startswith("fp8")
 
 
 class Severity(str, Enum):  # noqa: UP042 - str() and format() keep the Enum behaviour callers rely on
@@ -192,6 +214,15 @@ class AcceleratorSpec:
     vendor: str = ""
     domestic: bool = False
     software_stack: str = "cuda"  # "cuda" (NCCL) or "ascend" (HCCL)
+    # Device memory as the runtime reports it (torch.cuda / torch.npu mem_get_info total),
+    # which vLLM multiplies by gpu_memory_utilization; 0 = use ``memory_bytes``.
+    runtime_memory_bytes: int = 0
+    runtime_memory_source: str = ""
+
+    @property
+    def usable_base_bytes(self) -> int:
+        """What vLLM's budget starts from: the runtime-reported total when known."""
+        return self.runtime_memory_bytes or self.memory_bytes
 
 
 @dataclass(frozen=True)
@@ -365,14 +396,19 @@ class ServingSpec:
     max_model_len: int = 131072
     max_num_seqs: int = 16
     max_num_batched_tokens: int = 8192
-    kv_cache_dtype: str = "auto"  # auto (= model activation dtype, BF16) | fp8 | bf16
-    comm_buffer_mb: int = 200  # HCCL_BUFFSIZE / NCCL buffer, per communication group
-    comm_buffer_groups: int = 2  # TP and EP groups each hold one
-    graph_memory_bytes: int | None = None  # None: engine estimate
-    activation_bytes: int | None = None  # None: engine estimate from max_num_batched_tokens
+    kv_cache_dtype: KvCacheDtype = KvCacheDtype.AUTO  # auto (= model activation dtype, BF16) | fp8 …
+    # HCCL_BUFFSIZE (MB): the MC2 group's buffer on Ascend (the vLLM-Ascend K3 tutorial's 800; CANN's
+    # default is 200).  Only MoE layouts with expert parallelism on Ascend have an MC2 group; unused on CUDA.
+    comm_buffer_mb: int = 800
+    comm_buffer_groups: int | None = None  # None: the communicators vLLM creates for this layout
+    graph_memory_bytes: int | None = None  # None: engine estimate (0 in eager mode)
+    activation_bytes: int | None = None  # None: engine estimate (forward vs sampler warm-up)
+    non_torch_bytes: int | None = None  # None: engine estimate (runtime workspaces)
     enable_prefix_caching: bool = True
     language_model_only: bool = False
-    block_size: int = 128  # Ascend default; CUDA default is 16
+    block_size: int = 0  # 0: the platform default (CUDA 16, Ascend 128; engine/defaults.py)
+    enforce_eager: bool = False  # no graph capture (P/D prefill engines always run eager)
+    flashinfer_sampler: bool = False  # VLLM_USE_FLASHINFER_SAMPLER=1: top-k/top-p without a full sort
     vllm_version: str = "0.27.1"
 
 
@@ -453,6 +489,44 @@ class LaunchSpec:
 
 
 @dataclass(frozen=True)
+class CheckpointSpec:
+    """One set of weights of a model as published (a catalog row): what is loaded and launched.
+
+    Bytes are as stored on disk, by part: routed experts (split by EP), the
+    rest (split by TP, except the groups the platform replicates), of which
+    ``embedding_bytes`` (input embedding + lm_head) and ``vision_bytes`` (vision
+    tower + projector, replicated) are shown separately.  ``param_groups`` counts
+    the elements of the parameter groups whose placement depends on the platform
+    (``router``, ``latent_moe``, ``mla_a``, ``kda_f_a``; ``engine/placement.py``)
+    and ``group_formats`` their stored format.  ``quant_method`` is what vLLM
+    reads from the checkpoint (``compressed-tensors``, ``fp8``, ``ascend`` for a
+    ModelSlim conversion …); ``launch_flags`` are the extra ``vllm serve``
+    arguments it needs (``--quantization ascend`` only for ModelSlim).
+    """
+
+    slug: str
+    name: str
+    expert_bytes: int
+    non_expert_bytes: int
+    architecture: str = ""  # HF model_type (kimi_k3, deepseek_v3 …): selects the placement rules
+    embedding_bytes: int = 0
+    vision_bytes: int = 0
+    weight_format: str = "bf16"  # routed experts
+    non_expert_format: str = "bf16"
+    activation_format: str = "bf16"
+    quant_method: str = ""
+    platforms: tuple[str, ...] = ("cuda", "ascend")
+    launch_flags: tuple[str, ...] = ()
+    param_groups: Mapping[str, int] = field(default_factory=dict)
+    group_formats: Mapping[str, str] = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def total_bytes(self) -> int:
+        return self.expert_bytes + self.non_expert_bytes
+
+
+@dataclass(frozen=True)
 class PlanRequest:
     model: ModelSpec
     server: ServerSpec
@@ -466,6 +540,7 @@ class PlanRequest:
     performance: PerformanceSpec = PerformanceSpec()
     launch: LaunchSpec = LaunchSpec()
     scenario: str = ""
+    checkpoint: CheckpointSpec | None = None  # None: the model's own bytes, no platform-specific groups
 
 
 # --------------------------------------------------------------------------- results
@@ -535,6 +610,9 @@ class RankMemory:
     # window of sliding-window layers (a fixed cost per running sequence).
     linear_state_bytes_per_seq: int = 0
     sliding_window_bytes_per_seq: int = 0
+    # Parameter groups the platform keeps whole on every rank (part of non_expert_weights_bytes).
+    replicated_weights_bytes: int = 0
+    non_torch_bytes: int = 0  # runtime workspaces outside the communicators (part of buffer_bytes)
 
 
 @dataclass(frozen=True)
@@ -553,3 +631,6 @@ class MemoryResult:
     groups: tuple[GroupMemory, ...]
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    # The weights every node loads from storage: the checkpoint's bytes (for the BOM's storage line).
+    checkpoint_slug: str = ""
+    checkpoint_bytes: int = 0

@@ -34,6 +34,7 @@ from configurator.drawings.svg import svg_to_data_uri
 from configurator.presentation import context_from_dict
 from configurator.templatetags.plan_tags import SOURCE_KINDS, figval, seconds
 
+from ..frozen import revision_prepared_by, revision_quote
 from ..statuses import BomCategory, Language, RevisionStatus
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
 
@@ -111,8 +112,11 @@ def page_counter_css(pattern: str) -> str:
 
 
 def proposal_language(revision) -> str:
-    """The language the proposal is written in: the quote's (Chinese when unset or unknown)."""
-    language = getattr(revision.quote, "language", "") or ""
+    """The language the proposal is written in: the quote's (Chinese when unset or unknown).
+
+    An issued revision keeps the language it was issued in (``quotes.frozen``).
+    """
+    language = getattr(revision_quote(revision), "language", "") or ""
     return language if language in Language.values else Language.ZH_HANS
 
 
@@ -623,18 +627,13 @@ def _sensitivity_groups(tco: Mapping | None, lang: str) -> list[dict]:
     return out
 
 
-def _prepared_by(quote) -> str:
-    owner = quote.owner
-    profile = getattr(owner, "profile", None)
-    name = (
-        (getattr(profile, "display_name", "") or "").strip() or owner.get_full_name() or owner.get_username()
-    )
-    return f"{name} · {quote.team}" if quote.team_id else name
-
-
 def proposal_context(revision, lang: str) -> dict[str, Any]:
-    """Everything the proposal template shows for ``revision``, in ``lang``."""
-    quote = revision.quote
+    """Everything the proposal template shows for ``revision``, in ``lang``.
+
+    The quote header (customer, title, validity) is the one the revision was
+    issued with (``quotes.frozen``); a draft shows the quote as it is now.
+    """
+    quote = revision_quote(revision)
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
     resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
     request = revision.request_json if isinstance(revision.request_json, dict) else {}
@@ -706,7 +705,7 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "customer": quote.customer,
         "title": quote.title,
         "date": date,
-        "prepared_by": _prepared_by(quote),
+        "prepared_by": revision_prepared_by(revision),
         "is_draft": revision.status != RevisionStatus.ISSUED,
         "currency": revision.currency,
         "sections": sections,

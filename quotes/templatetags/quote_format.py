@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from decimal import Decimal, InvalidOperation
 
 from django import template
@@ -104,6 +105,7 @@ def quote_create_form(context, request_json: str = "", form_id: str = "quote-cre
         "form": QuoteCreateForm(user, initial={"request_json": request_json}),
         "customers": selectors.customers_visible_to(user) if user is not None else [],
         "request_json": request_json,
+        "idempotency_key": uuid.uuid4().hex,
         "form_id": form_id,
         "csrf_token": context.get("csrf_token"),
         "can_create": bool(user and user.has_perm("quotes.add_quote")),

@@ -45,6 +45,9 @@ MATRIX = {
     "set_language": ("POST", None, lambda c: {"language": "en", "next": "/"}, everyone(302)),
     "password_change": ("GET", None, None, {**everyone(200), "anonymous": LOGIN}),
     "password_change_done": ("GET", None, None, {**everyone(200), "anonymous": LOGIN}),
+    "api_tokens": ("GET", None, None, {**everyone(200), "anonymous": LOGIN}),
+    # Nobody's token 999999: a 404 for everyone signed in (their own tokens only).
+    "api_token_revoke": ("POST", lambda c: {"pk": 999999}, None, {**everyone(404), "anonymous": LOGIN}),
     "configurator:home": ("GET", None, None, sales(200, other_team=200)),
     "configurator:update": ("POST", None, lambda c: {}, sales(200, other_team=200)),
     "configurator:preset": ("GET", None, None, sales(200, other_team=200)),

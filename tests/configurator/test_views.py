@@ -112,7 +112,7 @@ def test_launch_bundle_download_is_a_zip_with_one_script_per_node(engineer_clien
     assert response.status_code == 200
     assert response["Content-Type"] == "application/zip"
     names = zipfile.ZipFile(io.BytesIO(response.content)).namelist()
-    assert len([n for n in names if n.endswith(".sh") and "node" in n]) == 4
+    assert len([n for n in names if n.endswith(".sh") and n.startswith("node-")]) == 4
 
 
 def test_bundle_with_bad_json_is_a_400(engineer_client):

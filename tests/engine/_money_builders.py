@@ -154,7 +154,7 @@ def memory_for(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
         usable = int(device * s.gpu_memory_utilization)
         non_expert = m.non_expert_weight_bytes // p.tp
         expert = m.expert_weight_bytes // p.ep
-        buffers = s.comm_buffer_mb * MIB * s.comm_buffer_groups
+        buffers = s.comm_buffer_mb * MIB * (s.comm_buffer_groups or 2)
         kv = usable - non_expert - expert - ACTIVATION_BYTES - buffers - GRAPH_BYTES
         state = KDA_STATE_BYTES_PER_SEQ // p.tp
         rank = RankMemory(

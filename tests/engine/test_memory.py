@@ -58,9 +58,25 @@ def run(req):
 
 
 def activation(tokens, hidden, vocab, max_num_seqs, top_k):
-    # memory.py's documented estimate: hidden-state working set (24 hidden-width
-    # BF16 tensors + 2 routed copies per selected expert) + FP32 logits and probabilities.
-    return tokens * hidden * 2 * (24 + 2 * top_k) + min(max_num_seqs, tokens) * vocab * 4 * 2
+    # vLLM profile_run (gpu_model_runner): the forward pass over max_num_batched_tokens, then the
+    # sampler warm-up over max_num_seqs dummy requests; the peak is the larger of the two.
+    # memory.py's documented estimate: forward = 24 hidden-width BF16 tensors + 2 routed copies
+    # per selected expert; sampler = 38 B per request per vocabulary entry.
+    forward = tokens * hidden * 2 * (24 + 2 * top_k)
+    sampler = min(max_num_seqs, tokens) * vocab * 38
+    return max(forward, sampler)
+
+
+NON_TORCH = int(0.13 * GIB)  # runtime workspaces, public TP1 start-up logs (memory.py)
+NCCL_PER_GROUP = int(0.42 * GIB)  # NCCL communicator + custom all-reduce, public TP2 logs (memory.py)
+
+
+def hccl_buffers(tp, dp, ep, hccl_buffsize_mb):
+    # vllm-ascend vllm_ascend/utils.py get_hccl_config_for_pg_options (releases/v0.26.0rc):
+    # the MC2 group uses HCCL_BUFFSIZE, the DP group max(ceil((dp+1)·4 B / 1 MiB), 50) MB,
+    # TP and EP groups 200 MB; each HCCL communicator holds an input and an output buffer.
+    mb = (200 if tp > 1 else 0) + (50 if dp > 1 else 0) + (200 + hccl_buffsize_mb if ep > 1 else 0)
+    return 2 * mb * MIB + NON_TORCH
 
 
 def k3_per_rank_weights(tp, ep, language_model_only=False):
@@ -169,14 +185,18 @@ def test_k3_on_four_a3_fits_with_weights_split_non_expert_by_tp_and_experts_by_e
     # domain.md §9 "≈30 GB of weights per 64 GB rank".
     assert 29e9 < rank.weights_bytes < 31e9
 
-    # Serving terms: [S1] max_num_seqs 16, vLLM default 8,192 batched tokens;
-    # HCCL_BUFFSIZE=800 MB (vLLM-Ascend K3 tutorial) × 2 groups; graphs 1 GiB.
+    # Serving terms: [S1] max_num_seqs 16, vLLM default 8,192 batched tokens; HCCL_BUFFSIZE=800 MB
+    # (vLLM-Ascend K3 tutorial) for MC2, 200 MB TP/EP, 50 MB DP, two buffers each; vLLM-Ascend does
+    # not take graph memory out of the KV budget (worker.py determine_available_memory).
     act = activation(8192, 7168, 163_840, 16, 16)
+    assert act == 8192 * 7168 * 2 * 56  # the forward pass dominates 16 × 163,840 × 38 B
     assert rank.activation_bytes == act
-    assert rank.buffer_bytes == 800 * MIB * 2
-    assert rank.graph_bytes == GIB
+    buffers = hccl_buffers(16, 4, 64, 800)
+    assert buffers == 2 * (200 + 50 + 200 + 800) * MIB + NON_TORCH
+    assert rank.buffer_bytes == buffers
+    assert rank.graph_bytes == 0
 
-    kv = 54_400_000_000 - rank.weights_bytes - act - 800 * MIB * 2 - GIB
+    kv = 54_400_000_000 - rank.weights_bytes - act - buffers
     assert rank.kv_cache_bytes == kv
     assert rank.kv_bytes_per_token == 27_648
     # TP16: KDA heads and conv channels split over 16 ranks.
@@ -306,10 +326,10 @@ def test_nf5868g8_pair_per_gpu_weights_and_kv_budget():
     assert weights - naive == pytest.approx((K3_NON_EXPERT - K3_VISION) / 32 + K3_VISION * 31 / 32, abs=2)
     assert 53.0e9 < rank.weights_bytes < 53.2e9
 
-    # KV budget per GPU at utilisation 0.9, NCCL buffers 200 MiB × 2, graphs 1 GiB.
+    # KV budget per GPU at utilisation 0.9, NCCL for the TP and EP groups, graphs 1 GiB (vLLM ≥ 0.21).
     usable = 84 * GB * 0.9
     act = activation(8192, 7168, 163_840, 16, 16)
-    kv = usable - weights - act - 200 * MIB * 2 - GIB
+    kv = usable - weights - act - 2 * NCCL_PER_GROUP - NON_TORCH - GIB
     assert rank.kv_cache_bytes == pytest.approx(kv, abs=2)
     assert mem.figures["memory.per_rank.kv_cache_bytes"].value == rank.kv_cache_bytes
     # CUDA block size 16.
@@ -330,7 +350,7 @@ def test_8p8d_sizes_both_sides_with_ep128():
     weights = k3_per_rank_weights(16, 128)
     assert prefill.per_rank.weights_bytes == pytest.approx(weights, abs=2)
     assert decode.per_rank == prefill.per_rank
-    kv = 64 * GB * 0.9 - weights - activation(8192, 7168, 163_840, 16, 16) - 800 * MIB * 2 - GIB
+    kv = 64 * GB * 0.9 - weights - activation(8192, 7168, 163_840, 16, 16) - hccl_buffers(16, 8, 128, 800)
     assert prefill.per_rank.kv_cache_bytes == pytest.approx(kv, abs=2)
     assert "memory.per_rank.kv_cache_bytes" in mem.figures
     assert "memory.decode.per_rank.kv_cache_bytes" in mem.figures
@@ -399,7 +419,7 @@ def test_overrides_replace_the_activation_and_graph_estimates():
     req = replace(req, serving=replace(req.serving, activation_bytes=2 * GIB, graph_memory_bytes=0))
     rank = run(req).groups[0].per_rank
     assert rank.activation_bytes == 2 * GIB and rank.graph_bytes == 0
-    assert rank.kv_cache_bytes - base.kv_cache_bytes == (base.activation_bytes - 2 * GIB) + GIB
+    assert rank.kv_cache_bytes - base.kv_cache_bytes == (base.activation_bytes - 2 * GIB) + base.graph_bytes
 
 
 def test_fp8_kv_cache_doubles_the_tokens():

@@ -58,8 +58,14 @@ def python_msgids(path: Path) -> set[str]:
 
 
 def load_tsv() -> dict[str, str]:
+    # pdf.tsv, plus the files other branches add beside it (fill.py reads every *.tsv there).
     table = {}
-    for line in TSV.read_text(encoding="utf-8").splitlines():
+    lines = [
+        line
+        for tsv in sorted(TSV.parent.glob("*.tsv"))
+        for line in tsv.read_text(encoding="utf-8").splitlines()
+    ]
+    for line in lines:
         if not line.strip() or line.startswith("#"):
             continue
         msgid, tab, msgstr = line.partition("\t")

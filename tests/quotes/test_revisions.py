@@ -104,9 +104,14 @@ def test_pdf_job_fields_stay_writable_after_issue(issued, settings, tmp_path):
     assert (tmp_path / stored.pdf_file.name).is_file()
     actions = list(AuditEvent.objects.filter(object_id=str(issued.pk)).values_list("action", flat=True))
     assert AuditAction.PDF_RENDERED in actions and AuditAction.PDF_FAILED in actions
-    # A direct save touching only PDF fields is allowed too.
+    # The PDF stored after issue is the issued copy (issue 13): from then on even
+    # the PDF fields are frozen, by save() and by QuerySet.update() alike.
+    assert fresh.pdf_issued
     fresh.pdf_task_id = "task-2"
-    fresh.save(update_fields=["pdf_task_id"])
+    with pytest.raises(RevisionImmutableError, match="pdf_task_id"):
+        fresh.save(update_fields=["pdf_task_id"])
+    with pytest.raises(RevisionImmutableError, match="issued proposal PDF"):
+        QuoteRevision.objects.filter(pk=issued.pk).update(pdf_status=PdfStatus.NONE)
 
 
 @pytest.mark.django_db

@@ -1,10 +1,10 @@
 """``manage.py launch-bundle REQUEST.json OUT.zip``: write the per-node launch bundle."""
 
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from catalog import jsonlimits
 from configurator import services
 from configurator.requests import RequestError
 
@@ -18,11 +18,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, request, out, **options):
         try:
-            data = json.loads(Path(request).read_text(encoding="utf-8"))
+            data = jsonlimits.loads(Path(request).read_bytes(), what=request)
         except OSError as exc:
             raise CommandError(f"cannot read {request}: {exc.strerror}") from exc
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{request} is not valid JSON: {exc}") from exc
+        except jsonlimits.JsonLimitError as exc:
+            raise CommandError(str(exc)) from exc
         try:
             plan_request, result = services.plan_from_json(data)
         except RequestError as exc:

@@ -5,6 +5,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from catalog import jsonlimits
 from configurator import planner_views
 from configurator.requests import RequestError
 
@@ -30,9 +31,9 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"cannot read {request}: {exc.strerror}") from exc
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{request} is not valid JSON: {exc}") from exc
+            data = jsonlimits.loads(text, what=request)
+        except jsonlimits.JsonLimitError as exc:
+            raise CommandError(str(exc)) from exc
         try:
             out = planner_views.recommend(data)
         except RequestError as exc:

@@ -1,0 +1,46 @@
+"""Launch bundle speed for 16 × Atlas 800 A3 8P8D: build_launch (inside every plan()) and rendering the files.
+
+Run: ``.venv/bin/python bench/bench_launch.py``.  Prints figures only.  ``build_launch`` runs inside
+``plan()`` (target < 2 ms); the files (node scripts, docker, k8s, gateway, benchmark, README) render only
+when the bundle is downloaded (target < 300 ms).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._django import report  # noqa: E402
+from configurator.engine import fixtures  # noqa: E402
+from configurator.engine.launch import build_launch  # noqa: E402
+from configurator.engine.layout import resolve_layout  # noqa: E402
+
+
+def main() -> int:
+    request = fixtures.request_k3_a3_8p8d()
+    layout = resolve_layout(request)
+    files = build_launch(request, layout).files  # warm-up: imports and caches
+    builds, renders = [], []
+    for _ in range(200):
+        start = time.perf_counter()
+        result = build_launch(request, layout)
+        builds.append(time.perf_counter() - start)
+    for _ in range(20):
+        result = build_launch(request, layout)
+        start = time.perf_counter()
+        files = result.files
+        renders.append(time.perf_counter() - start)
+    build_ms, render_ms = statistics.median(builds) * 1000, statistics.median(renders) * 1000
+    print(f"build_launch median {build_ms:.3f} ms (target < 2 ms); render {len(files)} files median "
+          f"{render_ms:.1f} ms (target < 300 ms)")  # fmt: skip
+    report("build_launch 16 × A3 8P8D median", build_ms, "ms", "< 2 ms")
+    report("launch bundle render 16 × A3 8P8D median", render_ms, "ms", "< 300 ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,742 @@
+"""Launch recipes: the public, versioned deployment recipes the bundle follows, as data.
+
+A recipe is what one public tutorial or recipe page validates for one platform
+(vLLM-Ascend on Atlas 800 A3 / A2, vLLM on CUDA by GPU generation) × model
+family × topology (aggregated DP or P/D disaggregation): the environment, the
+``vllm serve`` flags that are not sizes of the plan, the KV connector, the
+container image and its device mounts, the vLLM (and vLLM-Ascend) version it
+was validated with, and the section it comes from.
+
+``launch.build_launch`` renders every engine through its recipe: recipe env and
+flags, then the plan's own values (parallel sizes, ports, context, batch, memory
+utilisation, the model's parsers).  Anything the generator does differently on
+purpose is a :class:`Deviation` (added, changed or left out, with the reason);
+the bundle README lists them, and ``tests/engine/test_recipes.py`` diffs every
+seeded bundle against its recipe plus these deviations, so nothing drifts
+silently.
+
+Values that depend on the node are written as the tokens :data:`IP`,
+:data:`NIC` and :data:`DEVICES` and filled in per node.
+
+Sources (all public; read on the branch named):
+
+* [A3-4]  vllm-project/vllm-ascend, releases/v0.23.0,
+  docs/source/tutorials/models/Kimi-K3.md §5.1.1 Four-Node Mixed Deployment;
+  §4.1.1 docker run for Atlas 800 A3.
+* [A3-PD] same file, §5.1.2 Sixteen-Node PD Separation Deployment (8P8D).
+  ``ASCEND_BUFFER_POOL`` was removed from this section by
+  "[Doc] Sunset ASCEND_BUFFER_POOL on updated v0.23.0 base (#13834)", so it is not set.
+* [A2-8]  same file, §5.2.1 Eight-Node Mixed Deployment; §4.1.2 docker run for Atlas 800 A2.
+* [QUANT] vllm-project/vllm-ascend, releases/v0.23.0, vllm_ascend/quantization/utils.py:
+  a ModelSlim checkpoint (``quant_model_description.json``) selects the ``ascend``
+  quantization by itself, so the tutorials pass no ``--quantization``.
+* [K3-CUDA] vllm-project/recipes, main, models/moonshotai/Kimi-K3.yaml:
+  ``hardware_overrides.hopper`` / ``.blackwell``, ``strategy_hardware.multi_node_tp_dp``
+  (H200: TP8 per node × DP2), guide notes "Cross node communication:
+  ``--all2all-backend deepep_v2`` for RDMA" and "RDMA: ``UCX_TLS=rc,cuda_copy``".
+* [LLAMA]  vllm-project/recipes, main, models/meta-llama/Llama-3.3-70B-Instruct.yaml
+  (``base_args: []``: no ``--trust-remote-code``; hopper: ``--async-scheduling``).
+* [QWEN]   vllm-project/recipes, main, models/Qwen/Qwen3-235B-A22B-Instruct-2507.yaml
+  (``--trust-remote-code``, tool calling with the ``hermes`` parser).
+* [K2/DS]  vllm-project/recipes, main, models/moonshotai/Kimi-K2-Instruct.yaml and
+  models/deepseek-ai/DeepSeek-V3.yaml (``base_args``: ``--trust-remote-code``).
+* [NIXL]   vllm-project/recipes, main, moonshotai/Kimi-K2.5.md (P/D across nodes:
+  ``VLLM_NIXL_SIDE_CHANNEL_HOST=<routable ip of this host>``, ``UCX_NET_DEVICES``) and
+  vllm-project/vllm v0.27.1 vllm/distributed/kv_transfer/kv_connector/v1/nixl/
+  (the side channel binds ``VLLM_NIXL_SIDE_CHANNEL_HOST``, default localhost, port
+  ``VLLM_NIXL_SIDE_CHANNEL_PORT``, default 5600).
+* [ROUTER] vllm-project/recipes, main, src/lib/command-synthesis.js (pd_cluster):
+  ``vllm-router --policy round_robin --vllm-pd-disaggregation --prefill URL … --decode URL …``,
+  installed with ``pip install vllm-router`` (github.com/vllm-project/router).
+* [DP]     vllm-project/vllm docs/serving/data_parallel_deployment.md (multi-node DP,
+  ``--headless``, ``--data-parallel-start-rank``; external LB with ``--data-parallel-rank``).
+* [K8S]    vllm-project/vllm docs/deployment/frameworks/lws.md (LeaderWorkerSet);
+  Ascend device plugin resource names ``huawei.com/Ascend910`` (Ascend/ascend-device-plugin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from .types import ModelSpec, PlanRequest, ServerSpec, ServingSpec, TopologyKind
+
+# Per-node tokens in env values.
+IP = "<node ip>"
+NIC = "<data nic>"
+DEVICES = "<all devices>"
+
+ROLES = ("master", "worker", "prefill", "decode")
+
+# Flags whose value is the plan's, not the recipe's (sizes, ports, parallelism, the model's parsers).
+PLAN_FLAGS = frozenset(
+    {
+        "--served-model-name",
+        "--host",
+        "--port",
+        "--headless",
+        "--tensor-parallel-size",
+        "--pipeline-parallel-size",
+        "--data-parallel-size",
+        "--data-parallel-size-local",
+        "--data-parallel-start-rank",
+        "--data-parallel-rank",
+        "--data-parallel-address",
+        "--data-parallel-rpc-port",
+        "--enable-expert-parallel",
+        "--max-model-len",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--gpu-memory-utilization",
+        "--kv-cache-dtype",
+        "--enable-prefix-caching",
+        "--no-enable-prefix-caching",
+        "--language-model-only",
+        "--tokenizer-mode",
+        "--reasoning-parser",
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        "--kv-transfer-config",
+    }
+)
+# Environment the generator sets from the site and the plan (addresses, devices, ports).
+SITE_ENV = frozenset(
+    {
+        "VLLM_HOST_IP",
+        "HCCL_IF_IP",
+        "GLOO_SOCKET_IFNAME",
+        "TP_SOCKET_IFNAME",
+        "HCCL_SOCKET_IFNAME",
+        "NCCL_SOCKET_IFNAME",
+        "ASCEND_RT_VISIBLE_DEVICES",
+        "CUDA_VISIBLE_DEVICES",
+        "MMC_LOCAL_CONFIG_PATH",
+        "VLLM_NIXL_SIDE_CHANNEL_HOST",
+        "VLLM_NIXL_SIDE_CHANNEL_PORT",
+    }
+)
+
+Flag = tuple[str, str | None]
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """Something the bundle does differently from its recipe, on purpose."""
+
+    kind: str  # "env" | "flag" | "other"
+    name: str  # variable or flag name
+    value: str | None  # what the bundle uses (None: left out)
+    reason: str
+    roles: tuple[str, ...] = ROLES  # where it applies
+
+
+@dataclass(frozen=True)
+class Container:
+    """How the tutorial starts the container on each node."""
+
+    devices: tuple[str, ...]  # /dev paths (``{i}`` expands to each accelerator index)
+    mounts: tuple[tuple[str, str], ...]  # host path, container path
+    options: tuple[str, ...]  # other docker run options, in order
+    gpus: bool = False  # --gpus all (CUDA)
+
+
+@dataclass(frozen=True)
+class ServingDefaults:
+    """Serving values the recipe validated; used where the request leaves them unset."""
+
+    max_model_len: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    gpu_memory_utilization: float | None = None
+    comm_buffer_mb: int | None = None  # HCCL_BUFFSIZE on Ascend
+    enable_prefix_caching: bool | None = None
+
+
+@dataclass(frozen=True)
+class Recipe:
+    key: str
+    title: str
+    platform: str  # "ascend" | "cuda"
+    hardware: frozenset[str]  # "a3" | "a2" | "hopper" | "blackwell" | "ampere" | "any"
+    families: frozenset[str]  # model families; empty = any model (a generic recipe)
+    topology: str  # "aggregated" | "pd"
+    vllm: str  # vLLM version the recipe was validated with
+    vllm_ascend: str  # vLLM-Ascend version ("" on CUDA)
+    image: str
+    source: str  # URL of the tutorial section / recipe file
+    env: Mapping[str, str] = field(default_factory=dict)  # every engine
+    role_env: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    path_prepend: Mapping[str, str] = field(default_factory=dict)  # VAR → dir put in front of $VAR
+    sourced: tuple[str, ...] = ()  # shell files the tutorial sources before vllm serve
+    unset: tuple[str, ...] = ()  # variables the tutorial unsets
+    flags: tuple[Flag, ...] = ()  # every engine
+    role_flags: Mapping[str, tuple[Flag, ...]] = field(default_factory=dict)
+    cross_node_flags: tuple[Flag, ...] = ()  # added when an EP group spans nodes
+    cross_node_env: Mapping[str, str] = field(default_factory=dict)
+    connector: str = ""  # P/D: "mooncake-memcache" | "nixl"
+    proxy: str = ""  # P/D: "ascend-load-balance-proxy" | "vllm-router"
+    container: Container = Container((), (), ())
+    defaults: ServingDefaults = ServingDefaults()
+    deviations: tuple[Deviation, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def env_for(self, role: str) -> dict[str, str]:
+        return {**self.env, **self.role_env.get(role, {})}
+
+    def flags_for(self, role: str) -> list[Flag]:
+        return [*self.flags, *self.role_flags.get(role, ())]
+
+    @property
+    def versions(self) -> str:
+        return f"vLLM {self.vllm}" + (f" + vLLM-Ascend {self.vllm_ascend}" if self.vllm_ascend else "")
+
+
+# --------------------------------------------------------------------------- containers
+
+_ASCEND_MOUNTS = (
+    ("/usr/local/dcmi", "/usr/local/dcmi"),
+    ("/usr/local/Ascend/driver/tools/hccn_tool", "/usr/local/Ascend/driver/tools/hccn_tool"),
+    ("/usr/local/bin/npu-smi", "/usr/local/bin/npu-smi"),
+    ("/usr/local/Ascend/driver/lib64/", "/usr/local/Ascend/driver/lib64/"),
+    ("/usr/local/Ascend/driver/version.info", "/usr/local/Ascend/driver/version.info"),
+    ("/etc/ascend_install.info", "/etc/ascend_install.info"),
+    ("/root/.cache", "/root/.cache"),
+)
+ASCEND_CONTAINER = Container(  # [A3-4] §4.1.1 / [A2-8] §4.1.2
+    devices=("/dev/davinci{i}", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"),
+    mounts=_ASCEND_MOUNTS,
+    options=("--shm-size=1g", "--net=host", "--privileged=true"),
+)
+CUDA_CONTAINER = Container(  # vLLM docs deployment/docker.md; IB devices for RDMA (NCCL / NIXL)
+    devices=("/dev/infiniband",),
+    mounts=(("/root/.cache/huggingface", "/root/.cache/huggingface"),),
+    options=("--ipc=host", "--network=host", "--ulimit", "memlock=-1", "--cap-add=IPC_LOCK"),
+    gpus=True,
+)
+
+# --------------------------------------------------------------------------- Ascend
+
+_KIMI_K3_TUTORIAL = "https://github.com/vllm-project/vllm-ascend/blob/releases/v0.23.0/docs/source/tutorials/models/Kimi-K3.md"
+HOST_IP_ADDED = Deviation(
+    "env",
+    "VLLM_HOST_IP",
+    IP,
+    "set on every node: without it vLLM may bind a container bridge or 127.0.0.1 and peers cannot reach "
+    "the node (the vLLM-Ascend Kimi-K3 tutorial's A2 section sets it on every node)",
+)
+_NO_MEDIA_PATH = Deviation(
+    "flag",
+    "--allowed-local-media-path",
+    None,
+    "it lets any API client read files on the server (vLLM's help calls it a security risk); "
+    "pass image URLs or data URLs instead",
+)
+
+ASCEND_A3_K3_AGGREGATED = Recipe(
+    key="ascend-a3-kimi-k3-dp",
+    title="Kimi K3 on Atlas 800 A3, mixed (aggregated) DP over nodes",
+    platform="ascend",
+    hardware=frozenset({"a3"}),
+    families=frozenset({"kimi-k3"}),
+    topology="aggregated",
+    vllm="0.23.0",
+    vllm_ascend="0.23.0",
+    image="quay.io/ascend/vllm-ascend:kimi-k3-a3",
+    source=_KIMI_K3_TUTORIAL + "#511-four-node-mixed-deployment",
+    env={
+        "HCCL_IF_IP": IP,
+        "GLOO_SOCKET_IFNAME": NIC,
+        "TP_SOCKET_IFNAME": NIC,
+        "HCCL_SOCKET_IFNAME": NIC,
+        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+        "OMP_PROC_BIND": "false",
+        "OMP_NUM_THREADS": "1",
+        "TASK_QUEUE_ENABLE": "1",
+        "HCCL_BUFFSIZE": "800",
+        "ASCEND_RT_VISIBLE_DEVICES": DEVICES,
+    },
+    role_env={"master": {"VLLM_ENGINE_READY_TIMEOUT_S": "7200"}},
+    flags=(
+        ("--trust-remote-code", None),
+        ("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}'),
+        ("--mm-processor-cache-gb", "0"),
+        ("--additional-config", '{"enable_cpu_binding":true,"enable_flashcomm1":true}'),
+        ("--mm-encoder-tp-mode", "data"),
+        ("--limit-mm-per-prompt", '{"vision_chunk":2}'),
+    ),
+    container=ASCEND_CONTAINER,
+    # Only HCCL_BUFFSIZE defaults from the tutorial: its context, batch and utilisation (131072, 24576, 0.9)
+    # are the plan's to choose and the memory estimate's to check.
+    defaults=ServingDefaults(comm_buffer_mb=800),
+    deviations=(HOST_IP_ADDED, _NO_MEDIA_PATH),
+)
+
+ASCEND_A3_K3_PD = Recipe(
+    key="ascend-a3-kimi-k3-pd",
+    title="Kimi K3 on Atlas 800 A3, P/D disaggregation with Mooncake and a memcache KV pool",
+    platform="ascend",
+    hardware=frozenset({"a3"}),
+    families=frozenset({"kimi-k3"}),
+    topology="pd",
+    vllm="0.23.0",
+    vllm_ascend="0.23.0",
+    image="quay.io/ascend/vllm-ascend:kimi-k3-a3",
+    source=_KIMI_K3_TUTORIAL + "#512-sixteen-node-pd-separation-deployment",
+    unset=("ftp_proxy", "FTP_PROXY", "https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"),
+    env={
+        "VLLM_RPC_TIMEOUT": "3600000",
+        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "30000",
+        "HCCL_EXEC_TIMEOUT": "204",
+        "HCCL_CONNECT_TIMEOUT": "120",
+        "HCCL_IF_IP": IP,
+        "GLOO_SOCKET_IFNAME": NIC,
+        "TP_SOCKET_IFNAME": NIC,
+        "HCCL_SOCKET_IFNAME": NIC,
+        "OMP_PROC_BIND": "false",
+        "OMP_NUM_THREADS": "10",
+        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+        "VLLM_ASCEND_ENABLE_MLAPO": "1",
+        "HCCL_BUFFSIZE": "1024",
+        "TASK_QUEUE_ENABLE": "1",
+        "VLLM_USE_V1": "1",
+        "ASCEND_RT_VISIBLE_DEVICES": DEVICES,
+        "ASCEND_ENABLE_USE_FABRIC_MEM": "1",
+    },
+    role_env={
+        "prefill": {
+            "MMC_LOCAL_CONFIG_PATH": "/etc/memcache/mmc-local.conf",
+            "PYTHONHASHSEED": "0",
+            "ACL_OP_INIT_MODE": "1",
+        },
+        "decode": {"HCCL_OP_EXPANSION_MODE": "AIV"},
+    },  # fmt: skip
+    path_prepend={"LD_LIBRARY_PATH": "/usr/local/Ascend/ascend-toolkit/latest/python/site-packages/mooncake"},
+    flags=(
+        ("--seed", "1024"),
+        ("--trust-remote-code", None),
+        ("--mm-encoder-tp-mode", "data"),
+        ("--skip-mm-profiling", None),
+        ("--safetensors-load-strategy", "prefetch"),
+        ("--mamba-cache-mode", "align"),
+        ("--additional-config", '{"recompute_scheduler_enable":false}'),
+        ("--limit-mm-per-prompt", '{"vision_chunk":2}'),
+    ),
+    role_flags={
+        "prefill": (("--enforce-eager", None),),
+        "decode": (("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}'),),
+    },
+    connector="mooncake-memcache",
+    proxy="ascend-load-balance-proxy",
+    container=ASCEND_CONTAINER,
+    defaults=ServingDefaults(comm_buffer_mb=1024),
+    notes=(
+        "ASCEND_BUFFER_POOL is not set: the tutorial dropped it in vllm-ascend #13834 "
+        "('Sunset ASCEND_BUFFER_POOL on updated v0.23.0 base').",
+        "The tutorial starts each rank through examples/external_online_dp/launch_online_dp.py; the node "
+        "scripts run the same vllm serve per rank directly.",
+    ),
+    deviations=(
+        HOST_IP_ADDED,
+        Deviation(
+            "env",
+            "VLLM_ENGINE_READY_TIMEOUT_S",
+            "7200",
+            "set on every engine: with one vllm serve per DP rank (external load balancing) each rank waits "
+            "for its own engine while ≈1.5 TB of weights load, not only rank 0",
+            ("prefill", "decode"),
+        ),
+    ),
+)
+
+ASCEND_A2_K3_AGGREGATED = Recipe(
+    key="ascend-a2-kimi-k3-dp",
+    title="Kimi K3 on Atlas 800 A2, mixed DP over eight nodes (text only)",
+    platform="ascend",
+    hardware=frozenset({"a2"}),
+    families=frozenset({"kimi-k3"}),
+    topology="aggregated",
+    vllm="0.23.0",
+    vllm_ascend="0.23.0",
+    image="quay.io/ascend/vllm-ascend:kimi-k3",
+    source=_KIMI_K3_TUTORIAL + "#521-eight-node-mixed-deployment",
+    sourced=(
+        "/usr/local/Ascend/ascend-toolkit/set_env.sh",
+        "/vllm-workspace/vllm-ascend/vllm_ascend/_cann_ops_custom/vendors/custom_transformer/bin/set_env.bash",
+    ),
+    path_prepend={"PYTHONPATH": "/vllm-workspace/vllm-ascend"},
+    env={
+        "VLLM_HOST_IP": IP,
+        "HCCL_IF_IP": IP,
+        "GLOO_SOCKET_IFNAME": NIC,
+        "TP_SOCKET_IFNAME": NIC,
+        "HCCL_SOCKET_IFNAME": NIC,
+        "HCCL_CONNECT_TIMEOUT": "1800",
+        "HCCL_EXEC_TIMEOUT": "1800",
+        "HCCL_BUFFSIZE": "256",
+        "HCCL_INTRA_ROCE_ENABLE": "1",
+        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "30000",
+        "OMP_PROC_BIND": "false",
+        "OMP_NUM_THREADS": "10",
+        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+        "VLLM_LOGGING_LEVEL": "INFO",
+        "TASK_QUEUE_ENABLE": "1",
+        "TIKTOKEN_CACHE_DIR": "/root/.cache/tiktoken-k3",
+        "ASCEND_RT_VISIBLE_DEVICES": DEVICES,
+    },
+    flags=(
+        ("--trust-remote-code", None),
+        ("--mm-encoder-tp-mode", "data"),
+        ("--skip-mm-profiling", None),
+        ("--limit-mm-per-prompt", '{"vision_chunk":2}'),
+        ("--dtype", "bfloat16"),
+        ("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[1,2,4,8]}'),
+        (
+            "--additional-config",
+            '{"enable_flashcomm1":false,"ascend_compilation_config":{"enable_npugraph_ex":true,'
+            '"enable_static_kernel":false},"enable_cpu_binding":true}',
+        ),
+    ),
+    container=ASCEND_CONTAINER,
+    defaults=ServingDefaults(comm_buffer_mb=256),
+    deviations=(
+        Deviation(
+            "env",
+            "VLLM_ENGINE_READY_TIMEOUT_S",
+            "7200",
+            "set on the master as the A3 section does: the master waits for all eight ranks to load the weights",
+            ("master",),
+        ),
+    ),
+    notes=("Do not set HCCL_OP_EXPANSION_MODE=AIV on A2 (tutorial §5.2.1).",),
+)
+
+ASCEND_GENERIC = Recipe(
+    key="ascend-generic",
+    title="vLLM-Ascend multi-node DP (no model-specific tutorial)",
+    platform="ascend",
+    hardware=frozenset({"a3", "a2"}),
+    families=frozenset(),
+    topology="aggregated",
+    vllm="0.23.0",
+    vllm_ascend="0.23.0",
+    image="quay.io/ascend/vllm-ascend:v0.23.0",
+    source=_KIMI_K3_TUTORIAL + "#511-four-node-mixed-deployment",
+    env={k: v for k, v in ASCEND_A3_K3_AGGREGATED.env.items()},
+    role_env={"master": {"VLLM_ENGINE_READY_TIMEOUT_S": "7200"}},
+    container=ASCEND_CONTAINER,
+    defaults=ServingDefaults(comm_buffer_mb=800),
+    deviations=(HOST_IP_ADDED,),
+    notes=(
+        "No vLLM-Ascend tutorial covers this model on this server: the per-node environment of the "
+        "closest validated tutorial is used and model flags are the plan's only. Validate before go-live.",
+    ),
+)
+ASCEND_GENERIC_PD = replace(
+    ASCEND_GENERIC,
+    key="ascend-generic-pd",
+    title="vLLM-Ascend P/D disaggregation with Mooncake (no model-specific tutorial)",
+    topology="pd",
+    source=_KIMI_K3_TUTORIAL + "#512-sixteen-node-pd-separation-deployment",
+    env=dict(ASCEND_A3_K3_PD.env),
+    role_env={
+        "prefill": {"MMC_LOCAL_CONFIG_PATH": "/etc/memcache/mmc-local.conf", "PYTHONHASHSEED": "0"},
+        "decode": {},
+    },  # fmt: skip
+    path_prepend=dict(ASCEND_A3_K3_PD.path_prepend),
+    unset=ASCEND_A3_K3_PD.unset,
+    role_flags=dict(ASCEND_A3_K3_PD.role_flags),
+    connector="mooncake-memcache",
+    proxy="ascend-load-balance-proxy",
+    defaults=ServingDefaults(comm_buffer_mb=1024),
+)
+
+# --------------------------------------------------------------------------- CUDA
+
+_RECIPES = "https://github.com/vllm-project/recipes/blob/main/"
+# [K3-CUDA] guide: "Use --all2all-backend deepep_v2 for RDMA" when experts are spread across nodes.
+_DEEPEP: tuple[Flag, ...] = (("--all2all-backend", "deepep_v2"),)
+_CUDA_DP_ENV = {"NCCL_SOCKET_IFNAME": NIC, "GLOO_SOCKET_IFNAME": NIC, "CUDA_VISIBLE_DEVICES": DEVICES}
+
+CUDA_HOPPER_K3 = Recipe(
+    key="cuda-hopper-kimi-k3",
+    title="Kimi K3 on Hopper (H200): TP8 per node, DP across nodes, DeepEP over InfiniBand",
+    platform="cuda",
+    hardware=frozenset({"hopper"}),
+    families=frozenset({"kimi-k3"}),
+    topology="aggregated",
+    vllm="0.27.1",
+    vllm_ascend="",
+    image="vllm/vllm-openai:kimi-k3",
+    source=_RECIPES + "models/moonshotai/Kimi-K3.yaml",
+    env={
+        **_CUDA_DP_ENV,
+        "VLLM_ENGINE_READY_TIMEOUT_S": "3600",
+        "VLLM_USE_V2_MODEL_RUNNER": "1",
+        "VLLM_USE_RUST_FRONTEND": "1",
+        "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+    },
+    flags=(
+        ("--trust-remote-code", None),
+        ("--moe-backend", "marlin"),
+        ("--disable-custom-all-reduce", None),
+        ("--no-enable-flashinfer-autotune", None),
+        ("--attention-backend", "FLASHMLA"),
+    ),
+    cross_node_flags=_DEEPEP,
+    container=CUDA_CONTAINER,
+    defaults=ServingDefaults(
+        max_model_len=32768, max_num_seqs=5, max_num_batched_tokens=4096, gpu_memory_utilization=0.97
+    ),
+    notes=("Multi-node: --all2all-backend deepep_v2 over RDMA (recipe guide, 'Cross node communication').",),
+)
+CUDA_BLACKWELL_K3 = replace(
+    CUDA_HOPPER_K3,
+    key="cuda-blackwell-kimi-k3",
+    title="Kimi K3 on Blackwell (B200/B300)",
+    hardware=frozenset({"blackwell"}),
+    env={
+        **_CUDA_DP_ENV,
+        "VLLM_ALLREDUCE_USE_FLASHINFER": "1",
+        "VLLM_ENGINE_READY_TIMEOUT_S": "3600",
+        "VLLM_USE_V2_MODEL_RUNNER": "1",
+        "VLLM_USE_RUST_FRONTEND": "1",
+    },  # fmt: skip
+    flags=(
+        ("--trust-remote-code", None),
+        ("--load-format", "fastsafetensors"),
+        ("--no-enable-flashinfer-autotune", None),
+        ("--attention-config", '{"use_prefill_query_quantization":true,"mla_prefill_backend":"flashinfer"}'),
+    ),
+    defaults=ServingDefaults(max_model_len=1048576, gpu_memory_utilization=0.95),
+)
+CUDA_K3_BASE = Recipe(
+    key="cuda-kimi-k3",
+    title="Kimi K3 on other CUDA GPUs (the recipe's base arguments only)",
+    platform="cuda",
+    hardware=frozenset({"any", "ampere", "blackwell-pcie"}),
+    families=frozenset({"kimi-k3"}),
+    topology="aggregated",
+    vllm="0.27.1",
+    vllm_ascend="",
+    image="vllm/vllm-openai:kimi-k3",
+    source=_RECIPES + "models/moonshotai/Kimi-K3.yaml",
+    env={**_CUDA_DP_ENV, "VLLM_ENGINE_READY_TIMEOUT_S": "3600"},
+    flags=(("--trust-remote-code", None),),
+    cross_node_flags=_DEEPEP,
+    container=CUDA_CONTAINER,
+    defaults=ServingDefaults(gpu_memory_utilization=0.95),
+    notes=("The K3 recipe validates H200, B200, B300, GB200, GB300 and MI355X; on this GPU only its base "
+           "arguments apply. Validate with a load test before go-live.",),
+)  # fmt: skip
+CUDA_LLAMA = Recipe(
+    key="cuda-llama-3.3",
+    title="Llama 3.3 70B on Hopper/Blackwell",
+    platform="cuda",
+    hardware=frozenset({"hopper", "blackwell"}),
+    families=frozenset({"llama"}),
+    topology="aggregated",
+    vllm="0.27.1",
+    vllm_ascend="",
+    image="vllm/vllm-openai:v0.27.1",
+    source=_RECIPES + "models/meta-llama/Llama-3.3-70B-Instruct.yaml",
+    env=dict(_CUDA_DP_ENV),
+    flags=(("--async-scheduling", None),),
+    container=CUDA_CONTAINER,
+    defaults=ServingDefaults(max_num_batched_tokens=8192, enable_prefix_caching=False),
+)
+CUDA_QWEN3_MOE = Recipe(
+    key="cuda-qwen3-moe",
+    title="Qwen3-235B-A22B on CUDA",
+    platform="cuda",
+    hardware=frozenset({"hopper", "blackwell", "blackwell-pcie", "ampere", "any"}),
+    families=frozenset({"qwen3"}),
+    topology="aggregated",
+    vllm="0.27.1",
+    vllm_ascend="",
+    image="vllm/vllm-openai:v0.27.1",
+    source=_RECIPES + "models/Qwen/Qwen3-235B-A22B-Instruct-2507.yaml",
+    env=dict(_CUDA_DP_ENV),
+    flags=(("--trust-remote-code", None),),
+    cross_node_flags=_DEEPEP,
+    container=CUDA_CONTAINER,
+)
+CUDA_KIMI_K2 = Recipe(
+    key="cuda-kimi-k2",
+    title="Kimi K2 on CUDA",
+    platform="cuda",
+    hardware=frozenset({"hopper", "blackwell", "blackwell-pcie", "ampere", "any"}),
+    families=frozenset({"kimi-k2"}),
+    topology="aggregated",
+    vllm="0.27.1",
+    vllm_ascend="",
+    image="vllm/vllm-openai:v0.27.1",
+    source=_RECIPES + "models/moonshotai/Kimi-K2-Instruct.yaml",
+    env=dict(_CUDA_DP_ENV),
+    flags=(("--trust-remote-code", None),),
+    cross_node_flags=_DEEPEP,
+    container=CUDA_CONTAINER,
+)
+CUDA_DEEPSEEK = replace(
+    CUDA_KIMI_K2,
+    key="cuda-deepseek",
+    title="DeepSeek V3 / R1 on CUDA",
+    families=frozenset({"deepseek"}),
+    source=_RECIPES + "models/deepseek-ai/DeepSeek-V3.yaml",
+)
+CUDA_GENERIC = Recipe(
+    key="cuda-generic",
+    title="vLLM on CUDA, multi-node DP (no model-specific recipe)",
+    platform="cuda",
+    hardware=frozenset({"hopper", "blackwell", "blackwell-pcie", "ampere", "any"}),
+    families=frozenset(),
+    topology="aggregated",
+    vllm="0.27.1",
+    vllm_ascend="",
+    image="vllm/vllm-openai:v0.27.1",
+    source="https://github.com/vllm-project/vllm/blob/v0.27.1/docs/serving/data_parallel_deployment.md",
+    env=dict(_CUDA_DP_ENV),
+    cross_node_flags=_DEEPEP,
+    container=CUDA_CONTAINER,
+    notes=("No vLLM recipe covers this model on this GPU: flags are the plan's only.",),
+)
+
+# P/D on CUDA: the family recipe plus NIXL and the router [NIXL] [ROUTER] [K3-CUDA].
+NIXL_ENV = {
+    "VLLM_NIXL_SIDE_CHANNEL_HOST": IP,
+    "UCX_TLS": "rc,cuda_copy",
+    "UCX_NET_DEVICES": "all",
+}
+
+
+def _pd(base: Recipe) -> Recipe:
+    return replace(
+        base,
+        key=base.key + "-pd",
+        title=base.title + ", P/D disaggregation with NixlConnector",
+        topology="pd",
+        env={**base.env, **NIXL_ENV},
+        connector="nixl",
+        proxy="vllm-router",
+        source=base.source,
+        notes=(
+            *base.notes,
+            "P/D across nodes: NixlConnector with VLLM_NIXL_SIDE_CHANNEL_HOST set to the node's own address "
+            "(default localhost fails across nodes) and UCX over RDMA (UCX_TLS=rc,cuda_copy); vllm-router "
+            "(pip install vllm-router) fronts both sides.",
+        ),
+    )
+
+
+CUDA_RECIPES = (
+    CUDA_HOPPER_K3,
+    CUDA_BLACKWELL_K3,
+    CUDA_K3_BASE,
+    CUDA_LLAMA,
+    CUDA_QWEN3_MOE,
+    CUDA_KIMI_K2,
+    CUDA_DEEPSEEK,
+    CUDA_GENERIC,
+)
+ALL_RECIPES: tuple[Recipe, ...] = (
+    ASCEND_A3_K3_AGGREGATED,
+    ASCEND_A3_K3_PD,
+    ASCEND_A2_K3_AGGREGATED,
+    ASCEND_GENERIC,
+    ASCEND_GENERIC_PD,
+    *CUDA_RECIPES,
+    *(_pd(r) for r in CUDA_RECIPES),
+)
+
+# --------------------------------------------------------------------------- selection
+
+_GENERATION = {  # accelerator slug prefix → generation
+    "h200": "hopper",
+    "h100": "hopper",
+    "h20": "hopper",
+    "h800": "hopper",
+    "b200": "blackwell",
+    "b300": "blackwell",
+    "gb200": "blackwell",
+    "gb300": "blackwell",
+    "rtx-pro-6000": "blackwell-pcie",  # sm120 workstation parts: not the B200/B300 recipe profile
+    "a100": "ampere",
+    "a800": "ampere",
+    "ascend-910c": "a3",
+    "ascend-910b": "a2",
+}
+
+
+def hardware_of(server: ServerSpec) -> str:
+    slug = server.accelerator.slug
+    for prefix, gen in sorted(_GENERATION.items(), key=lambda kv: -len(kv[0])):
+        if slug.startswith(prefix):
+            return gen
+    return "a3" if server.accelerator.software_stack == "ascend" else "any"
+
+
+def family_of(model: ModelSpec) -> str:
+    slug = model.slug.lower()
+    for family in ("kimi-k3", "llama", "qwen3", "deepseek", "kimi-k2", "glm", "gpt-oss"):
+        if slug.startswith(family):
+            return family
+    return slug
+
+
+def select_recipe(req: PlanRequest) -> Recipe:
+    """The recipe the plan follows: the most specific one for platform × hardware × family × topology."""
+    return recipe_for(req.model, req.server, req.topology.kind)
+
+
+def recipe_for(model: ModelSpec, server: ServerSpec, kind: TopologyKind) -> Recipe:
+    platform = "ascend" if server.accelerator.software_stack == "ascend" else "cuda"
+    topology = "pd" if kind == TopologyKind.DISAGGREGATED else "aggregated"
+    hw, family = hardware_of(server), family_of(model)
+    candidates = [
+        r
+        for r in ALL_RECIPES
+        if r.platform == platform
+        and r.topology == topology
+        and (hw in r.hardware or "any" in r.hardware)
+        and (not r.families or family in r.families)
+    ]
+    # specific family first, then specific hardware
+    candidates.sort(key=lambda r: (not r.families, hw not in r.hardware))
+    if not candidates:  # pragma: no cover - the generic recipes match every platform/topology
+        raise LookupError(f"no launch recipe for {platform}/{topology}")
+    return candidates[0]
+
+
+def by_key(key: str) -> Recipe:
+    for r in ALL_RECIPES:
+        if r.key == key:
+            return r
+    raise KeyError(key)
+
+
+def serving_with_defaults(
+    serving: ServingSpec, given: set[str], model: ModelSpec, server: ServerSpec, kind: TopologyKind
+) -> ServingSpec:
+    """``serving`` with the recipe's validated values where the request left a field unset, and a context
+    length the model supports: vLLM refuses ``--max-model-len`` above the model's own limit, so an unset
+    context is clamped to ``model.max_context`` (a value the request gave is left for the checks to judge).
+    """
+    d = recipe_for(model, server, kind).defaults
+    changes: dict[str, object] = {}
+    for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
+                 "comm_buffer_mb", "enable_prefix_caching"):  # fmt: skip
+        value = getattr(d, name)
+        if name not in given and value is not None:
+            changes[name] = value
+    if "max_model_len" not in given and model.max_context > 0:
+        changes["max_model_len"] = min(
+            int(changes.get("max_model_len", serving.max_model_len)), model.max_context
+        )
+    return replace(serving, **changes) if changes else serving
+
+
+def for_context(key: str, ascend: bool) -> Recipe:
+    """The recipe a bundle was built with; a plan stored before recipes existed gets the generic one."""
+    try:
+        return by_key(key)
+    except KeyError:
+        return ASCEND_GENERIC if ascend else CUDA_GENERIC

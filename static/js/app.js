@@ -1,0 +1,30 @@
+/* Site-wide behaviour, served from 'self' so the Content-Security-Policy needs no inline script
+   and no eval (config/csp.py). */
+(function () {
+  "use strict";
+
+  /* The configurator's live form re-plans on every input except the scenario selector, which
+     loads a preset instead.  (Was an htmx trigger filter, "input[target.name!='scenario']", which
+     htmx evaluates with Function(): refused under the CSP.) */
+  document.addEventListener("htmx:confirm", function (event) {
+    var elt = event.detail && event.detail.elt;
+    var trigger = event.detail && event.detail.triggeringEvent;
+    if (!elt || !elt.matches || !elt.matches("form[data-live-form]") || !trigger) return;
+    var target = trigger.target;
+    if (target && target.name === "scenario") event.preventDefault();
+  });
+
+  /* "Copy" buttons: copy the text of the element named by data-copy. */
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button.copy");
+    if (!button) return;
+    var pre = document.getElementById(button.dataset.copy);
+    if (pre && navigator.clipboard) {
+      navigator.clipboard.writeText(pre.textContent).then(function () {
+        var old = button.textContent;
+        button.textContent = "✓";
+        setTimeout(function () { button.textContent = old; }, 1200);
+      });
+    }
+  });
+})();

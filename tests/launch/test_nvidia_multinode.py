@@ -1,0 +1,120 @@
+"""NVIDIA multi-node end to end from the shipped catalog: plan, price and launch (issue 19).
+
+Expected figures come from the seed (catalog/seed/data.py: QM9700 64 × 400G, price item SW-NVIDIA-QM9700
+¥260,000; HGX H200 with 8 × 400G InfiniBand ports) and from the public recipes:
+vllm-project/recipes main, models/moonshotai/Kimi-K3.yaml (hopper overrides; "--all2all-backend deepep_v2
+for RDMA"; "RDMA: UCX_TLS=rc,cuda_copy") and src/lib/command-synthesis.js (vllm-router for P/D).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from decimal import Decimal
+
+import pytest
+
+from configurator.engine.types import Severity
+from configurator.planner_views import run_search
+from configurator.services import plan_from_json
+
+from .test_containers import _docs, _validate
+from .test_recipes import _flags, check_flags_exist
+
+pytestmark = pytest.mark.django_db
+
+QM9700_PRICE = Decimal("260000")  # SW-NVIDIA-QM9700 in the cny-2026 price list
+H200 = "hgx-h200-8gpu"
+
+
+def _errors(result):
+    return [(c.code, c.message_en) for c in result.checks if c.severity == Severity.ERROR]
+
+
+@pytest.mark.parametrize("nodes", [2, 4])
+def test_k3_on_hgx_h200_plans_prices_and_launches_across_nodes(catalog, nodes):
+    req, result = plan_from_json(
+        {"model": "kimi-k3", "server": H200, "topology": {"kind": "single", "nodes": nodes}}
+    )
+    assert _errors(result) == []
+    # 8 IB ports per node → 8·n ports ≤ 64: one QM9700, priced from the list
+    ib = next(r for r in result.network.rows if r.fabric == "infiniband")
+    assert (ib.ports_needed, ib.switch_slug, ib.switches) == (8 * nodes, "nvidia-qm9700", 1)
+    assert req.commercial.switch_unit_prices["nvidia-qm9700"] == QM9700_PRICE
+    assert result.tco.switch_counts["nvidia-qm9700"] == 1
+    # K3 recipe, Hopper profile: TP8 per node, DP across nodes
+    assert (req.topology.parallel.tp, req.topology.parallel.dp) == (8, nodes)
+    launch = result.launch
+    assert launch.context.recipe == "cuda-hopper-kimi-k3"
+    for node in launch.nodes:
+        (argv,) = node.argv
+        flags = _flags(argv)
+        assert flags["--all2all-backend"] == "deepep_v2"  # experts cross nodes over RDMA
+        assert flags["--moe-backend"] == "marlin" and "--disable-custom-all-reduce" in flags
+        assert flags["--max-model-len"] == "32768" and flags["--max-num-seqs"] == "5"
+        assert flags["--max-num-batched-tokens"] == "4096" and flags["--gpu-memory-utilization"] == "0.97"
+        assert "--compilation-config" not in flags  # no Ascend FULL_DECODE_ONLY forcing on CUDA
+        assert "--quantization" not in flags
+        assert node.env["VLLM_USE_V2_MODEL_RUNNER"] == "1" and node.env["NCCL_IB_HCA"] == "mlx5"
+        assert not any(k.startswith(("HCCL", "ASCEND")) for k in node.env)
+    assert check_flags_exist(launch) > 0  # against vLLM 0.27.1, the recipe's minimum
+
+
+@pytest.mark.parametrize("model", ["llama-3-3-70b", "qwen3-235b-a22b"])
+def test_pd_on_two_h200_uses_nixl_across_nodes_and_vllm_router(catalog, model):
+    req, result = plan_from_json(
+        {"model": model, "server": H200,
+         "topology": {"kind": "disaggregated", "nodes": 2, "prefill_nodes": 1, "decode_nodes": 1}}
+    )  # fmt: skip
+    assert _errors(result) == []
+    assert result.tco.switch_counts["nvidia-qm9700"] == 1
+    launch = result.launch
+    roles = {n.role: n for n in launch.nodes}
+    assert set(roles) == {"prefill", "decode"}
+    for node in launch.nodes:
+        (argv,) = node.argv
+        flags = _flags(argv)
+        kv = json.loads(flags["--kv-transfer-config"])
+        assert kv["kv_connector"] == "NixlConnector" and kv["kv_role"] == "kv_both"
+        # the side channel binds the node's own address (vLLM's default, localhost, fails across nodes)
+        assert node.env["VLLM_NIXL_SIDE_CHANNEL_HOST"] == node.host
+        assert node.env["UCX_TLS"] == "rc,cuda_copy" and node.env["UCX_NET_DEVICES"] == "all"
+        # one engine per side on one node: no DP flags (they would be no-ops)
+        assert not any(f.startswith("--data-parallel") for f in flags)
+        assert "--compilation-config" not in flags and "--enforce-eager" not in flags
+        if model.startswith("llama"):
+            assert "--trust-remote-code" not in flags  # Llama needs no remote code (recipe base_args: [])
+            assert "--async-scheduling" in flags and "--no-enable-prefix-caching" in flags
+        else:
+            assert "--trust-remote-code" in flags and flags["--tool-call-parser"] == "hermes"
+    proxy = launch.files["start-proxy.sh"]
+    assert "toy_proxy_server" not in "".join(launch.files.values())
+    words = shlex.split(proxy.split("exec ", 1)[1].splitlines()[0])
+    p, d = roles["prefill"], roles["decode"]
+    assert words[:4] == ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation"]
+    assert words[words.index("--prefill") + 1] == f"http://{p.host}:{p.api_ports[0]}"
+    assert words[words.index("--decode") + 1] == f"http://{d.host}:{d.api_ports[0]}"
+    assert "pip install vllm-router" in proxy
+    check_flags_exist(launch)
+    docs = list(_docs(launch.files))
+    assert [d["kind"] for _, d in docs].count("LeaderWorkerSet") == 2
+    for _, doc in docs:
+        _validate(doc)
+        if doc["kind"] == "LeaderWorkerSet":
+            assert doc["spec"]["leaderWorkerTemplate"]["size"] == 1  # one node per side
+            pod = doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+            assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8}
+
+
+def test_the_auto_planner_lists_a_multi_node_nvidia_candidate_for_k3(catalog):
+    result = run_search({"model": "kimi-k3"})
+    nvidia = [
+        c
+        for c in result.candidates
+        if c.server.slug.startswith(("hgx-", "dgx-")) and c.request_json["topology"]["nodes"] > 1
+    ]
+    assert any(c.server.slug == H200 for c in nvidia)
+    # and each such candidate plans without errors from the shipped catalog
+    cand = next(c for c in nvidia if c.server.slug == H200)
+    _, res = plan_from_json(cand.request_json)
+    assert _errors(res) == []

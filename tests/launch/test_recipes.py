@@ -1,0 +1,365 @@
+"""Each seeded Ascend bundle against the public tutorial it follows, and every flag against the vLLM source.
+
+The expected environment and flags below are copied by hand from the vLLM-Ascend Kimi-K3 tutorial
+(github.com/vllm-project/vllm-ascend, branch releases/v0.23.0, docs/source/tutorials/models/Kimi-K3.md),
+not from ``configurator/engine/recipes.py``: a bundle may differ from them only by a deviation the
+bundle records (with its reason) and lists in its README.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from configurator.engine import fixtures as F
+from configurator.engine import recipes as rc
+from configurator.engine.launch import build_launch
+from configurator.engine.layout import resolve_layout
+
+FLAG_DIR = Path(__file__).resolve().parents[1] / "data" / "vllm-flags"
+TUTORIAL = "vllm-ascend/blob/releases/v0.23.0/docs/source/tutorials/models/Kimi-K3.md"
+NIC = "enp189s0f0"  # the fixtures' data NIC
+# Flags whose value is the plan's (sizes, parallelism, ports, the model's parsers), not the tutorial's.
+PLAN = {
+    "--served-model-name", "--host", "--port", "--headless", "--tensor-parallel-size", "--pipeline-parallel-size",
+    "--data-parallel-size", "--data-parallel-size-local", "--data-parallel-start-rank", "--data-parallel-rank",
+    "--data-parallel-address", "--data-parallel-rpc-port", "--enable-expert-parallel", "--max-model-len",
+    "--max-num-seqs", "--max-num-batched-tokens", "--gpu-memory-utilization", "--kv-cache-dtype",
+    "--enable-prefix-caching", "--no-enable-prefix-caching", "--language-model-only", "--tokenizer-mode",
+    "--reasoning-parser", "--enable-auto-tool-choice", "--tool-call-parser", "--kv-transfer-config",
+}  # fmt: skip
+JSON_FLAGS = {"--compilation-config", "--additional-config", "--limit-mm-per-prompt", "--kv-transfer-config"}
+
+
+def _devices(n: int) -> str:
+    return ",".join(str(i) for i in range(n))
+
+
+def _common_a3(ip: str) -> dict[str, str]:
+    # §5.1.1, both tabs
+    return {
+        "HCCL_IF_IP": ip,
+        "GLOO_SOCKET_IFNAME": NIC,
+        "TP_SOCKET_IFNAME": NIC,
+        "HCCL_SOCKET_IFNAME": NIC,
+        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+        "OMP_PROC_BIND": "false",
+        "OMP_NUM_THREADS": "1",
+        "TASK_QUEUE_ENABLE": "1",
+        "HCCL_BUFFSIZE": "800",
+        "ASCEND_RT_VISIBLE_DEVICES": _devices(16),
+    }
+
+
+def tutorial_a3_4node(role: str, ip: str) -> tuple[dict[str, str], dict[str, str | None]]:
+    env = _common_a3(ip)
+    if role == "master":
+        env["VLLM_ENGINE_READY_TIMEOUT_S"] = "7200"  # "Only the master waits for all engines"
+    flags = {
+        "--allowed-local-media-path": "/",
+        "--trust-remote-code": None,
+        "--compilation-config": '{"cudagraph_mode":"FULL_DECODE_ONLY"}',
+        "--mm-processor-cache-gb": "0",
+        "--additional-config": '{"enable_cpu_binding":true, "enable_flashcomm1":true}',
+        "--mm-encoder-tp-mode": "data",
+        "--limit-mm-per-prompt": '{"vision_chunk": 2}',
+    }
+    return env, flags
+
+
+def tutorial_a3_8p8d(role: str, ip: str) -> tuple[dict[str, str], dict[str, str | None]]:
+    # §5.1.2.2 "Create the engine templates", Prefill and Decode tabs
+    env = {
+        "VLLM_RPC_TIMEOUT": "3600000",
+        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "30000",
+        "HCCL_EXEC_TIMEOUT": "204",
+        "HCCL_CONNECT_TIMEOUT": "120",
+        "HCCL_IF_IP": ip,
+        "GLOO_SOCKET_IFNAME": NIC,
+        "TP_SOCKET_IFNAME": NIC,
+        "HCCL_SOCKET_IFNAME": NIC,
+        "OMP_PROC_BIND": "false",
+        "OMP_NUM_THREADS": "10",
+        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+        "VLLM_ASCEND_ENABLE_MLAPO": "1",
+        "HCCL_BUFFSIZE": "1024",
+        "TASK_QUEUE_ENABLE": "1",
+        "VLLM_USE_V1": "1",
+        "ASCEND_RT_VISIBLE_DEVICES": _devices(16),
+        "ASCEND_ENABLE_USE_FABRIC_MEM": "1",
+    }
+    flags: dict[str, str | None] = {
+        "--seed": "1024",
+        "--trust-remote-code": None,
+        "--mm-encoder-tp-mode": "data",
+        "--skip-mm-profiling": None,
+        "--safetensors-load-strategy": "prefetch",  # the tutorial writes --safetensors_load_strategy
+        "--mamba-cache-mode": "align",
+        "--additional-config": '{"recompute_scheduler_enable":false}',
+        "--limit-mm-per-prompt": '{"vision_chunk":2}',
+    }
+    if role == "prefill":
+        env |= {"MMC_LOCAL_CONFIG_PATH": "/etc/memcache/mmc-local.conf", "PYTHONHASHSEED": "0",
+                "ACL_OP_INIT_MODE": "1"}  # fmt: skip
+        flags["--enforce-eager"] = None
+    else:
+        env["HCCL_OP_EXPANSION_MODE"] = "AIV"
+        flags["--compilation-config"] = '{"cudagraph_mode": "FULL_DECODE_ONLY"}'
+    return env, flags
+
+
+def tutorial_a2_8node(role: str, ip: str) -> tuple[dict[str, str], dict[str, str | None]]:
+    # §5.2.1, both tabs (identical but for --headless and the start rank)
+    env = {
+        "VLLM_HOST_IP": ip,
+        "HCCL_IF_IP": ip,
+        "GLOO_SOCKET_IFNAME": NIC,
+        "TP_SOCKET_IFNAME": NIC,
+        "HCCL_SOCKET_IFNAME": NIC,
+        "HCCL_CONNECT_TIMEOUT": "1800",
+        "HCCL_EXEC_TIMEOUT": "1800",
+        "HCCL_BUFFSIZE": "256",
+        "HCCL_INTRA_ROCE_ENABLE": "1",
+        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "30000",
+        "OMP_PROC_BIND": "false",
+        "OMP_NUM_THREADS": "10",
+        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+        "VLLM_LOGGING_LEVEL": "INFO",
+        "TASK_QUEUE_ENABLE": "1",
+        "TIKTOKEN_CACHE_DIR": "/root/.cache/tiktoken-k3",
+        "ASCEND_RT_VISIBLE_DEVICES": _devices(8),
+    }
+    flags: dict[str, str | None] = {
+        "--trust-remote-code": None,
+        "--mm-encoder-tp-mode": "data",
+        "--skip-mm-profiling": None,
+        "--limit-mm-per-prompt": '{"vision_chunk":2}',
+        "--dtype": "bfloat16",
+        "--compilation-config": '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[1,2,4,8]}',
+        "--additional-config": '{"enable_flashcomm1":false,"ascend_compilation_config":{"enable_npugraph_ex":true,'
+        '"enable_static_kernel":false},"enable_cpu_binding":true}',
+    }
+    return env, flags
+
+
+SEEDED = {
+    "4 × A3": (F.request_k3_a3_4node, tutorial_a3_4node, "#511-four-node-mixed-deployment"),
+    "8 × A3 pair": (F.request_k3_a3_8node_pair, tutorial_a3_4node, "#511-four-node-mixed-deployment"),
+    "16 × A3 8P8D": (F.request_k3_a3_8p8d, tutorial_a3_8p8d, "#512-sixteen-node-pd-separation-deployment"),
+    "8 × A2": (F.request_k3_a2_8node_text_only, tutorial_a2_8node, "#521-eight-node-mixed-deployment"),
+}
+
+
+def _flags(argv: tuple[str, ...]) -> dict[str, str | None]:
+    words = list(argv[argv.index("serve") + 2 :])
+    out: dict[str, str | None] = {}
+    i = 0
+    while i < len(words):
+        if i + 1 < len(words) and not words[i + 1].startswith("--"):
+            out[words[i]] = words[i + 1]
+            i += 2
+        else:
+            out[words[i]] = None
+            i += 1
+    return out
+
+
+def _norm(flags: dict[str, str | None]) -> dict[str, object]:
+    """Flag names with '-' (vLLM's parser accepts '_'); JSON values parsed, so spacing does not matter."""
+    out: dict[str, object] = {}
+    for k, v in flags.items():
+        k = "--" + k[2:].replace("_", "-")
+        out[k] = json.loads(v) if k in JSON_FLAGS and v is not None else v
+    return out
+
+
+def _apply(env, flags, deviations, role, ip):
+    env, flags = dict(env), dict(flags)
+    fill = {rc.IP: ip, rc.NIC: NIC}
+    for d in deviations:
+        if role not in d.roles:
+            continue
+        target = env if d.kind == "env" else flags
+        if d.value is None:
+            target.pop(d.name, None)
+        else:
+            target[d.name] = fill.get(d.value, d.value)
+    return env, flags
+
+
+@pytest.mark.parametrize("label", list(SEEDED))
+def test_seeded_bundle_is_the_tutorial_plus_its_recorded_deviations(label):
+    build, tutorial, section = SEEDED[label]
+    req = build()
+    result = build_launch(req, resolve_layout(req))
+    ctx = result.context
+    recipe = rc.by_key(ctx.recipe)
+    assert TUTORIAL in recipe.source and recipe.source.endswith(section)
+    assert (recipe.vllm, recipe.vllm_ascend) == (
+        "0.23.0",
+        "0.23.0",
+    )  # "validated … based on vLLM-Ascend 0.23.0"
+    readme = result.files["README.md"]
+    assert recipe.source in readme
+    for d in ctx.deviations:  # every deviation is listed with its reason
+        assert f"`{d.name}`" in readme and d.reason.split(";")[0][:60] in readme
+    for node in result.nodes:
+        want_env, want_flags = tutorial(node.role, node.host)
+        want_env, want_flags = _apply(want_env, want_flags, ctx.deviations, node.role, node.host)
+        assert dict(node.env) == want_env, (label, node.script)
+        for argv in node.argv:
+            got = {k: v for k, v in _flags(argv).items() if k not in PLAN}
+            assert _norm(got) == _norm(want_flags), (label, node.script)
+
+
+def test_the_deviations_are_the_reasoned_ones():
+    """What each seeded bundle does differently from its tutorial section, and nothing else."""
+
+    def devs(req):
+        return {(d.name, d.value) for d in build_launch(req, resolve_layout(req)).context.deviations}
+
+    host = ("VLLM_HOST_IP", rc.IP)  # S1's pitfall: set on every node
+    assert devs(F.request_k3_a3_4node()) == {host, ("--allowed-local-media-path", None)}
+    # the pair lowers HCCL's ≈30 min execution timeout so a hung collective fails over
+    assert devs(F.request_k3_a3_8node_pair()) == {host, ("--allowed-local-media-path", None),
+                                                  ("HCCL_EXEC_TIMEOUT", "204")}  # fmt: skip
+    # the fixtures size the communication buffer at 800 MB (counted in the memory estimate)
+    assert devs(F.request_k3_a3_8p8d()) == {
+        host,
+        ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"),
+        ("HCCL_BUFFSIZE", "800"),
+    }
+    assert devs(F.request_k3_a2_8node_text_only()) == {("VLLM_ENGINE_READY_TIMEOUT_S", "7200"),
+                                                       ("HCCL_BUFFSIZE", "800")}  # fmt: skip
+    # at the tutorial's own buffer size the 8P8D bundle keeps 1024
+    req = F.request_k3_a3_8p8d()
+    req = replace(req, serving=replace(req.serving, comm_buffer_mb=1024))
+    assert ("HCCL_BUFFSIZE", "800") not in devs(req)
+    assert build_launch(req, resolve_layout(req)).nodes[0].env["HCCL_BUFFSIZE"] == "1024"
+
+
+def test_8p8d_and_a2_scripts_carry_the_tutorials_shell_steps():
+    pd = build_launch(F.request_k3_a3_8p8d(), resolve_layout(F.request_k3_a3_8p8d())).files
+    prefill = pd["node-00-prefill-prefill.sh"]
+    # §5.1.2.2: proxies unset, Mooncake's library path in front of LD_LIBRARY_PATH
+    assert "unset ftp_proxy FTP_PROXY https_proxy HTTPS_PROXY http_proxy HTTP_PROXY" in prefill
+    assert (
+        "export LD_LIBRARY_PATH=/usr/local/Ascend/ascend-toolkit/latest/python/site-packages/mooncake"
+        "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" in prefill
+    )
+    a2 = build_launch(
+        F.request_k3_a2_8node_text_only(), resolve_layout(F.request_k3_a2_8node_text_only())
+    ).files
+    master = a2["node-00-cluster-master.sh"]
+    # §5.2.1: the CANN and the K3 custom-op environments are sourced before vllm serve
+    assert "\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n" in master
+    assert (
+        "source /vllm-workspace/vllm-ascend/vllm_ascend/_cann_ops_custom/vendors/custom_transformer/bin/set_env.bash"
+        in master
+    )
+    assert "export PYTHONPATH=/vllm-workspace/vllm-ascend${PYTHONPATH:+:$PYTHONPATH}" in master
+    assert master.index("set_env.sh") < master.index("exec vllm serve")
+
+
+# --------------------------------------------------------------------------- flags exist in the named version
+
+
+def _flag_list(version: str) -> dict[str, dict]:
+    doc = json.loads((FLAG_DIR / f"vllm-{version}.json").read_text())
+    assert doc["version"] == version and "arg_utils.py" in doc["source"]
+    return doc["flags"]
+
+
+def _ascend_keys(version: str) -> dict[str, list[str]]:
+    doc = json.loads((FLAG_DIR / f"vllm-ascend-{version}-additional-config.json").read_text())
+    assert doc["version"] == version and "ascend_config.py" in doc["source"]
+    return doc["additional_config"]
+
+
+def check_flags_exist(result) -> int:
+    recipe = rc.by_key(result.context.recipe)
+    known = _flag_list(recipe.vllm)
+    checked = 0
+    for node in result.nodes:
+        for argv in node.argv:
+            for flag, value in _flags(argv).items():
+                name = "--" + flag[2:].replace("_", "-")
+                assert name in known, f"{flag} is not a vllm serve flag in vLLM {recipe.vllm}"
+                choices = known[name].get("choices")
+                if choices:
+                    assert value in choices, f"{flag} {value} not in {choices} (vLLM {recipe.vllm})"
+                if name == "--additional-config":
+                    keys = _ascend_keys(recipe.vllm_ascend)
+                    cfg = json.loads(value)
+                    assert set(cfg) <= set(keys["top_level"]), cfg
+                    for k in cfg.get("ascend_compilation_config", {}):
+                        assert k in keys["ascend_compilation_config"]
+                checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("label", list(SEEDED))
+def test_every_flag_of_every_seeded_bundle_exists_in_the_recipes_vllm_version(label):
+    req = SEEDED[label][0]()
+    assert check_flags_exist(build_launch(req, resolve_layout(req))) > 20
+
+
+def test_flag_lists_catch_a_flag_that_does_not_exist():
+    known = _flag_list("0.23.0")
+    # negative controls: a typo, a flag only in a later vLLM, and --no- on a flag that has none
+    assert "--enable-prefix-cache" not in known
+    assert "deepep_v2" not in known["--all2all-backend"]["choices"]  # added after 0.23.0
+    assert "deepep_v2" in _flag_list("0.27.1")["--all2all-backend"]["choices"]
+    assert "--no-headless" not in known and "--no-enable-prefix-caching" in known
+    assert re.fullmatch(r"--[a-z0-9-]+", "--safetensors-load-strategy")
+
+
+def test_recipe_selection_by_platform_gpu_generation_family_and_topology():
+    from configurator.engine.types import TopologyKind
+
+    a3, a2, nf = F.atlas_800_a3(), F.atlas_800_a2(), F.nf5868g8()
+    k3, ds, llama = F.kimi_k3(), F.deepseek_v3(), F.llama_3_1_8b()
+    single, pd = TopologyKind.SINGLE, TopologyKind.DISAGGREGATED
+    assert rc.recipe_for(k3, a3, single).key == "ascend-a3-kimi-k3-dp"
+    assert rc.recipe_for(k3, a3, pd).key == "ascend-a3-kimi-k3-pd"
+    assert rc.recipe_for(k3, a2, single).key == "ascend-a2-kimi-k3-dp"
+    assert rc.recipe_for(ds, a3, single).key == "ascend-generic"  # no DeepSeek tutorial encoded
+    # RTX PRO 6000D is not the B200/B300 profile of the K3 recipe: only its base arguments
+    assert rc.recipe_for(k3, nf, single).key == "cuda-kimi-k3"
+    assert rc.recipe_for(ds, nf, pd).key == "cuda-deepseek-pd"
+    assert (
+        rc.recipe_for(llama, nf, single).key == "cuda-generic"
+    )  # the Llama recipe profiles Hopper/Blackwell
+    h200 = replace(nf, accelerator=replace(nf.accelerator, slug="h200-sxm"))
+    assert rc.recipe_for(llama, h200, single).key == "cuda-llama-3.3"
+    assert rc.recipe_for(k3, h200, single).key == "cuda-hopper-kimi-k3"
+    # the recipes that need remote code say so; Llama's does not
+    assert ("--trust-remote-code", None) in rc.by_key("cuda-deepseek").flags
+    assert ("--trust-remote-code", None) not in rc.by_key("cuda-llama-3.3").flags
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "data,buffsize",
+    [
+        # HCCL_BUFFSIZE per tutorial section: 800 (§5.1.1), 1024 (§5.1.2.2), 256 (§5.2.1)
+        ({"server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}, "800"),
+        ({"server": "atlas-800-a3",
+          "topology": {"kind": "disaggregated", "nodes": 16, "prefill_nodes": 8, "decode_nodes": 8}}, "1024"),
+        ({"server": "atlas-800-a2", "topology": {"kind": "single", "nodes": 8},
+          "serving": {"language_model_only": True, "max_model_len": 262144}}, "256"),
+    ],
+)  # fmt: skip
+def test_a_request_that_leaves_the_buffer_unset_gets_the_tutorials_value(catalog, data, buffsize):
+    from configurator.services import plan_from_json
+
+    req, result = plan_from_json({"model": "kimi-k3", **data})
+    assert not [c.code for c in result.checks if c.severity.value == "error"]
+    assert req.serving.comm_buffer_mb == int(buffsize)  # the memory estimate counts what is launched
+    assert {n.env["HCCL_BUFFSIZE"] for n in result.launch.nodes} == {buffsize}
+    assert "HCCL_BUFFSIZE" not in {d.name for d in result.launch.context.deviations}
+    assert check_flags_exist(result.launch) > 0
