@@ -295,8 +295,10 @@ def test_the_customer_page_speaks_the_quotes_language_only(client, users, catalo
     words -= set(re.findall(r"[A-Za-z][A-Za-z&]{1,}", quote.number))
     for line in quote.revisions.get().lines.all():  # product names as the price list spells them in Chinese
         words -= set(re.findall(r"[A-Za-z][A-Za-z&]{1,}", line.description_zh))
-    # The engineer's name is a person's name, not interface text.
-    words -= set(re.findall(r"[A-Za-z][A-Za-z&]{1,}", quote.owner.profile.display_name))
+    # The engineer's name and team ("prepared by", as the proposal prints it) are names, not interface text.
+    from quotes.frozen import revision_prepared_by
+
+    words -= set(re.findall(r"[A-Za-z][A-Za-z&]{1,}", revision_prepared_by(quote.revisions.get())))
     assert words == set(), words
     assert "接受本报价" in text and "浦东发展银行" in text
 
