@@ -129,6 +129,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "config.csp.csp_nonce",
+                "quotes.context_processors.workflow_nav",
             ],
         },
     },
@@ -276,3 +277,21 @@ QUOTE_VALIDITY_DAYS = int(os.environ.get("QUOTE_VALIDITY_DAYS", "30"))
 # largest deployment rendered (a 1,024-node proposal ran to 220 pages in 47 s, issue 13).
 PDF_MAX_ACTIVE_PER_USER = int(os.environ.get("PDF_MAX_ACTIVE_PER_USER", "2"))
 PDF_MAX_NODES = int(os.environ.get("PDF_MAX_NODES", "256"))
+
+# Sales workflow (quotes/notify.py, quotes/workflow.py).  E-mail: the console
+# backend in embedded mode (notices print to the log); SMTP from the
+# environment in production.  SITE_URL makes the links in e-mails absolute.
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if PRODUCTION
+    else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "quotes@localhost")
+SITE_URL = os.environ.get("SITE_URL", "")
+QUOTE_SHARE_DAYS = int(os.environ.get("QUOTE_SHARE_DAYS", "30"))  # a customer link expires after this

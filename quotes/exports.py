@@ -3,10 +3,12 @@
 Both read only the revision's snapshots, so a revision exports the same
 files whatever happens to the catalog later.
 
-* :func:`revision_workbook` — XLSX (pandas + openpyxl) with the sheets
-  ``BOM``, ``TCO yearly``, ``TCO monthly``, ``Cost per M tokens``,
-  ``Sensitivity`` and ``Assumptions``.  Money is written as numbers with a
-  currency column beside it (never as formatted text), so finance can sum it.
+* :func:`revision_workbook` — XLSX (XlsxWriter, ``quotes/workbook.py``) with
+  the sheets ``BOM``, ``Inputs``, ``TCO yearly``, ``TCO monthly``, ``Cost per
+  M tokens``, ``Sensitivity`` and ``Assumptions``.  BOM totals, VAT, TCO years
+  and NPV are live formulas (with their values) over the ``Inputs`` sheet;
+  money is written as numbers with a currency column beside it (never as
+  formatted text), and text always as text (formula-injection safe).
 * :func:`revision_launch_bundle` — the launch bundle (.zip) of the frozen
   plan: the ``LaunchResult`` is rebuilt from the revision's ``result_json``
   (the very commands the proposal shows) and rendered by
@@ -18,7 +20,6 @@ files whatever happens to the catalog later.
 from __future__ import annotations
 
 import dataclasses
-import io
 import logging
 import re
 from collections.abc import Mapping
@@ -37,14 +38,8 @@ from .statuses import BomCategory
 
 logger = logging.getLogger(__name__)
 
-SHEETS = (
-    "BOM",
-    "TCO yearly",
-    "TCO monthly",
-    "Cost per M tokens",
-    "Sensitivity",
-    "Assumptions",
-)  # + "Measured"
+SHEETS = ("BOM", "Inputs", "TCO yearly", "TCO monthly", "Cost per M tokens", "Sensitivity", "Assumptions")
+# + "Measured" when a vllm bench serve result is attached (issue 15)
 XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 MONEY_FORMAT = "#,##0.00"
 
@@ -125,8 +120,8 @@ def _bom_rows(revision, zh: bool) -> tuple[list[dict], list[str]]:
     return rows, money_columns
 
 
-def _yearly_rows(tco: Mapping, currency: str) -> tuple[list[dict], list[str]]:
-    columns = [
+def _yearly_columns() -> list[tuple[str, str]]:
+    return [
         ("buy_capex", _("Buy: capex")),
         ("buy_om", _("Buy: O&M")),
         ("buy_software_support", _("Buy: software and support")),
@@ -140,6 +135,10 @@ def _yearly_rows(tco: Mapping, currency: str) -> tuple[list[dict], list[str]]:
         ("lease_cost", _("Lease: cost")),
         ("lease_cumulative", _("Lease: cumulative")),
     ]
+
+
+def _yearly_rows(tco: Mapping, currency: str) -> tuple[list[dict], list[str]]:
+    columns = _yearly_columns()
     rows = []
     for year in tco.get("yearly") or []:
         row: dict[str, Any] = {_("Year"): year.get("year")}
@@ -271,22 +270,6 @@ def _assumption_rows(revision, zh: bool) -> list[dict]:
     return rows
 
 
-def _sheet(writer, name: str, rows: list[dict], money_columns: list[str] = ()) -> None:
-    import pandas as pd
-
-    frame = pd.DataFrame(rows)
-    frame.to_excel(writer, sheet_name=name, index=False)
-    sheet = writer.sheets[name]
-    sheet.freeze_panes = "A2"
-    for index, column in enumerate(frame.columns, start=1):
-        letter = sheet.cell(row=1, column=index).column_letter
-        width = max([len(str(column))] + [len(str(v)) for v in frame[column].tolist() if v is not None])
-        sheet.column_dimensions[letter].width = min(max(10, width * 1.1 + 2), 60)
-        if column in money_columns:
-            for cell in sheet[letter][1:]:
-                cell.number_format = MONEY_FORMAT
-
-
 def _measured_rows(revision) -> list[dict]:
     """Estimate beside the attached vllm bench serve measurement (quotes/benchmark_views.py), if any."""
     from .benchmark_views import measured_context
@@ -308,34 +291,35 @@ def _measured_rows(revision) -> list[dict]:
 
 
 def revision_workbook(revision) -> bytes:
-    """The BOM and TCO workbook of a revision (XLSX bytes), in the quote's language."""
-    import pandas as pd
+    """The BOM and TCO workbook of a revision (XLSX bytes), in the quote's language.
+
+    BOM totals, inputs, TCO years and NPV are live formulas with their values
+    (``quotes/workbook.py``); the other sheets carry the frozen plan's figures.
+    """
+    from . import workbook
 
     lang = proposal_language(revision)
     zh = lang.startswith("zh")
     tco = (revision.result_json or {}).get("tco") or {}
     currency = tco.get("currency") or revision.currency
-    buffer = io.BytesIO()
     with translation.override(lang):
-        with pd.ExcelWriter(buffer, engine="openpyxl") as writer:
-            rows, money_columns = _bom_rows(revision, zh)
-            _sheet(writer, "BOM", rows, money_columns)
-            rows, money_columns = _yearly_rows(tco, currency)
-            _sheet(writer, "TCO yearly", rows, money_columns)
-            rows, money_columns = _monthly_rows(tco, currency)
-            _sheet(writer, "TCO monthly", rows, money_columns)
-            rows, money_columns = _token_rows(tco, currency)
-            _sheet(writer, "Cost per M tokens", rows, money_columns)
-            rows, money_columns = _sensitivity_rows(tco, currency, zh)
-            _sheet(writer, "Sensitivity", rows, money_columns)
-            _sheet(writer, "Assumptions", _assumption_rows(revision, zh))
-            measured = _measured_rows(revision)
-            if measured:
-                _sheet(writer, "Measured", measured)
-            book = writer.book
-            book.properties.title = f"{revision.number} BOM / TCO"
-            book.properties.creator = "inference-configurator"
-    return buffer.getvalue()
+        value_sheets = [
+            ("TCO yearly", *_yearly_rows(tco, currency)),
+            ("TCO monthly", *_monthly_rows(tco, currency)),
+            ("Cost per M tokens", *_token_rows(tco, currency)),
+            ("Sensitivity", *_sensitivity_rows(tco, currency, zh)),
+            ("Assumptions", _assumption_rows(revision, zh), []),
+        ]
+        measured = _measured_rows(revision)
+        if measured:
+            value_sheets.append(("Measured", measured, []))
+        return workbook.build(
+            revision,
+            zh=zh,
+            value_sheets=value_sheets,
+            yearly_columns=_yearly_columns(),
+            title=f"{revision.number} BOM / TCO",
+        )
 
 
 def workbook_filename(revision) -> str:

@@ -623,3 +623,13 @@ def _audit_pre_delete(sender, instance, **kwargs):
 
 
 from .benchmark_models import MeasuredBenchmark  # noqa: E402,F401  (measured bench results, issue 15)
+
+# The sales-workflow models (share links, customer acceptance and questions,
+# notifications) live in their own module; importing them here registers them.
+from .workflow_models import (  # noqa: E402, F401
+    CustomerAcceptance,
+    CustomerQuestion,
+    Notification,
+    ShareLink,
+    ShareView,
+)

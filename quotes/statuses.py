@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 class QuoteStatus(models.TextChoices):
     DRAFT = "draft", _("Draft")
     SENT = "sent", _("Sent")
+    ACCEPTED = "accepted", _("Accepted")
     WON = "won", _("Won")
     LOST = "lost", _("Lost")
     EXPIRED = "expired", _("Expired")
@@ -34,18 +35,24 @@ class Transition:
 
 # draft → sent → won / lost / expired.  A sent or expired quote goes back to
 # draft when a new revision is made from it (the customer asked for a change);
-# won and lost are final.
+# won and lost are final.  A customer's acceptance on the share link moves a
+# sent quote to accepted (then won or lost).
 TRANSITIONS: tuple[Transition, ...] = (
     Transition(QuoteStatus.DRAFT, QuoteStatus.SENT, _("Send to customer")),
     Transition(QuoteStatus.SENT, QuoteStatus.WON, _("Mark as won")),
     Transition(QuoteStatus.SENT, QuoteStatus.LOST, _("Mark as lost"), needs_comment=True),
     Transition(QuoteStatus.SENT, QuoteStatus.EXPIRED, _("Mark as expired")),
+    # The customer accepts on the share link (quotes.share); the order then wins or falls through.
+    Transition(QuoteStatus.SENT, QuoteStatus.ACCEPTED, _("Mark as accepted")),
+    Transition(QuoteStatus.ACCEPTED, QuoteStatus.WON, _("Mark as won")),
+    Transition(QuoteStatus.ACCEPTED, QuoteStatus.LOST, _("Mark as lost"), needs_comment=True),
     Transition(QuoteStatus.SENT, QuoteStatus.DRAFT, _("Reopen for revision")),
     Transition(QuoteStatus.EXPIRED, QuoteStatus.DRAFT, _("Reopen for revision")),
 )
 
-# Statuses in which no new revision may be made and nothing changes any more.
-CLOSED_STATUSES = frozenset({QuoteStatus.WON, QuoteStatus.LOST})
+# Statuses in which no new revision may be made and nothing changes any more
+# (an accepted quote only moves on to won or lost: the customer signed what it saw).
+CLOSED_STATUSES = frozenset({QuoteStatus.WON, QuoteStatus.LOST, QuoteStatus.ACCEPTED})
 
 
 def allowed_targets(source: str) -> tuple[str, ...]:
@@ -130,3 +137,8 @@ class AuditAction(models.TextChoices):
     PDF_QUEUED = "revision.pdf_queued", _("Proposal PDF queued")
     PDF_RENDERED = "revision.pdf_rendered", _("Proposal PDF rendered")
     PDF_FAILED = "revision.pdf_failed", _("Proposal PDF failed")
+    QUOTE_CLONED = "quote.cloned", _("Quote cloned")
+    SHARE_CREATED = "share.created", _("Customer link created")
+    SHARE_REVOKED = "share.revoked", _("Customer link revoked")
+    CUSTOMER_ACCEPTED = "customer.accepted", _("Accepted by the customer")
+    CUSTOMER_QUESTION = "customer.question", _("Question from the customer")

@@ -9,7 +9,7 @@ from importlib.util import find_spec
 
 from django.urls import path
 
-from . import benchmark_views, views
+from . import benchmark_views, views, workflow_views
 
 app_name = "quotes"
 urlpatterns = [
@@ -28,6 +28,22 @@ urlpatterns = [
     path("revisions/<int:pk>/xlsx/", views.revision_xlsx, name="xlsx"),
     path("revisions/<int:pk>/bundle/", views.revision_bundle, name="bundle"),
     path("revisions/<int:pk>/benchmark/", benchmark_views.revision_benchmark_upload, name="benchmark"),
+    # The sales workflow (quotes/workflow_views.py).
+    path("revisions/<int:pk>/configure/", workflow_views.revision_configure, name="configure"),
+    path("revisions/configure/save/", workflow_views.revision_configure_save, name="configure_save"),
+    path("revisions/<int:pk>/replan/", workflow_views.revision_replan, name="replan"),
+    path("revisions/<int:pk>/clone/", workflow_views.quote_clone_view, name="clone"),
+    path("revisions/<int:pk>/share/", workflow_views.share_create_view, name="share_create"),
+    path("shares/<int:pk>/revoke/", workflow_views.share_revoke_view, name="share_revoke"),
+    path("pipeline/", workflow_views.pipeline_view, name="pipeline"),
+    path("pipeline.csv", workflow_views.pipeline_csv_view, name="pipeline_csv"),
+    path("notifications/", workflow_views.notifications_view, name="notifications"),
+    path("price-impact/", workflow_views.price_impact_view, name="price_impact"),
+    # The customer's pages: no log-in, the token is the key.
+    path("shared/<str:token>/", workflow_views.share_page, name="share_page"),
+    path("shared/<str:token>/proposal.pdf", workflow_views.share_pdf, name="share_pdf"),
+    path("shared/<str:token>/accept/", workflow_views.share_accept, name="share_accept"),
+    path("shared/<str:token>/question/", workflow_views.share_question, name="share_question"),
 ]
 
 # Checked with find_spec rather than a guarded import, so an error inside the

@@ -19,6 +19,7 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -134,6 +135,9 @@ def _detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision 
         from .pdf_views import pdf_panel_context
 
         context.update(pdf_panel_context(revision, user), pdf_panel=True)
+    from .workflow_views import workflow_panel_context  # share links, clone, revise the configuration
+
+    context.update(workflow_panel_context(request, quote, revision))
     return context
 
 
@@ -362,6 +366,9 @@ def revision_compare_view(request: HttpRequest, pk: int) -> HttpResponse:
     )
     b = selectors.revision_by_index(quote, request.GET.get("b", revisions[-1].index))
     comparison = selectors.revision_compare(a, b)
+    from .workflow import compare_items  # BOM lines matched by SKU, with the totals' change explained
+
+    items = compare_items(a, b, zh=(get_language() or "").startswith("zh"))
     return render(
         request,
         "quotes/compare.html",
@@ -369,6 +376,7 @@ def revision_compare_view(request: HttpRequest, pk: int) -> HttpResponse:
             "quote": quote,
             "revisions": revisions,
             "cmp": comparison,
+            "items": items,
             "can_see_margins": selectors.can_see_margins(request.user, quote),
         },
     )

@@ -9,8 +9,10 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 from import_export.admin import ImportExportModelAdmin
-from import_export.formats.base_formats import CSV, XLSX
 from simple_history.admin import SimpleHistoryAdmin
+
+from quotes.spreadsheet import SafeCSV as CSV  # formula-injection safe (issue 13 item 9)
+from quotes.spreadsheet import SafeXLSX as XLSX
 
 from ..services import changed_since_seed, seed_state
 

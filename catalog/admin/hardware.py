@@ -5,8 +5,10 @@ from __future__ import annotations
 from django.contrib import admin
 from django.utils.translation import gettext_lazy as _
 from import_export.admin import ImportExportModelAdmin
-from import_export.formats.base_formats import CSV, XLSX
 from simple_history.admin import SimpleHistoryAdmin
+
+from quotes.spreadsheet import SafeCSV as CSV  # formula-injection safe (issue 13 item 9)
+from quotes.spreadsheet import SafeXLSX as XLSX
 
 from ..models import Accelerator, RackType, ServerModel, ServerNic, SiteProfile, SwitchModel
 from . import resources

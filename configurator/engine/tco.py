@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from .types import (
@@ -68,6 +68,13 @@ def _d(value: Any) -> Decimal:
 
 def _q(value: Decimal) -> Decimal:
     return value.quantize(CENT)
+
+
+def _bill(value: Decimal) -> Decimal:
+    """An amount that is invoiced (a discount, a year's bill): whole cents, half up as the BOM rounds
+    (``quotes.bom.money``), so the yearly rows add up to the horizon totals and the workbook's
+    formulas (Excel ROUND) give the same cents."""
+    return value.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 # --------------------------------------------------------------------------- adapters
@@ -525,7 +532,7 @@ def compute_tco(
     optics = n_optics * c.optics_unit_price
     rack_cost = n_racks * c.rack_unit_price
     subtotal = servers + switches + optics + rack_cost + c.installation
-    discount = subtotal * c.quote_discount
+    discount = _bill(subtotal * c.quote_discount)
     capex = subtotal - discount
     capex_bd = CapexBreakdown(
         _q(servers),
@@ -616,9 +623,9 @@ def compute_tco(
         )
     price_kwh = req.site.electricity_price_per_kwh * elec_factor
     pue = _d(req.site.pue)
-    electricity = kw * c.power_load_factor * HOURS_PER_YEAR * pue * price_kwh
-    colocation = n_racks * req.site.colocation_per_rack_month * elec_factor * MONTHS_PER_YEAR
-    om = c.om_per_year if c.om_per_year is not None else c.om_percent_of_capex * capex
+    electricity = _bill(kw * c.power_load_factor * HOURS_PER_YEAR * pue * price_kwh)
+    colocation = _bill(n_racks * req.site.colocation_per_rack_month * elec_factor * MONTHS_PER_YEAR)
+    om = _bill(c.om_per_year if c.om_per_year is not None else c.om_percent_of_capex * capex)
     software = c.software_support_per_year
     depreciation = capex / c.depreciation_years
     buy_opex = om + software + electricity + colocation

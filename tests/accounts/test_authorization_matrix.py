@@ -122,7 +122,65 @@ MATRIX = {
     "quotes:bundle": ("GET", lambda c: {"pk": c["revision"].pk}, None, sales(200, catalog=404)),
     # Attaching a measured bench result: editors of the quote; an empty POST is a 400 naming the file.
     "quotes:benchmark": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(400, catalog=404)),
+    # The sales workflow (issue 18).  Revising opens the configurator for editors only.
+    "quotes:configure": ("GET", lambda c: {"pk": c["revision"].pk}, None, sales(200, catalog=404)),
+    "quotes:configure_save": (
+        "POST",
+        None,
+        lambda c: {"revision": c["revision"].pk, "request_json": "{not json"},
+        sales(400, catalog=404),
+    ),
+    "quotes:clone": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(400, catalog=404)),
+    # Creating a link sends the draft quote (R1 is issued); the quote page shows the link once.
+    "quotes:share_create": (
+        "POST",
+        lambda c: {"pk": c["revision"].pk},
+        lambda c: {},
+        sales(302, catalog=404),
+    ),
+    "quotes:share_revoke": (
+        "POST",
+        lambda c: {"pk": _share(c, "to revoke")[0].pk},
+        lambda c: {},
+        sales(302, catalog=404),
+    ),
+    "quotes:replan": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(302, catalog=404)),
+    # The pipeline is the managers'.
+    "quotes:pipeline": ("GET", None, None, sales(403, manager=200, other_team=403)),
+    "quotes:pipeline_csv": ("GET", None, None, sales(403, manager=200, other_team=403)),
+    "quotes:notifications": ("GET", None, None, sales(200, other_team=200, catalog=200)),
+    "quotes:price_impact": ("GET", None, None, sales(200, other_team=200)),
+    # The customer's pages need no log-in: the token is the key, for everyone alike.  The PDF
+    # is not rendered here (404); empty acceptance and question forms are 400s with a message.
+    "quotes:share_page": ("GET", lambda c: {"token": _share(c)[1]}, None, everyone(200)),
+    "quotes:share_pdf": ("GET", lambda c: {"token": _share(c)[1]}, None, everyone(404)),
+    "quotes:share_accept": ("POST", lambda c: {"token": _share(c)[1]}, lambda c: {}, everyone(400)),
+    "quotes:share_question": ("POST", lambda c: {"token": _share(c)[1]}, lambda c: {}, everyone(400)),
 }
+
+
+def _share(c, name="customer"):
+    """A customer link to the context's revision (one per name and context): (link, token)."""
+    key = f"share {name}"
+    if key not in c:
+        import datetime as dt
+        import secrets
+
+        from django.utils import timezone
+
+        from quotes.workflow_models import ShareLink, token_digest
+
+        token = secrets.token_urlsafe(32)
+        link = ShareLink.objects.create(
+            revision=c["revision"],
+            token_sha256=token_digest(token),
+            created_by=c["users"]["engineer"],
+            expires_at=timezone.now() + dt.timedelta(days=1),
+        )
+        c[key] = (link, token)
+    return c[key]
+
+
 ADMIN = {
     "/admin/": {"anonymous": 302, "engineer": 302, "engineer2": 302, "manager": 302, "catalog": 200},
     "/admin/catalog/llmmodel/": {

@@ -15,8 +15,12 @@ from quotes.models import AuditEvent, Quote, QuoteRevision
 from quotes.statuses import TRANSITIONS, AuditAction, QuoteStatus, RevisionStatus, allowed_targets
 
 # The pipeline the business asked for: draft → sent → won / lost / expired, with
-# a sent or expired quote reopened to draft for a new revision.
+# a sent or expired quote reopened to draft for a new revision; the customer's
+# acceptance on the share link (issue 18) makes a sent quote accepted, then won or lost.
 EXPECTED_ALLOWED = {
+    ("sent", "accepted"),
+    ("accepted", "won"),
+    ("accepted", "lost"),
     ("draft", "sent"),
     ("sent", "won"),
     ("sent", "lost"),
