@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "catalog",
     "configurator",
     "quotes",
+    "proposals",
 ]
 
 MIDDLEWARE = [

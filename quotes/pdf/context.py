@@ -20,6 +20,7 @@ import re
 import shlex
 from collections import OrderedDict
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
@@ -33,8 +34,10 @@ from configurator.drawings.power_feed import power_feed_svg
 from configurator.drawings.svg import svg_to_data_uri
 from configurator.presentation import context_from_dict
 from configurator.templatetags.plan_tags import SOURCE_KINDS, figval, seconds
+from proposals.terms import commercial_context
 
-from ..statuses import BomCategory, Language, RevisionStatus
+from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
+from . import story
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
 
 # Scenario slugs of the seeded catalog (domain.md §10) → (en, zh-hans) as in glossary.md.
@@ -188,9 +191,20 @@ def scenario_label(slug: str, lang: str) -> str:
 # --------------------------------------------------------------------------- sections
 
 
-def section_titles() -> OrderedDict[str, str]:
-    """The chapters of the proposal, in order (anchor → title); the table of contents lists them."""
-    return OrderedDict(
+EDITIONS = ("customer", "internal")
+
+# Chapters of the internal edition only: the engineering appendix.
+INTERNAL_SECTIONS = ("findings", "assumptions", "launch")
+
+
+def section_titles(edition: str = "internal") -> OrderedDict[str, str]:
+    """The chapters of the proposal, in order (anchor → title); the table of contents lists them.
+
+    The customer edition has no engineering appendix (every check with its
+    code, the formulas and sources, the launch commands); both have the
+    commercial terms and the signature page.
+    """
+    titles = OrderedDict(
         [
             ("summary", _("Executive summary")),
             ("architecture", _("Architecture and topology")),
@@ -199,14 +213,21 @@ def section_titles() -> OrderedDict[str, str]:
             ("power", _("Power")),
             ("network", _("Network")),
             ("bom", _("Bill of materials")),
+            ("terms", _("Commercial terms")),
             ("tco", _("Buy vs lease: total cost of ownership")),
             ("sensitivity", _("Sensitivity")),
             ("deployment", _("Deployment path and timeline")),
-            ("risks", _("Risks and limits")),
+            ("risks", _("Risks and mitigations")),
+            ("findings", _("Engineering checks")),
             ("assumptions", _("Assumptions and sources")),
             ("launch", _("Appendix: launch configuration")),
+            ("signature", _("Signatures")),
         ]
     )
+    if edition != "internal":
+        for key in INTERNAL_SECTIONS:
+            titles.pop(key)
+    return titles
 
 
 def _memory_rows(panel: Mapping, figures: Mapping) -> list[dict]:
@@ -413,59 +434,7 @@ UNIT_LABELS = {
 }
 
 
-def _deployment_paths(topology: Mapping, nodes: int) -> list[dict]:
-    """The seed's three deployment paths (domain.md §8), with this proposal's one marked."""
-    kind = str(topology.get("kind", ""))
-    if kind == "disaggregated" or nodes >= 16:
-        current = "C"
-    elif kind in ("primary_standby", "tenant_pair") or nodes >= 8:
-        current = "B"
-    else:
-        current = "A"
-    paths = [
-        {
-            "code": "A",
-            "title": _("Path A: lease 4 × Atlas 800 A3 for a proof of concept"),
-            "duration": _("1–2 months"),
-            "start": 0,
-            "months": 2,
-            "text": _(
-                "Validate the model, the workload and the figures of this proposal with a load test "
-                "on the officially validated minimum (4 nodes, DP4 / TP16 / EP64) before buying."
-            ),
-        },
-        {
-            "code": "B",
-            "title": _("Path B: buy 8 nodes as two clusters"),
-            "duration": _("3–6 months"),
-            "start": 2,
-            "months": 4,
-            "text": _(
-                "Production with primary/standby high availability or tenant isolation; double the "
-                "concurrency of the 4-node base, with an expansion path to 16 nodes."
-            ),
-        },
-        {
-            "code": "C",
-            "title": _("Path C: buy 16 nodes with 8P8D prefill/decode disaggregation"),
-            "duration": _("6–12 months"),
-            "start": 6,
-            "months": 6,
-            "text": _(
-                "Scale-out for hundreds of concurrent users; prefill and decode scale independently; "
-                "every figure confirmed by load tests on the delivered cluster."
-            ),
-        },
-    ]
-    for path in paths:
-        path["current"] = path["code"] == current
-        # Bar geometry of the 12-month timeline, in percent of its width.
-        path["left_pct"] = round(path["start"] / 12 * 100, 2)
-        path["width_pct"] = round(path["months"] / 12 * 100, 2)
-    return paths
-
-
-def _risks(plan: Mapping, resolved: Mapping, lang: str) -> list[dict]:
+def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True) -> list[dict]:
     """The risks and limits every board should read, with this plan's own figures."""
     model = resolved.get("model") or {}
     serving = resolved.get("serving") or {}
@@ -541,7 +510,18 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str) -> list[dict]:
     )
 
     placeholders = (plan.get("launch") or {}).get("placeholders") or []
-    if placeholders:
+    if placeholders and not internal:
+        risks.append(
+            {
+                "title": _("Site values to be filled in at installation"),
+                "text": _(
+                    "The node addresses, network interfaces and model storage path of the customer's site "
+                    "are entered into the launch configuration at installation; the cluster does not start "
+                    "until they are."
+                ),
+            }
+        )
+    elif placeholders:
         risks.append(
             {
                 "title": _("Site values still missing in the launch configuration"),
@@ -632,8 +612,16 @@ def _prepared_by(quote) -> str:
     return f"{name} · {quote.team}" if quote.team_id else name
 
 
-def proposal_context(revision, lang: str) -> dict[str, Any]:
-    """Everything the proposal template shows for ``revision``, in ``lang``."""
+def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str, Any]:
+    """Everything the proposal template shows for ``revision``, in ``lang``, for one edition.
+
+    ``edition`` is "customer" (the default: the customer's language only) or
+    "internal" (adds every engineering check with its code and fix, the
+    formulas, sources and assumptions, and the launch appendix).
+    """
+    if edition not in EDITIONS:
+        raise ValueError(f"edition must be one of {', '.join(EDITIONS)}")
+    internal = edition == "internal"
     quote = revision.quote
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
     resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
@@ -679,7 +667,7 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
     sources = _sources(figures, resolved, lang)
     date = timezone.localtime(revision.issued_at or revision.created_at).date()
     scenario = str(request.get("scenario") or resolved.get("scenario") or "")
-    sections = section_titles()
+    sections = section_titles(edition)
 
     severity_labels = {"ok": _("ok"), "warning": _("warning"), "error": _("error")}
     checks = [
@@ -691,6 +679,47 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
     commercial_checks = [c for c in checks if c["code"].startswith("commercial.")]
     separator = "；" if zh else "; "
     opening, closing = ("（", "）") if zh else (" (", ")")
+    commercial = commercial_context(
+        revision,
+        purchase_lines,
+        lang,
+        benchmark={
+            "output_tokens_per_s": (plan.get("performance") or {}).get("output_tokens_per_s"),
+            "input_tokens": (resolved.get("workload") or {}).get("input_tokens"),
+            "output_tokens": (resolved.get("workload") or {}).get("output_tokens"),
+            "concurrency": (resolved.get("workload") or {}).get("concurrency"),
+        },
+    )
+    quote_discount = Decimal(revision.discount or 0)
+    for line in purchase_lines:
+        line.applies_quote_discount = line.category in CAPEX_CATEGORIES and bool(quote_discount)
+        line.display_net = commercial["line_nets"][id(line)]
+        line.display_discount = (
+            1 - (1 - Decimal(line.discount or 0)) * (1 - quote_discount)
+            if line.applies_quote_discount
+            else Decimal(line.discount or 0)
+        )
+    prices = revision.prices_json if isinstance(revision.prices_json, dict) else {}
+    lease_per_node = _get(prices, "server", "lease_per_month") or next(
+        (
+            item.get("unit_price") or item.get("lease_per_month")
+            for item in prices.get("items") or []
+            if isinstance(item, Mapping) and item.get("category") == "lease"
+        ),
+        None,
+    )
+    shared_switches = []
+    if any(c["code"] == "network.pair_shares_switch" and c["severity"] != "ok" for c in checks):
+        message = next(
+            c.get("message_en") or c.get("message", "")
+            for c in plan["checks"]
+            if c["code"] == "network.pair_shares_switch"
+        )
+        shared_switches = [
+            str(sw.get("model") or sw.get("slug"))
+            for sw in network.get("switches") or []
+            if isinstance(sw, Mapping) and str(sw.get("model") or "") and str(sw.get("model")) in message
+        ]
     layout_summary = separator.join(
         f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
         for g in groups
@@ -765,6 +794,9 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "launch": plan.get("launch") or {},
         "launch_groups": _launch_groups(plan.get("launch") or {}),
         "problems": [c for c in checks if c["severity"] != "ok"],
+        "checks_all": sorted(
+            checks, key=lambda c: ({"error": 0, "warning": 1}.get(c["severity"], 2), c["code"])
+        ),
         "verdicts": [
             {
                 **v,
@@ -783,10 +815,25 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "sources": sources,
         "seed_documents": _seed_documents(sources, lang),
         "source_kind_labels": {k: _pick(en, zh_, lang) for k, (en, zh_) in SOURCE_KINDS.items()},
-        "deployment_paths": _deployment_paths(
-            topology, int(layout.get("nodes") or topology.get("nodes") or 0)
+        "deployment_paths": story.deployment_paths(
+            topology=topology,
+            layout=layout,
+            server_name=str(server.get("name") or ""),
+            lease_per_node_month=lease_per_node,
+            delivery_weeks=int(commercial["terms"].delivery_weeks or 8),
+            topology_text=topology_label(topology, lang),
         ),
-        "risks": _risks(plan, resolved, lang),
+        "failure_domains": story.failure_domains(
+            str(topology.get("kind", "")),
+            layout,
+            shared_switches,
+            int((result.get("racks") or {}).get("rack_count") or 0),
+        ),
+        "customer_risks": story.customer_risks(plan["checks"], {**plan, "result": result}, resolved),
+        "risks": _risks({**plan, "result": result}, resolved, lang, internal=internal),
+        "edition": edition,
+        "internal": internal,
+        **{k: v for k, v in commercial.items() if k != "line_nets"},
         "font_family": mark_safe(FONT_FAMILY),  # constants of this module, not user text
         "mono_font_family": mark_safe(MONO_FONT_FAMILY),
         "page_counter_css": mark_safe(page_counter_css(_("Page %(page)s of %(pages)s"))),
