@@ -207,6 +207,7 @@ def server_spec(row: ServerModel, *, model: LlmModel | None = None) -> et.Server
     return et.ServerSpec(
         slug=row.slug,
         name=row.name,
+        name_zh=row.name_zh,
         accelerator=accelerator_spec(row.accelerator),
         packages=row.packages,
         rack_units=row.rack_units,
@@ -235,6 +236,7 @@ def switch_spec(row: SwitchModel) -> et.SwitchSpec:
     return et.SwitchSpec(
         slug=row.slug,
         name=row.name,
+        name_zh=row.name_zh,
         fabric=row.fabric,
         ports=row.ports,
         port_speed_gbps=row.port_speed_gbps,
@@ -253,6 +255,7 @@ def rack_spec(row: RackType) -> et.RackSpec:
     return et.RackSpec(
         slug=row.slug,
         name=row.name,
+        name_zh=row.name_zh,
         rack_units=row.rack_units,
         max_kw=_f(row.max_kw),
         cooling=row.cooling,

@@ -417,7 +417,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     if "rack" in data:
         rack = _resolve_entry("rack", data["rack"], catalog.rack, et.RackSpec, errs)
     else:
-        rack = catalog.default_rack() or et.RackSpec("rack-42u", "42U rack")
+        rack = catalog.default_rack() or et.RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
 
     switches: tuple[et.SwitchSpec, ...] = ()
     raw_switches = data.get("switches")

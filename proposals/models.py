@@ -162,6 +162,6 @@ class QuoteTerms(models.Model):
         )
         if total != 100:
             raise ValidationError(
-                _("The payment milestones add up to %(total)s %%; they must add up to 100 %%.")
+                _("The payment milestones add up to %(total)s percent; they must add up to 100 percent.")
                 % {"total": total}
             )

@@ -187,7 +187,9 @@ def commercial_context(revision, lines, lang: str, *, benchmark: dict | None = N
         "seller": seller_context(lang),
         "terms": terms,
         "support_label": support,
-        "payment_milestones": [{"event": event, "percent": pct} for event, pct in milestones if pct],
+        "payment_milestones": [
+            {"event": event, "percent": pct, "percent_label": f"{pct} %"} for event, pct in milestones if pct
+        ],
         "delivery_place": place,
         "vat_rows": [{**r.__dict__, "rate_label": _pct(r.rate)} for r in rows],
         "total_net": total_net,

@@ -138,6 +138,17 @@ def plan_switch_names(result: Mapping) -> dict[str, str]:
     return names
 
 
+def plan_switch_names_zh(result: Mapping) -> dict[str, str]:
+    """``{switch slug: Chinese model name}`` (the catalog's name_zh; the name when it has none)."""
+    names: dict[str, str] = {}
+    for unit in _dig(result, "network", "switches") or []:
+        if isinstance(unit, Mapping) and unit.get("slug"):
+            names.setdefault(
+                str(unit["slug"]), str(unit.get("model_zh") or unit.get("model") or unit["slug"])
+            )
+    return names
+
+
 def plan_optics(result: Mapping) -> int:
     return _count(_first(result, ("tco", "optics_count"), ("network", "optics"))) or 0
 
@@ -303,18 +314,21 @@ def bom_lines_from_plan(
         or (server_item or {}).get("sku")
         or ""
     )
+    server_name_zh = str((server.get("name_zh") if isinstance(server, Mapping) else "") or server_name)
     if nodes:
         lines.append(
             _line(BomCategory.SERVER, nodes, "pcs", currency, server_item,
-                  en=f"Server {server_name}".strip(), zh=f"服务器 {server_name}".strip())
+                  en=f"Server {server_name}".strip(), zh=f"服务器 {server_name_zh}".strip())
         )  # fmt: skip
 
     names = plan_switch_names(result)
+    names_zh = plan_switch_names_zh(result)
     for slug, count in sorted(plan_switch_counts(result).items()):
         name = names.get(slug, slug)
+        name_zh = names_zh.get(slug, name)
         lines.append(
             _line(BomCategory.SWITCH, count, "pcs", currency, _find_price(items, BomCategory.SWITCH, slug),
-                  en=f"Switch {name}", zh=f"交换机 {name}")
+                  en=f"Switch {name}", zh=f"交换机 {name_zh}")
         )  # fmt: skip
 
     optics = plan_optics(result)
@@ -327,10 +341,11 @@ def bom_lines_from_plan(
     racks = plan_racks(result)
     rack = _dig(request, "rack")
     rack_name = str(rack.get("name") or "") if isinstance(rack, Mapping) else ""
+    rack_name_zh = str(rack.get("name_zh") or rack_name) if isinstance(rack, Mapping) else ""
     if racks:
         lines.append(
             _line(BomCategory.RACK, racks, "pcs", currency, _find_price(items, BomCategory.RACK),
-                  en=f"Rack {rack_name} with PDUs".replace("  ", " "), zh=f"机柜 {rack_name} (含 PDU)".replace("  ", " "))
+                  en=f"Rack {rack_name} with PDUs".replace("  ", " "), zh=f"机柜 {rack_name_zh}（含 PDU）".replace("  ", " "))
         )  # fmt: skip
 
     install_item = _find_price(items, BomCategory.INSTALL)
@@ -346,9 +361,9 @@ def bom_lines_from_plan(
             BomCategory.SOFTWARE,
             "software_per_year",
             "Software and support, per year",
-            "软件与技术支持 (每年)",
+            "软件与技术支持（每年）",
         ),
-        (BomCategory.OM, "om_per_year", "Operations and maintenance (O&M), per year", "运维服务 (每年)"),
+        (BomCategory.OM, "om_per_year", "Operations and maintenance (O&M), per year", "运维服务（每年）"),
     ):
         item = _find_price(items, category)
         per_year = (
@@ -366,7 +381,7 @@ def bom_lines_from_plan(
     if nodes and per_node:
         line = _line(
             BomCategory.LEASE, years * 12, "month", currency, lease_item,
-            en=f"Lease of {nodes} × {server_name}, per month", zh=f"租赁 {nodes} 台 {server_name} (月租)",
+            en=f"Lease of {nodes} × {server_name}, per month", zh=f"租赁 {nodes} 台 {server_name_zh}（月租）",
             unit_price=per_node * nodes,
         )  # fmt: skip
         line["unit_cost"] = None

@@ -224,6 +224,7 @@ SERVERS = [
     {
         "slug": "atlas-800-a3",
         "name": "Atlas 800 A3 (super-node server)",
+        "name_zh": "Atlas 800 A3 超节点服务器",
         "vendor": "Huawei",
         "accelerator": "ascend-910c",
         "packages": (8, seed("S1 §2.1: 8 × Ascend 910C")),
@@ -257,6 +258,7 @@ SERVERS = [
     {
         "slug": "atlas-800-a2",
         "name": "Atlas 800 A2 (910B, 8 NPUs)",
+        "name_zh": "Atlas 800 A2（910B，8 卡）",
         "vendor": "Huawei",
         "accelerator": "ascend-910b",
         "packages": (8, seed("S1 §1 / domain.md §3: 8-card 910B HCCS server")),
@@ -288,6 +290,7 @@ SERVERS = [
     {
         "slug": "nf5868g8",
         "name": "Inspur NF5868G8 (16 × RTX PRO 6000D)",
+        "name_zh": "浪潮 NF5868G8（16 × RTX PRO 6000D）",
         "vendor": "Inspur",
         "accelerator": "rtx-pro-6000d",
         "packages": (16, seed("S2 单台配置: 16 × PRO6000D 84G (dual-width)")),
@@ -384,6 +387,7 @@ SWITCHES = [
     {
         "slug": "lingqu-630-v1",
         "name": "LingQu 630 V1 (400GE LingQu switch)",
+        "name_zh": "灵衢 630 V1（400GE 灵衢交换机）",
         "vendor": "Huawei",
         "fabric": ("lingqu", seed("S1 §3.2: 400GE LingQu switch, e.g. LingQu 630 V1")),
         "ports": (128, assumed("port count not in S1")),
@@ -395,6 +399,7 @@ SWITCHES = [
     {
         "slug": "roce-400ge-access",
         "name": "400GE RoCE access switch",
+        "name_zh": "400GE RoCE 接入交换机",
         "vendor": "Huawei",
         "fabric": ("roce", seed("S1 §3.2: 400GE RoCE access switch")),
         "ports": (64, assumed("not in S1")),
@@ -406,6 +411,7 @@ SWITCHES = [
     {
         "slug": "roce-400ge-core",
         "name": "400GE RoCE core switch",
+        "name_zh": "400GE RoCE 核心交换机",
         "vendor": "Huawei",
         "fabric": ("roce", seed("S1 §4.3: 400GE RoCE core switch")),
         "ports": (128, assumed("not in S1")),
@@ -417,6 +423,7 @@ SWITCHES = [
     {
         "slug": "inspur-x400",
         "name": "Inspur X400 AI switch (400G)",
+        "name_zh": "浪潮 X400 AI 交换机（400G）",
         "vendor": "Inspur",
         "fabric": ("roce", seed("S2 网络侧: X400 400G RDMA switch")),
         "ports": (64, assumed("not in S2")),
@@ -428,6 +435,7 @@ SWITCHES = [
     {
         "slug": "eth-100ge-service",
         "name": "100GE Ethernet service switch",
+        "name_zh": "100GE 以太网业务交换机",
         "vendor": "",
         "fabric": ("ethernet", assumed("service plane")),
         "ports": (32, assumed("")),
@@ -439,6 +447,7 @@ SWITCHES = [
     {
         "slug": "mgmt-1ge",
         "name": "1GE management switch",
+        "name_zh": "1GE 管理交换机",
         "vendor": "",
         "fabric": ("management", assumed("management plane")),
         "ports": (48, assumed("")),
@@ -455,6 +464,7 @@ RACKS = [
     {
         "slug": "rack-42u-air",
         "name": "42U air-cooled rack",
+        "name_zh": "42U 风冷机柜",
         "rack_units": (42, public("glossary: 42U cabinet")),
         "max_kw": (D("40"), assumed("A/B PDU power budget; cooling is checked against the site's air limit")),
         "cooling": ("air", seed("S1 §2.1: A3 is air-cooled")),
@@ -469,6 +479,7 @@ RACKS = [
     {
         "slug": "rack-42u-containment",
         "name": "42U rack, hot/cold-aisle containment",
+        "name_zh": "42U 冷/热通道封闭机柜",
         "rack_units": (42, public("glossary: 42U cabinet")),
         "max_kw": (D("40"), public("domain.md §7: 35–40 kW per rack needs containment or liquid cooling")),
         "cooling": ("containment", public("domain.md §7")),
@@ -480,6 +491,7 @@ RACKS = [
     {
         "slug": "rack-42u-liquid",
         "name": "42U liquid-cooled rack",
+        "name_zh": "42U 液冷机柜",
         "rack_units": (42, public("glossary: 42U cabinet")),
         "max_kw": (D("60"), assumed("rear-door / direct liquid cooling")),
         "cooling": ("liquid", public("domain.md §7")),

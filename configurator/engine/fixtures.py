@@ -341,6 +341,7 @@ def nf5868g8() -> ServerSpec:
     return ServerSpec(
         slug="nf5868g8",
         name="Inspur NF5868G8",
+        name_zh="浪潮 NF5868G8",
         accelerator=rtx_pro_6000d(),
         packages=16,
         rack_units=8,
@@ -370,6 +371,7 @@ def lingqu_switch() -> SwitchSpec:
     return SwitchSpec(
         slug="lingqu-630-v1",
         name="LingQu 630 V1",
+        name_zh="灵衢 630 V1",
         fabric="lingqu",
         ports=64,
         port_speed_gbps=400,
@@ -384,6 +386,7 @@ def roce_switch_400g() -> SwitchSpec:
     return SwitchSpec(
         slug="roce-400ge-64",
         name="400GE RoCE switch (64 ports)",
+        name_zh="400GE RoCE 交换机（64 口）",
         fabric="roce",
         ports=64,
         port_speed_gbps=400,
@@ -412,6 +415,7 @@ def x400_switch() -> SwitchSpec:
     return SwitchSpec(
         slug="x400",
         name="X400 AI switch",
+        name_zh="浪潮 X400 AI 交换机",
         fabric="roce",
         ports=64,
         port_speed_gbps=400,
@@ -426,6 +430,7 @@ def management_switch() -> SwitchSpec:
     return SwitchSpec(
         slug="mgmt-1ge-48",
         name="1GE management switch (48 ports)",
+        name_zh="1GE 管理交换机（48 口）",
         fabric="management",
         ports=48,
         port_speed_gbps=1,

@@ -106,6 +106,7 @@ class SwitchUnit:
     groups: tuple[str, ...]  # serving groups it connects (one: dedicated, several: shared)
     rack_units: int
     power_kw: float
+    model_zh: str = ""  # the model's name in Chinese proposals (catalog name_zh); empty: model
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ class FabricRow:
     switch_kw: float
     note_en: str = ""
     note_zh: str = ""
+    switch_model_zh: str = ""  # catalog name_zh of the switch; empty: switch_model
 
     @property
     def node_bandwidth_gbps(self) -> int:
@@ -325,6 +327,7 @@ def _row(
         ports_needed=ports,
         switch_slug=switch.slug if switch else "",
         switch_model=switch.name if switch else "",
+        switch_model_zh=(switch.name_zh or switch.name) if switch else "",
         switch_fabric=switch.fabric if switch else "",
         ports_per_switch=switch.ports if switch else 0,
         switches=n_switches,
@@ -638,6 +641,7 @@ def _switch_units(rows: list[FabricRow]) -> tuple[SwitchUnit, ...]:
                     label=f"{row.switch_model} #{counters[row.switch_slug]}",
                     slug=row.switch_slug,
                     model=row.switch_model,
+                    model_zh=row.switch_model_zh or row.switch_model,
                     fabric=row.switch_fabric,
                     role=row.role,
                     tier=tier,

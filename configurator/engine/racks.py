@@ -42,6 +42,7 @@ GROUP_ZH = {
     "prefill": "预填充",
     "decode": "解码",
 }
+GROUP_EN = {"cluster-a": "cluster A", "cluster-b": "cluster B"}  # as the proposal names them
 ROLE_EN = {"scale_up": "scale-up", "scale_out": "scale-out", "service": "service", "management": "management"}
 ROLE_ZH = {"scale_up": "灵衢/超节点", "scale_out": "参数面", "service": "业务面", "management": "管理面"}
 TIER_ZH = {"leaf": "叶", "spine": "脊"}
@@ -175,17 +176,19 @@ def _node_label(short: str, node: int, g: GroupLayout) -> tuple[str, str]:
     role = "master" if node == g.first_node else "worker"
     role_zh = "主节点" if role == "master" else "工作节点"
     group_zh = GROUP_ZH.get(g.name, g.name)
-    return f"{short}-{node + 1:02d} ({g.name}, {role})", f"{short}-{node + 1:02d}（{group_zh}，{role_zh}）"
+    group_en = GROUP_EN.get(g.name, g.name)
+    return f"{short}-{node + 1:02d} ({group_en}, {role})", f"{short}-{node + 1:02d}（{group_zh}，{role_zh}）"
 
 
 def _switch_label(sw: SwitchUnit) -> tuple[str, str]:
-    scope = sw.groups[0] if len(sw.groups) == 1 else ROLE_EN.get(sw.role, sw.role)
+    scope = GROUP_EN.get(sw.groups[0], sw.groups[0]) if len(sw.groups) == 1 else ROLE_EN.get(sw.role, sw.role)
     scope_zh = (
         GROUP_ZH.get(sw.groups[0], sw.groups[0]) if len(sw.groups) == 1 else ROLE_ZH.get(sw.role, sw.role)
     )
     tier = "" if sw.tier == "single" else f", {sw.tier}"
     tier_zh = "" if sw.tier == "single" else f"，{TIER_ZH.get(sw.tier, sw.tier)}"
-    return f"{sw.label} ({scope}{tier})", f"{sw.label}（{scope_zh}{tier_zh}）"
+    label_zh = sw.label.replace(sw.model, sw.model_zh, 1) if sw.model_zh else sw.label
+    return f"{sw.label} ({scope}{tier})", f"{label_zh}（{scope_zh}{tier_zh}）"
 
 
 def _place(
@@ -624,7 +627,11 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
     title = (f"机柜 {rack.name}" if zh else f"Rack {rack.name}") + (
         ("（网络）" if zh else " (network)") if rack.kind == "network" else ""
     )
-    groups = "、".join(GROUP_ZH.get(g, g) for g in rack.groups) if zh else ", ".join(rack.groups)
+    groups = (
+        "、".join(GROUP_ZH.get(g, g) for g in rack.groups)
+        if zh
+        else ", ".join(GROUP_EN.get(g, g) for g in rack.groups)
+    )
 
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '

@@ -229,6 +229,7 @@ class ServerSpec:
     vendor: str = ""
     validated_text_only: bool = False
     sources: Mapping[str, Source] = field(default_factory=dict)
+    name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
 
     @property
     def logical_devices(self) -> int:
@@ -249,6 +250,7 @@ class SwitchSpec:
     rack_units: int
     power_kw: float
     sources: Mapping[str, Source] = field(default_factory=dict)
+    name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
 
 
 @dataclass(frozen=True)
@@ -260,6 +262,7 @@ class RackSpec:
     cooling: str = "air"  # air | containment | liquid
     pdu_units: int = 0  # U taken by horizontal PDUs (vertical PDUs take none)
     reserved_units: int = 2  # cable management / blanking at top
+    name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
 
 
 @dataclass(frozen=True)
@@ -460,7 +463,7 @@ class PlanRequest:
     serving: ServingSpec = ServingSpec()
     workload: WorkloadSpec = WorkloadSpec()
     site: SiteSpec = SiteSpec()
-    rack: RackSpec = RackSpec("rack-42u", "42U rack")
+    rack: RackSpec = RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
     switches: tuple[SwitchSpec, ...] = ()  # available switch models, by fabric
     commercial: CommercialSpec = CommercialSpec()
     performance: PerformanceSpec = PerformanceSpec()

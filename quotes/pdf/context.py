@@ -173,12 +173,23 @@ def fabric_label(fabric: str, lang: str) -> str:
     return _pick(en, zh, lang)
 
 
+def group_label(name: str) -> str:
+    """A serving group's name as the customer reads it: "cluster-a" → "cluster A"."""
+    match = re.fullmatch(r"cluster-([a-z])", name or "")
+    if match:
+        return _("cluster %(letter)s") % {"letter": match.group(1).upper()}
+    return role_label(name)
+
+
 def scope_label(scope: str) -> str:
     if scope == "all":
         return _("all nodes")
     if scope == "in-node":
         return _("inside each node")
-    return role_label(scope)
+    return " + ".join(group_label(part) for part in str(scope).split("+"))
+
+
+VENDOR_ZH = {"Huawei": "华为", "Inspur": "浪潮", "NVIDIA": "英伟达", "H3C": "新华三", "xFusion": "超聚变"}
 
 
 def scenario_label(slug: str, lang: str) -> str:
@@ -501,7 +512,11 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True
     risks.append(
         {
             "title": _("Estimates to be confirmed by a load test"),
-            "text": _pick(performance.get("note_en", ""), performance.get("note_zh", ""), lang)
+            "text": (
+                _pick(performance.get("note_en", ""), performance.get("note_zh", ""), lang)
+                if internal
+                else ""
+            )
             or _(
                 "Throughput and latency are estimates from a roofline model; confirm them with a load "
                 "test on the delivered cluster before committing to them."
@@ -582,8 +597,13 @@ def _sensitivity_groups(tco: Mapping | None, lang: str) -> list[dict]:
 
     groups: OrderedDict[str, list[dict]] = OrderedDict()
     for row in tco.get("sensitivity") or []:
+        unit = {
+            "utilisation": _("share of the year"),
+            "throughput": _("output tokens/s"),
+            "lease_price": _("%(currency)s per server-month") % {"currency": currency},
+        }.get(str(row.get("parameter", "")), row.get("unit", ""))
         groups.setdefault(row.get("basis", ""), []).append(
-            {**row, "label": _pick(row.get("label_en", ""), row.get("label_zh", ""), lang)}
+            {**row, "unit": unit, "label": _pick(row.get("label_en", ""), row.get("label_zh", ""), lang)}
         )
     titles = {"buy": _("Purchase"), "lease": _("Lease")}
     out = []
@@ -647,11 +667,18 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         )
         line.display_unit = _(UNIT_LABELS[line.unit]) if line.unit in UNIT_LABELS else line.unit
 
+    if zh:  # catalog rows carry their Chinese names (name_zh); vendors by their Chinese names
+        server = {
+            **server,
+            "name": server.get("name_zh") or server.get("name", ""),
+            "vendor": VENDOR_ZH.get(str(server.get("vendor") or ""), server.get("vendor", "")),
+        }
     groups = []
     for group in layout.get("groups") or []:
         groups.append(
             {
                 **group,
+                "label": group_label(str(group.get("name", ""))),
                 "role_label": role_label(group.get("role", "")),
                 "parallel_label": parallel_label(group.get("parallel") or {}),
             }
@@ -708,18 +735,15 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         ),
         None,
     )
-    shared_switches = []
-    if any(c["code"] == "network.pair_shares_switch" and c["severity"] != "ok" for c in checks):
-        message = next(
-            c.get("message_en") or c.get("message", "")
-            for c in plan["checks"]
-            if c["code"] == "network.pair_shares_switch"
-        )
-        shared_switches = [
-            str(sw.get("model") or sw.get("slug"))
-            for sw in network.get("switches") or []
-            if isinstance(sw, Mapping) and str(sw.get("model") or "") and str(sw.get("model")) in message
-        ]
+    shared_switches: list[str] = []
+    if topology.get("kind") in ("primary_standby", "tenant_pair"):
+        for unit in network.get("switches") or []:
+            if isinstance(unit, Mapping) and len(unit.get("groups") or ()) > 1:
+                name = str(
+                    (unit.get("model_zh") if zh else "") or unit.get("model") or unit.get("slug") or ""
+                )
+                if name and name not in shared_switches:
+                    shared_switches.append(name)
     layout_summary = separator.join(
         f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
         for g in groups
@@ -774,6 +798,9 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 **r,
                 "fabric_label": fabric_label(str(r.get("fabric", "")), lang),
                 "scope_label": scope_label(str(r.get("scope", ""))),
+                "switch_model": (r.get("switch_model_zh") or r.get("switch_model"))
+                if zh
+                else r.get("switch_model"),
             }
             for r in network.get("rows") or []
             if r.get("switches") or r.get("ports_needed")
@@ -781,7 +808,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "cross_node": [
             {
                 **x,
-                "group_label": role_label(str(x.get("group", ""))),
+                "group_label": group_label(str(x.get("group", ""))),
                 "fabric_label": fabric_label(str(x.get("fabric", "")), lang),
             }
             for x in network.get("cross_node") or []
@@ -840,7 +867,8 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "header_suffix_css": mark_safe(css_string(" · " + _("Deployment plan"))),
         "footer_status_css": mark_safe(
             css_string(
-                _("Draft — not issued") if revision.status != RevisionStatus.ISSUED else _("Confidential")
+                (_("Internal edition: not for the customer") + " · " if internal else "")
+                + (_("Draft — not issued") if revision.status != RevisionStatus.ISSUED else _("Confidential"))
             )
         ),
     }

@@ -70,7 +70,6 @@ def deployment_paths(
                 % {"n": smallest},
             }
         )
-        start = 2.0
     build_months = round((delivery_weeks + 4) / 4.33, 1)
     steps.append(
         {
