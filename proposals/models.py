@@ -101,14 +101,14 @@ class QuoteTerms(models.Model):
         **RATE,
         default=Decimal("0.13"),
         validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("0.5"))],
-        help_text=_("China: 13 % on hardware."),
+        help_text=_("China: 13 percent on hardware."),
     )
     vat_rate_services = models.DecimalField(
         _("VAT rate on services"),
         **RATE,
         default=Decimal("0.06"),
         validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("0.5"))],
-        help_text=_("China: 6 % on installation, support and operations."),
+        help_text=_("China: 6 percent on installation, support and operations."),
     )
     payment_on_signing = models.PositiveSmallIntegerField(
         _("payment on signing (%)"), default=30, validators=[MaxValueValidator(100)]
