@@ -151,7 +151,10 @@ class ServerModel(SourcedModel):
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=120)
     name_zh = models.CharField(
-        _("name (Chinese)"), max_length=120, blank=True, help_text=_("Printed in Chinese proposals; empty: the name.")
+        _("name (Chinese)"),
+        max_length=120,
+        blank=True,
+        help_text=_("Printed in Chinese proposals; empty: the name."),
     )
     vendor = models.CharField(_("vendor"), max_length=60)
     is_active = models.BooleanField(_("offered in the configurator"), default=True)
@@ -327,7 +330,10 @@ class SwitchModel(SourcedModel):
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=120)
     name_zh = models.CharField(
-        _("name (Chinese)"), max_length=120, blank=True, help_text=_("Printed in Chinese proposals; empty: the name.")
+        _("name (Chinese)"),
+        max_length=120,
+        blank=True,
+        help_text=_("Printed in Chinese proposals; empty: the name."),
     )
     vendor = models.CharField(_("vendor"), max_length=60, blank=True)
     fabric = models.CharField(_("fabric"), max_length=12, choices=SwitchFabric.choices)
@@ -378,7 +384,10 @@ class RackType(SourcedModel):
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=120)
     name_zh = models.CharField(
-        _("name (Chinese)"), max_length=120, blank=True, help_text=_("Printed in Chinese proposals; empty: the name.")
+        _("name (Chinese)"),
+        max_length=120,
+        blank=True,
+        help_text=_("Printed in Chinese proposals; empty: the name."),
     )
     rack_units = models.PositiveSmallIntegerField(_("height (U)"), default=42)
     max_kw = _dec(
