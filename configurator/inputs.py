@@ -360,7 +360,7 @@ def commercial_spec(
         return None
 
     server_item = first("server", server_slug) if server_slug else None
-    optics = first("optics")
+    optics = first("optics", "") or first("optics")  # the 400G-class transceiver has no media code
     rack_item = first("rack", rack_slug) or first("rack")
     count = nodes if nodes is not None else 1
     installation = sum((_yearly(i, count) for i in items if i.kind == "install"), Decimal("0"))
@@ -387,6 +387,7 @@ def commercial_spec(
         server_lease_per_month=(server_item.lease_per_month or Decimal("0")) if server_item else Decimal("0"),
         switch_unit_prices={i.item_slug: i.unit_price for i in items if i.kind == "switch" and i.item_slug},
         optics_unit_price=optics.unit_price if optics else Decimal("0"),
+        media_unit_prices={i.item_slug: i.unit_price for i in items if i.kind == "optics" and i.item_slug},
         rack_unit_price=rack_item.unit_price if rack_item else Decimal("0"),
         installation=installation,
         software_support_per_year=software,

@@ -35,6 +35,8 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
+from configurator.engine.network import MEDIA
+
 from .statuses import BomCategory
 
 CENT = Decimal("0.01")
@@ -222,7 +224,19 @@ def price_items(prices: Any) -> list[dict]:
         ("om_per_year", BomCategory.OM),
     ):
         add(category, prices.get(key))
+    media = prices.get("media_unit_prices")
+    if isinstance(media, Mapping):
+        for code, price in media.items():
+            add(BomCategory.OPTICS, price, ref=str(code))
     return items
+
+
+def _optics_price(items: list[dict], code: str) -> dict | None:
+    """The optics/cable price of one media code; "" is the 400G-class transceiver (no media code)."""
+    for item in items:
+        if item.get("category") == BomCategory.OPTICS and str(item.get("ref") or "") == code:
+            return item
+    return None
 
 
 def prices_currency(prices: Any, default: str = "CNY") -> str:
@@ -334,9 +348,19 @@ def bom_lines_from_plan(
     optics = plan_optics(result)
     if optics:
         lines.append(
-            _line(BomCategory.OPTICS, optics, "pcs", currency, _find_price(items, BomCategory.OPTICS),
-                  en="Optical module", zh="光模块")
+            _line(BomCategory.OPTICS, optics, "pcs", currency, _optics_price(items, ""),
+                  en="400G optical module (QSFP-DD)", zh="400G 光模块（QSFP-DD）")
         )  # fmt: skip
+    # Slower transceivers and the cables, by media code (configurator.engine.network.link_media).
+    media = _dig(result, "network", "media")
+    for code, count in sorted((media or {}).items()) if isinstance(media, Mapping) else ():
+        count = _count(count)
+        if not count:
+            continue
+        en, zh = MEDIA.get(code, (code, code))
+        lines.append(
+            _line(BomCategory.OPTICS, count, "pcs", currency, _optics_price(items, code), en=en, zh=zh)
+        )
 
     racks = plan_racks(result)
     rack = _dig(request, "rack")

@@ -987,6 +987,10 @@ ZH_DESCRIPTIONS = {
     "SW-ETH-100GE": "100GE 业务面交换机",
     "SW-MGMT-1GE": "1GE 管理面交换机",
     "OPT-400G-QSFP-DD": "400G QSFP-DD 光模块",
+    "OPT-100G-QSFP28": "100G 光模块（QSFP28）",
+    "OPT-200G-QSFP56": "200G 光模块（QSFP56）",
+    "CBL-FIBER-MPO": "光纤跳线（MPO/LC）",
+    "CBL-CAT6": "超六类网线（RJ45）",
     "RACK-42U-AIR": "42U 风冷机柜（含 A/B 路 PDU）",
     "RACK-42U-CONTAINMENT": "42U 封闭冷/热通道机柜（含 A/B 路 PDU）",
     "RACK-42U-LIQUID": "42U 液冷机柜（含 A/B 路 PDU）",
@@ -1129,6 +1133,31 @@ PRICE_ITEMS = [
     ),
     _item(
         "OPT-400G-QSFP-DD", "optics", "", "400G QSFP-DD optical module", "each", "4500", assumed(_PLACEHOLDER)
+    ),
+    # Slower transceivers and cables by media code (configurator.engine.network.link_media).
+    _item(
+        "OPT-100G-QSFP28",
+        "optics",
+        "100g-optics",
+        "100G optical module (QSFP28)",
+        "each",
+        "1500",
+        assumed(_PLACEHOLDER),
+    ),
+    _item(
+        "OPT-200G-QSFP56",
+        "optics",
+        "200g-optics",
+        "200G optical module (QSFP56)",
+        "each",
+        "3000",
+        assumed(_PLACEHOLDER),
+    ),
+    _item(
+        "CBL-FIBER-MPO", "optics", "fiber", "Fiber patch cord (MPO/LC)", "each", "300", assumed(_PLACEHOLDER)
+    ),
+    _item(
+        "CBL-CAT6", "optics", "cat6", "Copper patch cable (Cat6, RJ45)", "each", "30", assumed(_PLACEHOLDER)
     ),
     _item(
         "RACK-42U-AIR",

@@ -446,6 +446,15 @@ K3_IMAGE_A3 = "quay.io/ascend/vllm-ascend:kimi-k3-a3"  # [S1]
 K3_MODEL_PATH = "/data/models/Kimi-K3"
 
 
+# Cables and sub-400G transceivers by media code (network.link_media), assumed list prices.
+MEDIA_PRICES = {
+    "fiber": Decimal("300"),  # MPO/LC patch cord, assumed
+    "cat6": Decimal("30"),  # RJ45 patch cable, assumed
+    "100g-optics": Decimal("1500"),  # 100G QSFP28, assumed
+    "200g-optics": Decimal("3000"),  # 200G QSFP56, assumed
+}
+
+
 def _node_ips(n: int) -> tuple[str, ...]:
     return tuple(f"10.0.0.{11 + i}" for i in range(n))
 
@@ -462,6 +471,7 @@ def _a3_commercial(nodes: int) -> CommercialSpec:
         optics_unit_price=Decimal("6000"),  # 400G QSFP-DD module, assumed
         rack_unit_price=Decimal("30000"),  # rack + PDUs, assumed
         om_per_year=Decimal("250000") * nodes,  # ¥2 M / year for 8 nodes [S1 path B]
+        media_unit_prices=MEDIA_PRICES,
     )
 
 
@@ -569,6 +579,7 @@ def request_k3_nf5868g8_2node() -> PlanRequest:
             optics_unit_price=Decimal("6000"),  # assumed
             rack_unit_price=Decimal("30000"),  # assumed
             om_percent_of_capex=Decimal("0.08"),  # assumed
+            media_unit_prices=MEDIA_PRICES,
         ),
         launch=LaunchSpec(
             model_path=K3_MODEL_PATH,
@@ -597,6 +608,7 @@ def _a2_request(
             optics_unit_price=Decimal("3000"),  # assumed
             rack_unit_price=Decimal("30000"),  # assumed
             om_percent_of_capex=Decimal("0.08"),  # assumed
+            media_unit_prices={**MEDIA_PRICES, "200g-optics": Decimal("3000")},  # 200G QSFP56, assumed
         ),
         launch=LaunchSpec(
             model_path=K3_MODEL_PATH,

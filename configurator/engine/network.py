@@ -139,6 +139,8 @@ class FabricRow:
     note_en: str = ""
     note_zh: str = ""
     switch_model_zh: str = ""  # catalog name_zh of the switch; empty: switch_model
+    optics_media: str = ""  # media code of the transceivers (MEDIA); "" when optics are 400G-class or none
+    cable_media: str = ""  # media code of the cables: "fiber" (optical links) or "cat6" (copper)
 
     @property
     def node_bandwidth_gbps(self) -> int:
@@ -204,6 +206,7 @@ class NetworkResult:
     seed: SeedReference | None = None
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    media: Mapping[str, int] = field(default_factory=dict)  # other transceivers and cables by MEDIA code
 
     def switches_by_fabric(self) -> dict[str, int]:
         """Switch count by switch fabric (lingqu, roce, …)."""
@@ -294,6 +297,32 @@ def _cabled(nic: _NicGroup, packages: int) -> int:
     return nic.count
 
 
+# Link media by speed.  A 400G-class link takes a transceiver at each end (network.optics, priced at
+# commercial.optics_unit_price, the 400G QSFP-DD/OSFP SKU) and a fiber patch cord; slower optical
+# links take their own transceivers ("100g-optics" is a QSFP28, "200g-optics" a QSFP56, "25g-optics"
+# an SFP28); 1/10GE management links are copper patch cables (RJ45, Cat6) with no optics.
+MEDIA = {
+    "100g-optics": ("100G optical module (QSFP28)", "100G 光模块（QSFP28）"),
+    "200g-optics": ("200G optical module (QSFP56)", "200G 光模块（QSFP56）"),
+    "25g-optics": ("25G optical module (SFP28)", "25G 光模块（SFP28）"),
+    "fiber": ("Fiber patch cord (MPO/LC)", "光纤跳线（MPO/LC）"),
+    "cat6": ("Copper patch cable (Cat6, RJ45)", "超六类网线（RJ45）"),
+}
+COPPER_MAX_GBPS = 10
+
+
+def link_media(link_gbps: int) -> tuple[str, str]:
+    """(optics media, cable media) of one link: ("", "fiber") for 400G-class, ("", "cat6") for copper."""
+    if link_gbps <= COPPER_MAX_GBPS:
+        return "", "cat6"
+    if link_gbps >= 400:
+        return "", "fiber"
+    for speed in (200, 100, 25):
+        if link_gbps >= speed:
+            return f"{speed}g-optics", "fiber"
+    return "25g-optics", "fiber"
+
+
 def _row(
     nic: _NicGroup,
     scope: str,
@@ -334,8 +363,10 @@ def _row(
         leaves=leaves if spines else 0,
         spines=spines,
         uplinks=uplinks,
-        optics=2 * links,
+        optics=0 if link_media(link_gbps)[1] == "cat6" else 2 * links,
         cables=links,
+        optics_media=link_media(link_gbps)[0] if links else "",
+        cable_media=link_media(link_gbps)[1] if links else "",
         switch_units=n_switches * (switch.rack_units if switch else 0),
         switch_kw=n_switches * (switch.power_kw if switch else 0.0),
         note_en=note_en,
@@ -460,8 +491,15 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
     figures = _row_figures(rows)
     switch_units = sum(s.rack_units for s in switches)
     switch_kw = sum(s.power_kw for s in switches)
-    optics = sum(r.optics for r in rows)
+    # network.optics: 400G-class transceivers; every other transceiver and every cable by media code.
+    optics = sum(r.optics for r in rows if not r.optics_media)
     cables = sum(r.cables for r in rows)
+    media: dict[str, int] = {}
+    for r in rows:
+        if r.optics_media and r.optics:
+            media[r.optics_media] = media.get(r.optics_media, 0) + r.optics
+        if r.cable_media and r.cables:
+            media[r.cable_media] = media.get(r.cable_media, 0) + r.cables
     figures["network.switches.count"] = Figure(
         "network.switches.count",
         len(switches),
@@ -566,6 +604,7 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
         switch_kw=switch_kw,
         optics=optics,
         cables=cables,
+        media=media,
         cross_node=cross,
         kv_transfer=kv,
         seed=seed,

@@ -292,6 +292,7 @@ def validate_commercial(spec: CommercialSpec) -> list[Check]:
         ("om_percent_of_capex", spec.om_percent_of_capex),
     ]
     prices += [(f"switch_unit_prices.{slug}", price) for slug, price in spec.switch_unit_prices.items()]
+    prices += [(f"media_unit_prices.{code}", price) for code, price in spec.media_unit_prices.items()]
     for name, value in prices:
         if value is not None and value < 0:
             out.append(
@@ -523,6 +524,27 @@ def compute_tco(
             continue
         switches += count * price
     optics = n_optics * c.optics_unit_price
+    # Transceivers below 400G and the cables, each by its media code (network.link_media).
+    media_counts = getattr(network, "media", None)
+    media_counts = dict(media_counts) if isinstance(media_counts, Mapping) else {}
+    for code, count in sorted(media_counts.items()):
+        price = c.media_unit_prices.get(code)
+        if price is None:
+            checks.append(
+                Check(
+                    "commercial.media_price_missing",
+                    Severity.WARNING,
+                    AREA,
+                    f"No unit price for {code} (× {count}); it is counted at 0.",
+                    f"{code}（× {count}）缺少单价，暂按 0 计入。",
+                    {"media": code, "count": count},
+                    field=f"commercial.media_unit_prices.{code}",
+                    fix_en="Enter the price from the price list.",
+                    fix_zh="请从价格表录入该单价。",
+                )
+            )
+            continue
+        optics += count * price
     rack_cost = n_racks * c.rack_unit_price
     subtotal = servers + switches + optics + rack_cost + c.installation
     discount = subtotal * c.quote_discount
@@ -560,8 +582,13 @@ def compute_tco(
         optics,
         "Optical modules",
         "光模块",
-        "optics × optics_unit_price",
-        {"optics": n_optics, "optics_unit_price": c.optics_unit_price},
+        "optics × optics_unit_price + Σ media count × media unit price",
+        {
+            "optics": n_optics,
+            "optics_unit_price": c.optics_unit_price,
+            "media": media_counts,
+            "media_unit_prices": {k: str(v) for k, v in c.media_unit_prices.items()},
+        },
         optics_src,
     )
     money(

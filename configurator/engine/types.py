@@ -425,7 +425,7 @@ class CommercialSpec:
     server_lease_per_month: Decimal = Decimal("0")
     lease_includes_power: bool = False
     switch_unit_prices: Mapping[str, Decimal] = field(default_factory=dict)  # by switch slug
-    optics_unit_price: Decimal = Decimal("0")
+    optics_unit_price: Decimal = Decimal("0")  # a 400G-class transceiver (network.optics)
     rack_unit_price: Decimal = Decimal("0")  # rack + PDUs, per rack
     installation: Decimal = Decimal("0")
     software_support_per_year: Decimal = Decimal("0")
@@ -437,6 +437,8 @@ class CommercialSpec:
     utilisation: Decimal = Decimal("0.6")  # fraction of the year the cluster serves at the estimated rate
     power_load_factor: Decimal = Decimal("0.8")  # average draw ÷ max input
     quote_discount: Decimal = Decimal("0")
+    # Transceivers below 400G and cables, by media code (network.MEDIA): "100g-optics", "fiber", "cat6" ...
+    media_unit_prices: Mapping[str, Decimal] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
