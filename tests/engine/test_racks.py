@@ -132,7 +132,10 @@ def test_slots_bottom_up_without_overlap():
         assert [s.label for s in rack.slots if s.kind == "pdu"] == ["PDU B", "PDU A"]
         assert rack.usable_units == 42 - 2 - 2
     labels = [s.label for s in _servers(result.racks[0])]
-    assert labels == ["A3-01 (cluster A, master)", "A3-02 (cluster A, worker)"]  # as the proposal names groups
+    assert labels == [
+        "A3-01 (cluster A, master)",
+        "A3-02 (cluster A, worker)",
+    ]  # as the proposal names groups
     assert _servers(result.racks[2])[0].label == "A3-05 (cluster B, master)"
     assert _servers(result.racks[2])[0].node_index == 4
 
