@@ -237,6 +237,7 @@ def switch_spec(row: SwitchModel) -> et.SwitchSpec:
         slug=row.slug,
         name=row.name,
         name_zh=row.name_zh,
+        vendor=row.vendor or "",
         fabric=row.fabric,
         ports=row.ports,
         port_speed_gbps=row.port_speed_gbps,

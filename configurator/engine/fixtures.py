@@ -416,6 +416,7 @@ def x400_switch() -> SwitchSpec:
         slug="x400",
         name="X400 AI switch",
         name_zh="浪潮 X400 AI 交换机",
+        vendor="Inspur",
         fabric="roce",
         ports=64,
         port_speed_gbps=400,

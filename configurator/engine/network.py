@@ -45,10 +45,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from .memory import kv_bytes_per_token, kv_dtype_bytes, linear_state_bytes_per_seq
 from .types import (
     Check,
+    CommercialSpec,
     Figure,
     GroupLayout,
     LayoutResult,
@@ -237,12 +239,53 @@ def switches_for_ports(ports: int, ports_per_switch: int) -> tuple[int, int, int
     return leaves, spines, uplinks
 
 
-def _pick_switch(nic_fabric: str, speed: int, switches: tuple[SwitchSpec, ...]) -> SwitchSpec | None:
+def _pick_switch(
+    nic_fabric: str,
+    speed: int,
+    switches: tuple[SwitchSpec, ...],
+    *,
+    ports: int = 0,
+    commercial: CommercialSpec | None = None,
+    server_vendor: str = "",
+) -> SwitchSpec | None:
+    """The switch model for a fabric: the first switch fabric that can take the NIC, then among its
+    models fast enough for the NIC:
+
+    1. when several vendors' switches fit, the server vendor's own switch if it takes every port in
+       one tier (the vendor's reference design, e.g. S2: NF5868G8 with the Inspur X400);
+    2. otherwise the cheapest design for ``ports`` server ports: switches (leaf/spine when one
+       switch is too small, :func:`switches_for_ports`) plus a transceiver at each end of every
+       link, at the prices of ``commercial``; unpriced models come after priced ones;
+    3. then fewer switches, then catalog order.
+    """
     for fabric in SWITCH_FABRICS_FOR.get(nic_fabric, (nic_fabric,)):
         candidates = [s for s in switches if s.fabric == fabric]
-        if candidates:
-            fast = [s for s in candidates if s.port_speed_gbps >= speed]
-            return (fast or candidates)[0]
+        if not candidates:
+            continue
+        fast = [s for s in candidates if s.port_speed_gbps >= speed]
+        pool = fast or candidates
+        if len(pool) == 1 or ports <= 0:
+            return pool[0]
+        prices = commercial.switch_unit_prices if commercial else {}
+        # The vendor preference only chooses between vendors; among one vendor's models, cost does.
+        mixed = bool(server_vendor) and len({s.vendor.lower() for s in pool}) > 1
+
+        def rank(sw: SwitchSpec, pool=pool, prices=prices, mixed=mixed) -> tuple:
+            leaves, spines, uplinks = switches_for_ports(ports, sw.ports)
+            count = leaves + spines
+            optics_media, _cable = link_media(min(speed, sw.port_speed_gbps))
+            if commercial is None:
+                per_optic = Decimal(0)
+            elif optics_media:
+                per_optic = commercial.media_unit_prices.get(optics_media, Decimal(0))
+            else:
+                per_optic = commercial.optics_unit_price
+            price = prices.get(sw.slug)
+            cost = None if price is None else count * price + 2 * (ports + uplinks) * per_optic
+            own = mixed and sw.vendor.lower() == server_vendor.lower() and spines == 0
+            return (not own, cost is None, cost or 0, count, pool.index(sw))
+
+        return min(pool, key=rank)
     return None
 
 
@@ -435,8 +478,17 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
     for nic in nic_groups:
         if nic.role == "scale_up" and nic.fabric in IN_NODE_FABRICS:
             continue
-        switch = _pick_switch(nic.fabric, nic.speed, req.switches)
         cabled = _cabled(nic, packages)
+        switch = _pick_switch(
+            nic.fabric,
+            nic.speed,
+            req.switches,
+            ports=nodes * cabled
+            if nic.role != "scale_up"
+            else max((g.nodes for g in groups), default=0) * cabled,
+            commercial=req.commercial,
+            server_vendor=server.vendor,
+        )
         if nic.role == "scale_up":
             rows.extend(_scale_up_rows(nic, groups, cabled, switch))
         elif nic.role == "scale_out":

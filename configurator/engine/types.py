@@ -251,6 +251,7 @@ class SwitchSpec:
     power_kw: float
     sources: Mapping[str, Source] = field(default_factory=dict)
     name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
+    vendor: str = ""  # the maker; a server's own vendor's switch is preferred when it fits
 
 
 @dataclass(frozen=True)
