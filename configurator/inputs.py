@@ -323,6 +323,20 @@ def _yearly(item: PriceItem, nodes: int) -> Decimal:
     return item.unit_price
 
 
+def _rack_prices_by_cooling(items, rack_slug: str | None) -> dict[str, Decimal]:
+    """Prices of the other rack types by their cooling class, for racks over the air-cooling limit."""
+    rack_items = [i for i in items if i.kind == "rack" and i.item_slug and i.item_slug != rack_slug]
+    cooling = dict(
+        RackType.objects.filter(slug__in=[i.item_slug for i in rack_items]).values_list("slug", "cooling")
+    )
+    out: dict[str, Decimal] = {}
+    for item in rack_items:
+        kind = cooling.get(item.item_slug)
+        if kind and kind not in out:
+            out[kind] = item.unit_price
+    return out
+
+
 def commercial_spec(
     price_list: PriceList | None = None,
     server: ServerModel | et.ServerSpec | str | None = None,
@@ -389,6 +403,7 @@ def commercial_spec(
         switch_unit_prices={i.item_slug: i.unit_price for i in items if i.kind == "switch" and i.item_slug},
         optics_unit_price=optics.unit_price if optics else Decimal("0"),
         media_unit_prices={i.item_slug: i.unit_price for i in items if i.kind == "optics" and i.item_slug},
+        rack_unit_prices_by_cooling=_rack_prices_by_cooling(items, rack_slug),
         rack_unit_price=rack_item.unit_price if rack_item else Decimal("0"),
         installation=installation,
         software_support_per_year=software,

@@ -165,6 +165,7 @@ def plan_for_quote(request_json: dict) -> tuple[dict, dict, dict, Decimal, str]:
         "switches": {k: str(v) for k, v in c.switch_unit_prices.items()},
         "optics_unit_price": str(c.optics_unit_price),
         "media_unit_prices": {k: str(v) for k, v in c.media_unit_prices.items()},
+        "rack_unit_prices_by_cooling": {k: str(v) for k, v in c.rack_unit_prices_by_cooling.items()},
         "rack_unit_price": str(c.rack_unit_price),
         "installation": str(c.installation),
         "software_support_per_year": str(c.software_support_per_year),

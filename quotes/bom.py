@@ -41,6 +41,11 @@ from .statuses import BomCategory
 
 CENT = Decimal("0.01")
 NO_PRICE_NOTE = gettext_noop("No price in the price list")
+# Racks over the air-cooling limit, by the cooling they need (configurator.engine.racks).
+RACKS_BY_COOLING = {
+    "containment": ("Rack with hot/cold-aisle containment, with PDUs", "冷/热通道封闭机柜（含 PDU）"),
+    "liquid": ("Liquid-cooled rack with PDUs", "液冷机柜（含 PDU）"),
+}
 # Units of BOM lines, stored as written here and translated on display.
 UNITS = (gettext_noop("pcs"), gettext_noop("lot"), gettext_noop("year"), gettext_noop("month"))
 
@@ -228,6 +233,10 @@ def price_items(prices: Any) -> list[dict]:
     if isinstance(media, Mapping):
         for code, price in media.items():
             add(BomCategory.OPTICS, price, ref=str(code))
+    by_cooling = prices.get("rack_unit_prices_by_cooling")
+    if isinstance(by_cooling, Mapping):
+        for cooling, price in by_cooling.items():
+            add(BomCategory.RACK, price, ref=f"cooling:{cooling}")
     return items
 
 
@@ -366,11 +375,42 @@ def bom_lines_from_plan(
     rack = _dig(request, "rack")
     rack_name = str(rack.get("name") or "") if isinstance(rack, Mapping) else ""
     rack_name_zh = str(rack.get("name_zh") or rack_name) if isinstance(rack, Mapping) else ""
-    if racks:
+    own_cooling = str(rack.get("cooling") or "air") if isinstance(rack, Mapping) else "air"
+    # Racks over the air-cooling limit are priced as the containment or liquid-cooled racks they need
+    # (racks.RackLayout.cooling_required), as the engine's capex prices them.
+    needed: dict[str, int] = {}
+    for item in _dig(result, "racks", "racks") or []:
+        if isinstance(item, Mapping):
+            cooling = str(item.get("cooling_required") or own_cooling)
+            needed[cooling] = needed.get(cooling, 0) + 1
+    if not needed or sum(needed.values()) != racks:
+        needed = {own_cooling: racks} if racks else {}
+    rack_item = _find_price(
+        [i for i in items if not str(i.get("ref") or "").startswith("cooling:")], BomCategory.RACK
+    )
+    for cooling, count in sorted(needed.items(), key=lambda kv: kv[0] != own_cooling):
+        if cooling == own_cooling:
+            lines.append(
+                _line(BomCategory.RACK, count, "pcs", currency, rack_item,
+                      en=f"Rack {rack_name} with PDUs".replace("  ", " "),
+                      zh=f"机柜 {rack_name_zh}（含 PDU）".replace("  ", " "))
+            )  # fmt: skip
+            continue
+        en, zh = RACKS_BY_COOLING.get(cooling, (f"Rack ({cooling}) with PDUs", f"机柜（{cooling}，含 PDU）"))
+        item = next((i for i in items if i.get("ref") == f"cooling:{cooling}"), None)
+        if item is None:  # no price for this cooling: the engine counts it at the requested type's price
+            item = rack_item
         lines.append(
-            _line(BomCategory.RACK, racks, "pcs", currency, _find_price(items, BomCategory.RACK),
-                  en=f"Rack {rack_name} with PDUs".replace("  ", " "), zh=f"机柜 {rack_name_zh}（含 PDU）".replace("  ", " "))
-        )  # fmt: skip
+            _line(
+                BomCategory.RACK,
+                count,
+                "pcs",
+                currency,
+                {"unit_price": item.get("unit_price"), "currency": item.get("currency")} if item else None,
+                en=en,
+                zh=zh,
+            )
+        )
 
     install_item = _find_price(items, BomCategory.INSTALL)
     if install_item and _positive(install_item.get("unit_price")):

@@ -447,6 +447,10 @@ K3_IMAGE_A3 = "quay.io/ascend/vllm-ascend:kimi-k3-a3"  # [S1]
 K3_MODEL_PATH = "/data/models/Kimi-K3"
 
 
+# Racks that need more than air cooling (racks.RackLayout.cooling_required), assumed list prices as
+# in the seeded price list (RACK-42U-CONTAINMENT, RACK-42U-LIQUID).
+RACKS_BY_COOLING = {"containment": Decimal("60000"), "liquid": Decimal("150000")}
+
 # Cables and sub-400G transceivers by media code (network.link_media), assumed list prices.
 MEDIA_PRICES = {
     "fiber": Decimal("300"),  # MPO/LC patch cord, assumed
@@ -473,6 +477,7 @@ def _a3_commercial(nodes: int) -> CommercialSpec:
         rack_unit_price=Decimal("30000"),  # rack + PDUs, assumed
         om_per_year=Decimal("250000") * nodes,  # ¥2 M / year for 8 nodes [S1 path B]
         media_unit_prices=MEDIA_PRICES,
+        rack_unit_prices_by_cooling=RACKS_BY_COOLING,
     )
 
 
@@ -581,6 +586,7 @@ def request_k3_nf5868g8_2node() -> PlanRequest:
             rack_unit_price=Decimal("30000"),  # assumed
             om_percent_of_capex=Decimal("0.08"),  # assumed
             media_unit_prices=MEDIA_PRICES,
+            rack_unit_prices_by_cooling=RACKS_BY_COOLING,
         ),
         launch=LaunchSpec(
             model_path=K3_MODEL_PATH,
@@ -610,6 +616,7 @@ def _a2_request(
             rack_unit_price=Decimal("30000"),  # assumed
             om_percent_of_capex=Decimal("0.08"),  # assumed
             media_unit_prices={**MEDIA_PRICES, "200g-optics": Decimal("3000")},  # 200G QSFP56, assumed
+            rack_unit_prices_by_cooling=RACKS_BY_COOLING,
         ),
         launch=LaunchSpec(
             model_path=K3_MODEL_PATH,

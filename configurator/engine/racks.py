@@ -91,6 +91,20 @@ class RackLayout:
     def exceeds_cooling(self) -> bool:
         return self.cooling_limit_kw is not None and self.kw > self.cooling_limit_kw + _EPS
 
+    @property
+    def cooling_required(self) -> str:
+        """The cooling this rack needs: its own type's, or containment (≤ 40 kW) / liquid above the limit.
+
+        domain.md §7: above the hall's air-cooling limit (≈ 20–25 kW) a rack needs hot/cold-aisle
+        containment; above ≈ 35–40 kW liquid cooling.  The bill of materials prices the rack as
+        what it needs, not as the rack type requested.
+        """
+        if not self.exceeds_cooling:
+            return self.cooling
+        if self.cooling == "air" and self.kw <= CONTAINMENT_KW_LIMIT + _EPS:
+            return "containment"
+        return "liquid"
+
 
 @dataclass(frozen=True)
 class RackResult:

@@ -104,6 +104,18 @@ def rack_count(req: PlanRequest, layout: LayoutResult, racks: Any) -> tuple[int,
     return math.ceil(nodes / 2), Source("assumed", "fallback: ceil(nodes ÷ 2), two servers per rack")
 
 
+def rack_cooling_counts(req: PlanRequest, racks: Any, n_racks: int) -> dict[str, int]:
+    """Racks by the cooling they need (``cooling_required`` of the rack module), else all of the type's."""
+    seq = _first_attr(racks, ("racks",))
+    counts: dict[str, int] = {}
+    if isinstance(seq, tuple | list) and len(seq) == n_racks:
+        for rack in seq:
+            need = getattr(rack, "cooling_required", "") or req.rack.cooling
+            counts[need] = counts.get(need, 0) + 1
+        return counts
+    return {req.rack.cooling: n_racks} if n_racks else {}
+
+
 def switch_counts(req: PlanRequest, layout: LayoutResult, network: Any) -> tuple[dict[str, int], Source]:
     """Switch counts by slug: the network module's, else one of each switch model in the request."""
     value = _first_attr(network, ("switch_counts", "switches_by_slug"))
@@ -293,6 +305,7 @@ def validate_commercial(spec: CommercialSpec) -> list[Check]:
     ]
     prices += [(f"switch_unit_prices.{slug}", price) for slug, price in spec.switch_unit_prices.items()]
     prices += [(f"media_unit_prices.{code}", price) for code, price in spec.media_unit_prices.items()]
+    prices += [(f"rack_unit_prices_by_cooling.{k}", v) for k, v in spec.rack_unit_prices_by_cooling.items()]
     for name, value in prices:
         if value is not None and value < 0:
             out.append(
@@ -545,7 +558,33 @@ def compute_tco(
             )
             continue
         optics += count * price
-    rack_cost = n_racks * c.rack_unit_price
+    # Racks priced by the cooling each needs (racks.RackLayout.cooling_required): a rack over the
+    # air-cooling limit is a containment or liquid-cooled rack, at its own price.
+    rack_cooling = rack_cooling_counts(req, racks, n_racks)
+    rack_cost = Decimal(0)
+    for cooling, count in sorted(rack_cooling.items()):
+        if cooling == req.rack.cooling:
+            rack_cost += count * c.rack_unit_price
+            continue
+        price = c.rack_unit_prices_by_cooling.get(cooling)
+        if price is None:
+            checks.append(
+                Check(
+                    "commercial.rack_price_missing",
+                    Severity.WARNING,
+                    AREA,
+                    f"{count} rack(s) need {cooling} cooling but no {cooling} rack is priced; "
+                    "they are counted at the price of the rack type requested.",
+                    f"{count} 个机柜需要{'液冷' if cooling == 'liquid' else '冷/热通道封闭'}，但价格表中没有该类机柜，"
+                    "暂按所选机柜单价计入。",
+                    {"cooling": cooling, "count": count},
+                    field=f"commercial.rack_unit_prices_by_cooling.{cooling}",
+                    fix_en="Enter the price of the rack type from the price list.",
+                    fix_zh="请从价格表录入该类机柜单价。",
+                )
+            )
+            price = c.rack_unit_price
+        rack_cost += count * price
     subtotal = servers + switches + optics + rack_cost + c.installation
     discount = subtotal * c.quote_discount
     capex = subtotal - discount
@@ -596,8 +635,12 @@ def compute_tco(
         rack_cost,
         "Racks and PDUs",
         "机柜及 PDU",
-        "racks × rack_unit_price",
-        {"racks": n_racks, "rack_unit_price": c.rack_unit_price},
+        "Σ racks by cooling needed × that rack's unit price",
+        {
+            "racks": dict(rack_cooling),
+            "rack_unit_price": c.rack_unit_price,
+            "by_cooling": {k: str(v) for k, v in c.rack_unit_prices_by_cooling.items()},
+        },
         racks_src,
     )
     money(

@@ -440,6 +440,8 @@ class CommercialSpec:
     quote_discount: Decimal = Decimal("0")
     # Transceivers below 400G and cables, by media code (network.MEDIA): "100g-optics", "fiber", "cat6" ...
     media_unit_prices: Mapping[str, Decimal] = field(default_factory=dict)
+    # Racks by the cooling they need ("containment", "liquid"), when it differs from the rack type's.
+    rack_unit_prices_by_cooling: Mapping[str, Decimal] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
