@@ -83,6 +83,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "commercial.software_support_per_year": (0, 10**12),
     "commercial.om_per_year": (0, 10**12),
     "commercial.om_percent_of_capex": (0, 1),
+    "commercial.residual_value_fraction": (0, 1),
     "commercial.horizon_years": (1, 15),
     "commercial.depreciation_years": (1, 15),
     "commercial.discount_rate": (0, 1),

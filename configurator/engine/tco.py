@@ -11,15 +11,23 @@ Conventions (each is shown in the result's figures):
   colocation are paid monthly (one twelfth of the annual figure at the end of
   each month).  Depreciation (straight line) is shown for information and is
   not a cash flow.
-* **Lease**: monthly rent for every node (+ electricity unless the lease
-  includes power) + colocation, paid at the end of each month.
+* **Lease, on the same scope as the purchase**: the servers are rented
+  (monthly rent for every node) instead of bought; everything else is the
+  same on both sides — the network, racks and installation are bought at
+  month 0, and software/support, O&M (unless ``lease_includes_om``),
+  electricity (unless ``lease_includes_power``) and colocation are paid
+  monthly.  The two columns differ only in the servers.
+* **Residual value**: the buy side recovers ``residual_value_fraction`` of the
+  servers' (discounted) purchase price by selling them at the end of the
+  horizon (a negative cash flow in the last month).
 * **NPV** uses monthly discounting: the annual ``discount_rate`` r becomes
   the monthly rate (1 + r)^(1/12) − 1 and a payment at the end of month m is
   divided by (1 + monthly rate)^m.  Capex at month 0 is not discounted.
 * **Break-even**: the first month whose cumulative buy cost is at or below the
   cumulative lease cost; ``None`` when that never happens within the horizon.
-* **Cost per million tokens**: the annual cost (buy: horizon TCO ÷ horizon
-  years; lease: one year of lease) is split between input and output tokens
+* **Cost per million tokens**: the annual cost (horizon TCO ÷ horizon years,
+  on both sides, so it agrees with the TCO table; accounting depreciation
+  over ``depreciation_years`` is shown for information only) is split between input and output tokens
   **by their share of accelerator time** (``performance.prefill_time_share``:
   prefill time vs decode time in an aggregated cluster, prefill vs decode
   nodes in xPyD), then divided by the tokens served in a year at
@@ -174,6 +182,8 @@ class AnnualCosts:
     lease_electricity: Decimal  # 0 when the lease includes power
     lease_colocation: Decimal
     lease_total: Decimal
+    lease_om: Decimal = Decimal("0.00")  # O&M on the lease side (0 when the lessor operates)
+    lease_software_support: Decimal = Decimal("0.00")
 
 
 @dataclass(frozen=True)
@@ -270,6 +280,10 @@ class TcoResult:
     sensitivity: tuple[SensitivityRow, ...]
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    residual_value: Decimal = Decimal("0.00")  # recovered at the end of the horizon (buy side)
+    lease_upfront: Decimal = Decimal("0.00")  # network, racks, installation: bought on the lease side too
+    # What the lease side includes besides the servers' rent (the same scope as the purchase).
+    lease_includes: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- validation
@@ -327,6 +341,16 @@ def validate_commercial(spec: CommercialSpec) -> list[Check]:
                 f"TCO 测算周期 {spec.horizon_years} 年超出 1–{MAX_HORIZON_YEARS} 年范围。",
                 spec.horizon_years,
                 3,
+            )
+        )
+    if not Decimal(0) <= spec.residual_value_fraction <= Decimal(1):
+        out.append(
+            _refuse(
+                "commercial.residual_out_of_range",
+                "commercial.residual_value_fraction",
+                f"Residual value {spec.residual_value_fraction} is outside 0–1 of the servers' price.",
+                f"残值比例 {spec.residual_value_fraction} 超出服务器价格的 0–1 范围。",
+                spec.residual_value_fraction,
             )
         )
     if not isinstance(spec.depreciation_years, int) or spec.depreciation_years < 1:
@@ -455,12 +479,20 @@ class _Inputs:
     utilisation: Decimal
     input_share: Decimal
 
+    residual: Decimal = Decimal(0)
+    lease_upfront: Decimal = Decimal(0)
+    lease_om: Decimal = Decimal(0)
+
     def annual_buy(self) -> Decimal:
-        return self.capex / self.horizon + self.om + self.software + self.electricity + self.colocation
+        """Horizon TCO ÷ horizon years: (capex − residual) ÷ N + the yearly running cost."""
+        running = self.om + self.software + self.electricity + self.colocation
+        return (self.capex - self.residual) / self.horizon + running
 
     def annual_lease(self) -> Decimal:
+        """Horizon lease TCO ÷ horizon years, on the purchase's scope."""
         power = Decimal(0) if self.lease_includes_power else self.electricity
-        return self.lease_rent + power + self.colocation
+        running = self.lease_rent + power + self.colocation + self.software + self.lease_om
+        return self.lease_upfront / self.horizon + running
 
     def m_tokens(self) -> tuple[Decimal, Decimal]:
         seconds = SECONDS_PER_YEAR * self.utilisation
@@ -694,7 +726,13 @@ def compute_tco(
     buy_opex = om + software + electricity + colocation
     lease_rent = nodes * c.server_lease_per_month * MONTHS_PER_YEAR
     lease_elec = Decimal(0) if c.lease_includes_power else electricity
-    lease_year = lease_rent + lease_elec + colocation
+    lease_om = Decimal(0) if c.lease_includes_om else om
+    lease_year = lease_rent + lease_elec + colocation + software + lease_om
+    # Same scope: on the lease side the servers are rented; the rest of the purchase (network, racks,
+    # installation, after the same discount) is bought at month 0 as on the buy side.
+    servers_net = servers * (1 - c.quote_discount)
+    lease_upfront = capex - servers_net
+    residual = servers_net * c.residual_value_fraction
     annual = AnnualCosts(
         _q(depreciation),
         _q(om),
@@ -706,6 +744,8 @@ def compute_tco(
         _q(lease_elec),
         _q(colocation),
         _q(lease_year),
+        _q(lease_om),
+        _q(software),
     )
     figs["tco.it_load_kw"] = Figure(
         "tco.it_load_kw", _q(kw), "kW", "IT load (maximum input)", "IT 负载（最大输入功率）", "", {}, kw_src
@@ -784,9 +824,27 @@ def compute_tco(
         lease_year,
         "Lease cost per year",
         "年租赁总成本",
-        "rent + colocation"
-        + (" (power included in the lease)" if c.lease_includes_power else " + electricity"),
-        {"lease_includes_power": c.lease_includes_power},
+        "rent + colocation + software/support"
+        + (" (power included in the lease)" if c.lease_includes_power else " + electricity")
+        + (" (O&M included in the lease)" if c.lease_includes_om else " + O&M"),
+        {"lease_includes_power": c.lease_includes_power, "lease_includes_om": c.lease_includes_om},
+    )
+    money(
+        "tco.lease_upfront",
+        lease_upfront,
+        "Bought on the lease side too: network, racks, installation",
+        "租赁模式下同样需采购：网络、机柜、安装",
+        "capex − servers × (1 − quote_discount)",
+        {"capex": _q(capex), "servers": _q(servers), "quote_discount": c.quote_discount},
+    )
+    money(
+        "tco.residual_value",
+        residual,
+        "Residual value of the servers at the end of the horizon",
+        "测算期末服务器残值",
+        "servers × (1 − quote_discount) × residual_value_fraction",
+        {"servers": _q(servers), "residual_value_fraction": c.residual_value_fraction},
+        Source("input", "commercial.residual_value_fraction"),
     )
 
     # ---- horizon tables, NPV, break-even
@@ -798,24 +856,26 @@ def compute_tco(
     factor = 1 / (1 + monthly_rate)
     discount_sum = Decimal(0)
     running = Decimal(1)
-    monthly_rows = [TcoMonthRow(0, _q(capex), Decimal("0.00"))]
+    monthly_rows = [TcoMonthRow(0, _q(capex), _q(lease_upfront))]
     break_even: int | None = None
     for m in range(1, months + 1):
         running *= factor
         discount_sum += running
-        buy_cum = capex + buy_month * m
-        lease_cum = lease_month * m
+        buy_cum = capex + buy_month * m - (residual if m == months else 0)
+        lease_cum = lease_upfront + lease_month * m
         monthly_rows.append(TcoMonthRow(m, _q(buy_cum), _q(lease_cum)))
         if break_even is None and buy_cum <= lease_cum:
             break_even = m
-    npv_buy = capex + buy_month * discount_sum
-    npv_lease = lease_month * discount_sum
-    buy_total = capex + buy_opex * horizon
-    lease_total = lease_year * horizon
+    npv_buy = capex + buy_month * discount_sum - residual * running
+    npv_lease = lease_upfront + lease_month * discount_sum
+    buy_total = capex + buy_opex * horizon - residual
+    lease_total = lease_upfront + lease_year * horizon
 
     yearly_rows = []
     for y in range(1, horizon + 1):
-        buy_cost = (capex if y == 1 else Decimal(0)) + buy_opex
+        end = residual if y == horizon else Decimal(0)
+        upfront = lease_upfront if y == 1 else Decimal(0)
+        buy_cost = (capex if y == 1 else Decimal(0)) + buy_opex - end
         yearly_rows.append(
             TcoYearRow(
                 y,
@@ -825,13 +885,13 @@ def compute_tco(
                 _q(electricity),
                 _q(colocation),
                 _q(buy_cost),
-                _q(capex + buy_opex * y),
+                _q(capex + buy_opex * y - end),
                 _q(lease_rent),
                 _q(lease_elec),
                 _q(colocation),
-                _q(lease_year),
-                _q(lease_year * y),
-                _q(lease_year * y - capex - buy_opex * y),
+                _q(lease_year + upfront),
+                _q(lease_upfront + lease_year * y),
+                _q(lease_upfront + lease_year * y - (capex + buy_opex * y - end)),
             )
         )
 
@@ -840,7 +900,7 @@ def compute_tco(
         buy_total,
         f"{horizon}-year total cost, buy",
         f"{horizon} 年总拥有成本（采购）",
-        "capex + horizon × (O&M + software/support + electricity + colocation)",
+        "capex + horizon × (O&M + software/support + electricity + colocation) − residual value",
         {
             "capex": _q(capex),
             "horizon_years": horizon,
@@ -855,8 +915,10 @@ def compute_tco(
         lease_total,
         f"{horizon}-year total cost, lease",
         f"{horizon} 年总成本（租赁）",
-        "horizon × (rent + electricity unless included + colocation)",
+        "network, racks, installation + horizon × (rent + software/support + O&M unless included "
+        "+ electricity unless included + colocation)",
         {
+            "lease_upfront": _q(lease_upfront),
             "horizon_years": horizon,
             "lease_rent": _q(lease_rent),
             "electricity": _q(lease_elec),
@@ -881,7 +943,7 @@ def compute_tco(
         npv_lease,
         "Net present cost, lease",
         "租赁模式成本净现值",
-        "Σ monthly lease cost ÷ (1 + monthly rate)^m",
+        "network, racks, installation + Σ monthly lease cost ÷ (1 + monthly rate)^m",
         npv_inputs,
     )
     figs["tco.break_even_month"] = Figure(
@@ -890,8 +952,13 @@ def compute_tco(
         "month",
         "Break-even month (cumulative buy ≤ cumulative lease)",
         "盈亏平衡点（采购累计成本 ≤ 租赁累计成本的月份）",
-        "first m with capex + m × buy monthly ≤ m × lease monthly",
-        {"buy_monthly": _q(buy_month), "lease_monthly": _q(lease_month), "capex": _q(capex)},
+        "first m with capex + m × buy monthly ≤ lease upfront + m × lease monthly",
+        {
+            "buy_monthly": _q(buy_month),
+            "lease_monthly": _q(lease_month),
+            "capex": _q(capex),
+            "lease_upfront": _q(lease_upfront),
+        },
     )
     if c.server_lease_per_month == 0:
         checks.append(
@@ -933,7 +1000,20 @@ def compute_tco(
 
     # ---- tokens
     tokens, sensitivity = _token_economics(
-        req, performance, capex, horizon, om, software, electricity, colocation, lease_rent, figs, checks
+        req,
+        performance,
+        capex,
+        horizon,
+        om,
+        software,
+        electricity,
+        colocation,
+        lease_rent,
+        figs,
+        checks,
+        residual=residual,
+        lease_upfront=lease_upfront,
+        lease_om=lease_om,
     )
 
     return TcoResult(
@@ -960,6 +1040,13 @@ def compute_tco(
         sensitivity=sensitivity,
         figures=figs,
         checks=tuple(checks),
+        residual_value=_q(residual),
+        lease_upfront=_q(lease_upfront),
+        lease_includes=tuple(
+            name
+            for name, included in (("power", c.lease_includes_power), ("om", c.lease_includes_om))
+            if included
+        ),
     )
 
 
@@ -975,6 +1062,10 @@ def _token_economics(
     lease_rent: Decimal,
     figs: dict[str, Figure],
     checks: list[Check],
+    *,
+    residual: Decimal = Decimal(0),
+    lease_upfront: Decimal = Decimal(0),
+    lease_om: Decimal = Decimal(0),
 ) -> tuple[TokenEconomics | None, tuple[SensitivityRow, ...]]:
     c = req.commercial
     currency = c.currency
@@ -1008,6 +1099,9 @@ def _token_economics(
         input_tps=_d(float(in_tps or 0.0)),
         utilisation=c.utilisation,
         input_share=_d(round(float(share), 6)),
+        residual=residual,
+        lease_upfront=lease_upfront,
+        lease_om=lease_om,
     )
     tin, tout = base.m_tokens()
     annual_buy = base.annual_buy()
@@ -1099,7 +1193,7 @@ def _token_economics(
             currency,
             f"Annual cost basis ({basis})",
             f"年化成本（{basis_zh}）",
-            "horizon TCO ÷ horizon years" if basis == "buy" else "one year of lease cost",
+            "horizon TCO ÷ horizon years" if basis == "buy" else "horizon lease TCO ÷ horizon years",
             {},
         )
         for side, side_zh, part, tokens_m in (

@@ -440,6 +440,10 @@ class CommercialSpec:
     quote_discount: Decimal = Decimal("0")
     # Transceivers below 400G and cables, by media code (network.MEDIA): "100g-optics", "fiber", "cat6" ...
     media_unit_prices: Mapping[str, Decimal] = field(default_factory=dict)
+    # Share of the servers' purchase price recovered by selling them at the end of the horizon.
+    residual_value_fraction: Decimal = Decimal("0")
+    # Whether the lessor operates the leased servers (then the lease side pays no O&M).
+    lease_includes_om: bool = False
     # Racks by the cooling they need ("containment", "liquid"), when it differs from the rack type's.
     rack_unit_prices_by_cooling: Mapping[str, Decimal] = field(default_factory=dict)
 

@@ -80,6 +80,7 @@ ZH_WHITELIST = {
     "Atlas", "Ascend", "Kimi", "NF5868G8", "RTX", "PRO", "RoCE", "OceanStor", "Mooncake", "MetaService",
     "Memcache", "Agent", "AI", "API", "RDMA", "KV", "GE", "MXFP4", "MXFP8", "M-LAG", "InfiniBand", "NVLink",
     "HCCS", "PCIe", "vLLM", "DeepSeek", "Qwen", "GLM", "Llama",
+    "QSFP-DD", "OSFP", "MPO/LC", "MPO", "LC",  # optical module and connector form factors
     # abbreviations written in Latin letters in Chinese proposals
     "TCO", "NPV", "PUE", "PDU", "IT", "TTFT", "TPOT", "DP", "TP", "EP", "PD", "PF", "CNY", "VAT", "SKU",
     "Token", "tokens", "token", "tokens/s", "tok/s",
