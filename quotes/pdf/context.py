@@ -50,6 +50,11 @@ SCENARIO_LABELS = {
     "research-drug-discovery": ("Research and drug discovery", "科研与药物发现"),
 }
 
+# Scenarios whose data must stay on the customer's premises (government documents under 等保 2.0,
+# bank research under financial-data rules): a public API is no alternative, so the proposal does
+# not present its price as a comparison.
+DATA_RESIDENCY_SCENARIOS = frozenset({"government-policy-qa", "finance-research", "financial-research"})
+
 SEED_DOCUMENTS = {
     "S1": (
         "S1 — Kimi K3 deployment plan on Huawei Atlas 800 A3 (4, 8 and 16 nodes), source document",
@@ -744,6 +749,26 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 )
                 if name and name not in shared_switches:
                     shared_switches.append(name)
+    tco_data = tco or {}
+    tokens = tco_data.get("tokens") or {}
+    token_headline = None
+    if tokens.get("cost_per_m_blended_buy") is not None:
+        total_m = Decimal(str(tokens.get("input_m_tokens_per_year") or 0)) + Decimal(
+            str(tokens.get("output_m_tokens_per_year") or 0)
+        )
+        api_year = tokens.get("api_cost_per_year")
+        token_headline = {
+            "self_hosted": tokens["cost_per_m_blended_buy"],
+            "api": (Decimal(str(api_year)) / total_m).quantize(Decimal("0.01"))
+            if api_year and total_m
+            else None,
+        }
+    servers_net = Decimal(str(_get(tco_data, "capex", "servers", default=0))) * (
+        1 - Decimal(revision.discount or 0)
+    )
+    upfront = tco_data.get("lease_upfront")
+    if upfront is None:
+        upfront = Decimal(str(_get(tco_data, "capex", "total", default=0))) - servers_net
     layout_summary = separator.join(
         f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
         for g in groups
@@ -814,6 +839,10 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             for x in network.get("cross_node") or []
         ],
         "tco": tco,
+        "token_headline": token_headline,
+        "tco_servers_net": servers_net.quantize(Decimal("0.01")),
+        "tco_upfront": upfront,
+        "data_residency": scenario in DATA_RESIDENCY_SCENARIOS,
         "tco_valid": bool(tco) and tco.get("valid", True) is not False,
         "sensitivity_groups": _sensitivity_groups(tco, lang),
         "purchase_lines": purchase_lines,

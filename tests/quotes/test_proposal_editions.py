@@ -26,6 +26,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 
+from configurator.drawings.fmt import format_money
 from proposals.models import QuoteTerms, SellerProfile
 from quotes.pdf import render_proposal_pdf
 from quotes.pdf.sample import SEEDED_TOPOLOGIES, sample_quote_create
@@ -192,6 +193,16 @@ def test_customer_edition_speaks_the_customers_language_and_can_be_signed(name, 
     throughput = round(float(revision.result_json["performance"]["output_tokens_per_s"]))
     assert f"{throughput:,}" in flat  # the acceptance benchmark is at the quoted throughput
 
+    # --- one headline: the summary's cost per million tokens is the TCO table's, and both columns
+    # of the TCO table carry the same network, racks and installation (the lease has the same scope)
+    tco = revision.result_json["tco"]
+    blended = format_money(Decimal(tco["tokens"]["cost_per_m_blended_buy"]), "CNY", lang, scale=1, decimals=2)
+    assert flat.count(squash(blended)) >= 2, blended
+    upfront = format_money(Decimal(tco["lease_upfront"]), "CNY", lang)
+    assert flat.count(squash(upfront)) >= 2, upfront
+    assert squash(format_money(Decimal(tco["buy_total"]), "CNY", lang)) in flat
+    assert ("3年总拥有成本" if zh else "TCOover3years") in flat
+
     # --- plan-driven deployment path
     if name == "nf5868g8":
         assert "Atlas" not in text
@@ -240,3 +251,23 @@ def test_deployment_path_marks_the_purchase_and_names_only_the_quoted_server():
         topology_text="8P8D",
     )
     assert [s["key"] for s in no_lease] == ["purchase", "expand"]  # no lease price: no proof of concept
+
+
+@pytest.mark.django_db
+def test_data_residency_scenarios_are_not_compared_with_a_public_api(engineer):
+    """A government customer whose data must stay on-premises is not told the API is cheaper."""
+    from quotes import services
+    from quotes.pdf import proposal_html
+    from quotes.pdf.sample import sample_plan_kwargs
+
+    kwargs = sample_plan_kwargs("8node-tenant", scenario="government-policy-qa")
+    quote = services.quote_create_from_configuration(
+        by=engineer, customer="某市政务服务中心", language="en", **kwargs
+    )
+    html = proposal_html(quote.revisions.get())
+    assert "a public API is not an option" in html
+    assert "Saving against the API" not in html and "public API, same token mix" not in html
+    other = services.quote_create_from_configuration(
+        by=engineer, customer="ACME", language="en", **sample_plan_kwargs("8node-tenant")
+    )
+    assert "Saving against the API" in proposal_html(other.revisions.get())
