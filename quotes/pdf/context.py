@@ -194,6 +194,15 @@ def scope_label(scope: str) -> str:
     return " + ".join(group_label(part) for part in str(scope).split("+"))
 
 
+def cooling_label(cooling: str) -> str:
+    """A rack's cooling class as the customer reads it (what the bill of materials prices)."""
+    return {
+        "air": _("air-cooled"),
+        "containment": _("hot/cold-aisle containment"),
+        "liquid": _("liquid-cooled"),
+    }.get(cooling, cooling)
+
+
 VENDOR_ZH = {"Huawei": "华为", "Inspur": "浪潮", "NVIDIA": "英伟达", "H3C": "新华三", "xFusion": "超聚变"}
 
 
@@ -812,7 +821,16 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             for g in (plan.get("power") or {}).get("groups") or []
         ],
         "power_feed_drawings": _power_feed_drawings(plan["racks"], plan.get("power"), lang),
-        "racks": [{**r, "drawing": drawing(r["svg"])} for r in plan["racks"]],
+        "racks": [
+            {
+                **r,
+                "drawing": drawing(r["svg"]),
+                "cooling_label": cooling_label(
+                    str(r["rack"].get("cooling_required") or r["rack"].get("cooling") or "")
+                ),
+            }
+            for r in plan["racks"]
+        ],
         "topology_drawing": drawing(plan.get("topology_svg", "")),
         "tco_chart": drawing((tco or {}).get("chart_svg", "")),
         "tco_bars": drawing((tco or {}).get("bars_svg", "")),
