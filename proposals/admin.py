@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import QuoteTerms, SellerProfile
+from .models import ProposalOption, QuoteTerms, SellerProfile
 
 
 @admin.register(SellerProfile)
@@ -19,3 +19,13 @@ class QuoteTermsAdmin(admin.ModelAdmin):
     autocomplete_fields = ()
     raw_id_fields = ("quote",)
     search_fields = ("quote__number", "quote__customer__name")
+
+
+@admin.register(ProposalOption)
+class ProposalOptionAdmin(admin.ModelAdmin):
+    """Options are planned by ``proposals.options.option_add`` (or ``manage.py proposal --option``);
+    here they can be relabelled, marked recommended or removed, never edited by hand."""
+
+    list_display = ("quote", "position", "label", "recommended", "created_at")
+    raw_id_fields = ("quote",)
+    readonly_fields = ("quote", "position", "request_json", "resolved_json", "result_json", "prices_json")

@@ -165,3 +165,44 @@ class QuoteTerms(models.Model):
                 _("The payment milestones add up to %(total)s percent; they must add up to 100 percent.")
                 % {"total": total}
             )
+
+
+class ProposalOption(models.Model):
+    """An alternative configuration offered beside the quoted one (good / better / best).
+
+    Each option freezes its own plan (the same four snapshots a revision keeps,
+    planned on the server by ``quotes.services.configuration_plan``), so the
+    proposal compares them without replanning.  A quote carries at most
+    :data:`MAX_OPTIONS` options besides the quoted configuration; at most one of
+    all of them is recommended (none marked: the quoted one is).
+    """
+
+    MAX_OPTIONS = 2  # with the quoted configuration: three columns
+
+    quote = models.ForeignKey(
+        "quotes.Quote", verbose_name=_("quote"), on_delete=models.CASCADE, related_name="options"
+    )
+    position = models.PositiveSmallIntegerField(_("position"), default=1)
+    label = _text(_("label"), 60)
+    recommended = models.BooleanField(_("recommended"), default=False)
+    request_json = models.JSONField(_("configuration request"), default=dict)
+    resolved_json = models.JSONField(_("resolved request"), default=dict)
+    result_json = models.JSONField(_("plan result"), default=dict)
+    prices_json = models.JSONField(_("prices used"), default=dict)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+
+    class Meta:
+        ordering = ["quote", "position", "id"]
+        verbose_name = _("proposal option")
+        verbose_name_plural = _("proposal options")
+        constraints = [
+            models.UniqueConstraint(fields=["quote", "position"], name="proposals_option_quote_position"),
+            models.UniqueConstraint(
+                fields=["quote"],
+                condition=models.Q(recommended=True),
+                name="proposals_option_one_recommended",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.quote.number} · {self.label or self.position}"

@@ -34,6 +34,7 @@ from configurator.drawings.power_feed import power_feed_svg
 from configurator.drawings.svg import svg_to_data_uri
 from configurator.presentation import context_from_dict
 from configurator.templatetags.plan_tags import SOURCE_KINDS, figval, seconds
+from proposals.options import comparison
 from proposals.terms import commercial_context
 
 from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
@@ -222,7 +223,7 @@ EDITIONS = ("customer", "internal")
 INTERNAL_SECTIONS = ("findings", "assumptions", "launch")
 
 
-def section_titles(edition: str = "internal") -> OrderedDict[str, str]:
+def section_titles(edition: str = "internal", *, options: bool = False) -> OrderedDict[str, str]:
     """The chapters of the proposal, in order (anchor → title); the table of contents lists them.
 
     The customer edition has no engineering appendix (every check with its
@@ -232,6 +233,7 @@ def section_titles(edition: str = "internal") -> OrderedDict[str, str]:
     titles = OrderedDict(
         [
             ("summary", _("Executive summary")),
+            ("options", _("Options compared")),
             ("architecture", _("Architecture and topology")),
             ("sizing", _("Sizing: accelerator memory and performance")),
             ("racks", _("Racks")),
@@ -252,6 +254,8 @@ def section_titles(edition: str = "internal") -> OrderedDict[str, str]:
     if edition != "internal":
         for key in INTERNAL_SECTIONS:
             titles.pop(key)
+    if not options:
+        titles.pop("options")
     return titles
 
 
@@ -708,7 +712,8 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     sources = _sources(figures, resolved, lang)
     date = timezone.localtime(revision.issued_at or revision.created_at).date()
     scenario = str(request.get("scenario") or resolved.get("scenario") or "")
-    sections = section_titles(edition)
+    option_columns = comparison(revision, lang)
+    sections = section_titles(edition, options=bool(option_columns))
 
     severity_labels = {"ok": _("ok"), "warning": _("warning"), "error": _("error")}
     checks = [
@@ -858,6 +863,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         ],
         "tco": tco,
         "token_headline": token_headline,
+        "option_columns": option_columns,
         "tco_servers_net": servers_net.quantize(Decimal("0.01")),
         "tco_upfront": upfront,
         "data_residency": scenario in DATA_RESIDENCY_SCENARIOS,

@@ -6,10 +6,12 @@ import json
 import re
 import shutil
 import subprocess
+from decimal import Decimal
 
 import pytest
 from django.core.management import CommandError, call_command
 
+from configurator.drawings.fmt import format_money
 from proposals.models import SellerProfile
 from quotes.models import Customer, Quote, QuoteNumberCounter
 from quotes.pdf.sample import sample_plan_kwargs
@@ -64,3 +66,50 @@ def test_bad_requests_get_one_clear_line(tmp_path, content, message):
     with pytest.raises(CommandError, match=re.escape(message)):
         call_command("proposal", str(request), str(tmp_path / "out.pdf"))
     assert not (tmp_path / "out.pdf").exists()
+
+
+@pytest.mark.django_db
+def test_a_quote_with_three_options_renders_one_proposal_comparing_them(tmp_path):
+    """Good / better / best: 4 × A3, 8 × A3 tenant pair and 16 × A3 8P8D side by side, one recommended."""
+    paths = {}
+    for name in ("4node", "8node-tenant", "8p8d"):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(sample_plan_kwargs(name)["request_json"]), encoding="utf-8")
+    out = tmp_path / "options.pdf"
+    call_command(
+        "proposal", str(paths["8node-tenant"]), str(out), "--language", "en",
+        "--option", str(paths["4node"]), "--option", str(paths["8p8d"]), "--recommend", "1",
+    )  # fmt: skip
+    text = text_of(out)
+    assert "Optionscompared" in text
+    for letter in "ABC":
+        assert f"Option{letter}" in text
+    assert "recommended" in text
+    # Each column from its own frozen plan: servers, capex and TCO of each configuration.
+    for name, nodes in (("8node-tenant", 8), ("4node", 4), ("8p8d", 16)):
+        result = sample_plan_kwargs(name)["result_json"]
+        assert f"{nodes}×AtlasA3".replace("AtlasA3", "Atlas800A3") in text
+        capex = format_money(Decimal(result["tco"]["capex"]["total"]), "CNY", "en")
+        assert capex.replace(" ", "") in text, (name, capex)
+        assert f"{round(result['performance']['output_tokens_per_s']):,}tok/s" in text
+    assert Quote.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_at_most_two_options_besides_the_quoted_configuration(engineer):
+    from django.core.exceptions import ValidationError
+
+    from proposals.options import option_add
+    from quotes import services
+
+    quote = services.quote_create_from_configuration(
+        by=engineer, customer="ACME", language="en", **sample_plan_kwargs("4node")
+    )
+    request = sample_plan_kwargs("8node-tenant")["request_json"]
+    option_add(quote=quote, request_json=request, recommended=True)
+    option_add(quote=quote, request_json=request, label="larger", recommended=True)
+    assert [o.recommended for o in quote.options.order_by("position")] == [False, True]  # one recommended
+    with pytest.raises(ValidationError, match="at most 2 options"):
+        option_add(quote=quote, request_json=request)
+    with pytest.raises(ValidationError):
+        option_add(quote=quote, request_json={"model": "no-such-model"})

@@ -21,7 +21,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from proposals.models import SellerProfile
+from proposals.models import ProposalOption, SellerProfile
+from proposals.options import option_add
 from quotes.statuses import Language
 
 MAX_REQUEST_BYTES = 1_000_000
@@ -43,12 +44,33 @@ class Command(BaseCommand):
             "--customer", default="", help="customer name on the cover and the signature page"
         )
         parser.add_argument("--title", default="", help="proposal title (default: model on server)")
+        parser.add_argument(
+            "--option",
+            action="append",
+            default=[],
+            metavar="REQUEST.json",
+            help="an alternative configuration to compare (good/better/best); at most two",
+        )
+        parser.add_argument(
+            "--recommend",
+            type=int,
+            choices=[1, 2, 3],
+            default=1,
+            help="which configuration is recommended: 1 the main request, 2 and 3 the options in order",
+        )
 
     def handle(self, *args, **options):
         from quotes import services
         from quotes.pdf import render_proposal_pdf
 
         request_json = self._read_request(Path(options["request"]))
+        if len(options["option"]) > ProposalOption.MAX_OPTIONS:
+            raise CommandError(f"at most {ProposalOption.MAX_OPTIONS} --option requests")
+        if options["recommend"] > 1 + len(options["option"]):
+            raise CommandError(
+                f"--recommend {options['recommend']}: there are only {1 + len(options['option'])}"
+            )
+        option_requests = [self._read_request(Path(path)) for path in options["option"]]
         output = Path(options["output"])
         if not output.parent.is_dir():
             raise CommandError(f"{output.parent}: no such directory for the PDF")
@@ -84,6 +106,17 @@ class Command(BaseCommand):
                     title=options["title"],
                     discount=_planned_discount(planned.resolved_json),
                 )
+                for number, option_request in enumerate(option_requests, start=2):
+                    try:
+                        option_add(
+                            quote=quote,
+                            request_json=option_request,
+                            recommended=options["recommend"] == number,
+                        )
+                    except ValidationError as exc:
+                        raise CommandError(
+                            f"option {number - 1} cannot be planned: " + "; ".join(_messages(exc))
+                        ) from None
                 revision = quote.revisions.order_by("index").first()
                 pdf = render_proposal_pdf(revision, lang=options["language"], edition=options["edition"])
                 raise _Rollback
