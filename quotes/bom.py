@@ -168,7 +168,7 @@ def plan_totals(result: Mapping) -> dict[str, Decimal | None]:
     """The engine's money figures (``None`` where the result has none).
 
     capex_total = ``tco.capex.total`` (after the engine's quote discount);
-    lease_per_month = ``tco.annual.lease_rent`` ÷ 12; tco_buy_3y / tco_lease_3y =
+    lease_per_month = ``tco.annual.lease_rent`` ÷ 12; tco_buy_total / tco_lease_total =
     ``tco.buy_total`` / ``tco.lease_total`` over the horizon; om_per_year and
     software_per_year from ``tco.annual``; capex_subtotal and capex_discount from
     ``tco.capex``.
@@ -180,8 +180,9 @@ def plan_totals(result: Mapping) -> dict[str, Decimal | None]:
         "capex_subtotal": _amount(_dig(tco, "capex", "subtotal")),
         "capex_discount": _amount(_dig(tco, "capex", "discount")),
         "lease_per_month": money(lease_rent / 12) if lease_rent else None,
-        "tco_buy_3y": _amount(_dig(tco, "buy_total")),
-        "tco_lease_3y": _amount(_dig(tco, "lease_total")),
+        "tco_buy_total": _amount(_dig(tco, "buy_total")),
+        "tco_lease_total": _amount(_dig(tco, "lease_total")),
+        "tco_horizon_years": _count(_dig(tco, "horizon_years")),
         "om_per_year": _amount(_dig(tco, "annual", "om")),
         "software_per_year": _amount(_dig(tco, "annual", "software_support")),
     }
