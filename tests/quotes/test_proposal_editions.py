@@ -271,3 +271,18 @@ def test_data_residency_scenarios_are_not_compared_with_a_public_api(engineer):
         by=engineer, customer="ACME", language="en", **sample_plan_kwargs("8node-tenant")
     )
     assert "Saving against the API" in proposal_html(other.revisions.get())
+
+
+@pytest.mark.django_db
+def test_the_internal_edition_downloads_for_those_who_may_see_the_quote(engineer, engineer2, client):
+    from django.urls import reverse
+
+    revision = sample_quote_create(by=engineer, language="en", name="nf5868g8")
+    url = reverse("quotes:pdf_internal", args=[revision.pk])
+    client.force_login(engineer)
+    response = client.get(url)
+    assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
+    assert response["Content-Disposition"] == f'attachment; filename="{revision.number}-internal.pdf"'
+    assert "Internal edition: not for the customer" in pdf_text(response.content)
+    client.force_login(engineer2)  # another team: as if the revision did not exist
+    assert client.get(url).status_code == 404
