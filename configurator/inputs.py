@@ -377,6 +377,8 @@ def commercial_spec(
     server_item = first("server", server_slug) if server_slug else None
     optics = first("optics", "") or first("optics")  # the 400G-class transceiver has no media code
     rack_item = first("rack", rack_slug) or first("rack")
+    gateway = first("other", "gateway")
+    storage = first("other", "storage-tb")
     count = nodes if nodes is not None else 1
     installation = sum((_yearly(i, count) for i in items if i.kind == "install"), Decimal("0"))
     software = sum((_yearly(i, count) for i in items if i.kind == "software"), Decimal("0"))
@@ -404,6 +406,8 @@ def commercial_spec(
         optics_unit_price=optics.unit_price if optics else Decimal("0"),
         media_unit_prices={i.item_slug: i.unit_price for i in items if i.kind == "optics" and i.item_slug},
         rack_unit_prices_by_cooling=_rack_prices_by_cooling(items, rack_slug),
+        gateway_unit_price=gateway.unit_price if gateway else Decimal("0"),
+        storage_price_per_tb=storage.unit_price if storage else Decimal("0"),
         rack_unit_price=rack_item.unit_price if rack_item else Decimal("0"),
         installation=installation,
         software_support_per_year=software,

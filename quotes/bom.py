@@ -413,6 +413,23 @@ def bom_lines_from_plan(
             )
         )
 
+    # The gateway / load balancer and the checkpoint storage, as the engine's capex counts them.
+    gateway_price = _positive(_dig(prices, "gateway_unit_price")) if isinstance(prices, Mapping) else None
+    gateways = _count(_dig(prices, "gateways")) if isinstance(prices, Mapping) else None
+    if gateway_price and gateways and _amount(_dig(result, "tco", "capex", "gateway")):
+        lines.append(
+            _line(BomCategory.OTHER, gateways, "pcs", currency, {"unit_price": gateway_price},
+                  en="Gateway / load balancer server (active/standby)", zh="网关 / 负载均衡服务器（主备）")
+        )  # fmt: skip
+    storage_price = _positive(_dig(prices, "storage_price_per_tb")) if isinstance(prices, Mapping) else None
+    storage_tb = _count(_dig(result, "tco", "capex", "storage_tb"))
+    if storage_price and storage_tb:
+        lines.append(
+            _line(BomCategory.OTHER, storage_tb, "TB", currency, {"unit_price": storage_price},
+                  en="Shared storage for the model checkpoint (usable TB; two versions)",
+                  zh="模型权重共享存储（可用容量 TB，可存两个版本）")
+        )  # fmt: skip
+
     install_item = _find_price(items, BomCategory.INSTALL)
     if install_item and _positive(install_item.get("unit_price")):
         lines.append(

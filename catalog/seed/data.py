@@ -991,6 +991,8 @@ ZH_DESCRIPTIONS = {
     "OPT-200G-QSFP56": "200G 光模块（QSFP56）",
     "CBL-FIBER-MPO": "光纤跳线（MPO/LC）",
     "CBL-CAT6": "超六类网线（RJ45）",
+    "GW-LB-1U": "网关 / 负载均衡服务器（1U）",
+    "STO-NVME-TB": "模型权重共享存储（NVMe，每 TB 可用容量）",
     "RACK-42U-AIR": "42U 风冷机柜（含 A/B 路 PDU）",
     "RACK-42U-CONTAINMENT": "42U 封闭冷/热通道机柜（含 A/B 路 PDU）",
     "RACK-42U-LIQUID": "42U 液冷机柜（含 A/B 路 PDU）",
@@ -1158,6 +1160,25 @@ PRICE_ITEMS = [
     ),
     _item(
         "CBL-CAT6", "optics", "cat6", "Copper patch cable (Cat6, RJ45)", "each", "30", assumed(_PLACEHOLDER)
+    ),
+    # The gateway / load balancer in front of the cluster and shared storage for the checkpoint.
+    _item(
+        "GW-LB-1U",
+        "other",
+        "gateway",
+        "Gateway / load balancer server (1U)",
+        "each",
+        "60000",
+        assumed(_PLACEHOLDER),
+    ),
+    _item(
+        "STO-NVME-TB",
+        "other",
+        "storage-tb",
+        "Shared NVMe storage for the model checkpoint, per usable TB",
+        "each",
+        "8000",
+        assumed(_PLACEHOLDER),
     ),
     _item(
         "RACK-42U-AIR",

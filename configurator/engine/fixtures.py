@@ -451,6 +451,11 @@ K3_MODEL_PATH = "/data/models/Kimi-K3"
 # in the seeded price list (RACK-42U-CONTAINMENT, RACK-42U-LIQUID).
 RACKS_BY_COOLING = {"containment": Decimal("60000"), "liquid": Decimal("150000")}
 
+# Gateway / load balancer server and shared checkpoint storage, assumed list prices as seeded
+# (GW-LB-1U, STO-NVME-TB).
+GATEWAY_PRICE = Decimal("60000")
+STORAGE_PER_TB = Decimal("8000")
+
 # Cables and sub-400G transceivers by media code (network.link_media), assumed list prices.
 MEDIA_PRICES = {
     "fiber": Decimal("300"),  # MPO/LC patch cord, assumed
@@ -478,6 +483,8 @@ def _a3_commercial(nodes: int) -> CommercialSpec:
         om_per_year=Decimal("250000") * nodes,  # ¥2 M / year for 8 nodes [S1 path B]
         media_unit_prices=MEDIA_PRICES,
         rack_unit_prices_by_cooling=RACKS_BY_COOLING,
+        gateway_unit_price=GATEWAY_PRICE,
+        storage_price_per_tb=STORAGE_PER_TB,
     )
 
 
@@ -587,6 +594,8 @@ def request_k3_nf5868g8_2node() -> PlanRequest:
             om_percent_of_capex=Decimal("0.08"),  # assumed
             media_unit_prices=MEDIA_PRICES,
             rack_unit_prices_by_cooling=RACKS_BY_COOLING,
+            gateway_unit_price=GATEWAY_PRICE,
+            storage_price_per_tb=STORAGE_PER_TB,
         ),
         launch=LaunchSpec(
             model_path=K3_MODEL_PATH,
@@ -617,6 +626,8 @@ def _a2_request(
             om_percent_of_capex=Decimal("0.08"),  # assumed
             media_unit_prices={**MEDIA_PRICES, "200g-optics": Decimal("3000")},  # 200G QSFP56, assumed
             rack_unit_prices_by_cooling=RACKS_BY_COOLING,
+            gateway_unit_price=GATEWAY_PRICE,
+            storage_price_per_tb=STORAGE_PER_TB,
         ),
         launch=LaunchSpec(
             model_path=K3_MODEL_PATH,

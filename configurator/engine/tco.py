@@ -112,6 +112,14 @@ def rack_count(req: PlanRequest, layout: LayoutResult, racks: Any) -> tuple[int,
     return math.ceil(nodes / 2), Source("assumed", "fallback: ceil(nodes ÷ 2), two servers per rack")
 
 
+CHECKPOINT_COPIES = 2  # the version served and the next one, side by side during an upgrade
+
+
+def checkpoint_storage_tb(req: PlanRequest) -> int:
+    """Shared storage for the model checkpoint in whole TB: two copies of the weights as stored on disk."""
+    return math.ceil(CHECKPOINT_COPIES * req.model.weight_bytes / 10**12) if req.model.weight_bytes else 0
+
+
 def rack_cooling_counts(req: PlanRequest, racks: Any, n_racks: int) -> dict[str, int]:
     """Racks by the cooling they need (``cooling_required`` of the rack module), else all of the type's."""
     seq = _first_attr(racks, ("racks",))
@@ -166,6 +174,9 @@ class CapexBreakdown:
     subtotal: Decimal
     discount: Decimal
     total: Decimal
+    gateway: Decimal = Decimal("0.00")  # gateway / load balancer servers
+    storage: Decimal = Decimal("0.00")  # shared storage for the model checkpoint
+    storage_tb: int = 0
 
 
 @dataclass(frozen=True)
@@ -320,6 +331,10 @@ def validate_commercial(spec: CommercialSpec) -> list[Check]:
     prices += [(f"switch_unit_prices.{slug}", price) for slug, price in spec.switch_unit_prices.items()]
     prices += [(f"media_unit_prices.{code}", price) for code, price in spec.media_unit_prices.items()]
     prices += [(f"rack_unit_prices_by_cooling.{k}", v) for k, v in spec.rack_unit_prices_by_cooling.items()]
+    prices += [
+        ("gateway_unit_price", spec.gateway_unit_price),
+        ("storage_price_per_tb", spec.storage_price_per_tb),
+    ]
     for name, value in prices:
         if value is not None and value < 0:
             out.append(
@@ -617,7 +632,10 @@ def compute_tco(
             )
             price = c.rack_unit_price
         rack_cost += count * price
-    subtotal = servers + switches + optics + rack_cost + c.installation
+    gateway = c.gateways * c.gateway_unit_price if c.gateway_unit_price > 0 else Decimal(0)
+    storage_tb = checkpoint_storage_tb(req) if c.storage_price_per_tb > 0 else 0
+    storage = storage_tb * c.storage_price_per_tb
+    subtotal = servers + switches + optics + rack_cost + c.installation + gateway + storage
     discount = subtotal * c.quote_discount
     capex = subtotal - discount
     capex_bd = CapexBreakdown(
@@ -629,6 +647,31 @@ def compute_tco(
         _q(subtotal),
         _q(discount),
         _q(capex),
+        _q(gateway),
+        _q(storage),
+        storage_tb,
+    )
+    money(
+        "tco.capex.gateway",
+        gateway,
+        "Gateway / load balancer",
+        "网关 / 负载均衡",
+        "gateways × gateway_unit_price",
+        {"gateways": c.gateways, "gateway_unit_price": c.gateway_unit_price},
+        Source("input", "commercial.gateway_unit_price"),
+    )
+    money(
+        "tco.capex.storage",
+        storage,
+        "Shared storage for the model checkpoint",
+        "模型权重共享存储",
+        "ceil(2 × checkpoint bytes ÷ 10¹²) TB × storage_price_per_tb",
+        {
+            "checkpoint_bytes": req.model.weight_bytes,
+            "tb": storage_tb,
+            "storage_price_per_tb": c.storage_price_per_tb,
+        },
+        Source("input", "commercial.storage_price_per_tb"),
     )
     money(
         "tco.capex.servers",
@@ -698,7 +741,7 @@ def compute_tco(
         capex,
         "Capital expenditure (purchase)",
         "采购总价（资本支出）",
-        "servers + switches + optics + racks + installation − discount",
+        "servers + switches + optics + racks + installation + gateway + storage − discount",
         {"subtotal": _q(subtotal), "discount": _q(discount)},
     )
 

@@ -444,6 +444,11 @@ class CommercialSpec:
     residual_value_fraction: Decimal = Decimal("0")
     # Whether the lessor operates the leased servers (then the lease side pays no O&M).
     lease_includes_om: bool = False
+    # The gateway / load balancer in front of the cluster (the architecture's entry point), bought as
+    # ``gateways`` servers (two: active/standby), and shared storage for the model checkpoint, per TB.
+    gateway_unit_price: Decimal = Decimal("0")
+    gateways: int = 2
+    storage_price_per_tb: Decimal = Decimal("0")
     # Racks by the cooling they need ("containment", "liquid"), when it differs from the rack type's.
     rack_unit_prices_by_cooling: Mapping[str, Decimal] = field(default_factory=dict)
 
