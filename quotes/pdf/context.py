@@ -16,6 +16,7 @@ Call :func:`proposal_context` inside ``translation.override(<quote language>)``
 from __future__ import annotations
 
 import html
+import json
 import re
 import shlex
 from collections import OrderedDict
@@ -568,10 +569,135 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True
     return risks
 
 
-def _launch_groups(launch: Mapping) -> list[dict]:
-    """The launch appendix: per serving group, the environment its nodes share, then each node's
-    own variables and command.  (Most of a node's environment is the same on every node of its
-    group; printing it once keeps the appendix readable.)"""
+def node_name(server_name: str, index: int) -> str:
+    """The node's name as the rack elevations print it (configurator.engine.racks): "A3-01" for node 0."""
+    words = (str(server_name).split("(")[0].strip() or "node").split()
+    return f"{words[-1] if words else 'node'}-{int(index) + 1:02d}"
+
+
+def _json_value(token: str) -> Any:
+    if not token.startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(token)
+    except ValueError:
+        return None
+
+
+def _json_diff(values: list[Any], path: str = "") -> tuple[Any, list[tuple[str, list[Any]]]]:
+    """One JSON document for all nodes: leaves that differ become ``<path>`` markers, listed with their values."""
+    first = values[0]
+    if all(isinstance(v, dict) for v in values) and all(v.keys() == first.keys() for v in values):
+        merged, columns = {}, []
+        for key in first:
+            merged[key], sub = _json_diff([v[key] for v in values], f"{path}.{key}" if path else key)
+            columns += sub
+        return merged, columns
+    if all(isinstance(v, list) for v in values) and all(len(v) == len(first) for v in values):
+        merged_list, columns = [], []
+        for i in range(len(first)):
+            item, sub = _json_diff([v[i] for v in values], f"{path}[{i}]")
+            merged_list.append(item)
+            columns += sub
+        return merged_list, columns
+    if all(v == first for v in values):
+        return first, []
+    name = path.rsplit(".", 1)[-1] or "value"
+    return f"<{name}>", [(name, values)]
+
+
+def _compact_json(obj: Any, indent: int = 4, width: int = 84) -> str:
+    """JSON on as few lines as fit ``width``: an object or list that fits stays on one line."""
+    flat = json.dumps(obj, ensure_ascii=False)
+    if len(flat) + indent <= width or not isinstance(obj, (dict, list)) or not obj:
+        return flat
+    pad = " " * (indent + 1)
+    if isinstance(obj, dict):
+        items = [f"{pad}{json.dumps(k)}: {_compact_json(v, indent + 1, width)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    items = [pad + _compact_json(v, indent + 1, width) for v in obj]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+
+
+def _format_command(tokens: list[str]) -> str:
+    """One argument per line, each line ending in a shell continuation, JSON values indented inside
+    their quotes: no line is long enough to wrap, so no flag is ever broken across lines."""
+    head: list[str] = []
+    i = 0
+    while i < len(tokens) and not tokens[i].startswith("-"):
+        head.append(tokens[i])
+        i += 1
+    lines = [" ".join(shlex.quote(t) if not t.startswith("<") else t for t in head)]
+    while i < len(tokens):
+        flag = tokens[i]
+        value = None
+        if i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+            value = tokens[i + 1]
+            i += 1
+        i += 1
+        if value is None:
+            lines.append(f"  {flag}")
+            continue
+        parsed = _json_value(value)
+        if parsed is not None:
+            lines.append(f"  {flag} '" + _compact_json(parsed) + "'")
+        elif value.startswith("<") and value.endswith(">"):
+            lines.append(f"  {flag} {value}")
+        else:
+            lines.append(f"  {flag} {shlex.quote(value)}")
+    return " \\\n".join(lines)
+
+
+def _command_view(nodes: list[Mapping]) -> dict:
+    """One command block for nodes whose commands differ only in values, with the per-node values in a
+    table; otherwise one block per distinct command (and the nodes that run it)."""
+    argvs = [[list(map(str, c)) for c in node.get("argv") or ()] for node in nodes]
+    uniform = bool(argvs) and all(len(a) == 1 for a in argvs)
+    if uniform:
+        tokens = [a[0] for a in argvs]
+        width = len(tokens[0])
+        uniform = all(len(t) == width for t in tokens) and all(
+            len({t[i] for t in tokens}) == 1 for i in range(width) if tokens[0][i].startswith("--")
+        )
+    if not uniform:
+        blocks: OrderedDict[str, list[int]] = OrderedDict()
+        for node, argv in zip(nodes, argvs, strict=True):
+            text = "\n".join(_format_command(c) for c in argv) or str(node.get("command") or "")
+            blocks.setdefault(text, []).append(int(node.get("index", 0)))
+        return {"blocks": [{"command": c, "nodes": n} for c, n in blocks.items()], "columns": [], "rows": []}
+    merged: list[str] = []
+    columns: list[str] = []
+    per_node: list[list[str]] = [[] for _ in nodes]
+    for i in range(len(tokens[0])):
+        values = [t[i] for t in tokens]
+        if len(set(values)) == 1:
+            merged.append(values[0])
+            continue
+        flag = tokens[0][i - 1] if i and tokens[0][i - 1].startswith("--") else f"arg{i}"
+        parsed = [_json_value(v) for v in values]
+        if all(p is not None for p in parsed):
+            doc, diffs = _json_diff(parsed)
+            merged.append(json.dumps(doc, ensure_ascii=False))
+            for name, vals in diffs:
+                columns.append(name)
+                for row, v in zip(per_node, vals, strict=True):
+                    row.append(str(v))
+            continue
+        name = flag.lstrip("-")
+        merged.append(f"<{name}>")
+        columns.append(name)
+        for row, v in zip(per_node, values, strict=True):
+            row.append(v)
+    return {
+        "blocks": [{"command": _format_command(merged), "nodes": [int(n.get("index", 0)) for n in nodes]}],
+        "columns": columns,
+        "rows": per_node,
+    }
+
+
+def _launch_groups(launch: Mapping, server_name: str = "") -> list[dict]:
+    """The launch appendix, per serving group: the environment its nodes share, the command once with
+    ``<name>`` markers, and a table of what differs per node (its own variables and those values)."""
     groups: OrderedDict[str, list[Mapping]] = OrderedDict()
     for node in launch.get("nodes") or []:
         groups.setdefault(str(node.get("group", "")), []).append(node)
@@ -583,20 +709,34 @@ def _launch_groups(launch: Mapping) -> list[dict]:
             common = {k: v for k, v in common.items() if env.get(k) == v}
         if len(nodes) == 1:
             common = {}
+        env_columns = sorted({k for env in envs for k in env if k not in common})
+        view = _command_view(list(nodes))
         rows = []
-        for node, env in zip(nodes, envs, strict=True):
-            command = node.get("command") or "\n".join(shlex.join(argv) for argv in node.get("argv") or ())
+        for i, (node, env) in enumerate(zip(nodes, envs, strict=True)):
             rows.append(
                 {
-                    **node,
-                    "own_env": {k: v for k, v in env.items() if k not in common},
+                    "name": node_name(server_name, int(node.get("index", 0))),
+                    "index": node.get("index"),
+                    "host": node.get("host", ""),
+                    "script": node.get("script", ""),
                     "role_label": {"master": _("master"), "worker": _("worker")}.get(
                         str(node.get("role", "")), role_label(str(node.get("role", "")))
                     ),
-                    "command": command,
+                    "env": [env.get(k, "") for k in env_columns],
+                    "values": view["rows"][i] if view["rows"] else [],
                 }
             )
-        out.append({"name": name, "label": role_label(name), "common_env": common, "nodes": rows})
+        out.append(
+            {
+                "name": name,
+                "label": group_label(name),
+                "common_env": common,
+                "env_columns": env_columns,
+                "columns": view["columns"],
+                "blocks": view["blocks"],
+                "nodes": rows,
+            }
+        )
     return out
 
 
@@ -872,7 +1012,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "purchase_lines": purchase_lines,
         "lease_lines": lease_lines,
         "launch": plan.get("launch") or {},
-        "launch_groups": _launch_groups(plan.get("launch") or {}),
+        "launch_groups": _launch_groups(plan.get("launch") or {}, str(server.get("name") or "")),
         "problems": [c for c in checks if c["severity"] != "ok"],
         "checks_all": sorted(
             checks, key=lambda c: ({"error": 0, "warning": 1}.get(c["severity"], 2), c["code"])

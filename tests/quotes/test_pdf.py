@@ -164,7 +164,9 @@ def test_16_node_proposal_has_every_section_and_the_revisions_figures(lang, engi
     assert "2,000万美元" in text or lang == "en"
     for node in result["launch"]["nodes"]:
         assert node["script"] in text
-    assert "--data-parallel-rank7" in text  # a decode worker's rank, from the frozen command
+    # One block per distinct command with the per-node values marked, and those values in a table.
+    assert "--data-parallel-rank<data-parallel-rank>" in text
+    assert text.count("vllmserve/data/models/Kimi-K3") == 2  # prefill and decode, not 16 copies
 
     # Sealed: only the drawings' data: URIs fetched, no connection attempted.
     assert fetcher.requested and all(u.startswith("data:image/svg+xml") for u in fetcher.requested)

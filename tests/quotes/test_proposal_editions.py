@@ -19,6 +19,7 @@ languages as the customer edition, its text extracted with ``pdftotext``
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -286,3 +287,37 @@ def test_the_internal_edition_downloads_for_those_who_may_see_the_quote(engineer
     assert "Internal edition: not for the customer" in pdf_text(response.content)
     client.force_login(engineer2)  # another team: as if the revision did not exist
     assert client.get(url).status_code == 404
+
+
+def test_launch_commands_print_once_per_group_with_per_node_values_in_a_table():
+    """16 × A3 8P8D: two command blocks (prefill, decode) instead of sixteen; every line short enough
+    not to wrap (≤ 90 characters of 6.8 pt mono on A4), so no flag is broken; each node's own values
+    (DP rank, KV engine id, host IP) in the table, equal to the frozen per-node commands."""
+    import shlex as _shlex
+
+    from quotes.pdf.context import _launch_groups
+    from quotes.pdf.sample import sample_plan_kwargs
+
+    launch = sample_plan_kwargs("8p8d")["result_json"]["launch"]
+    groups = _launch_groups(launch, "Atlas 800 A3")
+    assert [len(g["blocks"]) for g in groups] == [1, 1]
+    for g in groups:
+        command = g["blocks"][0]["command"]
+        assert max(len(line) for line in command.splitlines()) <= 90
+        flags = [line for line in command.splitlines()[:-1] if line.startswith("  --") and "'" not in line]
+        assert flags and all(line.endswith(" \\") for line in flags)  # each argument continues the command
+        assert "--data-parallel-rank <data-parallel-rank>" in command
+        assert g["columns"][:2] == ["data-parallel-rank", "engine_id"]
+    by_index = {n["index"]: n for n in launch["nodes"]}
+    for g in groups:
+        for row in g["nodes"]:
+            argv = by_index[row["index"]]["argv"][0]
+            rank = argv[argv.index("--data-parallel-rank") + 1]
+            assert row["values"][0] == rank
+            assert row["name"] == f"A3-{row['index'] + 1:02d}"  # the rack elevations' node names
+            engine = json.loads(argv[argv.index("--kv-transfer-config") + 1])["engine_id"]
+            assert row["values"][1] == engine
+    # The shell still reads the printed command: quotes balance and the JSON is one argument.
+    text = groups[1]["blocks"][0]["command"].replace("\\\n", " ")
+    words = _shlex.split(text.replace("<engine_id>", "9").replace("<data-parallel-rank>", "1"))
+    assert json.loads(words[words.index("--kv-transfer-config") + 1])["kv_role"] == "kv_consumer"
