@@ -648,6 +648,32 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
                 )
             )
 
+    if req.topology.kind == TopologyKind.TENANT_PAIR:
+        # Tenant isolation: switches carrying both tenants' traffic are one failure domain and one
+        # shared data path; say so, so the proposal can state it (issue 16: failure domains).
+        shared = [s for s in switches if len(s.groups) > 1]
+        if shared:
+            names = ", ".join(sorted({s.model for s in shared}))
+            checks.append(
+                Check(
+                    code="network.tenants_share_switch",
+                    severity=Severity.WARNING,
+                    area="network",
+                    message_en=(
+                        f"The two tenant clusters share {len(shared)} switch(es) ({names}): a switch failure "
+                        "stops both tenants, and their traffic crosses the same switch."
+                    ),
+                    message_zh=(
+                        f"两个租户集群共用 {len(shared)} 台交换机（{names}）：单台交换机故障会同时中断两个租户，"
+                        "且两者流量经过同一交换机。"
+                    ),
+                    figures={"shared_switches": len(shared)},
+                    field="switches",
+                    fix_en="give each tenant cluster its own switches, or accept the shared switches with a reason",
+                    fix_zh="为每个租户集群配置独立交换机，或注明理由后接受共用",
+                )
+            )
+
     return NetworkResult(
         rows=tuple(rows),
         switches=switches,

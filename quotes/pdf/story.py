@@ -243,7 +243,7 @@ def customer_risks(checks: list[Mapping], plan: Mapping, resolved: Mapping) -> l
                     ),
                 }
             )
-        elif code in ("network.pair_shares_switch",):
+        elif code in ("network.pair_shares_switch", "network.tenants_share_switch"):
             out.append(
                 {
                     "title": _("Switches shared by the two clusters"),
