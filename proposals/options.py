@@ -128,3 +128,28 @@ def comparison(revision, lang: str) -> list[dict]:
         if option.label:
             columns[-1]["label"] += f" · {option.label}"
     return columns
+
+
+def options_from_candidates(*, quote, candidates: list[Mapping], count: int = 2) -> list[ProposalOption]:
+    """Add the auto-planner's next-best candidates (``configurator.planner.candidate_dict`` shapes, in
+    rank order) as options, skipping the one already quoted; the quoted configuration stays recommended."""
+    revision = quote.revisions.order_by("-index").first()
+    resolved = (
+        revision.resolved_json if revision is not None and isinstance(revision.resolved_json, dict) else {}
+    )
+    topology = resolved.get("topology") or {}
+    quoted = (_get(resolved, "server", "slug"), topology.get("kind"), topology.get("nodes"))
+    added: list[ProposalOption] = []
+    for candidate in candidates:
+        if (
+            len(added) >= count
+            or ProposalOption.objects.filter(quote=quote).count() >= ProposalOption.MAX_OPTIONS
+        ):
+            break
+        key = (candidate.get("server"), candidate.get("topology"), candidate.get("nodes"))
+        request = candidate.get("request")
+        if key == quoted or not isinstance(request, Mapping):
+            continue
+        label = f"{candidate.get('nodes')} × {candidate.get('server_name') or candidate.get('server')}"
+        added.append(option_add(quote=quote, request_json=dict(request), label=label))
+    return added

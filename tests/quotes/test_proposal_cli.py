@@ -113,3 +113,32 @@ def test_at_most_two_options_besides_the_quoted_configuration(engineer):
         option_add(quote=quote, request_json=request)
     with pytest.raises(ValidationError):
         option_add(quote=quote, request_json={"model": "no-such-model"})
+
+
+@pytest.mark.django_db
+def test_options_from_the_auto_planners_candidates_skip_the_quoted_one(engineer):
+    """Candidates in ``configurator.planner.candidate_dict`` shape: the quoted shape is skipped,
+    the next two become options B and C, the quoted configuration stays recommended."""
+    from proposals.options import comparison, options_from_candidates
+    from quotes import services
+
+    quote = services.quote_create_from_configuration(
+        by=engineer, customer="ACME", language="en", **sample_plan_kwargs("4node")
+    )
+    candidates = []
+    for name in ("4node", "8node-tenant", "8p8d"):
+        kwargs = sample_plan_kwargs(name)
+        topology = kwargs["resolved_json"]["topology"]
+        candidates.append(
+            {
+                "server": kwargs["resolved_json"]["server"]["slug"],
+                "server_name": kwargs["resolved_json"]["server"]["name"],
+                "topology": topology["kind"],
+                "nodes": topology["nodes"],
+                "request": kwargs["request_json"],
+            }
+        )
+    added = options_from_candidates(quote=quote, candidates=candidates)
+    assert [o.label for o in added] == ["8 × Atlas 800 A3", "16 × Atlas 800 A3"]
+    columns = comparison(quote.revisions.get(), "en")
+    assert [(c["nodes"], c["recommended"]) for c in columns] == [(4, True), (8, False), (16, False)]
