@@ -1026,6 +1026,8 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             for v in plan["verdicts"]
         ],
         "layout_summary": layout_summary,
+        "paren_open": opening.strip(),
+        "paren_close": closing,
         "power_checks": power_checks,
         "cooling_checks": cooling_checks,
         "network_checks": network_checks,
@@ -1048,6 +1050,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             layout,
             shared_switches,
             int((result.get("racks") or {}).get("rack_count") or 0),
+            "、" if zh else ", ",
         ),
         "customer_risks": story.customer_risks(plan["checks"], {**plan, "result": result}, resolved),
         "risks": _risks({**plan, "result": result}, resolved, lang, internal=internal),

@@ -130,7 +130,9 @@ def _expansion(kind: str, nodes: int, groups: list[int], server: str, topology: 
     return None
 
 
-def failure_domains(kind: str, layout: Mapping, shared_switches: list[str], rack_count: int) -> list[str]:
+def failure_domains(
+    kind: str, layout: Mapping, shared_switches: list[str], rack_count: int, separator: str = ", "
+) -> list[str]:
     """What fails together and what the availability of this design assumes, in plain words."""
     groups = _group_nodes(layout)
     nodes = sum(groups)
@@ -174,7 +176,7 @@ def failure_domains(kind: str, layout: Mapping, shared_switches: list[str], rack
                 "Both clusters share these switches: %(switches)s. A switch failure affects both clusters; "
                 "separate switches per cluster remove this shared point of failure."
             )
-            % {"switches": ", ".join(shared_switches)}
+            % {"switches": separator.join(shared_switches)}
         )
     if rack_count:
         lines.append(
