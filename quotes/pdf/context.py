@@ -1026,6 +1026,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             for v in plan["verdicts"]
         ],
         "layout_summary": layout_summary,
+        "first_node_name": node_name(str(server.get("name") or ""), 0),
         "paren_open": opening.strip(),
         "paren_close": closing,
         "power_checks": power_checks,
