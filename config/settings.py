@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "catalog",
     "configurator",
     "quotes",
+    "proposals",
 ]
 
 MIDDLEWARE = [

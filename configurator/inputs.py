@@ -234,6 +234,7 @@ def server_spec(row: ServerModel, *, model: LlmModel | None = None) -> et.Server
     return et.ServerSpec(
         slug=row.slug,
         name=row.name,
+        name_zh=row.name_zh,
         accelerator=accelerator_spec(row.accelerator),
         packages=row.packages,
         rack_units=row.rack_units,
@@ -262,6 +263,8 @@ def switch_spec(row: SwitchModel) -> et.SwitchSpec:
     return et.SwitchSpec(
         slug=row.slug,
         name=row.name,
+        name_zh=row.name_zh,
+        vendor=row.vendor or "",
         fabric=row.fabric,
         ports=row.ports,
         port_speed_gbps=row.port_speed_gbps,
@@ -280,6 +283,7 @@ def rack_spec(row: RackType) -> et.RackSpec:
     return et.RackSpec(
         slug=row.slug,
         name=row.name,
+        name_zh=row.name_zh,
         rack_units=row.rack_units,
         max_kw=_f(row.max_kw),
         cooling=row.cooling,
@@ -348,6 +352,20 @@ def _yearly(item: PriceItem, nodes: int) -> Decimal:
     return item.unit_price
 
 
+def _rack_prices_by_cooling(items, rack_slug: str | None) -> dict[str, Decimal]:
+    """Prices of the other rack types by their cooling class, for racks over the air-cooling limit."""
+    rack_items = [i for i in items if i.kind == "rack" and i.item_slug and i.item_slug != rack_slug]
+    cooling = dict(
+        RackType.objects.filter(slug__in=[i.item_slug for i in rack_items]).values_list("slug", "cooling")
+    )
+    out: dict[str, Decimal] = {}
+    for item in rack_items:
+        kind = cooling.get(item.item_slug)
+        if kind and kind not in out:
+            out[kind] = item.unit_price
+    return out
+
+
 def commercial_spec(
     price_list: PriceList | None = None,
     server: ServerModel | et.ServerSpec | str | None = None,
@@ -386,8 +404,10 @@ def commercial_spec(
         return None
 
     server_item = first("server", server_slug) if server_slug else None
-    optics = first("optics")
+    optics = first("optics", "") or first("optics")  # the 400G-class transceiver has no media code
     rack_item = first("rack", rack_slug) or first("rack")
+    gateway = first("other", "gateway")
+    storage = first("other", "storage-tb")
     count = nodes if nodes is not None else 1
     installation = sum((_yearly(i, count) for i in items if i.kind == "install"), Decimal("0"))
     software = sum((_yearly(i, count) for i in items if i.kind == "software"), Decimal("0"))
@@ -413,6 +433,10 @@ def commercial_spec(
         server_lease_per_month=(server_item.lease_per_month or Decimal("0")) if server_item else Decimal("0"),
         switch_unit_prices={i.item_slug: i.unit_price for i in items if i.kind == "switch" and i.item_slug},
         optics_unit_price=optics.unit_price if optics else Decimal("0"),
+        media_unit_prices={i.item_slug: i.unit_price for i in items if i.kind == "optics" and i.item_slug},
+        rack_unit_prices_by_cooling=_rack_prices_by_cooling(items, rack_slug),
+        gateway_unit_price=gateway.unit_price if gateway else Decimal("0"),
+        storage_price_per_tb=storage.unit_price if storage else Decimal("0"),
         rack_unit_price=rack_item.unit_price if rack_item else Decimal("0"),
         installation=installation,
         software_support_per_year=software,

@@ -730,7 +730,9 @@ class _Search:
         self.stats = {"plans": 0, "cheap_evaluations": 0, "memory_checks": 0, "shapes": 0}
         self.ha = self.w.availability_target >= HA_AVAILABILITY - 1e-12
         self.current: _Family | None = None
-        self.default_rack = query.racks[0] if query.racks else RackSpec("rack-42u", "42U rack")
+        self.default_rack = (
+            query.racks[0] if query.racks else RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
+        )
 
     # ------------------------------------------------------------------ building requests
 

@@ -81,6 +81,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "commercial.software_support_per_year": (0, 10**12),
     "commercial.om_per_year": (0, 10**12),
     "commercial.om_percent_of_capex": (0, 1),
+    "commercial.residual_value_fraction": (0, 1),
     "commercial.horizon_years": (1, 15),
     "commercial.depreciation_years": (1, 15),
     "commercial.discount_rate": (0, 1),
@@ -487,7 +488,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     if "rack" in data:
         rack = _resolve_entry("rack", data["rack"], catalog.rack, et.RackSpec, errs)
     else:
-        rack = catalog.default_rack() or et.RackSpec("rack-42u", "42U rack")
+        rack = catalog.default_rack() or et.RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
 
     switches: tuple[et.SwitchSpec, ...] = ()
     raw_switches = data.get("switches")

@@ -206,6 +206,11 @@ def plan_for_quote(request_json: dict) -> tuple[dict, dict, dict, Decimal, str]:
         },
         "switches": {k: str(v) for k, v in c.switch_unit_prices.items()},
         "optics_unit_price": str(c.optics_unit_price),
+        "media_unit_prices": {k: str(v) for k, v in c.media_unit_prices.items()},
+        "rack_unit_prices_by_cooling": {k: str(v) for k, v in c.rack_unit_prices_by_cooling.items()},
+        "gateway_unit_price": str(c.gateway_unit_price),
+        "gateways": c.gateways,
+        "storage_price_per_tb": str(c.storage_price_per_tb),
         "rack_unit_price": str(c.rack_unit_price),
         "installation": str(c.installation),
         "software_support_per_year": str(c.software_support_per_year),
@@ -320,7 +325,8 @@ def _items_as_planned(items: list[dict], request: et.PlanRequest) -> list[dict]:
     c = request.commercial
     planned = {
         ("server", request.server.slug): (c.server_unit_price, c.server_lease_per_month),
-        ("optics", None): (c.optics_unit_price, None),
+        ("optics", ""): (c.optics_unit_price, None),
+        **{("optics", code): (price, None) for code, price in c.media_unit_prices.items()},
         ("rack", request.rack.slug): (c.rack_unit_price, None),
         **{("switch", slug): (price, None) for slug, price in c.switch_unit_prices.items()},
     }
@@ -330,9 +336,11 @@ def _items_as_planned(items: list[dict], request: et.PlanRequest) -> list[dict]:
             continue  # other servers' prices are not part of this plan
         if item["category"] == "rack" and item["ref"] != request.rack.slug:
             continue
+        if item["category"] == "other" and item["ref"] in ("gateway", "storage-tb"):
+            continue  # priced by the plan's own keys (gateway_unit_price, storage_price_per_tb)
         if item["category"] in ("install", "software", "om"):
             continue  # per-node prices: the plan's totals are under their own keys
-        key = (item["category"], None if item["category"] == "optics" else item["ref"])
+        key = (item["category"], item["ref"] or "")
         if key in planned:
             unit_price, lease = planned[key]
             overridden = str(unit_price) != item["unit_price"] or (

@@ -35,10 +35,17 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
+from configurator.engine.network import MEDIA
+
 from .statuses import BomCategory
 
 CENT = Decimal("0.01")
 NO_PRICE_NOTE = gettext_noop("No price in the price list")
+# Racks over the air-cooling limit, by the cooling they need (configurator.engine.racks).
+RACKS_BY_COOLING = {
+    "containment": ("Rack with hot/cold-aisle containment, with PDUs", "冷/热通道封闭机柜（含 PDU）"),
+    "liquid": ("Liquid-cooled rack with PDUs", "液冷机柜（含 PDU）"),
+}
 # Units of BOM lines, stored as written here and translated on display.
 UNITS = (gettext_noop("pcs"), gettext_noop("lot"), gettext_noop("year"), gettext_noop("month"))
 
@@ -138,6 +145,17 @@ def plan_switch_names(result: Mapping) -> dict[str, str]:
     return names
 
 
+def plan_switch_names_zh(result: Mapping) -> dict[str, str]:
+    """``{switch slug: Chinese model name}`` (the catalog's name_zh; the name when it has none)."""
+    names: dict[str, str] = {}
+    for unit in _dig(result, "network", "switches") or []:
+        if isinstance(unit, Mapping) and unit.get("slug"):
+            names.setdefault(
+                str(unit["slug"]), str(unit.get("model_zh") or unit.get("model") or unit["slug"])
+            )
+    return names
+
+
 def plan_optics(result: Mapping) -> int:
     return _count(_first(result, ("tco", "optics_count"), ("network", "optics"))) or 0
 
@@ -150,7 +168,7 @@ def plan_totals(result: Mapping) -> dict[str, Decimal | None]:
     """The engine's money figures (``None`` where the result has none).
 
     capex_total = ``tco.capex.total`` (after the engine's quote discount);
-    lease_per_month = ``tco.annual.lease_rent`` ÷ 12; tco_buy_3y / tco_lease_3y =
+    lease_per_month = ``tco.annual.lease_rent`` ÷ 12; tco_buy_total / tco_lease_total =
     ``tco.buy_total`` / ``tco.lease_total`` over the horizon; om_per_year and
     software_per_year from ``tco.annual``; capex_subtotal and capex_discount from
     ``tco.capex``.
@@ -162,8 +180,9 @@ def plan_totals(result: Mapping) -> dict[str, Decimal | None]:
         "capex_subtotal": _amount(_dig(tco, "capex", "subtotal")),
         "capex_discount": _amount(_dig(tco, "capex", "discount")),
         "lease_per_month": money(lease_rent / 12) if lease_rent else None,
-        "tco_buy_3y": _amount(_dig(tco, "buy_total")),
-        "tco_lease_3y": _amount(_dig(tco, "lease_total")),
+        "tco_buy_total": _amount(_dig(tco, "buy_total")),
+        "tco_lease_total": _amount(_dig(tco, "lease_total")),
+        "tco_horizon_years": _count(_dig(tco, "horizon_years")),
         "om_per_year": _amount(_dig(tco, "annual", "om")),
         "software_per_year": _amount(_dig(tco, "annual", "software_support")),
     }
@@ -211,7 +230,23 @@ def price_items(prices: Any) -> list[dict]:
         ("om_per_year", BomCategory.OM),
     ):
         add(category, prices.get(key))
+    media = prices.get("media_unit_prices")
+    if isinstance(media, Mapping):
+        for code, price in media.items():
+            add(BomCategory.OPTICS, price, ref=str(code))
+    by_cooling = prices.get("rack_unit_prices_by_cooling")
+    if isinstance(by_cooling, Mapping):
+        for cooling, price in by_cooling.items():
+            add(BomCategory.RACK, price, ref=f"cooling:{cooling}")
     return items
+
+
+def _optics_price(items: list[dict], code: str) -> dict | None:
+    """The optics/cable price of one media code; "" is the 400G-class transceiver (no media code)."""
+    for item in items:
+        if item.get("category") == BomCategory.OPTICS and str(item.get("ref") or "") == code:
+            return item
+    return None
 
 
 def prices_currency(prices: Any, default: str = "CNY") -> str:
@@ -303,34 +338,96 @@ def bom_lines_from_plan(
         or (server_item or {}).get("sku")
         or ""
     )
+    server_name_zh = str((server.get("name_zh") if isinstance(server, Mapping) else "") or server_name)
     if nodes:
         lines.append(
             _line(BomCategory.SERVER, nodes, "pcs", currency, server_item,
-                  en=f"Server {server_name}".strip(), zh=f"服务器 {server_name}".strip())
+                  en=f"Server {server_name}".strip(), zh=f"服务器 {server_name_zh}".strip())
         )  # fmt: skip
 
     names = plan_switch_names(result)
+    names_zh = plan_switch_names_zh(result)
     for slug, count in sorted(plan_switch_counts(result).items()):
         name = names.get(slug, slug)
+        name_zh = names_zh.get(slug, name)
         lines.append(
             _line(BomCategory.SWITCH, count, "pcs", currency, _find_price(items, BomCategory.SWITCH, slug),
-                  en=f"Switch {name}", zh=f"交换机 {name}")
+                  en=f"Switch {name}", zh=f"交换机 {name_zh}")
         )  # fmt: skip
 
     optics = plan_optics(result)
     if optics:
         lines.append(
-            _line(BomCategory.OPTICS, optics, "pcs", currency, _find_price(items, BomCategory.OPTICS),
-                  en="Optical module", zh="光模块")
+            _line(BomCategory.OPTICS, optics, "pcs", currency, _optics_price(items, ""),
+                  en="400G optical module (QSFP-DD)", zh="400G 光模块（QSFP-DD）")
         )  # fmt: skip
+    # Slower transceivers and the cables, by media code (configurator.engine.network.link_media).
+    media = _dig(result, "network", "media")
+    for code, count in sorted((media or {}).items()) if isinstance(media, Mapping) else ():
+        count = _count(count)
+        if not count:
+            continue
+        en, zh = MEDIA.get(code, (code, code))
+        lines.append(
+            _line(BomCategory.OPTICS, count, "pcs", currency, _optics_price(items, code), en=en, zh=zh)
+        )
 
     racks = plan_racks(result)
     rack = _dig(request, "rack")
     rack_name = str(rack.get("name") or "") if isinstance(rack, Mapping) else ""
-    if racks:
+    rack_name_zh = str(rack.get("name_zh") or rack_name) if isinstance(rack, Mapping) else ""
+    own_cooling = str(rack.get("cooling") or "air") if isinstance(rack, Mapping) else "air"
+    # Racks over the air-cooling limit are priced as the containment or liquid-cooled racks they need
+    # (racks.RackLayout.cooling_required), as the engine's capex prices them.
+    needed: dict[str, int] = {}
+    for item in _dig(result, "racks", "racks") or []:
+        if isinstance(item, Mapping):
+            cooling = str(item.get("cooling_required") or own_cooling)
+            needed[cooling] = needed.get(cooling, 0) + 1
+    if not needed or sum(needed.values()) != racks:
+        needed = {own_cooling: racks} if racks else {}
+    rack_item = _find_price(
+        [i for i in items if not str(i.get("ref") or "").startswith("cooling:")], BomCategory.RACK
+    )
+    for cooling, count in sorted(needed.items(), key=lambda kv: kv[0] != own_cooling):
+        if cooling == own_cooling:
+            lines.append(
+                _line(BomCategory.RACK, count, "pcs", currency, rack_item,
+                      en=f"Rack {rack_name} with PDUs".replace("  ", " "),
+                      zh=f"机柜 {rack_name_zh}（含 PDU）".replace("  ", " "))
+            )  # fmt: skip
+            continue
+        en, zh = RACKS_BY_COOLING.get(cooling, (f"Rack ({cooling}) with PDUs", f"机柜（{cooling}，含 PDU）"))
+        item = next((i for i in items if i.get("ref") == f"cooling:{cooling}"), None)
+        if item is None:  # no price for this cooling: the engine counts it at the requested type's price
+            item = rack_item
         lines.append(
-            _line(BomCategory.RACK, racks, "pcs", currency, _find_price(items, BomCategory.RACK),
-                  en=f"Rack {rack_name} with PDUs".replace("  ", " "), zh=f"机柜 {rack_name} (含 PDU)".replace("  ", " "))
+            _line(
+                BomCategory.RACK,
+                count,
+                "pcs",
+                currency,
+                {"unit_price": item.get("unit_price"), "currency": item.get("currency")} if item else None,
+                en=en,
+                zh=zh,
+            )
+        )
+
+    # The gateway / load balancer and the checkpoint storage, as the engine's capex counts them.
+    gateway_price = _positive(_dig(prices, "gateway_unit_price")) if isinstance(prices, Mapping) else None
+    gateways = _count(_dig(prices, "gateways")) if isinstance(prices, Mapping) else None
+    if gateway_price and gateways and _amount(_dig(result, "tco", "capex", "gateway")):
+        lines.append(
+            _line(BomCategory.OTHER, gateways, "pcs", currency, {"unit_price": gateway_price},
+                  en="Gateway / load balancer server (active/standby)", zh="网关 / 负载均衡服务器（主备）")
+        )  # fmt: skip
+    storage_price = _positive(_dig(prices, "storage_price_per_tb")) if isinstance(prices, Mapping) else None
+    storage_tb = _count(_dig(result, "tco", "capex", "storage_tb"))
+    if storage_price and storage_tb:
+        lines.append(
+            _line(BomCategory.OTHER, storage_tb, "TB", currency, {"unit_price": storage_price},
+                  en="Shared storage for the model checkpoint (usable TB; two versions)",
+                  zh="模型权重共享存储（可用容量 TB，可存两个版本）")
         )  # fmt: skip
 
     install_item = _find_price(items, BomCategory.INSTALL)
@@ -346,9 +443,9 @@ def bom_lines_from_plan(
             BomCategory.SOFTWARE,
             "software_per_year",
             "Software and support, per year",
-            "软件与技术支持 (每年)",
+            "软件与技术支持（每年）",
         ),
-        (BomCategory.OM, "om_per_year", "Operations and maintenance (O&M), per year", "运维服务 (每年)"),
+        (BomCategory.OM, "om_per_year", "Operations and maintenance (O&M), per year", "运维服务（每年）"),
     ):
         item = _find_price(items, category)
         per_year = (
@@ -366,7 +463,7 @@ def bom_lines_from_plan(
     if nodes and per_node:
         line = _line(
             BomCategory.LEASE, years * 12, "month", currency, lease_item,
-            en=f"Lease of {nodes} × {server_name}, per month", zh=f"租赁 {nodes} 台 {server_name} (月租)",
+            en=f"Lease of {nodes} × {server_name}, per month", zh=f"租赁 {nodes} 台 {server_name_zh}（月租）",
             unit_price=per_node * nodes,
         )  # fmt: skip
         line["unit_cost"] = None

@@ -289,8 +289,11 @@ class QuoteRevision(models.Model):
     net_total = models.DecimalField(_("net total"), **MONEY, default=Decimal("0"))
     capex_total = models.DecimalField(_("capex"), **MONEY, default=Decimal("0"))
     lease_per_month = models.DecimalField(_("lease per month"), **MONEY, null=True, blank=True)
-    tco_buy_3y = models.DecimalField(_("3-year TCO, purchase"), **MONEY, null=True, blank=True)
-    tco_lease_3y = models.DecimalField(_("3-year TCO, lease"), **MONEY, null=True, blank=True)
+    # TCO over the engine's horizon (commercial.horizon_years, stored beside it): the former
+    # tco_buy_3y/tco_lease_3y held whatever horizon was planned, e.g. a 5-year figure.
+    tco_buy_total = models.DecimalField(_("TCO, purchase"), **MONEY, null=True, blank=True)
+    tco_lease_total = models.DecimalField(_("TCO, lease"), **MONEY, null=True, blank=True)
+    tco_horizon_years = models.PositiveSmallIntegerField(_("TCO horizon (years)"), null=True, blank=True)
     cost_total = models.DecimalField(_("cost"), **MONEY, null=True, blank=True)
 
     approval_state = models.CharField(

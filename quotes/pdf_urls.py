@@ -11,6 +11,7 @@ from . import pdf_views
 
 urlpatterns = [
     path("revisions/<int:pk>/pdf/", pdf_views.revision_pdf_download, name="pdf"),
+    path("revisions/<int:pk>/pdf/internal/", pdf_views.revision_pdf_internal, name="pdf_internal"),
     path("revisions/<int:pk>/pdf/status/", pdf_views.revision_pdf_status, name="pdf_status"),
     path("revisions/<int:pk>/pdf/render/", pdf_views.revision_pdf_render, name="pdf_render"),
     path("revisions/<int:pk>/pdf/retry/", pdf_views.revision_pdf_retry, name="pdf_retry"),

@@ -143,6 +143,22 @@ def revision_pdf_download(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
+def revision_pdf_internal(request: HttpRequest, pk: int) -> HttpResponse:
+    """The internal edition of the proposal (every check, formulas and sources, launch appendix).
+
+    Rendered on demand from the same frozen revision as the customer edition and
+    never stored: it is for the seller's own engineers, not a document sent out.
+    """
+    from .pdf.render import render_proposal_pdf
+
+    revision = selectors.revision_get_visible(user=request.user, pk=pk)
+    pdf = render_proposal_pdf(revision, edition="internal")
+    response = HttpResponse(pdf, content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="{revision.number}-internal.pdf"'
+    return response
+
+
+@require_GET
 def revision_xlsx_download(request: HttpRequest, pk: int) -> HttpResponse:
     """The BOM and TCO workbook of the revision (XLSX attachment)."""
     revision = selectors.revision_get_visible(user=request.user, pk=pk)

@@ -301,7 +301,7 @@ class TotalRow:
 
 
 TOTAL_FIELDS = ("list_total", "discount", "discount_amount", "net_total", "capex_total",
-                "lease_per_month", "tco_buy_3y", "tco_lease_3y")  # fmt: skip
+                "lease_per_month", "tco_buy_total", "tco_lease_total")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -415,8 +415,9 @@ def _totals(lines: list[dict], discount: Decimal, result: Mapping) -> dict[str, 
         "net_total": net_total,
         "capex_total": capex,
         "lease_per_month": lease_per_month,
-        "tco_buy_3y": engine["tco_buy_3y"],
-        "tco_lease_3y": engine["tco_lease_3y"],
+        "tco_buy_total": engine["tco_buy_total"],
+        "tco_lease_total": engine["tco_lease_total"],
+        "tco_horizon_years": engine["tco_horizon_years"],
         "cost_total": cost_total,
     }
 

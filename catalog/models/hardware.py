@@ -163,6 +163,13 @@ class ServerModel(SourcedModel):
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=120, validators=[single_line])
+    name_zh = models.CharField(
+        _("name (Chinese)"),
+        max_length=120,
+        blank=True,
+        help_text=_("Printed in Chinese proposals; empty: the name."),
+        validators=[single_line],
+    )
     vendor = models.CharField(_("vendor"), max_length=60, validators=[single_line])
     is_active = models.BooleanField(_("offered in the configurator"), default=True)
     accelerator = models.ForeignKey(
@@ -336,6 +343,13 @@ class SwitchModel(SourcedModel):
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=120, validators=[single_line])
+    name_zh = models.CharField(
+        _("name (Chinese)"),
+        max_length=120,
+        blank=True,
+        help_text=_("Printed in Chinese proposals; empty: the name."),
+        validators=[single_line],
+    )
     vendor = models.CharField(_("vendor"), max_length=60, blank=True, validators=[single_line])
     fabric = models.CharField(_("fabric"), max_length=12, choices=SwitchFabric.choices)
     ports = models.PositiveSmallIntegerField(_("ports"), validators=[MinValueValidator(1)])
@@ -384,6 +398,13 @@ class RackType(SourcedModel):
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=120, validators=[single_line])
+    name_zh = models.CharField(
+        _("name (Chinese)"),
+        max_length=120,
+        blank=True,
+        help_text=_("Printed in Chinese proposals; empty: the name."),
+        validators=[single_line],
+    )
     rack_units = models.PositiveSmallIntegerField(_("height (U)"), default=42)
     max_kw = _dec(
         _("power budget (kW)"),

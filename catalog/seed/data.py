@@ -244,6 +244,7 @@ SERVERS = [
     {
         "slug": "atlas-800-a3",
         "name": "Atlas 800 A3 (super-node server)",
+        "name_zh": "Atlas 800 A3 超节点服务器",
         "vendor": "Huawei",
         "accelerator": "ascend-910c",
         "packages": (8, seed("S1 §2.1: 8 × Ascend 910C")),
@@ -277,6 +278,7 @@ SERVERS = [
     {
         "slug": "atlas-800-a2",
         "name": "Atlas 800 A2 (910B, 8 NPUs)",
+        "name_zh": "Atlas 800 A2（910B，8 卡）",
         "vendor": "Huawei",
         "accelerator": "ascend-910b",
         "packages": (8, seed("S1 §1 / domain.md §3: 8-card 910B HCCS server")),
@@ -308,6 +310,7 @@ SERVERS = [
     {
         "slug": "nf5868g8",
         "name": "Inspur NF5868G8 (16 × RTX PRO 6000D)",
+        "name_zh": "浪潮 NF5868G8（16 × RTX PRO 6000D）",
         "vendor": "Inspur",
         "accelerator": "rtx-pro-6000d",
         "packages": (16, seed("S2 单台配置: 16 × PRO6000D 84G (dual-width)")),
@@ -404,6 +407,7 @@ SWITCHES = [
     {
         "slug": "lingqu-630-v1",
         "name": "LingQu 630 V1 (400GE LingQu switch)",
+        "name_zh": "灵衢 630 V1（400GE 灵衢交换机）",
         "vendor": "Huawei",
         "fabric": ("lingqu", seed("S1 §3.2: 400GE LingQu switch, e.g. LingQu 630 V1")),
         "ports": (128, assumed("port count not in S1")),
@@ -415,6 +419,7 @@ SWITCHES = [
     {
         "slug": "roce-400ge-access",
         "name": "400GE RoCE access switch",
+        "name_zh": "400GE RoCE 接入交换机",
         "vendor": "Huawei",
         "fabric": ("roce", seed("S1 §3.2: 400GE RoCE access switch")),
         "ports": (64, assumed("not in S1")),
@@ -426,6 +431,7 @@ SWITCHES = [
     {
         "slug": "roce-400ge-core",
         "name": "400GE RoCE core switch",
+        "name_zh": "400GE RoCE 核心交换机",
         "vendor": "Huawei",
         "fabric": ("roce", seed("S1 §4.3: 400GE RoCE core switch")),
         "ports": (128, assumed("not in S1")),
@@ -437,6 +443,7 @@ SWITCHES = [
     {
         "slug": "inspur-x400",
         "name": "Inspur X400 AI switch (400G)",
+        "name_zh": "浪潮 X400 AI 交换机（400G）",
         "vendor": "Inspur",
         "fabric": ("roce", seed("S2 网络侧: X400 400G RDMA switch")),
         "ports": (64, assumed("not in S2")),
@@ -477,6 +484,7 @@ SWITCHES = [
     {
         "slug": "eth-100ge-service",
         "name": "100GE Ethernet service switch",
+        "name_zh": "100GE 以太网业务交换机",
         "vendor": "",
         "fabric": ("ethernet", assumed("service plane")),
         "ports": (32, assumed("")),
@@ -488,6 +496,7 @@ SWITCHES = [
     {
         "slug": "mgmt-1ge",
         "name": "1GE management switch",
+        "name_zh": "1GE 管理交换机",
         "vendor": "",
         "fabric": ("management", assumed("management plane")),
         "ports": (48, assumed("")),
@@ -504,6 +513,7 @@ RACKS = [
     {
         "slug": "rack-42u-air",
         "name": "42U air-cooled rack",
+        "name_zh": "42U 风冷机柜",
         "rack_units": (42, public("glossary: 42U cabinet")),
         "max_kw": (D("40"), assumed("A/B PDU power budget; cooling is checked against the site's air limit")),
         "cooling": ("air", seed("S1 §2.1: A3 is air-cooled")),
@@ -518,6 +528,7 @@ RACKS = [
     {
         "slug": "rack-42u-containment",
         "name": "42U rack, hot/cold-aisle containment",
+        "name_zh": "42U 冷/热通道封闭机柜",
         "rack_units": (42, public("glossary: 42U cabinet")),
         "max_kw": (D("40"), public("domain.md §7: 35–40 kW per rack needs containment or liquid cooling")),
         "cooling": ("containment", public("domain.md §7")),
@@ -529,6 +540,7 @@ RACKS = [
     {
         "slug": "rack-42u-liquid",
         "name": "42U liquid-cooled rack",
+        "name_zh": "42U 液冷机柜",
         "rack_units": (42, public("glossary: 42U cabinet")),
         "max_kw": (D("60"), assumed("rear-door / direct liquid cooling")),
         "cooling": ("liquid", public("domain.md §7")),
@@ -1064,6 +1076,12 @@ ZH_DESCRIPTIONS = {
     "SW-ETH-100GE": "100GE 业务面交换机",
     "SW-MGMT-1GE": "1GE 管理面交换机",
     "OPT-400G-QSFP-DD": "400G QSFP-DD 光模块",
+    "OPT-100G-QSFP28": "100G 光模块（QSFP28）",
+    "OPT-200G-QSFP56": "200G 光模块（QSFP56）",
+    "CBL-FIBER-MPO": "光纤跳线（MPO/LC）",
+    "CBL-CAT6": "超六类网线（RJ45）",
+    "GW-LB-1U": "网关 / 负载均衡服务器（1U）",
+    "STO-NVME-TB": "模型权重共享存储（NVMe，每 TB 可用容量）",
     "RACK-42U-AIR": "42U 风冷机柜（含 A/B 路 PDU）",
     "RACK-42U-CONTAINMENT": "42U 封闭冷/热通道机柜（含 A/B 路 PDU）",
     "RACK-42U-LIQUID": "42U 液冷机柜（含 A/B 路 PDU）",
@@ -1224,6 +1242,50 @@ PRICE_ITEMS = [
     ),
     _item(
         "OPT-400G-QSFP-DD", "optics", "", "400G QSFP-DD optical module", "each", "4500", assumed(_PLACEHOLDER)
+    ),
+    # Slower transceivers and cables by media code (configurator.engine.network.link_media).
+    _item(
+        "OPT-100G-QSFP28",
+        "optics",
+        "100g-optics",
+        "100G optical module (QSFP28)",
+        "each",
+        "1500",
+        assumed(_PLACEHOLDER),
+    ),
+    _item(
+        "OPT-200G-QSFP56",
+        "optics",
+        "200g-optics",
+        "200G optical module (QSFP56)",
+        "each",
+        "3000",
+        assumed(_PLACEHOLDER),
+    ),
+    _item(
+        "CBL-FIBER-MPO", "optics", "fiber", "Fiber patch cord (MPO/LC)", "each", "300", assumed(_PLACEHOLDER)
+    ),
+    _item(
+        "CBL-CAT6", "optics", "cat6", "Copper patch cable (Cat6, RJ45)", "each", "30", assumed(_PLACEHOLDER)
+    ),
+    # The gateway / load balancer in front of the cluster and shared storage for the checkpoint.
+    _item(
+        "GW-LB-1U",
+        "other",
+        "gateway",
+        "Gateway / load balancer server (1U)",
+        "each",
+        "60000",
+        assumed(_PLACEHOLDER),
+    ),
+    _item(
+        "STO-NVME-TB",
+        "other",
+        "storage-tb",
+        "Shared NVMe storage for the model checkpoint, per usable TB",
+        "each",
+        "8000",
+        assumed(_PLACEHOLDER),
     ),
     _item(
         "RACK-42U-AIR",

@@ -342,6 +342,7 @@ def nf5868g8() -> ServerSpec:
     return ServerSpec(
         slug="nf5868g8",
         name="Inspur NF5868G8",
+        name_zh="浪潮 NF5868G8",
         accelerator=rtx_pro_6000d(),
         packages=16,
         rack_units=8,
@@ -371,6 +372,7 @@ def lingqu_switch() -> SwitchSpec:
     return SwitchSpec(
         slug="lingqu-630-v1",
         name="LingQu 630 V1",
+        name_zh="灵衢 630 V1",
         fabric="lingqu",
         ports=64,
         port_speed_gbps=400,
@@ -385,6 +387,7 @@ def roce_switch_400g() -> SwitchSpec:
     return SwitchSpec(
         slug="roce-400ge-64",
         name="400GE RoCE switch (64 ports)",
+        name_zh="400GE RoCE 交换机（64 口）",
         fabric="roce",
         ports=64,
         port_speed_gbps=400,
@@ -413,6 +416,8 @@ def x400_switch() -> SwitchSpec:
     return SwitchSpec(
         slug="x400",
         name="X400 AI switch",
+        name_zh="浪潮 X400 AI 交换机",
+        vendor="Inspur",
         fabric="roce",
         ports=64,
         port_speed_gbps=400,
@@ -427,6 +432,7 @@ def management_switch() -> SwitchSpec:
     return SwitchSpec(
         slug="mgmt-1ge-48",
         name="1GE management switch (48 ports)",
+        name_zh="1GE 管理交换机（48 口）",
         fabric="management",
         ports=48,
         port_speed_gbps=1,
@@ -440,6 +446,24 @@ def management_switch() -> SwitchSpec:
 
 K3_IMAGE_A3 = "quay.io/ascend/vllm-ascend:kimi-k3-a3"  # [S1]
 K3_MODEL_PATH = "/data/models/Kimi-K3"
+
+
+# Racks that need more than air cooling (racks.RackLayout.cooling_required), assumed list prices as
+# in the seeded price list (RACK-42U-CONTAINMENT, RACK-42U-LIQUID).
+RACKS_BY_COOLING = {"containment": Decimal("60000"), "liquid": Decimal("150000")}
+
+# Gateway / load balancer server and shared checkpoint storage, assumed list prices as seeded
+# (GW-LB-1U, STO-NVME-TB).
+GATEWAY_PRICE = Decimal("60000")
+STORAGE_PER_TB = Decimal("8000")
+
+# Cables and sub-400G transceivers by media code (network.link_media), assumed list prices.
+MEDIA_PRICES = {
+    "fiber": Decimal("300"),  # MPO/LC patch cord, assumed
+    "cat6": Decimal("30"),  # RJ45 patch cable, assumed
+    "100g-optics": Decimal("1500"),  # 100G QSFP28, assumed
+    "200g-optics": Decimal("3000"),  # 200G QSFP56, assumed
+}
 
 
 def _node_ips(n: int) -> tuple[str, ...]:
@@ -458,6 +482,10 @@ def _a3_commercial(nodes: int) -> CommercialSpec:
         optics_unit_price=Decimal("6000"),  # 400G QSFP-DD module, assumed
         rack_unit_price=Decimal("30000"),  # rack + PDUs, assumed
         om_per_year=Decimal("250000") * nodes,  # ¥2 M / year for 8 nodes [S1 path B]
+        media_unit_prices=MEDIA_PRICES,
+        rack_unit_prices_by_cooling=RACKS_BY_COOLING,
+        gateway_unit_price=GATEWAY_PRICE,
+        storage_price_per_tb=STORAGE_PER_TB,
     )
 
 
@@ -565,6 +593,10 @@ def request_k3_nf5868g8_2node() -> PlanRequest:
             optics_unit_price=Decimal("6000"),  # assumed
             rack_unit_price=Decimal("30000"),  # assumed
             om_percent_of_capex=Decimal("0.08"),  # assumed
+            media_unit_prices=MEDIA_PRICES,
+            rack_unit_prices_by_cooling=RACKS_BY_COOLING,
+            gateway_unit_price=GATEWAY_PRICE,
+            storage_price_per_tb=STORAGE_PER_TB,
         ),
         launch=LaunchSpec(
             model_path=K3_MODEL_PATH,
@@ -593,6 +625,10 @@ def _a2_request(
             optics_unit_price=Decimal("3000"),  # assumed
             rack_unit_price=Decimal("30000"),  # assumed
             om_percent_of_capex=Decimal("0.08"),  # assumed
+            media_unit_prices={**MEDIA_PRICES, "200g-optics": Decimal("3000")},  # 200G QSFP56, assumed
+            rack_unit_prices_by_cooling=RACKS_BY_COOLING,
+            gateway_unit_price=GATEWAY_PRICE,
+            storage_price_per_tb=STORAGE_PER_TB,
         ),
         launch=LaunchSpec(
             model_path=K3_MODEL_PATH,

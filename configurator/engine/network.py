@@ -45,11 +45,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from .memory import kv_bytes_per_token, kv_dtype_bytes, linear_state_bytes_per_seq
 from .serving_model import effective_factors
 from .types import (
     Check,
+    CommercialSpec,
     Figure,
     GroupLayout,
     LayoutResult,
@@ -107,6 +109,7 @@ class SwitchUnit:
     groups: tuple[str, ...]  # serving groups it connects (one: dedicated, several: shared)
     rack_units: int
     power_kw: float
+    model_zh: str = ""  # the model's name in Chinese proposals (catalog name_zh); empty: model
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,9 @@ class FabricRow:
     switch_kw: float
     note_en: str = ""
     note_zh: str = ""
+    switch_model_zh: str = ""  # catalog name_zh of the switch; empty: switch_model
+    optics_media: str = ""  # media code of the transceivers (MEDIA); "" when optics are 400G-class or none
+    cable_media: str = ""  # media code of the cables: "fiber" (optical links) or "cat6" (copper)
 
     @property
     def node_bandwidth_gbps(self) -> int:
@@ -203,6 +209,7 @@ class NetworkResult:
     seed: SeedReference | None = None
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    media: Mapping[str, int] = field(default_factory=dict)  # other transceivers and cables by MEDIA code
 
     def switches_by_fabric(self) -> dict[str, int]:
         """Switch count by switch fabric (lingqu, roce, …)."""
@@ -233,12 +240,53 @@ def switches_for_ports(ports: int, ports_per_switch: int) -> tuple[int, int, int
     return leaves, spines, uplinks
 
 
-def _pick_switch(nic_fabric: str, speed: int, switches: tuple[SwitchSpec, ...]) -> SwitchSpec | None:
+def _pick_switch(
+    nic_fabric: str,
+    speed: int,
+    switches: tuple[SwitchSpec, ...],
+    *,
+    ports: int = 0,
+    commercial: CommercialSpec | None = None,
+    server_vendor: str = "",
+) -> SwitchSpec | None:
+    """The switch model for a fabric: the first switch fabric that can take the NIC, then among its
+    models fast enough for the NIC:
+
+    1. when several vendors' switches fit, the server vendor's own switch if it takes every port in
+       one tier (the vendor's reference design, e.g. S2: NF5868G8 with the Inspur X400);
+    2. otherwise the cheapest design for ``ports`` server ports: switches (leaf/spine when one
+       switch is too small, :func:`switches_for_ports`) plus a transceiver at each end of every
+       link, at the prices of ``commercial``; unpriced models come after priced ones;
+    3. then fewer switches, then catalog order.
+    """
     for fabric in SWITCH_FABRICS_FOR.get(nic_fabric, (nic_fabric,)):
         candidates = [s for s in switches if s.fabric == fabric]
-        if candidates:
-            fast = [s for s in candidates if s.port_speed_gbps >= speed]
-            return (fast or candidates)[0]
+        if not candidates:
+            continue
+        fast = [s for s in candidates if s.port_speed_gbps >= speed]
+        pool = fast or candidates
+        if len(pool) == 1 or ports <= 0:
+            return pool[0]
+        prices = commercial.switch_unit_prices if commercial else {}
+        # The vendor preference only chooses between vendors; among one vendor's models, cost does.
+        mixed = bool(server_vendor) and len({s.vendor.lower() for s in pool}) > 1
+
+        def rank(sw: SwitchSpec, pool=pool, prices=prices, mixed=mixed) -> tuple:
+            leaves, spines, uplinks = switches_for_ports(ports, sw.ports)
+            count = leaves + spines
+            optics_media, _cable = link_media(min(speed, sw.port_speed_gbps))
+            if commercial is None:
+                per_optic = Decimal(0)
+            elif optics_media:
+                per_optic = commercial.media_unit_prices.get(optics_media, Decimal(0))
+            else:
+                per_optic = commercial.optics_unit_price
+            price = prices.get(sw.slug)
+            cost = None if price is None else count * price + 2 * (ports + uplinks) * per_optic
+            own = mixed and sw.vendor.lower() == server_vendor.lower() and spines == 0
+            return (not own, cost is None, cost or 0, count, pool.index(sw))
+
+        return min(pool, key=rank)
     return None
 
 
@@ -293,6 +341,32 @@ def _cabled(nic: _NicGroup, packages: int) -> int:
     return nic.count
 
 
+# Link media by speed.  A 400G-class link takes a transceiver at each end (network.optics, priced at
+# commercial.optics_unit_price, the 400G QSFP-DD/OSFP SKU) and a fiber patch cord; slower optical
+# links take their own transceivers ("100g-optics" is a QSFP28, "200g-optics" a QSFP56, "25g-optics"
+# an SFP28); 1/10GE management links are copper patch cables (RJ45, Cat6) with no optics.
+MEDIA = {
+    "100g-optics": ("100G optical module (QSFP28)", "100G 光模块（QSFP28）"),
+    "200g-optics": ("200G optical module (QSFP56)", "200G 光模块（QSFP56）"),
+    "25g-optics": ("25G optical module (SFP28)", "25G 光模块（SFP28）"),
+    "fiber": ("Fiber patch cord (MPO/LC)", "光纤跳线（MPO/LC）"),
+    "cat6": ("Copper patch cable (Cat6, RJ45)", "超六类网线（RJ45）"),
+}
+COPPER_MAX_GBPS = 10
+
+
+def link_media(link_gbps: int) -> tuple[str, str]:
+    """(optics media, cable media) of one link: ("", "fiber") for 400G-class, ("", "cat6") for copper."""
+    if link_gbps <= COPPER_MAX_GBPS:
+        return "", "cat6"
+    if link_gbps >= 400:
+        return "", "fiber"
+    for speed in (200, 100, 25):
+        if link_gbps >= speed:
+            return f"{speed}g-optics", "fiber"
+    return "25g-optics", "fiber"
+
+
 def _row(
     nic: _NicGroup,
     scope: str,
@@ -326,14 +400,17 @@ def _row(
         ports_needed=ports,
         switch_slug=switch.slug if switch else "",
         switch_model=switch.name if switch else "",
+        switch_model_zh=(switch.name_zh or switch.name) if switch else "",
         switch_fabric=switch.fabric if switch else "",
         ports_per_switch=switch.ports if switch else 0,
         switches=n_switches,
         leaves=leaves if spines else 0,
         spines=spines,
         uplinks=uplinks,
-        optics=2 * links,
+        optics=0 if link_media(link_gbps)[1] == "cat6" else 2 * links,
         cables=links,
+        optics_media=link_media(link_gbps)[0] if links else "",
+        cable_media=link_media(link_gbps)[1] if links else "",
         switch_units=n_switches * (switch.rack_units if switch else 0),
         switch_kw=n_switches * (switch.power_kw if switch else 0.0),
         note_en=note_en,
@@ -407,8 +484,17 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
     for nic in nic_groups:
         if nic.role == "scale_up" and nic.fabric in IN_NODE_FABRICS:
             continue
-        switch = _pick_switch(nic.fabric, nic.speed, req.switches)
         cabled = _cabled(nic, packages)
+        switch = _pick_switch(
+            nic.fabric,
+            nic.speed,
+            req.switches,
+            ports=nodes * cabled
+            if nic.role != "scale_up"
+            else max((g.nodes for g in groups), default=0) * cabled,
+            commercial=req.commercial,
+            server_vendor=server.vendor,
+        )
         if nic.role == "scale_up":
             rows.extend(_scale_up_rows(nic, groups, cabled, switch, share=not separate))
         elif nic.role == "scale_out":
@@ -477,8 +563,15 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
     figures = _row_figures(rows)
     switch_units = sum(s.rack_units for s in switches)
     switch_kw = sum(s.power_kw for s in switches)
-    optics = sum(r.optics for r in rows)
+    # network.optics: 400G-class transceivers; every other transceiver and every cable by media code.
+    optics = sum(r.optics for r in rows if not r.optics_media)
     cables = sum(r.cables for r in rows)
+    media: dict[str, int] = {}
+    for r in rows:
+        if r.optics_media and r.optics:
+            media[r.optics_media] = media.get(r.optics_media, 0) + r.optics
+        if r.cable_media and r.cables:
+            media[r.cable_media] = media.get(r.cable_media, 0) + r.cables
     figures["network.switches.count"] = Figure(
         "network.switches.count",
         len(switches),
@@ -577,6 +670,32 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
                 )
             )
 
+    if req.topology.kind == TopologyKind.TENANT_PAIR:
+        # Tenant isolation: switches carrying both tenants' traffic are one failure domain and one
+        # shared data path; say so, so the proposal can state it (issue 16: failure domains).
+        shared = [s for s in switches if len(s.groups) > 1]
+        if shared:
+            names = ", ".join(sorted({s.model for s in shared}))
+            checks.append(
+                Check(
+                    code="network.tenants_share_switch",
+                    severity=Severity.WARNING,
+                    area="network",
+                    message_en=(
+                        f"The two tenant clusters share {len(shared)} switch(es) ({names}): a switch failure "
+                        "stops both tenants, and their traffic crosses the same switch."
+                    ),
+                    message_zh=(
+                        f"两个租户集群共用 {len(shared)} 台交换机（{names}）：单台交换机故障会同时中断两个租户，"
+                        "且两者流量经过同一交换机。"
+                    ),
+                    figures={"shared_switches": len(shared)},
+                    field="switches",
+                    fix_en="give each tenant cluster its own switches, or accept the shared switches with a reason",
+                    fix_zh="为每个租户集群配置独立交换机，或注明理由后接受共用",
+                )
+            )
+
     return NetworkResult(
         rows=tuple(rows),
         switches=switches,
@@ -585,6 +704,7 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
         switch_kw=switch_kw,
         optics=optics,
         cables=cables,
+        media=media,
         cross_node=cross,
         kv_transfer=kv,
         seed=seed,
@@ -666,6 +786,7 @@ def _switch_units(rows: list[FabricRow]) -> tuple[SwitchUnit, ...]:
                     label=f"{row.switch_model} #{counters[row.switch_slug]}",
                     slug=row.switch_slug,
                     model=row.switch_model,
+                    model_zh=row.switch_model_zh or row.switch_model,
                     fabric=row.switch_fabric,
                     role=row.role,
                     tier=tier,

@@ -43,6 +43,7 @@ GROUP_ZH = {
     "prefill": "预填充",
     "decode": "解码",
 }
+GROUP_EN = {"cluster-a": "cluster A", "cluster-b": "cluster B"}  # as the proposal names them
 ROLE_EN = {"scale_up": "scale-up", "scale_out": "scale-out", "service": "service", "management": "management"}
 ROLE_ZH = {"scale_up": "灵衢/超节点", "scale_out": "参数面", "service": "业务面", "management": "管理面"}
 TIER_ZH = {"leaf": "叶", "spine": "脊"}
@@ -90,6 +91,20 @@ class RackLayout:
     @property
     def exceeds_cooling(self) -> bool:
         return self.cooling_limit_kw is not None and self.kw > self.cooling_limit_kw + _EPS
+
+    @property
+    def cooling_required(self) -> str:
+        """The cooling this rack needs: its own type's, or containment (≤ 40 kW) / liquid above the limit.
+
+        domain.md §7: above the hall's air-cooling limit (≈ 20–25 kW) a rack needs hot/cold-aisle
+        containment; above ≈ 35–40 kW liquid cooling.  The bill of materials prices the rack as
+        what it needs, not as the rack type requested.
+        """
+        if not self.exceeds_cooling:
+            return self.cooling
+        if self.cooling == "air" and self.kw <= CONTAINMENT_KW_LIMIT + _EPS:
+            return "containment"
+        return "liquid"
 
 
 @dataclass(frozen=True)
@@ -176,19 +191,21 @@ def _node_label(short: str, node: int, g: GroupLayout) -> tuple[str, str]:
     role = "master" if node == g.first_node else "worker"
     role_zh = "主节点" if role == "master" else "工作节点"
     group_zh = GROUP_ZH.get(g.name, g.name)
-    # One naming scheme everywhere (engine/names.py): node-00 is the first node.
+    # One naming scheme everywhere (engine/names.py): node-00 is the first node, as the launch scripts.
     name = node_name(node)
-    return f"{name} ({g.name}, {role})", f"{name}（{group_zh}，{role_zh}）"
+    group_en = GROUP_EN.get(g.name, g.name)
+    return f"{name} ({group_en}, {role})", f"{name}（{group_zh}，{role_zh}）"
 
 
 def _switch_label(sw: SwitchUnit) -> tuple[str, str]:
-    scope = sw.groups[0] if len(sw.groups) == 1 else ROLE_EN.get(sw.role, sw.role)
+    scope = GROUP_EN.get(sw.groups[0], sw.groups[0]) if len(sw.groups) == 1 else ROLE_EN.get(sw.role, sw.role)
     scope_zh = (
         GROUP_ZH.get(sw.groups[0], sw.groups[0]) if len(sw.groups) == 1 else ROLE_ZH.get(sw.role, sw.role)
     )
     tier = "" if sw.tier == "single" else f", {sw.tier}"
     tier_zh = "" if sw.tier == "single" else f"，{TIER_ZH.get(sw.tier, sw.tier)}"
-    return f"{sw.label} ({scope}{tier})", f"{sw.label}（{scope_zh}{tier_zh}）"
+    label_zh = sw.label.replace(sw.model, sw.model_zh, 1) if sw.model_zh else sw.label
+    return f"{sw.label} ({scope}{tier})", f"{label_zh}（{scope_zh}{tier_zh}）"
 
 
 def _place(
@@ -632,7 +649,11 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
     title = (f"机柜 {rack.name}" if zh else f"Rack {rack.name}") + (
         ("（网络）" if zh else " (network)") if rack.kind == "network" else ""
     )
-    groups = "、".join(GROUP_ZH.get(g, g) for g in rack.groups) if zh else ", ".join(rack.groups)
+    groups = (
+        "、".join(GROUP_ZH.get(g, g) for g in rack.groups)
+        if zh
+        else ", ".join(GROUP_EN.get(g, g) for g in rack.groups)
+    )
 
     out: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '

@@ -11,15 +11,23 @@ Conventions (each is shown in the result's figures):
   colocation are paid monthly (one twelfth of the annual figure at the end of
   each month).  Depreciation (straight line) is shown for information and is
   not a cash flow.
-* **Lease**: monthly rent for every node (+ electricity unless the lease
-  includes power) + colocation, paid at the end of each month.
+* **Lease, on the same scope as the purchase**: the servers are rented
+  (monthly rent for every node) instead of bought; everything else is the
+  same on both sides — the network, racks and installation are bought at
+  month 0, and software/support, O&M (unless ``lease_includes_om``),
+  electricity (unless ``lease_includes_power``) and colocation are paid
+  monthly.  The two columns differ only in the servers.
+* **Residual value**: the buy side recovers ``residual_value_fraction`` of the
+  servers' (discounted) purchase price by selling them at the end of the
+  horizon (a negative cash flow in the last month).
 * **NPV** uses monthly discounting: the annual ``discount_rate`` r becomes
   the monthly rate (1 + r)^(1/12) − 1 and a payment at the end of month m is
   divided by (1 + monthly rate)^m.  Capex at month 0 is not discounted.
 * **Break-even**: the first month whose cumulative buy cost is at or below the
   cumulative lease cost; ``None`` when that never happens within the horizon.
-* **Cost per million tokens**: the annual cost (buy: horizon TCO ÷ horizon
-  years; lease: one year of lease) is split between input and output tokens
+* **Cost per million tokens**: the annual cost (horizon TCO ÷ horizon years,
+  on both sides, so it agrees with the TCO table; accounting depreciation
+  over ``depreciation_years`` is shown for information only) is split between input and output tokens
   **by their share of accelerator time** (``performance.prefill_time_share``:
   prefill time vs decode time in an aggregated cluster, prefill vs decode
   nodes in xPyD), then divided by the tokens served in a year at
@@ -111,6 +119,26 @@ def rack_count(req: PlanRequest, layout: LayoutResult, racks: Any) -> tuple[int,
     return math.ceil(nodes / 2), Source("assumed", "fallback: ceil(nodes ÷ 2), two servers per rack")
 
 
+CHECKPOINT_COPIES = 2  # the version served and the next one, side by side during an upgrade
+
+
+def checkpoint_storage_tb(req: PlanRequest) -> int:
+    """Shared storage for the model checkpoint in whole TB: two copies of the weights as stored on disk."""
+    return math.ceil(CHECKPOINT_COPIES * req.model.weight_bytes / 10**12) if req.model.weight_bytes else 0
+
+
+def rack_cooling_counts(req: PlanRequest, racks: Any, n_racks: int) -> dict[str, int]:
+    """Racks by the cooling they need (``cooling_required`` of the rack module), else all of the type's."""
+    seq = _first_attr(racks, ("racks",))
+    counts: dict[str, int] = {}
+    if isinstance(seq, tuple | list) and len(seq) == n_racks:
+        for rack in seq:
+            need = getattr(rack, "cooling_required", "") or req.rack.cooling
+            counts[need] = counts.get(need, 0) + 1
+        return counts
+    return {req.rack.cooling: n_racks} if n_racks else {}
+
+
 def switch_counts(req: PlanRequest, layout: LayoutResult, network: Any) -> tuple[dict[str, int], Source]:
     """Switch counts by slug: the network module's, else one of each switch model in the request."""
     value = _first_attr(network, ("switch_counts", "switches_by_slug"))
@@ -153,6 +181,9 @@ class CapexBreakdown:
     subtotal: Decimal
     discount: Decimal
     total: Decimal
+    gateway: Decimal = Decimal("0.00")  # gateway / load balancer servers
+    storage: Decimal = Decimal("0.00")  # shared storage for the model checkpoint
+    storage_tb: int = 0
 
 
 @dataclass(frozen=True)
@@ -169,6 +200,8 @@ class AnnualCosts:
     lease_electricity: Decimal  # 0 when the lease includes power
     lease_colocation: Decimal
     lease_total: Decimal
+    lease_om: Decimal = Decimal("0.00")  # O&M on the lease side (0 when the lessor operates)
+    lease_software_support: Decimal = Decimal("0.00")
 
 
 @dataclass(frozen=True)
@@ -265,6 +298,10 @@ class TcoResult:
     sensitivity: tuple[SensitivityRow, ...]
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    residual_value: Decimal = Decimal("0.00")  # recovered at the end of the horizon (buy side)
+    lease_upfront: Decimal = Decimal("0.00")  # network, racks, installation: bought on the lease side too
+    # What the lease side includes besides the servers' rent (the same scope as the purchase).
+    lease_includes: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- validation
@@ -299,6 +336,12 @@ def validate_commercial(spec: CommercialSpec) -> list[Check]:
         ("om_percent_of_capex", spec.om_percent_of_capex),
     ]
     prices += [(f"switch_unit_prices.{slug}", price) for slug, price in spec.switch_unit_prices.items()]
+    prices += [(f"media_unit_prices.{code}", price) for code, price in spec.media_unit_prices.items()]
+    prices += [(f"rack_unit_prices_by_cooling.{k}", v) for k, v in spec.rack_unit_prices_by_cooling.items()]
+    prices += [
+        ("gateway_unit_price", spec.gateway_unit_price),
+        ("storage_price_per_tb", spec.storage_price_per_tb),
+    ]
     for name, value in prices:
         if value is not None and value < 0:
             out.append(
@@ -320,6 +363,16 @@ def validate_commercial(spec: CommercialSpec) -> list[Check]:
                 f"TCO 测算周期 {spec.horizon_years} 年超出 1–{MAX_HORIZON_YEARS} 年范围。",
                 spec.horizon_years,
                 3,
+            )
+        )
+    if not Decimal(0) <= spec.residual_value_fraction <= Decimal(1):
+        out.append(
+            _refuse(
+                "commercial.residual_out_of_range",
+                "commercial.residual_value_fraction",
+                f"Residual value {spec.residual_value_fraction} is outside 0–1 of the servers' price.",
+                f"残值比例 {spec.residual_value_fraction} 超出服务器价格的 0–1 范围。",
+                spec.residual_value_fraction,
             )
         )
     if not isinstance(spec.depreciation_years, int) or spec.depreciation_years < 1:
@@ -448,12 +501,20 @@ class _Inputs:
     utilisation: Decimal
     input_share: Decimal
 
+    residual: Decimal = Decimal(0)
+    lease_upfront: Decimal = Decimal(0)
+    lease_om: Decimal = Decimal(0)
+
     def annual_buy(self) -> Decimal:
-        return self.capex / self.horizon + self.om + self.software + self.electricity + self.colocation
+        """Horizon TCO ÷ horizon years: (capex − residual) ÷ N + the yearly running cost."""
+        running = self.om + self.software + self.electricity + self.colocation
+        return (self.capex - self.residual) / self.horizon + running
 
     def annual_lease(self) -> Decimal:
+        """Horizon lease TCO ÷ horizon years, on the purchase's scope."""
         power = Decimal(0) if self.lease_includes_power else self.electricity
-        return self.lease_rent + power + self.colocation
+        running = self.lease_rent + power + self.colocation + self.software + self.lease_om
+        return self.lease_upfront / self.horizon + running
 
     def m_tokens(self) -> tuple[Decimal, Decimal]:
         seconds = SECONDS_PER_YEAR * self.utilisation
@@ -530,8 +591,58 @@ def compute_tco(
             continue
         switches += count * price
     optics = n_optics * c.optics_unit_price
-    rack_cost = n_racks * c.rack_unit_price
-    subtotal = servers + switches + optics + rack_cost + c.installation
+    # Transceivers below 400G and the cables, each by its media code (network.link_media).
+    media_counts = getattr(network, "media", None)
+    media_counts = dict(media_counts) if isinstance(media_counts, Mapping) else {}
+    for code, count in sorted(media_counts.items()):
+        price = c.media_unit_prices.get(code)
+        if price is None:
+            checks.append(
+                Check(
+                    "commercial.media_price_missing",
+                    Severity.WARNING,
+                    AREA,
+                    f"No unit price for {code} (× {count}); it is counted at 0.",
+                    f"{code}（× {count}）缺少单价，暂按 0 计入。",
+                    {"media": code, "count": count},
+                    field=f"commercial.media_unit_prices.{code}",
+                    fix_en="Enter the price from the price list.",
+                    fix_zh="请从价格表录入该单价。",
+                )
+            )
+            continue
+        optics += count * price
+    # Racks priced by the cooling each needs (racks.RackLayout.cooling_required): a rack over the
+    # air-cooling limit is a containment or liquid-cooled rack, at its own price.
+    rack_cooling = rack_cooling_counts(req, racks, n_racks)
+    rack_cost = Decimal(0)
+    for cooling, count in sorted(rack_cooling.items()):
+        if cooling == req.rack.cooling:
+            rack_cost += count * c.rack_unit_price
+            continue
+        price = c.rack_unit_prices_by_cooling.get(cooling)
+        if price is None:
+            checks.append(
+                Check(
+                    "commercial.rack_price_missing",
+                    Severity.WARNING,
+                    AREA,
+                    f"{count} rack(s) need {cooling} cooling but no {cooling} rack is priced; "
+                    "they are counted at the price of the rack type requested.",
+                    f"{count} 个机柜需要{'液冷' if cooling == 'liquid' else '冷/热通道封闭'}，但价格表中没有该类机柜，"
+                    "暂按所选机柜单价计入。",
+                    {"cooling": cooling, "count": count},
+                    field=f"commercial.rack_unit_prices_by_cooling.{cooling}",
+                    fix_en="Enter the price of the rack type from the price list.",
+                    fix_zh="请从价格表录入该类机柜单价。",
+                )
+            )
+            price = c.rack_unit_price
+        rack_cost += count * price
+    gateway = c.gateways * c.gateway_unit_price if c.gateway_unit_price > 0 else Decimal(0)
+    storage_tb = checkpoint_storage_tb(req) if c.storage_price_per_tb > 0 else 0
+    storage = storage_tb * c.storage_price_per_tb
+    subtotal = servers + switches + optics + rack_cost + c.installation + gateway + storage
     discount = _bill(subtotal * c.quote_discount)
     capex = subtotal - discount
     capex_bd = CapexBreakdown(
@@ -543,6 +654,31 @@ def compute_tco(
         _q(subtotal),
         _q(discount),
         _q(capex),
+        _q(gateway),
+        _q(storage),
+        storage_tb,
+    )
+    money(
+        "tco.capex.gateway",
+        gateway,
+        "Gateway / load balancer",
+        "网关 / 负载均衡",
+        "gateways × gateway_unit_price",
+        {"gateways": c.gateways, "gateway_unit_price": c.gateway_unit_price},
+        Source("input", "commercial.gateway_unit_price"),
+    )
+    money(
+        "tco.capex.storage",
+        storage,
+        "Shared storage for the model checkpoint",
+        "模型权重共享存储",
+        "ceil(2 × checkpoint bytes ÷ 10¹²) TB × storage_price_per_tb",
+        {
+            "checkpoint_bytes": req.model.weight_bytes,
+            "tb": storage_tb,
+            "storage_price_per_tb": c.storage_price_per_tb,
+        },
+        Source("input", "commercial.storage_price_per_tb"),
     )
     money(
         "tco.capex.servers",
@@ -567,8 +703,13 @@ def compute_tco(
         optics,
         "Optical modules",
         "光模块",
-        "optics × optics_unit_price",
-        {"optics": n_optics, "optics_unit_price": c.optics_unit_price},
+        "optics × optics_unit_price + Σ media count × media unit price",
+        {
+            "optics": n_optics,
+            "optics_unit_price": c.optics_unit_price,
+            "media": media_counts,
+            "media_unit_prices": {k: str(v) for k, v in c.media_unit_prices.items()},
+        },
         optics_src,
     )
     money(
@@ -576,8 +717,12 @@ def compute_tco(
         rack_cost,
         "Racks and PDUs",
         "机柜及 PDU",
-        "racks × rack_unit_price",
-        {"racks": n_racks, "rack_unit_price": c.rack_unit_price},
+        "Σ racks by cooling needed × that rack's unit price",
+        {
+            "racks": dict(rack_cooling),
+            "rack_unit_price": c.rack_unit_price,
+            "by_cooling": {k: str(v) for k, v in c.rack_unit_prices_by_cooling.items()},
+        },
         racks_src,
     )
     money(
@@ -603,7 +748,7 @@ def compute_tco(
         capex,
         "Capital expenditure (purchase)",
         "采购总价（资本支出）",
-        "servers + switches + optics + racks + installation − discount",
+        "servers + switches + optics + racks + installation + gateway + storage − discount",
         {"subtotal": _q(subtotal), "discount": _q(discount)},
     )
 
@@ -631,7 +776,13 @@ def compute_tco(
     buy_opex = om + software + electricity + colocation
     lease_rent = nodes * c.server_lease_per_month * MONTHS_PER_YEAR
     lease_elec = Decimal(0) if c.lease_includes_power else electricity
-    lease_year = lease_rent + lease_elec + colocation
+    lease_om = Decimal(0) if c.lease_includes_om else om
+    lease_year = lease_rent + lease_elec + colocation + software + lease_om
+    # Same scope: on the lease side the servers are rented; the rest of the purchase (network, racks,
+    # installation, after the same discount) is bought at month 0 as on the buy side.
+    servers_net = servers * (1 - c.quote_discount)
+    lease_upfront = capex - servers_net
+    residual = servers_net * c.residual_value_fraction
     annual = AnnualCosts(
         _q(depreciation),
         _q(om),
@@ -643,6 +794,8 @@ def compute_tco(
         _q(lease_elec),
         _q(colocation),
         _q(lease_year),
+        _q(lease_om),
+        _q(software),
     )
     figs["tco.it_load_kw"] = Figure(
         "tco.it_load_kw", _q(kw), "kW", "IT load (maximum input)", "IT 负载（最大输入功率）", "", {}, kw_src
@@ -721,9 +874,27 @@ def compute_tco(
         lease_year,
         "Lease cost per year",
         "年租赁总成本",
-        "rent + colocation"
-        + (" (power included in the lease)" if c.lease_includes_power else " + electricity"),
-        {"lease_includes_power": c.lease_includes_power},
+        "rent + colocation + software/support"
+        + (" (power included in the lease)" if c.lease_includes_power else " + electricity")
+        + (" (O&M included in the lease)" if c.lease_includes_om else " + O&M"),
+        {"lease_includes_power": c.lease_includes_power, "lease_includes_om": c.lease_includes_om},
+    )
+    money(
+        "tco.lease_upfront",
+        lease_upfront,
+        "Bought on the lease side too: network, racks, installation",
+        "租赁模式下同样需采购：网络、机柜、安装",
+        "capex − servers × (1 − quote_discount)",
+        {"capex": _q(capex), "servers": _q(servers), "quote_discount": c.quote_discount},
+    )
+    money(
+        "tco.residual_value",
+        residual,
+        "Residual value of the servers at the end of the horizon",
+        "测算期末服务器残值",
+        "servers × (1 − quote_discount) × residual_value_fraction",
+        {"servers": _q(servers), "residual_value_fraction": c.residual_value_fraction},
+        Source("input", "commercial.residual_value_fraction"),
     )
 
     # ---- horizon tables, NPV, break-even
@@ -735,24 +906,26 @@ def compute_tco(
     factor = 1 / (1 + monthly_rate)
     discount_sum = Decimal(0)
     running = Decimal(1)
-    monthly_rows = [TcoMonthRow(0, _q(capex), Decimal("0.00"))]
+    monthly_rows = [TcoMonthRow(0, _q(capex), _q(lease_upfront))]
     break_even: int | None = None
     for m in range(1, months + 1):
         running *= factor
         discount_sum += running
-        buy_cum = capex + buy_month * m
-        lease_cum = lease_month * m
+        buy_cum = capex + buy_month * m - (residual if m == months else 0)
+        lease_cum = lease_upfront + lease_month * m
         monthly_rows.append(TcoMonthRow(m, _q(buy_cum), _q(lease_cum)))
         if break_even is None and buy_cum <= lease_cum:
             break_even = m
-    npv_buy = capex + buy_month * discount_sum
-    npv_lease = lease_month * discount_sum
-    buy_total = capex + buy_opex * horizon
-    lease_total = lease_year * horizon
+    npv_buy = capex + buy_month * discount_sum - residual * running
+    npv_lease = lease_upfront + lease_month * discount_sum
+    buy_total = capex + buy_opex * horizon - residual
+    lease_total = lease_upfront + lease_year * horizon
 
     yearly_rows = []
     for y in range(1, horizon + 1):
-        buy_cost = (capex if y == 1 else Decimal(0)) + buy_opex
+        end = residual if y == horizon else Decimal(0)
+        upfront = lease_upfront if y == 1 else Decimal(0)
+        buy_cost = (capex if y == 1 else Decimal(0)) + buy_opex - end
         yearly_rows.append(
             TcoYearRow(
                 y,
@@ -762,13 +935,13 @@ def compute_tco(
                 _q(electricity),
                 _q(colocation),
                 _q(buy_cost),
-                _q(capex + buy_opex * y),
+                _q(capex + buy_opex * y - end),
                 _q(lease_rent),
                 _q(lease_elec),
                 _q(colocation),
-                _q(lease_year),
-                _q(lease_year * y),
-                _q(lease_year * y - capex - buy_opex * y),
+                _q(lease_year + upfront),
+                _q(lease_upfront + lease_year * y),
+                _q(lease_upfront + lease_year * y - (capex + buy_opex * y - end)),
             )
         )
 
@@ -777,7 +950,7 @@ def compute_tco(
         buy_total,
         f"{horizon}-year total cost, buy",
         f"{horizon} 年总拥有成本（采购）",
-        "capex + horizon × (O&M + software/support + electricity + colocation)",
+        "capex + horizon × (O&M + software/support + electricity + colocation) − residual value",
         {
             "capex": _q(capex),
             "horizon_years": horizon,
@@ -792,8 +965,10 @@ def compute_tco(
         lease_total,
         f"{horizon}-year total cost, lease",
         f"{horizon} 年总成本（租赁）",
-        "horizon × (rent + electricity unless included + colocation)",
+        "network, racks, installation + horizon × (rent + software/support + O&M unless included "
+        "+ electricity unless included + colocation)",
         {
+            "lease_upfront": _q(lease_upfront),
             "horizon_years": horizon,
             "lease_rent": _q(lease_rent),
             "electricity": _q(lease_elec),
@@ -818,7 +993,7 @@ def compute_tco(
         npv_lease,
         "Net present cost, lease",
         "租赁模式成本净现值",
-        "Σ monthly lease cost ÷ (1 + monthly rate)^m",
+        "network, racks, installation + Σ monthly lease cost ÷ (1 + monthly rate)^m",
         npv_inputs,
     )
     figs["tco.break_even_month"] = Figure(
@@ -827,8 +1002,13 @@ def compute_tco(
         "month",
         "Break-even month (cumulative buy ≤ cumulative lease)",
         "盈亏平衡点（采购累计成本 ≤ 租赁累计成本的月份）",
-        "first m with capex + m × buy monthly ≤ m × lease monthly",
-        {"buy_monthly": _q(buy_month), "lease_monthly": _q(lease_month), "capex": _q(capex)},
+        "first m with capex + m × buy monthly ≤ lease upfront + m × lease monthly",
+        {
+            "buy_monthly": _q(buy_month),
+            "lease_monthly": _q(lease_month),
+            "capex": _q(capex),
+            "lease_upfront": _q(lease_upfront),
+        },
     )
     if c.server_lease_per_month == 0:
         checks.append(
@@ -870,7 +1050,20 @@ def compute_tco(
 
     # ---- tokens
     tokens, sensitivity = _token_economics(
-        req, performance, capex, horizon, om, software, electricity, colocation, lease_rent, figs, checks
+        req,
+        performance,
+        capex,
+        horizon,
+        om,
+        software,
+        electricity,
+        colocation,
+        lease_rent,
+        figs,
+        checks,
+        residual=residual,
+        lease_upfront=lease_upfront,
+        lease_om=lease_om,
     )
 
     return TcoResult(
@@ -897,6 +1090,13 @@ def compute_tco(
         sensitivity=sensitivity,
         figures=figs,
         checks=tuple(checks),
+        residual_value=_q(residual),
+        lease_upfront=_q(lease_upfront),
+        lease_includes=tuple(
+            name
+            for name, included in (("power", c.lease_includes_power), ("om", c.lease_includes_om))
+            if included
+        ),
     )
 
 
@@ -912,6 +1112,10 @@ def _token_economics(
     lease_rent: Decimal,
     figs: dict[str, Figure],
     checks: list[Check],
+    *,
+    residual: Decimal = Decimal(0),
+    lease_upfront: Decimal = Decimal(0),
+    lease_om: Decimal = Decimal(0),
 ) -> tuple[TokenEconomics | None, tuple[SensitivityRow, ...]]:
     c = req.commercial
     currency = c.currency
@@ -945,6 +1149,9 @@ def _token_economics(
         input_tps=_d(float(in_tps or 0.0)),
         utilisation=c.utilisation,
         input_share=_d(round(float(share), 6)),
+        residual=residual,
+        lease_upfront=lease_upfront,
+        lease_om=lease_om,
     )
     tin, tout = base.m_tokens()
     annual_buy = base.annual_buy()
@@ -1036,7 +1243,7 @@ def _token_economics(
             currency,
             f"Annual cost basis ({basis})",
             f"年化成本（{basis_zh}）",
-            "horizon TCO ÷ horizon years" if basis == "buy" else "one year of lease cost",
+            "horizon TCO ÷ horizon years" if basis == "buy" else "horizon lease TCO ÷ horizon years",
             {},
         )
         for side, side_zh, part, tokens_m in (

@@ -264,6 +264,7 @@ class ServerSpec:
     vendor: str = ""
     validated_text_only: bool = False
     sources: Mapping[str, Source] = field(default_factory=dict)
+    name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
 
     @property
     def logical_devices(self) -> int:
@@ -284,6 +285,8 @@ class SwitchSpec:
     rack_units: int
     power_kw: float
     sources: Mapping[str, Source] = field(default_factory=dict)
+    name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
+    vendor: str = ""  # the maker; a server's own vendor's switch is preferred when it fits
 
 
 @dataclass(frozen=True)
@@ -295,6 +298,7 @@ class RackSpec:
     cooling: str = "air"  # air | containment | liquid
     pdu_units: int = 0  # U taken by horizontal PDUs (vertical PDUs take none)
     reserved_units: int = 2  # cable management / blanking at top
+    name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
 
 
 @dataclass(frozen=True)
@@ -478,7 +482,7 @@ class CommercialSpec:
     server_lease_per_month: Decimal = Decimal("0")
     lease_includes_power: bool = False
     switch_unit_prices: Mapping[str, Decimal] = field(default_factory=dict)  # by switch slug
-    optics_unit_price: Decimal = Decimal("0")
+    optics_unit_price: Decimal = Decimal("0")  # a 400G-class transceiver (network.optics)
     rack_unit_price: Decimal = Decimal("0")  # rack + PDUs, per rack
     installation: Decimal = Decimal("0")
     software_support_per_year: Decimal = Decimal("0")
@@ -490,6 +494,19 @@ class CommercialSpec:
     utilisation: Decimal = Decimal("0.6")  # fraction of the year the cluster serves at the estimated rate
     power_load_factor: Decimal = Decimal("0.8")  # average draw ÷ max input
     quote_discount: Decimal = Decimal("0")
+    # Transceivers below 400G and cables, by media code (network.MEDIA): "100g-optics", "fiber", "cat6" ...
+    media_unit_prices: Mapping[str, Decimal] = field(default_factory=dict)
+    # Share of the servers' purchase price recovered by selling them at the end of the horizon.
+    residual_value_fraction: Decimal = Decimal("0")
+    # Whether the lessor operates the leased servers (then the lease side pays no O&M).
+    lease_includes_om: bool = False
+    # The gateway / load balancer in front of the cluster (the architecture's entry point), bought as
+    # ``gateways`` servers (two: active/standby), and shared storage for the model checkpoint, per TB.
+    gateway_unit_price: Decimal = Decimal("0")
+    gateways: int = 2
+    storage_price_per_tb: Decimal = Decimal("0")
+    # Racks by the cooling they need ("containment", "liquid"), when it differs from the rack type's.
+    rack_unit_prices_by_cooling: Mapping[str, Decimal] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -554,7 +571,7 @@ class PlanRequest:
     serving: ServingSpec = ServingSpec()
     workload: WorkloadSpec = WorkloadSpec()
     site: SiteSpec = SiteSpec()
-    rack: RackSpec = RackSpec("rack-42u", "42U rack")
+    rack: RackSpec = RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
     switches: tuple[SwitchSpec, ...] = ()  # available switch models, by fabric
     commercial: CommercialSpec = CommercialSpec()
     performance: PerformanceSpec = PerformanceSpec()

@@ -16,10 +16,12 @@ Call :func:`proposal_context` inside ``translation.override(<quote language>)``
 from __future__ import annotations
 
 import html
+import json
 import re
 import shlex
 from collections import OrderedDict
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
@@ -33,9 +35,12 @@ from configurator.drawings.power_feed import power_feed_svg
 from configurator.drawings.svg import svg_to_data_uri
 from configurator.presentation import context_from_dict
 from configurator.templatetags.plan_tags import SOURCE_KINDS, figval, seconds
+from proposals.options import comparison
+from proposals.terms import commercial_context
 
 from ..frozen import revision_prepared_by, revision_quote
-from ..statuses import BomCategory, Language, RevisionStatus
+from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
+from . import story
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
 
 # Scenario slugs of the seeded catalog (domain.md §10) → (en, zh-hans) as in glossary.md.
@@ -47,6 +52,11 @@ SCENARIO_LABELS = {
     "multimodal-knowledge-base": ("Multimodal enterprise knowledge base", "多模态企业知识库"),
     "research-drug-discovery": ("Research and drug discovery", "科研与药物发现"),
 }
+
+# Scenarios whose data must stay on the customer's premises (government documents under 等保 2.0,
+# bank research under financial-data rules): a public API is no alternative, so the proposal does
+# not present its price as a comparison.
+DATA_RESIDENCY_SCENARIOS = frozenset({"government-policy-qa", "finance-research", "financial-research"})
 
 SEED_DOCUMENTS = {
     "S1": (
@@ -174,12 +184,32 @@ def fabric_label(fabric: str, lang: str) -> str:
     return _pick(en, zh, lang)
 
 
+def group_label(name: str) -> str:
+    """A serving group's name as the customer reads it: "cluster-a" → "cluster A"."""
+    match = re.fullmatch(r"cluster-([a-z])", name or "")
+    if match:
+        return _("cluster %(letter)s") % {"letter": match.group(1).upper()}
+    return role_label(name)
+
+
 def scope_label(scope: str) -> str:
     if scope == "all":
         return _("all nodes")
     if scope == "in-node":
         return _("inside each node")
-    return role_label(scope)
+    return " + ".join(group_label(part) for part in str(scope).split("+"))
+
+
+def cooling_label(cooling: str) -> str:
+    """A rack's cooling class as the customer reads it (what the bill of materials prices)."""
+    return {
+        "air": _("air-cooled"),
+        "containment": _("hot/cold-aisle containment"),
+        "liquid": _("liquid-cooled"),
+    }.get(cooling, cooling)
+
+
+VENDOR_ZH = {"Huawei": "华为", "Inspur": "浪潮", "NVIDIA": "英伟达", "H3C": "新华三", "xFusion": "超聚变"}
 
 
 def scenario_label(slug: str, lang: str) -> str:
@@ -192,25 +222,46 @@ def scenario_label(slug: str, lang: str) -> str:
 # --------------------------------------------------------------------------- sections
 
 
-def section_titles() -> OrderedDict[str, str]:
-    """The chapters of the proposal, in order (anchor → title); the table of contents lists them."""
-    return OrderedDict(
+EDITIONS = ("customer", "internal")
+
+# Chapters of the internal edition only: the engineering appendix.
+INTERNAL_SECTIONS = ("findings", "assumptions", "launch")
+
+
+def section_titles(edition: str = "internal", *, options: bool = False) -> OrderedDict[str, str]:
+    """The chapters of the proposal, in order (anchor → title); the table of contents lists them.
+
+    The customer edition has no engineering appendix (every check with its
+    code, the formulas and sources, the launch commands); both have the
+    commercial terms and the signature page.
+    """
+    titles = OrderedDict(
         [
             ("summary", _("Executive summary")),
+            ("options", _("Options compared")),
             ("architecture", _("Architecture and topology")),
             ("sizing", _("Sizing: accelerator memory and performance")),
             ("racks", _("Racks")),
             ("power", _("Power")),
             ("network", _("Network")),
             ("bom", _("Bill of materials")),
+            ("terms", _("Commercial terms")),
             ("tco", _("Buy vs lease: total cost of ownership")),
             ("sensitivity", _("Sensitivity")),
             ("deployment", _("Deployment path and timeline")),
-            ("risks", _("Risks and limits")),
+            ("risks", _("Risks and mitigations")),
+            ("findings", _("Engineering checks")),
             ("assumptions", _("Assumptions and sources")),
             ("launch", _("Appendix: launch configuration")),
+            ("signature", _("Signatures")),
         ]
     )
+    if edition != "internal":
+        for key in INTERNAL_SECTIONS:
+            titles.pop(key)
+    if not options:
+        titles.pop("options")
+    return titles
 
 
 def _memory_rows(panel: Mapping, figures: Mapping) -> list[dict]:
@@ -417,59 +468,7 @@ UNIT_LABELS = {
 }
 
 
-def _deployment_paths(topology: Mapping, nodes: int) -> list[dict]:
-    """The seed's three deployment paths (domain.md §8), with this proposal's one marked."""
-    kind = str(topology.get("kind", ""))
-    if kind == "disaggregated" or nodes >= 16:
-        current = "C"
-    elif kind in ("primary_standby", "tenant_pair") or nodes >= 8:
-        current = "B"
-    else:
-        current = "A"
-    paths = [
-        {
-            "code": "A",
-            "title": _("Path A: lease 4 × Atlas 800 A3 for a proof of concept"),
-            "duration": _("1–2 months"),
-            "start": 0,
-            "months": 2,
-            "text": _(
-                "Validate the model, the workload and the figures of this proposal with a load test "
-                "on the officially validated minimum (4 nodes, DP4 / TP16 / EP64) before buying."
-            ),
-        },
-        {
-            "code": "B",
-            "title": _("Path B: buy 8 nodes as two clusters"),
-            "duration": _("3–6 months"),
-            "start": 2,
-            "months": 4,
-            "text": _(
-                "Production with primary/standby high availability or tenant isolation; double the "
-                "concurrency of the 4-node base, with an expansion path to 16 nodes."
-            ),
-        },
-        {
-            "code": "C",
-            "title": _("Path C: buy 16 nodes with 8P8D prefill/decode disaggregation"),
-            "duration": _("6–12 months"),
-            "start": 6,
-            "months": 6,
-            "text": _(
-                "Scale-out for hundreds of concurrent users; prefill and decode scale independently; "
-                "every figure confirmed by load tests on the delivered cluster."
-            ),
-        },
-    ]
-    for path in paths:
-        path["current"] = path["code"] == current
-        # Bar geometry of the 12-month timeline, in percent of its width.
-        path["left_pct"] = round(path["start"] / 12 * 100, 2)
-        path["width_pct"] = round(path["months"] / 12 * 100, 2)
-    return paths
-
-
-def _risks(plan: Mapping, resolved: Mapping, lang: str) -> list[dict]:
+def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True) -> list[dict]:
     """The risks and limits every board should read, with this plan's own figures."""
     model = resolved.get("model") or {}
     serving = resolved.get("serving") or {}
@@ -536,16 +535,31 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str) -> list[dict]:
     risks.append(
         {
             "title": _("Estimates to be confirmed by a load test"),
-            "text": _pick(performance.get("note_en", ""), performance.get("note_zh", ""), lang)
+            "text": (
+                _pick(performance.get("note_en", ""), performance.get("note_zh", ""), lang)
+                if internal
+                else ""
+            )
             or _(
-                "Throughput and latency are estimates from a roofline model; confirm them with a load "
-                "test on the delivered cluster before committing to them."
+                "Throughput and latency are estimates from a serving model calibrated against published "
+                "measurements; the acceptance test on the delivered cluster confirms them."
             ),
         }
     )
 
     placeholders = (plan.get("launch") or {}).get("placeholders") or []
-    if placeholders:
+    if placeholders and not internal:
+        risks.append(
+            {
+                "title": _("Site values to be filled in at installation"),
+                "text": _(
+                    "The node addresses, network interfaces and model storage path of the customer's site "
+                    "are entered into the launch configuration at installation; the cluster does not start "
+                    "until they are."
+                ),
+            }
+        )
+    elif placeholders:
         risks.append(
             {
                 "title": _("Site values still missing in the launch configuration"),
@@ -559,10 +573,135 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str) -> list[dict]:
     return risks
 
 
-def _launch_groups(launch: Mapping) -> list[dict]:
-    """The launch appendix: per serving group, the environment its nodes share, then each node's
-    own variables and command.  (Most of a node's environment is the same on every node of its
-    group; printing it once keeps the appendix readable.)"""
+def node_name(server_name: str, index: int) -> str:
+    """The node's name as the rack elevations print it (configurator.engine.racks): "A3-01" for node 0."""
+    words = (str(server_name).split("(")[0].strip() or "node").split()
+    return f"{words[-1] if words else 'node'}-{int(index) + 1:02d}"
+
+
+def _json_value(token: str) -> Any:
+    if not token.startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(token)
+    except ValueError:
+        return None
+
+
+def _json_diff(values: list[Any], path: str = "") -> tuple[Any, list[tuple[str, list[Any]]]]:
+    """One JSON document for all nodes: leaves that differ become ``<path>`` markers, listed with their values."""
+    first = values[0]
+    if all(isinstance(v, dict) for v in values) and all(v.keys() == first.keys() for v in values):
+        merged, columns = {}, []
+        for key in first:
+            merged[key], sub = _json_diff([v[key] for v in values], f"{path}.{key}" if path else key)
+            columns += sub
+        return merged, columns
+    if all(isinstance(v, list) for v in values) and all(len(v) == len(first) for v in values):
+        merged_list, columns = [], []
+        for i in range(len(first)):
+            item, sub = _json_diff([v[i] for v in values], f"{path}[{i}]")
+            merged_list.append(item)
+            columns += sub
+        return merged_list, columns
+    if all(v == first for v in values):
+        return first, []
+    name = path.rsplit(".", 1)[-1] or "value"
+    return f"<{name}>", [(name, values)]
+
+
+def _compact_json(obj: Any, indent: int = 4, width: int = 84) -> str:
+    """JSON on as few lines as fit ``width``: an object or list that fits stays on one line."""
+    flat = json.dumps(obj, ensure_ascii=False)
+    if len(flat) + indent <= width or not isinstance(obj, (dict, list)) or not obj:
+        return flat
+    pad = " " * (indent + 1)
+    if isinstance(obj, dict):
+        items = [f"{pad}{json.dumps(k)}: {_compact_json(v, indent + 1, width)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    items = [pad + _compact_json(v, indent + 1, width) for v in obj]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+
+
+def _format_command(tokens: list[str]) -> str:
+    """One argument per line, each line ending in a shell continuation, JSON values indented inside
+    their quotes: no line is long enough to wrap, so no flag is ever broken across lines."""
+    head: list[str] = []
+    i = 0
+    while i < len(tokens) and not tokens[i].startswith("-"):
+        head.append(tokens[i])
+        i += 1
+    lines = [" ".join(shlex.quote(t) if not t.startswith("<") else t for t in head)]
+    while i < len(tokens):
+        flag = tokens[i]
+        value = None
+        if i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+            value = tokens[i + 1]
+            i += 1
+        i += 1
+        if value is None:
+            lines.append(f"  {flag}")
+            continue
+        parsed = _json_value(value)
+        if parsed is not None:
+            lines.append(f"  {flag} '" + _compact_json(parsed) + "'")
+        elif value.startswith("<") and value.endswith(">"):
+            lines.append(f"  {flag} {value}")
+        else:
+            lines.append(f"  {flag} {shlex.quote(value)}")
+    return " \\\n".join(lines)
+
+
+def _command_view(nodes: list[Mapping]) -> dict:
+    """One command block for nodes whose commands differ only in values, with the per-node values in a
+    table; otherwise one block per distinct command (and the nodes that run it)."""
+    argvs = [[list(map(str, c)) for c in node.get("argv") or ()] for node in nodes]
+    uniform = bool(argvs) and all(len(a) == 1 for a in argvs)
+    if uniform:
+        tokens = [a[0] for a in argvs]
+        width = len(tokens[0])
+        uniform = all(len(t) == width for t in tokens) and all(
+            len({t[i] for t in tokens}) == 1 for i in range(width) if tokens[0][i].startswith("--")
+        )
+    if not uniform:
+        blocks: OrderedDict[str, list[int]] = OrderedDict()
+        for node, argv in zip(nodes, argvs, strict=True):
+            text = "\n".join(_format_command(c) for c in argv) or str(node.get("command") or "")
+            blocks.setdefault(text, []).append(int(node.get("index", 0)))
+        return {"blocks": [{"command": c, "nodes": n} for c, n in blocks.items()], "columns": [], "rows": []}
+    merged: list[str] = []
+    columns: list[str] = []
+    per_node: list[list[str]] = [[] for _ in nodes]
+    for i in range(len(tokens[0])):
+        values = [t[i] for t in tokens]
+        if len(set(values)) == 1:
+            merged.append(values[0])
+            continue
+        flag = tokens[0][i - 1] if i and tokens[0][i - 1].startswith("--") else f"arg{i}"
+        parsed = [_json_value(v) for v in values]
+        if all(p is not None for p in parsed):
+            doc, diffs = _json_diff(parsed)
+            merged.append(json.dumps(doc, ensure_ascii=False))
+            for name, vals in diffs:
+                columns.append(name)
+                for row, v in zip(per_node, vals, strict=True):
+                    row.append(str(v))
+            continue
+        name = flag.lstrip("-")
+        merged.append(f"<{name}>")
+        columns.append(name)
+        for row, v in zip(per_node, values, strict=True):
+            row.append(v)
+    return {
+        "blocks": [{"command": _format_command(merged), "nodes": [int(n.get("index", 0)) for n in nodes]}],
+        "columns": columns,
+        "rows": per_node,
+    }
+
+
+def _launch_groups(launch: Mapping, server_name: str = "") -> list[dict]:
+    """The launch appendix, per serving group: the environment its nodes share, the command once with
+    ``<name>`` markers, and a table of what differs per node (its own variables and those values)."""
     groups: OrderedDict[str, list[Mapping]] = OrderedDict()
     for node in launch.get("nodes") or []:
         groups.setdefault(str(node.get("group", "")), []).append(node)
@@ -574,20 +713,34 @@ def _launch_groups(launch: Mapping) -> list[dict]:
             common = {k: v for k, v in common.items() if env.get(k) == v}
         if len(nodes) == 1:
             common = {}
+        env_columns = sorted({k for env in envs for k in env if k not in common})
+        view = _command_view(list(nodes))
         rows = []
-        for node, env in zip(nodes, envs, strict=True):
-            command = node.get("command") or "\n".join(shlex.join(argv) for argv in node.get("argv") or ())
+        for i, (node, env) in enumerate(zip(nodes, envs, strict=True)):
             rows.append(
                 {
-                    **node,
-                    "own_env": {k: v for k, v in env.items() if k not in common},
+                    "name": node_name(server_name, int(node.get("index", 0))),
+                    "index": node.get("index"),
+                    "host": node.get("host", ""),
+                    "script": node.get("script", ""),
                     "role_label": {"master": _("master"), "worker": _("worker")}.get(
                         str(node.get("role", "")), role_label(str(node.get("role", "")))
                     ),
-                    "command": command,
+                    "env": [env.get(k, "") for k in env_columns],
+                    "values": view["rows"][i] if view["rows"] else [],
                 }
             )
-        out.append({"name": name, "label": role_label(name), "common_env": common, "nodes": rows})
+        out.append(
+            {
+                "name": name,
+                "label": group_label(name),
+                "common_env": common,
+                "env_columns": env_columns,
+                "columns": view["columns"],
+                "blocks": view["blocks"],
+                "nodes": rows,
+            }
+        )
     return out
 
 
@@ -606,8 +759,13 @@ def _sensitivity_groups(tco: Mapping | None, lang: str) -> list[dict]:
 
     groups: OrderedDict[str, list[dict]] = OrderedDict()
     for row in tco.get("sensitivity") or []:
+        unit = {
+            "utilisation": _("share of the year"),
+            "throughput": _("output tokens/s"),
+            "lease_price": _("%(currency)s per server-month") % {"currency": currency},
+        }.get(str(row.get("parameter", "")), row.get("unit", ""))
         groups.setdefault(row.get("basis", ""), []).append(
-            {**row, "label": _pick(row.get("label_en", ""), row.get("label_zh", ""), lang)}
+            {**row, "unit": unit, "label": _pick(row.get("label_en", ""), row.get("label_zh", ""), lang)}
         )
     titles = {"buy": _("Purchase"), "lease": _("Lease")}
     out = []
@@ -640,12 +798,19 @@ def _throughput_band(plan: Mapping) -> tuple[float, float] | None:
     return throughput_band(plan)
 
 
-def proposal_context(revision, lang: str) -> dict[str, Any]:
-    """Everything the proposal template shows for ``revision``, in ``lang``.
+def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str, Any]:
+    """Everything the proposal template shows for ``revision``, in ``lang``, for one edition.
+
+    ``edition`` is "customer" (the default: the customer's language only) or
+    "internal" (adds every engineering check with its code and fix, the
+    formulas, sources and assumptions, and the launch appendix).
 
     The quote header (customer, title, validity) is the one the revision was
     issued with (``quotes.frozen``); a draft shows the quote as it is now.
     """
+    if edition not in EDITIONS:
+        raise ValueError(f"edition must be one of {', '.join(EDITIONS)}")
+    internal = edition == "internal"
     quote = revision_quote(revision)
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
     resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
@@ -671,11 +836,18 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         )
         line.display_unit = _(UNIT_LABELS[line.unit]) if line.unit in UNIT_LABELS else line.unit
 
+    if zh:  # catalog rows carry their Chinese names (name_zh); vendors by their Chinese names
+        server = {
+            **server,
+            "name": server.get("name_zh") or server.get("name", ""),
+            "vendor": VENDOR_ZH.get(str(server.get("vendor") or ""), server.get("vendor", "")),
+        }
     groups = []
     for group in layout.get("groups") or []:
         groups.append(
             {
                 **group,
+                "label": group_label(str(group.get("name", ""))),
                 "role_label": role_label(group.get("role", "")),
                 "parallel_label": parallel_label(group.get("parallel") or {}),
             }
@@ -691,7 +863,8 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
     sources = _sources(figures, resolved, lang)
     date = timezone.localtime(revision.issued_at or revision.created_at).date()
     scenario = str(request.get("scenario") or resolved.get("scenario") or "")
-    sections = section_titles()
+    option_columns = comparison(revision, lang)
+    sections = section_titles(edition, options=bool(option_columns))
 
     severity_labels = {"ok": _("ok"), "warning": _("warning"), "error": _("error")}
     checks = [
@@ -703,6 +876,64 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
     commercial_checks = [c for c in checks if c["code"].startswith("commercial.")]
     separator = "；" if zh else "; "
     opening, closing = ("（", "）") if zh else (" (", ")")
+    commercial = commercial_context(
+        revision,
+        purchase_lines,
+        lang,
+        benchmark={
+            "output_tokens_per_s": (plan.get("performance") or {}).get("output_tokens_per_s"),
+            "input_tokens": (resolved.get("workload") or {}).get("input_tokens"),
+            "output_tokens": (resolved.get("workload") or {}).get("output_tokens"),
+            "concurrency": (resolved.get("workload") or {}).get("concurrency"),
+        },
+    )
+    quote_discount = Decimal(revision.discount or 0)
+    for line in purchase_lines:
+        line.applies_quote_discount = line.category in CAPEX_CATEGORIES and bool(quote_discount)
+        line.display_net = commercial["line_nets"][id(line)]
+        line.display_discount = (
+            1 - (1 - Decimal(line.discount or 0)) * (1 - quote_discount)
+            if line.applies_quote_discount
+            else Decimal(line.discount or 0)
+        )
+    prices = revision.prices_json if isinstance(revision.prices_json, dict) else {}
+    lease_per_node = _get(prices, "server", "lease_per_month") or next(
+        (
+            item.get("unit_price") or item.get("lease_per_month")
+            for item in prices.get("items") or []
+            if isinstance(item, Mapping) and item.get("category") == "lease"
+        ),
+        None,
+    )
+    shared_switches: list[str] = []
+    if topology.get("kind") in ("primary_standby", "tenant_pair"):
+        for unit in network.get("switches") or []:
+            if isinstance(unit, Mapping) and len(unit.get("groups") or ()) > 1:
+                name = str(
+                    (unit.get("model_zh") if zh else "") or unit.get("model") or unit.get("slug") or ""
+                )
+                if name and name not in shared_switches:
+                    shared_switches.append(name)
+    tco_data = tco or {}
+    tokens = tco_data.get("tokens") or {}
+    token_headline = None
+    if tokens.get("cost_per_m_blended_buy") is not None:
+        total_m = Decimal(str(tokens.get("input_m_tokens_per_year") or 0)) + Decimal(
+            str(tokens.get("output_m_tokens_per_year") or 0)
+        )
+        api_year = tokens.get("api_cost_per_year")
+        token_headline = {
+            "self_hosted": tokens["cost_per_m_blended_buy"],
+            "api": (Decimal(str(api_year)) / total_m).quantize(Decimal("0.01"))
+            if api_year and total_m
+            else None,
+        }
+    servers_net = Decimal(str(_get(tco_data, "capex", "servers", default=0))) * (
+        1 - Decimal(revision.discount or 0)
+    )
+    upfront = tco_data.get("lease_upfront")
+    if upfront is None:
+        upfront = Decimal(str(_get(tco_data, "capex", "total", default=0))) - servers_net
     layout_summary = separator.join(
         f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
         for g in groups
@@ -749,7 +980,16 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
             for g in (plan.get("power") or {}).get("groups") or []
         ],
         "power_feed_drawings": _power_feed_drawings(plan["racks"], plan.get("power"), lang),
-        "racks": [{**r, "drawing": drawing(r["svg"])} for r in plan["racks"]],
+        "racks": [
+            {
+                **r,
+                "drawing": drawing(r["svg"]),
+                "cooling_label": cooling_label(
+                    str(r["rack"].get("cooling_required") or r["rack"].get("cooling") or "")
+                ),
+            }
+            for r in plan["racks"]
+        ],
         "topology_drawing": drawing(plan.get("topology_svg", "")),
         "tco_chart": drawing((tco or {}).get("chart_svg", "")),
         "tco_bars": drawing((tco or {}).get("bars_svg", "")),
@@ -760,6 +1000,9 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
                 **r,
                 "fabric_label": fabric_label(str(r.get("fabric", "")), lang),
                 "scope_label": scope_label(str(r.get("scope", ""))),
+                "switch_model": (r.get("switch_model_zh") or r.get("switch_model"))
+                if zh
+                else r.get("switch_model"),
             }
             for r in network.get("rows") or []
             if r.get("switches") or r.get("ports_needed")
@@ -767,19 +1010,27 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "cross_node": [
             {
                 **x,
-                "group_label": role_label(str(x.get("group", ""))),
+                "group_label": group_label(str(x.get("group", ""))),
                 "fabric_label": fabric_label(str(x.get("fabric", "")), lang),
             }
             for x in network.get("cross_node") or []
         ],
         "tco": tco,
+        "token_headline": token_headline,
+        "option_columns": option_columns,
+        "tco_servers_net": servers_net.quantize(Decimal("0.01")),
+        "tco_upfront": upfront,
+        "data_residency": scenario in DATA_RESIDENCY_SCENARIOS,
         "tco_valid": bool(tco) and tco.get("valid", True) is not False,
         "sensitivity_groups": _sensitivity_groups(tco, lang),
         "purchase_lines": purchase_lines,
         "lease_lines": lease_lines,
         "launch": plan.get("launch") or {},
-        "launch_groups": _launch_groups(plan.get("launch") or {}),
+        "launch_groups": _launch_groups(plan.get("launch") or {}, str(server.get("name") or "")),
         "problems": [c for c in checks if c["severity"] != "ok"],
+        "checks_all": sorted(
+            checks, key=lambda c: ({"error": 0, "warning": 1}.get(c["severity"], 2), c["code"])
+        ),
         "verdicts": [
             {
                 **v,
@@ -789,6 +1040,9 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
             for v in plan["verdicts"]
         ],
         "layout_summary": layout_summary,
+        "first_node_name": node_name(str(server.get("name") or ""), 0),
+        "paren_open": opening.strip(),
+        "paren_close": closing,
         "power_checks": power_checks,
         "cooling_checks": cooling_checks,
         "network_checks": network_checks,
@@ -798,17 +1052,34 @@ def proposal_context(revision, lang: str) -> dict[str, Any]:
         "sources": sources,
         "seed_documents": _seed_documents(sources, lang),
         "source_kind_labels": {k: _pick(en, zh_, lang) for k, (en, zh_) in SOURCE_KINDS.items()},
-        "deployment_paths": _deployment_paths(
-            topology, int(layout.get("nodes") or topology.get("nodes") or 0)
+        "deployment_paths": story.deployment_paths(
+            topology=topology,
+            layout=layout,
+            server_name=str(server.get("name") or ""),
+            lease_per_node_month=lease_per_node,
+            delivery_weeks=int(commercial["terms"].delivery_weeks or 8),
+            topology_text=topology_label(topology, lang),
         ),
-        "risks": _risks(plan, resolved, lang),
+        "failure_domains": story.failure_domains(
+            str(topology.get("kind", "")),
+            layout,
+            shared_switches,
+            int((result.get("racks") or {}).get("rack_count") or 0),
+            "、" if zh else ", ",
+        ),
+        "customer_risks": story.customer_risks(plan["checks"], {**plan, "result": result}, resolved),
+        "risks": _risks({**plan, "result": result}, resolved, lang, internal=internal),
+        "edition": edition,
+        "internal": internal,
+        **{k: v for k, v in commercial.items() if k != "line_nets"},
         "font_family": mark_safe(FONT_FAMILY),  # constants of this module, not user text
         "mono_font_family": mark_safe(MONO_FONT_FAMILY),
         "page_counter_css": mark_safe(page_counter_css(_("Page %(page)s of %(pages)s"))),
         "header_suffix_css": mark_safe(css_string(" · " + _("Deployment plan"))),
         "footer_status_css": mark_safe(
             css_string(
-                _("Draft — not issued") if revision.status != RevisionStatus.ISSUED else _("Confidential")
+                (_("Internal edition: not for the customer") + " · " if internal else "")
+                + (_("Draft — not issued") if revision.status != RevisionStatus.ISSUED else _("Confidential"))
             )
         ),
     }

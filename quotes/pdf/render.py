@@ -25,20 +25,29 @@ logger = logging.getLogger(__name__)
 TEMPLATE = "quotes/pdf/proposal.html"
 
 
-def proposal_html(revision, *, lang: str | None = None) -> str:
-    """The proposal as one self-contained HTML document (styles inline, drawings as inline SVG)."""
+def proposal_html(revision, *, lang: str | None = None, edition: str = "customer") -> str:
+    """The proposal as one self-contained HTML document (styles inline, drawings as inline SVG).
+
+    ``edition``: "customer" (the default) or "internal" (adds the engineering appendix).
+    """
     lang = lang or proposal_language(revision)
     with translation.override(lang):
-        return render_to_string(TEMPLATE, proposal_context(revision, lang))
+        return render_to_string(TEMPLATE, proposal_context(revision, lang, edition))
 
 
-def render_proposal_pdf(revision, *, lang: str | None = None, fetcher: SafeURLFetcher | None = None) -> bytes:
+def render_proposal_pdf(
+    revision,
+    *,
+    lang: str | None = None,
+    edition: str = "customer",
+    fetcher: SafeURLFetcher | None = None,
+) -> bytes:
     """The proposal PDF of ``revision`` as bytes (WeasyPrint; only data: and static: resources)."""
     from weasyprint import HTML
 
     check_font_subsetting()
     started = time.perf_counter()
-    html = proposal_html(revision, lang=lang)
+    html = proposal_html(revision, lang=lang, edition=edition)
     document = HTML(string=html, base_url=None, url_fetcher=fetcher or SafeURLFetcher())
     pdf = document.write_pdf()
     logger.info(

@@ -22,6 +22,31 @@ FIXTURES = {
     "8p8d": fixtures.request_k3_a3_8p8d,
     "4node": fixtures.request_k3_a3_4node,
     "8node": fixtures.request_k3_a3_8node_pair,
+    "8node-standby": lambda: fixtures.request_k3_a3_8node_pair("primary_standby"),
+    "8node-tenant": lambda: fixtures.request_k3_a3_8node_pair("tenant_pair"),
+    "nf5868g8": fixtures.request_k3_nf5868g8_2node,
+}
+
+# The seeded topologies every proposal test renders (docs/domain.md §4).
+SEEDED_TOPOLOGIES = ("4node", "8p8d", "nf5868g8", "8node-tenant", "8node-standby")
+
+# A title per fixture, in the proposal's language (en, zh-hans).
+TITLES = {
+    "8p8d": (
+        "Kimi K3 private deployment · 16 × Atlas 800 A3 8P8D",
+        "Kimi K3 私有化部署 · 16 × Atlas 800 A3 8P8D",
+    ),
+    "4node": ("Kimi K3 private deployment · 4 × Atlas 800 A3", "Kimi K3 私有化部署 · 4 × Atlas 800 A3"),
+    "8node": ("Kimi K3 private deployment · 8 × Atlas 800 A3", "Kimi K3 私有化部署 · 8 × Atlas 800 A3"),
+    "8node-standby": (
+        "Kimi K3 private deployment · 8 × Atlas 800 A3, primary/standby",
+        "Kimi K3 私有化部署 · 8 × Atlas 800 A3 主备",
+    ),
+    "8node-tenant": (
+        "Kimi K3 private deployment · 8 × Atlas 800 A3, tenant isolation",
+        "Kimi K3 私有化部署 · 8 × Atlas 800 A3 租户隔离",
+    ),
+    "nf5868g8": ("Kimi K3 private deployment · 2 × NF5868G8", "Kimi K3 私有化部署 · 2 × NF5868G8"),
 }
 
 
@@ -38,6 +63,11 @@ def _prices(request) -> dict[str, Any]:
         },
         "switches": {k: str(v) for k, v in c.switch_unit_prices.items()},
         "optics_unit_price": str(c.optics_unit_price),
+        "media_unit_prices": {k: str(v) for k, v in c.media_unit_prices.items()},
+        "rack_unit_prices_by_cooling": {k: str(v) for k, v in c.rack_unit_prices_by_cooling.items()},
+        "gateway_unit_price": str(c.gateway_unit_price),
+        "gateways": c.gateways,
+        "storage_price_per_tb": str(c.storage_price_per_tb),
         "rack_unit_price": str(c.rack_unit_price),
         "installation": str(c.installation),
         "software_support_per_year": str(c.software_support_per_year),
@@ -77,7 +107,7 @@ def sample_quote_create(
     *,
     by,
     customer: str = "上海浦东发展银行 Shanghai Pudong Development Bank",
-    title: str = "Kimi K3 私有化部署 · 16 × Atlas 800 A3 8P8D",
+    title: str | None = None,
     language: str = "zh-hans",
     name: str = "8p8d",
     discount: str = "0.05",
@@ -85,6 +115,8 @@ def sample_quote_create(
     """Create the reference quote through the quote services; returns its first revision."""
     from quotes import services
 
+    if title is None:
+        title = TITLES[name][1 if language.startswith("zh") else 0]
     quote = services.quote_create_from_configuration(
         by=by,
         customer=customer,

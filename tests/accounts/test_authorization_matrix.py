@@ -118,6 +118,7 @@ MATRIX = {
     "quotes:pdf_status": ("GET", lambda c: {"pk": c["revision"].pk}, None, sales(200, catalog=404)),
     "quotes:pdf_render": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(302, catalog=404)),
     "quotes:pdf_retry": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(302, catalog=404)),
+    "quotes:pdf_internal": ("GET", lambda c: {"pk": c["revision"].pk}, None, sales(200, catalog=404)),
     "quotes:xlsx": ("GET", lambda c: {"pk": c["revision"].pk}, None, sales(200, catalog=404)),
     "quotes:bundle": ("GET", lambda c: {"pk": c["revision"].pk}, None, sales(200, catalog=404)),
     # Attaching a measured bench result: editors of the quote; an empty POST is a 400 naming the file.

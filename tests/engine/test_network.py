@@ -212,6 +212,10 @@ def test_primary_standby_sharing_a_switch_is_flagged_tenant_pair_is_not():
     assert check.severity == Severity.WARNING
     tp = a3_pair(TopologyKind.TENANT_PAIR)
     assert "network.pair_shares_switch" not in _codes(size_network(tp, layout_for(tp)))
+    # A tenant pair is not a hot standby, but its shared switches are one failure domain for both
+    # tenants and one data path: said by its own check, which the proposal states as a risk.
+    tenants = _codes(size_network(tp, layout_for(tp)))["network.tenants_share_switch"]
+    assert tenants.severity == Severity.WARNING and tenants.figures["shared_switches"] >= 1
 
 
 def test_management_fabric_counted_and_missing_switch_flagged():

@@ -79,30 +79,73 @@ def test_seed_8node_three_year_buy_shows_every_component_and_exceeds_the_seed_30
 
 @pytest.mark.parametrize("per_node_month", [Decimal("100000"), Decimal("150000")])
 def test_seed_8node_three_year_lease_total(per_node_month):
-    # ¥0.8–1.2 M a month for 8 nodes [S1] = ¥100–150 k per node-month; power is not in the lease
+    # ¥0.8–1.2 M a month for 8 nodes [S1] = ¥100–150 k per node-month; power is not in the lease.
+    # Same scope as the purchase (issue 16): the lease side pays the same ¥2 M a year O&M [S1 path B];
+    # the seed money has no network, racks or installation, so nothing else is bought up front.
     req, layout = _seed_8node(server_lease_per_month=per_node_month)
     result = _tco(req, layout)
-    expected = 8 * per_node_month * 36 + 3 * ELECTRICITY_8
+    expected = 8 * per_node_month * 36 + 3 * ELECTRICITY_8 + 3 * Decimal(2_000_000)
     assert result.lease_total == expected.quantize(CENT)
     assert result.annual.lease_rent == (8 * per_node_month * 12).quantize(CENT)
+    assert result.annual.lease_om == Decimal("2000000.00")
     assert result.yearly[-1].lease_cumulative == expected.quantize(CENT)
     assert result.yearly[-1].buy_cumulative == result.buy_total
+    assert result.lease_includes == ()
 
 
-def test_lease_including_power_leaves_electricity_out_of_the_lease():
+def test_lease_including_power_and_om_leaves_them_out_of_the_lease():
     req, layout = _seed_8node(lease_includes_power=True)
     result = _tco(req, layout)
     assert result.annual.lease_electricity == Decimal("0.00")
-    assert result.lease_total == (8 * Decimal(100_000) * 36).quantize(CENT)
+    assert result.lease_total == (8 * Decimal(100_000) * 36 + 3 * Decimal(2_000_000)).quantize(CENT)
+    both = _tco(*_seed_8node(lease_includes_power=True, lease_includes_om=True))
+    assert both.lease_total == (8 * Decimal(100_000) * 36).quantize(CENT)
+    assert both.lease_includes == ("power", "om")
+
+
+def test_lease_buys_the_same_network_racks_and_installation():
+    """Only the servers differ between the columns: the rest of the purchase is bought on both sides."""
+    req, layout = _seed_8node(
+        server_lease_per_month=Decimal("125000"),
+        switch_unit_prices={"lingqu-630-v1": Decimal("1200000")},
+        rack_unit_price=Decimal("30000"),
+        installation=Decimal("500000"),
+        quote_discount=Decimal("0.10"),
+    )
+    network = SimpleNamespace(switches=(SimpleNamespace(slug="lingqu-630-v1"),), optics=0)
+    racks = SimpleNamespace(rack_count=4)
+    result = _tco(req, layout, racks=racks, network=network)
+    upfront = (Decimal(1_200_000) + 4 * Decimal(30_000) + Decimal(500_000)) * Decimal("0.9")
+    assert result.lease_upfront == upfront.quantize(CENT)
+    assert result.capex.total - result.lease_upfront == (Decimal(24_000_000) * Decimal("0.9")).quantize(CENT)
+    year = 8 * Decimal(125_000) * 12 + ELECTRICITY_8 + Decimal(2_000_000)
+    assert result.lease_total == (upfront + 3 * year).quantize(CENT)
+    assert result.monthly[0].lease_cumulative == upfront.quantize(CENT)
+
+
+def test_residual_value_is_an_input_recovered_at_the_end():
+    req, layout = _seed_8node(
+        server_lease_per_month=Decimal("125000"), residual_value_fraction=Decimal("0.05")
+    )
+    result = _tco(req, layout)
+    residual = Decimal(24_000_000) * Decimal("0.05")  # 5 % of the servers' price
+    assert result.residual_value == residual.quantize(CENT) == Decimal("1200000.00")
+    plain = _tco(*_seed_8node(server_lease_per_month=Decimal("125000")))
+    assert plain.buy_total - result.buy_total == residual.quantize(CENT)
+    assert result.monthly[-1].buy_cumulative == result.buy_total  # recovered in the last month
+    assert result.monthly[-2].buy_cumulative == plain.monthly[-2].buy_cumulative
+    assert result.tokens is None or result.tokens.annual_cost_buy < plain.tokens.annual_cost_buy
+    bad = _tco(*_seed_8node(residual_value_fraction=Decimal("1.5")))
+    assert not bad.valid and "commercial.residual_out_of_range" in _codes(bad)
 
 
 def test_break_even_month_is_the_first_month_buying_is_cheaper():
     req, layout = _seed_8node(server_lease_per_month=Decimal("150000"))
     result = _tco(req, layout)
     buy_monthly = (Decimal(2_000_000) + ELECTRICITY_8) / 12
-    lease_monthly = (8 * Decimal(150_000) * 12 + ELECTRICITY_8) / 12
-    expected = math.ceil(Decimal(24_000_000) / (lease_monthly - buy_monthly))  # 24
-    assert result.break_even_month == expected == 24
+    lease_monthly = (8 * Decimal(150_000) * 12 + ELECTRICITY_8 + Decimal(2_000_000)) / 12
+    expected = math.ceil(Decimal(24_000_000) / (lease_monthly - buy_monthly))  # 24 M ÷ 1.2 M = 20
+    assert result.break_even_month == expected == 20
     row = result.monthly[expected]
     assert row.buy_cumulative <= row.lease_cumulative
     before = result.monthly[expected - 1]
@@ -110,14 +153,14 @@ def test_break_even_month_is_the_first_month_buying_is_cheaper():
 
 
 def test_no_break_even_within_the_horizon_is_said_so():
-    req, layout = _seed_8node(server_lease_per_month=Decimal("100000"))
+    req, layout = _seed_8node(server_lease_per_month=Decimal("60000"))
     result = _tco(req, layout)
-    # 24 M ÷ (monthly lease − monthly buy running cost) = 37.9 months > 36
+    # 24 M ÷ (8 × 60 k rent a month, the only difference between the columns) = 50 months > 36
     assert result.break_even_month is None
     assert result.figures["tco.break_even_month"].value == "none within horizon"
     assert "commercial.no_break_even" in _codes(result)
-    five = _tco(*_seed_8node(server_lease_per_month=Decimal("100000"), horizon_years=5))
-    assert five.break_even_month == 38
+    five = _tco(*_seed_8node(server_lease_per_month=Decimal("60000"), horizon_years=5))
+    assert five.break_even_month == 50
     assert len(five.monthly) == 61 and len(five.yearly) == 5
 
 
@@ -126,7 +169,7 @@ def test_npv_discounts_monthly_at_the_annual_rate():
     result = _tco(req, layout)
     monthly_rate = Decimal("1.08") ** (Decimal(1) / 12) - 1
     buy_monthly = (Decimal(2_000_000) + ELECTRICITY_8) / 12
-    lease_monthly = (8 * Decimal(125_000) * 12 + ELECTRICITY_8) / 12
+    lease_monthly = (8 * Decimal(125_000) * 12 + ELECTRICITY_8 + Decimal(2_000_000)) / 12
     factors = sum(1 / (1 + monthly_rate) ** m for m in range(1, 37))
     assert result.npv_buy == (Decimal(24_000_000) + buy_monthly * factors).quantize(CENT)
     assert result.npv_lease == (lease_monthly * factors).quantize(CENT)

@@ -152,8 +152,8 @@ def test_revision_totals_with_a_discount(make_quote, manager):
     # The engine's own figures: capex.total, lease_rent ÷ 12, buy/lease totals.
     assert revision.capex_total == Decimal("27567000.00")
     assert revision.lease_per_month == Decimal("1000000.00")
-    assert revision.tco_buy_3y == Decimal("35964424.54")
-    assert revision.tco_lease_3y == Decimal("38397424.54")
+    assert revision.tco_buy_total == Decimal("35964424.54")
+    assert revision.tco_lease_total == Decimal("38397424.54")
     assert revision.cost_total is None  # the price list carried no costs
     assert revision.currency == "CNY"
     lines = list(revision.lines.order_by("position"))

@@ -14,7 +14,7 @@ import re
 import shutil
 import socket
 import subprocess
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from django.utils import translation
@@ -26,6 +26,7 @@ from quotes.pdf import fonts as pdf_fonts
 from quotes.pdf.context import css_string, page_counter_css, section_titles
 from quotes.pdf.fetcher import RefusedURL
 from quotes.pdf.sample import sample_quote_create
+from quotes.statuses import CAPEX_CATEGORIES
 
 weasyprint = pytest.importorskip("weasyprint")
 pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils not installed")
@@ -77,9 +78,10 @@ def no_network(monkeypatch):
 @pytest.mark.django_db
 @pytest.mark.parametrize("lang", ["en", "zh-hans"])
 def test_16_node_proposal_has_every_section_and_the_revisions_figures(lang, engineer, no_network):
+    """The internal edition (every chapter); tests/quotes/test_proposal_editions.py reads the customer one."""
     revision = sample_quote_create(by=engineer, language=lang)
     fetcher = SafeURLFetcher()
-    pdf = render_proposal_pdf(revision, fetcher=fetcher)
+    pdf = render_proposal_pdf(revision, fetcher=fetcher, edition="internal")
     assert pdf.startswith(b"%PDF")
     text = squash(pdf_text(pdf))
     result = revision.result_json
@@ -87,7 +89,7 @@ def test_16_node_proposal_has_every_section_and_the_revisions_figures(lang, engi
     pages = pdf_pages(pdf)
 
     with translation.override(lang):
-        titles = list(section_titles().values())
+        titles = list(section_titles("internal").values())
         footer = translation.gettext("Page %(page)s of %(pages)s") % {"page": 3, "pages": pages}
         contents = translation.gettext("Contents")
 
@@ -126,13 +128,22 @@ def test_16_node_proposal_has_every_section_and_the_revisions_figures(lang, engi
     message = warning["message_zh"] if lang.startswith("zh") else warning["message"]
     assert squash(message)[:40] in text
 
-    # Bill of materials: every purchase line and the totals exactly as stored on the revision.
-    for line in revision.lines.exclude(category="lease"):
+    # Bill of materials: every purchase line and the totals exactly as stored on the revision.  Each
+    # line shows its amount after the project discount, which applies to the one-time purchase lines
+    # (quotes.services._totals); the cent of rounding left over goes to the largest of them.
+    purchase = list(revision.lines.exclude(category="lease"))
+    largest = max((x for x in purchase if x.category in CAPEX_CATEGORIES), key=lambda x: x.line_total)
+    for line in purchase:
         description = (
             line.description_zh if lang.startswith("zh") and line.description_zh else line.description_en
         )
         assert squash(description) in text, description
-        assert f"{line.line_total:,.2f}" in text
+        if line.category in CAPEX_CATEGORIES:
+            net = (line.line_total * (1 - revision.discount)).quantize(Decimal("0.01"), ROUND_HALF_UP)
+        else:
+            net = line.line_total
+        if line is not largest:
+            assert f"{net:,.2f}" in text
     assert f"{revision.net_total:,.2f}" in text
     assert f"{revision.list_total:,.2f}" in text
 
@@ -149,10 +160,13 @@ def test_16_node_proposal_has_every_section_and_the_revisions_figures(lang, engi
             assert squash(label) in text, label
 
     # Risks: the licence threshold, and the launch appendix with every node's command.
-    assert "US$20M" in text
+    assert ("US$20M" in text) == (lang == "en")  # the Chinese wording says 2,000 万美元
+    assert "2,000万美元" in text or lang == "en"
     for node in result["launch"]["nodes"]:
         assert node["script"] in text
-    assert "--data-parallel-rank7" in text  # a decode worker's rank, from the frozen command
+    # One block per distinct command with the per-node values marked, and those values in a table.
+    assert "--data-parallel-rank<data-parallel-rank>" in text
+    assert text.count("vllmserve/data/models/Kimi-K3") == 2  # prefill and decode, not 16 copies
 
     # Sealed: only the drawings' data: URIs fetched, no connection attempted.
     assert fetcher.requested and all(u.startswith("data:image/svg+xml") for u in fetcher.requested)
@@ -161,7 +175,7 @@ def test_16_node_proposal_has_every_section_and_the_revisions_figures(lang, engi
 
     # Deterministic: the same revision renders to the same bytes (the task relies on it).
     if lang == "en":
-        assert render_proposal_pdf(revision) == pdf
+        assert render_proposal_pdf(revision, edition="internal") == pdf
 
 
 @pytest.mark.django_db
@@ -176,9 +190,12 @@ def test_a_plan_without_sections_still_makes_a_document(engineer):
         result[section] = None
     QuoteRevision.objects.filter(pk=revision.pk).update(result_json={**result, "ok": False})
     revision.refresh_from_db()
-    html = proposal_html(revision)
+    html = proposal_html(revision, edition="internal")
     assert html.count("Not available: the plan has errors.") == 4  # sizing, racks, power, network
     assert "No launch configuration: the plan has errors." in html
+    customer = proposal_html(revision)  # the customer edition has no launch appendix
+    assert customer.count("Not available: the plan has errors.") == 4
+    assert "No launch configuration" not in customer
     assert "no total cost of ownership is shown" in html
 
 

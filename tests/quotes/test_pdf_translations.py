@@ -17,7 +17,8 @@ from django.conf import settings
 from django.utils.translation.template import templatize
 
 ROOT = Path(settings.BASE_DIR)
-TSV = ROOT / "locale" / "zh_Hans" / "pdf.tsv"
+# pdf.tsv, and i16-proposal.tsv for the editions, the commercial terms and the deployment path.
+TSVS = sorted((ROOT / "locale" / "zh_Hans").glob("*.tsv"))  # every area's wording (fill.py reads them all)
 TEMPLATES = [
     *sorted((ROOT / "quotes" / "templates" / "quotes" / "pdf").glob("*.html")),
     ROOT / "quotes" / "templates" / "quotes" / "_pdf_status.html",
@@ -27,6 +28,7 @@ PYTHON = [
     ROOT / "quotes" / "exports.py",
     ROOT / "quotes" / "pdf_views.py",
     ROOT / "quotes" / "tasks.py",
+    *sorted((ROOT / "proposals").glob("*.py")),
 ]
 GETTEXT_NAMES = {"_", "gettext", "gettext_lazy", "gettext_noop", "pgettext", "pgettext_lazy"}
 STRING = r"""u?(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
@@ -60,17 +62,13 @@ def python_msgids(path: Path) -> set[str]:
 def load_tsv() -> dict[str, str]:
     # pdf.tsv, plus the files other branches add beside it (fill.py reads every *.tsv there).
     table = {}
-    lines = [
-        line
-        for tsv in sorted(TSV.parent.glob("*.tsv"))
-        for line in tsv.read_text(encoding="utf-8").splitlines()
-    ]
-    for line in lines:
-        if not line.strip() or line.startswith("#"):
-            continue
-        msgid, tab, msgstr = line.partition("\t")
-        assert tab, f"no TAB in {line!r}"
-        table[msgid.replace("\\n", "\n")] = msgstr.replace("\\n", "\n")
+    for tsv in TSVS:
+        for line in tsv.read_text(encoding="utf-8").splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            msgid, tab, msgstr = line.partition("\t")
+            assert tab, f"no TAB in {line!r}"
+            table[msgid.replace("\\n", "\n")] = msgstr.replace("\\n", "\n")
     return table
 
 

@@ -48,7 +48,7 @@ def test_issued_revision_and_its_pdf_ignore_a_later_price_change(
     before = {
         "net_total": r1.net_total,
         "capex_total": r1.capex_total,
-        "tco_buy_3y": r1.tco_buy_3y,
+        "tco_buy_total": r1.tco_buy_total,
         "lines": [
             (line.sku, line.quantity, line.unit_price, line.line_total)
             for line in r1.lines.order_by("position")
@@ -68,7 +68,7 @@ def test_issued_revision_and_its_pdf_ignore_a_later_price_change(
     r1.refresh_from_db()
     assert r1.net_total == before["net_total"]
     assert r1.capex_total == before["capex_total"]
-    assert r1.tco_buy_3y == before["tco_buy_3y"]
+    assert r1.tco_buy_total == before["tco_buy_total"]
     assert [
         (line.sku, line.quantity, line.unit_price, line.line_total) for line in r1.lines.order_by("position")
     ] == before["lines"]

@@ -346,7 +346,7 @@ def test_create_plans_on_the_server_and_ignores_posted_results(client, users, fa
     assert fake_planner.calls == [
         {**REQUEST, "commercial": {**REQUEST["commercial"], "quote_discount": "0.12"}}
     ]
-    assert revision.tco_buy_3y == Decimal("35964424.54")  # the planner's, not the posted "1"
+    assert revision.tco_buy_total == Decimal("35964424.54")  # the planner's, not the posted "1"
     assert (quote.language, quote.title, quote.customer.name) == ("en", "Agent pilot", "Shenzhen Software Co")
     assert revision.discount == Decimal("0.12") and revision.approval_state == ApprovalState.PENDING
     assert revision.status == RevisionStatus.DRAFT

@@ -51,7 +51,9 @@ def test_quote_from_the_real_planner_matches_the_engines_capex(client, users, ca
     # The engine's 5 % capex discount and ours agree to the cent.
     assert Decimal(capex["discount"]) == (capex_lines * Decimal("0.05")).quantize(Decimal("0.01"))
     assert revision.resolved_json["commercial"]["quote_discount"] in ("0.05", 0.05)
-    assert revision.tco_buy_3y == Decimal(revision.result_json["tco"]["buy_total"])
+    assert revision.tco_buy_total == Decimal(revision.result_json["tco"]["buy_total"])
+    # The total is stored with its horizon (issue 16: tco_buy_3y once held a 5-year figure).
+    assert revision.tco_horizon_years == revision.result_json["tco"]["horizon_years"] == 3
     assert next(x for x in lines if x.category == "server").quantity == 8
 
 

@@ -80,8 +80,10 @@ def test_total_cells_are_formulas_that_evaluate_to_the_revisions_totals(revision
         assert cents(values[f"TCO YEARLY!H{year}"]) == Decimal(row["buy_cumulative"])
         assert cents(values[f"TCO YEARLY!M{year}"]) == Decimal(row["lease_cumulative"])
     at = result_rows()
-    assert cents(values[f"INPUTS!B{at['tco_buy']}"]) == revision.tco_buy_3y == Decimal(tco["buy_total"])
-    assert cents(values[f"INPUTS!B{at['tco_lease']}"]) == revision.tco_lease_3y == Decimal(tco["lease_total"])
+    assert cents(values[f"INPUTS!B{at['tco_buy']}"]) == revision.tco_buy_total == Decimal(tco["buy_total"])
+    assert (
+        cents(values[f"INPUTS!B{at['tco_lease']}"]) == revision.tco_lease_total == Decimal(tco["lease_total"])
+    )
     assert cents(values[f"INPUTS!B{at['npv_buy']}"]) == Decimal(tco["npv_buy"])
     assert cents(values[f"INPUTS!B{at['npv_lease']}"]) == Decimal(tco["npv_lease"])
     # The values written beside the formulas are the same (readers that do not calculate see them).

@@ -1,0 +1,160 @@
+"""``manage.py proposal REQUEST.json OUT.pdf``: the proposal PDF of a plan request, without saving a quote.
+
+The request is planned on the server exactly as the configurator's "create
+quote" does (``quotes.services.configuration_plan``), a quote and its first
+revision are built by ``quotes.services.quote_create_from_configuration`` and
+rendered by ``quotes.pdf.render_proposal_pdf`` — the same code as a quote's
+PDF — inside a transaction that is then rolled back, so nothing is saved
+(no quote, no customer, no quote number used).
+
+Bad input (a missing or unreadable file, invalid JSON, a request the planner
+refuses) ends with a one-line message and exit status 1, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from proposals.models import ProposalOption, SellerProfile
+from proposals.options import option_add
+from quotes.statuses import Language
+
+MAX_REQUEST_BYTES = 1_000_000
+
+
+class _Rollback(Exception):
+    """Raised to leave the transaction without saving anything."""
+
+
+class Command(BaseCommand):
+    help = "Render the proposal PDF of a configuration request (JSON) without saving a quote."
+
+    def add_arguments(self, parser):
+        parser.add_argument("request", help="configuration request, JSON (as the configurator posts it)")
+        parser.add_argument("output", help="where to write the PDF")
+        parser.add_argument("--language", choices=list(Language.values), default=Language.ZH_HANS)
+        parser.add_argument("--edition", choices=["customer", "internal"], default="customer")
+        parser.add_argument(
+            "--customer", default="", help="customer name on the cover and the signature page"
+        )
+        parser.add_argument("--title", default="", help="proposal title (default: model on server)")
+        parser.add_argument(
+            "--option",
+            action="append",
+            default=[],
+            metavar="REQUEST.json",
+            help="an alternative configuration to compare (good/better/best); at most two",
+        )
+        parser.add_argument(
+            "--recommend",
+            type=int,
+            choices=[1, 2, 3],
+            default=1,
+            help="which configuration is recommended: 1 the main request, 2 and 3 the options in order",
+        )
+
+    def handle(self, *args, **options):
+        from quotes import services
+        from quotes.pdf import render_proposal_pdf
+
+        request_json = self._read_request(Path(options["request"]))
+        if len(options["option"]) > ProposalOption.MAX_OPTIONS:
+            raise CommandError(f"at most {ProposalOption.MAX_OPTIONS} --option requests")
+        if options["recommend"] > 1 + len(options["option"]):
+            raise CommandError(
+                f"--recommend {options['recommend']}: there are only {1 + len(options['option'])}"
+            )
+        option_requests = [self._read_request(Path(path)) for path in options["option"]]
+        output = Path(options["output"])
+        if not output.parent.is_dir():
+            raise CommandError(f"{output.parent}: no such directory for the PDF")
+        customer = options["customer"].strip() or (
+            "客户" if options["language"] == Language.ZH_HANS else "Customer"
+        )
+        try:
+            planned = services.configuration_plan(request_json)
+        except ValidationError as exc:
+            raise CommandError("the request cannot be planned: " + "; ".join(_messages(exc))) from None
+        except services.PlanningUnavailable as exc:
+            raise CommandError(str(exc)) from None
+
+        pdf = b""
+        try:
+            with transaction.atomic():
+                seller = SellerProfile.current()
+                author = get_user_model().objects.create(
+                    username="proposal-cli",
+                    first_name=(seller.contact_name if seller else "") or "—",
+                    is_superuser=True,
+                )
+                quote = services.quote_create_from_configuration(
+                    by=author,
+                    customer=customer,
+                    request_json=planned.request_json,
+                    resolved_json=planned.resolved_json,
+                    result_json=planned.result_json,
+                    prices_json=planned.prices_json,
+                    usd_rate=planned.usd_rate,
+                    currency=planned.currency,
+                    language=options["language"],
+                    title=options["title"],
+                    discount=_planned_discount(planned.resolved_json),
+                )
+                for number, option_request in enumerate(option_requests, start=2):
+                    try:
+                        option_add(
+                            quote=quote,
+                            request_json=option_request,
+                            recommended=options["recommend"] == number,
+                        )
+                    except ValidationError as exc:
+                        raise CommandError(
+                            f"option {number - 1} cannot be planned: " + "; ".join(_messages(exc))
+                        ) from None
+                revision = quote.revisions.order_by("index").first()
+                pdf = render_proposal_pdf(revision, lang=options["language"], edition=options["edition"])
+                raise _Rollback
+        except _Rollback:
+            pass
+        except ValidationError as exc:
+            raise CommandError("the proposal cannot be built: " + "; ".join(_messages(exc))) from None
+        try:
+            output.write_bytes(pdf)
+        except OSError as exc:
+            raise CommandError(f"{output}: {exc.strerror or exc}") from None
+        self.stdout.write(
+            f"{output}: {len(pdf):,} bytes, {options['edition']} edition, {options['language']}"
+        )
+
+    def _read_request(self, path: Path) -> dict:
+        try:
+            if path.stat().st_size > MAX_REQUEST_BYTES:
+                raise CommandError(f"{path}: larger than {MAX_REQUEST_BYTES:,} bytes")
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CommandError(f"{path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"{path}: cannot be read ({exc.__class__.__name__})") from None
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno})") from None
+        if not isinstance(data, dict) or not data:
+            raise CommandError(f"{path}: the request must be a non-empty JSON object")
+        return data
+
+
+def _planned_discount(resolved: dict):
+    commercial = resolved.get("commercial") if isinstance(resolved, dict) else None
+    value = commercial.get("quote_discount") if isinstance(commercial, dict) else None
+    return value if value not in (None, "") else 0
+
+
+def _messages(exc: ValidationError) -> list[str]:
+    if hasattr(exc, "message_dict"):
+        return [f"{msg}" for msgs in exc.message_dict.values() for msg in msgs]
+    return [str(m) for m in exc.messages]

@@ -1,0 +1,44 @@
+"""The gateway drawn in the architecture and storage for the checkpoint are in the bill of materials.
+
+Kimi K3's MXFP4 release is ≈ 1.56 TB on disk (the issue's reviewers read "1.56 TB weights" off the
+proposal; configurator/engine/fixtures.kimi_k3 sums its tensors to 1.5609 × 10¹² B).  Shared
+storage keeps two versions (the one served and the next): 2 × 1.56 TB = 3.12 TB → 4 TB usable.
+The gateway is two 1U servers, active/standby, at the fixture's assumed ¥60,000 each.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from configurator.engine import fixtures
+from configurator.engine.plan import plan
+from configurator.engine.serialize import plan_to_dict
+from quotes.bom import bom_lines_from_plan
+from quotes.pdf.sample import sample_plan_kwargs
+
+
+def test_gateway_and_checkpoint_storage_lines_match_the_engines_capex():
+    request = fixtures.request_k3_a3_4node()
+    assert round(request.model.weight_bytes / 1e12, 2) == 1.56
+    result = plan(request)
+    capex = result.tco.capex
+    assert capex.storage_tb == 4
+    assert capex.storage == 4 * fixtures.STORAGE_PER_TB == Decimal("32000")
+    assert capex.gateway == 2 * fixtures.GATEWAY_PRICE == Decimal("120000")
+
+    kwargs = sample_plan_kwargs("4node")
+    lines = bom_lines_from_plan(plan_to_dict(result), kwargs["prices_json"], request=kwargs["resolved_json"])
+    other = {
+        x["description_en"]: (x["quantity"], x["unit"], x["unit_price"])
+        for x in lines
+        if x["category"] == "other"
+    }
+    assert other == {
+        "Gateway / load balancer server (active/standby)": (2, "pcs", Decimal("60000")),
+        "Shared storage for the model checkpoint (usable TB; two versions)": (4, "TB", Decimal("8000")),
+    }
+    # Every capex line together is the engine's capex subtotal, to the cent.
+    capex_lines = sum(
+        x["quantity"] * x["unit_price"] for x in lines if x["category"] not in ("om", "software", "lease")
+    )
+    assert capex_lines == capex.subtotal

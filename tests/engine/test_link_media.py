@@ -1,0 +1,60 @@
+"""Optics and cables per link type and speed (issue 16: "no 400G optics on 1GE/100GE links").
+
+A link takes a transceiver at each end only when it is optical; 1/10GE
+management links are copper (RJ45 Cat6 patch cables, IEEE 802.3ab 1000BASE-T),
+100GE links take QSFP28 modules and 400GE links QSFP-DD/OSFP modules (the
+form factors of IEEE 802.3bm/802.3bs optics), each priced by its own SKU.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from configurator.engine import fixtures
+from configurator.engine.network import link_media
+from configurator.engine.plan import plan
+from configurator.engine.serialize import plan_to_dict
+from quotes.bom import bom_lines_from_plan
+from quotes.pdf.sample import sample_plan_kwargs
+
+
+def test_media_follow_the_link_speed():
+    assert link_media(1) == ("", "cat6")  # 1GE management: copper, no optics
+    assert link_media(10) == ("", "cat6")
+    assert link_media(25) == ("25g-optics", "fiber")
+    assert link_media(100) == ("100g-optics", "fiber")  # 100GE service: QSFP28, not a 400G module
+    assert link_media(200) == ("200g-optics", "fiber")
+    assert link_media(400) == ("", "fiber")  # 400G-class: network.optics at the 400G price
+
+
+def test_4_node_a3_prices_400g_optics_only_on_400g_links():
+    request = fixtures.request_k3_a3_4node()
+    result = plan(request)
+    rows = {r.role: r for r in result.network.rows if r.ports_needed}
+    # S1 §2.1: 8 LingQu and 8 RoCE 400GE ports cabled per node, 4 nodes, one switch each → 32 links each.
+    assert rows["scale_up"].link_gbps == 400 and rows["scale_up"].optics == 2 * 32
+    assert rows["scale_out"].link_gbps == 400 and rows["scale_out"].optics == 2 * 32
+    mgmt = rows["management"]
+    assert mgmt.link_gbps == 1 and mgmt.optics == 0 and mgmt.cable_media == "cat6"
+    assert result.network.optics == 2 * 32 + 2 * 32  # 400G modules only
+    assert dict(result.network.media) == {"fiber": 64, "cat6": mgmt.cables}
+
+    # The engine's optics capex prices each medium at its own price (fixtures.MEDIA_PRICES).
+    c = request.commercial
+    expected = 128 * c.optics_unit_price + 64 * Decimal("300") + mgmt.cables * Decimal("30")
+    assert result.tco.capex.optics == expected
+
+    # The bill of materials has one line per medium, and they add up to the engine's figure.
+    kwargs = sample_plan_kwargs("4node")
+    lines = [
+        x
+        for x in bom_lines_from_plan(plan_to_dict(result), kwargs["prices_json"])
+        if x["category"] == "optics"
+    ]
+    by_name = {x["description_en"]: (x["quantity"], x["unit_price"]) for x in lines}
+    assert by_name == {
+        "400G optical module (QSFP-DD)": (128, Decimal("6000")),
+        "Fiber patch cord (MPO/LC)": (64, Decimal("300")),
+        "Copper patch cable (Cat6, RJ45)": (mgmt.cables, Decimal("30")),
+    }
+    assert sum(q * p for q, p in by_name.values()) == result.tco.capex.optics

@@ -1,0 +1,52 @@
+"""Racks over the air-cooling limit are priced as the containment or liquid-cooled racks they need.
+
+docs/domain.md §7: a hall's air cooling carries ≈ 20–25 kW per rack; 35–40 kW needs hot/cold-aisle
+containment, more needs liquid cooling.  The 4 × Atlas 800 A3 fixture puts two 16.2 kW servers
+(S1 §2.1: 16.2 kW maximum input each) and the switches in each rack, so both racks exceed the
+site's 25 kW air limit and stay under 40 kW: two containment racks at the fixture's ¥60,000.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from decimal import Decimal
+
+from configurator.engine import fixtures
+from configurator.engine.plan import plan
+from configurator.engine.serialize import plan_to_dict
+from quotes.bom import bom_lines_from_plan
+from quotes.pdf.sample import sample_plan_kwargs
+
+
+def test_4_node_racks_over_the_air_limit_are_containment_racks():
+    request = fixtures.request_k3_a3_4node()
+    result = plan(request)
+    racks = result.racks.racks
+    assert [round(r.kw, 1) for r in racks] == [37.8, 32.4]  # 2 × 16.2 + switches; 2 × 16.2
+    assert all(r.exceeds_cooling and 25 < r.kw <= 40 for r in racks)
+    assert [r.cooling_required for r in racks] == ["containment", "containment"]
+    assert result.tco.capex.racks == 2 * fixtures.RACKS_BY_COOLING["containment"] == Decimal("120000")
+
+    lines = bom_lines_from_plan(
+        plan_to_dict(result),
+        sample_plan_kwargs("4node")["prices_json"],
+        request=sample_plan_kwargs("4node")["resolved_json"],
+    )
+    rack_lines = [
+        (x["description_en"], x["quantity"], x["unit_price"]) for x in lines if x["category"] == "rack"
+    ]
+    assert rack_lines == [("Rack with hot/cold-aisle containment, with PDUs", 2, Decimal("60000"))]
+
+
+def test_racks_within_the_air_limit_keep_the_requested_type_and_above_40_kw_are_liquid():
+    request = fixtures.request_k3_a3_4node()
+    cool_site = dataclasses.replace(request.site, air_cooling_kw_limit=40.0)
+    result = plan(dataclasses.replace(request, site=cool_site))
+    assert [r.cooling_required for r in result.racks.racks] == ["air", "air"]
+    assert result.tco.capex.racks == 2 * request.commercial.rack_unit_price
+
+    # An air rack type allowing 80 kW per rack holds more servers per rack: above 40 kW, liquid.
+    big = dataclasses.replace(request.rack, max_kw=80.0)
+    result = plan(dataclasses.replace(request, rack=big))
+    hot = [r for r in result.racks.racks if r.kw > 40]
+    assert hot and all(r.cooling_required == "liquid" for r in hot)

@@ -1,0 +1,144 @@
+"""``manage.py proposal``: the proposal of a plan request, rendered by the quote's code, nothing saved."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from decimal import Decimal
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from configurator.drawings.fmt import format_money
+from proposals.models import SellerProfile
+from quotes.models import Customer, Quote, QuoteNumberCounter
+from quotes.pdf.sample import sample_plan_kwargs
+
+pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils not installed")
+
+
+def text_of(path) -> str:
+    done = subprocess.run(
+        ["pdftotext", "-raw", "-enc", "UTF-8", str(path), "-"], capture_output=True, check=True
+    )
+    return re.sub(r"\s+", "", done.stdout.decode("utf-8"))
+
+
+@pytest.mark.django_db
+def test_the_cli_renders_the_8p8d_proposal_without_saving_a_quote(tmp_path):
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(sample_plan_kwargs("8p8d")["request_json"]), encoding="utf-8")
+    out = tmp_path / "proposal.pdf"
+    call_command("proposal", str(request), str(out), "--language", "en", "--customer", "ACME Bank")
+    assert out.read_bytes().startswith(b"%PDF")
+    text = text_of(out)
+    assert "ACMEBank" in text
+    assert "16×Atlas800A3" in text and "8P8D" in text
+    assert SellerProfile.current().company_en.replace(" ", "") in text
+    assert "Signature:" in text and "includingVAT" in text
+    assert "vllmserve" not in text  # customer edition by default
+    # Nothing saved: no quote, no customer, no quote number used.
+    assert Quote.objects.count() == 0 and Customer.objects.count() == 0
+    assert QuoteNumberCounter.objects.count() == 0
+
+    internal = tmp_path / "internal.pdf"
+    call_command("proposal", str(request), str(internal), "--language", "zh-hans", "--edition", "internal")
+    zh = text_of(internal)
+    assert "内部版本" in zh and "vllmserve" in zh
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "no such file"),
+        ("{not json", "not valid JSON (line 1, column 2)"),
+        ("[1, 2]", "must be a non-empty JSON object"),
+        ('{"model": "no-such-model"}', "cannot be planned"),
+    ],
+)
+def test_bad_requests_get_one_clear_line(tmp_path, content, message):
+    request = tmp_path / "request.json"
+    if content is not None:
+        request.write_text(content, encoding="utf-8")
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call_command("proposal", str(request), str(tmp_path / "out.pdf"))
+    assert not (tmp_path / "out.pdf").exists()
+
+
+@pytest.mark.django_db
+def test_a_quote_with_three_options_renders_one_proposal_comparing_them(tmp_path):
+    """Good / better / best: 4 × A3, 8 × A3 tenant pair and 16 × A3 8P8D side by side, one recommended."""
+    paths = {}
+    for name in ("4node", "8node-tenant", "8p8d"):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(json.dumps(sample_plan_kwargs(name)["request_json"]), encoding="utf-8")
+    out = tmp_path / "options.pdf"
+    call_command(
+        "proposal", str(paths["8node-tenant"]), str(out), "--language", "en",
+        "--option", str(paths["4node"]), "--option", str(paths["8p8d"]), "--recommend", "1",
+    )  # fmt: skip
+    text = text_of(out)
+    assert "Optionscompared" in text
+    for letter in "ABC":
+        assert f"Option{letter}" in text
+    assert "recommended" in text
+    # Each column from its own frozen plan: servers, capex and TCO of each configuration.
+    for name, nodes in (("8node-tenant", 8), ("4node", 4), ("8p8d", 16)):
+        result = sample_plan_kwargs(name)["result_json"]
+        assert f"{nodes}×AtlasA3".replace("AtlasA3", "Atlas800A3") in text
+        capex = format_money(Decimal(result["tco"]["capex"]["total"]), "CNY", "en")
+        assert capex.replace(" ", "") in text, (name, capex)
+        assert f"{round(result['performance']['output_tokens_per_s']):,}tok/s" in text
+    assert Quote.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_at_most_two_options_besides_the_quoted_configuration(engineer):
+    from django.core.exceptions import ValidationError
+
+    from proposals.options import option_add
+    from quotes import services
+
+    quote = services.quote_create_from_configuration(
+        by=engineer, customer="ACME", language="en", **sample_plan_kwargs("4node")
+    )
+    request = sample_plan_kwargs("8node-tenant")["request_json"]
+    option_add(quote=quote, request_json=request, recommended=True)
+    option_add(quote=quote, request_json=request, label="larger", recommended=True)
+    assert [o.recommended for o in quote.options.order_by("position")] == [False, True]  # one recommended
+    with pytest.raises(ValidationError, match="at most 2 options"):
+        option_add(quote=quote, request_json=request)
+    with pytest.raises(ValidationError):
+        option_add(quote=quote, request_json={"model": "no-such-model"})
+
+
+@pytest.mark.django_db
+def test_options_from_the_auto_planners_candidates_skip_the_quoted_one(engineer):
+    """Candidates in ``configurator.planner.candidate_dict`` shape: the quoted shape is skipped,
+    the next two become options B and C, the quoted configuration stays recommended."""
+    from proposals.options import comparison, options_from_candidates
+    from quotes import services
+
+    quote = services.quote_create_from_configuration(
+        by=engineer, customer="ACME", language="en", **sample_plan_kwargs("4node")
+    )
+    candidates = []
+    for name in ("4node", "8node-tenant", "8p8d"):
+        kwargs = sample_plan_kwargs(name)
+        topology = kwargs["resolved_json"]["topology"]
+        candidates.append(
+            {
+                "server": kwargs["resolved_json"]["server"]["slug"],
+                "server_name": kwargs["resolved_json"]["server"]["name"],
+                "topology": topology["kind"],
+                "nodes": topology["nodes"],
+                "request": kwargs["request_json"],
+            }
+        )
+    added = options_from_candidates(quote=quote, candidates=candidates)
+    assert [o.label for o in added] == ["8 × Atlas 800 A3", "16 × Atlas 800 A3"]
+    columns = comparison(quote.revisions.get(), "en")
+    assert [(c["nodes"], c["recommended"]) for c in columns] == [(4, True), (8, False), (16, False)]
