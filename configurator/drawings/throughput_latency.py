@@ -14,7 +14,7 @@ from .scatter import scatter_svg
 
 LABELS = {
     "x": {"en": "Time per output token, mean (ms)", "zh": "每字延迟 TPOT 均值（毫秒）"},
-    "y": {"en": "Output tokens/s per device", "zh": "单卡输出吞吐（Token/秒）"},
+    "y": {"en": "Output tokens/s per device", "zh": "单卡每秒输出 Token 数"},
     "title": {
         "en": "Throughput vs latency (one point per concurrency)",
         "zh": "吞吐-时延曲线（每点一个并发数）",
