@@ -34,6 +34,26 @@ def catalog(db):
 
     if not LlmModel.objects.exists():
         call_command("load_catalog", stdout=StringIO())
+    _ensure_seller_profile()
+
+
+def _ensure_seller_profile():
+    """The demo seller profile its data migration creates (a transactional test's flush removes it)."""
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("proposals.migrations.0002_demo_seller_profile")
+    migration.create(apps, None)  # does nothing when a profile exists
+
+
+@pytest.fixture
+def seller(db):
+    """The seller profile every proposal prints."""
+    from proposals.models import SellerProfile
+
+    _ensure_seller_profile()
+    return SellerProfile.current()
 
 
 @pytest.fixture

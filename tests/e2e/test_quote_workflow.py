@@ -62,7 +62,7 @@ def test_revise_r1_from_8_to_16_nodes_gives_r2_and_compare_shows_it_by_sku(page)
     expect(page.locator("#id_nodes")).to_have_value("8")
     page.fill("#q-customer", "E2E Revise Bank")
     with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
-        page.click("#results form[action$='/quotes/create/'] button[type=submit]")
+        page.click("#quote-form button[type=submit]")
     quote = Quote.objects.get(customer__name="E2E Revise Bank")
     r1 = quote.revisions.get()
     assert r1.request_json["topology"]["nodes"] == 8
@@ -136,7 +136,7 @@ def test_a_customer_link_works_without_log_in_records_acceptance_and_dies_when_r
 
     page.fill("#q-customer", "E2E Share Bank")
     with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
-        page.click("#results form[action$='/quotes/create/'] button[type=submit]")
+        page.click("#quote-form button[type=submit]")
     quote = Quote.objects.get(customer__name="E2E Share Bank")
     with page.expect_navigation(timeout=60_000):  # planning and rendering share 2 busy cores
         page.click("#share-create")

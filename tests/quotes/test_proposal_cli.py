@@ -12,7 +12,6 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from configurator.drawings.fmt import format_money
-from proposals.models import SellerProfile
 from quotes.models import Customer, Quote, QuoteNumberCounter
 from quotes.pdf.sample import sample_plan_kwargs
 
@@ -27,7 +26,7 @@ def text_of(path) -> str:
 
 
 @pytest.mark.django_db
-def test_the_cli_renders_the_8p8d_proposal_without_saving_a_quote(tmp_path):
+def test_the_cli_renders_the_8p8d_proposal_without_saving_a_quote(tmp_path, seller):
     request = tmp_path / "request.json"
     request.write_text(json.dumps(sample_plan_kwargs("8p8d")["request_json"]), encoding="utf-8")
     out = tmp_path / "proposal.pdf"
@@ -36,7 +35,7 @@ def test_the_cli_renders_the_8p8d_proposal_without_saving_a_quote(tmp_path):
     text = text_of(out)
     assert "ACMEBank" in text
     assert "16×Atlas800A3" in text and "8P8D" in text
-    assert SellerProfile.current().company_en.replace(" ", "") in text
+    assert seller.company_en.replace(" ", "") in text
     assert "Signature:" in text and "includingVAT" in text
     assert "vllmserve" not in text  # customer edition by default
     # Nothing saved: no quote, no customer, no quote number used.

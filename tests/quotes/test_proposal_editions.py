@@ -144,7 +144,7 @@ def user_text(revision) -> list[str]:
 @pytest.mark.django_db
 @pytest.mark.parametrize("lang", ["zh-hans", "en"])
 @pytest.mark.parametrize("name", SEEDED_TOPOLOGIES)
-def test_customer_edition_speaks_the_customers_language_and_can_be_signed(name, lang, engineer):
+def test_customer_edition_speaks_the_customers_language_and_can_be_signed(name, lang, engineer, seller):
     revision = sample_quote_create(by=engineer, language=lang, name=name, customer=CUSTOMERS[lang])
     text = pdf_text(render_proposal_pdf(revision))
     flat = squash(text)
@@ -213,7 +213,7 @@ def test_customer_edition_speaks_the_customers_language_and_can_be_signed(name, 
 
 
 @pytest.mark.django_db
-def test_internal_edition_keeps_the_engineering_appendix(engineer):
+def test_internal_edition_keeps_the_engineering_appendix(engineer, seller):
     """The same revision's internal edition has what the customer edition leaves out."""
     revision = sample_quote_create(by=engineer, language="en", name="4node")
     text = pdf_text(render_proposal_pdf(revision, edition="internal"))
