@@ -251,3 +251,31 @@ def test_every_lease_term_of_the_engine_is_an_input_and_recomputes(engineer, tmp
     assert cents(changed[f"INPUTS!B{at['tco_buy']}"]) == buy_total + residual
     npv_lease_with_om = (capex - servers_net + (lease_year + om) / 12 * annuity).quantize(CENT)
     assert cents(changed[f"INPUTS!B{at['npv_lease']}"]) == npv_lease_with_om
+
+
+def test_a_plan_stored_before_the_lease_terms_still_gives_a_workbook(revision, tmp_path):
+    """Plans frozen before issue 16 have no lease_includes, lease_upfront or the new yearly columns:
+    the workbook takes the flags from the request (not included) and a residual share of 0."""
+    tco = revision.result_json["tco"]
+    for key in ("lease_includes", "lease_upfront", "residual_value"):
+        tco.pop(key)
+    for key in ("lease_om", "lease_software_support"):
+        tco["annual"].pop(key)
+    for row in tco["yearly"]:
+        for key in ("buy_residual", "lease_upfront", "lease_om", "lease_software_support"):
+            row.pop(key)
+    revision.resolved_json["commercial"].pop("lease_includes_om")
+    revision.resolved_json["commercial"].pop("residual_value_fraction")
+    revision.save()
+    content = revision_workbook(revision)
+    inputs = load_workbook(io.BytesIO(content))["Inputs"]
+    row = {str(cell.value): cell.row for cell in inputs["A"] if isinstance(cell.value, str)}
+    assert inputs[f"B{row['Lease includes O&M (1 = yes, 0 = no)']}"].value == 0
+    assert inputs[f"B{row[SHARE]}"].value == 0
+    values = evaluate(content, tmp_path)
+    # The sample: capex 56,402,146.00, servers 48,000,000 less 5 %; rent 24,000,000, O&M 4,000,000,
+    # electricity 1,649,506.25 a year (the plan's annual figures), no software or colocation.
+    lease = (
+        Decimal("56402146.00") - Decimal("45600000.00") + 3 * (24_000_000 + 4_000_000 + Decimal("1649506.25"))
+    )
+    assert cents(values[f"INPUTS!B{result_rows()['tco_lease']}"]) == lease == Decimal("99750664.75")
