@@ -13,13 +13,22 @@ revision's frozen totals (and so the proposal PDF) to the cent:
   −ROUND(Σ capex line totals × quote discount, 2) (``quotes.services._totals``);
   net total; discount = net − list; VAT = ROUND(net × VAT rate, 2); capex.
   Lease lines price the alternative: a 0 in "In purchase total" keeps them out.
-* ``Inputs``: the quote discount, VAT rate, horizon, NPV discount rate, capex
-  (linked to the BOM) and the yearly bills the TCO reads; then the results:
-  horizon TCOs and NPVs.  NPV discounts monthly at (1 + r)^(1/12) − 1 with
-  payments at the end of each month and capex at month 0
-  (``configurator.engine.tco``): NPV = capex + opex/12 × (1 − (1 + i)^−M) / i.
-* ``TCO yearly``: every year's bills read the inputs; cost = their sum;
-  cumulative = last year's + this year's.
+* ``Inputs`` (``configurator.engine.tco.compute_tco``'s inputs and arithmetic):
+  the quote discount, VAT rate, horizon, NPV discount rate, capex and servers
+  (linked to the BOM), the yearly bills, the residual share, the lease rent and
+  whether the lease includes O&M and electricity (1/0); then what follows from
+  them: servers net = ROUND(servers × (1 − quote discount), 2), residual =
+  ROUND(servers net × residual share, 2), lease upfront = capex − servers net
+  (the network, racks and installation are bought on both sides), lease O&M and
+  electricity (0 when included), lease software and colocation (as when
+  buying); then the results: horizon TCOs and NPVs.  NPV discounts monthly at
+  i = (1 + r)^(1/12) − 1 with payments at the end of each month, capex and the
+  lease upfront at month 0 and the residual at month M:
+  NPV buy = capex + buy opex/12 × (1 − (1 + i)^−M) / i − residual × (1 + i)^−M,
+  NPV lease = lease upfront + lease per year/12 × (1 − (1 + i)^−M) / i.
+* ``TCO yearly``: every year's bills read the inputs (capex and the lease
+  upfront in year 1, the residual as a credit in the last year); cost = the
+  side's columns summed; cumulative = last year's + this year's.
 * ``TCO monthly``, ``Cost per M tokens``, ``Sensitivity``, ``Assumptions``:
   figures from the frozen plan, as values.
 
@@ -137,6 +146,7 @@ BOM_HEADERS = (
     ("list_amount", "List amount"),
     ("in_total", "In purchase total (1/0)"),
     ("capex", "Capex line (1/0)"),
+    ("server", "Server line (1/0)"),
 )
 COL = {key: i for i, (key, _label) in enumerate(BOM_HEADERS)}
 
@@ -159,12 +169,14 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         "list_amount": _("List amount"),
         "in_total": _("In purchase total (1/0)"),
         "capex": _("Capex line (1/0)"),
+        "server": _("Server line (1/0)"),
     }
     for key, index in COL.items():
         sheet.write_string(0, index, labels[key], w.bold)
     lines = list(revision.lines.all())
     first, last = 2, len(lines) + 1  # Excel rows of the lines
     sums = {"list": Decimal("0"), "after_lines": Decimal("0"), "capex_lines": Decimal("0")}
+    sums["servers"] = Decimal("0")
     for r, line in enumerate(lines, start=1):
         x = r + 1  # Excel row
         category = (
@@ -172,6 +184,7 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         )
         in_total = 0 if line.category == BomCategory.LEASE else 1
         capex = 1 if line.category in CAPEX_CATEGORIES else 0
+        server = 1 if line.category == BomCategory.SERVER else 0
         w.value(sheet, r, COL["position"], line.position)
         w.value(sheet, r, COL["category"], category)
         w.value(sheet, r, COL["sku"], line.sku)
@@ -193,11 +206,14 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         w.formula(sheet, r, COL["list_amount"], f"=ROUND(E{x}*G{x},2)", amount, w.money)
         w.value(sheet, r, COL["in_total"], in_total, w.input)
         w.value(sheet, r, COL["capex"], capex, w.input)
+        w.value(sheet, r, COL["server"], server, w.input)
         if in_total:
             sums["list"] += amount
             sums["after_lines"] += total
             if capex:
                 sums["capex_lines"] += total
+            if server:
+                sums["servers"] += total
 
     def rng(key: str) -> str:
         letter = _col(COL[key])
@@ -243,8 +259,14 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         f"=SUMPRODUCT({rng('in_total')},{rng('capex')},{rng('line_total')})+{refs['quote_discount']}",
         sums["capex_lines"] + quote_discount,
     )
+    total_row(
+        "servers",
+        _("Servers, before the quote discount (rented instead when leasing)"),
+        f"=SUMPRODUCT({rng('in_total')},{rng('server')},{rng('line_total')})",
+        sums["servers"],
+    )
     w.value(sheet, row, D_, _("(lease lines are the alternative to purchase and are not part of the totals)"))
-    widths = {"description": 48, "category": 18, "sku": 22, "note": 30}
+    widths = {"description": 56, "category": 18, "sku": 22, "note": 30}
     for key, index in COL.items():
         sheet.set_column(index, index, widths.get(key, 14))
     sheet.freeze_panes(1, 0)
@@ -253,6 +275,7 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         "net": net,
         "vat": vat,
         "capex": sums["capex_lines"] + quote_discount,
+        "servers": sums["servers"],
     }
     return refs
 
@@ -261,20 +284,29 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
 
 
 INPUT_ROWS = (
-    # key, label, unit kind
+    # key, label, kind: fraction | money | number | flag (yellow inputs); link | formula (computed)
     ("quote_discount", "Quote discount", "fraction"),
     ("vat_rate", "VAT rate", "fraction"),
     ("usd_rate", "Exchange rate (per USD)", "number"),
     ("horizon", "Horizon (years)", "number"),
     ("npv_rate", "Discount rate (NPV, per year)", "fraction"),
-    ("capex", "Capex (from the BOM)", "money"),
+    ("capex", "Capex (from the BOM)", "link"),
+    ("servers", "Servers (from the BOM)", "link"),
     ("om", "O&M per year", "money"),
     ("software", "Software and support per year", "money"),
     ("electricity", "Electricity per year", "money"),
     ("colocation", "Colocation per year", "money"),
+    ("residual_fraction", "Residual value (share of the servers' net price)", "fraction"),
     ("lease_rent", "Lease rent per year", "money"),
-    ("lease_electricity", "Lease: electricity per year", "money"),
-    ("lease_colocation", "Lease: colocation per year", "money"),
+    ("lease_includes_om", "Lease includes O&M (1 = yes, 0 = no)", "flag"),
+    ("lease_includes_power", "Lease includes electricity (1 = yes, 0 = no)", "flag"),
+    ("servers_net", "Servers after the quote discount", "formula"),
+    ("residual", "Residual value at the end of the horizon", "formula"),
+    ("lease_upfront", "Lease: network, racks, installation (month 0)", "formula"),
+    ("lease_om", "Lease: O&M per year", "formula"),
+    ("lease_software", "Lease: software and support per year", "formula"),
+    ("lease_electricity", "Lease: electricity per year", "formula"),
+    ("lease_colocation", "Lease: colocation per year", "formula"),
 )
 
 
@@ -283,7 +315,13 @@ def input_refs() -> dict[str, str]:
     return {key: f"Inputs!$B${i}" for i, (key, _label, _kind) in enumerate(INPUT_ROWS, start=2)}
 
 
-def _tco_values(revision) -> dict[str, Decimal] | None:
+def _tco_values(revision) -> dict[str, Any] | None:
+    """The engine's yearly bills and lease terms from the frozen plan (``configurator.engine.tco``).
+
+    Plans stored before the lease carried O&M, software, an upfront purchase and a residual value
+    (issue 16) lack ``lease_includes``: the flags then come from the request, else "not included",
+    and the residual fraction defaults to 0, so the workbook shows the same model for every plan.
+    """
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
     tco = result.get("tco") if isinstance(result.get("tco"), dict) else None
     annual = (tco or {}).get("annual") or {}
@@ -293,14 +331,23 @@ def _tco_values(revision) -> dict[str, Decimal] | None:
         "electricity": "electricity",
         "colocation": "colocation",
         "lease_rent": "lease_rent",
-        "lease_electricity": "lease_electricity",
-        "lease_colocation": "lease_colocation",
     }
-    values = {mine: _dec(annual.get(theirs)) for mine, theirs in keys.items()}
+    values: dict[str, Any] = {mine: _dec(annual.get(theirs)) for mine, theirs in keys.items()}
     horizon = _dec((tco or {}).get("horizon_years"))
     if tco is None or horizon is None or any(v is None for v in values.values()):
         return None
     values["horizon"] = horizon
+    resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
+    commercial = resolved.get("commercial") if isinstance(resolved.get("commercial"), dict) else {}
+    includes = tco.get("lease_includes")
+    for name in ("om", "power"):
+        if isinstance(includes, list):
+            flag = name in includes
+        else:
+            flag = commercial.get(f"lease_includes_{name}") is True
+        values[f"lease_includes_{name}"] = Decimal(1 if flag else 0)
+    fraction = _dec(commercial.get("residual_value_fraction"))
+    values["residual_fraction"] = fraction if fraction is not None and 0 <= fraction <= 1 else Decimal(0)
     return values
 
 
@@ -309,11 +356,55 @@ def write_inputs(w: Writer, revision, vat_rate: Decimal) -> Any:
     sheet = w.book.add_worksheet("Inputs")
     for c, label in enumerate((_("Item"), _("Value"), _("Note"))):
         sheet.write_string(0, c, label, w.bold)
-    sheet.set_column(0, 0, 40)
+    sheet.set_column(0, 0, 52)
     sheet.set_column(1, 1, 20)
-    sheet.set_column(2, 2, 60)
+    sheet.set_column(2, 2, 70)
     sheet.freeze_panes(1, 0)
     return sheet
+
+
+def _labels() -> dict[str, str]:
+    return {
+        "quote_discount": _("Quote discount"),
+        "vat_rate": _("VAT rate"),
+        "usd_rate": _("Exchange rate (per USD)"),
+        "horizon": _("Horizon (years)"),
+        "npv_rate": _("Discount rate (NPV, per year)"),
+        "capex": _("Capex (from the BOM)"),
+        "servers": _("Servers (from the BOM)"),
+        "om": _("O&M per year"),
+        "software": _("Software and support per year"),
+        "electricity": _("Electricity per year"),
+        "colocation": _("Colocation per year"),
+        "residual_fraction": _("Residual value (share of the servers' net price)"),
+        "lease_rent": _("Lease rent per year"),
+        "lease_includes_om": _("Lease includes O&M (1 = yes, 0 = no)"),
+        "lease_includes_power": _("Lease includes electricity (1 = yes, 0 = no)"),
+        "servers_net": _("Servers after the quote discount"),
+        "residual": _("Residual value at the end of the horizon"),
+        "lease_upfront": _("Lease: network, racks, installation (month 0)"),
+        "lease_om": _("Lease: O&M per year"),
+        "lease_software": _("Lease: software and support per year"),
+        "lease_electricity": _("Lease: electricity per year"),
+        "lease_colocation": _("Lease: colocation per year"),
+    }
+
+
+def _notes() -> dict[str, str]:
+    return {
+        "capex": _("Linked to the BOM sheet's capex; change quantities or prices there."),
+        "servers": _("Linked to the BOM sheet's server lines: rented instead of bought when leasing."),
+        "residual_fraction": _("The buy side sells the servers at the end of the horizon."),
+        "servers_net": _("Servers × (1 − quote discount), rounded to the cent."),
+        "residual": _(
+            "Servers after the discount × residual share, rounded to the cent; credited to buying."
+        ),
+        "lease_upfront": _("Capex − servers after the discount: the same network, racks and installation."),
+        "lease_om": _("O&M per year, unless the lease includes it."),
+        "lease_software": _("The same software and support as when buying."),
+        "lease_electricity": _("Electricity per year, unless the lease includes it."),
+        "lease_colocation": _("The same racks are hosted as when buying."),
+    }
 
 
 def write_tco_and_results(
@@ -325,100 +416,146 @@ def write_tco_and_results(
     currency: str,
     yearly_columns: list[tuple[str, str]],
 ) -> None:
-    """Fill the Inputs sheet, write TCO yearly with formulas, and the results block under the inputs."""
+    """Fill the Inputs sheet, write TCO yearly with formulas, and the results block under the inputs.
+
+    The arithmetic is ``configurator.engine.tco.compute_tco``'s: lease per year = rent + O&M (unless
+    included) + software + electricity (unless included) + colocation; the lease also buys at month 0
+    what the purchase buys besides the servers; the buy side recovers the residual value in the last
+    year.  Each value written beside a formula is computed here the same way.
+    """
     resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
     commercial = resolved.get("commercial") if isinstance(resolved.get("commercial"), dict) else {}
     tco = _tco_values(revision)
     npv_rate = _dec(commercial.get("discount_rate")) or Decimal("0")
-    labels = {
-        "quote_discount": _("Quote discount"),
-        "vat_rate": _("VAT rate"),
-        "usd_rate": _("Exchange rate (per USD)"),
-        "horizon": _("Horizon (years)"),
-        "npv_rate": _("Discount rate (NPV, per year)"),
-        "capex": _("Capex (from the BOM)"),
-        "om": _("O&M per year"),
-        "software": _("Software and support per year"),
-        "electricity": _("Electricity per year"),
-        "colocation": _("Colocation per year"),
-        "lease_rent": _("Lease rent per year"),
-        "lease_electricity": _("Lease: electricity per year"),
-        "lease_colocation": _("Lease: colocation per year"),
-    }
-    values: dict[str, Decimal] = {
-        "quote_discount": Decimal(str(revision.discount)),
+    refs = input_refs()
+    quote_discount = Decimal(str(revision.discount))
+    v: dict[str, Decimal] = {
+        "quote_discount": quote_discount,
         "vat_rate": vat_rate,
         "usd_rate": Decimal(str(revision.usd_rate)),
-        "horizon": (tco or {}).get("horizon", Decimal("0")),
+        "horizon": Decimal(0),
         "npv_rate": npv_rate,
         "capex": bom["values"]["capex"],
-        **{k: v for k, v in (tco or {}).items() if k != "horizon"},
+        "servers": bom["values"]["servers"],
     }
-    fmt_of = {"fraction": w.input_fraction, "money": w.input_money, "number": w.input}
+    if tco is not None:
+        v.update(tco)
+        v["servers_net"] = _cents(v["servers"] * (1 - quote_discount))
+        v["residual"] = _cents(v["servers_net"] * v["residual_fraction"])
+        v["lease_upfront"] = v["capex"] - v["servers_net"]
+        v["lease_om"] = Decimal(0) if v["lease_includes_om"] else v["om"]
+        v["lease_software"] = v["software"]
+        v["lease_electricity"] = Decimal(0) if v["lease_includes_power"] else v["electricity"]
+        v["lease_colocation"] = v["colocation"]
+    formulas = {
+        "capex": f"=BOM!{bom['capex']}",
+        "servers": f"=BOM!{bom['servers']}",
+        "servers_net": f"=ROUND({refs['servers']}*(1-{refs['quote_discount']}),2)",
+        "residual": f"=ROUND({refs['servers_net']}*{refs['residual_fraction']},2)",
+        "lease_upfront": f"={refs['capex']}-{refs['servers_net']}",
+        "lease_om": f"=IF({refs['lease_includes_om']}<>0,0,{refs['om']})",
+        "lease_software": f"={refs['software']}",
+        "lease_electricity": f"=IF({refs['lease_includes_power']}<>0,0,{refs['electricity']})",
+        "lease_colocation": f"={refs['colocation']}",
+    }
+    labels, notes = _labels(), _notes()
+    fmt_of = {"fraction": w.input_fraction, "money": w.input_money, "number": w.input, "flag": w.input}
     for i, (key, _label, kind) in enumerate(INPUT_ROWS, start=1):
         sheet.write_string(i, 0, labels[key])
-        if key == "capex":
-            w.formula(sheet, i, 1, f"=BOM!{bom['capex']}", values["capex"], w.money)
-            sheet.write_string(i, 2, _("Linked to the BOM sheet's capex; change quantities or prices there."))
-        elif key in values:
-            w.value(sheet, i, 1, values[key], fmt_of[kind])
-        if kind == "money" and key != "capex":
-            sheet.write_string(i, 2, currency)
-    refs = input_refs()
+        if key not in v:
+            continue  # no TCO in the plan: only the BOM's inputs
+        if kind in ("link", "formula"):
+            w.formula(sheet, i, 1, formulas[key], v[key], w.money)
+        else:
+            w.value(sheet, i, 1, v[key], fmt_of[kind])
+        note = notes.get(key)
+        if note is None and kind == "money":
+            note = currency
+        if note:
+            sheet.write_string(i, 2, note)
     if tco is None:
         return
 
-    # TCO yearly: every cell reads the inputs; cost = Σ bills; cumulative = last + this.
+    # TCO yearly: every cell reads the inputs; cost = Σ the side's columns; cumulative = last + this.
     ysheet = w.book.add_worksheet("TCO yearly")
     header = [_("Year")] + [label for _key, label in yearly_columns] + [_("Currency")]
     for c, label in enumerate(header):
         ysheet.write_string(0, c, str(label), w.bold)
-    horizon = int(tco["horizon"])
+    letter = {key: _col(c) for c, (key, _label) in enumerate(yearly_columns, start=1)}
+    horizon = int(v["horizon"])
+    capex, residual, upfront = v["capex"], v["residual"], v["lease_upfront"]
+    buy_opex = v["om"] + v["software"] + v["electricity"] + v["colocation"]
+    lease_year = sum(
+        (v[k] for k in ("lease_rent", "lease_om", "lease_software", "lease_electricity", "lease_colocation")),
+        Decimal(0),
+    )
+    # Column of the yearly sheet → (input it reads, in the first year only | in the last year only | each year)
+    reads = {
+        "buy_capex": ("capex", "first", 1),
+        "buy_om": ("om", "each", 1),
+        "buy_software_support": ("software", "each", 1),
+        "buy_electricity": ("electricity", "each", 1),
+        "buy_colocation": ("colocation", "each", 1),
+        "buy_residual": ("residual", "last", -1),
+        "lease_upfront": ("lease_upfront", "first", 1),
+        "lease_rent": ("lease_rent", "each", 1),
+        "lease_om": ("lease_om", "each", 1),
+        "lease_software_support": ("lease_software", "each", 1),
+        "lease_electricity": ("lease_electricity", "each", 1),
+        "lease_colocation": ("lease_colocation", "each", 1),
+    }
+    parts = {
+        side: [k for k, _l in yearly_columns if k.startswith(side) and k in reads]
+        for side in ("buy_", "lease_")
+    }
     buy_cum = lease_cum = Decimal("0")
-    capex = values["capex"]
-    buy_opex = tco["om"] + tco["software"] + tco["electricity"] + tco["colocation"]
-    lease_year = tco["lease_rent"] + tco["lease_electricity"] + tco["lease_colocation"]
     for y in range(1, horizon + 1):
-        r, x = y, y + 1
-        ysheet.write_number(r, 0, y)
-        year_capex = capex if y == 1 else Decimal("0")
-        cells = [
-            (f"={refs['capex']}" if y == 1 else "=0", year_capex),
-            (f"={refs['om']}", tco["om"]),
-            (f"={refs['software']}", tco["software"]),
-            (f"={refs['electricity']}", tco["electricity"]),
-            (f"={refs['colocation']}", tco["colocation"]),
-        ]
-        buy_cost = year_capex + buy_opex
-        buy_cum += buy_cost
-        cells += [
-            (f"=SUM(B{x}:F{x})", buy_cost),
-            (f"=G{x}" if y == 1 else f"=H{x - 1}+G{x}", buy_cum),
-            (f"={refs['lease_rent']}", tco["lease_rent"]),
-            (f"={refs['lease_electricity']}", tco["lease_electricity"]),
-            (f"={refs['lease_colocation']}", tco["lease_colocation"]),
-        ]
-        lease_cum += lease_year
-        cells += [
-            (f"=SUM(I{x}:K{x})", lease_year),
-            (f"=L{x}" if y == 1 else f"=M{x - 1}+L{x}", lease_cum),
-        ]
-        for c, (formula, value) in enumerate(cells, start=1):
-            w.formula(ysheet, r, c, formula, value, w.money)
-        ysheet.write_string(r, len(cells) + 1, currency)
+        x = y + 1  # Excel row
+        ysheet.write_number(y, 0, y)
+        cost = {"buy_": Decimal(0), "lease_": Decimal(0)}
+        for key, _label in yearly_columns:
+            c = yearly_columns.index((key, _label)) + 1
+            if key in reads:
+                name, when, sign = reads[key]
+                on = when == "each" or (when == "first" and y == 1) or (when == "last" and y == horizon)
+                value = sign * v[name] if on else Decimal(0)
+                text = f"={'-' if sign < 0 else ''}{refs[name]}" if on else "=0"
+                cost["buy_" if key.startswith("buy_") else "lease_"] += value
+            elif key in ("buy_cost", "lease_cost"):
+                side = key[: key.index("_") + 1]
+                cols = parts[side]
+                value = cost[side]
+                text = f"=SUM({letter[cols[0]]}{x}:{letter[cols[-1]]}{x})"
+            elif key in ("buy_cumulative", "lease_cumulative"):
+                side = key[: key.index("_") + 1]
+                own = letter[f"{side}cost"]
+                if side == "buy_":
+                    buy_cum += cost[side]
+                    value = buy_cum
+                else:
+                    lease_cum += cost[side]
+                    value = lease_cum
+                text = f"={own}{x}" if y == 1 else f"={letter[key]}{x - 1}+{own}{x}"
+            else:
+                continue
+            w.formula(ysheet, y, c, text, value, w.money)
+        ysheet.write_string(y, len(yearly_columns) + 1, currency)
     ysheet.set_column(0, len(header), 16)
     ysheet.freeze_panes(1, 0)
 
-    # Results under the inputs.
+    # Results under the inputs.  NPV as the engine: payments at the end of each month, capex and the
+    # lease's upfront purchase at month 0, the residual value at the last month.
     months = horizon * 12
     monthly = (1 + npv_rate) ** (Decimal(1) / 12) - 1 if npv_rate else Decimal("0")
     annuity = (1 - (1 + monthly) ** -months) / monthly if monthly else Decimal(months)
-    npv_buy = _cents(capex + buy_opex / 12 * annuity)
-    npv_lease = _cents(lease_year / 12 * annuity)
+    last_factor = (1 + monthly) ** -months
+    npv_buy = _cents(capex + buy_opex / 12 * annuity - residual * last_factor)
+    npv_lease = _cents(upfront + lease_year / 12 * annuity)
     start = len(INPUT_ROWS) + 2  # a blank row after the inputs
     sheet.write_string(start, 0, _("Results (formulas)"), w.bold)
     last_year = horizon + 1
     i_ref = f"$B${start + 2}"
+    a_ref = f"$B${start + 3}"
     results = [
         (_("Monthly discount rate"), f"=(1+{refs['npv_rate']})^(1/12)-1", monthly, w.fraction),
         (
@@ -427,19 +564,29 @@ def write_tco_and_results(
             annuity,
             None,
         ),
-        (_("TCO over the horizon, buy"), f"='TCO yearly'!$H${last_year}", buy_cum, w.money_bold),
-        (_("TCO over the horizon, lease"), f"='TCO yearly'!$M${last_year}", lease_cum, w.money_bold),
+        (
+            _("TCO over the horizon, buy"),
+            f"='TCO yearly'!${letter['buy_cumulative']}${last_year}",
+            buy_cum,
+            w.money_bold,
+        ),
+        (
+            _("TCO over the horizon, lease"),
+            f"='TCO yearly'!${letter['lease_cumulative']}${last_year}",
+            lease_cum,
+            w.money_bold,
+        ),
         (
             _("NPV, buy"),
             f"=ROUND({refs['capex']}+SUM({refs['om']},{refs['software']},{refs['electricity']},"
-            f"{refs['colocation']})/12*$B${start + 3},2)",
+            f"{refs['colocation']})/12*{a_ref}-{refs['residual']}*(1+{i_ref})^(-{refs['horizon']}*12),2)",
             npv_buy,
             w.money_bold,
         ),
         (
             _("NPV, lease"),
-            f"=ROUND(SUM({refs['lease_rent']},{refs['lease_electricity']},{refs['lease_colocation']})/12"
-            f"*$B${start + 3},2)",
+            f"=ROUND({refs['lease_upfront']}+SUM({refs['lease_rent']},{refs['lease_om']},"
+            f"{refs['lease_software']},{refs['lease_electricity']},{refs['lease_colocation']})/12*{a_ref},2)",
             npv_lease,
             w.money_bold,
         ),

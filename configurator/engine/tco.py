@@ -220,6 +220,12 @@ class TcoYearRow:
     lease_cost: Decimal
     lease_cumulative: Decimal
     lease_minus_buy_cumulative: Decimal
+    # The rest of each side's cost, so that a row's columns add up to its cost (the workbook's
+    # formulas sum them); defaults keep rows of plans stored before these columns readable.
+    buy_residual: Decimal = Decimal("0.00")  # servers sold at the end of the horizon: a credit (≤ 0)
+    lease_upfront: Decimal = Decimal("0.00")  # network, racks, installation bought in year 1
+    lease_om: Decimal = Decimal("0.00")
+    lease_software_support: Decimal = Decimal("0.00")
 
 
 @dataclass(frozen=True)
@@ -780,9 +786,10 @@ def compute_tco(
     lease_year = lease_rent + lease_elec + colocation + software + lease_om
     # Same scope: on the lease side the servers are rented; the rest of the purchase (network, racks,
     # installation, after the same discount) is bought at month 0 as on the buy side.
-    servers_net = servers * (1 - c.quote_discount)
+    # Both in whole cents (half up, as invoiced): the workbook's ROUND gives the same cents.
+    servers_net = _bill(servers * (1 - c.quote_discount))
     lease_upfront = capex - servers_net
-    residual = servers_net * c.residual_value_fraction
+    residual = _bill(servers_net * c.residual_value_fraction)
     annual = AnnualCosts(
         _q(depreciation),
         _q(om),
@@ -942,6 +949,10 @@ def compute_tco(
                 _q(lease_year + upfront),
                 _q(lease_upfront + lease_year * y),
                 _q(lease_upfront + lease_year * y - (capex + buy_opex * y - end)),
+                buy_residual=_q(-end) if end else Decimal("0.00"),
+                lease_upfront=_q(upfront),
+                lease_om=_q(lease_om),
+                lease_software_support=_q(software),
             )
         )
 

@@ -64,7 +64,10 @@ def test_total_cells_are_formulas_that_evaluate_to_the_revisions_totals(revision
         assert str(bom[f"I{rows[label]}"].value).startswith("="), label
     assert bom["I2"].value == "=ROUND(E2*G2*(1-H2),2)"
     tco_sheet = book["TCO yearly"]
-    assert tco_sheet["H4"].value == "=H3+G4" and tco_sheet["G2"].value == "=SUM(B2:F2)"
+    col = {c.value: c.column_letter for c in tco_sheet[1]}
+    buy_cum, buy_cost, lease_cum = col["Buy: cumulative"], col["Buy: cost"], col["Lease: cumulative"]
+    assert tco_sheet[f"{buy_cum}4"].value == f"={buy_cum}3+{buy_cost}4"
+    assert tco_sheet[f"{buy_cost}2"].value == f"=SUM(B2:{col['Buy: residual value (servers sold)']}2)"
 
     values = evaluate(content, tmp_path)
     lines = list(revision.lines.order_by("position"))
@@ -77,8 +80,9 @@ def test_total_cells_are_formulas_that_evaluate_to_the_revisions_totals(revision
     assert cents(values[f"BOM!I{rows['VAT']}"]) == 0  # no VAT rate in the sample's terms
     tco = revision.result_json["tco"]
     for year, row in enumerate(tco["yearly"], start=2):
-        assert cents(values[f"TCO YEARLY!H{year}"]) == Decimal(row["buy_cumulative"])
-        assert cents(values[f"TCO YEARLY!M{year}"]) == Decimal(row["lease_cumulative"])
+        assert cents(values[f"TCO YEARLY!{buy_cum}{year}"]) == Decimal(row["buy_cumulative"])
+        assert cents(values[f"TCO YEARLY!{lease_cum}{year}"]) == Decimal(row["lease_cumulative"])
+        assert cents(values[f"TCO YEARLY!{col['Lease: cost']}{year}"]) == Decimal(row["lease_cost"])
     at = result_rows()
     assert cents(values[f"INPUTS!B{at['tco_buy']}"]) == revision.tco_buy_total == Decimal(tco["buy_total"])
     assert (
@@ -154,3 +158,124 @@ def test_text_that_looks_like_a_formula_is_written_as_text(revision):
             for cell in row:
                 if cell.data_type == "f":
                     assert not any(bad in str(cell.value) for bad in ("HYPERLINK", "cmd", "@SUM")), cell
+
+
+def honest_lease_revision(engineer):
+    """The reference plan with every lease term the engine models switched on (issue 16): software and
+    support on both sides, O&M included in the lease, a residual value with fractional cents."""
+    import dataclasses
+
+    from configurator.engine.plan import plan
+    from configurator.engine.serialize import plan_to_dict
+    from configurator.requests import request_to_inline
+    from quotes import services
+    from quotes.pdf.sample import FIXTURES, _prices
+
+    request = FIXTURES["8p8d"]()
+    commercial = dataclasses.replace(
+        request.commercial,
+        quote_discount=Decimal("0.05"),
+        residual_value_fraction=Decimal("0.1234567"),
+        lease_includes_om=True,
+        software_support_per_year=Decimal("500000"),
+    )
+    request = dataclasses.replace(request, commercial=commercial)
+    resolved = request_to_inline(request)
+    quote = services.quote_create_from_configuration(
+        by=engineer,
+        customer="Example Bank",
+        title="Lease terms",
+        language="en",
+        discount="0.05",
+        request_json=dict(resolved),
+        resolved_json=resolved,
+        result_json=plan_to_dict(plan(request)),
+        prices_json=_prices(request),
+        usd_rate=Decimal(str(commercial.usd_rate)),
+        currency=commercial.currency,
+    )
+    return quote.revisions.order_by("index").first(), commercial
+
+
+SHARE = "Residual value (share of the servers' net price)"
+
+
+def test_every_lease_term_of_the_engine_is_an_input_and_recomputes(engineer, tmp_path):
+    revision, c = honest_lease_revision(engineer)
+    tco = revision.result_json["tco"]
+    content = revision_workbook(revision)
+    book = load_workbook(io.BytesIO(content))
+    inputs = book["Inputs"]
+    row = {str(cell.value): cell.row for cell in inputs["A"] if isinstance(cell.value, str)}
+    assert inputs[f"B{row['Lease includes O&M (1 = yes, 0 = no)']}"].value == 1
+    assert inputs[f"B{row['Lease includes electricity (1 = yes, 0 = no)']}"].value == 0
+    assert inputs[f"B{row[SHARE]}"].value == 0.1234567
+
+    values = evaluate(content, tmp_path)
+    at = result_rows()
+    # Independently, from the request (16 servers at 3,000,000; 5 % quote discount; 3 years):
+    servers_net = (16 * Decimal(3_000_000) * Decimal("0.95")).quantize(CENT)  # 45,600,000.00
+    residual = (servers_net * Decimal("0.1234567")).quantize(CENT)  # 5,629,625.52
+    capex = Decimal(tco["capex"]["total"])
+    annual = tco["annual"]
+    om, software, electricity = (Decimal(annual[k]) for k in ("om", "software_support", "electricity"))
+    assert software == 500000 and om == 4_000_000
+    buy_year = om + software + electricity + Decimal(annual["colocation"])
+    lease_year = 16 * Decimal(125_000) * 12 + software + electricity + Decimal(annual["colocation"])  # no O&M
+    buy_total = capex + 3 * buy_year - residual
+    lease_total = capex - servers_net + 3 * lease_year
+    assert cents(values[f"INPUTS!B{row['Residual value at the end of the horizon']}"]) == residual
+    assert (
+        cents(values[f"INPUTS!B{row['Lease: network, racks, installation (month 0)']}"])
+        == capex - servers_net
+    )
+    assert cents(values[f"INPUTS!B{at['tco_buy']}"]) == buy_total == Decimal(tco["buy_total"])
+    assert cents(values[f"INPUTS!B{at['tco_lease']}"]) == lease_total == Decimal(tco["lease_total"])
+    # NPV (monthly discounting, residual at the last month), independently in Decimal.
+    i = (1 + c.discount_rate) ** (Decimal(1) / 12) - 1
+    annuity = (1 - (1 + i) ** -36) / i
+    npv_buy = (capex + buy_year / 12 * annuity - residual * (1 + i) ** -36).quantize(CENT)
+    npv_lease = (capex - servers_net + lease_year / 12 * annuity).quantize(CENT)
+    assert cents(values[f"INPUTS!B{at['npv_buy']}"]) == npv_buy == Decimal(tco["npv_buy"])
+    assert cents(values[f"INPUTS!B{at['npv_lease']}"]) == npv_lease == Decimal(tco["npv_lease"])
+    cached = load_workbook(io.BytesIO(content), data_only=True)["Inputs"]
+    assert cents(cached[f"B{at['npv_lease']}"].value) == npv_lease
+
+    # A reviewer switches O&M out of the lease and drops the residual value: both sides recompute.
+    inputs[f"B{row['Lease includes O&M (1 = yes, 0 = no)']}"].value = 0
+    inputs[f"B{row[SHARE]}"].value = 0
+    out = io.BytesIO()
+    book.save(out)
+    changed = evaluate(out.getvalue(), tmp_path, "changed.xlsx")
+    assert cents(changed[f"INPUTS!B{at['tco_lease']}"]) == lease_total + 3 * om
+    assert cents(changed[f"INPUTS!B{at['tco_buy']}"]) == buy_total + residual
+    npv_lease_with_om = (capex - servers_net + (lease_year + om) / 12 * annuity).quantize(CENT)
+    assert cents(changed[f"INPUTS!B{at['npv_lease']}"]) == npv_lease_with_om
+
+
+def test_a_plan_stored_before_the_lease_terms_still_gives_a_workbook(revision, tmp_path):
+    """Plans frozen before issue 16 have no lease_includes, lease_upfront or the new yearly columns:
+    the workbook takes the flags from the request (not included) and a residual share of 0."""
+    tco = revision.result_json["tco"]
+    for key in ("lease_includes", "lease_upfront", "residual_value"):
+        tco.pop(key)
+    for key in ("lease_om", "lease_software_support"):
+        tco["annual"].pop(key)
+    for row in tco["yearly"]:
+        for key in ("buy_residual", "lease_upfront", "lease_om", "lease_software_support"):
+            row.pop(key)
+    revision.resolved_json["commercial"].pop("lease_includes_om")
+    revision.resolved_json["commercial"].pop("residual_value_fraction")
+    revision.save()
+    content = revision_workbook(revision)
+    inputs = load_workbook(io.BytesIO(content))["Inputs"]
+    row = {str(cell.value): cell.row for cell in inputs["A"] if isinstance(cell.value, str)}
+    assert inputs[f"B{row['Lease includes O&M (1 = yes, 0 = no)']}"].value == 0
+    assert inputs[f"B{row[SHARE]}"].value == 0
+    values = evaluate(content, tmp_path)
+    # The sample: capex 56,402,146.00, servers 48,000,000 less 5 %; rent 24,000,000, O&M 4,000,000,
+    # electricity 1,649,506.25 a year (the plan's annual figures), no software or colocation.
+    lease = (
+        Decimal("56402146.00") - Decimal("45600000.00") + 3 * (24_000_000 + 4_000_000 + Decimal("1649506.25"))
+    )
+    assert cents(values[f"INPUTS!B{result_rows()['tco_lease']}"]) == lease == Decimal("99750664.75")
