@@ -32,7 +32,9 @@ def main(base: str, out: Path, pages: list[tuple[str, str]] | None = None) -> No
             page.fill("#id_password", "demo-engineer-2026")
             page.click("button.primary")
             page.wait_for_load_state("networkidle")
-            page.click(f"form.langswitch button[value='{lang}']")
+            # The configurator's script first sends the configuration, then switches: wait for the switch.
+            with page.expect_navigation():
+                page.click(f"form.langswitch button[value='{lang}']")
             page.wait_for_load_state("networkidle")
             for name, path in pages:
                 page.goto(base + path)
