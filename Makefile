@@ -67,6 +67,7 @@ bench: setup
 lint: venv
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	.venv/bin/mypy configurator/engine
 
 clean:
 	rm -rf .venv db.sqlite3 staticfiles media

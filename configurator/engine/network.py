@@ -1147,7 +1147,7 @@ def _kv_transfer(
             },
             source=Source("assumed", "roofline prefill rate, performance.prefill_mfu"),
         )
-    if share is not None:
+    if share is not None and gbps is not None:  # share is only ever set together with gbps
         figures["network.kv_transfer.share"] = Figure(
             "network.kv_transfer.share",
             round(share, 4),

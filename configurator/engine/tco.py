@@ -1262,7 +1262,8 @@ def _token_economics(
                 f"annual cost × {side} share ÷ {side} M tokens per year",
                 {"annual_cost": _q(annual), "share": part, "m_tokens": tokens_m.quantize(CENT)},
             )
-    if api_cost is not None:
+    # api_in, api_out and api_cost are set together above; testing all three narrows their types.
+    if api_cost is not None and api_in is not None and api_out is not None:
         figs["tco.tokens.api_cost_per_year"] = Figure(
             "tco.tokens.api_cost_per_year",
             _q(api_cost),
