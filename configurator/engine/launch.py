@@ -1,7 +1,7 @@
 """Launch bundle: per-node start scripts, gateway/proxy, monitoring and an operator README.
 
 Everything here is generated from the request and the layout, never written
-by hand, following the public vLLM / vLLM-Ascend conventions (domain.md §5, §11):
+by hand, following the public vLLM / vLLM-Ascend conventions (docs/domain.md §5, §11):
 
 * **Aggregated DP** (single cluster, primary/standby, tenant pair): per group,
   node 0 is the master (serves the API, no ``--headless``); every other node

@@ -177,7 +177,7 @@ def sliding_window_bytes_per_seq(
 def linear_state_bytes_per_seq(model: ModelSpec, tp: int, pp: int = 1) -> int:
     """Linear-attention state per running sequence on one rank (heads and conv channels split by TP).
 
-    K3 at TP 1: 69 × (96 × 128 × 128 × 4 + 3 × 36,864 × 2) = 449,372,160 B (domain.md §2).
+    K3 at TP 1: 69 × (96 × 128 × 128 × 4 + 3 × 36,864 × 2) = 449,372,160 B (docs/domain.md §2).
     """
     if model.linear_layers <= 0:
         return 0
@@ -933,7 +933,7 @@ def _group_figures(
                 "dtype_bytes": dtype,
                 "pp": p.pp,
             },
-            public("domain.md §6; vLLM attention / MLA KV specs"),
+            public("docs/domain.md §6; vLLM attention / MLA KV specs"),
         ),
         fig(
             f"{r}.state_bytes_per_seq",
