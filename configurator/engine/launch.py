@@ -41,7 +41,7 @@ import json
 import re
 import shlex
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -204,7 +204,13 @@ class _Site:
     rejected: tuple[tuple[str, str], ...] = ()  # (field, message) of values never written
 
 
-def _checked(value: str, placeholder: str, error, field_name: str, rejected: list) -> str:
+def _checked(
+    value: str,
+    placeholder: str,
+    error: Callable[[str], str | None],
+    field_name: str,
+    rejected: list[tuple[str, str]],
+) -> str:
     """``value`` if it passes its grammar, else ``placeholder`` (and the reason in ``rejected``)."""
     value = value.strip() if isinstance(value, str) else ""
     if not value:

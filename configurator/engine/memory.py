@@ -33,6 +33,8 @@ stage with the most layers sets the figures.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .defaults import (
     BLOCK_SIZE_SOURCE,
     DEFAULT_BLOCK_SIZE,
@@ -55,7 +57,7 @@ from .layout import (
     parallel_label,
     propose_layout,
 )
-from .placement import checkpoint_supports, replicated_groups
+from .placement import ReplicatedGroup, checkpoint_supports, replicated_groups
 from .types import (
     MIB,
     Check,
@@ -1020,7 +1022,7 @@ def _group_figures(
     return figures
 
 
-def _replicated_check(req: PlanRequest, groups, rank: RankMemory) -> Check:
+def _replicated_check(req: PlanRequest, groups: Sequence[ReplicatedGroup], rank: RankMemory) -> Check:
     """Say in the plan which weights the platform keeps whole on every rank, and why."""
     names_en = {
         "router": "MoE router",

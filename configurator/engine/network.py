@@ -271,7 +271,12 @@ def _pick_switch(
         # The vendor preference only chooses between vendors; among one vendor's models, cost does.
         mixed = bool(server_vendor) and len({s.vendor.lower() for s in pool}) > 1
 
-        def rank(sw: SwitchSpec, pool=pool, prices=prices, mixed=mixed) -> tuple:
+        def rank(
+            sw: SwitchSpec,
+            pool: list[SwitchSpec] = pool,
+            prices: Mapping[str, Decimal] = prices,
+            mixed: bool = mixed,
+        ) -> tuple[bool, bool, Decimal | int, int, int]:
             leaves, spines, uplinks = switches_for_ports(ports, sw.ports)
             count = leaves + spines
             optics_media, _cable = link_media(min(speed, sw.port_speed_gbps))
