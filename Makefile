@@ -58,7 +58,7 @@ test: setup
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # The engine and drawing tests: no browser; only the golden plans (tests/engine/test_golden.py) need
-# a database, a throw-away in-memory one holding the seeded catalog.
+# a database: the throw-away test database, loaded with the seeded catalog.
 test-fast: setup
 	$(PY) -m pytest -q -p no:cacheprovider tests/engine tests/drawings
 
