@@ -57,7 +57,8 @@ test: setup
 	$(PY) manage.py makemigrations --check --dry-run >/dev/null || { echo "Model changes without migrations: run manage.py makemigrations"; exit 1; }
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
-# The pure engine and drawing tests: seconds, no database, no browser.
+# The engine and drawing tests: no browser; only the golden plans (tests/engine/test_golden.py) need
+# a database: the throw-away test database, loaded with the seeded catalog.
 test-fast: setup
 	$(PY) -m pytest -q -p no:cacheprovider tests/engine tests/drawings
 
@@ -67,6 +68,7 @@ bench: setup
 lint: venv
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	.venv/bin/mypy configurator/engine
 
 clean:
 	rm -rf .venv db.sqlite3 staticfiles media

@@ -74,7 +74,7 @@ from .requests import RequestError, to_jsonable
 
 # --------------------------------------------------------------------------- constants
 
-HA_AVAILABILITY = 0.999  # at or above: only a primary/standby pair meets it (domain.md §4)
+HA_AVAILABILITY = 0.999  # at or above: only a primary/standby pair meets it (docs/domain.md §4)
 MAX_NUM_SEQS_LADDER = (16, 32, 64, 128, 256)
 MAX_NUM_BATCHED_TOKENS = SERVING_DEFAULTS.max_num_batched_tokens  # engine/defaults.py
 COMM_BUFFER_MB = PLANNER_HCCL_BUFFSIZE_MB  # HCCL_BUFFSIZE of the K3 tutorial (engine/defaults.py)

@@ -373,7 +373,7 @@ def launch_bundle(request: et.PlanRequest, result: et.PlanResult) -> tuple[bytes
 
 # --------------------------------------------------------------------------- presets
 
-# The validated 4 × A3 serving flags (domain.md §5, [S1]): the default form.
+# The validated 4 × A3 serving flags (docs/domain.md §5, [S1]): the default form.
 DEFAULT_FORM = {
     "model": "kimi-k3",
     "server": "atlas-800-a3",

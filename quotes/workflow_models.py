@@ -1,7 +1,8 @@
 """Models of the sales workflow: customer share links, what the customer did there, notifications.
 
 Imported at the end of ``quotes/models.py`` so Django registers them in the
-``quotes`` app.  The share link's token is never stored: only its SHA-256
+``quotes`` app; they name ``quotes.Quote``/``quotes.QuoteRevision`` by their app label rather than importing
+``quotes.models``, so the two modules do not import each other (no import cycle, issue 20).  The share link's token is never stored: only its SHA-256
 (:func:`token_digest`), so a database dump gives nobody a working link.
 """
 
@@ -14,8 +15,6 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from .models import Quote, QuoteRevision
-
 
 def token_digest(token: str) -> str:
     """SHA-256 (hex) of a share token: what the database keeps instead of the token."""
@@ -26,7 +25,10 @@ class ShareLink(models.Model):
     """A read-only, revocable, expiring link to one revision's customer edition (no log-in)."""
 
     revision = models.ForeignKey(
-        QuoteRevision, verbose_name=_("revision"), on_delete=models.PROTECT, related_name="share_links"
+        "quotes.QuoteRevision",
+        verbose_name=_("revision"),
+        on_delete=models.PROTECT,
+        related_name="share_links",
     )
     token_sha256 = models.CharField(_("token SHA-256"), max_length=64, unique=True, editable=False)
     created_by = models.ForeignKey(
@@ -87,7 +89,7 @@ class CustomerAcceptance(models.Model):
     """The customer's acceptance of a revision, as recorded on the share page."""
 
     revision = models.OneToOneField(
-        QuoteRevision,
+        "quotes.QuoteRevision",
         verbose_name=_("revision"),
         on_delete=models.PROTECT,
         related_name="customer_acceptance",
@@ -113,7 +115,10 @@ class CustomerQuestion(models.Model):
     """A question the customer asked on the share page; it reaches the quote's owner."""
 
     revision = models.ForeignKey(
-        QuoteRevision, verbose_name=_("revision"), on_delete=models.PROTECT, related_name="customer_questions"
+        "quotes.QuoteRevision",
+        verbose_name=_("revision"),
+        on_delete=models.PROTECT,
+        related_name="customer_questions",
     )
     link = models.ForeignKey(ShareLink, verbose_name=_("link"), on_delete=models.PROTECT, related_name="+")
     name = models.CharField(_("name"), max_length=200)
@@ -149,10 +154,14 @@ class Notification(models.Model):
     )
     kind = models.CharField(_("kind"), max_length=24, choices=Kind.choices)
     quote = models.ForeignKey(
-        Quote, verbose_name=_("quote"), on_delete=models.CASCADE, related_name="notifications"
+        "quotes.Quote", verbose_name=_("quote"), on_delete=models.CASCADE, related_name="notifications"
     )
     revision = models.ForeignKey(
-        QuoteRevision, verbose_name=_("revision"), on_delete=models.CASCADE, null=True, related_name="+"
+        "quotes.QuoteRevision",
+        verbose_name=_("revision"),
+        on_delete=models.CASCADE,
+        null=True,
+        related_name="+",
     )
     subject = models.CharField(_("subject"), max_length=300)
     body = models.TextField(_("text"), blank=True)

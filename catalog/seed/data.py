@@ -33,7 +33,7 @@ def assumed(ref: str = "") -> dict[str, str]:
     return {"kind": "assumed", "ref": ref}
 
 
-NVIDIA_REF = "vendor datasheets via secondary public sources (domain.md §3); placeholder"
+NVIDIA_REF = "vendor datasheets via secondary public sources (docs/domain.md §3); placeholder"
 
 # --------------------------------------------------------------------------- accelerators
 
@@ -46,7 +46,7 @@ ACCELERATORS = [
         "software_stack": ("ascend", seed("S1 §2.2: vLLM-Ascend, CANN")),
         "logical_devices_per_package": (
             2,
-            seed("S1 §2.1 8 × 910C per A3; vLLM-Ascend sees 16 logical NPUs (domain.md §3)"),
+            seed("S1 §2.1 8 × 910C per A3; vLLM-Ascend sees 16 logical NPUs (docs/domain.md §3)"),
         ),
         "memory_gb": (D("64"), seed("S1 §2.1: 128 GB per 910C ÷ 2 dies")),
         "runtime_memory_gib": (
@@ -70,7 +70,7 @@ ACCELERATORS = [
         "domestic": (True, seed("S1 §1: domestic Ascend line")),
         "software_stack": ("ascend", seed("S1 §1: vLLM-Ascend")),
         "logical_devices_per_package": (1, public("one die per 910B package")),
-        "memory_gb": (D("64"), seed("S1 §1 / domain.md §3: 8 × 64 GB NPUs per Atlas 800 A2")),
+        "memory_gb": (D("64"), seed("S1 §1 / docs/domain.md §3: 8 × 64 GB NPUs per Atlas 800 A2")),
         "runtime_memory_gib": (
             D("61.27"),
             assumed("same 64 GB HBM as a 910C die (vllm-ascend PR #8289 log: 61.27 GiB); check torch.npu"),
@@ -281,7 +281,7 @@ SERVERS = [
         "name_zh": "Atlas 800 A2（910B，8 卡）",
         "vendor": "Huawei",
         "accelerator": "ascend-910b",
-        "packages": (8, seed("S1 §1 / domain.md §3: 8-card 910B HCCS server")),
+        "packages": (8, seed("S1 §1 / docs/domain.md §3: 8-card 910B HCCS server")),
         "logical_devices": (8, public("vLLM-Ascend K3 tutorial: DP8/TP8/EP64 on 8 × A2")),
         "rack_units": (4, assumed("secondary public sources")),
         "max_input_kw": (D("6.0"), assumed("secondary public sources")),
@@ -346,7 +346,7 @@ SERVERS = [
         "2 × Xeon Platinum 8480C",
         2048,
         _IB8,
-        "DGX H200 figures: 8U, 10.2 kW max (domain.md §3).",
+        "DGX H200 figures: 8U, 10.2 kW max (docs/domain.md §3).",
     ),
     _nvidia_server(
         "hgx-h20-8gpu",
@@ -530,8 +530,11 @@ RACKS = [
         "name": "42U rack, hot/cold-aisle containment",
         "name_zh": "42U 冷/热通道封闭机柜",
         "rack_units": (42, public("glossary: 42U cabinet")),
-        "max_kw": (D("40"), public("domain.md §7: 35–40 kW per rack needs containment or liquid cooling")),
-        "cooling": ("containment", public("domain.md §7")),
+        "max_kw": (
+            D("40"),
+            public("docs/domain.md §7: 35–40 kW per rack needs containment or liquid cooling"),
+        ),
+        "cooling": ("containment", public("docs/domain.md §7")),
         "pdu_units": (0, assumed("vertical (0U) PDUs")),
         "reserved_units": (2, assumed("cable management / blanking")),
         "is_default": False,
@@ -543,7 +546,7 @@ RACKS = [
         "name_zh": "42U 液冷机柜",
         "rack_units": (42, public("glossary: 42U cabinet")),
         "max_kw": (D("60"), assumed("rear-door / direct liquid cooling")),
-        "cooling": ("liquid", public("domain.md §7")),
+        "cooling": ("liquid", public("docs/domain.md §7")),
         "pdu_units": (0, assumed("vertical (0U) PDUs")),
         "reserved_units": (2, assumed("cable management / blanking")),
         "is_default": False,
@@ -662,7 +665,7 @@ _K3_LICENCE = (
 )
 
 # GLM-4.5 has no config in the reference set: layers, GQA heads, head dim and parameter
-# counts are public (domain.md §2); the other dimensions are placeholders.
+# counts are public (docs/domain.md §2); the other dimensions are placeholders.
 GLM45_CONFIG = {
     "model_type": "glm4_moe",
     "num_hidden_layers": 92,
@@ -724,7 +727,7 @@ LLM_MODELS = [
             "name": "Kimi K3",
             "total_params": (
                 2_779_931_837_184,
-                public("HF config via NVIDIA-NeMo/Automodel kimi_k3/config.py (domain.md §2)"),
+                public("HF config via NVIDIA-NeMo/Automodel kimi_k3/config.py (docs/domain.md §2)"),
             ),
             "num_experts": (896, seed("S1 §2.3: 896 experts over EP64")),
             "expert_weight_bytes": (
@@ -841,13 +844,13 @@ LLM_MODELS = [
         "hf_model_id": "zai-org/GLM-4.5",
         "fields": {
             "name": "GLM-4.5",
-            "total_params": (355_000_000_000, public("domain.md §2: 355 B total")),
-            "active_params": (32_000_000_000, public("domain.md §2: 32 B active")),
-            "num_layers": (92, public("domain.md §2: 92 layers")),
-            "gqa_layers": (92, public("domain.md §2: GQA on every layer")),
-            "num_attention_heads": (96, public("domain.md §2: GQA 96/8")),
-            "num_kv_heads": (8, public("domain.md §2: GQA 96/8")),
-            "head_dim": (128, public("domain.md §2: head 128")),
+            "total_params": (355_000_000_000, public("docs/domain.md §2: 355 B total")),
+            "active_params": (32_000_000_000, public("docs/domain.md §2: 32 B active")),
+            "num_layers": (92, public("docs/domain.md §2: 92 layers")),
+            "gqa_layers": (92, public("docs/domain.md §2: GQA on every layer")),
+            "num_attention_heads": (96, public("docs/domain.md §2: GQA 96/8")),
+            "num_kv_heads": (8, public("docs/domain.md §2: GQA 96/8")),
+            "head_dim": (128, public("docs/domain.md §2: head 128")),
             "api_price_input_per_m": (D("0.60"), assumed("Z.ai API list price; check current")),
             "api_price_output_per_m": (D("2.20"), assumed("Z.ai API list price; check current")),
             "api_price_cached_input_per_m": (

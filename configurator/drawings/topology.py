@@ -1,6 +1,6 @@
 """Deployment topology: gateway, serving groups and their nodes, storage / KV pool.
 
-One picture covers the topologies of domain.md §4: a single cluster, two
+One picture covers the topologies of docs/domain.md §4: a single cluster, two
 clusters as primary/standby (dashed failover, shared storage for weight
 sync) or as tenants, and xPyD prefill/decode disaggregation (P → D KV
 transfer over Mooncake, a MetaService + Memcache KV pool, a P/D proxy in

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .defaults import kv_dtype
 from .memory import size_memory
 from .types import (
     GIB,
@@ -68,7 +69,7 @@ class Prediction:
 
 
 def _model(entry: Mapping[str, Any]) -> ModelSpec:
-    arch = dict(entry["arch"])
+    arch: dict[str, Any] = dict(entry["arch"])
     layers = int(arch["num_layers"])
     mla = int(arch.get("mla_layers", 0))
     sliding = int(arch.get("sliding_layers", 0))
@@ -149,7 +150,7 @@ def request_for(entry: Mapping[str, Any]) -> tuple[PlanRequest, LayoutResult]:
         max_model_len=int(entry["max_model_len"]),
         max_num_seqs=seqs,
         max_num_batched_tokens=tokens,
-        kv_cache_dtype=str(entry.get("kv_cache_dtype") or "auto"),
+        kv_cache_dtype=kv_dtype(entry.get("kv_cache_dtype") or "auto"),
         # HCCL_BUFFSIZE of the launch (CANN's default 200 MB when the log does not say).
         comm_buffer_mb=int(entry.get("hccl_buffsize_mb") or 200),
         block_size=int(entry.get("block_size") or 0),

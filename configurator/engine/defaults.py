@@ -22,6 +22,7 @@ Platform rules (each with its public source):
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 from .types import KvCacheDtype, ServingSpec
 
@@ -70,7 +71,7 @@ PLATFORM_LABEL = {
 }
 
 
-def platform_labels(stacks, lang: str = "en") -> str:
+def platform_labels(stacks: Iterable[str], lang: str = "en") -> str:
     i = 0 if lang == "en" else 1
     sep = ", " if lang == "en" else "、"
     return sep.join(PLATFORM_LABEL.get(s, (s, s))[i] for s in stacks)

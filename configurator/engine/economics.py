@@ -163,7 +163,9 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
         name = req.model.name
         capacity = getattr(performance, "capacity_concurrency", 0)
         best = max(
-            (p for p in points if p.api_cost_per_year), key=lambda p: p.api_cost_per_year, default=None
+            (p for p in points if p.api_cost_per_year),
+            key=lambda p: p.api_cost_per_year or Decimal(0),  # never None or 0: filtered on the line above
+            default=None,
         )
         need_even = need_claim = None
         if best is not None and best.api_cost_per_year:

@@ -4,7 +4,7 @@ Other modules' tests and the benchmark import these, so the figures here are
 stable; the catalog seed data carries the same numbers.  Every figure names
 its origin: [S1] = the A3 seed (Kimi K3 on 4/8/16 × Atlas 800 A3), [S2] = the
 NF5868G8 seed, [pub] = a public config or doc, *assumed* = a placeholder a
-catalog admin should confirm (domain.md §1).
+catalog admin should confirm (docs/domain.md §1).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ S2 = "S2"
 
 # --------------------------------------------------------------------------- models
 
-# Kimi K3 weight split (domain.md §2, public config text_config):
+# Kimi K3 weight split (docs/domain.md §2, public config text_config):
 #   routed experts: 92 MoE layers (num_hidden_layers 93 − first_k_dense_replace 1)
 #     × 896 experts × 3 matrices (gate, up, down) × routed_expert_hidden_size 3584
 #     × moe_intermediate_size 3072 = 2,722,740,830,208 parameters,

@@ -1,7 +1,7 @@
 """Launch bundle: per-node start scripts, gateway/proxy, monitoring and an operator README.
 
 Everything here is generated from the request and the layout, never written
-by hand, following the public vLLM / vLLM-Ascend conventions (domain.md §5, §11):
+by hand, following the public vLLM / vLLM-Ascend conventions (docs/domain.md §5, §11):
 
 * **Aggregated DP** (single cluster, primary/standby, tenant pair): per group,
   node 0 is the master (serves the API, no ``--headless``); every other node
@@ -41,7 +41,7 @@ import json
 import re
 import shlex
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -204,7 +204,13 @@ class _Site:
     rejected: tuple[tuple[str, str], ...] = ()  # (field, message) of values never written
 
 
-def _checked(value: str, placeholder: str, error, field_name: str, rejected: list) -> str:
+def _checked(
+    value: str,
+    placeholder: str,
+    error: Callable[[str], str | None],
+    field_name: str,
+    rejected: list[tuple[str, str]],
+) -> str:
     """``value`` if it passes its grammar, else ``placeholder`` (and the reason in ``rejected``)."""
     value = value.strip() if isinstance(value, str) else ""
     if not value:

@@ -299,7 +299,7 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
             dp_local > 1
         ):  # several engines per pod: rank = node's first rank + engine index (set per container)
             worker_replace = {"--data-parallel-address": '"$LWS_LEADER_ADDRESS"'}
-        doc = {
+        doc: dict[str, Any] = {
             "apiVersion": LWS_API,
             "kind": "LeaderWorkerSet",
             "metadata": {"name": name, "labels": {"app.kubernetes.io/name": base, "llm/group": name}},

@@ -10,7 +10,7 @@ per serving group:
   ``decode_parallel`` (``parallel`` when that is ``None``).
 
 ``propose_layout()`` is the "auto" mode: TP across the devices of one node,
-DP over the rest, expert parallelism on for MoE models (domain.md §4).
+DP over the rest, expert parallelism on for MoE models (docs/domain.md §4).
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def propose_layout(req: PlanRequest, nodes: int | None = None, *, stages: bool =
     the largest divisor of the heads that fits the node and the scale-up
     domain), DP = the remaining devices ÷ TP, one DP rank per TP group on each
     node, expert parallelism on for MoE models.  K3 on 4 × A3 gives DP4 / TP16
-    / EP64; each side of 16 × A3 8P8D gives DP8 / TP16 / EP128 (domain.md §4).
+    / EP64; each side of 16 × A3 8P8D gives DP8 / TP16 / EP128 (docs/domain.md §4).
 
     With ``stages`` (the request's "auto" mode, see :func:`auto_layout`), when
     the routed experts do not divide over EP = DP × TP (K3's 896 experts

@@ -33,6 +33,8 @@ stage with the most layers sets the figures.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .defaults import (
     BLOCK_SIZE_SOURCE,
     DEFAULT_BLOCK_SIZE,
@@ -55,7 +57,7 @@ from .layout import (
     parallel_label,
     propose_layout,
 )
-from .placement import checkpoint_supports, replicated_groups
+from .placement import ReplicatedGroup, checkpoint_supports, replicated_groups
 from .types import (
     MIB,
     Check,
@@ -177,7 +179,7 @@ def sliding_window_bytes_per_seq(
 def linear_state_bytes_per_seq(model: ModelSpec, tp: int, pp: int = 1) -> int:
     """Linear-attention state per running sequence on one rank (heads and conv channels split by TP).
 
-    K3 at TP 1: 69 × (96 × 128 × 128 × 4 + 3 × 36,864 × 2) = 449,372,160 B (domain.md §2).
+    K3 at TP 1: 69 × (96 × 128 × 128 × 4 + 3 × 36,864 × 2) = 449,372,160 B (docs/domain.md §2).
     """
     if model.linear_layers <= 0:
         return 0
@@ -933,7 +935,7 @@ def _group_figures(
                 "dtype_bytes": dtype,
                 "pp": p.pp,
             },
-            public("domain.md §6; vLLM attention / MLA KV specs"),
+            public("docs/domain.md §6; vLLM attention / MLA KV specs"),
         ),
         fig(
             f"{r}.state_bytes_per_seq",
@@ -1020,7 +1022,7 @@ def _group_figures(
     return figures
 
 
-def _replicated_check(req: PlanRequest, groups, rank: RankMemory) -> Check:
+def _replicated_check(req: PlanRequest, groups: Sequence[ReplicatedGroup], rank: RankMemory) -> Check:
     """Say in the plan which weights the platform keeps whole on every rank, and why."""
     names_en = {
         "router": "MoE router",

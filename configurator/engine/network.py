@@ -271,7 +271,12 @@ def _pick_switch(
         # The vendor preference only chooses between vendors; among one vendor's models, cost does.
         mixed = bool(server_vendor) and len({s.vendor.lower() for s in pool}) > 1
 
-        def rank(sw: SwitchSpec, pool=pool, prices=prices, mixed=mixed) -> tuple:
+        def rank(
+            sw: SwitchSpec,
+            pool: list[SwitchSpec] = pool,
+            prices: Mapping[str, Decimal] = prices,
+            mixed: bool = mixed,
+        ) -> tuple[bool, bool, Decimal | int, int, int]:
             leaves, spines, uplinks = switches_for_ports(ports, sw.ports)
             count = leaves + spines
             optics_media, _cable = link_media(min(speed, sw.port_speed_gbps))
@@ -1147,7 +1152,7 @@ def _kv_transfer(
             },
             source=Source("assumed", "roofline prefill rate, performance.prefill_mfu"),
         )
-    if share is not None:
+    if share is not None and gbps is not None:  # share is only ever set together with gbps
         figures["network.kv_transfer.share"] = Figure(
             "network.kv_transfer.share",
             round(share, 4),

@@ -160,7 +160,7 @@ class SlaResult:
     """The latency targets and whether the estimate meets them at the quoted concurrency."""
 
     targets: Mapping[str, float]  # ttft_p50_s, ttft_p90_s, tpot_p50_ms, tpot_p90_ms (those set)
-    values: Mapping[str, float]  # the estimate for each
+    values: Mapping[str, float | None]  # the estimate for each (None: no finite latency at that point)
     met: bool | None  # None: no target set
     max_concurrency: int  # largest concurrency meeting every target (0: none; -1: no target)
 
@@ -576,20 +576,21 @@ def estimate_performance(
         }
 
     output_tps = requests_per_s * output_tokens
-    measured = workload.measured_output_tokens_per_s is not None and workload.measured_output_tokens_per_s > 0
+    measured_tps = workload.measured_output_tokens_per_s
+    measured = measured_tps is not None and measured_tps > 0
     estimated_output_tps = output_tps
-    if measured:
-        output_tps = float(workload.measured_output_tokens_per_s)
+    if measured_tps is not None and measured_tps > 0:  # i.e. ``measured``, written so the type narrows
+        output_tps = float(measured_tps)
         scale = output_tps / estimated_output_tps if estimated_output_tps > 0 else 0.0
         requests_per_s = output_tps / output_tokens
         total_counted = sum(g.output_tokens_per_s for g in counted)
         groups = [_scaled(g, output_tps / total_counted if total_counted > 0 else 0.0) for g in groups]
-        for g in groups:
-            key = f"performance.{g.group}.output_tokens_per_s"
+        for scaled in groups:
+            key = f"performance.{scaled.group}.output_tokens_per_s"
             if key in figs.items:
                 figs.items[key] = replace(
                     figs.items[key],
-                    value=round(g.output_tokens_per_s, 6),
+                    value=round(scaled.output_tokens_per_s, 6),
                     formula="estimate × measured ÷ estimated deployment throughput",
                     inputs={"scale": round(scale, 9)},
                     source=Source("input", "workload.measured_output_tokens_per_s (load test)"),
@@ -603,6 +604,9 @@ def estimate_performance(
         Source("input", "workload.measured_output_tokens_per_s (load test)") if measured else ESTIMATE_SOURCE
     )
 
+    # The group whose prefill the TTFT formula quotes: the first prefill group, else the first serving one.
+    # (Before, a layout with groups but none prefill or serving raised AttributeError on None here.)
+    ttft_lead = prefill_groups[0] if prefill_groups else (counted[0] if counted else None)
     figs.add(
         "performance.ttft_s",
         ttft,
@@ -611,11 +615,7 @@ def estimate_performance(
         "首字延迟 TTFT 均值（估算）",
         "prefill_s + queue wait + KV transfer P→D (xPyD) + one decode step",
         {
-            "prefill_s": (
-                prefill_groups[0] if prefill_groups else (counted[0] if counted else None)
-            ).prefill_s
-            if groups
-            else 0.0,
+            "prefill_s": ttft_lead.prefill_s if ttft_lead is not None else 0.0,
             "queue_wait_s": op.wait_s if math.isfinite(op.wait_s) else 0.0,
             "concurrency": concurrency,
         },

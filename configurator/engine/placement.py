@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .types import CheckpointSpec
+from .types import CheckpointSpec, PlanRequest
 
 REPLICATED = "replicated"
 TP = "tp"
@@ -184,7 +184,7 @@ def checkpoint_launch_flags(checkpoint: CheckpointSpec | None) -> list[tuple[str
     return out
 
 
-def serving_flags_for_checkpoint(req) -> list[tuple[str, str | None]]:
+def serving_flags_for_checkpoint(req: PlanRequest) -> list[tuple[str, str | None]]:
     """The launch flags that follow the checkpoint and the platform.
 
     * the checkpoint's own flags (``--quantization ascend`` only for a ModelSlim

@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
 from .types import Check, Figure, LayoutResult, PlanRequest, Severity, SiteSpec, Source
 
@@ -378,7 +379,14 @@ def size_power(req: PlanRequest, layout: LayoutResult, network: NetworkResult | 
     figures: dict[str, Figure] = {}
 
     def fig(
-        key: str, value, unit: str, en: str, zh: str, formula: str = "", inputs=None, source: Source = DERIVED
+        key: str,
+        value: float | int | Decimal | str | bool,
+        unit: str,
+        en: str,
+        zh: str,
+        formula: str = "",
+        inputs: Mapping[str, Any] | None = None,
+        source: Source = DERIVED,
     ) -> None:
         figures[key] = Figure(key, value, unit, en, zh, formula=formula, inputs=inputs or {}, source=source)
 

@@ -32,7 +32,7 @@ from .network import NetworkResult, SeedReference, SwitchUnit, seed_reference
 from .power import FeedSizing, PowerResult, rack_feed
 from .types import Check, Figure, GroupLayout, LayoutResult, PlanRequest, Severity, Source
 
-CONTAINMENT_KW_LIMIT = 40.0  # domain.md §7: 35–40 kW per rack needs containment or liquid cooling
+CONTAINMENT_KW_LIMIT = 40.0  # docs/domain.md §7: 35–40 kW per rack needs containment or liquid cooling
 CONTAINMENT_SOURCE = Source("assumed", "35–40 kW per rack with hot/cold-aisle containment")
 _EPS = 1e-9
 
@@ -96,7 +96,7 @@ class RackLayout:
     def cooling_required(self) -> str:
         """The cooling this rack needs: its own type's, or containment (≤ 40 kW) / liquid above the limit.
 
-        domain.md §7: above the hall's air-cooling limit (≈ 20–25 kW) a rack needs hot/cold-aisle
+        docs/domain.md §7: above the hall's air-cooling limit (≈ 20–25 kW) a rack needs hot/cold-aisle
         containment; above ≈ 35–40 kW liquid cooling.  The bill of materials prices the rack as
         what it needs, not as the rack type requested.
         """

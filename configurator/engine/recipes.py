@@ -58,6 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .types import ModelSpec, PlanRequest, ServerSpec, ServingSpec, TopologyKind
 
@@ -721,7 +722,9 @@ def serving_with_defaults(
     context is clamped to ``model.max_context`` (a value the request gave is left for the checks to judge).
     """
     d = recipe_for(model, server, kind).defaults
-    changes: dict[str, object] = {}
+    # Each value is read from the recipe's defaults under the ServingSpec field of the same name, so it has
+    # that field's type; the mapping mixes int, float and bool, which only Any can say to ``replace``.
+    changes: dict[str, Any] = {}
     for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
                  "comm_buffer_mb", "enable_prefix_caching"):  # fmt: skip
         value = getattr(d, name)

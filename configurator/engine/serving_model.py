@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .types import ModelSpec, ServerSpec
+from .types import ModelSpec, PlanRequest, ServerSpec
 
 # --------------------------------------------------------------------------- calibrated constants
 
@@ -433,7 +433,7 @@ class OperatingPoint:
         return self.tpot_s * TPOT_P90_OVER_MEAN
 
 
-def effective_factors(req) -> PlatformFactors:
+def effective_factors(req: PlanRequest) -> PlatformFactors:
     """The platform's calibrated factors with the request's overrides (``performance.*``) applied."""
     base = factors_for(req.server)
     perf = req.performance

@@ -145,7 +145,7 @@ def served_name_error(text: str) -> str | None:
     )
 
 
-def port_error(value) -> str | None:
+def port_error(value: object) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535:
         return None
     return f"must be a port number 1–65535; got {shown(str(value))}."
@@ -171,6 +171,6 @@ def one_line(text: str, limit: int = 300) -> str:
     return out if len(out) <= limit else out[: limit - 1] + "…"
 
 
-def shown(text) -> str:
+def shown(text: object) -> str:
     """A value as an error message may quote it: one line, short, visible escapes."""
     return repr(str(text)[:60]) + ("…" if len(str(text)) > 60 else "")

@@ -39,7 +39,7 @@ Conventions (each is shown in the result's figures):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -561,7 +561,13 @@ def compute_tco(
     figs: dict[str, Figure] = {}
 
     def money(
-        key: str, value: Decimal, en: str, zh: str, formula: str = "", inputs=None, source=None
+        key: str,
+        value: Decimal,
+        en: str,
+        zh: str,
+        formula: str = "",
+        inputs: Mapping[str, Any] | None = None,
+        source: Source | None = None,
     ) -> None:
         figs[key] = Figure(
             key, _q(value), currency, en, zh, formula, dict(inputs or {}), source or Source("derived")
@@ -1273,7 +1279,8 @@ def _token_economics(
                 f"annual cost × {side} share ÷ {side} M tokens per year",
                 {"annual_cost": _q(annual), "share": part, "m_tokens": tokens_m.quantize(CENT)},
             )
-    if api_cost is not None:
+    # api_in, api_out and api_cost are set together above; testing all three narrows their types.
+    if api_cost is not None and api_in is not None and api_out is not None:
         figs["tco.tokens.api_cost_per_year"] = Figure(
             "tco.tokens.api_cost_per_year",
             _q(api_cost),
@@ -1340,7 +1347,16 @@ def _sensitivity(
     u = base.utilisation
     rows: list[SensitivityRow] = []
 
-    def row(parameter: str, basis: str, en: str, zh: str, unit: str, base_value: Decimal, cost_at) -> None:
+    def row(
+        parameter: str,
+        basis: str,
+        en: str,
+        zh: str,
+        unit: str,
+        base_value: Decimal,
+        # called as cost_at(f); ``...`` because the callers bind the loop's annual cost as a default (a=a)
+        cost_at: Callable[..., Decimal],
+    ) -> None:
         values = [
             min(base_value * f, Decimal(1)) if parameter == "utilisation" else base_value * f for f in steps
         ]

@@ -43,7 +43,7 @@ from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
 
-# Scenario slugs of the seeded catalog (domain.md §10) → (en, zh-hans) as in glossary.md.
+# Scenario slugs of the seeded catalog (docs/domain.md §10) → (en, zh-hans) as in glossary.md.
 SCENARIO_LABELS = {
     "finance-research": ("Financial research analysis", "金融研报分析"),
     "financial-research": ("Financial research analysis", "金融研报分析"),

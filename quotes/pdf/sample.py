@@ -1,7 +1,7 @@
 """A reference quote for the PDF benchmark, the screenshots and the tests.
 
 Kimi K3 on 16 × Atlas 800 A3 with 8P8D prefill/decode disaggregation
-(domain.md §4 item 3), planned from ``configurator.engine.fixtures`` so it
+(docs/domain.md §4 item 3), planned from ``configurator.engine.fixtures`` so it
 needs no catalog rows: the request is fully inline, the prices are the
 fixture's commercial terms in the shape ``configurator.services.plan_for_quote``
 freezes, and the quote is created through ``quotes.services`` like any other.

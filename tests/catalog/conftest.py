@@ -1,4 +1,5 @@
-"""Fixtures for the catalog tests.  Configs come from tests/data (never ../shared).
+"""Fixtures for the catalog tests.  Configs come from tests/data (copies of the public Hugging Face
+configs; nothing outside the repository).
 
 The project's root conftest may load the seeded catalog once per test database,
 so tests that need an empty catalog ask for ``empty_catalog`` and tests that

@@ -21,7 +21,7 @@ def test_server_and_model_rows_link_to_a_preview_that_shows_the_edited_row(clien
     models = client.get(reverse("admin:catalog_llmmodel_changelist")).content.decode()
     assert reverse("configurator:preview") + "?model=kimi-k3" in models
 
-    # An edit the admin just saved shows in the preview's plan: 8 × 16.2 kW (domain.md §7) → 20 kW.
+    # An edit the admin just saved shows in the preview's plan: 8 × 16.2 kW (docs/domain.md §7) → 20 kW.
     ServerModel.objects.filter(slug="atlas-800-a3").update(max_input_kw="20.0")
     from configurator import catalog_cache
 

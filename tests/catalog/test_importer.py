@@ -1,6 +1,6 @@
 """The config.json importer: layer types, KV bytes, parameter counts, weight bytes, errors.
 
-Expected figures are computed here from the published architecture (domain.md
+Expected figures are computed here from the published architecture (docs/domain.md
 §2 and the model cards), not taken from the importer.
 """
 
@@ -34,13 +34,13 @@ def within(value: float, expected: float, tolerance: float = 0.02) -> bool:
 def test_kimi_k3_layers_kv_and_state():
     m = parse_hf_config(load_config("moonshotai--Kimi-K3"))
     f = m.fields
-    # domain.md §2: 93 layers = 24 gated-MLA (4, 8, …, 92 and 93) + 69 KDA.
+    # docs/domain.md §2: 93 layers = 24 gated-MLA (4, 8, …, 92 and 93) + 69 KDA.
     assert (f["num_layers"], f["mla_layers"], f["linear_layers"], f["gqa_layers"]) == (93, 24, 69, 0)
     assert (f["kv_lora_rank"], f["qk_rope_head_dim"]) == (512, 64)
-    # domain.md §2: MLA KV per token = 24 × (512 + 64) × 2 B = 27,648 B in BF16 (13,824 B in FP8).
+    # docs/domain.md §2: MLA KV per token = 24 × (512 + 64) × 2 B = 27,648 B in BF16 (13,824 B in FP8).
     assert kv_bytes_per_token(f) == 24 * 576 * 2 == 27_648
     assert kv_bytes_per_token(f, dtype_bytes=1) == 13_824
-    # domain.md §2: KDA state per sequence = 69 × (96·128·128·4 + 9·96·128·2) = 449,372,160 B.
+    # docs/domain.md §2: KDA state per sequence = 69 × (96·128·128·4 + 9·96·128·2) = 449,372,160 B.
     assert linear_state_bytes_per_sequence(f) == 69 * (96 * 128 * 128 * 4 + 9 * 96 * 128 * 2) == 449_372_160
     assert (f["linear_num_heads"], f["linear_head_dim"], f["linear_conv_kernel"]) == (96, 128, 4)
     assert (f["hidden_size"], f["num_attention_heads"], f["num_kv_heads"], f["vocab_size"]) == (
@@ -55,7 +55,7 @@ def test_kimi_k3_layers_kv_and_state():
 
 def test_kimi_k3_parameter_counts_and_weights():
     f = parse_hf_config(load_config("moonshotai--Kimi-K3")).fields
-    # domain.md §2 [pub]: 2,779,931,837,184 total, ≈104.2 B active.
+    # docs/domain.md §2 [pub]: 2,779,931,837,184 total, ≈104.2 B active.
     assert within(f["total_params"], 2_779_931_837_184)
     assert within(f["active_params"], 104.2e9)
     # 896 routed experts, top-16, 2 shared; the first layer is dense → 92 MoE layers.
@@ -81,7 +81,7 @@ def test_deepseek_v3():
     m = parse_hf_config(load_config("deepseek-ai--DeepSeek-V3"), hf_model_id="deepseek-ai/DeepSeek-V3")
     f = m.fields
     assert (f["num_layers"], f["mla_layers"], f["gqa_layers"]) == (61, 61, 0)
-    # domain.md §2: MLA 512 + 64 → 61 × 576 × 2 B per token in BF16.
+    # docs/domain.md §2: MLA 512 + 64 → 61 × 576 × 2 B per token in BF16.
     assert kv_bytes_per_token(f) == 61 * 576 * 2 == 70_272
     # 256 experts top-8, first 3 layers dense; 671 B / 37 B (MTP layer excluded).
     assert (f["num_experts"], f["experts_per_token"], f["moe_layers"]) == (256, 8, 58)
@@ -96,7 +96,7 @@ def test_deepseek_v3():
 
 def test_kimi_k2():
     f = parse_hf_config(load_config("moonshotai--Kimi-K2-Instruct")).fields
-    # domain.md §2: 61 layers, MLA, 384 experts, ≈1.04 T / 32 B.
+    # docs/domain.md §2: 61 layers, MLA, 384 experts, ≈1.04 T / 32 B.
     assert (f["num_layers"], f["mla_layers"], f["num_experts"]) == (61, 61, 384)
     assert within(f["total_params"], 1.04e12)
     assert within(f["active_params"], 32e9)
@@ -107,7 +107,7 @@ def test_kimi_k2():
 
 def test_qwen3_235b_a22b():
     f = parse_hf_config(load_config("Qwen--Qwen3-235B-A22B")).fields
-    # domain.md §2: 94 layers, GQA 64/4 heads, head 128.
+    # docs/domain.md §2: 94 layers, GQA 64/4 heads, head 128.
     assert (f["num_layers"], f["gqa_layers"], f["num_attention_heads"], f["num_kv_heads"], f["head_dim"]) == (
         94,
         94,
@@ -146,7 +146,7 @@ def test_llama_3_1_8b_exact_count():
 
 def test_gpt_oss_120b_sliding_window_and_mxfp4():
     f = parse_hf_config(load_config("openai--gpt-oss-120b")).fields
-    # domain.md §2: 36 layers, GQA 64/8, head 64, alternating 128-token sliding window.
+    # docs/domain.md §2: 36 layers, GQA 64/8, head 64, alternating 128-token sliding window.
     assert (f["num_layers"], f["gqa_layers"], f["sliding_layers"], f["sliding_window"]) == (36, 18, 18, 128)
     assert (f["num_attention_heads"], f["num_kv_heads"], f["head_dim"]) == (64, 8, 64)
     # OpenAI model card: 117 B total, 5.1 B active; MXFP4 experts.

@@ -16,7 +16,7 @@ from configurator.services import preset_data
 
 pytestmark = pytest.mark.django_db
 
-# domain.md §9: 16 × 133,120 tokens per DP rank do not fit 4 × A3: a warning on the default plan.
+# docs/domain.md §9: 16 × 133,120 tokens per DP rank do not fit 4 × A3: a warning on the default plan.
 WARNING = "memory.max_num_seqs_not_full_length"
 
 

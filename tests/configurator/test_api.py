@@ -40,9 +40,9 @@ def test_k3_on_4_a3_fits_with_per_rank_memory_and_checks(api):
     body = response.json()
     jsonschema.validate(body, response_schema())
     per_rank = body["memory"]["per_rank"]
-    # domain.md §6: EP = TP × DP = 64; 896 experts ÷ 64 = 14 per rank.
+    # docs/domain.md §6: EP = TP × DP = 64; 896 experts ÷ 64 = 14 per rank.
     assert body["layout"]["groups"][0]["experts_per_rank"] == 896 // 64
-    # Weights per rank = non-expert ÷ TP + expert ÷ EP (domain.md §6), except what vLLM-Ascend
+    # Weights per rank = non-expert ÷ TP + expert ÷ EP (docs/domain.md §6), except what vLLM-Ascend
     # replicates on every rank (vllm_ascend/models/kimi_k3.py, releases/v0.26.0rc): the router
     # (92 MoE layers × 7168 × 896), the latent projections (92 × 2 × 7168 × 3584), the fused MLA
     # q_a/kv_a (24 × 7168 × (1536 + 512 + 64)) and KDA f_a (69 × 7168 × 128), all BF16 in the
@@ -221,7 +221,7 @@ def test_manage_py_launch_bundle_writes_one_script_per_node(catalog, tmp_path):
     out = tmp_path / "bundle.zip"
     call_command("launch-bundle", str(path), str(out), stdout=StringIO())
     names = zipfile.ZipFile(out).namelist()
-    # domain.md §5: 4 nodes → node 0 master + 3 headless workers, one script each.
+    # docs/domain.md §5: 4 nodes → node 0 master + 3 headless workers, one script each.
     assert len([n for n in names if n.endswith(".sh") and n.startswith("node-")]) == 4
     assert len([n for n in names if n.startswith("docker/node-")]) == 4  # and its container per node
 

@@ -2,7 +2,7 @@
 is an error in the configurator, the JSON API and the auto-planner alike.
 
 Catalog seed: Kimi K3 is validated on the Atlas 800 A2 for text only (the
-8 × A2 deployment runs with --language-model-only, domain.md §4), so images
+8 × A2 deployment runs with --language-model-only, docs/domain.md §4), so images
 need another server.
 """
 

@@ -122,7 +122,7 @@ def _offered_fix_forms(body: str) -> list[tuple[str, dict]]:
 
 @pytest.mark.parametrize("htmx", [True, False], ids=["js-on", "js-off"])
 def test_applying_an_offered_fix_on_the_page_re_plans_the_configuration(engineer_client, htmx):
-    data = services.preset_data(None)  # 4 × A3: 16 sequences of 131,072 tokens do not fit (domain.md §9)
+    data = services.preset_data(None)  # 4 × A3: 16 sequences of 131,072 tokens do not fit (docs/domain.md §9)
     page = engineer_client.post("/", data).content.decode()
     offered = _offered_fix_forms(page)
     codes = [code for code, _ in offered]
@@ -154,7 +154,7 @@ def test_applying_an_offered_fix_on_the_page_re_plans_the_configuration(engineer
 
 
 def test_the_cooling_fix_caps_rack_power_and_adds_racks(catalog):
-    """domain.md §7: an A3 draws up to 16.2 kW, so a 40 kW rack holds 2 (32.4 kW) — above the
+    """docs/domain.md §7: an A3 draws up to 16.2 kW, so a 40 kW rack holds 2 (32.4 kW) — above the
     site's 25 kW air-cooling limit; capped at 25 kW a rack holds floor(25 / 16.2) = 1 server."""
     data = services.preset_data(None)
     request_json = _request(data)

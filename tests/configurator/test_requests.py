@@ -77,7 +77,7 @@ def errors_of(data):
 
 
 def test_auto_layout_for_k3_on_4_a3_is_dp4_tp16():
-    # domain.md §4 item 1: the validated minimum is DP4 / TP16 / EP64.
+    # docs/domain.md §4 item 1: the validated minimum is DP4 / TP16 / EP64.
     req = resolve(base_request(), CATALOG, today=TODAY)
     assert (req.topology.parallel.tp, req.topology.parallel.dp, req.topology.parallel.ep) == (16, 4, 64)
     assert req.serving.gpu_memory_utilization == 0.85
@@ -85,7 +85,7 @@ def test_auto_layout_for_k3_on_4_a3_is_dp4_tp16():
 
 
 def test_8p8d_splits_nodes_and_gives_each_side_dp8_tp16():
-    # domain.md §4 item 3: each side DP8 / TP16, EP128.
+    # docs/domain.md §4 item 3: each side DP8 / TP16, EP128.
     req = resolve(base_request(topology={"kind": "disaggregated", "nodes": 16}), CATALOG, today=TODAY)
     topo = req.topology
     assert (topo.prefill_nodes, topo.decode_nodes) == (8, 8)

@@ -22,10 +22,10 @@ def htmx_post(client, url, data):
 
 def test_first_visit_shows_the_validated_4_node_k3_plan(engineer_client):
     page = engineer_client.get("/").content.decode()
-    # domain.md §4 item 1: 4 × A3, DP4 / TP16 / EP64, 896 experts → 14 per rank.
+    # docs/domain.md §4 item 1: 4 × A3, DP4 / TP16 / EP64, 896 experts → 14 per rank.
     assert "TP16 · DP4 · EP64" in page
     assert 'data-area="memory"' in page
-    # domain.md §9: 16 × 133,120 per DP rank does not fit; the page says how many do.
+    # docs/domain.md §9: 16 × 133,120 per DP rank does not fit; the page says how many do.
     assert "memory.max_num_seqs_not_full_length" in page
 
 
@@ -39,7 +39,7 @@ def test_htmx_update_returns_the_results_panel_with_out_of_band_verdicts(enginee
     assert body.lstrip().startswith('<section id="results"')
     assert 'id="verdicts" hx-swap-oob="true"' in body
     assert "<html" not in body
-    # domain.md §7: 8 × 16.2 kW = 129.6 kW of servers; the seed's 200 A circuit is shown.
+    # docs/domain.md §7: 8 × 16.2 kW = 129.6 kW of servers; the seed's 200 A circuit is shown.
     assert "129.6 kW" in body
     assert "200 A" in body
 
@@ -58,7 +58,7 @@ def test_scenario_preset_prefills_the_8p8d_coding_agent_workload(engineer_client
     response = engineer_client.get(reverse("configurator:preset"), {"scenario": "software-engineering-agent"})
     body = response.content.decode()
     assert response.status_code == 200
-    # domain.md §10: coding agents → 16 × A3 8P8D.
+    # docs/domain.md §10: coding agents → 16 × A3 8P8D.
     assert 'name="nodes" value="16"' in body
     assert 'name="prefill_nodes" value="8"' in body
     assert "预填充" in body or "prefill" in body

@@ -5,7 +5,7 @@ from configurator.drawings.fmt import format_money, money_axis_formatter
 
 from .svgcheck import HOSTILE, SVG_NS, all_text, assert_hostile_escaped, parse_svg, texts
 
-# domain.md §8: buy 8 × A3 ≈ ¥24 M + ¥2 M/year O&M; lease ¥0.8–1.2 M / month.
+# docs/domain.md §8: buy 8 × A3 ≈ ¥24 M + ¥2 M/year O&M; lease ¥0.8–1.2 M / month.
 MONTHS = range(0, 37)
 BUY = [(m, 24_000_000 + m * 2_000_000 / 12) for m in MONTHS]  # month 36: 24 M + 6 M = 30 M
 LEASE = [(m, m * 1_000_000) for m in MONTHS]  # month 36: 36 M

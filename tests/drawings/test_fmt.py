@@ -15,7 +15,7 @@ from configurator.drawings.fmt import (
 )
 
 
-# domain.md §8: 8 × A3 purchase ≈ ¥24 M; the brief fixes the two spellings.
+# docs/domain.md §8: 8 × A3 purchase ≈ ¥24 M; the brief fixes the two spellings.
 @pytest.mark.parametrize(
     ("amount", "lang", "expected"),
     [
@@ -23,7 +23,7 @@ from configurator.drawings.fmt import (
         (24_000_000, "zh-hans", "¥2,400 万"),
         (Decimal("24000000"), "en", "¥24.0 M"),
         (Decimal("24000000.00"), "zh-hans", "¥2,400 万"),
-        # 16 × A3 3-year TCO ≈ ¥60 M (domain.md §8)
+        # 16 × A3 3-year TCO ≈ ¥60 M (docs/domain.md §8)
         (60_000_000, "en", "¥60.0 M"),
         (60_000_000, "zh-hans", "¥6,000 万"),
         # lease 8 nodes ¥0.8 M / month: 800,000 / 10,000 = 80 万
@@ -48,7 +48,7 @@ def test_format_money_cny(amount, lang, expected):
 
 
 def test_format_money_usd_and_forced_scale():
-    # Kimi K3 API price $3 / $15 per million tokens (domain.md §2)
+    # Kimi K3 API price $3 / $15 per million tokens (docs/domain.md §2)
     assert format_money(Decimal("3"), "USD", "en") == "$3.00"
     assert format_money(Decimal("15"), "USD", "zh-hans") == "$15.00"
     assert format_money(1.25, "CNY", "en", decimals=2) == "¥1.25"
@@ -90,9 +90,9 @@ def test_number_formats():
     assert format_number(-1234) == "−1,234"
     assert format_number(-0.0004, 2) == "0.00"  # no "−0.00"
     assert format_int(1_048_576) == "1,048,576"
-    # 64 GB NPU = 64 × 10^9 bytes (domain.md §3, decimal GB)
+    # 64 GB NPU = 64 × 10^9 bytes (docs/domain.md §3, decimal GB)
     assert format_bytes_gb(64 * 10**9) == "64.0 GB"
-    # K3 weights 1,560,936,091,448 B (domain.md §2) → 1,560.9 GB
+    # K3 weights 1,560,936,091,448 B (docs/domain.md §2) → 1,560.9 GB
     assert format_bytes_gb(1_560_936_091_448) == "1,560.9 GB"
     assert format_bytes_gb(-4_400_000_000) == "−4.4 GB"
     assert format_bytes_gib(2**31) == "2.0 GiB"

@@ -4,7 +4,7 @@ from .svgcheck import HOSTILE, SVG_NS, all_text, assert_hostile_escaped, parse_s
 
 GB = 10**9
 
-# A 64 GB A3 logical NPU at gpu_memory_utilization 0.9 (domain.md §3, §5):
+# A 64 GB A3 logical NPU at gpu_memory_utilization 0.9 (docs/domain.md §3, §5):
 # reserved = 64 × 0.1 = 6.4 GB; usable 57.6 GB; KV = 57.6 − 30.2 − 2.1 − 1.6 − 1.2 = 22.5 GB.
 FITS = [
     ("weights", "", 30.2 * GB),

@@ -2,7 +2,7 @@ from configurator.drawings.power_feed import power_feed_svg
 
 from .svgcheck import HOSTILE, SVG_NS, all_text, assert_hostile_escaped, parse_svg, texts
 
-# domain.md §7: two A3 per rack = 2 × 16.2 kW = 32.4 kW, beyond ≈25 kW air cooling.
+# docs/domain.md §7: two A3 per rack = 2 × 16.2 kW = 32.4 kW, beyond ≈25 kW air cooling.
 RACKS = [
     {"name": f"R0{i}", "kw": 32.4, "breaker": "63 A", "tone": "warning", "note": "> 25 kW air"}
     for i in range(1, 9)

@@ -9,14 +9,14 @@ def group(name, role, nodes, label, devices, **extra):
     return {"name": name, "role": role, "nodes": nodes, "label": label, "devices": devices, **extra}
 
 
-# domain.md §4: 4 × A3 single cluster DP4 / TP16 / EP64, 16 logical NPUs per node
+# docs/domain.md §4: 4 × A3 single cluster DP4 / TP16 / EP64, 16 logical NPUs per node
 FOUR = [group("Cluster", "cluster", 4, "DP4 / TP16 / EP64", 64)]
-# domain.md §4.2 A: two 4-node clusters, primary/standby
+# docs/domain.md §4.2 A: two 4-node clusters, primary/standby
 HA = [
     group("Cluster A", "serve", 4, "DP4 / TP16 / EP64", 64),
     group("Cluster B", "standby", 4, "DP4 / TP16 / EP64", 64, first_node=4),
 ]
-# domain.md §4.3: 16 × A3 8P8D, each side DP8 / TP16 / EP128
+# docs/domain.md §4.3: 16 × A3 8P8D, each side DP8 / TP16 / EP128
 PD = [
     group("Prefill", "prefill", 8, "DP8 / TP16 / EP128", 128),
     group("Decode", "decode", 8, "DP8 / TP16 / EP128", 128, first_node=8),
@@ -146,7 +146,7 @@ def test_groups_from_the_layout_engine():
     from configurator.drawings.topology import topology_groups
     from configurator.engine.types import GroupLayout, ParallelSpec
 
-    # domain.md §4.3: each side DP8 / TP16, EP = 8 × 16 = 128, 896 / 128 = 7 experts per rank
+    # docs/domain.md §4.3: each side DP8 / TP16, EP = 8 × 16 = 128, 896 / 128 = 7 experts per rank
     side = ParallelSpec(tp=16, dp=8)
     layout = [
         GroupLayout("prefill", "prefill", 8, 0, side, 128, 7),

@@ -4,7 +4,7 @@ Log in, build the validated 4 × Atlas 800 A3 configuration from a scenario,
 read the verdicts, move to 8P8D without reloading the page, change the
 commercial inputs, type something absurd, save a quote, download its proposal
 PDF and the launch bundle, switch to Chinese — and the same form without
-JavaScript.  Expected figures come from domain.md (sections cited beside them)
+JavaScript.  Expected figures come from docs/domain.md (sections cited beside them)
 or are derived in the test from figures the page showed a moment before.
 """
 
@@ -99,7 +99,7 @@ def test_log_in_then_a_scenario_preset_builds_the_4_node_a3_plan(context, site):
         assert re.search(r"\b(ok|warning|error)\b", badge.get_attribute("class"))
     expect(page.locator("#verdicts")).to_contain_text("This deployment")
 
-    # Down to the validated 4 × A3 (domain.md §4 item 1): DP4 / TP16 / EP64, 896 experts → 14 per rank.
+    # Down to the validated 4 × A3 (docs/domain.md §4 item 1): DP4 / TP16 / EP64, 896 experts → 14 per rank.
     change_and_wait(page, lambda: page.fill("#id_nodes", "4"))
     rows = layout_rows(page)
     assert len(rows) == 1 and rows[0].endswith("4 64 TP16 · DP4 · EP64 14"), rows
@@ -113,7 +113,7 @@ def test_switching_to_8p8d_updates_the_results_without_reloading(page):
     assert "TP16 · DP4 · EP64" in " ".join(layout_rows(page))
     change_and_wait(page, lambda: page.select_option("#id_topology", "disaggregated"))
     change_and_wait(page, lambda: page.fill("#id_nodes", "16"))
-    # domain.md §10: 16 × A3 as 8P8D — two groups of 8 nodes, each DP8 / TP16 / EP128
+    # docs/domain.md §10: 16 × A3 as 8P8D — two groups of 8 nodes, each DP8 / TP16 / EP128
     # (896 experts / 128 ranks = 7 per rank).
     rows = layout_rows(page)
     assert len(rows) == 2, rows
@@ -279,7 +279,7 @@ def test_the_form_works_without_javascript(browser, site):
         assert page.locator("html").count() == 1 and page.locator("#config-form").count() == 1
         expect(page.locator("#id_nodes")).to_have_value("8")
         body = page.locator("#results").inner_text()
-        # domain.md §7: 8 × 16.2 kW = 129.6 kW of servers.
+        # docs/domain.md §7: 8 × 16.2 kW = 129.6 kW of servers.
         assert "129.6 kW" in body
         expect(page.locator("#verdicts .badge[data-area='power']")).to_have_count(1)
 

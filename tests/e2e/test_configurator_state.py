@@ -158,7 +158,9 @@ def test_every_offered_fix_works_without_javascript(browser, site):
 
 
 ACK = "/configurator/acknowledge"
-WARNING = "memory.max_num_seqs_not_full_length"  # domain.md §9: 16 full-length sequences do not fit 4 × A3
+WARNING = (
+    "memory.max_num_seqs_not_full_length"  # docs/domain.md §9: 16 full-length sequences do not fit 4 × A3
+)
 
 
 def test_accepting_a_warning_with_a_reason_folds_it_and_records_it_on_the_quote(page):

@@ -55,7 +55,7 @@ def render_pdf(page) -> None:
 def test_revise_r1_from_8_to_16_nodes_gives_r2_and_compare_shows_it_by_sku(page):
     from quotes.models import Quote
 
-    # Primary/standby, as in domain.md's 8-node A3 example (one K3 replica per 4-node half;
+    # Primary/standby, as in docs/domain.md's 8-node A3 example (one K3 replica per 4-node half;
     # 16 nodes make two 8-node halves, where a single 16-node engine would split K3's experts unevenly).
     change_and_wait(page, lambda: page.select_option("#id_topology", "primary_standby"))
     set_nodes(page, "8")

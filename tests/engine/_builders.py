@@ -2,7 +2,7 @@
 
 Built from ``types.py`` directly so these tests do not depend on the layout
 module.  Figures cite their origin: [S1] = the A3 seed, [S2] = the NF5868G8
-seed, domain.md §n; ports, size and power of switches are *assumed*.
+seed, docs/domain.md §n; ports, size and power of switches are *assumed*.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from configurator.engine.types import (
 
 
 def k3_model() -> ModelSpec:
-    """Kimi K3 attention and size figures (domain.md §2)."""
+    """Kimi K3 attention and size figures (docs/domain.md §2)."""
     return ModelSpec(
         slug="kimi-k3",
         name="Kimi K3",

@@ -1,7 +1,7 @@
 """Layouts and memory results built by hand from ``types.py`` for the
 performance, TCO and launch tests, so their expected figures do not move when
 the layout or memory estimators are refined.  Requests come from the shared
-fixtures.  Sources: domain.md §n, [S1] = seeds/000, [pub] = public configs.
+fixtures.  Sources: docs/domain.md §n, [S1] = the solution paper (docs/domain.md, sources), [pub] = public configs.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from configurator.engine.types import (
     WorkloadSpec,
 )
 
-MLA_KV_BYTES_PER_TOKEN = 24 * 576 * 2  # domain.md §2: 27,648 B per token in BF16
-KDA_STATE_BYTES_PER_SEQ = 69 * (96 * 128 * 128 * 4 + 9 * 96 * 128 * 2)  # domain.md §2: 449,372,160 B
+MLA_KV_BYTES_PER_TOKEN = 24 * 576 * 2  # docs/domain.md §2: 27,648 B per token in BF16
+KDA_STATE_BYTES_PER_SEQ = 69 * (96 * 128 * 128 * 4 + 9 * 96 * 128 * 2)  # docs/domain.md §2: 449,372,160 B
 ACTIVATION_BYTES = 4 * 2**30  # assumed peak activation per rank in these tests
 GRAPH_BYTES = 1 * 2**30  # assumed graph memory per rank in these tests
 
@@ -49,7 +49,7 @@ SEED_COMMERCIAL = CommercialSpec(
     utilisation=Decimal("0.6"),
     power_load_factor=Decimal("0.8"),
 )
-SEED_SITE = SiteSpec(pue=1.3, electricity_price_per_kwh=Decimal("0.65"))  # domain.md §7 (editable)
+SEED_SITE = SiteSpec(pue=1.3, electricity_price_per_kwh=Decimal("0.65"))  # docs/domain.md §7 (editable)
 
 
 SEED_WORKLOAD = {"input_tokens": 8192, "output_tokens": 1024, "concurrency": 64}  # [S1] §3.3: 8K in / 1K out
@@ -82,7 +82,7 @@ def seed_money(req: PlanRequest, **commercial) -> PlanRequest:
 
 
 def b300_server() -> ServerSpec:
-    """8 × B300 288 GB, 8 TB/s (domain.md §3, secondary sources, *assumed*); dense
+    """8 × B300 288 GB, 8 TB/s (docs/domain.md §3, secondary sources, *assumed*); dense
     BF16 ≈ 2.25 PFLOPS, FP8 ≈ 4.5 PFLOPS per GPU (*assumed*, order of magnitude)."""
     acc = AcceleratorSpec(
         slug="b300",
@@ -120,7 +120,7 @@ def request_b300(concurrency: int) -> PlanRequest:
 
 
 def layout_for(req: PlanRequest) -> LayoutResult:
-    """The layout domain.md §4 describes for these topologies."""
+    """The layout docs/domain.md §4 describes for these topologies."""
     t = req.topology
     per_node = req.server.logical_devices
     experts = req.model.num_experts
@@ -146,7 +146,7 @@ def layout_for(req: PlanRequest) -> LayoutResult:
 
 
 def memory_for(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
-    """Per-rank memory as domain.md §6 describes it (MLA replicated on every TP rank,
+    """Per-rank memory as docs/domain.md §6 describes it (MLA replicated on every TP rank,
     KDA state divided by TP), with fixed activation and graph terms."""
     m, s = req.model, req.serving
     groups = []

@@ -69,7 +69,7 @@ def test_every_node_count_from_1_to_64_gets_a_valid_layout(server):
 @pytest.mark.parametrize(
     "server,nodes,expected",
     [
-        # 896 / (4 × 16) = 14: no pipeline needed (domain.md §4 item 1).
+        # 896 / (4 × 16) = 14: no pipeline needed (docs/domain.md §4 item 1).
         ("a3", 4, (16, 4, 1)),
         # 16 × 16 = 256 does not divide 896; two stages inside each node (TP8 × PP2 = 16 devices):
         # EP = 8 × 16 = 128, 7 experts per rank, every replica on one node.

@@ -1,6 +1,6 @@
 """Launch bundle: commands and scripts checked against the public conventions of
 vLLM (docs/serving/data_parallel_deployment.md, vllm/config/kv_transfer.py) and
-the vLLM-Ascend Kimi-K3 tutorial, as summarised in domain.md §5 and §11."""
+the vLLM-Ascend Kimi-K3 tutorial, as summarised in docs/domain.md §5 and §11."""
 
 from __future__ import annotations
 

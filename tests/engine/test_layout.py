@@ -1,7 +1,7 @@
 """Layout: topology → serving groups, and the start-up checks.
 
 Expected figures are worked out here from the sources named beside them
-(domain.md sections, the seeds, the public Kimi K3 config), not with the
+(docs/domain.md sections, the seeds, the public Kimi K3 config), not with the
 engine's helpers.
 """
 
@@ -36,7 +36,7 @@ def has_cjk(text):
 
 
 def test_k3_on_four_a3_is_dp4_tp16_ep64_with_14_experts_per_rank():
-    # domain.md §4 item 1 / [S1]: 4 × A3, 16 logical NPUs each (8 × 910C × 2 dies),
+    # docs/domain.md §4 item 1 / [S1]: 4 × A3, 16 logical NPUs each (8 × 910C × 2 dies),
     # DP4 / TP16 / EP64, 896 experts → 896 / 64 = 14 per rank.
     layout = resolve_layout(fx.request_k3_a3_4node())
     assert codes(layout, Severity.ERROR) == []
@@ -53,7 +53,7 @@ def test_k3_on_four_a3_is_dp4_tp16_ep64_with_14_experts_per_rank():
 
 
 def test_8p8d_sides_are_dp8_tp16_ep128_with_7_experts_per_rank():
-    # domain.md §4 item 3: 8 prefill + 8 decode nodes, each side DP8 / TP16 / EP128 → 896 / 128 = 7.
+    # docs/domain.md §4 item 3: 8 prefill + 8 decode nodes, each side DP8 / TP16 / EP128 → 896 / 128 = 7.
     layout = resolve_layout(fx.request_k3_a3_8p8d())
     assert codes(layout, Severity.ERROR) == []
     prefill, decode = layout.groups
@@ -77,7 +77,7 @@ def test_decode_side_falls_back_to_parallel_when_decode_parallel_is_none():
     [(TopologyKind.PRIMARY_STANDBY, ("serve", "standby")), (TopologyKind.TENANT_PAIR, ("tenant", "tenant"))],
 )
 def test_eight_a3_pair_is_two_identical_four_node_clusters(kind, roles):
-    # domain.md §4 item 2: two 4-node clusters, each DP4 / TP16.
+    # docs/domain.md §4 item 2: two 4-node clusters, each DP4 / TP16.
     layout = resolve_layout(fx.request_k3_a3_8node_pair(kind))
     a, b = layout.groups
     assert (a.name, b.name) == ("cluster-a", "cluster-b")
@@ -89,7 +89,7 @@ def test_eight_a3_pair_is_two_identical_four_node_clusters(kind, roles):
 
 
 def test_a2_eight_nodes_text_only_is_dp8_tp8_ep64():
-    # domain.md §4 item 5: 8 × Atlas 800 A2 (8 × 910B), DP8 / TP8 / EP64 → 14 experts per rank.
+    # docs/domain.md §4 item 5: 8 × Atlas 800 A2 (8 × 910B), DP8 / TP8 / EP64 → 14 experts per rank.
     layout = resolve_layout(fx.request_k3_a2_8node_text_only())
     (g,) = layout.groups
     assert codes(layout, Severity.ERROR) == []
@@ -97,7 +97,7 @@ def test_a2_eight_nodes_text_only_is_dp8_tp8_ep64():
 
 
 def test_nf5868g8_pair_is_tp16_per_node_dp2_ep32():
-    # domain.md §4 item 4 / [S2]: 2 × 16 GPUs = 32; TP16 inside each PCIe node, DP2 across, EP32 → 28 experts.
+    # docs/domain.md §4 item 4 / [S2]: 2 × 16 GPUs = 32; TP16 inside each PCIe node, DP2 across, EP32 → 28 experts.
     (g,) = resolve_layout(fx.request_k3_nf5868g8_2node()).groups
     assert (g.devices, g.parallel.tp, g.parallel.dp, g.parallel.ep, g.experts_per_rank) == (32, 16, 2, 32, 28)
 
@@ -106,7 +106,7 @@ def test_nf5868g8_pair_is_tp16_per_node_dp2_ep32():
 
 
 def test_propose_layout_gives_the_validated_layouts():
-    # domain.md §4: DP4/TP16 on 4 × A3, DP8/TP16 on each 8-node side of 8P8D, DP8/TP8 on 8 × A2.
+    # docs/domain.md §4: DP4/TP16 on 4 × A3, DP8/TP16 on each 8-node side of 8P8D, DP8/TP8 on 8 × A2.
     assert propose_layout(fx.request_k3_a3_4node()) == ParallelSpec(
         tp=16, dp=4, pp=1, expert_parallel=True, dp_local=1
     )

@@ -1,7 +1,7 @@
 """Memory per rank, KV capacity and the memory checks.
 
 Every expected figure is computed in the test from its source: the public
-model configs (``/work/shared/reference/model-configs``), domain.md §2/§6/§9/§12,
+model configs (copies in ``tests/data/model-configs``), docs/domain.md §2/§6/§9/§12,
 the seeds' serving flags, and vLLM's accounting
 (available KV = total × utilisation − weights − peak activations − non-torch
 buffers − graph pool; tokens = blocks × block size).  The activation and graph
@@ -32,7 +32,7 @@ from configurator.engine.types import (
 GIB = 2**30
 MIB = 2**20
 
-# --- Kimi K3, from the public config (text_config) and domain.md §2 -------------------
+# --- Kimi K3, from the public config (text_config) and docs/domain.md §2 -------------------
 K3_CHECKPOINT = 1_560_936_091_448  # 96 shards [S1][S2]
 K3_EXPERT_PARAMS = 92 * 896 * 3 * 3584 * 3072  # MoE layers × experts × (gate, up, down) × latent 3584 × 3072
 K3_EXPERT = K3_EXPERT_PARAMS * 4.25 / 8  # MXFP4: 4 bits + E8M0 scale per 32 = 4.25 bits
@@ -88,7 +88,7 @@ def k3_per_rank_weights(tp, ep, language_model_only=False):
 
 
 def test_k3_kv_bytes_per_token_is_27648_in_bf16_and_not_split_by_tp():
-    # domain.md §2: 24 × 576 × 2 = 27,648 B (BF16), 13,824 B (FP8); MLA latent on every TP rank.
+    # docs/domain.md §2: 24 × 576 × 2 = 27,648 B (BF16), 13,824 B (FP8); MLA latent on every TP rank.
     assert K3_KV_PER_TOKEN == 27_648
     k3 = fx.kimi_k3()
     assert kv_bytes_per_token(k3, tp=1) == 27_648
@@ -102,7 +102,7 @@ def test_deepseek_v3_kv_bytes_per_token():
 
 
 def test_k3_kda_state_per_sequence_is_449372160_bytes_at_tp1_and_split_by_tp():
-    # domain.md §2: 69 × (96·128·128·4 + 9·96·128·2) = 449,372,160 B.
+    # docs/domain.md §2: 69 × (96·128·128·4 + 9·96·128·2) = 449,372,160 B.
     assert K3_KDA_STATE_TP1 == 449_372_160
     k3 = fx.kimi_k3()
     assert linear_state_bytes_per_seq(k3, tp=1) == 449_372_160
@@ -173,16 +173,16 @@ def test_k3_on_four_a3_fits_with_weights_split_non_expert_by_tp_and_experts_by_e
     (g,) = mem.groups
     rank = g.per_rank
 
-    # domain.md §3: 910C package = 2 dies → 64 GB per logical NPU; [S1]: utilisation 0.85.
+    # docs/domain.md §3: 910C package = 2 dies → 64 GB per logical NPU; [S1]: utilisation 0.85.
     assert rank.device_bytes == 64 * GB
     assert rank.usable_bytes == int(64 * GB * 0.85) == 54_400_000_000
     assert rank.free_bytes == 64 * GB - 54_400_000_000
 
-    # domain.md §6: non-expert ÷ TP16 + expert ÷ EP64 (vision tower replicated per rank).
+    # docs/domain.md §6: non-expert ÷ TP16 + expert ÷ EP64 (vision tower replicated per rank).
     assert rank.expert_weights_bytes == pytest.approx(K3_EXPERT / 64, abs=1)
     assert rank.non_expert_weights_bytes == pytest.approx((K3_NON_EXPERT - K3_VISION) / 16 + K3_VISION, abs=1)
     assert rank.weights_bytes == pytest.approx(k3_per_rank_weights(16, 64), abs=2)
-    # domain.md §9 "≈30 GB of weights per 64 GB rank".
+    # docs/domain.md §9 "≈30 GB of weights per 64 GB rank".
     assert 29e9 < rank.weights_bytes < 31e9
 
     # Serving terms: [S1] max_num_seqs 16, vLLM default 8,192 batched tokens; HCCL_BUFFSIZE=800 MB
@@ -220,7 +220,7 @@ def test_k3_on_four_a3_fits_with_weights_split_non_expert_by_tp_and_experts_by_e
 
 
 def test_k3_on_four_a3_warns_that_16_full_length_sequences_do_not_fit():
-    # domain.md §9: 16 × 133,120 ≈ 2.1 M tokens per DP rank requested; the app must say how many fit.
+    # docs/domain.md §9: 16 × 133,120 ≈ 2.1 M tokens per DP rank requested; the app must say how many fit.
     mem = run(fx.request_k3_a3_4node())
     g = mem.groups[0]
     c = only(mem, "memory.max_num_seqs_not_full_length")
@@ -317,7 +317,7 @@ def test_nf5868g8_pair_per_gpu_weights_and_kv_budget():
     # TP16 per node, EP32: non-expert ÷ 16 + expert ÷ 32.
     weights = k3_per_rank_weights(16, 32)
     assert rank.weights_bytes == pytest.approx(weights, abs=2)
-    # domain.md §9 quotes ≈48.8 GB per GPU = 1.56 TB ÷ 32, as if every byte were split over
+    # docs/domain.md §9 quotes ≈48.8 GB per GPU = 1.56 TB ÷ 32, as if every byte were split over
     # all 32 GPUs.  With DP2 the non-expert weights (113.7 GB without the vision tower) are
     # held once per DP replica, i.e. ÷16 not ÷32 (+3.55 GB), and the 0.8 GB vision tower
     # sits on every GPU (+0.78 GB): ≈53.1 GB.

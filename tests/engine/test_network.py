@@ -178,7 +178,7 @@ def test_a3_cross_node_ep64_passes_over_lingqu_or_roce():
 
 
 def test_200g_rdma_is_a_warning_not_an_error():
-    # vLLM-Ascend K3 tutorial: 8 × Atlas 800 A2 DP8 / TP8 / EP64 over 200GE RoCE (domain.md §4 item 5)
+    # vLLM-Ascend K3 tutorial: 8 × Atlas 800 A2 DP8 / TP8 / EP64 over 200GE RoCE (docs/domain.md §4 item 5)
     server = gpu_server((NicSpec("roce", 8, 200, "scale_out"),))
     req = request(server, TopologySpec(TopologyKind.SINGLE, 8, ParallelSpec(8, 8)), switches=(roce_200(),))
     net = size_network(req, layout_for(req))
@@ -234,7 +234,7 @@ def test_management_fabric_counted_and_missing_switch_flagged():
 
 def test_kv_transfer_uses_the_memory_formulas_for_one_copy_of_the_cache():
     # The P→D check sizes one copy of the cache (TP 1) with memory's functions.
-    # domain.md §2: K3 MLA = 24 layers × (512 + 64) × 2 B = 27,648 B/token (13,824 in FP8)
+    # docs/domain.md §2: K3 MLA = 24 layers × (512 + 64) × 2 B = 27,648 B/token (13,824 in FP8)
     assert kv_bytes_per_token(k3_model(), tp=1) == 24 * (512 + 64) * 2 == 27_648
     assert kv_bytes_per_token(k3_model(), tp=1, kv_cache_dtype="fp8") == 13_824
     # KDA state per sequence = 69 × (96·128·128·4 + 9·96·128·2) = 449,372,160 B

@@ -349,7 +349,7 @@ def test_plan_composes_the_estimate_with_the_real_layout_and_memory():
 
 
 # --------------------------------------------------------------------------- published points
-# domain.md §11 / sgl-project/sglang#32890: SGLang on 8 × B300 (TP8), ISL 8192 / OSL 1024:
+# docs/domain.md §11 / sgl-project/sglang#32890: SGLang on 8 × B300 (TP8), ISL 8192 / OSL 1024:
 # concurrency 1 TTFT 370–378 ms, TPOT 8.5–8.6 ms, 112 output tok/s; concurrency 64 TPOT 40 ms.
 # The calibration test (test_performance_calibration.py) holds the whole published set to 1.25 × median;
 # these pin the K3 points through the builders the other tests use.

@@ -24,7 +24,7 @@ def _codes(result) -> dict[str, object]:
 
 
 def test_three_phase_current_is_p_over_root3_v_pf():
-    # domain.md §7: I = P ÷ (√3 × V_LL × PF); 129.6 kW at 380 V, PF 1 → 196.9 A
+    # docs/domain.md §7: I = P ÷ (√3 × V_LL × PF); 129.6 kW at 380 V, PF 1 → 196.9 A
     assert line_current_amps(129.6, 380, 1.0) == pytest.approx(129_600 / (SQRT3 * 380), rel=1e-12)
     assert line_current_amps(129.6, 380, 1.0) == pytest.approx(196.9, abs=0.05)
     # single phase: I = P ÷ (V × PF)
@@ -37,7 +37,7 @@ def test_three_phase_current_is_p_over_root3_v_pf():
 def test_8_a3_servers_129_6_kw_and_seed_200_a_per_feed():
     req = a3_pair()
     power = size_power(req, layout_for(req))
-    # domain.md §7 / S1 §3.2: 8 × 16.2 kW = 129.6 kW (servers alone)
+    # docs/domain.md §7 / S1 §3.2: 8 × 16.2 kW = 129.6 kW (servers alone)
     assert power.servers_kw == pytest.approx(8 * 16.2)
     assert power.figures["power.servers.max_kw"].value == pytest.approx(129.6)
     # switches reported separately: 1 LingQu + 1 RoCE switch of 2.0 kW each (assumed specs)
@@ -56,7 +56,7 @@ def test_8_a3_servers_129_6_kw_and_seed_200_a_per_feed():
 def test_16_a3_servers_259_2_kw_and_seed_400_a_per_feed():
     req = a3_8p8d()
     power = size_power(req, layout_for(req))
-    # domain.md §7 / S1 §4.3: 16 × 16.2 kW = 259.2 kW → 393.8 A at PF 1 → "400 A × 2"
+    # docs/domain.md §7 / S1 §4.3: 16 × 16.2 kW = 259.2 kW → 393.8 A at PF 1 → "400 A × 2"
     assert power.servers_kw == pytest.approx(259.2)
     assert round(power.seed_feed.current_amps, 1) == 393.8
     assert power.seed_feed.breaker_amps == 400
@@ -100,7 +100,7 @@ def test_recommended_feed_16_nodes():
 def test_facility_load_is_it_times_pue_and_design_load_uses_load_factor():
     req = a3_pair()
     power = size_power(req, layout_for(req))
-    # domain.md §7: facility = IT × PUE (site default 1.3)
+    # docs/domain.md §7: facility = IT × PUE (site default 1.3)
     assert power.facility_kw == pytest.approx(133.6 * 1.3)
     # design: servers × typical load factor 0.8 + switches at rating
     assert power.it_design_kw == pytest.approx(129.6 * 0.8 + 4.0)

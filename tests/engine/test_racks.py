@@ -83,7 +83,7 @@ def test_prefill_and_decode_pools_in_separate_racks_with_their_lingqu_switch():
 def test_cooling_warning_when_racks_exceed_the_air_limit():
     result = _place(a3_pair())
     check = _codes(result)["cooling.rack_exceeds_air_limit"]
-    # domain.md §7: 32.4 kW per rack is beyond the ≈20–25 kW air-cooling limit (site default 25 kW)
+    # docs/domain.md §7: 32.4 kW per rack is beyond the ≈20–25 kW air-cooling limit (site default 25 kW)
     assert check.severity == Severity.WARNING
     assert check.area == "cooling"
     assert check.figures["limit_kw"] == 25.0

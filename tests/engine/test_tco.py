@@ -2,7 +2,7 @@
 
 Expected money is recomputed here in Decimal from the seed's commercial
 figures ([S1] §6.3 and §7: ¥24 M for 8 × A3, ¥2 M a year O&M, lease
-¥0.8–1.2 M a month for 8 nodes) and domain.md §7/§8 (electricity = IT kW ×
+¥0.8–1.2 M a month for 8 nodes) and docs/domain.md §7/§8 (electricity = IT kW ×
 load factor × 8,760 h × PUE × price)."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_seed_8node_three_year_buy_shows_every_component_and_exceeds_the_seed_30
     assert result.annual.om == Decimal("2000000.00")  # [S1] path B
     expected_buy = Decimal(24_000_000) + 3 * Decimal(2_000_000) + 3 * ELECTRICITY_8
     assert result.buy_total == expected_buy.quantize(CENT) == Decimal("32302380.30")
-    # [S1] §6.3 says "3-year TCO incl. electricity ≈ ¥30 M": the components alone exceed it (domain.md §9)
+    # [S1] §6.3 says "3-year TCO incl. electricity ≈ ¥30 M": the components alone exceed it (docs/domain.md §9)
     assert result.buy_total > Decimal("30000000")
     for key in (
         "tco.capex.servers",

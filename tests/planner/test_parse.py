@@ -78,7 +78,7 @@ def test_a_scenario_prefills_the_workload_and_edits_win(seeded):
     q = planner.parse_query(
         {"scenario": "software-engineering-agent", "workload": {"concurrency": 100}}, DjangoPlannerCatalog()
     )
-    # domain.md §10 coding agents; the seeded scenario's figures, concurrency edited.
+    # docs/domain.md §10 coding agents; the seeded scenario's figures, concurrency edited.
     assert (q.workload.input_tokens, q.workload.output_tokens, q.workload.context) == (24_576, 1_536, 133_120)
     assert q.workload.concurrency == 100
     assert q.model.slug == "kimi-k3"

@@ -1,4 +1,4 @@
-"""The auto-planner's search against the seeded catalog (domain.md §4, §9, §10)."""
+"""The auto-planner's search against the seeded catalog (docs/domain.md §4, §9, §10)."""
 
 from decimal import Decimal
 
@@ -70,7 +70,7 @@ def test_multimodal_knowledge_base_on_domestic_hardware_is_atlas_a3_and_a2_is_ru
     assert result.candidates, "the 4 × A3 validated minimum serves images"
     assert {c.server.slug for c in result.candidates} == {"atlas-800-a3"}
     best = result.candidates[0]
-    # domain.md §4 item 1: 4 × A3 as DP4 / TP16 / EP64 is the validated minimum and the cheapest.
+    # docs/domain.md §4 item 1: 4 × A3 as DP4 / TP16 / EP64 is the validated minimum and the cheapest.
     assert (best.shape.kind, best.shape.nodes) == (TopologyKind.SINGLE, 4)
     assert planner.parallel_label(best.parallel) == "DP4 / TP16 / EP64"
     assert best.request_json["serving"]["language_model_only"] is False
@@ -235,7 +235,7 @@ def test_high_availability_scenario_only_offers_primary_standby_pairs(seeded):
     # requests of 32,768 + 2,048 tokens). Counted as vLLM-Ascend places the weights (issue 14), one 4-node
     # DP4 / TP16 cluster keeps per rank (engine/memory.py figures): at gpu_memory_utilization 0.85,
     # 5,216,627,634 B of KV cache; at 0.9, 0.05 × 65,788,161,556 B more = 8,506,035,711 B. One request
-    # takes ceil(34,816 ÷ 128) × 128 tokens × 27,648 B (K3 MLA, domain.md §2) + 28,085,760 B of
+    # takes ceil(34,816 ÷ 128) × 128 tokens × 27,648 B (K3 MLA, docs/domain.md §2) + 28,085,760 B of
     # linear-attention state = 990,678,528 B. Capacity = 4 DP ranks × floor(KV ÷ request):
     #   0.85: 4 × floor(5,216,627,634 ÷ 990,678,528) = 4 × 5 = 20  < 32 → refused (the engine's error)
     #   0.90: 4 × floor(8,506,035,711 ÷ 990,678,528) = 4 × 8 = 32 ≥ 32 → served.
@@ -314,7 +314,7 @@ def test_air_cooling_only_caps_the_racks_at_the_site_limit(seeded):
     best = result.candidates[0]
     site_limit = result.query.site.air_cooling_kw_limit
     assert best.rack.cooling == "air" and best.rack.max_kw == site_limit
-    # One 16.2 kW A3 per 25 kW air-cooled rack (two would be 32.4 kW, domain.md §7).
+    # One 16.2 kW A3 per 25 kW air-cooled rack (two would be 32.4 kW, docs/domain.md §7).
     assert best.racks >= best.shape.nodes
     assert isinstance(best.request_json["rack"], dict)
     assert best.request_json["rack"]["max_kw"] == site_limit

@@ -15,7 +15,7 @@ def test_page_shows_the_form_prefilled_from_a_scenario(engineer):
     assert response.status_code == 200
     body = response.content.decode()
     assert 'id="planner-form"' in body and 'id="planner-results"' in body
-    # domain.md §10 coding agents: the seeded workload (256 concurrent developers).
+    # docs/domain.md §10 coding agents: the seeded workload (256 concurrent developers).
     assert 'name="concurrency" value="256"' in body
     assert 'name="input_tokens" value="24576"' in body
 

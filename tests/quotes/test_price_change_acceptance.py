@@ -57,7 +57,7 @@ def test_issued_revision_and_its_pdf_ignore_a_later_price_change(
         "result": r1.result_json,
     }
     server_line = next(line for line in r1.lines.all() if line.category == "server")
-    # The seeds' ¥3 M per A3 (domain.md §8: ≈¥24 M for 8 nodes).
+    # The seeds' ¥3 M per A3 (docs/domain.md §8: ≈¥24 M for 8 nodes).
     assert server_line.unit_price == Decimal("3000000.00") and server_line.quantity == 8
 
     # The catalog admin raises the A3 price by ¥200,000.

@@ -3,7 +3,7 @@
 Revise a revision's configuration (8 → 16 nodes) into R2, compare R1 and R2
 by SKU, clone for another customer, and price changes with their report and
 one-click re-plan.  Expected figures come from the seed prices, which
-domain.md §8 cites (≈ ¥24 M for 8 Atlas 800 A3 → ¥3 M per node), and from the
+docs/domain.md §8 cites (≈ ¥24 M for 8 Atlas 800 A3 → ¥3 M per node), and from the
 revisions' own frozen lines (so the comparison is checked against data it did
 not compute).
 """
@@ -32,7 +32,7 @@ REQUEST = {
     "scenario": "finance-research",
 }
 A3_SKU = "SRV-ATLAS-800-A3"  # the seed price list's SKU of the Atlas 800 A3
-A3_UNIT_PRICE = Decimal("3000000.00")  # seed price list (domain.md §8: ≈ ¥24 M for 8 nodes)
+A3_UNIT_PRICE = Decimal("3000000.00")  # seed price list (docs/domain.md §8: ≈ ¥24 M for 8 nodes)
 
 
 def create_quote(client, customer="Bank of Example", request=None, discount="0"):

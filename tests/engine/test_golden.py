@@ -1,0 +1,102 @@
+"""The plan JSON of every seeded configuration is what ``tests/engine/golden/`` recorded (issue 20).
+
+A safety net for the restructuring of the engine (figure book, seed files, typed results): each
+golden file holds a request (the topologies of docs/domain.md §4 on the seeded platforms, and the
+five scenario presets as the page's form plans them) and the ``plan_to_dict`` JSON it gave.  This
+test re-plans the recorded request against the seeded catalog and compares the whole document:
+strings, booleans, keys and list lengths exactly, numbers to a relative tolerance of 1e-9 (so float
+summation order cannot fail it, and any real change of a figure does).
+
+When a change to a figure is intended, refresh the files with ``scripts/update_golden.py`` and list
+every changed figure with its reason in the commit message (``git diff tests/engine/golden`` shows
+them); a golden file refreshed without that list hides exactly what this test exists to show.
+
+Needs the database only because the seeded catalog is loaded there (``load_catalog``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.engine import golden_cases
+
+pytestmark = pytest.mark.django_db
+GOLDEN = Path(__file__).resolve().parent / "golden"
+REL_TOL = 1e-9
+FILES = sorted(GOLDEN.glob("*.json"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_catalog_cache():
+    """Plan from the seeded rows, never from rows another test changed and rolled back in this process."""
+    from configurator import catalog_cache
+
+    catalog_cache.clear()
+
+
+def _differences(old: Any, new: Any, path: str = "$") -> list[str]:
+    """Where ``new`` differs from ``old`` (numbers within ``REL_TOL`` are equal)."""
+    if isinstance(old, bool) or isinstance(new, bool):
+        return [] if old is new else [f"{path}: {old!r} → {new!r}"]
+    if isinstance(old, int | float) and isinstance(new, int | float):
+        same = math.isclose(old, new, rel_tol=REL_TOL, abs_tol=0.0) or (math.isnan(old) and math.isnan(new))
+        return [] if same else [f"{path}: {old!r} → {new!r}"]
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = [f"{path}.{k}: removed" for k in sorted(old.keys() - new.keys())]
+        out += [f"{path}.{k}: added" for k in sorted(new.keys() - old.keys())]
+        for k in sorted(old.keys() & new.keys()):
+            out += _differences(old[k], new[k], f"{path}.{k}")
+        return out
+    if isinstance(old, list) and isinstance(new, list):
+        out = [] if len(old) == len(new) else [f"{path}: {len(old)} items → {len(new)}"]
+        for i, (a, b) in enumerate(zip(old, new, strict=False)):
+            out += _differences(a, b, f"{path}[{i}]")
+        return out
+    return [] if old == new and type(old) is type(new) else [f"{path}: {old!r} → {new!r}"]
+
+
+def test_the_comparison_sees_real_changes_and_ignores_rounding_noise():
+    base = {"figures": {"memory.kv_tokens": {"value": 1_234_567, "inputs": {"util": 0.9}}}, "ok": True}
+    noise = {
+        "figures": {"memory.kv_tokens": {"value": 1_234_567 * (1 + 1e-12), "inputs": {"util": 0.9}}},
+        "ok": True,
+    }
+    assert _differences(base, noise) == []
+    changed = {"figures": {"memory.kv_tokens": {"value": 1_234_568, "inputs": {"util": 0.9}}}, "ok": True}
+    assert _differences(base, changed) == ["$.figures.memory.kv_tokens.value: 1234567 → 1234568"]
+    assert _differences({"ok": True, "a": [1]}, {"ok": 1, "b": [1, 2]}) == [
+        "$.a: removed",
+        "$.b: added",
+        "$.ok: True → 1",
+    ]
+    assert _differences("3.00", "3.0") == ["$: '3.00' → '3.0'"]
+
+
+def test_every_seeded_configuration_has_a_golden_file():
+    """The files cover the seven seeded topologies/platforms and the five scenario presets."""
+    names = {p.stem for p in FILES}
+    expected = set(golden_cases.TOPOLOGIES) | {f"scenario-{s}" for s in golden_cases.SCENARIOS}
+    assert names == expected
+
+
+def test_the_recorded_requests_are_the_seeded_configurations(catalog):
+    """A file's request is the case's request today (a renamed slug or changed preset shows here first)."""
+    requests = golden_cases.all_requests()
+    for path in FILES:
+        assert json.loads(path.read_text(encoding="utf-8"))["request"] == json.loads(
+            json.dumps(requests[path.stem])
+        ), path.stem
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_the_plan_is_unchanged(catalog, path):
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    plan = golden_cases.plan_json(recorded["request"])
+    diffs = _differences(recorded["plan"], plan)
+    shown = "\n".join(diffs[:40]) + (f"\n… and {len(diffs) - 40} more" if len(diffs) > 40 else "")
+    assert not diffs, f"{path.name}: the plan changed ({len(diffs)} differences):\n{shown}"

@@ -1,0 +1,185 @@
+"""The project's own import graph has no cycle, and the engine stays pure (issue 20).
+
+Built from the source with ``ast``, not by importing: an edge A → B is a module-level ``import``
+in A (including ``try:``/``if`` blocks at module level, which run at import time) that names B,
+a module of the project's own packages.  Imports inside functions run later and cannot form an
+import-time cycle; imports under ``if TYPE_CHECKING:`` never run.  ``from pkg import name`` points
+at ``pkg.name`` when that is a module, else at ``pkg``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("accounts", "catalog", "configurator", "quotes", "proposals", "config")
+ENGINE = "configurator.engine"
+# What the pure engine must never import (it runs without Django, in the CLI and the benchmarks).
+ENGINE_FORBIDDEN = ("django", "catalog", "quotes", "accounts", "proposals", "config")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            found[_module_name(path)] = path
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _module_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Import statements that run when the module is imported (not in a def, class body is included)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def walk(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found.append(node)
+            elif isinstance(node, ast.If):
+                if not _is_type_checking(node.test):
+                    walk(node.body)
+                walk(node.orelse)
+            elif isinstance(node, ast.Try):
+                walk(node.body)
+                for handler in node.handlers:
+                    walk(handler.body)
+                walk(node.orelse)
+                walk(node.finalbody)
+            elif isinstance(node, ast.With):
+                walk(node.body)
+            elif isinstance(node, ast.ClassDef):
+                walk(node.body)
+
+    walk(tree.body)
+    return found
+
+
+def _imported_names(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """Absolute dotted names the statement imports (``from x import y`` gives ``x.y`` and ``x``)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        base = package[: len(package) - (node.level - 1)]
+        stem = ".".join(base + ([node.module] if node.module else []))
+    else:
+        stem = node.module or ""
+    return [f"{stem}.{alias.name}" for alias in node.names] + [stem]
+
+
+def _graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(project edges, every absolute name each module imports at module level)."""
+    modules = _modules()
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    raw: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in _module_level_imports(tree):
+            names = _imported_names(module, path, node)
+            raw[module].update(names)
+            if isinstance(node, ast.ImportFrom):
+                # ``from pkg import sub`` → pkg.sub if a module, else pkg (the last name listed).
+                *members, stem = names
+                targets = [m for m in members if m in modules] or ([stem] if stem in modules else [])
+            else:
+                targets = [n for n in names if n in modules]
+            edges[module].update(t for t in targets if t != module)
+    return edges, raw
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                    advanced = True
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    components.append(sorted(component))
+    return components
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    """The checker itself: a three-module ring and a self-contained pair are found, a chain is not."""
+    ring = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"e"}, "e": set(), "f": {"g"}, "g": {"f"}}
+    assert sorted(_cycles(ring)) == [["a", "b", "c"], ["f", "g"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_relative_imports_resolve_to_the_project_modules():
+    """``quotes/tasks.py``'s ``from .pdf.jobs import …`` is an edge to quotes.pdf.jobs (guards the resolver)."""
+    edges, _ = _graph()
+    assert "quotes.pdf.jobs" in edges["quotes.tasks"]
+    assert "configurator.engine.types" in edges["configurator.engine.plan"]
+
+
+def test_no_import_cycle_between_the_projects_modules():
+    edges, _ = _graph()
+    cycles = _cycles(edges)
+    assert cycles == [], "import cycles (module-level imports): " + "; ".join(" ↔ ".join(c) for c in cycles)
+
+
+def test_the_engine_imports_no_django_and_no_app():
+    """configurator/engine is pure Python: no Django, no catalog, quotes or accounts (see its __init__)."""
+    _, raw = _graph()
+    engine_modules = [m for m in raw if m == ENGINE or m.startswith(ENGINE + ".")]
+    assert len(engine_modules) > 10
+    bad = sorted(
+        f"{m} imports {name}"
+        for m in engine_modules
+        for name in raw[m]
+        if name.split(".")[0] in ENGINE_FORBIDDEN
+        or (name.startswith("configurator.") and not name.startswith(ENGINE))
+    )
+    assert bad == []
