@@ -57,8 +57,8 @@ test: setup
 	$(PY) manage.py makemigrations --check --dry-run >/dev/null || { echo "Model changes without migrations: run manage.py makemigrations"; exit 1; }
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
-# The engine and drawing tests: no browser; only the golden plans (tests/engine/test_golden.py) need
-# a database: the throw-away test database, loaded with the seeded catalog.
+# The engine and drawing tests alone: seconds, no database, no browser (the golden plans, which need the
+# seeded catalog in a test database, are in tests/golden and run with `make test`).
 test-fast: setup
 	$(PY) -m pytest -q -p no:cacheprovider tests/engine tests/drawings
 

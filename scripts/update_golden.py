@@ -1,11 +1,11 @@
 #!/usr/bin/env python
-"""Write ``tests/engine/golden/*.json``: the plan JSON of every seeded configuration (issue 20).
+"""Write ``tests/golden/plans/*.json``: the plan JSON of every seeded configuration (issue 20).
 
     .venv/bin/python scripts/update_golden.py
 
 Plans in a throw-away test database loaded with the seeded catalog (``load_catalog``), so the
 developer's own database is never touched.  Run it only when a plan is meant to change, and list
-every changed figure with its reason in the commit message (``git diff tests/engine/golden``
+every changed figure with its reason in the commit message (``git diff tests/golden/plans``
 shows them): the golden files exist to prove that a restructuring changed nothing else.
 """
 
@@ -18,7 +18,7 @@ from io import StringIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GOLDEN = ROOT / "tests" / "engine" / "golden"
+GOLDEN = ROOT / "tests" / "golden" / "plans"
 
 
 def main() -> int:
@@ -31,7 +31,7 @@ def main() -> int:
     from django.db import connection
     from django.test.utils import setup_test_environment, teardown_test_environment
 
-    from tests.engine import golden_cases
+    from tests.golden import golden_cases
 
     setup_test_environment()
     old_name = connection.settings_dict["NAME"]

@@ -1,6 +1,6 @@
 """The words drawn in the pictures, in the industry's own Chinese and English.
 
-Taken from ``glossary.md`` so a drawing reads like the proposal around it.
+Taken from ``docs/glossary.md`` so a drawing reads like the proposal around it.
 Drawings are rendered outside Django's translation machinery (the PDF task
 and the page must produce the same SVG for a given language), hence a small
 table here rather than ``gettext``.

@@ -43,7 +43,7 @@ from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
 
-# Scenario slugs of the seeded catalog (docs/domain.md §10) → (en, zh-hans) as in glossary.md.
+# Scenario slugs of the seeded catalog (docs/domain.md §10) → (en, zh-hans) as in docs/glossary.md.
 SCENARIO_LABELS = {
     "finance-research": ("Financial research analysis", "金融研报分析"),
     "financial-research": ("Financial research analysis", "金融研报分析"),
@@ -131,7 +131,7 @@ def proposal_language(revision) -> str:
 
 
 def topology_label(topology: Mapping, lang: str) -> str:
-    """The deployment's topology in the customer's words (glossary.md)."""
+    """The deployment's topology in the customer's words (docs/glossary.md)."""
     kind = str(topology.get("kind", ""))
     if kind == "single":
         return _("Single cluster")

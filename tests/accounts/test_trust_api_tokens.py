@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def _english(client):
-    # Messages are asserted in English (the Chinese wording is in locale/zh_Hans/i13-quotes.tsv).
+    # Messages are asserted in English (the Chinese wording is in locale/zh_Hans/quotes-trust.tsv).
     client.defaults["HTTP_ACCEPT_LANGUAGE"] = "en"
 
 

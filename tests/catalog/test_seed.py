@@ -65,7 +65,7 @@ def test_seeded_slugs(seeded):
         "tenant_pair",
         "disaggregated",
     ]
-    # glossary.md: the five scenario names.
+    # docs/glossary.md: the five scenario names.
     assert list(Scenario.objects.values_list("name_zh", flat=True)) == [
         "金融研报分析",
         "政务文档与政策问答",

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.utils.translation.template import templatize
 
 ROOT = Path(settings.BASE_DIR)
-# pdf.tsv, and i16-proposal.tsv for the editions, the commercial terms and the deployment path.
+# pdf.tsv, and proposal.tsv for the editions, the commercial terms and the deployment path.
 TSVS = sorted((ROOT / "locale" / "zh_Hans").glob("*.tsv"))  # every area's wording (fill.py reads them all)
 TEMPLATES = [
     *sorted((ROOT / "quotes" / "templates" / "quotes" / "pdf").glob("*.html")),

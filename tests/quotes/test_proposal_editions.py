@@ -76,7 +76,7 @@ CHECK_CODE = re.compile(
 )
 
 # English allowed in the Chinese edition: product and vendor names, units, technical abbreviations
-# the industry writes in Latin letters (glossary.md: Token, TCO, TTFT/TPOT, PUE, KV, RoCE, PDU ...).
+# the industry writes in Latin letters (docs/glossary.md: Token, TCO, TTFT/TPOT, PUE, KV, RoCE, PDU ...).
 ZH_WHITELIST = {
     # products and technologies
     "Atlas", "Ascend", "Kimi", "NF5868G8", "RTX", "PRO", "RoCE", "OceanStor", "Mooncake", "MetaService",

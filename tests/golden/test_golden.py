@@ -1,4 +1,4 @@
-"""The plan JSON of every seeded configuration is what ``tests/engine/golden/`` recorded (issue 20).
+"""The plan JSON of every seeded configuration is what ``tests/golden/plans/`` recorded (issue 20).
 
 A safety net for the restructuring of the engine (figure book, seed files, typed results): each
 golden file holds a request (the topologies of docs/domain.md §4 on the seeded platforms, and the
@@ -8,7 +8,7 @@ strings, booleans, keys and list lengths exactly, numbers to a relative toleranc
 summation order cannot fail it, and any real change of a figure does).
 
 When a change to a figure is intended, refresh the files with ``scripts/update_golden.py`` and list
-every changed figure with its reason in the commit message (``git diff tests/engine/golden`` shows
+every changed figure with its reason in the commit message (``git diff tests/golden/plans`` shows
 them); a golden file refreshed without that list hides exactly what this test exists to show.
 
 Needs the database only because the seeded catalog is loaded there (``load_catalog``).
@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from tests.engine import golden_cases
+from tests.golden import golden_cases
 
 pytestmark = pytest.mark.django_db
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parent / "plans"
 REL_TOL = 1e-9
 FILES = sorted(GOLDEN.glob("*.json"))
 

@@ -1,4 +1,4 @@
-"""The seeded configurations whose plan JSON is kept in ``tests/engine/golden/`` (issue 20).
+"""The seeded configurations whose plan JSON is kept in ``tests/golden/plans/`` (issue 20).
 
 Shared by ``scripts/update_golden.py`` (writes the files) and ``test_golden.py`` (re-plans and
 compares).  Each case is a plan request in the API format (docs/api.md) naming the seeded catalog's
