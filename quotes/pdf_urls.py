@@ -1,8 +1,6 @@
 """URL patterns of the proposal PDF, the workbook and the launch bundle.
 
-Merged into the ``quotes`` namespace by ``quotes/urls.py``; ``pdf``, ``xlsx``
-and ``bundle`` keep the names (and the revision-pk argument) of the
-placeholders they replace.
+Added to the ``quotes`` namespace by ``quotes/urls.py``.
 """
 
 from django.urls import path

@@ -1,15 +1,8 @@
-"""Quote URLs.
-
-``pdf``, ``xlsx`` and ``bundle`` start as placeholders (404 "not available
-yet"); when the proposal/export code is installed (``quotes/pdf_urls.py``) its
-patterns replace those of the same name, keeping the revision-pk argument.
-"""
-
-from importlib.util import find_spec
+"""Quote URLs; the proposal PDF, the workbook and the launch bundle are in ``quotes/pdf_urls.py``."""
 
 from django.urls import path
 
-from . import benchmark_views, views, workflow_views
+from . import benchmark_views, pdf_urls, views, workflow_views
 
 app_name = "quotes"
 urlpatterns = [
@@ -24,9 +17,6 @@ urlpatterns = [
     path("revisions/<int:pk>/issue/", views.revision_issue_view, name="issue"),
     path("revisions/<int:pk>/approve/", views.revision_approve_view, name="approve"),
     path("revisions/<int:pk>/reject/", views.revision_reject_view, name="reject"),
-    path("revisions/<int:pk>/pdf/", views.revision_pdf, name="pdf"),
-    path("revisions/<int:pk>/xlsx/", views.revision_xlsx, name="xlsx"),
-    path("revisions/<int:pk>/bundle/", views.revision_bundle, name="bundle"),
     path("revisions/<int:pk>/benchmark/", benchmark_views.revision_benchmark_upload, name="benchmark"),
     # The sales workflow (quotes/workflow_views.py).
     path("revisions/<int:pk>/configure/", workflow_views.revision_configure, name="configure"),
@@ -46,10 +36,4 @@ urlpatterns = [
     path("shared/<str:token>/question/", workflow_views.share_question, name="share_question"),
 ]
 
-# Checked with find_spec rather than a guarded import, so an error inside the
-# export code surfaces instead of silently bringing the placeholders back.
-if find_spec("quotes.pdf_urls") is not None:
-    from . import pdf_urls
-
-    _replaced = {p.name for p in pdf_urls.urlpatterns}
-    urlpatterns = [p for p in urlpatterns if p.name not in _replaced] + list(pdf_urls.urlpatterns)
+urlpatterns += pdf_urls.urlpatterns

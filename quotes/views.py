@@ -482,36 +482,3 @@ def customer_list(request: HttpRequest) -> HttpResponse:
             status = 400
     customers = selectors.customers_visible_to(request.user)
     return render(request, "quotes/customers.html", {"customers": customers, "form": form}, status=status)
-
-
-# --------------------------------------------------------------------------- downloads (placeholders)
-#
-# The proposal PDF, the BOM/TCO workbook and the launch bundle are rendered by
-# quotes/pdf/ and quotes/exports.py.  Until those exist, these URL names answer
-# 404 "not available yet" — after the same visibility check the real views
-# must keep, so an invisible revision is indistinguishable from a missing one.
-
-
-def _not_available(request: HttpRequest, pk: int, what: str) -> HttpResponse:
-    revision = selectors.revision_get_visible(user=request.user, pk=pk)
-    return render(
-        request,
-        "quotes/not_available.html",
-        {"revision": revision, "quote": revision.quote, "what": what},
-        status=404,
-    )
-
-
-@require_GET
-def revision_pdf(request: HttpRequest, pk: int) -> HttpResponse:
-    return _not_available(request, pk, _("The proposal PDF"))
-
-
-@require_GET
-def revision_xlsx(request: HttpRequest, pk: int) -> HttpResponse:
-    return _not_available(request, pk, _("The BOM and TCO workbook"))
-
-
-@require_GET
-def revision_bundle(request: HttpRequest, pk: int) -> HttpResponse:
-    return _not_available(request, pk, _("The launch bundle"))
