@@ -362,16 +362,18 @@ def _sla(result: dict, lang: str) -> dict | None:
 
     sla = perf.get("sla") or None
     band = perf.get("error_band") or (0, 0)
-    tps = perf.get("output_tokens_per_s") or 0
     low, high = (band[0], band[1]) if len(band) == 2 else (0, 0)
+    # The likely measured range is the engine's (PerformanceResult.output_tokens_per_s_range).
+    likely = perf.get("output_tokens_per_s_range") or ()
+    likely = likely if len(likely) == 2 and not perf.get("measured") else (None, None)
     return {
         "curve_svg": curve_svg(perf.get("curve") or (), lang, quoted=perf.get("concurrency")),
         "capacity": perf.get("capacity_concurrency") or 0,
         "queue_wait_s": perf.get("queue_wait_s") or 0,
         "ttft_p90_s": perf.get("ttft_p90_s") or 0,
         "tpot_p90_s": perf.get("tpot_p90_s") or 0,
-        "range_low": tps / high if high and not perf.get("measured") else None,
-        "range_high": tps / low if low and not perf.get("measured") else None,
+        "range_low": likely[0],
+        "range_high": likely[1],
         "band_low": low,
         "band_high": high,
         "has_targets": bool(sla),

@@ -34,18 +34,16 @@ def _float(value: Any) -> float | None:
 
 
 def throughput_band(result: Any) -> tuple[float, float] | None:
-    """Output throughput the measurement is likely to fall in: estimate ÷ the calibration band."""
+    """Output throughput the measurement is likely to fall in: the engine's
+    ``performance.output_tokens_per_s_range`` (estimate ÷ the calibration band)."""
     perf = (result or {}).get("performance") if isinstance(result, dict) else None
     if not perf or perf.get("measured"):
         return None
-    band = perf.get("error_band") or ()
-    tps = _float(perf.get("output_tokens_per_s")) or 0.0
-    if len(band) != 2 or tps <= 0:
-        return None
-    low, high = _float(band[0]), _float(band[1])
-    if not low or not high:
-        return None
-    return (tps / high, tps / low)
+    likely = perf.get("output_tokens_per_s_range") or ()
+    if len(likely) != 2:
+        return None  # a plan stored before the calibration band existed
+    low, high = _float(likely[0]), _float(likely[1])
+    return (low, high) if low and high else None
 
 
 def measured_context(revision) -> dict[str, Any] | None:

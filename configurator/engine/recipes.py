@@ -545,22 +545,6 @@ CUDA_LLAMA = Recipe(
     container=CUDA_CONTAINER,
     defaults=ServingDefaults(max_num_batched_tokens=8192, enable_prefix_caching=False),
 )
-CUDA_QWEN3_MOE = Recipe(
-    key="cuda-qwen3-moe",
-    title="Qwen3-235B-A22B on CUDA",
-    platform="cuda",
-    hardware=frozenset({"hopper", "blackwell", "blackwell-pcie", "ampere", "any"}),
-    families=frozenset({"qwen3"}),
-    topology="aggregated",
-    vllm="0.27.1",
-    vllm_ascend="",
-    image="vllm/vllm-openai:v0.27.1",
-    source=_RECIPES + "models/Qwen/Qwen3-235B-A22B-Instruct-2507.yaml",
-    env=dict(_CUDA_DP_ENV),
-    flags=(("--trust-remote-code", None),),
-    cross_node_flags=_DEEPEP,
-    container=CUDA_CONTAINER,
-)
 CUDA_KIMI_K2 = Recipe(
     key="cuda-kimi-k2",
     title="Kimi K2 on CUDA",
@@ -576,6 +560,13 @@ CUDA_KIMI_K2 = Recipe(
     flags=(("--trust-remote-code", None),),
     cross_node_flags=_DEEPEP,
     container=CUDA_CONTAINER,
+)
+CUDA_QWEN3_MOE = replace(
+    CUDA_KIMI_K2,
+    key="cuda-qwen3-moe",
+    title="Qwen3-235B-A22B on CUDA",
+    families=frozenset({"qwen3"}),
+    source=_RECIPES + "models/Qwen/Qwen3-235B-A22B-Instruct-2507.yaml",
 )
 CUDA_DEEPSEEK = replace(
     CUDA_KIMI_K2,
