@@ -50,6 +50,7 @@ import yaml
 
 from . import recipes as rc
 from . import site_values as sv
+from .names import node_name
 from .placement import serving_flags_for_checkpoint
 from .types import (
     Check,
@@ -593,7 +594,7 @@ def _build_aggregated(
             env = _env(recipe, deviations, role, site, ip, cross_node=cross_node)
             name = _script_name(index, g, role)
             title = (
-                f"{req.model.name} on {req.server.name}: node {index} ({g.name}, {role}, "
+                f"{req.model.name} on {req.server.name}: {node_name(index)} ({g.name}, {role}, "
                 f"{_rank_text(k, p.dp_local)} of {p.dp})"
             )
             nodes.append(
@@ -677,7 +678,7 @@ def _build_pd(
                 ports.append(port)
             name = _script_name(index, g, side)
             title = (
-                f"{req.model.name} on {req.server.name}: node {index} ({side}, "
+                f"{req.model.name} on {req.server.name}: {node_name(index)} ({side}, "
                 f"{_rank_text(k, p.dp_local)} of {p.dp}, master {master_ip})"
             )
             nodes.append(
@@ -1085,7 +1086,7 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
             "prefill": f"prefill engine (KV producer), DP rank {n.dp_rank}",
             "decode": f"decode engine (KV consumer), DP rank {n.dp_rank}",
         }[n.role]
-        out.append(f"| {_code(n.script)} | node {n.index} ({_md(n.host)}) | {_md(n.group)}: {what} |")
+        out.append(f"| {_code(n.script)} | {node_name(n.index)} ({_md(n.host)}) | {_md(n.group)}: {what} |")
     extra = {
         "start-memcache-metaservice.sh": "memcache MetaService for the prefill KV pool",
         "start-proxy.sh": "load-balancing proxy listing every prefill and decode endpoint",
@@ -1100,10 +1101,10 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
     for name, what in extra.items():
         if name in files or name == "monitoring/prometheus.yml":
             where = {
-                "start-memcache-metaservice.sh": f"node {nodes[0].index} ({_md(proxy_host)})"
+                "start-memcache-metaservice.sh": f"{node_name(nodes[0].index)} ({_md(proxy_host)})"
                 if nodes
                 else "",
-                "start-proxy.sh": f"node {nodes[0].index} ({_md(proxy_host)})" if nodes else "",
+                "start-proxy.sh": f"{node_name(nodes[0].index)} ({_md(proxy_host)})" if nodes else "",
                 "gateway/nginx.conf": "both gateway hosts",
                 "gateway/llm-healthcheck.sh": "both gateway hosts (as a service)",
                 "gateway/keepalived-master.conf": "the first gateway host",
@@ -1115,13 +1116,13 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
     for name in ("start-memcache-metaservice.sh", "start-proxy.sh"):
         if f"docker/{name}" in files:
             out.append(
-                f"| {_code('docker/' + name)} | node {nodes[0].index} ({_md(nodes[0].host)}) | runs "
+                f"| {_code('docker/' + name)} | {node_name(nodes[0].index)} ({_md(nodes[0].host)}) | runs "
                 f"{_code(name)} inside the recipe's container |"
             )
     for n in nodes:
         if f"docker/{n.script}" in files:
             out.append(
-                f"| {_code('docker/' + n.script)} | node {n.index} ({_md(n.host)}) | runs {_code(n.script)} "
+                f"| {_code('docker/' + n.script)} | {node_name(n.index)} ({_md(n.host)}) | runs {_code(n.script)} "
                 "inside the recipe's container |"
             )
     k8s = sorted(f for f in files if f.startswith("k8s/"))
@@ -1153,7 +1154,7 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
             if master is None:
                 continue
             steps.append(
-                f"{_md(g.name)}: start {_code(master.script)} on node {master.index} first, then the worker scripts "
+                f"{_md(g.name)}: start {_code(master.script)} on {node_name(master.index)} first, then the worker scripts "
                 "of the group as soon as possible (the master waits up to 2 h for them)."
             )
         steps.append(f"Wait for `curl http://<master>:{ctx.api_port}/health` to return 200 on each master.")

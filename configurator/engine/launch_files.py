@@ -37,6 +37,7 @@ import yaml
 
 from . import recipes as rc
 from . import site_values as sv
+from .names import node_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from .launch import BundleContext, NodeLaunch
@@ -135,7 +136,7 @@ def docker_scripts(
             words += ["-v", _qq(f"{MEMCACHE_DIR}:{MEMCACHE_DIR}:ro")]  # mmc-local.conf for the KV pool
         words += ["-v", '"$bundle_dir"' + _qq(":/bundle:ro")]
         words += ["--entrypoint", "bash", _qq(ctx.image), _qq(f"/bundle/{n.script}")]
-        title = f"Container for node {n.index} ({n.group}, {n.role}): runs {n.script} in {ctx.image}"
+        title = f"Container for {node_name(n.index)} ({n.group}, {n.role}): runs {n.script} in {ctx.image}"
         out[f"docker/{n.script}"] = script(title, {}, _docker_body(words))
     host = nodes[0].host if nodes else ""
     for name in services:
