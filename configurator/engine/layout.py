@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .explain import by_key, check, fig, plural, public, sentence_start, thousands, typed
+from .explain import check, plural, public, sentence_start, thousands, typed
+from .figures import FigureBook
 from .types import (
     Check,
-    Figure,
     GroupLayout,
     LayoutResult,
     ParallelSpec,
@@ -528,39 +528,22 @@ def resolve_layout(req: PlanRequest) -> LayoutResult:
     topo, server, model = req.topology, req.server, req.model
     dpn = server.logical_devices
     checks: list[Check] = []
-    figures: list[Figure] = [
-        fig("layout.nodes", topo.nodes, "nodes", "Nodes", "节点数", source=typed("topology.nodes")),
-        fig(
-            "layout.devices_per_node",
-            dpn,
-            "devices",
-            "Logical devices per node",
-            "每节点逻辑卡数",
-            "packages × logical devices per package",
-            {
-                "packages": server.packages,
-                "logical_per_package": server.accelerator.logical_devices_per_package,
-            },
-        ),
-        fig(
-            "layout.total_devices",
-            max(topo.nodes, 0) * dpn,
-            "devices",
-            "Logical devices in the deployment",
-            "部署总卡数",
-            "nodes × devices per node",
-            {"nodes": topo.nodes, "devices_per_node": dpn},
-        ),
-        fig(
-            "layout.scale_up_domain_devices",
-            scale_up_domain(server),
-            "devices",
-            "Scale-up domain",
-            "高速互联域",
-            "server.scale_up_domain_devices, or the server's own devices when 0",
-            {"scale_up_fabric": server.scale_up_fabric},
-        ),
-    ]
+    book = FigureBook()
+    book.put("layout.nodes", topo.nodes, source=typed("topology.nodes"), nodes=topo.nodes)
+    book.put(
+        "layout.devices_per_node",
+        dpn,
+        packages=server.packages,
+        logical_per_package=server.accelerator.logical_devices_per_package,
+    )
+    book.put("layout.total_devices", max(topo.nodes, 0) * dpn, nodes=max(topo.nodes, 0), devices_per_node=dpn)
+    book.put(
+        "layout.scale_up_domain_devices",
+        scale_up_domain(server),
+        scale_up_domain_devices=server.scale_up_domain_devices,
+        logical_devices=server.logical_devices,
+        scale_up_fabric=server.scale_up_fabric,
+    )
 
     if topo.nodes <= 0:
         checks.append(
@@ -576,7 +559,7 @@ def resolve_layout(req: PlanRequest) -> LayoutResult:
                 fix_zh="请输入正的节点数。",
             )
         )
-        return LayoutResult(topo.nodes, dpn, (), by_key(figures), tuple(checks))
+        return LayoutResult(topo.nodes, dpn, (), book.figures, tuple(checks))
 
     specs = _topology_groups(req, checks)
     groups = tuple(
@@ -618,39 +601,24 @@ def resolve_layout(req: PlanRequest) -> LayoutResult:
 
     for g in groups:
         p = g.parallel
-        figures.append(
-            fig(
-                f"layout.{g.name}.devices",
-                g.devices,
-                "devices",
-                f"Devices of {GROUP_EN.get(g.name, g.name)}",
-                f"{GROUP_ZH.get(g.name, g.name)}卡数",
-                "group nodes × devices per node",
-                {"nodes": g.nodes, "devices_per_node": dpn},
-            )
-        )
-        figures.append(
-            fig(
-                f"layout.{g.name}.parallel",
-                parallel_label(p),
-                "",
-                f"Parallel layout of {GROUP_EN.get(g.name, g.name)}",
-                f"{GROUP_ZH.get(g.name, g.name)}并行方式",
-                "EP = TP × DP with --enable-expert-parallel",
-                {"tp": p.tp, "dp": p.dp, "pp": p.pp, "ep": p.ep, "dp_local": p.dp_local},
-                source=public("vLLM docs/serving/data_parallel_deployment.md"),
-            )
+        names = {"group_en": GROUP_EN.get(g.name, g.name), "group_zh": GROUP_ZH.get(g.name, g.name)}
+        book.put(f"layout.{g.name}.devices", g.devices, label=names, nodes=g.nodes, devices_per_node=dpn)
+        book.put(
+            f"layout.{g.name}.parallel",
+            parallel_label(p),
+            label=names,
+            source=public("vLLM docs/serving/data_parallel_deployment.md"),
+            tp=p.tp,
+            dp=p.dp,
+            pp=p.pp,
+            ep=p.ep,
+            dp_local=p.dp_local,
         )
         if model.is_moe:
-            figures.append(
-                fig(
-                    f"layout.{g.name}.experts_per_rank",
-                    g.experts_per_rank,
-                    "experts",
-                    "Routed experts per rank",
-                    "每卡路由专家数",
-                    "num_experts ÷ EP",
-                    {"num_experts": model.num_experts, "ep": p.ep},
-                )
+            book.put(
+                f"layout.{g.name}.experts_per_rank",
+                g.experts_per_rank,
+                num_experts=model.num_experts,
+                ep=p.ep,
             )
-    return LayoutResult(topo.nodes, dpn, groups, by_key(figures), tuple(checks))
+    return LayoutResult(topo.nodes, dpn, groups, book.figures, tuple(checks))

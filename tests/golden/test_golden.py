@@ -7,6 +7,13 @@ test re-plans the recorded request against the seeded catalog and compares the w
 strings, booleans, keys and list lengths exactly, numbers to a relative tolerance of 1e-9 (so float
 summation order cannot fail it, and any real change of a figure does).
 
+The files were taken before the figure book (issue 20) and are kept as they were: the book writes
+each figure's formula from its catalogue entry, over the names of its inputs, so the comparison
+skips ``figures.*.formula`` text and accepts inputs *added* to a figure (a formula that now names
+what it was computed from); every value, unit, label, source and every input the figure already
+had must be as recorded.  ``INTENDED`` lists the few other differences the restructuring made on
+purpose, each with its reason.
+
 When a change to a figure is intended, refresh the files with ``scripts/update_golden.py`` and list
 every changed figure with its reason in the commit message (``git diff tests/golden/plans`` shows
 them); a golden file refreshed without that list hides exactly what this test exists to show.
@@ -18,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +45,25 @@ def _fresh_catalog_cache():
     from configurator import catalog_cache
 
     catalog_cache.clear()
+
+
+#: Differences made on purpose by the restructuring: (path regex, old, new) → reason.
+INTENDED: dict[tuple[str, Any, Any], str] = {}
+
+_FIGURE_FORMULA = re.compile(r"^\$\.figures\.[^ ]+\.formula$")
+_FIGURE_INPUT_ADDED = re.compile(r"^\$\.figures\.[^ ]+\.inputs\.[^.]+: added$")
+
+
+def _intended(diff: str) -> bool:
+    if _FIGURE_INPUT_ADDED.match(diff):
+        return True
+    path, _, change = diff.partition(": ")
+    if _FIGURE_FORMULA.match(path):
+        return True
+    for (pattern, old, new), _reason in INTENDED.items():
+        if re.match(pattern, path) and change == f"{old!r} → {new!r}":
+            return True
+    return False
 
 
 def _differences(old: Any, new: Any, path: str = "$") -> list[str]:
@@ -77,6 +104,19 @@ def test_the_comparison_sees_real_changes_and_ignores_rounding_noise():
     assert _differences("3.00", "3.0") == ["$: '3.00' → '3.0'"]
 
 
+def test_only_formula_text_and_added_inputs_are_forgiven():
+    """The comparison forgives a figure's formula wording and a newly named input, nothing else."""
+    assert _intended(
+        "$.figures.layout.total_devices.formula: 'nodes × devices per node' → 'nodes × devices_per_node'"
+    )
+    assert _intended("$.figures.layout.nodes.inputs.nodes: added")
+    assert not _intended("$.figures.layout.nodes.inputs.nodes: removed")
+    assert not _intended("$.figures.layout.nodes.value: 4 → 5")
+    assert not _intended("$.figures.layout.nodes.inputs.nodes: 4 → 5")
+    assert not _intended("$.figures.layout.nodes.label_en: 'Nodes' → 'Node count'")
+    assert not _intended("$.layout.formula: 'a' → 'b'")
+
+
 def test_every_seeded_configuration_has_a_golden_file():
     """The files cover the seven seeded topologies/platforms and the five scenario presets."""
     names = {p.stem for p in FILES}
@@ -97,6 +137,6 @@ def test_the_recorded_requests_are_the_seeded_configurations(catalog):
 def test_the_plan_is_unchanged(catalog, path):
     recorded = json.loads(path.read_text(encoding="utf-8"))
     plan = golden_cases.plan_json(recorded["request"])
-    diffs = _differences(recorded["plan"], plan)
+    diffs = [d for d in _differences(recorded["plan"], plan) if not _intended(d)]
     shown = "\n".join(diffs[:40]) + (f"\n… and {len(diffs) - 40} more" if len(diffs) > 40 else "")
     assert not diffs, f"{path.name}: the plan changed ({len(diffs)} differences):\n{shown}"

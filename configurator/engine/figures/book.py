@@ -1,0 +1,369 @@
+"""The figure book: every explained number of a plan is put here, by key.
+
+A module that computes a figure does one thing::
+
+    book.put("layout.total_devices", nodes * dpn, nodes=nodes, devices_per_node=dpn)
+
+and the book supplies the rest from the figure's *definition* in the catalogue
+(``engine/figures/catalogue/<area>.py``): the unit (one :class:`Unit`), the
+labels in both languages, the formula over named inputs and the kind of source.
+The arithmetic stays one line; the explanation lives once, in the catalogue.
+
+Rules a definition follows (``tests/engine/test_figure_book.py`` checks them):
+
+* ``key`` is the figure's key, or a pattern of it: ``{name}`` matches one or
+  more dotted segments (``power.group.{group}.it_kw``), ``{name?}`` also
+  matches nothing (``memory.{group?}per_rank.device_bytes`` matches
+  ``memory.per_rank.device_bytes`` and ``memory.decode.per_rank.device_bytes``).
+* ``formula`` names its inputs.  A formula is either a Python expression over
+  them (``nodes * devices_per_node``; ``ceil``/``floor``/``min``/``max``/
+  ``round``/``abs`` allowed) — shown with × ÷ − and *evaluated* by the test to
+  check it gives the value the code put — or prose with the inputs in braces
+  (``"{device_bytes} as the runtime reports it"``) where no expression can
+  say it.  ``context`` lists further inputs that describe rather than compute
+  (an accelerator's name, a weight format).  ``put`` must supply exactly the
+  formula's names plus ``context``: a missing or extra input is an error.
+* ``formulas`` holds variants (``{"ep": "expert_bytes / ep / pp", "tp": …}``)
+  chosen by ``put(..., variant="tp")`` when the computation takes different
+  paths.
+* labels may hold ``{name}`` placeholders, filled from the key pattern's
+  captures and from ``put(..., label={...})``.
+* ``unit`` :data:`Unit.MONEY` and :data:`Unit.MONEY_PER_M_TOKENS` are spelled
+  with the book's currency (``FigureBook(currency="CNY")``).
+
+``put`` returns the :class:`~configurator.engine.types.Figure`; ``figures``
+is the dict a result carries.  Nothing outside this module constructs a
+``Figure`` (a test scans the code for it).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import math
+import pkgutil
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import StrEnum
+from functools import cache
+from typing import Any
+
+from ..types import Figure, Source
+
+
+class Unit(StrEnum):
+    """Every unit a figure may carry (the value is how the JSON spells it)."""
+
+    NONE = ""
+    BYTES = "B"
+    BYTES_PER_TOKEN = "B/token"
+    BYTES_PER_SEQUENCE = "B/seq"
+    GBPS = "Gb/s"
+    TFLOPS = "TFLOPS"
+    KW = "kW"
+    AMPS = "A"
+    RACK_UNITS = "U"
+    SECONDS = "s"
+    MONTHS = "month"
+    FRACTION = "fraction"
+    RATIO = "ratio"
+    TIMES = "×"
+    COUNT_NODES = "nodes"
+    COUNT_DEVICES = "devices"
+    COUNT_EXPERTS = "experts"
+    COUNT_PORTS = "ports"
+    COUNT_PROCESSES = "processes"
+    COUNT_FILES = "files"
+    COUNT_SEQUENCES = "sequences"
+    COUNT_USERS = "users"
+    TOKENS = "tokens"
+    TOKENS_PER_S = "tokens/s"
+    REQUESTS_PER_S = "req/s"
+    M_TOKENS = "M tokens"
+    MONEY = "{currency}"
+    MONEY_PER_M_TOKENS = "{currency}/M tokens"
+
+
+class SourceKind(StrEnum):
+    """Where a figure comes from (docs/domain.md §1)."""
+
+    DERIVED = "derived"  # computed by the engine from other figures
+    INPUT = "input"  # typed by the engineer
+    PUBLIC = "public"  # a public config, document or source file
+    SEED = "seed"  # one of the customer's source documents (S1/S2)
+    ASSUMED = "assumed"  # a placeholder a catalog admin should check
+
+
+#: Functions a formula expression may call.
+FUNCTIONS: Mapping[str, Any] = {
+    "ceil": math.ceil,
+    "floor": math.floor,
+    "min": min,
+    "max": max,
+    "round": round,
+    "abs": abs,
+}
+RESERVED = frozenset({"variant", "source", "label"})
+_BRACED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(\??)\}")
+_PRETTY = ((" * ", " × "), (" // ", " ÷ "), (" / ", " ÷ "), (" - ", " − "), ("**", "^"))
+
+
+class FigureBookError(LookupError):
+    """A figure put with an unknown key or with inputs its formula does not name."""
+
+
+@dataclass(frozen=True)
+class Formula:
+    """One formula: its text, the inputs it names and whether it is an expression."""
+
+    text: str
+    names: frozenset[str]
+    expression: ast.Expression | None  # None: prose
+
+    @property
+    def display(self) -> str:
+        if self.expression is None:
+            return _BRACED.sub(r"\1", self.text)
+        out = self.text
+        for a, b in _PRETTY:
+            out = out.replace(a, b)
+        return out
+
+    def evaluate(self, inputs: Mapping[str, Any]) -> float | None:
+        """The expression's value over ``inputs`` (None: prose, or an input is not a number)."""
+        if self.expression is None:
+            return None
+        env: dict[str, Any] = {}
+        for name in self.names:
+            v = inputs[name]
+            if isinstance(v, bool) or not isinstance(v, int | float | Decimal):
+                return None
+            env[name] = float(v) if isinstance(v, Decimal) else v
+        code = compile(self.expression, "<formula>", "eval")
+        return float(eval(code, {"__builtins__": {}, **FUNCTIONS}, env))  # noqa: S307 - catalogue text only
+
+
+@cache
+def parse_formula(text: str) -> Formula:
+    """Parse a catalogue formula (expression, or prose with ``{names}``)."""
+    if not text:
+        return Formula("", frozenset(), None)
+    if "{" in text:
+        return Formula(text, frozenset(_BRACED.findall(text)), None)
+    tree = ast.parse(text, mode="eval")
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in FUNCTIONS:
+            names.add(node.id)
+        elif isinstance(node, ast.Call) and not (
+            isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
+        ):
+            raise ValueError(f"formula {text!r} calls something other than {sorted(FUNCTIONS)}")
+    return Formula(text, frozenset(names), tree)
+
+
+@dataclass(frozen=True)
+class FigureDef:
+    """What a figure is, written once: unit, labels, formula over named inputs, source kind."""
+
+    key: str
+    unit: Unit
+    en: str
+    zh: str
+    formula: str = ""
+    formulas: Mapping[str, str] = field(default_factory=dict)
+    context: tuple[str, ...] = ()
+    source: SourceKind = SourceKind.DERIVED
+    #: Why the value cannot be recomputed from the inputs exactly (the test then checks names only).
+    approximate: str = ""
+
+    def formula_for(self, variant: str | None) -> Formula:
+        if variant is None:
+            if self.formulas and not self.formula:
+                raise FigureBookError(f"figure {self.key!r} needs a variant: one of {sorted(self.formulas)}")
+            return parse_formula(self.formula)
+        if variant not in self.formulas:
+            raise FigureBookError(f"figure {self.key!r} has no variant {variant!r}")
+        return parse_formula(self.formulas[variant])
+
+    def variants(self) -> dict[str | None, Formula]:
+        out: dict[str | None, Formula] = {}
+        if self.formula or not self.formulas:
+            out[None] = parse_formula(self.formula)
+        for name, text in self.formulas.items():
+            out[name] = parse_formula(text)
+        return out
+
+    def inputs_for(self, variant: str | None) -> frozenset[str]:
+        return self.formula_for(variant).names | frozenset(self.context)
+
+    @property
+    def pattern(self) -> re.Pattern[str] | None:
+        return _compile_pattern(self.key) if "{" in self.key else None
+
+
+@cache
+def _compile_pattern(key: str) -> re.Pattern[str]:
+    out, pos = [], 0
+    for m in _PLACEHOLDER.finditer(key):
+        out.append(re.escape(key[pos : m.start()]))
+        out.append(f"(?P<{m.group(1)}>{'.*?' if m.group(2) else '.+?'})")
+        pos = m.end()
+    out.append(re.escape(key[pos:]))
+    return re.compile("".join(out) + r"\Z")
+
+
+class Catalogue:
+    """Every figure definition, from the modules of ``engine/figures/catalogue``."""
+
+    def __init__(self, defs: list[FigureDef]) -> None:
+        self.exact: dict[str, FigureDef] = {}
+        self.patterns: list[FigureDef] = []
+        seen: set[str] = set()
+        for d in defs:
+            if d.key in seen:
+                raise ValueError(f"figure {d.key!r} is defined twice")
+            seen.add(d.key)
+            for variant, formula in d.variants().items():
+                clash = (formula.names | set(d.context)) & RESERVED
+                if clash:
+                    raise ValueError(
+                        f"figure {d.key!r} ({variant}) uses reserved input names {sorted(clash)}"
+                    )
+            if "{" in d.key:
+                self.patterns.append(d)
+            else:
+                self.exact[d.key] = d
+        self._resolved: dict[str, tuple[FigureDef, dict[str, str]]] = {}
+
+    def __iter__(self) -> Iterator[FigureDef]:
+        yield from self.exact.values()
+        yield from self.patterns
+
+    def resolve(self, key: str) -> tuple[FigureDef, dict[str, str]]:
+        """The definition of ``key`` and the pattern's captures (an exact key wins)."""
+        hit = self._resolved.get(key)
+        if hit is not None:
+            return hit
+        d = self.exact.get(key)
+        if d is not None:
+            hit = (d, {})
+        else:
+            matches = []
+            for p in self.patterns:
+                m = p.pattern.match(key) if p.pattern else None
+                if m:
+                    matches.append((p, m.groupdict()))
+            if not matches:
+                raise FigureBookError(f"no figure definition for {key!r} (engine/figures/catalogue)")
+            if len(matches) > 1:
+                raise FigureBookError(f"{key!r} matches several definitions: {[p.key for p, _ in matches]}")
+            hit = matches[0]
+        if len(self._resolved) < 50_000:
+            self._resolved[key] = hit
+        return hit
+
+
+@cache
+def definitions() -> Catalogue:
+    """Load every ``DEFS`` tuple of ``configurator.engine.figures.catalogue.*`` once."""
+    from . import catalogue as package
+
+    defs: list[FigureDef] = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        defs.extend(getattr(module, "DEFS", ()))
+    return Catalogue(defs)
+
+
+class _Blank(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _label(template: str, args: Mapping[str, Any]) -> str:
+    return template.format_map(_Blank(args)) if "{" in template else template
+
+
+class FigureBook:
+    """The figures of one result, put by key and explained by the catalogue.
+
+    ``observer`` (tests only) is called with ``(definition, variant, figure)`` for every put.
+    """
+
+    observer: Any = None
+
+    def __init__(self, *, currency: str = "") -> None:
+        self.currency = currency
+        self.figures: dict[str, Figure] = {}
+
+    def put(
+        self,
+        key: str,
+        value: Any,
+        /,
+        *,
+        variant: str | None = None,
+        source: Source | None = None,
+        label: Mapping[str, Any] | None = None,
+        **inputs: Any,
+    ) -> Figure:
+        """Record figure ``key`` = ``value`` computed from ``inputs`` (exactly the formula's names)."""
+        definition, captures = definitions().resolve(key)
+        formula = definition.formula_for(variant)
+        expected = formula.names | frozenset(definition.context)
+        if inputs.keys() != expected:
+            missing = sorted(expected - inputs.keys())
+            extra = sorted(inputs.keys() - expected)
+            raise FigureBookError(
+                f"figure {key!r}: inputs do not match its formula {formula.text!r}"
+                + (f"; missing {missing}" if missing else "")
+                + (f"; not in the formula {extra}" if extra else "")
+            )
+        args = {**captures, **(label or {})}
+        unit = definition.unit.value.replace("{currency}", self.currency)
+        figure = Figure(
+            key=key,
+            value=value,
+            unit=unit,
+            label_en=_label(definition.en, args),
+            label_zh=_label(definition.zh, args),
+            formula=formula.display,
+            inputs=inputs,
+            source=source if source is not None else Source(definition.source.value),
+        )
+        self.figures[key] = figure
+        if FigureBook.observer is not None:
+            FigureBook.observer(definition, variant, figure)
+        return figure
+
+    def restate(self, figure: Figure, value: Any, /, *, source: Source | None = None) -> Figure:
+        """The same figure with another value (and source), e.g. a measured result replacing the estimate."""
+        new = Figure(
+            key=figure.key,
+            value=value,
+            unit=figure.unit,
+            label_en=figure.label_en,
+            label_zh=figure.label_zh,
+            formula=figure.formula,
+            inputs=figure.inputs,
+            source=source if source is not None else figure.source,
+        )
+        self.figures[figure.key] = new
+        return new
+
+    def update(self, figures: Mapping[str, Figure]) -> None:
+        """Take in figures another book already explained (a sub-result's)."""
+        self.figures.update(figures)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.figures
+
+    def __getitem__(self, key: str) -> Figure:
+        return self.figures[key]
+
+    def __len__(self) -> int:
+        return len(self.figures)
