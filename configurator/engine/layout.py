@@ -602,7 +602,9 @@ def resolve_layout(req: PlanRequest) -> LayoutResult:
     for g in groups:
         p = g.parallel
         group_names = {"group_en": GROUP_EN.get(g.name, g.name), "group_zh": GROUP_ZH.get(g.name, g.name)}
-        book.put(f"layout.{g.name}.devices", g.devices, label=group_names, nodes=g.nodes, devices_per_node=dpn)
+        book.put(
+            f"layout.{g.name}.devices", g.devices, label=group_names, nodes=g.nodes, devices_per_node=dpn
+        )
         book.put(
             f"layout.{g.name}.parallel",
             parallel_label(p),
