@@ -100,7 +100,7 @@ DEFS = (
         Unit.KW,
         "Switches",
         "交换机功耗",
-        "Σ power of the {switches} switches (network module)",
+        "Σ power of the {switches} (network module)",
     ),
     FigureDef(
         "power.switches.shared_kw",
