@@ -25,9 +25,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .figures import FigureBook
 from .types import Check, Figure, LayoutResult, PlanRequest, Severity, SiteSpec, Source
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -196,77 +196,41 @@ def _size_feed(
     utilisation = current / (breaker * circuits) if breaker else 0.0
 
     current_1, required_1 = round(current, 1), round(required, 1)
-    figures = {
-        f"{key}.current_amps": Figure(
-            f"{key}.current_amps",
-            current_1,
-            "A",
-            f"Full-load current per feed, {method_en}",
-            f"每路满载电流，{method_zh}",
-            formula="P ÷ (√3 × V_LL × PF)" if site.phases == 3 else "P ÷ (V × PF)",
-            inputs={"P_kw": round(kw, 3), "V_LL": site.voltage_ll, "PF": pf, "phases": site.phases},
-            source=out_source,
-        ),
-        f"{key}.required_amps": Figure(
-            f"{key}.required_amps",
-            required_1,
-            "A",
-            "Required breaker rating",
-            "所需断路器额定电流",
-            formula="current ÷ derating",
-            inputs={"current_amps": current_1, "derating": derating},
-            source=out_source,
-        ),
-        f"{key}.breaker_amps": Figure(
-            f"{key}.breaker_amps",
-            breaker,
-            "A",
-            "Breaker per feed (A and B)",
-            "每路断路器（A/B 路）",
-            formula="next rating on the breaker ladder ≥ required" + (" ÷ circuits" if circuits > 1 else ""),
-            inputs={"required_amps": required_1, "circuits": circuits, "largest_amps": largest},
-            source=out_source,
-        ),
-        f"{key}.utilisation": Figure(
-            f"{key}.utilisation",
-            round(utilisation, 4),
-            "ratio",
-            "Breaker loading at full load",
-            "满载时断路器负载率",
-            formula="current ÷ (breaker × circuits)",
-            inputs={"current_amps": current_1, "breaker_amps": breaker, "circuits": circuits},
-        ),
-    }
+    book = FigureBook()
+    method_label = {"method_en": method_en, "method_zh": method_zh}
+    book.put(
+        f"{key}.current_amps",
+        current_1,
+        variant="three_phase" if site.phases == 3 else "single_phase",
+        label=method_label,
+        source=out_source,
+        P_kw=round(kw, 3),
+        V_LL=site.voltage_ll,
+        PF=pf,
+        phases=site.phases,
+    )
+    book.put(f"{key}.required_amps", required_1, source=out_source, current_amps=current_1, derating=derating)
+    book.put(
+        f"{key}.breaker_amps",
+        breaker,
+        variant="split" if circuits > 1 else "one_circuit",
+        source=out_source,
+        required_amps=required_1,
+        circuits=circuits,
+        largest_amps=largest,
+    )
+    book.put(
+        f"{key}.utilisation",
+        round(utilisation, 4),
+        current_amps=current_1,
+        breaker_amps=breaker,
+        circuits=circuits,
+    )
     if detail:
-        figures[f"{key}.load_kw"] = Figure(
-            f"{key}.load_kw",
-            round(kw, 3),
-            "kW",
-            f"Load per feed, {method_en}",
-            f"每路负载，{method_zh}",
-            formula="full load on each of the A and B feeds",
-            inputs={"load_kw": round(kw, 3)},
-        )
-        figures[f"{key}.power_factor"] = Figure(
-            f"{key}.power_factor", pf, "", "Power factor", "功率因数", source=pf_source
-        )
-        figures[f"{key}.derating"] = Figure(
-            f"{key}.derating",
-            derating,
-            "",
-            "Continuous-load derating",
-            "持续负载降额系数",
-            source=derating_source,
-        )
-        figures[f"{key}.circuits"] = Figure(
-            f"{key}.circuits",
-            circuits,
-            "",
-            "Parallel circuits per feed",
-            "每路并联回路数",
-            formula="ceil(required ÷ largest breaker) when beyond the ladder, else 1",
-            inputs={"required_amps": required_1, "largest_amps": largest},
-        )
+        book.put(f"{key}.load_kw", round(kw, 3), label=method_label, load_kw=round(kw, 3))
+        book.put(f"{key}.power_factor", pf, source=pf_source)
+        book.put(f"{key}.derating", derating, source=derating_source)
+        book.put(f"{key}.circuits", circuits, required_amps=required_1, largest_amps=largest)
     return FeedSizing(
         method=method,
         load_kw=kw,
@@ -281,7 +245,7 @@ def _size_feed(
         feeds=FEEDS_AB,
         utilisation=utilisation,
         exceeds_largest_breaker=exceeds,
-        figures=figures,
+        figures=book.figures,
     )
 
 
@@ -376,92 +340,34 @@ def size_power(req: PlanRequest, layout: LayoutResult, network: NetworkResult | 
     pue_src = _site_source(site, "pue", Source("assumed", "site PUE"))
     seed_source = _seed_source(servers_kw)
 
-    figures: dict[str, Figure] = {}
-
-    def fig(
-        key: str,
-        value: float | int | Decimal | str | bool,
-        unit: str,
-        en: str,
-        zh: str,
-        formula: str = "",
-        inputs: Mapping[str, Any] | None = None,
-        source: Source = DERIVED,
-    ) -> None:
-        figures[key] = Figure(key, value, unit, en, zh, formula=formula, inputs=inputs or {}, source=source)
-
-    fig(
-        "power.server.max_input_kw",
-        per_kw,
-        "kW",
-        "Maximum input per server",
-        "单机最大输入功率",
-        source=server_src,
-    )
-    fig(
-        "power.server.design_kw",
-        round(per_design, 3),
-        "kW",
-        "Design load per server",
-        "单机设计负载",
-        "max input × typical load factor",
-        {"max_input_kw": per_kw, "typical_load_factor": lf},
-    )
-    fig(
+    book = FigureBook()
+    book.put("power.server.max_input_kw", per_kw, source=server_src)
+    book.put("power.server.design_kw", round(per_design, 3), max_input_kw=per_kw, typical_load_factor=lf)
+    book.put(
         "power.servers.max_kw",
         round(servers_kw, 3),
-        "kW",
-        "Servers, maximum input",
-        "服务器总功耗（最大输入）",
-        "nodes × max input per server",
-        {"nodes": nodes, "max_input_kw": per_kw},
-        seed_source if seed_source.ref != SEED_METHOD_REF else Source("derived"),
+        source=seed_source if seed_source.ref != SEED_METHOD_REF else None,
+        nodes=nodes,
+        max_input_kw=per_kw,
     )
-    fig(
-        "power.switches.max_kw",
-        round(switches_kw, 3),
-        "kW",
-        "Switches",
-        "交换机功耗",
-        "Σ switch power (network module)",
-        {"switches": len(network.switches)},
-    )
-    fig(
+    book.put("power.switches.max_kw", round(switches_kw, 3), switches=len(network.switches))
+    book.put(
         "power.it.max_kw",
         round(it_kw, 3),
-        "kW",
-        "IT load (servers + switches)",
-        "IT 负载（服务器 + 交换机）",
-        "servers + switches",
-        {"servers_kw": round(servers_kw, 3), "switches_kw": round(switches_kw, 3)},
+        servers_kw=round(servers_kw, 3),
+        switches_kw=round(switches_kw, 3),
     )
-    fig(
+    book.put(
         "power.it.design_kw",
         round(it_design_kw, 3),
-        "kW",
-        "IT design load",
-        "IT 设计负载",
-        "servers × typical load factor + switches",
-        {"servers_kw": round(servers_kw, 3), "typical_load_factor": lf, "switches_kw": round(switches_kw, 3)},
+        servers_kw=round(servers_kw, 3),
+        typical_load_factor=lf,
+        switches_kw=round(switches_kw, 3),
     )
-    fig("power.pue", pue, "", "PUE", "PUE", source=pue_src)
-    fig(
-        "power.facility.max_kw",
-        round(facility_kw, 3),
-        "kW",
-        "Facility load at maximum input",
-        "机房总负载（最大输入）",
-        "IT × PUE",
-        {"it_kw": round(it_kw, 3), "pue": pue},
-    )
-    fig(
-        "power.facility.design_kw",
-        round(facility_design_kw, 3),
-        "kW",
-        "Facility design load",
-        "机房设计负载",
-        "IT design × PUE",
-        {"it_design_kw": round(it_design_kw, 3), "pue": pue},
+    book.put("power.pue", pue, source=pue_src)
+    book.put("power.facility.max_kw", round(facility_kw, 3), it_kw=round(it_kw, 3), pue=pue)
+    book.put(
+        "power.facility.design_kw", round(facility_design_kw, 3), it_design_kw=round(it_design_kw, 3), pue=pue
     )
 
     # Per group: servers + the switches that serve only this group, on the group's own feeds.
@@ -473,29 +379,20 @@ def size_power(req: PlanRequest, layout: LayoutResult, network: NetworkResult | 
         g_servers = g.nodes * per_kw
         g_it = g_servers + g_switch_kw
         g_design = g_servers * lf + g_switch_kw
-        key = f"power.group.{g.name}"
-        g_feed = _size_feed(g_it, site, "recommended", f"{key}.feed", seed_source, detail=False)
-        g_figs = {
-            f"{key}.servers_kw": Figure(
-                f"{key}.servers_kw",
-                round(g_servers, 3),
-                "kW",
-                f"{g.name}: servers",
-                f"{g.name}：服务器功耗",
-                "nodes × max input",
-                {"nodes": g.nodes, "max_input_kw": per_kw},
-            ),
-            f"{key}.it_kw": Figure(
-                f"{key}.it_kw",
-                round(g_it, 3),
-                "kW",
-                f"{g.name}: IT load",
-                f"{g.name}：IT 负载",
-                "servers + own switches",
-                {"servers_kw": round(g_servers, 3), "switches_kw": round(g_switch_kw, 3)},
-            ),
-            **g_feed.figures,
-        }
+        g_feed = _size_feed(
+            g_it, site, "recommended", f"power.group.{g.name}.feed", seed_source, detail=False
+        )
+        g_book = FigureBook()
+        g_book.put(
+            f"power.group.{g.name}.servers_kw", round(g_servers, 3), nodes=g.nodes, max_input_kw=per_kw
+        )
+        g_book.put(
+            f"power.group.{g.name}.it_kw",
+            round(g_it, 3),
+            servers_kw=round(g_servers, 3),
+            switches_kw=round(g_switch_kw, 3),
+        )
+        g_book.update(g_feed.figures)
         groups.append(
             GroupPower(
                 group=g.name,
@@ -507,25 +404,22 @@ def size_power(req: PlanRequest, layout: LayoutResult, network: NetworkResult | 
                 design_kw=g_design,
                 facility_kw=g_it * pue,
                 feed=g_feed,
-                figures=g_figs,
+                figures=g_book.figures,
             )
         )
-        figures.update(g_figs)
+        book.update(g_book.figures)
     shared_kw = max(0.0, switches_kw - attributed)
-    fig(
+    book.put(
         "power.switches.shared_kw",
         round(shared_kw, 3),
-        "kW",
-        "Switches shared by several groups",
-        "多个集群共用的交换机功耗",
-        "switches − switches of a single group",
-        {"switches_kw": round(switches_kw, 3), "attributed_kw": round(attributed, 3)},
+        switches_kw=round(switches_kw, 3),
+        attributed_kw=round(attributed, 3),
     )
 
     seed_feed = _size_feed(servers_kw, site, "seed", "power.feed.seed", seed_source)
     rec_feed = _size_feed(it_kw, site, "recommended", "power.feed.recommended", seed_source)
-    figures.update(seed_feed.figures)
-    figures.update(rec_feed.figures)
+    book.update(seed_feed.figures)
+    book.update(rec_feed.figures)
 
     checks: list[Check] = []
     seed_stated = seed_source.ref != SEED_METHOD_REF  # the seed itself states this circuit
@@ -550,7 +444,7 @@ def size_power(req: PlanRequest, layout: LayoutResult, network: NetworkResult | 
         seed_feed=seed_feed,
         recommended_feed=rec_feed,
         method_used="recommended",
-        figures=figures,
+        figures=book.figures,
         checks=tuple(checks),
     )
 

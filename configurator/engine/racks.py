@@ -23,10 +23,11 @@ Placement rules:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape as _xml_escape
 
+from .figures import FigureBook
 from .names import display_text, node_name
 from .network import NetworkResult, SeedReference, SwitchUnit, seed_reference
 from .power import FeedSizing, PowerResult, rack_feed
@@ -326,11 +327,10 @@ def place_racks(
     built = _place(req, layout, network, spec.max_kw)
     limit, limit_src = _cooling_limit(req)
     racks: list[RackLayout] = []
-    figures: dict[str, Figure] = {}
+    book = FigureBook()
     feed_checks: list[Check] = []
     for i, r in enumerate(built):
-        key = f"racks.{r.name}"
-        feed = rack_feed(r.kw, site, key=f"{key}.feed", name=r.name)
+        feed = rack_feed(r.kw, site, key=f"racks.{r.name}.feed", name=r.name)
         feed_checks.extend(feed.checks)
         used = sum(s.height_u for s in r.slots if s.kind != "blank")
         slots = tuple(sorted(r.slots, key=lambda s: s.u_position))
@@ -353,25 +353,16 @@ def place_racks(
                 cooling_limit_kw=limit,
             )
         )
-        figures[f"{key}.kw"] = Figure(
-            f"{key}.kw",
-            round(r.kw, 3),
-            "kW",
-            f"Rack {r.name}: maximum input",
-            f"机柜 {r.name}：最大输入功率",
-            "Σ devices' maximum input",
-            {s.label: s.kw for s in slots if s.kw},
-        )
-        figures[f"{key}.units_used"] = Figure(
-            f"{key}.units_used",
+        book.put(f"racks.{r.name}.kw", round(r.kw, 3), devices={s.label: s.kw for s in slots if s.kw})
+        book.put(
+            f"racks.{r.name}.units_used",
             used,
-            "U",
-            f"Rack {r.name}: U used",
-            f"机柜 {r.name}：已用 U 数",
-            "Σ device heights (servers, switches, PDUs)",
-            {"rack_units": r.rack_units},
+            server_units=_units(slots, "server"),
+            switch_units=_units(slots, "switch"),
+            pdu_units=_units(slots, "pdu"),
+            rack_units=r.rack_units,
         )
-        figures.update(feed.figures)
+        book.update(feed.figures)
 
     per_rack = servers_per_rack(req)
     usable = spec.rack_units - spec.reserved_units - spec.pdu_units
@@ -381,70 +372,39 @@ def place_racks(
     units = sum(r.units_used for r in racks)
     seed = seed_reference(req, layout)
 
-    figures["racks.servers_per_rack"] = Figure(
+    kw_limited = server.max_input_kw > 0 and spec.max_kw > 0
+    book.put(
         "racks.servers_per_rack",
         per_rack,
-        "",
-        "Servers per rack",
-        "每机柜服务器数",
-        "min(⌊usable U ÷ server U⌋, ⌊rack max kW ÷ server kW⌋)",
-        {
-            "usable_u": usable,
-            "server_u": server.rack_units,
-            "rack_max_kw": spec.max_kw,
-            "server_kw": server.max_input_kw,
-        },
+        variant="space_and_power" if kw_limited else "space",
+        usable_u=usable,
+        server_u=server.rack_units,
+        rack_max_kw=spec.max_kw,
+        server_kw=server.max_input_kw,
     )
-    figures["racks.count"] = Figure(
+    book.put(
         "racks.count",
         len(racks),
-        "",
-        "Racks",
-        "机柜数量",
-        "Σ over groups ⌈nodes ÷ servers per rack⌉ + network racks",
-        {"compute_racks": compute, "network_racks": len(racks) - compute},
-        source=seed.source if seed and seed.racks == len(racks) else Source("derived"),
+        source=seed.source if seed and seed.racks == len(racks) else None,
+        compute_racks=compute,
+        network_racks=len(racks) - compute,
     )
-    figures["racks.max_kw"] = Figure(
-        "racks.max_kw",
-        round(max_kw, 3),
-        "kW",
-        "Highest rack load",
-        "单机柜最大功耗",
-        "max over racks",
-        {r.name: round(r.kw, 3) for r in racks},
-    )
-    figures["racks.units_used"] = Figure(
+    book.put("racks.max_kw", round(max_kw, 3), racks={r.name: round(r.kw, 3) for r in racks})
+    all_slots = [s for r in racks for s in r.slots]
+    book.put(
         "racks.units_used",
         units,
-        "U",
-        "Rack units used",
-        "已用 U 数",
-        "Σ servers, switches and PDUs",
-        {"racks": len(racks)},
+        server_units=_units(all_slots, "server"),
+        switch_units=_units(all_slots, "switch"),
+        pdu_units=_units(all_slots, "pdu"),
+        racks=len(racks),
     )
     if limit is not None:
-        figures["racks.cooling_limit_kw"] = Figure(
-            "racks.cooling_limit_kw",
-            limit,
-            "kW",
-            f"Cooling limit per rack ({spec.cooling})",
-            "单机柜散热上限",
-            source=limit_src,
-        )
+        book.put("racks.cooling_limit_kw", limit, label={"cooling": spec.cooling}, source=limit_src)
     if seed is not None and seed.racks is not None:
-        figures["racks.seed.count"] = Figure(
-            "racks.seed.count", seed.racks, "", "Seed: racks", "种子方案：机柜数", source=seed.source
-        )
+        book.put("racks.seed.count", seed.racks, source=seed.source)
         if seed.rack_units is not None:
-            figures["racks.seed.units"] = Figure(
-                "racks.seed.units",
-                seed.rack_units,
-                "U",
-                "Seed: rack units incl. switches and PDUs",
-                "种子方案：机柜空间（含交换机、PDU）",
-                source=seed.source,
-            )
+            book.put("racks.seed.units", seed.rack_units, source=seed.source)
 
     checks: list[Check] = []
     checks.extend(_fit_checks(req, usable))
@@ -466,9 +426,14 @@ def place_racks(
         total_kw=total_kw,
         units_used=units,
         seed=seed,
-        figures=figures,
+        figures=book.figures,
         checks=tuple(checks),
     )
+
+
+def _units(slots: Iterable[RackSlot], kind: str) -> int:
+    """Rack units taken by the slots of one kind (server, switch, pdu)."""
+    return sum(s.height_u for s in slots if s.kind == kind)
 
 
 def _fit_checks(req: PlanRequest, usable: int) -> list[Check]:

@@ -187,3 +187,14 @@ def test_a_pattern_matching_two_definitions_is_an_error():
     )
     with pytest.raises(FigureBookError, match="several definitions"):
         cat.resolve("power.group.kw")
+
+
+def test_itemised_inputs_list_their_entries_and_need_a_prose_formula():
+    book = FigureBook()
+    f = book.put("racks.R01.kw", 16.35, devices={"node-00 (cluster, master)": 16.2, "1GE switch #1": 0.15})
+    assert dict(f.inputs) == {"node-00 (cluster, master)": 16.2, "1GE switch #1": 0.15}
+    assert (f.label_en, f.formula) == ("Rack R01: maximum input", "Σ maximum input of devices")
+    with pytest.raises(ValueError, match="needs a prose formula"):
+        Catalogue([FigureDef("x.kw", Unit.KW, "a", "甲", "devices", itemised=("devices",))])
+    with pytest.raises(ValueError, match="does not name its itemised inputs"):
+        Catalogue([FigureDef("x.kw", Unit.KW, "a", "甲", "Σ {kw}", itemised=("devices",))])

@@ -188,3 +188,28 @@ def test_every_figure_has_a_source_and_key():
         assert figure.key == key
         assert figure.source.kind in {"seed", "public", "assumed", "input", "derived"}
         assert figure.label_en and figure.label_zh
+
+
+@pytest.mark.parametrize(
+    ("kw", "site"),
+    [(1500.0, SiteSpec()), (7.0, SiteSpec(voltage_ll=230.0, phases=1))],
+    ids=["split-beyond-the-ladder", "single-phase"],
+)
+def test_feed_figures_off_the_seeded_paths_are_what_their_formulas_give(kw, site):
+    """The split and single-phase variants, which no seeded plan takes (tests/golden evaluates the rest)."""
+    from configurator.engine.figures import FigureBook
+
+    seen: list = []
+    FigureBook.observer = lambda definition, variant, figure: seen.append((definition, variant, figure))
+    try:
+        feed = rack_feed(kw, site, key="racks.R01.feed")
+    finally:
+        FigureBook.observer = None
+    assert {f.key for _, _, f in seen} == set(feed.figures)
+    for definition, variant, figure in seen:
+        expected = definition.formula_for(variant).evaluate(figure.inputs)
+        if expected is not None and not definition.approximate:
+            assert figure.value == pytest.approx(expected, rel=1e-6, abs=0.006), figure.key
+    breaker = feed.figures["racks.R01.feed.breaker_amps"]
+    assert ("÷ circuits" in breaker.formula) == (feed.circuits > 1)
+    assert ("3 ^ 0.5" in feed.figures["racks.R01.feed.current_amps"].formula) == (site.phases == 3)

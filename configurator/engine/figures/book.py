@@ -28,6 +28,10 @@ Rules a definition follows (``tests/engine/test_figure_book.py`` checks them):
   paths.
 * labels may hold ``{name}`` placeholders, filled from the key pattern's
   captures and from ``put(..., label={...})``.
+* ``itemised`` names inputs whose names are known only at run time (the
+  devices of a rack, by label): ``put`` takes each as one mapping
+  (``devices={"node-00 (cluster, master)": 16.2, …}``) and the figure lists
+  its entries as inputs.  Only a prose formula may name one.
 * ``unit`` :data:`Unit.MONEY` and :data:`Unit.MONEY_PER_M_TOKENS` are spelled
   with the book's currency (``FigureBook(currency="CNY")``).
 
@@ -179,6 +183,8 @@ class FigureDef:
     source: SourceKind = SourceKind.DERIVED
     #: Why the value cannot be recomputed from the inputs exactly (the test then checks names only).
     approximate: str = ""
+    #: Inputs put as one mapping whose entries become the figure's inputs (names known at run time).
+    itemised: tuple[str, ...] = ()
 
     def formula_for(self, variant: str | None) -> Formula:
         if variant is None:
@@ -233,6 +239,10 @@ class Catalogue:
                     raise ValueError(
                         f"figure {d.key!r} ({variant}) uses reserved input names {sorted(clash)}"
                     )
+                if d.itemised and formula.expression is not None:
+                    raise ValueError(f"figure {d.key!r} ({variant}): an itemised input needs a prose formula")
+                if not set(d.itemised) <= formula.names | set(d.context):
+                    raise ValueError(f"figure {d.key!r} ({variant}) does not name its itemised inputs")
             if "{" in d.key:
                 self.patterns.append(d)
             else:
@@ -325,6 +335,11 @@ class FigureBook:
             )
         args = {**captures, **(label or {})}
         unit = definition.unit.value.replace("{currency}", self.currency)
+        if definition.itemised:
+            listed: dict[str, Any] = {}
+            for name, v in inputs.items():
+                listed.update(v if name in definition.itemised else {name: v})
+            inputs = listed
         figure = Figure(
             key=key,
             value=value,

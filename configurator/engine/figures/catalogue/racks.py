@@ -1,0 +1,75 @@
+"""Figures of rack placement (engine/racks.py).
+
+Each rack's A/B feeds (``racks.<rack>.feed.*``) are the feed figures of the power
+catalogue, sized by ``power.rack_feed``; they are not defined again here.
+"""
+
+from ..book import FigureDef, SourceKind, Unit
+
+DEFS = (
+    FigureDef(
+        "racks.{rack}.kw",
+        Unit.KW,
+        "Rack {rack}: maximum input",
+        "机柜 {rack}：最大输入功率",
+        "Σ maximum input of {devices}",
+        itemised=("devices",),
+    ),
+    FigureDef(
+        "racks.{rack}.units_used",
+        Unit.RACK_UNITS,
+        "Rack {rack}: U used",
+        "机柜 {rack}：已用 U 数",
+        "server_units + switch_units + pdu_units",
+        context=("rack_units",),
+    ),
+    FigureDef(
+        "racks.servers_per_rack",
+        Unit.NONE,
+        "Servers per rack",
+        "每机柜服务器数",
+        formulas={
+            "space_and_power": "max(1, min(floor(usable_u / server_u), floor(rack_max_kw / server_kw)))",
+            "space": "max(1, floor(usable_u / server_u))",
+        },
+        context=("rack_max_kw", "server_kw"),
+    ),
+    FigureDef(
+        "racks.count",
+        Unit.NONE,
+        "Racks",
+        "机柜数量",
+        "compute_racks + network_racks",
+    ),
+    FigureDef(
+        "racks.max_kw",
+        Unit.KW,
+        "Highest rack load",
+        "单机柜最大功耗",
+        "max over {racks}",
+        itemised=("racks",),
+    ),
+    FigureDef(
+        "racks.units_used",
+        Unit.RACK_UNITS,
+        "Rack units used",
+        "已用 U 数",
+        "server_units + switch_units + pdu_units",
+        context=("racks",),
+    ),
+    FigureDef(
+        "racks.cooling_limit_kw",
+        Unit.KW,
+        "Cooling limit per rack ({cooling})",
+        "单机柜散热上限",
+        source=SourceKind.ASSUMED,
+    ),
+    FigureDef("racks.seed.count", Unit.NONE, "Seed: racks", "种子方案：机柜数", source=SourceKind.SEED),
+    FigureDef(
+        "racks.seed.units",
+        Unit.RACK_UNITS,
+        "Seed: rack units incl. switches and PDUs",
+        "种子方案：机柜空间（含交换机、PDU）",
+        source=SourceKind.SEED,
+    ),
+)
