@@ -100,12 +100,12 @@ DEFS = (
         "每卡通信缓冲",
         formulas={
             # HCCL: an input and an output buffer per communicator; MC2 at HCCL_BUFFSIZE (comm_buffer_mb).
-            "hccl": "buffers_per_communicator * (group_buffer_mb + mc2_groups * comm_buffer_mb) * 1048576"
+            "hccl": "buffers_per_communicator * (group_buffer_mb + mc2_groups * comm_buffer_mb) * 2 ** 20"
             " + non_torch_bytes",
             # NCCL: the TP, PP and EP communicators' channel and custom all-reduce buffers.
             "nccl": "nccl_communicators * bytes_per_communicator + non_torch_bytes",
             # serving.comm_buffer_groups typed: a flat buffer per group.
-            "typed": "comm_buffer_mb * 1048576 * comm_buffer_groups + non_torch_bytes",
+            "typed": "comm_buffer_mb * 2 ** 20 * comm_buffer_groups + non_torch_bytes",
         },
         context=("communicators", "comm_buffer_mb", "communication_bytes"),
         source=SourceKind.PUBLIC,
