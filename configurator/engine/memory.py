@@ -46,7 +46,8 @@ from .defaults import (
     platform_labels,
     stack_of,
 )
-from .explain import assumed, by_key, check, fig, gb, plural, public, ratio, sentence_start, thousands, typed
+from .explain import assumed, check, fig, gb, plural, public, ratio, sentence_start, thousands, typed
+from .figures import FigureBook
 from .layout import (
     GROUP_EN,
     GROUP_ZH,
@@ -57,11 +58,10 @@ from .layout import (
     parallel_label,
     propose_layout,
 )
-from .placement import ReplicatedGroup, checkpoint_supports, replicated_groups
+from .placement import REPLICABLE_GROUPS, ReplicatedGroup, checkpoint_supports, replicated_groups
 from .types import (
     MIB,
     Check,
-    Figure,
     GroupLayout,
     GroupMemory,
     KvCacheDtype,
@@ -268,6 +268,15 @@ def communicators(p: ParallelSpec, model: ModelSpec, software_stack: str) -> lis
     return out
 
 
+def _communicator_terms(p: ParallelSpec, model: ModelSpec, software_stack: str) -> tuple[int, int, int]:
+    """(MiB per buffer of the communicators other than MC2, MC2 communicators, NCCL communicators)."""
+    groups = communicators(p, model, software_stack)
+    group_mb = sum(mb for name, mb in groups if name != "mc2")
+    mc2 = sum(1 for name, _ in groups if name == "mc2")
+    nccl = sum(1 for name, _ in groups if name in ("tp", "pp", "ep"))
+    return group_mb, mc2, nccl
+
+
 def buffer_estimate(req: PlanRequest, p: ParallelSpec) -> tuple[int, int]:
     """(communication buffers, other non-torch memory) per rank, bytes."""
     serving, model = req.serving, req.model
@@ -275,15 +284,10 @@ def buffer_estimate(req: PlanRequest, p: ParallelSpec) -> tuple[int, int]:
     base = serving.non_torch_bytes if serving.non_torch_bytes is not None else NON_TORCH_BASE_BYTES
     if serving.comm_buffer_groups is not None:  # explicit override: buffer × groups
         return serving.comm_buffer_mb * MIB * serving.comm_buffer_groups, base
-    groups = communicators(p, model, stack)
-    if stack == "ascend":
-        comm = sum(
-            HCCL_BUFFERS_PER_COMMUNICATOR * (serving.comm_buffer_mb if name == "mc2" else mb) * MIB
-            for name, mb in groups
-        )
-    else:
-        comm = sum(NCCL_BYTES_PER_COMMUNICATOR for name, _ in groups if name in ("tp", "pp", "ep"))
-    return comm, base
+    group_mb, mc2, nccl = _communicator_terms(p, model, stack)
+    if stack == "ascend":  # an input and an output buffer per communicator, MC2 at HCCL_BUFFSIZE
+        return HCCL_BUFFERS_PER_COMMUNICATOR * (group_mb + mc2 * serving.comm_buffer_mb) * MIB, base
+    return nccl * NCCL_BYTES_PER_COMMUNICATOR, base
 
 
 def _weight_parts(req: PlanRequest) -> tuple[int, int, int]:
@@ -716,310 +720,316 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
 
 
 def _group_figures(
-    req: PlanRequest, prefix: str, g: GroupLayout, b: _Budget, gm: GroupMemory
-) -> list[Figure]:
+    book: FigureBook, req: PlanRequest, at: str, g: GroupLayout, b: _Budget, gm: GroupMemory
+) -> None:
+    """Put one group's figures: ``memory.per_rank.…`` for ``at`` = "", ``memory.decode.per_rank.…`` for "decode."."""
     model, serving, server = req.model, req.serving, req.server
     p = g.parallel
     acc = server.accelerator
-    ep_div = p.ep if p.expert_parallel else p.tp
-    act_source = (
-        typed("serving.activation_bytes")
-        if serving.activation_bytes is not None
-        else assumed("activation estimate")
-    )
     stack = acc.software_stack
-    if serving.graph_memory_bytes is not None:
-        graph_source = typed("serving.graph_memory_bytes")
-        graph_formula = "serving.graph_memory_bytes"
-    elif b.graph == 0:
-        graph_source = public(
-            "vllm-ascend worker.py determine_available_memory (releases/v0.26.0rc): graphs not subtracted"
-            if stack == "ascend"
-            else (
-                "--enforce-eager: no graphs captured"
-                if b.eager
-                else "vLLM before 0.21: graphs not subtracted"
-            )
-        )
-        graph_formula = "0 (eager mode, vLLM-Ascend, or vLLM before 0.21)"
-    else:
-        graph_source = assumed("graph estimate (vLLM ≥ 0.21 subtracts the CUDA-graph pool)")
-        graph_formula = "flat estimate (1 GiB) for vLLM ≥ 0.21 with CUDA graphs"
-    groups = replicated_groups(req.checkpoint, stack)
     ck = req.checkpoint
-    r = f"{prefix}.per_rank"
+    groups = replicated_groups(ck, stack)
     dtype = kv_dtype_bytes(serving.kv_cache_dtype)
     block = b.block
-    figures = [
-        fig(
-            f"{r}.device_bytes",
+
+    if acc.runtime_memory_bytes:
+        book.put(
+            f"memory.{at}per_rank.device_bytes",
             b.device,
-            "B",
-            "Memory per logical device",
-            "每卡显存",
-            "device memory as the runtime reports it (mem_get_info total)"
-            if acc.runtime_memory_bytes
-            else "accelerator memory per logical device (vendor figure)",
-            {"accelerator": acc.name},
-            public(acc.runtime_memory_source or acc.name) if acc.runtime_memory_bytes else public(acc.name),
+            variant="runtime",
+            source=public(acc.runtime_memory_source or acc.name),
+            runtime_memory_bytes=acc.runtime_memory_bytes,
+            accelerator=acc.name,
+        )
+    else:
+        book.put(
+            f"memory.{at}per_rank.device_bytes",
+            b.device,
+            variant="vendor",
+            source=public(acc.name),
+            memory_bytes=acc.memory_bytes,
+            accelerator=acc.name,
+        )
+    book.put(
+        f"memory.{at}per_rank.usable_bytes",
+        b.usable,
+        source=public("vLLM --gpu-memory-utilization"),
+        device_bytes=b.device,
+        gpu_memory_utilization=serving.gpu_memory_utilization,
+    )
+
+    # ---- weights
+    vision = ck.vision_bytes if ck else model.vision_bytes
+    non_expert_total = ck.non_expert_bytes if ck else model.non_expert_weight_bytes
+    book.put(
+        f"memory.{at}per_rank.non_expert_weights_bytes",
+        b.non_expert,
+        checkpoint=ck.slug if ck else "",
+        non_expert_bytes=non_expert_total,
+        vision_bytes=vision,
+        replicated_stored_bytes=sum(x.stored_bytes for x in groups),
+        replicated_per_rank=b.replicated,
+        tp=p.tp,
+        pp=p.pp,
+        language_model_only=serving.language_model_only,
+        vision_per_rank=0 if serving.language_model_only else min(vision, non_expert_total),
+    )
+    loaded = {x.group: x.loaded_bytes for x in groups}
+    unnamed = loaded.keys() - set(REPLICABLE_GROUPS)
+    if unnamed:  # the figure's formula names every group a platform may replicate
+        raise ValueError(f"replicated groups {sorted(unnamed)} are not among {REPLICABLE_GROUPS}")
+    sources = "; ".join(sorted({x.source for x in groups}))
+    book.put(
+        f"memory.{at}per_rank.replicated_weights_bytes",
+        b.replicated,
+        source=(
+            (assumed(sources) if any(x.assumed for x in groups) else public(sources))
+            if groups
+            else public("engine/placement.py")
         ),
-        fig(
-            f"{r}.usable_bytes",
-            b.usable,
-            "B",
-            "Usable per rank",
-            "每卡可用显存",
-            "device × gpu_memory_utilization",
-            {"device_bytes": b.device, "gpu_memory_utilization": serving.gpu_memory_utilization},
-            public("vLLM --gpu-memory-utilization"),
-        ),
-        fig(
-            f"{r}.non_expert_weights_bytes",
-            b.non_expert,
-            "B",
-            "Non-expert weights per rank",
-            "每卡非专家权重",
-            "(non_expert − vision − replicated as stored) ÷ TP ÷ PP + replicated as loaded ÷ PP"
-            " + vision (0 with --language-model-only)",
-            {
-                "checkpoint": ck.slug if ck else "",
-                "non_expert_bytes": ck.non_expert_bytes if ck else model.non_expert_weight_bytes,
-                "vision_bytes": ck.vision_bytes if ck else model.vision_bytes,
-                "replicated_stored_bytes": sum(x.stored_bytes for x in groups),
-                "replicated_per_rank": b.replicated,
-                "tp": p.tp,
-                "pp": p.pp,
-                "language_model_only": serving.language_model_only,
-            },
-        ),
-        fig(
-            f"{r}.replicated_weights_bytes",
-            b.replicated,
-            "B",
-            "Weights replicated on every rank",
-            "每卡复制（不切分）的权重",
-            "Σ replicated groups × bytes per element as loaded ÷ PP"
-            + (" (" + ", ".join(x.group for x in groups) + ")" if groups else " (none on this platform)"),
-            {x.group: x.loaded_bytes for x in groups} | {"pp": p.pp},
-            public("; ".join(sorted({x.source for x in groups})))
-            if groups and not any(x.assumed for x in groups)
-            else (
-                assumed("; ".join(sorted({x.source for x in groups})))
-                if groups
-                else public("engine/placement.py")
-            ),
-        ),
-        fig(
-            f"{r}.expert_weights_bytes",
+        router=loaded.get("router", 0),
+        latent_moe=loaded.get("latent_moe", 0),
+        mla_a=loaded.get("mla_a", 0),
+        kda_f_a=loaded.get("kda_f_a", 0),
+        pp=p.pp,
+    )
+    expert_total = _weight_parts(req)[0]
+    if p.expert_parallel:
+        book.put(
+            f"memory.{at}per_rank.expert_weights_bytes",
             b.expert,
-            "B",
-            "Routed-expert weights per rank",
-            "每卡路由专家权重",
-            "expert ÷ EP ÷ PP" if p.expert_parallel else "expert ÷ TP ÷ PP (expert parallelism off)",
-            {
-                "expert_bytes": model.expert_weight_bytes,
-                "ep" if p.expert_parallel else "tp": ep_div,
-                "pp": p.pp,
-            },
-        ),
-        fig(
-            f"{r}.weights_bytes",
-            b.weights,
-            "B",
-            "Weights per rank",
-            "每卡权重",
-            "non-expert per rank + expert per rank",
-            {
-                "non_expert_per_rank": b.non_expert,
-                "expert_per_rank": b.expert,
-                "weight_format": model.weight_format,
-            },
-        ),
-        fig(
-            f"{r}.activation_bytes",
+            variant="ep",
+            checkpoint_expert_bytes=expert_total,
+            expert_bytes=model.expert_weight_bytes,
+            ep=p.ep,
+            pp=p.pp,
+        )
+    else:
+        book.put(
+            f"memory.{at}per_rank.expert_weights_bytes",
+            b.expert,
+            variant="tp",
+            checkpoint_expert_bytes=expert_total,
+            expert_bytes=model.expert_weight_bytes,
+            tp=p.tp,
+            pp=p.pp,
+        )
+    book.put(
+        f"memory.{at}per_rank.weights_bytes",
+        b.weights,
+        non_expert_per_rank=b.non_expert,
+        expert_per_rank=b.expert,
+        weight_format=model.weight_format,
+    )
+
+    # ---- activations, buffers, graphs
+    # Earlier pipeline stages run no sampler: their peak is the forward pass alone.
+    stages_before_last = b.forward if p.pp > 1 and serving.activation_bytes is None else 0
+    experts_per_token = model.experts_per_token if model.is_moe else 0
+    if serving.activation_bytes is None:
+        book.put(
+            f"memory.{at}per_rank.activation_bytes",
             b.activation,
-            "B",
-            "Peak activations per rank",
-            "每卡激活峰值",
-            "max(forward: tokens × hidden × 2 B × (24 + 2 × top_k), "
-            f"sampler warm-up on the last PP stage: min(max_num_seqs, tokens) × vocab × "
-            f"{sampler_bytes_per_logit(serving, stack)} B)"
-            if serving.activation_bytes is None
-            else "serving.activation_bytes",
-            {
-                "max_num_batched_tokens": serving.max_num_batched_tokens,
-                "hidden_size": model.hidden_size,
-                "experts_per_token": model.experts_per_token if model.is_moe else 0,
-                "max_num_seqs": serving.max_num_seqs,
-                "vocab_size": model.vocab_size,
-                "forward_bytes": b.forward,
-                "sampler_bytes": b.sampler,
-                # Earlier pipeline stages run no sampler: their peak is the forward pass alone.
-                "stages_before_last_bytes": b.forward if p.pp > 1 and serving.activation_bytes is None else 0,
-            },
-            act_source,
-        ),
-        fig(
-            f"{r}.buffer_bytes",
+            variant="estimate",
+            source=assumed("activation estimate"),
+            max_num_batched_tokens=serving.max_num_batched_tokens,
+            hidden_size=model.hidden_size,
+            activation_dtype_bytes=ACTIVATION_DTYPE_BYTES,
+            hidden_tensors=ACTIVATION_HIDDEN_TENSORS,
+            copies_per_routed_expert=ACTIVATION_MOE_COPIES_PER_EXPERT,
+            experts_per_token=experts_per_token,
+            max_num_seqs=serving.max_num_seqs,
+            vocab_size=model.vocab_size,
+            sampler_bytes_per_logit=sampler_bytes_per_logit(serving, stack),
+            forward_bytes=b.forward,
+            sampler_bytes=b.sampler,
+            stages_before_last_bytes=stages_before_last,
+        )
+    else:
+        book.put(
+            f"memory.{at}per_rank.activation_bytes",
+            b.activation,
+            variant="typed",
+            source=typed("serving.activation_bytes"),
+            activation_bytes=serving.activation_bytes,
+            max_num_batched_tokens=serving.max_num_batched_tokens,
+            hidden_size=model.hidden_size,
+            experts_per_token=experts_per_token,
+            max_num_seqs=serving.max_num_seqs,
+            vocab_size=model.vocab_size,
+            forward_bytes=b.forward,
+            sampler_bytes=b.sampler,
+            stages_before_last_bytes=stages_before_last,
+        )
+
+    names = ", ".join(name for name, _ in communicators(p, model, stack)) or "none"
+    buffer_source = (
+        public(HCCL_SOURCE) if stack == "ascend" else assumed("NCCL buffers from public start-up logs")
+    )
+    if serving.comm_buffer_groups is not None:
+        book.put(
+            f"memory.{at}per_rank.buffer_bytes",
             b.buffers,
-            "B",
-            "Communication buffers per rank",
-            "每卡通信缓冲",
-            (
-                "comm_buffer_mb MiB × comm_buffer_groups + non-torch"
-                if serving.comm_buffer_groups is not None
+            variant="typed",
+            source=buffer_source,
+            comm_buffer_mb=serving.comm_buffer_mb,
+            comm_buffer_groups=serving.comm_buffer_groups,
+            non_torch_bytes=b.non_torch,
+            communicators=names,
+            communication_bytes=b.comm,
+        )
+    elif stack == "ascend":
+        group_mb, mc2_groups, _nccl = _communicator_terms(p, model, stack)
+        book.put(
+            f"memory.{at}per_rank.buffer_bytes",
+            b.buffers,
+            variant="hccl",
+            source=buffer_source,
+            buffers_per_communicator=HCCL_BUFFERS_PER_COMMUNICATOR,
+            group_buffer_mb=group_mb,
+            mc2_groups=mc2_groups,
+            comm_buffer_mb=serving.comm_buffer_mb,
+            non_torch_bytes=b.non_torch,
+            communicators=names,
+            communication_bytes=b.comm,
+        )
+    else:
+        _mb, _mc2, nccl = _communicator_terms(p, model, stack)
+        book.put(
+            f"memory.{at}per_rank.buffer_bytes",
+            b.buffers,
+            variant="nccl",
+            source=buffer_source,
+            nccl_communicators=nccl,
+            bytes_per_communicator=NCCL_BYTES_PER_COMMUNICATOR,
+            non_torch_bytes=b.non_torch,
+            communicators=names,
+            comm_buffer_mb=serving.comm_buffer_mb,
+            communication_bytes=b.comm,
+        )
+
+    if serving.graph_memory_bytes is not None:
+        book.put(
+            f"memory.{at}per_rank.graph_bytes",
+            b.graph,
+            variant="typed",
+            source=typed("serving.graph_memory_bytes"),
+            graph_memory_bytes=serving.graph_memory_bytes,
+            vllm_version=serving.vllm_version,
+            eager=b.eager,
+        )
+    elif b.graph == 0:
+        book.put(
+            f"memory.{at}per_rank.graph_bytes",
+            b.graph,
+            variant="none",
+            source=public(
+                "vllm-ascend worker.py determine_available_memory (releases/v0.26.0rc): graphs not subtracted"
+                if stack == "ascend"
                 else (
-                    "Σ communicators 2 × buffer (MC2: HCCL_BUFFSIZE, DP: 50 MB, others 200 MB) + non-torch"
-                    if stack == "ascend"
-                    else "NCCL communicators (TP, PP, EP) × 0.42 GiB + non-torch"
+                    "--enforce-eager: no graphs captured"
+                    if b.eager
+                    else "vLLM before 0.21: graphs not subtracted"
                 )
             ),
-            {
-                "communicators": ", ".join(name for name, _ in communicators(p, model, stack)) or "none",
-                "comm_buffer_mb": serving.comm_buffer_mb,
-                "communication_bytes": b.comm,
-                "non_torch_bytes": b.non_torch,
-            },
-            public(HCCL_SOURCE) if stack == "ascend" else assumed("NCCL buffers from public start-up logs"),
-        ),
-        fig(
-            f"{r}.graph_bytes",
+            vllm_version=serving.vllm_version,
+            eager=b.eager,
+        )
+    else:
+        book.put(
+            f"memory.{at}per_rank.graph_bytes",
             b.graph,
-            "B",
-            "Graph capture memory per rank",
-            "每卡图捕获内存",
-            graph_formula,
-            {"vllm_version": serving.vllm_version, "eager": b.eager},
-            graph_source,
-        ),
-        fig(
-            f"{r}.kv_cache_bytes",
-            b.kv_cache,
-            "B",
-            "KV cache per rank",
-            "每卡 KV 缓存",
-            "usable − weights − activations − buffers − graphs",
-            {
-                "usable": b.usable,
-                "weights": b.weights,
-                "activations": b.activation,
-                "buffers": b.buffers,
-                "graphs": b.graph,
-            },
-            public(VLLM_WORKER),
-        ),
-        fig(
-            f"{r}.free_bytes",
-            b.device - b.usable,
-            "B",
-            "Held back by the utilisation cap",
-            "利用率上限预留",
-            "device − usable",
-            {"device": b.device, "usable": b.usable},
-        ),
-        fig(
-            f"{r}.kv_bytes_per_token",
-            b.bpt,
-            "B/token",
-            "KV bytes per token per rank",
-            "每卡每 token KV 字节数",
-            "GQA: 2 × max(1, kv_heads ÷ TP) × head_dim × dtype × layers; MLA: (kv_lora_rank + rope) × dtype × layers",
-            {
-                "gqa_layers": model.gqa_layers,
-                "kv_heads": model.num_kv_heads,
-                "head_dim": model.head_dim,
-                "tp": p.tp,
-                "mla_layers": model.mla_layers,
-                "kv_lora_rank": model.kv_lora_rank,
-                "qk_rope_head_dim": model.qk_rope_head_dim,
-                "dtype_bytes": dtype,
-                "pp": p.pp,
-            },
-            public("docs/domain.md §6; vLLM attention / MLA KV specs"),
-        ),
-        fig(
-            f"{r}.state_bytes_per_seq",
-            b.state + b.window,
-            "B/seq",
-            "Fixed state per running sequence per rank",
-            "每条请求每卡固定状态",
-            "linear layers × (heads ÷ TP × head_dim² × state bytes + (kernel − 1) × conv_dim ÷ TP × conv bytes)"
-            " + sliding layers × window × per-token KV",
-            {
-                "linear_layers": model.linear_layers,
-                "linear_num_heads": model.linear_num_heads,
-                "linear_head_dim": model.linear_head_dim,
-                "state_dtype_bytes": model.linear_state_dtype_bytes,
-                "conv_kernel": model.linear_conv_kernel,
-                "conv_dim": model.linear_conv_dim,
-                "tp": p.tp,
-                "sliding_layers": model.sliding_layers,
-                "sliding_window": model.sliding_window,
-            },
-        ),
-        fig(
-            f"{r}.kv_tokens",
-            b.kv_tokens,
-            "tokens",
-            "KV tokens per rank",
-            "每卡 KV 容量（tokens）",
-            "floor(kv_cache ÷ (bytes per token × block)) × block",
-            {"kv_cache_bytes": b.kv_cache, "kv_bytes_per_token": b.bpt, "block_size": block},
-            public("vLLM num_blocks × block_size"),
-        ),
-        fig(
-            f"{prefix}.kv_tokens_per_dp_rank",
-            gm.kv_tokens_per_dp_rank,
-            "tokens",
-            "KV tokens per DP rank",
-            "每个 DP rank 的 KV 容量",
-            "TP ranks mirror the same tokens: = KV tokens per rank",
-            {"kv_tokens_per_rank": b.kv_tokens, "tp": p.tp},
-        ),
-        fig(
-            f"{prefix}.full_len_seqs_per_dp_rank",
-            gm.full_len_seqs_per_dp_rank,
-            "sequences",
-            "Full-length sequences at once per DP rank",
-            "每个 DP rank 可同时容纳的满长度请求",
-            "floor(kv_cache ÷ (ceil(max_model_len ÷ block) × block × bytes per token + state per sequence))",
-            {
-                "kv_cache_bytes": b.kv_cache,
-                "max_model_len": serving.max_model_len,
-                "block_size": block,
-                "kv_bytes_per_token": b.bpt,
-                "state_bytes_per_seq": b.state + b.window,
-            },
-        ),
-        fig(
-            f"{prefix}.requested_tokens_per_dp_rank",
-            serving.max_num_seqs * serving.max_model_len,
-            "tokens",
-            "Context requested per DP rank",
-            "每个 DP rank 配置的上下文总量",
-            "max_num_seqs × max_model_len",
-            {"max_num_seqs": serving.max_num_seqs, "max_model_len": serving.max_model_len},
-        ),
-        fig(
-            f"{prefix}.cluster_weights_bytes",
-            gm.cluster_weights_bytes,
-            "B",
-            "Weights held by the group",
-            "集群权重总占用",
-            "weights per rank × devices",
-            {"weights_per_rank": b.weights, "devices": g.devices},
-        ),
-        fig(
-            f"{prefix}.cluster_kv_bytes",
-            gm.cluster_kv_bytes,
-            "B",
-            "KV cache of the group",
-            "集群 KV 缓存总量",
-            "KV cache per rank × devices (MLA replicas included)",
-            {"kv_cache_per_rank": max(b.kv_cache, 0), "devices": g.devices},
-        ),
-    ]
-    return figures
+            variant="estimate",
+            source=assumed("graph estimate (vLLM ≥ 0.21 subtracts the CUDA-graph pool)"),
+            graph_estimate_bytes=GRAPH_MEMORY_DEFAULT_BYTES,
+            vllm_version=serving.vllm_version,
+            eager=b.eager,
+        )
+    book.put(
+        f"memory.{at}per_rank.kv_cache_bytes",
+        b.kv_cache,
+        source=public(VLLM_WORKER),
+        usable=b.usable,
+        weights=b.weights,
+        activations=b.activation,
+        buffers=b.buffers,
+        graphs=b.graph,
+    )
+    book.put(f"memory.{at}per_rank.free_bytes", b.device - b.usable, device=b.device, usable=b.usable)
+
+    # ---- what the KV pool holds
+    book.put(
+        f"memory.{at}per_rank.kv_bytes_per_token",
+        b.bpt,
+        source=public("docs/domain.md §6; vLLM attention / MLA KV specs"),
+        gqa_layers=model.gqa_layers,
+        kv_heads=model.num_kv_heads,
+        head_dim=model.head_dim,
+        tp=p.tp,
+        mla_layers=model.mla_layers,
+        kv_lora_rank=model.kv_lora_rank,
+        qk_rope_head_dim=model.qk_rope_head_dim,
+        dtype_bytes=dtype,
+        pp=p.pp,
+    )
+    book.put(
+        f"memory.{at}per_rank.state_bytes_per_seq",
+        b.state + b.window,
+        linear_layers=model.linear_layers,
+        linear_num_heads=model.linear_num_heads,
+        linear_head_dim=model.linear_head_dim,
+        state_dtype_bytes=model.linear_state_dtype_bytes,
+        conv_kernel=model.linear_conv_kernel,
+        conv_dim=model.linear_conv_dim,
+        conv_dtype_bytes=model.linear_conv_dtype_bytes,
+        tp=p.tp,
+        pp=p.pp,
+        sliding_layers=model.sliding_layers,
+        sliding_window=model.sliding_window,
+        max_model_len=serving.max_model_len,
+        block_size=block,
+        sliding_kv_bytes_per_token=2 * kv_heads_per_rank(model, p.tp) * model.head_dim * dtype,
+    )
+    book.put(
+        f"memory.{at}per_rank.kv_tokens",
+        b.kv_tokens,
+        source=public("vLLM num_blocks × block_size"),
+        kv_cache_bytes=b.kv_cache,
+        kv_bytes_per_token=b.bpt,
+        block_size=block,
+    )
+
+    # ---- per DP rank and for the group
+    book.put(
+        f"memory.{at}kv_tokens_per_dp_rank", gm.kv_tokens_per_dp_rank, kv_tokens_per_rank=b.kv_tokens, tp=p.tp
+    )
+    book.put(
+        f"memory.{at}full_len_seqs_per_dp_rank",
+        gm.full_len_seqs_per_dp_rank,
+        kv_cache_bytes=b.kv_cache,
+        max_model_len=serving.max_model_len,
+        block_size=block,
+        kv_bytes_per_token=b.bpt,
+        state_bytes_per_seq=b.state + b.window,
+    )
+    book.put(
+        f"memory.{at}requested_tokens_per_dp_rank",
+        serving.max_num_seqs * serving.max_model_len,
+        max_num_seqs=serving.max_num_seqs,
+        max_model_len=serving.max_model_len,
+    )
+    book.put(
+        f"memory.{at}cluster_weights_bytes",
+        gm.cluster_weights_bytes,
+        weights_per_rank=b.weights,
+        devices=g.devices,
+    )
+    book.put(
+        f"memory.{at}cluster_kv_bytes",
+        gm.cluster_kv_bytes,
+        kv_cache_per_rank=max(b.kv_cache, 0),
+        devices=g.devices,
+    )
 
 
 def _replicated_check(req: PlanRequest, groups: Sequence[ReplicatedGroup], rank: RankMemory) -> Check:
@@ -1058,7 +1068,7 @@ def _replicated_check(req: PlanRequest, groups: Sequence[ReplicatedGroup], rank:
 def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
     """Per-rank memory of every serving group, KV capacity and the checks vLLM would fail on."""
     checks: list[Check] = _model_checks(req)
-    figures: list[Figure] = []
+    book = FigureBook()
     groups: list[GroupMemory] = []
     computed: dict[tuple[ParallelSpec, bool], tuple[_Budget, RankMemory]] = {}
     signatures: dict[tuple[int, ParallelSpec, str], list[GroupLayout]] = {}
@@ -1088,46 +1098,39 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
         b = computed[(p, g.role == "prefill")][0]
         gm = next(x for x in groups if x.group == g.name)
         checks.extend(_group_checks(req, [m.name for m in members], g, b))
-        figures.extend(_group_figures(req, "memory" if i == 0 else f"memory.{g.name}", g, b, gm))
+        _group_figures(book, req, "" if i == 0 else f"{g.name}.", g, b, gm)
 
     if groups:
         total_weights = sum(x.cluster_weights_bytes for x in groups)
-        figures.append(
-            fig(
-                "memory.deployment_weights_bytes",
-                total_weights,
-                "B",
-                "Weights held across the deployment",
-                "全部署权重总占用",
-                "Σ group weights (DP replicas and standby clusters included)",
-                {x.group: x.cluster_weights_bytes for x in groups},
-            )
+        # Its inputs are named by the groups ("cluster-a"), which a book.put keyword cannot spell:
+        # built here until the figure book can take a figure whose inputs are named at run time.
+        deployment = fig(
+            "memory.deployment_weights_bytes",
+            total_weights,
+            "B",
+            "Weights held across the deployment",
+            "全部署权重总占用",
+            "Σ group weights (DP replicas and standby clusters included)",
+            {x.group: x.cluster_weights_bytes for x in groups},
         )
+        book.update({deployment.key: deployment})
     ck = req.checkpoint
     expert_total, non_expert_total, _vision = _weight_parts(req)
     checkpoint_bytes = expert_total + non_expert_total
-    figures.append(
-        fig(
-            "memory.checkpoint_bytes",
-            checkpoint_bytes,
-            "B",
-            "Checkpoint loaded by every node",
-            "每个节点加载的权重文件",
-            "routed-expert bytes + non-expert bytes of the checkpoint",
-            {
-                "checkpoint": ck.name if ck else req.model.name,
-                "expert_bytes": expert_total,
-                "non_expert_bytes": non_expert_total,
-            },
-            public(ck.source or ck.name) if ck else DERIVED_MODEL,
-        )
+    book.put(
+        "memory.checkpoint_bytes",
+        checkpoint_bytes,
+        source=public(ck.source or ck.name) if ck else DERIVED_MODEL,
+        checkpoint=ck.name if ck else req.model.name,
+        expert_bytes=expert_total,
+        non_expert_bytes=non_expert_total,
     )
     groups_rep = replicated_groups(ck, req.server.accelerator.software_stack)
     if groups_rep and groups:
         checks.append(_replicated_check(req, groups_rep, groups[0].per_rank))
     return MemoryResult(
         tuple(groups),
-        by_key(figures),
+        book.figures,
         tuple(checks),
         checkpoint_slug=ck.slug if ck else "",
         checkpoint_bytes=checkpoint_bytes,

@@ -69,13 +69,21 @@ VLLM_DEEPSEEK_V2 = (
 VLLM_KDA = "vLLM KimiGatedDeltaNetAttention f_a_proj = ReplicatedLinear(hidden, head_dim)"
 
 
+#: Every parameter group a rule may name (the replicated-weights figure names each of them).
+REPLICABLE_GROUPS = ("router", "latent_moe", "mla_a", "kda_f_a")
+
+
 @dataclass(frozen=True)
 class GroupRule:
-    group: str
+    group: str  # one of REPLICABLE_GROUPS
     placement: str  # REPLICATED | TP
     dtype: str  # BF16 | AS_STORED | BF16_UNLESS_MODELSLIM
     source: str
     assumed: bool = False
+
+    def __post_init__(self) -> None:
+        if self.group not in REPLICABLE_GROUPS:
+            raise ValueError(f"parameter group {self.group!r} is not one of {REPLICABLE_GROUPS}")
 
 
 _K3_ASCEND = (
@@ -203,6 +211,7 @@ def serving_flags_for_checkpoint(req: PlanRequest) -> list[tuple[str, str | None
 
 
 __all__ = [
+    "REPLICABLE_GROUPS",
     "RULES",
     "GroupRule",
     "ReplicatedGroup",

@@ -15,6 +15,7 @@ from dataclasses import replace
 import pytest
 
 from configurator.engine import fixtures as fx
+from configurator.engine.figures import FigureBook
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import (
     kv_bytes_per_token,
@@ -452,6 +453,80 @@ def test_expert_parallel_off_splits_experts_by_tp():
     )
     rank = run(req).groups[0].per_rank
     assert rank.expert_weights_bytes == pytest.approx(K3_EXPERT / 16, abs=1)
+
+
+def _requests_down_every_path():
+    """Requests that take each path of the memory figures, beyond those the seeded plans take."""
+    a3, gpu = fx.request_k3_a3_4node(), fx.request_k3_nf5868g8_2node()
+    yield "a3", a3
+    yield "gpu", gpu
+    yield "a2 text only", fx.request_k3_a2_8node_text_only()
+    yield (
+        "typed overrides",
+        replace(
+            a3,
+            serving=replace(
+                a3.serving, activation_bytes=2 * GIB, graph_memory_bytes=GIB // 2, comm_buffer_groups=2
+            ),
+        ),
+    )
+    yield "gpu typed buffers", replace(gpu, serving=replace(gpu.serving, comm_buffer_groups=3))
+    yield (
+        "expert parallel off",
+        replace(
+            a3,
+            topology=replace(
+                a3.topology, parallel=ParallelSpec(tp=16, dp=4, expert_parallel=False, dp_local=1)
+            ),
+        ),
+    )
+    yield (
+        "pipeline parallel",
+        replace(a3, topology=replace(a3.topology, parallel=ParallelSpec(tp=16, dp=2, pp=2, dp_local=1))),
+    )
+    yield (
+        "sliding window",
+        replace(
+            gpu,
+            model=gpt_oss_like(),
+            checkpoint=None,
+            topology=replace(gpu.topology, parallel=ParallelSpec(tp=8, dp=4, dp_local=2)),
+        ),
+    )
+    yield (
+        "dense, eager",
+        replace(
+            gpu,
+            model=fx.llama_3_1_8b(),
+            checkpoint=None,
+            serving=replace(gpu.serving, enforce_eager=True),
+            topology=replace(gpu.topology, nodes=1, parallel=ParallelSpec(tp=2, dp=8, dp_local=8)),
+        ),
+    )
+    yield "p/d", fx.request_k3_a3_8p8d()
+
+
+@pytest.mark.parametrize(
+    "req", [r for _, r in _requests_down_every_path()], ids=[n for n, _ in _requests_down_every_path()]
+)
+def test_every_memory_figure_is_its_formula_over_its_inputs(req):
+    """The figure book's catalogue formula, evaluated over the inputs put, gives each memory figure's value."""
+    seen = []
+    FigureBook.observer = lambda definition, variant, figure: seen.append((definition, variant, figure))
+    try:
+        mem = run(req)
+    finally:
+        FigureBook.observer = None
+    seen = [x for x in seen if x[2].key.startswith("memory.")]
+    assert set(mem.figures) == {f.key for _, _, f in seen} | {"memory.deployment_weights_bytes"}
+    wrong = []
+    for definition, variant, figure in seen:
+        expected = definition.formula_for(variant).evaluate(figure.inputs)
+        if expected is not None and not math.isclose(figure.value, expected, rel_tol=1e-6, abs_tol=0.5):
+            wrong.append(f"{figure.key} ({variant}): {figure.value} ≠ {figure.formula} = {expected}")
+    assert not wrong, "\n".join(wrong)
+    weights = mem.figures["memory.deployment_weights_bytes"]
+    assert weights.value == sum(weights.inputs.values()) == sum(g.cluster_weights_bytes for g in mem.groups)
 
 
 def test_memory_checks_are_bilingual():

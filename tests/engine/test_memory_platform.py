@@ -16,6 +16,7 @@ from configurator.engine import fixtures as fx
 from configurator.engine.launch import build_launch
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
+from configurator.engine.placement import REPLICABLE_GROUPS, RULES, GroupRule
 from configurator.engine.plan import plan
 from configurator.engine.types import CheckpointSpec, KvCacheDtype, ParallelSpec, Severity
 
@@ -191,3 +192,10 @@ def test_modelslim_checkpoint_adds_quantization_ascend_and_the_hf_release_does_n
     result = plan(slim)
     argv = list(build_launch(result.request, result.layout).nodes[0].argv[0])
     assert argv[argv.index("--quantization") + 1] == "ascend"
+
+
+def test_a_placement_rule_names_only_groups_the_replicated_figure_names():
+    # memory.per_rank.replicated_weights_bytes sums router, latent_moe, mla_a and kda_f_a by name.
+    assert {r.group for rules in RULES.values() for r in rules} <= set(REPLICABLE_GROUPS)
+    with pytest.raises(ValueError, match="not one of"):
+        GroupRule("lm_head", "replicated", "bf16", "somewhere")
