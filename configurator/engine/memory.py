@@ -46,7 +46,7 @@ from .defaults import (
     platform_labels,
     stack_of,
 )
-from .explain import assumed, check, fig, gb, plural, public, ratio, sentence_start, thousands, typed
+from .explain import assumed, check, gb, plural, public, ratio, sentence_start, thousands, typed
 from .figures import FigureBook
 from .layout import (
     GROUP_EN,
@@ -1102,18 +1102,11 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
 
     if groups:
         total_weights = sum(x.cluster_weights_bytes for x in groups)
-        # Its inputs are named by the groups ("cluster-a"), which a book.put keyword cannot spell:
-        # built here until the figure book can take a figure whose inputs are named at run time.
-        deployment = fig(
+        book.put(
             "memory.deployment_weights_bytes",
             total_weights,
-            "B",
-            "Weights held across the deployment",
-            "全部署权重总占用",
-            "Σ group weights (DP replicas and standby clusters included)",
-            {x.group: x.cluster_weights_bytes for x in groups},
+            group_weights={x.group: x.cluster_weights_bytes for x in groups},
         )
-        book.update({deployment.key: deployment})
     ck = req.checkpoint
     expert_total, non_expert_total, _vision = _weight_parts(req)
     checkpoint_bytes = expert_total + non_expert_total

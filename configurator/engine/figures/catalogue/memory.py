@@ -221,4 +221,12 @@ DEFS = (
         context=("checkpoint",),
         source=SourceKind.PUBLIC,
     ),
+    FigureDef(
+        "memory.deployment_weights_bytes",
+        Unit.BYTES,
+        "Weights held across the deployment",
+        "全部署权重总占用",
+        "Σ {group_weights} (DP replicas and standby clusters included)",
+        itemised=("group_weights",),
+    ),
 )
