@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from .figures import FigureBook
 from .types import Check, Figure, PlanRequest, Severity, Source
 
 AREA = "commercial"
@@ -136,29 +137,24 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
     quoted = next((p for p in points if p.concurrency == w.concurrency), None)
     quoted_saving = quoted.saving_vs_api if quoted else None
 
-    figs: dict[str, Figure] = {}
+    book = FigureBook(currency=c.currency)
     checks: list[Check] = []
     src = Source("derived", "performance curve × TCO annual cost")
     if effective_in is not None and api_out is not None:
-        figs["economics.break_even_concurrency"] = Figure(
+        book.put(
             "economics.break_even_concurrency",
             break_even if break_even is not None else "none",
-            "users",
-            "Concurrency from which self-hosting is cheaper than the API",
-            "私有化部署开始低于 API 成本的并发数",
-            "lowest concurrency with annual cost ≤ API cost of the same tokens (linear between curve points)",
-            {"basis": basis, "annual_cost": str(annual), "utilisation": str(utilisation)},
-            src,
+            source=src,
+            basis=basis,
+            annual_cost=str(annual),
+            utilisation=str(utilisation),
         )
-        figs["economics.seed_claim_concurrency"] = Figure(
+        book.put(
             "economics.seed_claim_concurrency",
             claim if claim is not None else "none",
-            "users",
-            "Concurrency from which the saving reaches the seed's claimed 60 %",
-            "节省达到原方案所称 60% 时的并发数",
-            "lowest concurrency with 1 − annual cost ÷ API cost ≥ 0.60",
-            {"basis": basis},
-            Source("seed", "S1: unit token cost 60–70 % lower (claim, checked here)"),
+            source=Source("seed", "S1: unit token cost 60–70 % lower (claim, checked here)"),
+            basis=basis,
+            claimed_saving=str(SEED_CLAIM),
         )
         name = req.model.name
         capacity = getattr(performance, "capacity_concurrency", 0)
@@ -172,15 +168,12 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
             # API cost grows with the tokens served: the throughput multiple that would make them equal
             need_even = (annual / best.api_cost_per_year).quantize(Decimal("0.1"))
             need_claim = (annual / ((1 - SEED_CLAIM) * best.api_cost_per_year)).quantize(Decimal("0.1"))
-            figs["economics.throughput_multiple_for_break_even"] = Figure(
+            book.put(
                 "economics.throughput_multiple_for_break_even",
                 need_even,
-                "×",
-                "Throughput multiple (at full load) needed to match the API's cost",
-                "与 API 成本持平所需的吞吐倍数（满负载）",
-                "annual cost ÷ API cost of the tokens served at full load",
-                {"annual_cost": str(annual), "api_cost_at_full_load": str(best.api_cost_per_year)},
-                src,
+                source=src,
+                annual_cost=str(annual),
+                api_cost_at_full_load=str(best.api_cost_per_year),
             )
         if break_even is None:
             more_en = (
@@ -261,6 +254,6 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
         seed_claim_concurrency=claim,
         quoted_concurrency=w.concurrency,
         quoted_saving=quoted_saving,
-        figures=figs,
+        figures=book.figures,
         checks=tuple(checks),
     )

@@ -50,6 +50,7 @@ import yaml
 
 from . import recipes as rc
 from . import site_values as sv
+from .figures import FigureBook
 from .names import node_name
 from .placement import serving_flags_for_checkpoint
 from .types import (
@@ -482,10 +483,10 @@ def build_launch(req: PlanRequest, layout: LayoutResult) -> LaunchResult:
     kind = req.topology.kind
     if kind == TopologyKind.DISAGGREGATED:
         entrypoint = _build_pd(req, layout, site, recipe, deviations, nodes)
-        scripts = len(nodes) + (2 if site.ascend else 1)  # + MetaService (Ascend) + proxy
+        services = 2 if site.ascend else 1  # + MetaService (Ascend) + proxy
     else:
         entrypoint = _build_aggregated(req, layout, site, recipe, deviations, nodes)
-        scripts = len(nodes)
+        services = 0
     w = req.workload
     context = BundleContext(
         model_name=req.model.name,
@@ -510,34 +511,30 @@ def build_launch(req: PlanRequest, layout: LayoutResult) -> LaunchResult:
         workload=(w.input_tokens, w.output_tokens, w.concurrency),
         max_num_seqs=req.serving.max_num_seqs,
     )
-    figures = {
-        "launch.scripts": Figure(
-            "launch.scripts",
-            scripts,
-            "files",
-            "Start scripts in the bundle",
-            "启动脚本数量",
-            "one per node (+ MetaService and proxy for xPyD)",
-            {"nodes": len(nodes)},
-            SOURCE_DOCS,
-        ),
-        "launch.engines": Figure(
+    book = FigureBook()
+    book.put("launch.scripts", len(nodes) + services, source=SOURCE_DOCS, nodes=len(nodes), services=services)
+    engines = sum(len(n.argv) for n in nodes)
+    if kind == TopologyKind.DISAGGREGATED:
+        # every node of a side runs the same number of engines (its DP ranks)
+        side = {r: [n for n in nodes if n.role == r] for r in ("prefill", "decode")}
+        book.put(
             "launch.engines",
-            sum(len(n.argv) for n in nodes),
-            "processes",
-            "vllm serve processes",
-            "vllm serve 进程数",
-            "nodes × engines per node",
-            {},
-            SOURCE_DOCS,
-        ),
-    }
+            engines,
+            variant="pd",
+            source=SOURCE_DOCS,
+            prefill_nodes=len(side["prefill"]),
+            prefill_engines_per_node=len(side["prefill"][0].argv) if side["prefill"] else 0,
+            decode_nodes=len(side["decode"]),
+            decode_engines_per_node=len(side["decode"][0].argv) if side["decode"] else 0,
+        )
+    else:
+        book.put("launch.engines", engines, source=SOURCE_DOCS, nodes=len(nodes), engines_per_node=1)
     return LaunchResult(
         nodes=tuple(nodes),
         placeholders=site.placeholders,
         entrypoint=entrypoint,
         context=context,
-        figures=figures,
+        figures=book.figures,
         checks=tuple(checks),
     )
 

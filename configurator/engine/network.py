@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from .figures import FigureBook
 from .memory import kv_bytes_per_token, kv_dtype_bytes, linear_state_bytes_per_seq
 from .serving_model import effective_factors
 from .types import (
@@ -82,8 +83,6 @@ SWITCH_FABRICS_FOR = {
     "ub": ("lingqu", "ub"),
     "infiniband": ("infiniband",),
 }
-RULE_EN = "one switch if ports ≤ P; else leaves = ceil(ports ÷ (P/2)), spines = ceil(leaves × P/2 ÷ P)"
-RULE_ZH = "端口数 ≤ 单台端口数 P 时 1 台；否则叶脊两层：叶 = ceil(端口 ÷ (P/2))，脊 = ceil(叶 × P/2 ÷ P)"
 ROLE_ZH = {
     "scale_up": "超节点互联（灵衢/卡间）",
     "scale_out": "参数面",
@@ -423,23 +422,12 @@ def _row(
     )
 
 
-# The last result, by the identity of its (frozen) inputs: plan() asks for the network once
-# itself and once through size_power(), which needs the switches' kW.
-_last: tuple[PlanRequest, LayoutResult, NetworkResult] | None = None
-
-
 def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
-    """Size every fabric of the deployment and check the fabric between nodes."""
-    global _last
-    last = _last
-    if last is not None and last[0] is req and last[1] is layout:
-        return last[2]
-    result = _size_network(req, layout)
-    _last = (req, layout, result)
-    return result
+    """Size every fabric of the deployment and check the fabric between nodes.
 
-
-def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
+    A pure function of its arguments: ``plan()`` sizes the network once and hands the result to
+    ``size_power()`` (the switches' kW) and ``place_racks()``.
+    """
     server = req.server
     packages = server.packages
     nodes = layout.nodes
@@ -565,7 +553,8 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
             )
 
     switches = _switch_units(rows)
-    figures = _row_figures(rows)
+    book = FigureBook()
+    _row_figures(book, rows, packages)
     switch_units = sum(s.rack_units for s in switches)
     switch_kw = sum(s.power_kw for s in switches)
     # network.optics: 400G-class transceivers; every other transceiver and every cable by media code.
@@ -577,77 +566,48 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
             media[r.optics_media] = media.get(r.optics_media, 0) + r.optics
         if r.cable_media and r.cables:
             media[r.cable_media] = media.get(r.cable_media, 0) + r.cables
-    figures["network.switches.count"] = Figure(
-        "network.switches.count",
-        len(switches),
-        "",
-        "Switches",
-        "交换机数量",
-        "Σ switches of all fabrics",
-        {r_key(r): r.switches for r in rows if r.switches},
+    book.put(
+        "network.switches.count", len(switches), switches={r_key(r): r.switches for r in rows if r.switches}
     )
-    figures["network.switches.units"] = Figure(
-        "network.switches.units",
-        switch_units,
-        "U",
-        "Switch rack units",
-        "交换机占用 U 数",
-        "Σ switches × U",
-        {s.label: s.rack_units for s in switches},
-    )
-    figures["network.switches.kw"] = Figure(
+    book.put("network.switches.units", switch_units, rack_units={s.label: s.rack_units for s in switches})
+    book.put(
         "network.switches.kw",
         round(switch_kw, 3),
-        "kW",
-        "Switch power",
-        "交换机功耗",
-        "Σ switches × kW",
-        {s.label: s.power_kw for s in switches},
         source=_switch_source(req.switches),
+        kw={s.label: s.power_kw for s in switches},
     )
-    figures["network.optics"] = Figure(
+    book.put(
         "network.optics",
         optics,
-        "",
-        "Optical transceivers",
-        "光模块数量",
-        "2 × (server ports + leaf uplinks), one at each end of every link",
-        {r_key(r): r.optics for r in rows if r.optics},
+        optics={r_key(r): r.optics for r in rows if r.optics},
+        optics_below_400g=sum(r.optics for r in rows if r.optics_media),
     )
-    figures["network.cables"] = Figure(
-        "network.cables",
-        cables,
-        "",
-        "Cables (fibres)",
-        "线缆数量",
-        "server ports + leaf uplinks",
-        {r_key(r): r.cables for r in rows if r.cables},
-    )
+    book.put("network.cables", cables, cables={r_key(r): r.cables for r in rows if r.cables})
 
-    cross = _cross_node_links(layout, rows)
+    cross_rows = _cross_node_links(layout, rows)
+    cross = tuple(link for link, _row in cross_rows)
     checks.extend(_cross_node_checks(cross))
-    for link in cross:
-        key = f"network.cross_node.{link.group}"
-        figures[f"{key}.link_gbps"] = Figure(
-            f"{key}.link_gbps",
+    switch_port_gbps = {s.slug: s.port_speed_gbps for s in req.switches}
+    for link, best in cross_rows:
+        book.put(
+            f"network.cross_node.{link.group}.link_gbps",
             link.link_gbps,
-            "Gb/s",
-            f"{link.group}: cross-node link speed",
-            f"{link.group}：跨节点链路速率",
-            "min(NIC port, switch port)",
-            {"fabric": link.fabric, "switch_fabric": link.switch_fabric, "rdma": link.rdma},
             source=Source("seed", "S1 §6.3"),
+            nic_port_gbps=best.port_speed_gbps if best else 0,
+            switch_port_gbps=switch_port_gbps.get(best.switch_slug, 0) if best else 0,
+            fabric=link.fabric,
+            switch_fabric=link.switch_fabric,
+            rdma=link.rdma,
         )
 
     kv = None
     if req.topology.kind == TopologyKind.DISAGGREGATED:
-        kv, kv_figs, kv_checks = _kv_transfer(req, layout, rows)
-        figures.update(kv_figs)
+        kv, kv_checks = _kv_transfer(req, layout, rows, book)
         checks.extend(kv_checks)
 
     seed = seed_reference(req, layout)
     if seed is not None:
-        checks.extend(_seed_checks(seed, switches, rows, figures))
+        checks.extend(_seed_checks(seed, switches, rows, book))
 
     if req.topology.kind == TopologyKind.PRIMARY_STANDBY:
         shared = [s for s in switches if len(s.groups) > 1 and s.role in ("scale_up", "scale_out")]
@@ -713,7 +673,7 @@ def _size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
         cross_node=cross,
         kv_transfer=kv,
         seed=seed,
-        figures=figures,
+        figures=book.figures,
         checks=tuple(checks),
     )
 
@@ -803,58 +763,65 @@ def _switch_units(rows: list[FabricRow]) -> tuple[SwitchUnit, ...]:
     return tuple(units)
 
 
-def _row_figures(rows: list[FabricRow]) -> dict[str, Figure]:
-    figures: dict[str, Figure] = {}
+def _row_figures(book: FigureBook, rows: list[FabricRow], packages: int) -> None:
     for row in rows:
         if row.scope == "in-node":
             continue
-        key = f"network.{r_key(row)}"
-        role_zh = ROLE_ZH.get(row.role, row.role)
-        figures[f"{key}.cabled_per_node"] = Figure(
-            f"{key}.cabled_per_node",
+        role, fabric, scope = row.role, row.fabric, row.scope  # the key is network.<r_key(row)>.*
+        names = {
+            "fabric": row.fabric,
+            "scope": row.scope,
+            "role_zh": ROLE_ZH.get(row.role, row.role),
+            "switch": row.switch_model or row.fabric,
+        }
+        if row.cabled_per_node == 0 and row.ports_per_node > 0:
+            cabling = "none"
+        elif row.role in ("scale_up", "scale_out") and packages > 0:
+            cabling = "rail"
+        else:
+            cabling = "all"
+        book.put(
+            f"network.{role}.{fabric}.{scope}.cabled_per_node",
             row.cabled_per_node,
-            "ports",
-            f"{row.fabric} ports cabled per node",
-            f"{role_zh} 每节点接入端口",
-            "min(ports on server, accelerator packages)"
-            if row.role in ("scale_up", "scale_out")
-            else "ports on server",
-            {"ports_on_server": row.ports_per_node},
-            _ASSUMED_CABLING if row.cabled_per_node < row.ports_per_node else Source("input", "server NICs"),
+            variant=cabling,
+            label=names,
+            source=_ASSUMED_CABLING
+            if row.cabled_per_node < row.ports_per_node
+            else Source("input", "server NICs"),
+            ports_on_server=row.ports_per_node,
+            packages=packages,
         )
-        figures[f"{key}.ports_needed"] = Figure(
-            f"{key}.ports_needed",
+        book.put(
+            f"network.{role}.{fabric}.{scope}.ports_needed",
             row.ports_needed,
-            "ports",
-            f"{row.fabric} ({row.scope}) switch ports",
-            f"{role_zh}（{row.scope}）交换机端口",
-            "nodes × ports cabled per node",
-            {"nodes": row.nodes, "cabled_per_node": row.cabled_per_node},
+            label=names,
+            nodes=row.nodes,
+            cabled_per_node=row.cabled_per_node,
         )
-        figures[f"{key}.switches"] = Figure(
-            f"{key}.switches",
+        book.put(
+            f"network.{role}.{fabric}.{scope}.switches",
             row.switches,
-            "",
-            f"{row.switch_model or row.fabric} switches ({row.scope})",
-            f"{row.switch_model or row.fabric} 交换机（{row.scope}）",
-            RULE_EN,
-            {
-                "ports": row.ports_needed,
-                "P": row.ports_per_switch,
-                "leaves": row.leaves,
-                "spines": row.spines,
-            },
+            label=names,
+            ports=row.ports_needed,
+            P=row.ports_per_switch,
+            leaves=row.leaves,
+            spines=row.spines,
         )
-        figures[f"{key}.optics"] = Figure(
-            f"{key}.optics",
+        if link_media(row.link_gbps)[1] == "cat6":
+            optics = "copper"
+        elif row.switches == 0 and row.ports_needed > 0:
+            optics = "unswitched"
+        else:
+            optics = None
+        book.put(
+            f"network.{role}.{fabric}.{scope}.optics",
             row.optics,
-            "",
-            f"Optics ({row.fabric}, {row.scope})",
-            f"光模块（{row.fabric}，{row.scope}）",
-            "2 × (server ports + uplinks)",
-            {"ports": row.ports_needed, "uplinks": row.uplinks},
+            variant=optics,
+            label=names,
+            ports=row.ports_needed,
+            uplinks=row.uplinks,
+            link_gbps=row.link_gbps,
         )
-    return figures
 
 
 def _no_switch_check(row: FabricRow) -> Check:
@@ -887,9 +854,11 @@ def _traffic(g: GroupLayout, devices_per_node: int) -> str | None:
     return "/".join(parts) or None
 
 
-def _cross_node_links(layout: LayoutResult, rows: list[FabricRow]) -> tuple[CrossNodeLink, ...]:
-    """For every group with cross-node EP/TP traffic, the best switched fabric it can use."""
-    links = []
+def _cross_node_links(
+    layout: LayoutResult, rows: list[FabricRow]
+) -> tuple[tuple[CrossNodeLink, FabricRow | None], ...]:
+    """For every group with cross-node EP/TP traffic, the best switched fabric it can use (and its row)."""
+    links: list[tuple[CrossNodeLink, FabricRow | None]] = []
     for g in layout.groups:
         traffic = _traffic(g, layout.devices_per_node)
         if traffic is None:
@@ -903,7 +872,7 @@ def _cross_node_links(layout: LayoutResult, rows: list[FabricRow]) -> tuple[Cros
             and r.switches > 0
         ]
         if not candidates:
-            links.append(CrossNodeLink(g.name, traffic, "", "", 0, False, 0, "none"))
+            links.append((CrossNodeLink(g.name, traffic, "", "", 0, False, 0, "none"), None))
             continue
         best = max(candidates, key=lambda r: (r.rdma, r.link_gbps, r.node_bandwidth_gbps))
         if best.rdma and best.link_gbps >= MIN_CROSS_NODE_GBPS:
@@ -912,18 +881,17 @@ def _cross_node_links(layout: LayoutResult, rows: list[FabricRow]) -> tuple[Cros
             verdict = "slow"
         else:
             verdict = "insufficient"
-        links.append(
-            CrossNodeLink(
-                group=g.name,
-                traffic=traffic,
-                fabric=best.fabric,
-                switch_fabric=best.switch_fabric,
-                link_gbps=best.link_gbps,
-                rdma=best.rdma,
-                node_bandwidth_gbps=best.node_bandwidth_gbps,
-                verdict=verdict,
-            )
+        link = CrossNodeLink(
+            group=g.name,
+            traffic=traffic,
+            fabric=best.fabric,
+            switch_fabric=best.switch_fabric,
+            link_gbps=best.link_gbps,
+            rdma=best.rdma,
+            node_bandwidth_gbps=best.node_bandwidth_gbps,
+            verdict=verdict,
         )
+        links.append((link, best))
     return tuple(links)
 
 
@@ -1032,8 +1000,8 @@ def _tflops(req: PlanRequest) -> tuple[float, str]:
 
 
 def _kv_transfer(
-    req: PlanRequest, layout: LayoutResult, rows: list[FabricRow]
-) -> tuple[KvTransfer | None, dict[str, Figure], list[Check]]:
+    req: PlanRequest, layout: LayoutResult, rows: list[FabricRow], book: FigureBook
+) -> tuple[KvTransfer | None, list[Check]]:
     """KV moved from each prefill node to the decode pool, against the node's scale-out bandwidth.
 
     The rate is the most the prefill node can produce: its prefill token rate
@@ -1044,7 +1012,7 @@ def _kv_transfer(
     model, w, perf = req.model, req.workload, req.performance
     prefill = [g for g in layout.groups if g.role == "prefill"]
     if not prefill:
-        return None, {}, []
+        return None, []
     tp = prefill[0].parallel.tp
     b = kv_dtype_bytes(req.serving.kv_cache_dtype)
     # One copy of the cache (as a single rank would hold it): the same formulas as memory.
@@ -1078,90 +1046,63 @@ def _kv_transfer(
         share = gbps / link if link else None
 
     kv = KvTransfer(per_token, wire_per_token, state, per_request, tokens_s, req_s, gbps, link, share)
-    figures = {
-        "network.kv_transfer.kv_bytes_per_token": Figure(
-            "network.kv_transfer.kv_bytes_per_token",
-            per_token,
-            "B",
-            "KV bytes per token (one copy)",
-            "每 token KV 字节数（单份）",
-            "MLA (kv_lora_rank + qk_rope_head_dim) × B × MLA layers + GQA 2 × kv_heads × head_dim × B × layers",
-            {
-                "kv_lora_rank": model.kv_lora_rank,
-                "qk_rope_head_dim": model.qk_rope_head_dim,
-                "mla_layers": model.mla_layers,
-                "kv_heads": model.num_kv_heads,
-                "head_dim": model.head_dim,
-                "gqa_layers": model.gqa_layers,
-                "bytes": b,
-            },
-        ),
-        "network.kv_transfer.state_bytes_per_request": Figure(
-            "network.kv_transfer.state_bytes_per_request",
-            state,
-            "B",
-            "Linear-attention state per request",
-            "每请求线性注意力状态",
-            "layers × (heads × d_k × d_v × state bytes + (kernel − 1) × conv_dim × conv bytes)",
-            {
-                "linear_layers": model.linear_layers,
-                "heads": model.linear_num_heads,
-                "head_dim": model.linear_head_dim,
-            },
-        ),
-        "network.kv_transfer.bytes_per_request": Figure(
-            "network.kv_transfer.bytes_per_request",
-            per_request,
-            "B",
-            "KV moved P→D per request",
-            "每请求 P→D 传输 KV",
-            "input tokens × KV bytes per token on the wire (MLA × TP ranks) + sliding window + state",
-            {
-                "input_tokens": w.input_tokens,
-                "wire_bytes_per_token": wire_per_token,
-                "tp": tp,
-                "state_bytes": state,
-            },
-        ),
-        "network.kv_transfer.link_gbps_per_node": Figure(
-            "network.kv_transfer.link_gbps_per_node",
-            link,
-            "Gb/s",
-            "Scale-out bandwidth per prefill node",
-            "每个预填充节点的参数面带宽",
-            "ports cabled × link speed",
-            {"fabric": best.fabric if best else "", "ports": best.cabled_per_node if best else 0},
-        ),
-    }
+    book.put(
+        "network.kv_transfer.kv_bytes_per_token",
+        per_token,
+        kv_lora_rank=model.kv_lora_rank,
+        qk_rope_head_dim=model.qk_rope_head_dim,
+        mla_layers=model.mla_layers,
+        kv_heads=model.num_kv_heads,
+        head_dim=model.head_dim,
+        gqa_layers=model.gqa_layers,
+        bytes=b,
+    )
+    book.put(
+        "network.kv_transfer.state_bytes_per_request",
+        state,
+        linear_layers=model.linear_layers,
+        heads=model.linear_num_heads,
+        head_dim=model.linear_head_dim,
+        state_dtype_bytes=model.linear_state_dtype_bytes,
+        conv_kernel=model.linear_conv_kernel,
+        conv_dim=model.linear_conv_dim,
+        conv_dtype_bytes=model.linear_conv_dtype_bytes,
+    )
+    book.put(
+        "network.kv_transfer.bytes_per_request",
+        per_request,
+        input_tokens=w.input_tokens,
+        wire_bytes_per_token=wire_per_token,
+        window_tokens=window,
+        sliding_bytes_per_token=sliding,
+        tp=tp,
+        state_bytes=state,
+    )
+    book.put(
+        "network.kv_transfer.link_gbps_per_node",
+        link,
+        fabric=best.fabric if best else "",
+        ports=best.cabled_per_node if best else 0,
+        link_gbps=best.link_gbps if best else 0,
+    )
     checks: list[Check] = []
     if gbps is not None:
-        figures["network.kv_transfer.gbps_per_node"] = Figure(
+        book.put(
             "network.kv_transfer.gbps_per_node",
             round(gbps, 2),
-            "Gb/s",
-            "KV transfer per prefill node at full prefill rate",
-            "预填充节点满负荷时的 KV 传输速率",
-            "devices × TFLOPS × MFU ÷ (2 × active params) ÷ (input × (1 − prefix hit)) × bytes per request × 8",
-            {
-                "devices": devices,
-                "tflops": tflops,
-                "precision": precision,
-                "prefill_mfu": effective_factors(req).prefill_efficiency,
-                "active_params": model.active_params,
-                "requests_per_s": round(req_s or 0, 3),
-            },
             source=Source("assumed", "roofline prefill rate, performance.prefill_mfu"),
+            devices=devices,
+            tflops=tflops,
+            precision=precision,
+            prefill_mfu=effective_factors(req).prefill_efficiency,
+            active_params=model.active_params,
+            input_tokens=w.input_tokens,
+            prefix_cache_hit_rate=perf.prefix_cache_hit_rate,
+            bytes_per_request=per_request,
+            requests_per_s=round(req_s or 0, 3),
         )
     if share is not None and gbps is not None:  # share is only ever set together with gbps
-        figures["network.kv_transfer.share"] = Figure(
-            "network.kv_transfer.share",
-            round(share, 4),
-            "ratio",
-            "KV transfer share of scale-out bandwidth",
-            "KV 传输占参数面带宽比例",
-            "KV Gb/s ÷ node bandwidth",
-            {"kv_gbps": round(gbps, 2), "link_gbps": link},
-        )
+        book.put("network.kv_transfer.share", round(share, 4), kv_gbps=round(gbps, 2), link_gbps=link)
         msg = (
             f"P→D KV transfer at the prefill nodes' full rate: {gbps:.1f} Gb/s per node "
             f"({per_request / 1e6:.1f} MB per {w.input_tokens}-token request × {req_s:.2f} req/s), "
@@ -1209,25 +1150,18 @@ def _kv_transfer(
                 fix_zh="为参数面添加 RoCE 交换机",
             )
         )
-    return kv, figures, checks
+    return kv, checks
 
 
 def _seed_checks(
-    seed: SeedReference, switches: tuple[SwitchUnit, ...], rows: list[FabricRow], figures: dict[str, Figure]
+    seed: SeedReference, switches: tuple[SwitchUnit, ...], rows: list[FabricRow], book: FigureBook
 ) -> list[Check]:
     ours: dict[str, int] = {}
     for s in switches:
         ours[s.fabric] = ours.get(s.fabric, 0) + 1
     diffs_en, diffs_zh = [], []
     for fabric, count in seed.switches.items():
-        figures[f"network.seed.switches.{fabric}"] = Figure(
-            f"network.seed.switches.{fabric}",
-            count,
-            "",
-            f"Seed: {fabric} switches",
-            f"种子方案：{fabric} 交换机",
-            source=seed.source,
-        )
+        book.put(f"network.seed.switches.{fabric}", count, source=seed.source, seed_switches=count)
         mine = ours.get(fabric, 0)
         if mine != count:
             rws = [r for r in rows if r.switch_fabric == fabric and r.switches]

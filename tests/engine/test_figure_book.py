@@ -198,3 +198,21 @@ def test_itemised_inputs_list_their_entries_and_need_a_prose_formula():
         Catalogue([FigureDef("x.kw", Unit.KW, "a", "甲", "devices", itemised=("devices",))])
     with pytest.raises(ValueError, match="does not name its itemised inputs"):
         Catalogue([FigureDef("x.kw", Unit.KW, "a", "甲", "Σ {kw}", itemised=("devices",))])
+
+
+def test_terms_are_spread_into_the_inputs_and_summed_in_the_formula():
+    """A sum over dynamically named terms (fabric rows, switches) keeps each term as an input."""
+    book = FigureBook()
+    terms = {"scale_out.roce.all": 64, "management.management.all": 8}
+    f = book.put("network.cables", 72, cables=terms)
+    assert dict(f.inputs) == terms
+    assert f.formula == "Σ cables"
+    definition, _ = definitions().resolve("network.cables")
+    assert definition.evaluate(None, f.inputs) == 72
+    optics = book.put("network.optics", 0, optics={"scale_out.roce.all": 128}, optics_below_400g=128)
+    assert optics.formula == "Σ optics − optics_below_400g"
+    assert definitions().resolve("network.optics")[0].evaluate(None, optics.inputs) == 0
+    with pytest.raises(FigureBookError, match="clash"):
+        book.put("network.optics", 0, optics={"optics_below_400g": 1}, optics_below_400g=0)
+    with pytest.raises(FigureBookError, match="must map"):
+        book.put("network.cables", 1, cables=1)

@@ -23,6 +23,12 @@ Rules a definition follows (``tests/engine/test_figure_book.py`` checks them):
   say it.  ``context`` lists further inputs that describe rather than compute
   (an accelerator's name, a weight format).  ``put`` must supply exactly the
   formula's names plus ``context``: a missing or extra input is an error.
+* ``terms`` names the one input (if any) that is a mapping of *dynamically named*
+  terms — one per fabric row, per switch, per piece of rack equipment — whose
+  names cannot be written in the catalogue.  ``put`` spreads the mapping into
+  the figure's inputs (each term under its own name, as a reader wants to see
+  it); in the formula the name stands for the *sum* of the terms and shows as
+  ``Σ name`` (``round(switch_kw, 3)`` → ``round(Σ switch_kw, 3)``).
 * ``formulas`` holds variants (``{"ep": "expert_bytes / ep / pp", "tp": …}``)
   chosen by ``put(..., variant="tp")`` when the computation takes different
   paths.
@@ -185,6 +191,8 @@ class FigureDef:
     approximate: str = ""
     #: Inputs put as one mapping whose entries become the figure's inputs (names known at run time).
     itemised: tuple[str, ...] = ()
+    #: The input holding a mapping of dynamically named terms, spread into the figure's inputs (see above).
+    terms: str = ""
 
     def formula_for(self, variant: str | None) -> Formula:
         if variant is None:
@@ -205,6 +213,17 @@ class FigureDef:
 
     def inputs_for(self, variant: str | None) -> frozenset[str]:
         return self.formula_for(variant).names | frozenset(self.context)
+
+    def evaluate(self, variant: str | None, inputs: Mapping[str, Any]) -> float | None:
+        """The formula's value over a figure's ``inputs`` (its terms, if any, summed back under their name)."""
+        formula = self.formula_for(variant)
+        if self.terms:
+            named = (formula.names | frozenset(self.context)) - {self.terms}
+            values = [v for k, v in inputs.items() if k not in named]
+            if any(isinstance(v, bool) or not isinstance(v, int | float | Decimal) for v in values):
+                return None
+            inputs = {**{k: inputs[k] for k in named}, self.terms: sum(float(v) for v in values)}
+        return formula.evaluate(inputs)
 
     @property
     def pattern(self) -> re.Pattern[str] | None:
@@ -243,6 +262,8 @@ class Catalogue:
                     raise ValueError(f"figure {d.key!r} ({variant}): an itemised input needs a prose formula")
                 if not set(d.itemised) <= formula.names | set(d.context):
                     raise ValueError(f"figure {d.key!r} ({variant}) does not name its itemised inputs")
+                if d.terms and d.terms not in formula.names | set(d.context):
+                    raise ValueError(f"figure {d.key!r} ({variant}) does not name its terms {d.terms!r}")
             if "{" in d.key:
                 self.patterns.append(d)
             else:
@@ -333,6 +354,18 @@ class FigureBook:
                 + (f"; missing {missing}" if missing else "")
                 + (f"; not in the formula {extra}" if extra else "")
             )
+        display = formula.display
+        if definition.terms:
+            terms = inputs.pop(definition.terms)
+            if not isinstance(terms, Mapping):
+                raise FigureBookError(
+                    f"figure {key!r}: {definition.terms} must map each term's name to its value"
+                )
+            clash = sorted(terms.keys() & inputs.keys())
+            if clash:
+                raise FigureBookError(f"figure {key!r}: terms {clash} clash with the formula's inputs")
+            inputs = {**terms, **inputs}
+            display = re.sub(rf"\b{re.escape(definition.terms)}\b", f"Σ {definition.terms}", display)
         args = {**captures, **(label or {})}
         unit = definition.unit.value.replace("{currency}", self.currency)
         if definition.itemised:
@@ -346,7 +379,7 @@ class FigureBook:
             unit=unit,
             label_en=_label(definition.en, args),
             label_zh=_label(definition.zh, args),
-            formula=formula.display,
+            formula=display,
             inputs=inputs,
             source=source if source is not None else Source(definition.source.value),
         )

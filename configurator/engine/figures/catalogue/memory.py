@@ -226,7 +226,8 @@ DEFS = (
         Unit.BYTES,
         "Weights held across the deployment",
         "全部署权重总占用",
-        "Σ {group_weights} (DP replicas and standby clusters included)",
-        itemised=("group_weights",),
+        # Σ over the serving groups (DP replicas and standby clusters included).
+        "group_weights",
+        terms="group_weights",
     ),
 )

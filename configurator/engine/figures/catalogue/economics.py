@@ -1,0 +1,36 @@
+"""Figures of the economics over load: the API break-even (engine/economics.py).
+
+The money inputs are the decimal strings the plan JSON has always carried, so the formulas are
+read, not evaluated, over them; the concurrencies are interpolated along the performance curve.
+"""
+
+from ..book import FigureDef, SourceKind, Unit
+
+DEFS = (
+    FigureDef(
+        "economics.break_even_concurrency",
+        Unit.COUNT_USERS,
+        "Concurrency from which self-hosting is cheaper than the API",
+        "私有化部署开始低于 API 成本的并发数",
+        "lowest concurrency with {annual_cost} ≤ API cost of the same tokens"
+        " (at {utilisation}, linear between curve points; none: the API is cheaper at every load)",
+        context=("basis",),
+    ),
+    FigureDef(
+        "economics.seed_claim_concurrency",
+        Unit.COUNT_USERS,
+        "Concurrency from which the saving reaches the seed's claimed 60 %",
+        "节省达到原方案所称 60% 时的并发数",
+        "lowest concurrency with 1 − annual cost ÷ API cost ≥ {claimed_saving}"
+        " (linear between curve points; none: never reached)",
+        context=("basis",),
+        source=SourceKind.SEED,
+    ),
+    FigureDef(
+        "economics.throughput_multiple_for_break_even",
+        Unit.TIMES,
+        "Throughput multiple (at full load) needed to match the API's cost",
+        "与 API 成本持平所需的吞吐倍数（满负载）",
+        "round(annual_cost / api_cost_at_full_load, 1)",
+    ),
+)

@@ -1,0 +1,27 @@
+"""Figures of the launch bundle (engine/launch.py)."""
+
+from ..book import FigureDef, SourceKind, Unit
+
+DEFS = (
+    FigureDef(
+        "launch.scripts",
+        Unit.COUNT_FILES,
+        "Start scripts in the bundle",
+        "启动脚本数量",
+        # one start script per node; xPyD adds the proxy (and on Ascend the memcache MetaService)
+        "nodes + services",
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "launch.engines",
+        Unit.COUNT_PROCESSES,
+        "vllm serve processes",
+        "vllm serve 进程数",
+        # aggregated: one vllm serve per node (DP ranks of a node inside it); xPyD: one per DP rank
+        "nodes * engines_per_node",
+        formulas={
+            "pd": "prefill_nodes * prefill_engines_per_node + decode_nodes * decode_engines_per_node",
+        },
+        source=SourceKind.PUBLIC,
+    ),
+)
