@@ -682,8 +682,10 @@ class MemoryResult:
 
 
 # Every module's result dataclass lives here (not in its module) so that PlanResult can name each
-# section's type without an import cycle: the modules import this file, never the other way round.
-# The modules re-export their own (``from .power import PowerResult`` keeps working).
+# section's type without an import cycle: the modules import this file, and this file imports none
+# of them at import time (the launch results' shell quoting, bundle rendering and recipe deviations
+# import engine/launch.py and engine/recipes.py when called).  The modules re-export their own
+# (``from .power import PowerResult`` keeps working).
 
 _EPS = 1e-9
 CONTINUOUS_LIMIT = 0.8  # the continuous-load share of a breaker rating (engine/power.py DERATING_SOURCE)
