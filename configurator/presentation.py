@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shlex
 from decimal import Decimal, InvalidOperation
-from types import SimpleNamespace
 from typing import Any
 
 from .drawings.charts import bar_chart_svg, line_chart_svg, tornado_svg
@@ -20,6 +19,7 @@ from .drawings.memory import memory_bar_svg, memory_segments
 from .drawings.topology import topology_groups, topology_svg
 from .engine.names import node_name
 from .engine.racks import rack_elevation_svg
+from .engine.serialize import group_layout_from_dict, rack_layout_from_dict, rank_memory_from_dict
 
 AREAS = ("memory", "power", "network", "racks", "cooling", "layout", "performance", "commercial")
 AREA_LABELS = {
@@ -79,15 +79,6 @@ def _zh(lang: str) -> bool:
 
 def _pick(en: str, zh: str, lang: str) -> str:
     return zh if _zh(lang) and zh else en
-
-
-def _ns(value: Any) -> Any:
-    """A dict tree as attribute-access objects (the drawing code reads attributes)."""
-    if isinstance(value, dict):
-        return SimpleNamespace(**{k: _ns(v) for k, v in value.items()})
-    if isinstance(value, list):
-        return [_ns(v) for v in value]
-    return value
 
 
 def _dec(value: Any) -> Decimal | None:
@@ -162,7 +153,7 @@ def _memory_panels(result: dict, lang: str) -> list[dict]:
         if signature in seen:  # identical groups (a pair) are drawn once
             continue
         seen.add(signature)
-        segments = memory_segments(_ns(rank))
+        segments = memory_segments(rank_memory_from_dict(rank))
         role = ROLE_LABELS.get(lay.get("role", "cluster"), ("", ""))
         prefix = "memory.per_rank" if not panels else f"memory.{group.get('group')}.per_rank"
         panels.append(
@@ -187,7 +178,7 @@ def _topology(result: dict, lang: str, server_name: str = "") -> str:
         return ""
     roles = {g.get("role") for g in layout_groups}
     return topology_svg(
-        topology_groups(_ns(layout_groups), lang, node_name=server_name),
+        topology_groups([group_layout_from_dict(g) for g in layout_groups], lang, node_name=server_name),
         lang,
         gateway=True,
         storage="standby" in roles and "prefill" not in roles,
@@ -199,7 +190,7 @@ def _racks(result: dict, lang: str) -> list[dict]:
     racks = (result.get("racks") or {}).get("racks", [])
     out = []
     for rack in racks:
-        out.append({"rack": rack, "svg": rack_elevation_svg(_ns(rack), lang=lang)})
+        out.append({"rack": rack, "svg": rack_elevation_svg(rack_layout_from_dict(rack), lang=lang)})
     return out
 
 

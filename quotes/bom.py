@@ -35,7 +35,7 @@ from typing import Any
 
 from django.utils.translation import gettext_noop
 
-from configurator.engine.network import MEDIA
+from configurator.public import MEDIA
 
 from .statuses import BomCategory
 

@@ -29,8 +29,7 @@ from typing import Any
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from configurator.engine import launch as engine_launch
-from configurator.engine import types as et
+from configurator import public as configurator
 
 from .bom import money
 from .pdf.context import proposal_language
@@ -333,7 +332,7 @@ def workbook_filename(revision) -> str:
 # --------------------------------------------------------------------------- launch bundle
 
 
-def _node_from_dict(node: Mapping) -> engine_launch.NodeLaunch:
+def _node_from_dict(node: Mapping) -> configurator.NodeLaunch:
     converters = {
         "index": int,
         "dp_rank": int,
@@ -343,13 +342,13 @@ def _node_from_dict(node: Mapping) -> engine_launch.NodeLaunch:
         "api_ports": lambda ports: tuple(int(p) for p in ports or ()),
     }
     kwargs = {}
-    for f in dataclasses.fields(engine_launch.NodeLaunch):
+    for f in dataclasses.fields(configurator.NodeLaunch):
         if f.name in node:
             kwargs[f.name] = converters.get(f.name, str)(node[f.name])
-    return engine_launch.NodeLaunch(**kwargs)
+    return configurator.NodeLaunch(**kwargs)
 
 
-def launch_result_from_dict(data: Mapping) -> engine_launch.LaunchResult:
+def launch_result_from_dict(data: Mapping) -> configurator.LaunchResult:
     """A ``LaunchResult`` rebuilt from its frozen JSON (``result_json["launch"]``).
 
     Only the dataclasses' own fields are read (derived properties such as a
@@ -357,20 +356,20 @@ def launch_result_from_dict(data: Mapping) -> engine_launch.LaunchResult:
     Raises ``KeyError``/``TypeError``/``ValueError`` when the shape does not match.
     """
     ctx = dict(data["context"])
-    ctx_fields = {f.name for f in dataclasses.fields(engine_launch.BundleContext)}
+    ctx_fields = {f.name for f in dataclasses.fields(configurator.BundleContext)}
     context_kwargs = {k: v for k, v in ctx.items() if k in ctx_fields}
-    context_kwargs["topology"] = et.TopologyKind(ctx["topology"])
+    context_kwargs["topology"] = configurator.TopologyKind(ctx["topology"])
     context_kwargs["groups"] = tuple(
-        engine_launch.GroupSummary(
-            **{f.name: g[f.name] for f in dataclasses.fields(engine_launch.GroupSummary) if f.name in g}
+        configurator.GroupSummary(
+            **{f.name: g[f.name] for f in dataclasses.fields(configurator.GroupSummary) if f.name in g}
         )
         for g in ctx["groups"]
     )
-    return engine_launch.LaunchResult(
+    return configurator.LaunchResult(
         nodes=tuple(_node_from_dict(node) for node in data["nodes"]),
         placeholders=tuple(str(p) for p in data.get("placeholders") or ()),
         entrypoint=str(data.get("entrypoint") or ""),
-        context=engine_launch.BundleContext(**context_kwargs),
+        context=configurator.BundleContext(**context_kwargs),
     )
 
 
@@ -397,7 +396,7 @@ class RefusingCatalog:
     def commercial(self, *, price_list=None, currency=None, **kwargs):
         if price_list:
             raise LookupError("a frozen revision is resolved without the catalog (price list)")
-        return et.CommercialSpec(currency=currency or "CNY")
+        return configurator.CommercialSpec(currency=currency or "CNY")
 
     def default_site(self):
         return None
@@ -406,16 +405,12 @@ class RefusingCatalog:
         return None
 
 
-def launch_result_from_resolved(resolved: Mapping) -> engine_launch.LaunchResult:
+def launch_result_from_resolved(resolved: Mapping) -> configurator.LaunchResult:
     """The launch rebuilt from the frozen inline request (no catalog lookups)."""
-    from configurator.engine.layout import resolve_layout
-    from configurator.requests import resolve
-
-    request = resolve(dict(resolved), RefusingCatalog())
-    return engine_launch.build_launch(request, resolve_layout(request))
+    return configurator.launch_from_resolved(resolved, RefusingCatalog())
 
 
-def revision_launch_result(revision) -> engine_launch.LaunchResult:
+def revision_launch_result(revision) -> configurator.LaunchResult:
     """The frozen launch plan of a revision; :class:`BundleUnavailable` when it has none."""
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
     data = result.get("launch")
@@ -437,7 +432,7 @@ def revision_launch_result(revision) -> engine_launch.LaunchResult:
 
 def revision_launch_bundle(revision) -> bytes:
     """The launch bundle (.zip bytes) of a revision's frozen plan."""
-    return engine_launch.bundle_zip(engine_launch.bundle_files(revision_launch_result(revision)))
+    return configurator.launch_bundle_zip(revision_launch_result(revision))
 
 
 def bundle_filename(revision) -> str:

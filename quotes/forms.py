@@ -95,7 +95,7 @@ class QuoteCreateForm(forms.Form):
         super().__init__(*args, **kwargs)
 
     def clean_acknowledged(self):
-        from configurator.acknowledge import parse_acknowledged
+        from configurator.public import parse_acknowledged
 
         try:
             return parse_acknowledged(self.cleaned_data.get("acknowledged") or "")

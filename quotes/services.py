@@ -225,7 +225,7 @@ class PlanningUnavailable(Exception):
 def _plan_for_quote():
     """``configurator.services.plan_for_quote``, imported late (the configurator owns it)."""
     try:
-        from configurator.services import plan_for_quote
+        from configurator.public import plan_for_quote
     except ImportError:
         logger.warning("configurator.services.plan_for_quote is not available", exc_info=True)
         return None

@@ -440,7 +440,7 @@ def quote_create(request: HttpRequest) -> HttpResponse:
             status = 503
         else:
             if data.get("acknowledged"):
-                from configurator.acknowledge import record_on_revision
+                from configurator.public import record_on_revision
 
                 record_on_revision(
                     quote.revisions.order_by("-index").first(), data["acknowledged"], request.user

@@ -81,22 +81,19 @@ def revision_configure(request: HttpRequest, pk: int) -> HttpResponse:
     _require_editable(request, revision)
     if not selectors.can_revise(request.user, revision.quote):
         raise PermissionDenied(_("A closed quote cannot be revised."))
-    from configurator import presentation
-    from configurator import services as config_services
-    from configurator.forms import ConfiguratorForm
-    from configurator.requests import RequestError
+    from configurator import public as configurator
 
     lang = "zh-hans" if (translation.get_language() or "").startswith("zh") else "en"
-    form = ConfiguratorForm(config_services.form_data_from_request(revision.request_json))
+    form = configurator.ConfiguratorForm(configurator.form_data_from_request(revision.request_json))
     plan = None
     if form.is_valid():
         form_request = form.to_request()
         try:
-            plan_request, result = config_services.plan_from_json(form_request)
-        except RequestError as exc:
+            plan_request, result = configurator.plan_from_json(form_request)
+        except configurator.RequestError as exc:
             form.add_request_errors(exc.errors)
         else:
-            plan = presentation.plan_context(plan_request, result, form_request, lang=lang)
+            plan = configurator.plan_context(plan_request, result, form_request, lang=lang)
     context = {
         "form": form,
         "plan": plan,

@@ -21,47 +21,24 @@ walks the performance curve:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from .figures import FigureBook
-from .types import Check, Figure, PlanRequest, Severity, Source
+from .types import (
+    Check,
+    EconomicsPoint,
+    EconomicsResult,
+    PlanRequest,
+    Severity,
+    Source,
+)
 
 AREA = "commercial"
 SECONDS_PER_YEAR = 31_536_000
 MILLION = Decimal(1_000_000)
 SEED_CLAIM = Decimal("0.60")  # [S1]: "unit token cost 60–70 % lower" than the API (the lower end)
 CENT = Decimal("0.01")
-
-
-@dataclass(frozen=True)
-class EconomicsPoint:
-    concurrency: int
-    output_tokens_per_s: float
-    cost_per_m_input: Decimal | None
-    cost_per_m_output: Decimal | None
-    api_cost_per_year: Decimal | None
-    saving_vs_api: Decimal | None  # 1 − annual cost ÷ API cost of the same tokens
-
-
-@dataclass(frozen=True)
-class EconomicsResult:
-    basis: str  # buy | lease: which yearly cost the curve uses
-    currency: str
-    annual_cost: Decimal
-    points: tuple[EconomicsPoint, ...]
-    api_name: str
-    api_price_input_per_m: Decimal | None
-    api_price_output_per_m: Decimal | None
-    api_price_cached_input_per_m: Decimal | None
-    break_even_concurrency: float | None  # None: the API is cheaper at every load the cluster serves
-    seed_claim_concurrency: float | None  # where the saving reaches 60 %, if it does
-    quoted_concurrency: int
-    quoted_saving: Decimal | None
-    figures: Mapping[str, Figure] = field(default_factory=dict)
-    checks: tuple[Check, ...] = ()
 
 
 def _d(x: Any) -> Decimal:

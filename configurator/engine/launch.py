@@ -42,8 +42,7 @@ import re
 import shlex
 import zipfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -54,11 +53,14 @@ from .figures import FigureBook
 from .names import node_name
 from .placement import serving_flags_for_checkpoint
 from .types import (
+    BundleContext,
     Check,
-    Figure,
     GroupLayout,
+    GroupSummary,
+    LaunchResult,
     LaunchSpec,
     LayoutResult,
+    NodeLaunch,
     ParallelSpec,
     PlanRequest,
     Severity,
@@ -103,91 +105,6 @@ if [ -n "$left" ]; then
   exit 2
 fi
 """
-
-
-# --------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class NodeLaunch:
-    """One node of the bundle: the summary row the UI and the PDF show."""
-
-    index: int  # node index in the deployment
-    group: str  # GroupLayout.name
-    role: str  # master | worker | prefill | decode
-    host: str  # IP or placeholder
-    is_master: bool  # hosts its group's DP master (rank 0 / the API for aggregated DP)
-    dp_rank: int  # first DP rank on this node, within its group
-    script: str  # file name in the bundle
-    title: str  # one-line description (the script's header)
-    env: Mapping[str, str]
-    argv: tuple[tuple[str, ...], ...]  # one argv per engine, as the shell will see it
-    api_ports: tuple[int, ...]  # HTTP ports served on this node (empty for headless workers)
-
-    @property
-    def command(self) -> str:
-        """The vllm serve command(s) as one shell line per engine."""
-        return "\n".join(_join(a) for a in self.argv)
-
-
-@dataclass(frozen=True)
-class GroupSummary:
-    name: str
-    role: str
-    nodes: int
-    tp: int
-    dp: int
-
-
-@dataclass(frozen=True)
-class BundleContext:
-    """What the bundle's non-node files need, so they can be rendered from the result alone."""
-
-    model_name: str
-    server_name: str
-    node_count: int
-    topology: TopologyKind
-    groups: tuple[GroupSummary, ...]
-    model_path: str
-    nic: str
-    image: str
-    ascend: bool
-    api_port: int
-    proxy_port: int
-    recipe: str = ""  # recipes.Recipe.key the bundle follows ("" in plans stored before recipes)
-    deviations: tuple[rc.Deviation, ...] = ()  # the recipe's and the plan's, listed in the README
-    served_name: str = "model"
-    devices_per_node: int = 8
-    workload: tuple[int, int, int] = (8192, 1024, 16)  # input tokens, output tokens, concurrency
-    max_num_seqs: int = 16
-
-    def __post_init__(self) -> None:
-        # A context rebuilt from stored JSON carries plain lists and dicts.
-        devs = tuple(
-            d
-            if isinstance(d, rc.Deviation)
-            else rc.Deviation(**{**d, "roles": tuple(d.get("roles") or rc.ROLES)})
-            for d in self.deviations or ()
-        )
-        object.__setattr__(self, "deviations", devs)
-        object.__setattr__(self, "workload", tuple(int(x) for x in self.workload))
-
-
-@dataclass(frozen=True)
-class LaunchResult:
-    """The launch plan.  ``files`` (path → text) is rendered on first access, so
-    ``plan()`` stays fast; the rows in ``nodes`` carry every command and environment."""
-
-    nodes: tuple[NodeLaunch, ...]
-    placeholders: tuple[str, ...]  # placeholders left in the bundle
-    entrypoint: str  # where clients send requests (host:port), maybe a placeholder
-    context: BundleContext
-    figures: Mapping[str, Figure] = field(default_factory=dict)
-    checks: tuple[Check, ...] = ()
-
-    @cached_property
-    def files(self) -> dict[str, str]:
-        return render_bundle(self)
 
 
 # --------------------------------------------------------------------------- site values

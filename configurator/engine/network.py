@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 
 from .figures import FigureBook
@@ -53,13 +53,18 @@ from .serving_model import effective_factors
 from .types import (
     Check,
     CommercialSpec,
-    Figure,
+    CrossNodeLink,
+    FabricRow,
     GroupLayout,
+    KvTransfer,
     LayoutResult,
+    NetworkResult,
     PlanRequest,
+    SeedReference,
     Severity,
     Source,
     SwitchSpec,
+    SwitchUnit,
     TopologyKind,
 )
 
@@ -90,132 +95,6 @@ ROLE_ZH = {
     "management": "管理面",
 }
 _ASSUMED_CABLING = Source("assumed", "one port per accelerator package per fabric (rail-optimised)")
-
-
-# --------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class SwitchUnit:
-    """One physical switch, for the racks (U, kW) and the bill of materials."""
-
-    label: str  # "LingQu 630 V1 #1"
-    slug: str
-    model: str
-    fabric: str
-    role: str  # scale_up | scale_out | service | management
-    tier: str  # single | leaf | spine
-    groups: tuple[str, ...]  # serving groups it connects (one: dedicated, several: shared)
-    rack_units: int
-    power_kw: float
-    model_zh: str = ""  # the model's name in Chinese proposals (catalog name_zh); empty: model
-
-
-@dataclass(frozen=True)
-class FabricRow:
-    """One fabric (or one switched domain of a scale-up fabric)."""
-
-    fabric: str  # the NIC fabric: lingqu | roce | infiniband | ethernet | management | pcie | hccs | nvlink
-    role: str  # scale_up | scale_out | service | management
-    scope: str  # "all", "in-node", or the groups it serves joined by "+"
-    groups: tuple[str, ...]
-    nodes: int
-    port_speed_gbps: int  # NIC port speed
-    link_gbps: int  # min(NIC, switch port) speed
-    rdma: bool
-    ports_per_node: int  # ports on the server
-    cabled_per_node: int  # ports cabled to the fabric
-    ports_needed: int  # server-facing switch ports
-    switch_slug: str
-    switch_model: str
-    switch_fabric: str
-    ports_per_switch: int
-    switches: int
-    leaves: int
-    spines: int
-    uplinks: int  # leaf → spine links
-    optics: int
-    cables: int
-    switch_units: int
-    switch_kw: float
-    note_en: str = ""
-    note_zh: str = ""
-    switch_model_zh: str = ""  # catalog name_zh of the switch; empty: switch_model
-    optics_media: str = ""  # media code of the transceivers (MEDIA); "" when optics are 400G-class or none
-    cable_media: str = ""  # media code of the cables: "fiber" (optical links) or "cat6" (copper)
-
-    @property
-    def node_bandwidth_gbps(self) -> int:
-        """Bandwidth of one node into this fabric."""
-        return self.cabled_per_node * self.link_gbps
-
-
-@dataclass(frozen=True)
-class SeedReference:
-    """Facilities figures a seed document states for this deployment, for comparison."""
-
-    source: Source
-    switches: Mapping[str, int]  # by switch fabric
-    racks: int | None = None
-    rack_units: int | None = None
-    breaker_amps: int | None = None
-
-
-@dataclass(frozen=True)
-class CrossNodeLink:
-    """The fabric a group's cross-node EP/TP traffic takes."""
-
-    group: str
-    traffic: str  # "EP64", "TP32", …
-    fabric: str
-    switch_fabric: str
-    link_gbps: int
-    rdma: bool
-    node_bandwidth_gbps: int
-    verdict: str  # ok (RDMA ≥ 400G) | slow (RDMA ≥ 200G) | insufficient | none (no switched fabric)
-
-    @property
-    def ok(self) -> bool:
-        return self.verdict == "ok"
-
-
-@dataclass(frozen=True)
-class KvTransfer:
-    """P→D KV transfer of a disaggregated deployment, per prefill node."""
-
-    kv_bytes_per_token: int  # model-level, one copy
-    wire_bytes_per_token: int  # summed over the prefill group's TP ranks (MLA replicated)
-    state_bytes_per_request: int  # linear-attention state per sequence
-    bytes_per_request: int
-    prefill_tokens_per_s_per_node: float | None
-    requests_per_s_per_node: float | None
-    kv_gbps_per_node: float | None
-    link_gbps_per_node: int
-    share: float | None
-
-
-@dataclass(frozen=True)
-class NetworkResult:
-    rows: tuple[FabricRow, ...]
-    switches: tuple[SwitchUnit, ...]
-    switch_count: int
-    switch_units: int  # total U of all switches
-    switch_kw: float  # total kW of all switches
-    optics: int
-    cables: int
-    cross_node: tuple[CrossNodeLink, ...] = ()
-    kv_transfer: KvTransfer | None = None
-    seed: SeedReference | None = None
-    figures: Mapping[str, Figure] = field(default_factory=dict)
-    checks: tuple[Check, ...] = ()
-    media: Mapping[str, int] = field(default_factory=dict)  # other transceivers and cables by MEDIA code
-
-    def switches_by_fabric(self) -> dict[str, int]:
-        """Switch count by switch fabric (lingqu, roce, …)."""
-        out: dict[str, int] = {}
-        for s in self.switches:
-            out[s.fabric] = out.get(s.fabric, 0) + 1
-        return out
 
 
 # --------------------------------------------------------------------------- arithmetic

@@ -23,12 +23,21 @@ calls it for every rack it fills.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .figures import FigureBook
-from .types import Check, Figure, LayoutResult, PlanRequest, Severity, SiteSpec, Source
+from .types import (
+    Check,
+    FeedSizing,
+    GroupPower,
+    LayoutResult,
+    PlanRequest,
+    PowerResult,
+    Severity,
+    SiteSpec,
+    Source,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .network import NetworkResult
@@ -38,7 +47,6 @@ FEEDS_AB = 2  # A and B feeds, each carrying the full load
 DERATING_SOURCE = Source("public", "NEC 210.19 / NetBox max_utilization 80 %")
 SEED_METHOD_REF = "S1 §3.2, §4.3 (PF 1, no derating)"
 _SEED_METHOD_SOURCE = Source("seed", SEED_METHOD_REF)
-CONTINUOUS_LIMIT = 0.8  # the continuous-load share of a breaker rating (see DERATING_SOURCE)
 _EPS = 1e-9
 DERIVED = Source("derived")
 _PF_SOURCE = Source("assumed", "site power factor")
@@ -47,98 +55,6 @@ _METHOD_TEXT = {
     "recommended": ("recommended (site PF, 80 % continuous)", "推荐算法（现场功率因数，80% 持续负载降额）"),
 }
 PSU_EFFICIENCY = 0.94  # assumed: titanium/platinum PSUs at high load
-
-
-# --------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class FeedSizing:
-    """One A/B pair of feeds sized for a load.
-
-    ``current_amps`` is the full-load line current of ONE feed (each feed
-    carries the whole load when the other fails).  ``required_amps`` is that
-    current divided by ``derating`` (1.0 for the seed method).  When the
-    required rating exceeds the largest breaker, each feed is split into
-    ``circuits`` parallel circuits of ``breaker_amps`` each.
-    """
-
-    method: str  # "seed" | "recommended"
-    load_kw: float
-    voltage_ll: float
-    phases: int
-    power_factor: float
-    derating: float
-    current_amps: float
-    required_amps: float
-    breaker_amps: int  # rating of each circuit
-    circuits: int  # parallel circuits per feed (1 unless beyond the largest breaker)
-    feeds: int  # 2: A and B
-    utilisation: float  # current ÷ (breaker × circuits) at full load
-    exceeds_largest_breaker: bool = False
-    figures: Mapping[str, Figure] = field(default_factory=dict)
-    checks: tuple[Check, ...] = ()
-
-    @property
-    def has_continuous_headroom(self) -> bool:
-        """True when the full-load current stays within the continuous-load limit (80 %)."""
-        return self.utilisation <= CONTINUOUS_LIMIT + _EPS
-
-    @property
-    def description_en(self) -> str:
-        circuits = f"{self.circuits} × " if self.circuits > 1 else ""
-        return f"{circuits}{self.breaker_amps} A × {self.feeds} (A/B)"
-
-    @property
-    def description_zh(self) -> str:
-        circuits = f"{self.circuits} × " if self.circuits > 1 else ""
-        return f"A/B 路各 {circuits}{self.breaker_amps} A"
-
-
-@dataclass(frozen=True)
-class GroupPower:
-    """IT load of one serving group (cluster, or P / D side) and its own A/B feeds."""
-
-    group: str
-    role: str
-    nodes: int
-    servers_kw: float
-    switches_kw: float  # switches serving only this group
-    it_kw: float
-    design_kw: float
-    facility_kw: float
-    feed: FeedSizing  # recommended method, sized for it_kw
-    figures: Mapping[str, Figure] = field(default_factory=dict)
-    checks: tuple[Check, ...] = ()
-
-
-@dataclass(frozen=True)
-class PowerResult:
-    """Loads in kW (maximum input unless named ``design``) and feed sizing.
-
-    ``servers_kw`` is the servers alone (the seed's 129.6 kW / 259.2 kW);
-    ``switches_kw`` the switches from the network module; ``it_kw`` both.
-    ``seed_feed`` reproduces the seed's method on the servers' load;
-    ``recommended_feed`` is what the plan uses, on the full IT load.
-    """
-
-    per_server_kw: float
-    per_server_design_kw: float
-    servers: int
-    servers_kw: float
-    switches_kw: float
-    shared_switches_kw: float  # switches shared by several groups
-    it_kw: float
-    it_design_kw: float
-    facility_kw: float
-    facility_design_kw: float
-    pue: float
-    groups: tuple[GroupPower, ...]
-    seed_feed: FeedSizing
-    recommended_feed: FeedSizing
-    method_used: str = "recommended"
-    figures: Mapping[str, Figure] = field(default_factory=dict)
-    checks: tuple[Check, ...] = ()
 
 
 # --------------------------------------------------------------------------- arithmetic

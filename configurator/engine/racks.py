@@ -23,17 +23,27 @@ Placement rules:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape as _xml_escape
 
 from .figures import FigureBook
 from .names import display_text, node_name
 from .network import NetworkResult, SeedReference, SwitchUnit, seed_reference
-from .power import FeedSizing, PowerResult, rack_feed
-from .types import Check, Figure, GroupLayout, LayoutResult, PlanRequest, Severity, Source
+from .power import PowerResult, rack_feed
+from .types import (
+    CONTAINMENT_KW_LIMIT,
+    Check,
+    GroupLayout,
+    LayoutResult,
+    PlanRequest,
+    RackLayout,
+    RackResult,
+    RackSlot,
+    Severity,
+    Source,
+)
 
-CONTAINMENT_KW_LIMIT = 40.0  # docs/domain.md §7: 35–40 kW per rack needs containment or liquid cooling
 CONTAINMENT_SOURCE = Source("assumed", "35–40 kW per rack with hot/cold-aisle containment")
 _EPS = 1e-9
 
@@ -48,79 +58,6 @@ GROUP_EN = {"cluster-a": "cluster A", "cluster-b": "cluster B"}  # as the propos
 ROLE_EN = {"scale_up": "scale-up", "scale_out": "scale-out", "service": "service", "management": "management"}
 ROLE_ZH = {"scale_up": "灵衢/超节点", "scale_out": "参数面", "service": "业务面", "management": "管理面"}
 TIER_ZH = {"leaf": "叶", "spine": "脊"}
-
-
-# --------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class RackSlot:
-    """One device (or reserved block) in a rack; ``u_position`` is its lowest U, counted from 1 at the bottom."""
-
-    u_position: int
-    height_u: int
-    kind: str  # server | switch | pdu | blank
-    label: str  # "A3-01 (cluster-a, master)"
-    label_zh: str
-    node_index: int | None = None  # 0-based index of the node in the deployment
-    group: str = ""
-    kw: float = 0.0  # maximum input
-
-    @property
-    def top_u(self) -> int:
-        return self.u_position + self.height_u - 1
-
-
-@dataclass(frozen=True)
-class RackLayout:
-    index: int  # 0-based position in RackResult.racks
-    name: str  # R01 … for compute racks, N01 … for network racks
-    kind: str  # compute | network
-    rack_units: int
-    usable_units: int  # rack U − reserved − PDU U
-    slots: tuple[RackSlot, ...]
-    groups: tuple[str, ...]
-    kw: float  # maximum input of everything in the rack
-    design_kw: float
-    units_used: int  # U taken by servers, switches and PDUs
-    servers: int
-    switches: int
-    feed: FeedSizing  # A and B feeds of this rack, each for the full rack load
-    cooling: str
-    cooling_limit_kw: float | None  # None: liquid cooling, no air limit
-
-    @property
-    def exceeds_cooling(self) -> bool:
-        return self.cooling_limit_kw is not None and self.kw > self.cooling_limit_kw + _EPS
-
-    @property
-    def cooling_required(self) -> str:
-        """The cooling this rack needs: its own type's, or containment (≤ 40 kW) / liquid above the limit.
-
-        docs/domain.md §7: above the hall's air-cooling limit (≈ 20–25 kW) a rack needs hot/cold-aisle
-        containment; above ≈ 35–40 kW liquid cooling.  The bill of materials prices the rack as
-        what it needs, not as the rack type requested.
-        """
-        if not self.exceeds_cooling:
-            return self.cooling
-        if self.cooling == "air" and self.kw <= CONTAINMENT_KW_LIMIT + _EPS:
-            return "containment"
-        return "liquid"
-
-
-@dataclass(frozen=True)
-class RackResult:
-    racks: tuple[RackLayout, ...]
-    rack_count: int
-    compute_racks: int
-    network_racks: int
-    servers_per_rack: int
-    max_rack_kw: float
-    total_kw: float
-    units_used: int
-    seed: SeedReference | None = None
-    figures: Mapping[str, Figure] = field(default_factory=dict)
-    checks: tuple[Check, ...] = ()
 
 
 # --------------------------------------------------------------------------- placement

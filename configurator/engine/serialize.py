@@ -7,7 +7,10 @@ mappings → dicts with string keys, dataclass properties (``ep``,
 A NaN or infinite float raises ``ValueError``: a figure the engine could not
 compute must be a check, never a silent ``NaN`` in a customer's quote.
 
-``plan_to_dict()`` shapes the public response of ``plan()``.
+``plan_to_dict()`` shapes the public response of ``plan()``.  The ``…_from_dict`` readers go back:
+the parts of a stored plan that are drawn (a rank's memory, a serving group, a rack) become the
+engine's own result types again, so the page and the PDF draw a frozen plan with the same typed
+code as a fresh one.
 """
 
 from __future__ import annotations
@@ -20,7 +23,17 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any
 
-from .types import Check, Figure, PlanResult
+from .types import (
+    Check,
+    FeedSizing,
+    Figure,
+    GroupLayout,
+    ParallelSpec,
+    PlanResult,
+    RackLayout,
+    RackSlot,
+    RankMemory,
+)
 
 _PROPERTIES: dict[type, tuple[str, ...]] = {}
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -192,3 +205,41 @@ def plan_to_dict(result: PlanResult) -> dict[str, Any]:
         out[name] = _section(getattr(result, name))
     out["figures"] = _figures_of(result)
     return out
+
+
+# --------------------------------------------------------------------------- back from JSON
+
+
+def _fields(cls: type, data: Mapping[str, Any], **nested: Any) -> dict[str, Any]:
+    """The values of ``cls``'s fields in ``data`` (a dict ``to_jsonable`` made), ``nested`` replacing some.
+
+    Derived properties stored beside the fields (``top_u``, ``ep`` …) are left out: the dataclass
+    computes them again.  A field missing from ``data`` takes its default (a required one raises
+    ``TypeError`` when ``cls`` is built).
+    """
+    names = _class_fields(cls)
+    return {**{n: data[n] for n in names if n in data and n not in _FLATTENED}, **nested}
+
+
+def rank_memory_from_dict(data: Mapping[str, Any]) -> RankMemory:
+    """A group's ``per_rank`` memory from ``plan_to_dict()["memory"]``."""
+    return RankMemory(**_fields(RankMemory, data))
+
+
+def group_layout_from_dict(data: Mapping[str, Any]) -> GroupLayout:
+    """A serving group from ``plan_to_dict()["layout"]["groups"]``."""
+    parallel = ParallelSpec(**_fields(ParallelSpec, data["parallel"]))
+    return GroupLayout(**_fields(GroupLayout, data, parallel=parallel))
+
+
+def rack_layout_from_dict(data: Mapping[str, Any]) -> RackLayout:
+    """A rack from ``plan_to_dict()["racks"]["racks"]`` (its feed without figures: the plan flattens those)."""
+    return RackLayout(
+        **_fields(
+            RackLayout,
+            data,
+            slots=tuple(RackSlot(**_fields(RackSlot, slot)) for slot in data["slots"]),
+            groups=tuple(data["groups"]),
+            feed=FeedSizing(**_fields(FeedSizing, data["feed"])),
+        )
+    )

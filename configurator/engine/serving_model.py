@@ -41,6 +41,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .types import ERROR_BAND_HIGH as ERROR_BAND_HIGH
+from .types import ERROR_BAND_LOW as ERROR_BAND_LOW
 from .types import ModelSpec, PlanRequest, ServerSpec
 
 # --------------------------------------------------------------------------- calibrated constants
@@ -76,9 +78,8 @@ DEFAULT_STACK = "cuda"
 EAGER_LAYER_OVERHEAD_S = {"cuda": 0.15e-3, "ascend": 0.6e-3}
 
 # Residual spread of the fit (predicted ÷ measured throughput over the calibration set):
-# the band shown beside every estimate.  Updated with the fit.
-ERROR_BAND_LOW = 0.75
-ERROR_BAND_HIGH = 1.3
+# the band shown beside every estimate, ERROR_BAND_LOW / ERROR_BAND_HIGH.  Updated with the fit, in
+# types.py (PerformanceResult's default band; imported above).
 
 # P90 ÷ mean of TPOT at steady load (InferenceX DeepSeek-R1 H200 sweep, conc 8–64:
 # P99 ÷ mean 1.07–1.12; P90 sits below that).

@@ -4,7 +4,8 @@ All types are frozen dataclasses.  Quantities use SI base units in their
 names (``_bytes``, ``_kw``, ``_amps``, ``_gbps``); money is ``Decimal`` with a
 currency code beside it.  Each module returns its own result dataclass with a
 ``figures`` mapping of :class:`Figure` (the explained numbers) and a ``checks``
-tuple of :class:`Check`.
+tuple of :class:`Check`; every result dataclass is defined here (the modules
+re-export theirs), so :class:`PlanResult` names the type of each section.
 
 This file is the seam between the catalog (``configurator.inputs`` builds a
 :class:`PlanRequest` from catalog rows or from inline JSON), the engine
@@ -18,7 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum, StrEnum
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .recipes import Deviation
 
 GB = 10**9  # decimal gigabyte, used for display and vendor specs (64 GB NPU)
 GIB = 2**30  # binary gibibyte, used where vLLM reports GiB
@@ -611,16 +616,18 @@ class PlanResult:
     module (``None`` when an earlier hard error made it meaningless)."""
 
     request: PlanRequest
-    layout: Any
-    memory: Any = None
-    power: Any = None
-    racks: Any = None
-    network: Any = None
-    performance: Any = None
-    tco: Any = None
-    launch: Any = None
+    layout: LayoutResult
+    memory: MemoryResult | None = None
+    power: PowerResult | None = None
+    racks: RackResult | None = None
+    network: NetworkResult | None = None
+    performance: PerformanceResult | None = None
+    tco: TcoResult | None = None
+    launch: LaunchResult | None = None
     checks: tuple[Check, ...] = ()
-    economics: Any = None  # engine/economics.py: cost per M tokens over load, API break-even
+    economics: EconomicsResult | None = (
+        None  # engine/economics.py: cost per M tokens over load, API break-even
+    )
 
     @property
     def ok(self) -> bool:
@@ -672,3 +679,698 @@ class MemoryResult:
     # The weights every node loads from storage: the checkpoint's bytes (for the BOM's storage line).
     checkpoint_slug: str = ""
     checkpoint_bytes: int = 0
+
+
+# Every module's result dataclass lives here (not in its module) so that PlanResult can name each
+# section's type without an import cycle: the modules import this file, and this file imports none
+# of them at import time (the launch results' shell quoting, bundle rendering and recipe deviations
+# import engine/launch.py and engine/recipes.py when called).  The modules re-export their own
+# (``from .power import PowerResult`` keeps working).
+
+_EPS = 1e-9
+CONTINUOUS_LIMIT = 0.8  # the continuous-load share of a breaker rating (engine/power.py DERATING_SOURCE)
+CONTAINMENT_KW_LIMIT = 40.0  # docs/domain.md §7: 35–40 kW per rack needs containment or liquid cooling
+# Residual spread of the performance fit (predicted ÷ measured throughput over the calibration set):
+# the band shown beside every estimate (engine/serving_model.py).  Updated with the fit.
+ERROR_BAND_LOW = 0.75
+ERROR_BAND_HIGH = 1.3
+
+
+# network (engine/network.py)
+
+
+@dataclass(frozen=True)
+class SwitchUnit:
+    """One physical switch, for the racks (U, kW) and the bill of materials."""
+
+    label: str  # "LingQu 630 V1 #1"
+    slug: str
+    model: str
+    fabric: str
+    role: str  # scale_up | scale_out | service | management
+    tier: str  # single | leaf | spine
+    groups: tuple[str, ...]  # serving groups it connects (one: dedicated, several: shared)
+    rack_units: int
+    power_kw: float
+    model_zh: str = ""  # the model's name in Chinese proposals (catalog name_zh); empty: model
+
+
+@dataclass(frozen=True)
+class FabricRow:
+    """One fabric (or one switched domain of a scale-up fabric)."""
+
+    fabric: str  # the NIC fabric: lingqu | roce | infiniband | ethernet | management | pcie | hccs | nvlink
+    role: str  # scale_up | scale_out | service | management
+    scope: str  # "all", "in-node", or the groups it serves joined by "+"
+    groups: tuple[str, ...]
+    nodes: int
+    port_speed_gbps: int  # NIC port speed
+    link_gbps: int  # min(NIC, switch port) speed
+    rdma: bool
+    ports_per_node: int  # ports on the server
+    cabled_per_node: int  # ports cabled to the fabric
+    ports_needed: int  # server-facing switch ports
+    switch_slug: str
+    switch_model: str
+    switch_fabric: str
+    ports_per_switch: int
+    switches: int
+    leaves: int
+    spines: int
+    uplinks: int  # leaf → spine links
+    optics: int
+    cables: int
+    switch_units: int
+    switch_kw: float
+    note_en: str = ""
+    note_zh: str = ""
+    switch_model_zh: str = ""  # catalog name_zh of the switch; empty: switch_model
+    optics_media: str = ""  # media code of the transceivers (MEDIA); "" when optics are 400G-class or none
+    cable_media: str = ""  # media code of the cables: "fiber" (optical links) or "cat6" (copper)
+
+    @property
+    def node_bandwidth_gbps(self) -> int:
+        """Bandwidth of one node into this fabric."""
+        return self.cabled_per_node * self.link_gbps
+
+
+@dataclass(frozen=True)
+class SeedReference:
+    """Facilities figures a seed document states for this deployment, for comparison."""
+
+    source: Source
+    switches: Mapping[str, int]  # by switch fabric
+    racks: int | None = None
+    rack_units: int | None = None
+    breaker_amps: int | None = None
+
+
+@dataclass(frozen=True)
+class CrossNodeLink:
+    """The fabric a group's cross-node EP/TP traffic takes."""
+
+    group: str
+    traffic: str  # "EP64", "TP32", …
+    fabric: str
+    switch_fabric: str
+    link_gbps: int
+    rdma: bool
+    node_bandwidth_gbps: int
+    verdict: str  # ok (RDMA ≥ 400G) | slow (RDMA ≥ 200G) | insufficient | none (no switched fabric)
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "ok"
+
+
+@dataclass(frozen=True)
+class KvTransfer:
+    """P→D KV transfer of a disaggregated deployment, per prefill node."""
+
+    kv_bytes_per_token: int  # model-level, one copy
+    wire_bytes_per_token: int  # summed over the prefill group's TP ranks (MLA replicated)
+    state_bytes_per_request: int  # linear-attention state per sequence
+    bytes_per_request: int
+    prefill_tokens_per_s_per_node: float | None
+    requests_per_s_per_node: float | None
+    kv_gbps_per_node: float | None
+    link_gbps_per_node: int
+    share: float | None
+
+
+@dataclass(frozen=True)
+class NetworkResult:
+    rows: tuple[FabricRow, ...]
+    switches: tuple[SwitchUnit, ...]
+    switch_count: int
+    switch_units: int  # total U of all switches
+    switch_kw: float  # total kW of all switches
+    optics: int
+    cables: int
+    cross_node: tuple[CrossNodeLink, ...] = ()
+    kv_transfer: KvTransfer | None = None
+    seed: SeedReference | None = None
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+    media: Mapping[str, int] = field(default_factory=dict)  # other transceivers and cables by MEDIA code
+
+    def switches_by_fabric(self) -> dict[str, int]:
+        """Switch count by switch fabric (lingqu, roce, …)."""
+        out: dict[str, int] = {}
+        for s in self.switches:
+            out[s.fabric] = out.get(s.fabric, 0) + 1
+        return out
+
+
+# power (engine/power.py)
+
+
+@dataclass(frozen=True)
+class FeedSizing:
+    """One A/B pair of feeds sized for a load.
+
+    ``current_amps`` is the full-load line current of ONE feed (each feed
+    carries the whole load when the other fails).  ``required_amps`` is that
+    current divided by ``derating`` (1.0 for the seed method).  When the
+    required rating exceeds the largest breaker, each feed is split into
+    ``circuits`` parallel circuits of ``breaker_amps`` each.
+    """
+
+    method: str  # "seed" | "recommended"
+    load_kw: float
+    voltage_ll: float
+    phases: int
+    power_factor: float
+    derating: float
+    current_amps: float
+    required_amps: float
+    breaker_amps: int  # rating of each circuit
+    circuits: int  # parallel circuits per feed (1 unless beyond the largest breaker)
+    feeds: int  # 2: A and B
+    utilisation: float  # current ÷ (breaker × circuits) at full load
+    exceeds_largest_breaker: bool = False
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def has_continuous_headroom(self) -> bool:
+        """True when the full-load current stays within the continuous-load limit (80 %)."""
+        return self.utilisation <= CONTINUOUS_LIMIT + _EPS
+
+    @property
+    def description_en(self) -> str:
+        circuits = f"{self.circuits} × " if self.circuits > 1 else ""
+        return f"{circuits}{self.breaker_amps} A × {self.feeds} (A/B)"
+
+    @property
+    def description_zh(self) -> str:
+        circuits = f"{self.circuits} × " if self.circuits > 1 else ""
+        return f"A/B 路各 {circuits}{self.breaker_amps} A"
+
+
+@dataclass(frozen=True)
+class GroupPower:
+    """IT load of one serving group (cluster, or P / D side) and its own A/B feeds."""
+
+    group: str
+    role: str
+    nodes: int
+    servers_kw: float
+    switches_kw: float  # switches serving only this group
+    it_kw: float
+    design_kw: float
+    facility_kw: float
+    feed: FeedSizing  # recommended method, sized for it_kw
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+
+@dataclass(frozen=True)
+class PowerResult:
+    """Loads in kW (maximum input unless named ``design``) and feed sizing.
+
+    ``servers_kw`` is the servers alone (the seed's 129.6 kW / 259.2 kW);
+    ``switches_kw`` the switches from the network module; ``it_kw`` both.
+    ``seed_feed`` reproduces the seed's method on the servers' load;
+    ``recommended_feed`` is what the plan uses, on the full IT load.
+    """
+
+    per_server_kw: float
+    per_server_design_kw: float
+    servers: int
+    servers_kw: float
+    switches_kw: float
+    shared_switches_kw: float  # switches shared by several groups
+    it_kw: float
+    it_design_kw: float
+    facility_kw: float
+    facility_design_kw: float
+    pue: float
+    groups: tuple[GroupPower, ...]
+    seed_feed: FeedSizing
+    recommended_feed: FeedSizing
+    method_used: str = "recommended"
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+
+# racks (engine/racks.py)
+
+
+@dataclass(frozen=True)
+class RackSlot:
+    """One device (or reserved block) in a rack; ``u_position`` is its lowest U, counted from 1 at the bottom."""
+
+    u_position: int
+    height_u: int
+    kind: str  # server | switch | pdu | blank
+    label: str  # "A3-01 (cluster-a, master)"
+    label_zh: str
+    node_index: int | None = None  # 0-based index of the node in the deployment
+    group: str = ""
+    kw: float = 0.0  # maximum input
+
+    @property
+    def top_u(self) -> int:
+        return self.u_position + self.height_u - 1
+
+
+@dataclass(frozen=True)
+class RackLayout:
+    index: int  # 0-based position in RackResult.racks
+    name: str  # R01 … for compute racks, N01 … for network racks
+    kind: str  # compute | network
+    rack_units: int
+    usable_units: int  # rack U − reserved − PDU U
+    slots: tuple[RackSlot, ...]
+    groups: tuple[str, ...]
+    kw: float  # maximum input of everything in the rack
+    design_kw: float
+    units_used: int  # U taken by servers, switches and PDUs
+    servers: int
+    switches: int
+    feed: FeedSizing  # A and B feeds of this rack, each for the full rack load
+    cooling: str
+    cooling_limit_kw: float | None  # None: liquid cooling, no air limit
+
+    @property
+    def exceeds_cooling(self) -> bool:
+        return self.cooling_limit_kw is not None and self.kw > self.cooling_limit_kw + _EPS
+
+    @property
+    def cooling_required(self) -> str:
+        """The cooling this rack needs: its own type's, or containment (≤ 40 kW) / liquid above the limit.
+
+        docs/domain.md §7: above the hall's air-cooling limit (≈ 20–25 kW) a rack needs hot/cold-aisle
+        containment; above ≈ 35–40 kW liquid cooling.  The bill of materials prices the rack as
+        what it needs, not as the rack type requested.
+        """
+        if not self.exceeds_cooling:
+            return self.cooling
+        if self.cooling == "air" and self.kw <= CONTAINMENT_KW_LIMIT + _EPS:
+            return "containment"
+        return "liquid"
+
+
+@dataclass(frozen=True)
+class RackResult:
+    racks: tuple[RackLayout, ...]
+    rack_count: int
+    compute_racks: int
+    network_racks: int
+    servers_per_rack: int
+    max_rack_kw: float
+    total_kw: float
+    units_used: int
+    seed: SeedReference | None = None
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+
+# performance (engine/performance.py)
+
+
+@dataclass(frozen=True)
+class GroupPerformance:
+    """Estimate for one serving group (a cluster, or the P or D side of xPyD)."""
+
+    group: str
+    role: str
+    counts_toward_throughput: bool
+    nodes: int
+    tp: int
+    dp: int
+    ep: int
+    # batch
+    offered_seqs_per_dp_rank: int  # share of workload.concurrency this rank is offered
+    kv_seqs_fit_per_dp_rank: int  # sequences of input+output tokens the KV budget holds
+    batch_per_dp_rank: int  # running sequences per decode step
+    batch_limited_by: str  # concurrency | max_num_seqs | kv_capacity | none (prefill side)
+    # decode (0 on a prefill-only group)
+    weights_bytes_read_per_rank: int
+    experts_touched_fraction: float
+    kv_bytes_read_per_rank: int
+    bytes_per_step_per_rank: int
+    memory_time_s: float
+    all_to_all_s: float  # EP dispatch + combine per step
+    decode_step_s: float
+    # prefill
+    prefill_s: float  # one prompt on one DP rank
+    kv_transfer_s: float  # P → D KV move per request (xPyD decode side), else 0
+    # throughput (capacity of this group at the workload's concurrency)
+    requests_per_s: float
+    output_tokens_per_s_per_dp_rank: float
+    output_tokens_per_s: float
+    # parts of the step (defaults keep older callers working)
+    compute_time_s: float = 0.0
+    tp_allreduce_s: float = 0.0
+    step_overhead_s: float = 0.0
+    tokens_per_step: float = 1.0
+    slots_per_dp_rank: int = 0  # sequences a rank runs at once: min(max_num_seqs, KV fit)
+
+    @property
+    def tpot_s(self) -> float:
+        return self.decode_step_s / self.tokens_per_step if self.tokens_per_step > 0 else self.decode_step_s
+
+
+@dataclass(frozen=True)
+class PdBalance:
+    """Prefill vs decode capacity of an xPyD deployment."""
+
+    prefill_requests_per_s: float
+    decode_requests_per_s: float
+    ratio: float  # prefill capacity ÷ decode capacity
+    bottleneck: str  # prefill | decode | balanced
+    suggested_prefill_nodes: int
+    suggested_decode_nodes: int
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One point of the throughput-vs-latency curve (one concurrency)."""
+
+    concurrency: int
+    output_tokens_per_s: float
+    output_tokens_per_s_per_device: float
+    ttft_s: float
+    ttft_p90_s: float
+    tpot_s: float
+    tpot_p90_s: float
+    saturated: bool
+
+
+@dataclass(frozen=True)
+class SlaResult:
+    """The latency targets and whether the estimate meets them at the quoted concurrency."""
+
+    targets: Mapping[str, float]  # ttft_p50_s, ttft_p90_s, tpot_p50_ms, tpot_p90_ms (those set)
+    values: Mapping[str, float | None]  # the estimate for each (None: no finite latency at that point)
+    met: bool | None  # None: no target set
+    max_concurrency: int  # largest concurrency meeting every target (0: none; -1: no target)
+
+
+@dataclass(frozen=True)
+class PerformanceResult:
+    """What :func:`estimate_performance` returns.  All times in seconds."""
+
+    measured: bool
+    groups: tuple[GroupPerformance, ...]
+    ttft_s: float
+    tpot_s: float
+    requests_per_s: float
+    output_tokens_per_s: float  # whole deployment, counted groups only
+    input_tokens_per_s: float
+    output_tokens_per_s_per_dp_rank: float
+    serving_dp_ranks: int
+    prefill_time_share: float  # share of accelerator time spent on prefill (input tokens)
+    pd_balance: PdBalance | None
+    note_en: str
+    note_zh: str
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+    # load, SLA and error band
+    ttft_p90_s: float = 0.0
+    tpot_p90_s: float = 0.0
+    queue_wait_s: float = 0.0
+    capacity_concurrency: int = 0  # users served at once before requests queue
+    curve: tuple[CurvePoint, ...] = ()
+    sla: SlaResult | None = None
+    error_band: tuple[float, float] = (ERROR_BAND_LOW, ERROR_BAND_HIGH)
+    serving_devices: int = 0
+    concurrency: int = 0  # the workload's concurrency the figures are quoted at
+
+    @property
+    def is_estimate(self) -> bool:
+        return not self.measured
+
+    @property
+    def output_tokens_per_s_range(self) -> tuple[float, float]:
+        """Throughput the measured result is likely to fall in (estimate ÷ band)."""
+        if self.measured:
+            return (self.output_tokens_per_s, self.output_tokens_per_s)
+        low, high = self.error_band
+        return (self.output_tokens_per_s / high, self.output_tokens_per_s / low)
+
+
+# tco (engine/tco.py)
+
+
+@dataclass(frozen=True)
+class CapexBreakdown:
+    servers: Decimal
+    switches: Decimal
+    optics: Decimal
+    racks: Decimal
+    installation: Decimal
+    subtotal: Decimal
+    discount: Decimal
+    total: Decimal
+    gateway: Decimal = Decimal("0.00")  # gateway / load balancer servers
+    storage: Decimal = Decimal("0.00")  # shared storage for the model checkpoint
+    storage_tb: int = 0
+
+
+@dataclass(frozen=True)
+class AnnualCosts:
+    """Costs of one year (buy side and lease side)."""
+
+    depreciation: Decimal  # information only
+    om: Decimal
+    software_support: Decimal
+    electricity: Decimal
+    colocation: Decimal
+    buy_opex: Decimal  # om + software_support + electricity + colocation
+    lease_rent: Decimal
+    lease_electricity: Decimal  # 0 when the lease includes power
+    lease_colocation: Decimal
+    lease_total: Decimal
+    lease_om: Decimal = Decimal("0.00")  # O&M on the lease side (0 when the lessor operates)
+    lease_software_support: Decimal = Decimal("0.00")
+
+
+@dataclass(frozen=True)
+class TcoYearRow:
+    year: int
+    buy_capex: Decimal
+    buy_om: Decimal
+    buy_software_support: Decimal
+    buy_electricity: Decimal
+    buy_colocation: Decimal
+    buy_cost: Decimal
+    buy_cumulative: Decimal
+    lease_rent: Decimal
+    lease_electricity: Decimal
+    lease_colocation: Decimal
+    lease_cost: Decimal
+    lease_cumulative: Decimal
+    lease_minus_buy_cumulative: Decimal
+    # The rest of each side's cost, so that a row's columns add up to its cost (the workbook's
+    # formulas sum them); defaults keep rows of plans stored before these columns readable.
+    buy_residual: Decimal = Decimal("0.00")  # servers sold at the end of the horizon: a credit (≤ 0)
+    lease_upfront: Decimal = Decimal("0.00")  # network, racks, installation bought in year 1
+    lease_om: Decimal = Decimal("0.00")
+    lease_software_support: Decimal = Decimal("0.00")
+
+
+@dataclass(frozen=True)
+class TcoMonthRow:
+    month: int
+    buy_cumulative: Decimal
+    lease_cumulative: Decimal
+
+
+@dataclass(frozen=True)
+class TokenEconomics:
+    """Tokens served in a year at the assumed utilisation and their unit cost."""
+
+    measured: bool  # throughput from a load test rather than the estimate
+    output_tokens_per_s: float
+    input_tokens_per_s: float
+    input_m_tokens_per_year: Decimal
+    output_m_tokens_per_year: Decimal
+    input_cost_share: Decimal  # share of the annual cost charged to input tokens
+    annual_cost_buy: Decimal
+    annual_cost_lease: Decimal
+    cost_per_m_input_buy: Decimal | None
+    cost_per_m_output_buy: Decimal | None
+    cost_per_m_blended_buy: Decimal | None
+    cost_per_m_input_lease: Decimal | None
+    cost_per_m_output_lease: Decimal | None
+    cost_per_m_blended_lease: Decimal | None
+    api_price_input_per_m: Decimal | None  # converted to the result currency
+    api_price_output_per_m: Decimal | None
+    api_cost_per_year: Decimal | None  # the same tokens bought from the API
+    saving_vs_api_buy: Decimal | None  # fraction: 1 − annual cost ÷ API cost
+    saving_vs_api_lease: Decimal | None
+
+
+@dataclass(frozen=True)
+class SensitivityRow:
+    """How the blended cost per million tokens moves when one input moves ±20 %."""
+
+    parameter: str  # electricity_price | utilisation | lease_price | throughput
+    basis: str  # buy | lease
+    label_en: str
+    label_zh: str
+    unit: str
+    low_value: Decimal
+    base_value: Decimal
+    high_value: Decimal
+    cost_at_low: Decimal | None
+    cost_at_base: Decimal | None
+    cost_at_high: Decimal | None
+
+
+@dataclass(frozen=True)
+class TcoResult:
+    """What :func:`compute_tco` returns.  Money in ``currency``, quantised to 0.01."""
+
+    valid: bool  # False when the commercial inputs were refused (see checks)
+    currency: str
+    usd_rate: Decimal
+    horizon_years: int
+    nodes: int
+    it_load_kw: Decimal
+    rack_count: int
+    switch_counts: Mapping[str, int]
+    optics_count: int
+    capex: CapexBreakdown
+    annual: AnnualCosts
+    buy_total: Decimal  # over the horizon
+    lease_total: Decimal
+    npv_buy: Decimal
+    npv_lease: Decimal
+    monthly_discount_rate: Decimal
+    break_even_month: int | None
+    yearly: tuple[TcoYearRow, ...]
+    monthly: tuple[TcoMonthRow, ...]
+    tokens: TokenEconomics | None
+    sensitivity: tuple[SensitivityRow, ...]
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+    residual_value: Decimal = Decimal("0.00")  # recovered at the end of the horizon (buy side)
+    lease_upfront: Decimal = Decimal("0.00")  # network, racks, installation: bought on the lease side too
+    # What the lease side includes besides the servers' rent (the same scope as the purchase).
+    lease_includes: tuple[str, ...] = ()
+
+
+# economics (engine/economics.py)
+
+
+@dataclass(frozen=True)
+class EconomicsPoint:
+    concurrency: int
+    output_tokens_per_s: float
+    cost_per_m_input: Decimal | None
+    cost_per_m_output: Decimal | None
+    api_cost_per_year: Decimal | None
+    saving_vs_api: Decimal | None  # 1 − annual cost ÷ API cost of the same tokens
+
+
+@dataclass(frozen=True)
+class EconomicsResult:
+    basis: str  # buy | lease: which yearly cost the curve uses
+    currency: str
+    annual_cost: Decimal
+    points: tuple[EconomicsPoint, ...]
+    api_name: str
+    api_price_input_per_m: Decimal | None
+    api_price_output_per_m: Decimal | None
+    api_price_cached_input_per_m: Decimal | None
+    break_even_concurrency: float | None  # None: the API is cheaper at every load the cluster serves
+    seed_claim_concurrency: float | None  # where the saving reaches 60 %, if it does
+    quoted_concurrency: int
+    quoted_saving: Decimal | None
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+
+# launch (engine/launch.py)
+
+
+@dataclass(frozen=True)
+class NodeLaunch:
+    """One node of the bundle: the summary row the UI and the PDF show."""
+
+    index: int  # node index in the deployment
+    group: str  # GroupLayout.name
+    role: str  # master | worker | prefill | decode
+    host: str  # IP or placeholder
+    is_master: bool  # hosts its group's DP master (rank 0 / the API for aggregated DP)
+    dp_rank: int  # first DP rank on this node, within its group
+    script: str  # file name in the bundle
+    title: str  # one-line description (the script's header)
+    env: Mapping[str, str]
+    argv: tuple[tuple[str, ...], ...]  # one argv per engine, as the shell will see it
+    api_ports: tuple[int, ...]  # HTTP ports served on this node (empty for headless workers)
+
+    @property
+    def command(self) -> str:
+        """The vllm serve command(s) as one shell line per engine."""
+        from .launch import _join  # at call time: engine/launch.py imports this module
+
+        return "\n".join(_join(a) for a in self.argv)
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    name: str
+    role: str
+    nodes: int
+    tp: int
+    dp: int
+
+
+@dataclass(frozen=True)
+class BundleContext:
+    """What the bundle's non-node files need, so they can be rendered from the result alone."""
+
+    model_name: str
+    server_name: str
+    node_count: int
+    topology: TopologyKind
+    groups: tuple[GroupSummary, ...]
+    model_path: str
+    nic: str
+    image: str
+    ascend: bool
+    api_port: int
+    proxy_port: int
+    recipe: str = ""  # recipes.Recipe.key the bundle follows ("" in plans stored before recipes)
+    deviations: tuple[Deviation, ...] = ()  # the recipe's and the plan's, listed in the README
+    served_name: str = "model"
+    devices_per_node: int = 8
+    workload: tuple[int, int, int] = (8192, 1024, 16)  # input tokens, output tokens, concurrency
+    max_num_seqs: int = 16
+
+    def __post_init__(self) -> None:
+        from . import recipes as rc  # at call time: engine/recipes.py imports this module
+
+        # A context rebuilt from stored JSON carries plain lists and dicts.
+        devs = tuple(
+            d
+            if isinstance(d, rc.Deviation)
+            else rc.Deviation(**{**d, "roles": tuple(d.get("roles") or rc.ROLES)})
+            for d in self.deviations or ()
+        )
+        object.__setattr__(self, "deviations", devs)
+        object.__setattr__(self, "workload", tuple(int(x) for x in self.workload))
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    """The launch plan.  ``files`` (path → text) is rendered on first access, so
+    ``plan()`` stays fast; the rows in ``nodes`` carry every command and environment."""
+
+    nodes: tuple[NodeLaunch, ...]
+    placeholders: tuple[str, ...]  # placeholders left in the bundle
+    entrypoint: str  # where clients send requests (host:port), maybe a placeholder
+    context: BundleContext
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+
+    @cached_property
+    def files(self) -> dict[str, str]:
+        from .launch import render_bundle  # at call time: engine/launch.py imports this module
+
+        return render_bundle(self)

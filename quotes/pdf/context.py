@@ -29,12 +29,16 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from configurator.drawings.charts import tornado_svg
-from configurator.drawings.fmt import format_money
-from configurator.drawings.power_feed import power_feed_svg
-from configurator.drawings.svg import svg_to_data_uri
-from configurator.presentation import context_from_dict
-from configurator.templatetags.plan_tags import SOURCE_KINDS, figval, seconds
+from configurator.public import (
+    SOURCE_KINDS,
+    context_from_dict,
+    figval,
+    format_money,
+    power_feed_svg,
+    seconds,
+    svg_to_data_uri,
+    tornado_svg,
+)
 from proposals.options import comparison
 from proposals.terms import commercial_context
 

@@ -13,10 +13,7 @@ import dataclasses
 from decimal import Decimal
 from typing import Any
 
-from configurator.engine import fixtures
-from configurator.engine.plan import plan
-from configurator.engine.serialize import plan_to_dict
-from configurator.requests import request_to_inline
+from configurator.public import fixtures, plan_as_dict, request_to_inline
 
 FIXTURES = {
     "8p8d": fixtures.request_k3_a3_8p8d,
@@ -96,7 +93,7 @@ def sample_plan_kwargs(
     return {
         "request_json": request_json,
         "resolved_json": resolved,
-        "result_json": plan_to_dict(plan(request)),
+        "result_json": plan_as_dict(request),
         "prices_json": _prices(request),
         "usd_rate": Decimal(str(request.commercial.usd_rate)),
         "currency": request.commercial.currency,

@@ -137,3 +137,36 @@ def test_number_formatting_helpers():
     assert gb(29_750_000_000) == "29.8 GB"
     assert gb(138_218_761_431) == "138.2 GB"
     assert plural(1, "node") == "1 node" and plural(4, "node") == "4 nodes"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        fx.request_k3_a3_4node,
+        fx.request_k3_a3_8p8d,
+        fx.request_k3_nf5868g8_2node,
+        fx.request_k3_a3_8node_pair,
+    ],
+)
+def test_the_drawn_parts_of_a_stored_plan_read_back_as_the_engines_types(make):
+    """A rank's memory, a serving group and a rack read back from the plan dict give that dict again.
+
+    The page and the PDF draw a frozen plan from these (configurator/presentation.py); the derived
+    properties stored beside the fields (``top_u``, ``ep``, ``exceeds_cooling`` …) are recomputed.
+    """
+    from configurator.engine.plan import plan
+    from configurator.engine.serialize import (
+        group_layout_from_dict,
+        rack_layout_from_dict,
+        rank_memory_from_dict,
+    )
+
+    stored = json.loads(json.dumps(plan_to_dict(plan(make()))))
+    flattened = ("figures", "checks")
+    for group in stored["memory"]["groups"]:
+        assert to_jsonable(rank_memory_from_dict(group["per_rank"])) == group["per_rank"]
+    for group in stored["layout"]["groups"]:
+        assert to_jsonable(group_layout_from_dict(group), drop=flattened) == group
+    assert stored["racks"]["racks"]
+    for rack in stored["racks"]["racks"]:
+        assert to_jsonable(rack_layout_from_dict(rack), drop=flattened) == rack

@@ -183,3 +183,72 @@ def test_the_engine_imports_no_django_and_no_app():
         or (name.startswith("configurator.") and not name.startswith(ENGINE))
     )
     assert bad == []
+
+
+# The apps that use the configurator, and the one module of it they may import (issue 20).
+CONFIGURATOR_CLIENTS = ("quotes", "proposals")
+CONFIGURATOR_FACADE = "configurator.public"
+
+
+def _configurator_imports_besides_the_facade(
+    module: str, path: Path, source: str, modules: set[str]
+) -> list[str]:
+    """Configurator modules other than the facade that ``source`` imports, anywhere in it.
+
+    Every import counts, inside functions too (a late import is still a dependency).
+    ``from pkg import x`` names ``pkg.x`` when that is one of ``modules``, else ``pkg``.
+    """
+    found = []
+    for node in ast.walk(ast.parse(source, filename=str(path))):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        names = _imported_names(module, path, node)
+        if isinstance(node, ast.ImportFrom):
+            *members, stem = names
+            names = [m for m in members if m in modules] or [stem]
+        found += [
+            f"{name} (line {node.lineno})"
+            for name in names
+            if (name == "configurator" or name.startswith("configurator.")) and name != CONFIGURATOR_FACADE
+        ]
+    return found
+
+
+def test_quotes_and_proposals_use_the_configurator_only_through_its_facade():
+    """quotes/ and proposals/ import ``configurator.public`` and no other configurator module.
+
+    Tests may import the internals; templates may still ``{% load plan_tags %}``.
+    """
+    modules = _modules()
+    assert CONFIGURATOR_FACADE in modules
+    names = set(modules)
+    clients = {m: p for m, p in modules.items() if m.split(".")[0] in CONFIGURATOR_CLIENTS}
+    assert "quotes.exports" in clients and "proposals.options" in clients
+    bad = [
+        f"{module} imports {name}"
+        for module, path in sorted(clients.items())
+        for name in _configurator_imports_besides_the_facade(
+            module, path, path.read_text(encoding="utf-8"), names
+        )
+    ]
+    assert bad == [], "import the configurator through configurator.public:\n" + "\n".join(bad)
+
+
+def test_the_facade_check_sees_every_form_of_import():
+    """The checker itself: an internal module, a late import and ``from configurator import x`` are seen."""
+    path = ROOT / "quotes" / "views.py"
+    modules = set(_modules())
+    samples = {
+        "from configurator.engine.network import MEDIA": ["configurator.engine.network (line 1)"],
+        "from configurator.engine import launch": ["configurator.engine.launch (line 1)"],
+        "from configurator import not_a_module": ["configurator (line 1)"],
+        "def f():\n    from configurator import services": ["configurator.services (line 2)"],
+        "import configurator.forms": ["configurator.forms (line 1)"],
+        "from configurator import public": [],
+        "from configurator.public import MEDIA": [],
+        "import configurator.public": [],
+    }
+    for source, expected in samples.items():
+        assert _configurator_imports_besides_the_facade("quotes.views", path, source, modules) == expected, (
+            source
+        )
