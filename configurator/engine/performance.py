@@ -42,6 +42,7 @@ from typing import Any
 
 from . import serving_model as sm
 from .defaults import block_size_for
+from .figures import FigureBook
 from .types import (
     Check,
     Figure,
@@ -235,30 +236,16 @@ def _seqs_fit(gm: GroupMemory | None, context_tokens: int, block_size: int, max_
     return rank.kv_cache_bytes // per_seq
 
 
-class _Figures:
-    """Collects explained figures under stable keys."""
+def _v(value: Any) -> Any:
+    """A figure's value as the plan shows it: floats to 6 decimals, a non-finite float as 0."""
+    if isinstance(value, float):
+        return round(value, 6) if math.isfinite(value) else 0.0
+    return value
 
-    def __init__(self) -> None:
-        self.items: dict[str, Figure] = {}
 
-    def add(
-        self,
-        key: str,
-        value: Any,
-        unit: str,
-        en: str,
-        zh: str,
-        formula: str = "",
-        inputs: Mapping[str, Any] | None = None,
-        source: Source = ESTIMATE_SOURCE,
-    ) -> None:
-        if isinstance(value, float):
-            value = round(value, 6) if math.isfinite(value) else 0.0
-        clean = {
-            k: (round(v, 9) if isinstance(v, float) and math.isfinite(v) else v)
-            for k, v in (inputs or {}).items()
-        }
-        self.items[key] = Figure(key, value, unit, en, zh, formula, clean, source)
+def _i(value: Any) -> Any:
+    """A figure's input as the plan shows it: finite floats to 9 decimals."""
+    return round(value, 9) if isinstance(value, float) and math.isfinite(value) else value
 
 
 @dataclass
@@ -406,7 +393,7 @@ def estimate_performance(
     req = _sanitised(req, checks)
     model, server, serving, workload, perf = req.model, req.server, req.serving, req.workload, req.performance
     acc = server.accelerator
-    figs = _Figures()
+    book = FigureBook()
     mem_by_group = {g.group: g for g in (memory.groups if memory else ())}
     factors = sm.effective_factors(req)
     stack = acc.software_stack if acc.software_stack in sm.PLATFORM_FACTORS else sm.DEFAULT_STACK
@@ -445,37 +432,30 @@ def estimate_performance(
     counted_dp = sum(g.parallel.dp for g in layout.groups if g.role in COUNTED_DECODE_ROLES)
     offered_per_rank = math.ceil(max(0, workload.concurrency) / counted_dp) if counted_dp else 0
 
-    figs.add(
+    book.put(
         "performance.prompt_tokens_computed",
         computed_prompt_tokens,
-        "tokens",
-        "Prompt tokens computed per request (after prefix-cache hits)",
-        "每请求实际计算的输入 Token 数（扣除前缀缓存命中）",
-        "input_tokens × (1 − prefix_cache_hit_rate)",
-        {"input_tokens": prompt_tokens, "prefix_cache_hit_rate": hit},
-        Source("input", "workload.input_tokens, performance.prefix_cache_hit_rate"),
+        source=Source("input", "workload.input_tokens, performance.prefix_cache_hit_rate"),
+        input_tokens=prompt_tokens,
+        prefix_cache_hit_rate=_i(hit),
     )
-    figs.add(
+    book.put(
         "performance.tflops_per_device",
-        tflops,
-        "TFLOPS",
-        f"Dense TFLOPS per device at the checkpoint's activation precision ({tflops_precision or 'n/a'})",
-        f"按模型激活精度取的单卡稠密算力（{tflops_precision or '无'}）",
-        "catalog TFLOPS at the model's activation precision (W8A8/W4A8 → INT8), else BF16",
-        {"activation_format": model.activation_format, "precision_used": tflops_precision},
-        Source("derived", "accelerator catalog"),
+        _v(tflops),
+        label={"precision_en": tflops_precision or "n/a", "precision_zh": tflops_precision or "无"},
+        source=Source("derived", "accelerator catalog"),
+        activation_format=model.activation_format,
+        precision_used=tflops_precision,
     )
-    _add_factor_figures(figs, req, factors, stack)
+    _add_factor_figures(book, req, factors, stack)
     if draft:
-        figs.add(
+        book.put(
             "performance.tokens_per_step",
-            sm.accepted_tokens_per_step(draft, acceptance),
-            "tokens",
-            "Tokens emitted per sequence per decode step (speculative decoding)",
-            "每个解码步每条序列产出的 Token 数（投机解码）",
-            "(1 − a^(k+1)) ÷ (1 − a), vLLM rejection sampler (vllm/v1/sample/rejection_sampler.py, main)",
-            {"k_draft_tokens": draft, "a_acceptance_rate": acceptance},
-            Source("input", "performance.speculative_tokens, performance.speculative_acceptance_rate"),
+            _v(sm.accepted_tokens_per_step(draft, acceptance)),
+            variant="partial" if acceptance < 1.0 else "all_accepted",
+            source=Source("input", "performance.speculative_tokens, performance.speculative_acceptance_rate"),
+            k_draft_tokens=draft,
+            a_acceptance_rate=_i(acceptance),
         )
 
     models: dict[str, _GroupModel] = {}
@@ -503,7 +483,7 @@ def estimate_performance(
                 req,
                 g,
                 gmodel,
-                figs,
+                book,
                 checks,
                 computed_prompt_tokens=computed_prompt_tokens,
                 output_tokens=output_tokens,
@@ -518,24 +498,30 @@ def estimate_performance(
     decode_models = [models[g.group] for g in groups if g.role == "decode"]
     counted_models = [models[g.group] for g in groups if g.counts_toward_throughput]
     point_fn: Callable[[float], sm.OperatingPoint]
+    # The model whose operating point the latencies quote: the decode side of xPyD, else the first serving group.
+    mode: str | None
+    point_lead: _GroupModel | None
     if disaggregated and prefill_models and decode_models:
 
         def point_fn(c: float) -> sm.OperatingPoint:
             return _disaggregated_point(prefill_models, decode_models, c, output_tokens)
 
         capacity_users = sum(m.slots * m.shape.dp for m in decode_models)
+        mode, point_lead = "disaggregated", decode_models[0]
     elif counted_models:
 
         def point_fn(c: float) -> sm.OperatingPoint:
             return _aggregated_point(counted_models, c, output_tokens)
 
         capacity_users = sum(m.slots * m.shape.dp for m in counted_models)
+        mode, point_lead = "aggregated", counted_models[0]
     else:
 
         def point_fn(c: float) -> sm.OperatingPoint:
             return sm.OperatingPoint(c, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
 
         capacity_users = 0
+        mode, point_lead = None, None
     concurrency = max(0, workload.concurrency)
     op = point_fn(concurrency) if concurrency > 0 else point_fn(1)
     if disaggregated and prefill_models and decode_models:
@@ -549,6 +535,7 @@ def estimate_performance(
     ttft = op.ttft_s if finite else 0.0
     tpot = op.tpot_s if finite else 0.0
     requests_per_s = op.requests_per_s if concurrency > 0 else 0.0
+    share_lead = counted[0] if counted else None
     if disaggregated and prefill_groups and decode_groups:
         p_cap = sum(g.requests_per_s for g in prefill_groups)
         d_cap = sum(g.requests_per_s for g in decode_groups)
@@ -556,24 +543,13 @@ def estimate_performance(
         p_nodes = sum(g.nodes for g in prefill_groups)
         d_nodes = sum(g.nodes for g in decode_groups)
         prefill_share = p_nodes / (p_nodes + d_nodes)
-        share_formula = "prefill nodes ÷ (prefill + decode nodes)"
-        share_inputs: dict[str, Any] = {"prefill_nodes": p_nodes, "decode_nodes": d_nodes}
-        _add_pd_figures(figs, checks, pd_balance, req)
+        _add_pd_figures(book, checks, pd_balance, prefill_groups, decode_groups)
+    elif share_lead and share_lead.batch_per_dp_rank > 0:
+        busy_prefill = share_lead.batch_per_dp_rank * share_lead.prefill_s
+        busy_decode = output_tokens * share_lead.tpot_s
+        prefill_share = busy_prefill / (busy_prefill + busy_decode)
     else:
-        lead = counted[0] if counted else None
-        if lead and lead.batch_per_dp_rank > 0:
-            busy_prefill = lead.batch_per_dp_rank * lead.prefill_s
-            busy_decode = output_tokens * lead.tpot_s
-            prefill_share = busy_prefill / (busy_prefill + busy_decode)
-        else:
-            prefill_share = 0.0
-        share_formula = "B × prefill_s ÷ (B × prefill_s + output_tokens × step_s ÷ tokens per step)"
-        share_inputs = {
-            "B": lead.batch_per_dp_rank if lead else 0,
-            "prefill_s": lead.prefill_s if lead else 0.0,
-            "output_tokens": output_tokens,
-            "tpot_s": lead.tpot_s if lead else 0.0,
-        }
+        prefill_share = 0.0
 
     output_tps = requests_per_s * output_tokens
     measured_tps = workload.measured_output_tokens_per_s
@@ -581,18 +557,15 @@ def estimate_performance(
     estimated_output_tps = output_tps
     if measured_tps is not None and measured_tps > 0:  # i.e. ``measured``, written so the type narrows
         output_tps = float(measured_tps)
-        scale = output_tps / estimated_output_tps if estimated_output_tps > 0 else 0.0
         requests_per_s = output_tps / output_tokens
         total_counted = sum(g.output_tokens_per_s for g in counted)
         groups = [_scaled(g, output_tps / total_counted if total_counted > 0 else 0.0) for g in groups]
         for scaled in groups:
             key = f"performance.{scaled.group}.output_tokens_per_s"
-            if key in figs.items:
-                figs.items[key] = replace(
-                    figs.items[key],
-                    value=round(scaled.output_tokens_per_s, 6),
-                    formula="estimate × measured ÷ estimated deployment throughput",
-                    inputs={"scale": round(scale, 9)},
+            if key in book:
+                book.restate(
+                    book[key],
+                    _v(scaled.output_tokens_per_s),
                     source=Source("input", "workload.measured_output_tokens_per_s (load test)"),
                 )
     input_tps = requests_per_s * prompt_tokens
@@ -607,161 +580,153 @@ def estimate_performance(
     # The group whose prefill the TTFT formula quotes: the first prefill group, else the first serving one.
     # (Before, a layout with groups but none prefill or serving raised AttributeError on None here.)
     ttft_lead = prefill_groups[0] if prefill_groups else (counted[0] if counted else None)
-    figs.add(
+    queue_wait = op.wait_s if math.isfinite(op.wait_s) else 0.0
+    served = finite and mode is not None and point_lead is not None
+    point_step = point_lead.step(op.batch_per_rank) if point_lead is not None and served else None
+    latency_variant = mode if served and mode is not None else "unserved"
+    book.put(
         "performance.ttft_s",
-        ttft,
-        "s",
-        "Time to first token, mean (estimate)",
-        "首字延迟 TTFT 均值（估算）",
-        "prefill_s + queue wait + KV transfer P→D (xPyD) + one decode step",
-        {
-            "prefill_s": ttft_lead.prefill_s if ttft_lead is not None else 0.0,
-            "queue_wait_s": op.wait_s if math.isfinite(op.wait_s) else 0.0,
-            "concurrency": concurrency,
-        },
-        ESTIMATE_SOURCE,
+        _v(ttft),
+        variant=latency_variant,
+        source=ESTIMATE_SOURCE,
+        prefill_s=_i(ttft_lead.prefill_s if ttft_lead is not None else 0.0),
+        queue_wait_s=_i(queue_wait),
+        concurrency=concurrency,
+        request_overhead_s=_i(point_lead.factors.request_overhead_s if point_lead is not None else 0.0),
+        kv_transfer_s=_i(
+            point_lead.kv_transfer_s if point_lead is not None and mode == "disaggregated" else 0.0
+        ),
+        step_s=_i(point_step.step_s if point_step is not None else 0.0),
     )
-    figs.add(
+    book.put(
         "performance.tpot_s",
-        tpot,
-        "s",
-        "Time per output token, mean (estimate)",
-        "每字延迟 TPOT 均值（估算）",
-        "(output ÷ tokens per step × step + other requests' prefill chunks) ÷ output",
-        {
-            "decode_step_s": counted[0].decode_step_s if counted else 0.0,
-            "tokens_per_step": counted[0].tokens_per_step if counted else 1.0,
-            "batch_per_dp_rank": round(op.batch_per_rank, 3),
-            "concurrency": concurrency,
-        },
-        ESTIMATE_SOURCE,
+        _v(tpot),
+        variant=latency_variant,
+        source=ESTIMATE_SOURCE,
+        decode_step_s=_i(counted[0].decode_step_s if counted else 0.0),
+        tokens_per_step=_i(counted[0].tokens_per_step if counted else 1.0),
+        batch_per_dp_rank=round(op.batch_per_rank, 3),
+        concurrency=concurrency,
+        step_s=_i(point_step.step_s if point_step is not None else 0.0),
+        prefill_s=_i(point_lead.prefill.prefill_s if point_lead is not None else 0.0),
+        output_tokens=output_tokens,
     )
-    figs.add(
+    book.put(
         "performance.queue_wait_s",
-        op.wait_s if math.isfinite(op.wait_s) else 0.0,
-        "s",
-        "Queue wait before prefill at the quoted concurrency (estimate)",
-        "报价并发下预填充前的排队等待（估算）",
-        "closed loop: users beyond the slots wait concurrency ÷ request rate − cycle time (Little's law); "
-        "prefill queue: M/D/1 wait ρ·prefill ÷ (2(1 − ρ)), M/D/c for a separate prefill pool (xPyD)",
-        {"concurrency": concurrency, "capacity_concurrency": capacity_users},
-        ESTIMATE_SOURCE,
+        _v(queue_wait),
+        variant="disaggregated" if mode == "disaggregated" else "aggregated",
+        source=ESTIMATE_SOURCE,
+        concurrency=concurrency,
+        capacity_concurrency=capacity_users,
     )
-    figs.add(
+    book.put(
         "performance.ttft_p90_s",
-        op.ttft_p90_s if finite else 0.0,
-        "s",
-        "Time to first token, P90 (estimate)",
-        "首字延迟 TTFT P90（估算）",
-        f"service × {sm.TTFT_P90_OVER_MEAN_IDLE} + ln 10 × mean queue wait (exponential wait tail)",
-        {"queue_wait_s": op.wait_s if math.isfinite(op.wait_s) else 0.0},
-        ESTIMATE_SOURCE,
+        _v(op.ttft_p90_s if finite else 0.0),
+        source=ESTIMATE_SOURCE,
+        queue_wait_s=_i(queue_wait),
+        ttft_s=_i(ttft),
+        service_p90_over_mean=sm.TTFT_P90_OVER_MEAN_IDLE,
+        wait_p90_over_mean=_i(sm.WAIT_P90_OVER_MEAN),
     )
-    figs.add(
+    book.put(
         "performance.tpot_p90_s",
-        op.tpot_p90_s if finite else 0.0,
-        "s",
-        "Time per output token, P90 (estimate)",
-        "每字延迟 TPOT P90（估算）",
-        f"mean TPOT × {sm.TPOT_P90_OVER_MEAN} (spread seen in published sweeps)",
-        {"tpot_s": tpot},
-        ESTIMATE_SOURCE,
+        _v(op.tpot_p90_s if finite else 0.0),
+        source=ESTIMATE_SOURCE,
+        tpot_s=_i(tpot),
+        tpot_p90_over_mean=sm.TPOT_P90_OVER_MEAN,
     )
-    figs.add(
-        "performance.requests_per_s",
-        requests_per_s,
-        "req/s",
-        "Requests per second (deployment)",
-        "每秒请求数（整体）",
-        "measured_output_tokens_per_s ÷ output_tokens"
-        if measured
-        else "closed loop: concurrency ÷ (TTFT + output × TPOT), capped by the running slots",
-        {
-            "output_tokens": output_tokens,
-            "concurrency": concurrency,
-            "serving_groups": [g.group for g in counted],
-        },
-        tput_source,
-    )
-    figs.add(
+    if measured:
+        book.put(
+            "performance.requests_per_s",
+            _v(requests_per_s),
+            variant="measured",
+            source=tput_source,
+            output_tokens=output_tokens,
+            measured_output_tokens_per_s=_i(output_tps),
+            serving_groups=[g.group for g in counted],
+        )
+    else:
+        book.put(
+            "performance.requests_per_s",
+            _v(requests_per_s),
+            variant="estimate",
+            source=tput_source,
+            output_tokens=output_tokens,
+            concurrency=concurrency,
+            serving_groups=[g.group for g in counted],
+        )
+    book.put(
         "performance.output_tokens_per_s",
-        output_tps,
-        "tokens/s",
-        "Output throughput (deployment)",
-        "输出吞吐（整体）",
-        "measured" if measured else "requests_per_s × output_tokens",
-        {
-            "requests_per_s": requests_per_s,
-            "output_tokens": output_tokens,
-            "estimated_tokens_per_s": estimated_output_tps,
-        },
-        tput_source,
+        _v(output_tps),
+        source=tput_source,
+        requests_per_s=_i(requests_per_s),
+        output_tokens=output_tokens,
+        estimated_tokens_per_s=_i(estimated_output_tps),
     )
     low, high = sm.ERROR_BAND_LOW, sm.ERROR_BAND_HIGH
-    figs.add(
+    book.put(
         "performance.output_tokens_per_s_range",
         f"{output_tps / high:,.0f}–{output_tps / low:,.0f}" if not measured else f"{output_tps:,.0f}",
-        "tokens/s",
-        "Likely range of the measured throughput (calibration error band)",
-        "实测吞吐的可能区间（按校准误差带）",
-        "estimate ÷ band high … estimate ÷ band low",
-        {"band_low": low, "band_high": high},
-        CALIBRATION_SOURCE,
+        variant="measured" if measured else "estimate",
+        source=CALIBRATION_SOURCE,
+        band_low=low,
+        band_high=high,
+        output_tokens_per_s=_i(output_tps),
     )
-    figs.add(
+    book.put(
         "performance.input_tokens_per_s",
-        input_tps,
-        "tokens/s",
-        "Input tokens processed per second (deployment)",
-        "输入 Token 处理速率（整体）",
-        "requests_per_s × input_tokens",
-        {"requests_per_s": requests_per_s, "input_tokens": prompt_tokens},
-        tput_source,
+        _v(input_tps),
+        source=tput_source,
+        requests_per_s=_i(requests_per_s),
+        input_tokens=prompt_tokens,
     )
-    figs.add(
+    book.put(
         "performance.output_tokens_per_s_per_dp_rank",
-        per_dp_rank,
-        "tokens/s",
-        "Output throughput per serving DP rank",
-        "每个 DP rank 的输出吞吐",
-        "output_tokens_per_s ÷ serving DP ranks",
-        {"serving_dp_ranks": counted_dp},
-        tput_source,
+        _v(per_dp_rank),
+        variant="ranks" if counted_dp else "none",
+        source=tput_source,
+        serving_dp_ranks=counted_dp,
+        output_tokens_per_s=_i(output_tps),
     )
-    figs.add(
-        "performance.prefill_time_share",
-        prefill_share,
-        "fraction",
-        "Share of accelerator time spent on prefill (used to split cost between input and output tokens)",
-        "预填充占用的算力时间比例（用于在输入/输出 Token 间分摊成本）",
-        share_formula,
-        share_inputs,
-    )
-    figs.add(
+    if pd_balance is not None:
+        book.put(
+            "performance.prefill_time_share",
+            _v(prefill_share),
+            variant="disaggregated",
+            source=ESTIMATE_SOURCE,
+            prefill_nodes=p_nodes,
+            decode_nodes=d_nodes,
+        )
+    else:
+        book.put(
+            "performance.prefill_time_share",
+            _v(prefill_share),
+            variant="aggregated" if share_lead and share_lead.batch_per_dp_rank > 0 else "idle",
+            source=ESTIMATE_SOURCE,
+            B=share_lead.batch_per_dp_rank if share_lead else 0,
+            prefill_s=_i(share_lead.prefill_s if share_lead else 0.0),
+            output_tokens=output_tokens,
+            tpot_s=_i(share_lead.tpot_s if share_lead else 0.0),
+        )
+    book.put(
         "performance.capacity_concurrency",
         capacity_users,
-        "users",
-        "Concurrent requests served at once before new ones queue",
-        "请求开始排队前可同时服务的并发数",
-        "Σ DP ranks × min(max_num_seqs, sequences the KV cache holds)"
-        + ("; and prefill utilisation below 95 %" if disaggregated else ""),
-        {"concurrency": concurrency},
+        variant="disaggregated" if disaggregated else "aggregated",
+        source=ESTIMATE_SOURCE,
+        concurrency=concurrency,
+        max_num_seqs=serving.max_num_seqs,
     )
-    figs.add(
+    book.put(
         "performance.measured",
         measured,
-        "",
-        "Throughput measured by a load test",
-        "吞吐为压测实测值",
-        "workload.measured_output_tokens_per_s is set",
-        {},
-        Source("input", "workload"),
+        source=Source("input", "workload"),
+        measured_output_tokens_per_s=measured_tps,
     )
 
     curve = _curve(point_fn, concurrency, capacity_users, serving_devices)
     sla = _sla(req, op, point_fn, capacity_users)
     if sla is not None:
-        _add_sla_figures(figs, sla)
+        _add_sla_figures(book, sla)
     checks.extend(_target_checks(req, op, sla))
     if concurrency > 0 and capacity_users > 0 and concurrency > capacity_users and counted:
         checks.append(_over_capacity_check(concurrency, capacity_users, op))
@@ -807,7 +772,7 @@ def estimate_performance(
         pd_balance=pd_balance,
         note_en=MEASURED_NOTE_EN if measured else ESTIMATE_NOTE_EN.format(low=low, high=high),
         note_zh=MEASURED_NOTE_ZH if measured else ESTIMATE_NOTE_ZH.format(low=low, high=high),
-        figures=figs.items,
+        figures=book.figures,
         checks=tuple(checks),
         ttft_p90_s=op.ttft_p90_s if finite else 0.0,
         tpot_p90_s=op.tpot_p90_s if finite else 0.0,
@@ -821,48 +786,89 @@ def estimate_performance(
     )
 
 
-def _add_factor_figures(figs: _Figures, req: PlanRequest, f: sm.PlatformFactors, stack: str) -> None:
+def _add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors, stack: str) -> None:
     perf = req.performance
     base = sm.PLATFORM_FACTORS[stack]
-    rows = (
-        ("bandwidth_efficiency", f.bandwidth_efficiency, perf.decode_bandwidth_efficiency, "fraction",
-         "Achieved share of peak memory bandwidth in decode", "解码阶段实际达到的显存带宽比例"),
-        ("compute_efficiency", f.compute_efficiency, None, "fraction",
-         "Achieved share of peak dense compute in decode", "解码阶段实际达到的稠密算力比例"),
-        ("prefill_efficiency", f.prefill_efficiency, perf.prefill_mfu, "fraction",
-         "Achieved share of peak dense compute in prefill (MFU)", "预填充阶段实际达到的稠密算力比例（MFU）"),
-        ("request_overhead_s", f.request_overhead_s, None, "s",
-         "Fixed time per request before its first token (API server, tokenizer, scheduling)",
-         "每请求首字前的固定开销（API 服务、分词、调度）"),
-        ("step_overhead_s", f.step_overhead_s,
-         perf.step_overhead_ms if perf.step_overhead_ms is not None else (None if perf.graph_mode else "eager"), "s",
-         "Fixed time per forward pass (kernel launch, scheduler, sampling"
-         + ("" if perf.graph_mode else "; eager mode: every layer's operators launched from the host") + ")",
-         "每次前向的固定开销（算子下发、调度、采样" + ("" if perf.graph_mode else "；非图模式：逐层由主机下发算子") + "）"),
-        ("collective_latency_s", f.collective_latency_s, None, "s",
-         "Fixed latency of one collective (all-reduce, dispatch or combine)", "单次集合通信的固定时延（all-reduce、dispatch 或 combine）"),
-    )  # fmt: skip
-    for name, value, override, unit, en, zh in rows:
-        figs.add(
-            f"performance.factors.{name}",
-            value,
-            unit,
-            f"{en} ({stack})",
-            f"{zh}（{stack}）",
-            (
-                "calibrated graph-mode overhead + layers × eager launch cost per layer (assumed)"
-                if override == "eager"
-                else ("request override" if override is not None else f"calibrated for the {stack} stack")
-            ),
-            {"calibrated": getattr(base, name)},
-            (
-                Source("assumed", "eager dispatch cost per layer (serving_model.EAGER_LAYER_OVERHEAD_S)")
-                if override == "eager"
-                else Source("input", f"performance.{name}")
-                if override is not None
-                else CALIBRATION_SOURCE
-            ),
+    label = {"stack": stack}
+
+    def source(name: str, requested: object) -> Source:
+        return CALIBRATION_SOURCE if requested is None else Source("input", f"performance.{name}")
+
+    book.put(
+        "performance.factors.bandwidth_efficiency",
+        _v(f.bandwidth_efficiency),
+        label=label,
+        variant="calibrated" if perf.decode_bandwidth_efficiency is None else "requested",
+        source=source("bandwidth_efficiency", perf.decode_bandwidth_efficiency),
+        requested=_i(perf.decode_bandwidth_efficiency),
+        calibrated=_i(base.bandwidth_efficiency),
+        stack=stack,
+    )
+    book.put(
+        "performance.factors.compute_efficiency",
+        _v(f.compute_efficiency),
+        label=label,
+        source=CALIBRATION_SOURCE,
+        calibrated=_i(base.compute_efficiency),
+        stack=stack,
+    )
+    book.put(
+        "performance.factors.prefill_efficiency",
+        _v(f.prefill_efficiency),
+        label=label,
+        variant="calibrated" if perf.prefill_mfu is None else "requested",
+        source=source("prefill_efficiency", perf.prefill_mfu),
+        requested=_i(perf.prefill_mfu),
+        calibrated=_i(base.prefill_efficiency),
+        stack=stack,
+    )
+    book.put(
+        "performance.factors.request_overhead_s",
+        _v(f.request_overhead_s),
+        label=label,
+        source=CALIBRATION_SOURCE,
+        calibrated=_i(base.request_overhead_s),
+        stack=stack,
+    )
+    # Eager mode adds every layer's host launch cost (serving_model.effective_factors).
+    eager = not getattr(perf, "graph_mode", True)
+    per_layer = (
+        sm.EAGER_LAYER_OVERHEAD_S.get(
+            req.server.accelerator.software_stack, sm.EAGER_LAYER_OVERHEAD_S[sm.DEFAULT_STACK]
         )
+        if eager
+        else 0.0
+    )
+    book.put(
+        "performance.factors.step_overhead_s",
+        _v(f.step_overhead_s),
+        variant="calibrated" if perf.step_overhead_ms is None else "requested",
+        label={
+            **label,
+            "eager_en": "; eager mode: every layer's operators launched from the host" if eager else "",
+            "eager_zh": "；非图模式：逐层由主机下发算子" if eager else "",
+        },
+        source=(
+            Source("input", "performance.step_overhead_s")
+            if perf.step_overhead_ms is not None
+            else Source("assumed", "eager dispatch cost per layer (serving_model.EAGER_LAYER_OVERHEAD_S)")
+            if eager
+            else CALIBRATION_SOURCE
+        ),
+        calibrated=_i(base.step_overhead_s),
+        requested_ms=_i(perf.step_overhead_ms),
+        eager_per_layer_s=per_layer,
+        layers=max(req.model.num_layers, 1),
+        stack=stack,
+    )
+    book.put(
+        "performance.factors.collective_latency_s",
+        _v(f.collective_latency_s),
+        label=label,
+        source=CALIBRATION_SOURCE,
+        calibrated=_i(base.collective_latency_s),
+        stack=stack,
+    )
 
 
 def _group_model(
@@ -1033,24 +1039,29 @@ def _sla(
     return SlaResult(targets, values, met, best)
 
 
-def _add_sla_figures(figs: _Figures, sla: SlaResult) -> None:
-    figs.add(
+def _add_sla_figures(book: FigureBook, sla: SlaResult) -> None:
+    targets, values = sla.targets, sla.values
+
+    def shown(v: float | None) -> float | None:
+        return round(v, 6) if v is not None else None
+
+    book.put(
         "performance.sla.max_concurrency",
         sla.max_concurrency,
-        "users",
-        "Largest concurrency that meets every latency target (estimate)",
-        "满足全部时延目标的最大并发数（估算）",
-        "largest C with TTFT and TPOT (P50 / P90) within the targets",
-        dict(sla.targets),
+        source=ESTIMATE_SOURCE,
+        ttft_p50_s=_i(targets.get("ttft_p50_s")),
+        ttft_p90_s=_i(targets.get("ttft_p90_s")),
+        tpot_p50_ms=_i(targets.get("tpot_p50_ms")),
+        tpot_p90_ms=_i(targets.get("tpot_p90_ms")),
     )
-    figs.add(
+    book.put(
         "performance.sla.met",
         bool(sla.met),
-        "",
-        "Latency targets met at the quoted concurrency",
-        "报价并发下满足时延目标",
-        "every estimated percentile ≤ its target",
-        {k: (round(v, 6) if v is not None else None) for k, v in sla.values.items()},
+        source=ESTIMATE_SOURCE,
+        ttft_p50_s=shown(values.get("ttft_p50_s")),
+        ttft_p90_s=shown(values.get("ttft_p90_s")),
+        tpot_p50_ms=shown(values.get("tpot_p50_ms")),
+        tpot_p90_ms=shown(values.get("tpot_p90_ms")),
     )
 
 
@@ -1154,7 +1165,7 @@ def _group_estimate(
     req: PlanRequest,
     g: GroupLayout,
     gmodel: _GroupModel,
-    figs: _Figures,
+    book: FigureBook,
     checks: list[Check],
     *,
     computed_prompt_tokens: int,
@@ -1166,32 +1177,25 @@ def _group_estimate(
     model, serving, server = req.model, req.serving, req.server
     p = g.parallel
     tp, dp, ep = gmodel.shape.tp, gmodel.shape.dp, gmodel.shape.ep
-    k = f"performance.{g.name}"
     counts = g.role in COUNTED_DECODE_ROLES
     decodes = g.role != "prefill"
     pre = gmodel.prefill
     prefill_s = pre.prefill_s
 
-    figs.add(
-        f"{k}.prefill_s",
-        prefill_s,
-        "s",
-        f"{g.name}: prefill time of one prompt per DP rank",
-        f"{g.name}：单个 DP rank 处理一个输入的预填充时间",
-        "chunks × overhead + max((2 × active params + attention) × prompt ÷ TP ÷ (TFLOPS × MFU), "
-        "chunks × weights ÷ (bandwidth × efficiency)) + TP/EP collectives",
-        {
-            "active_params": model.active_params,
-            "prompt_tokens": computed_prompt_tokens,
-            "TP": tp,
-            "TFLOPS": gmodel.tflops,
-            "MFU": gmodel.factors.prefill_efficiency,
-            "compute_s": pre.compute_s,
-            "memory_s": pre.memory_s,
-            "collectives_s": pre.comm_s,
-            "overhead_s": pre.overhead_s,
-            "chunks": pre.chunks,
-        },
+    book.put(
+        f"performance.{g.name}.prefill_s",
+        _v(prefill_s),
+        source=ESTIMATE_SOURCE,
+        active_params=model.active_params,
+        prompt_tokens=computed_prompt_tokens,
+        TP=tp,
+        TFLOPS=_i(gmodel.tflops),
+        MFU=_i(gmodel.factors.prefill_efficiency),
+        compute_s=_i(pre.compute_s),
+        memory_s=_i(pre.memory_s),
+        collectives_s=_i(pre.comm_s),
+        overhead_s=_i(pre.overhead_s),
+        chunks=pre.chunks,
     )
 
     # ---- batch per DP rank at the quoted concurrency
@@ -1210,20 +1214,15 @@ def _group_estimate(
         else:
             limited_by = "max_num_seqs"
     if decodes:
-        figs.add(
-            f"{k}.batch_per_dp_rank",
+        book.put(
+            f"performance.{g.name}.batch_per_dp_rank",
             batch,
-            "sequences",
-            f"{g.name}: running sequences per DP rank",
-            f"{g.name}：每个 DP rank 同时解码的序列数",
-            "min(concurrency ÷ serving DP ranks, max_num_seqs, sequences the KV cache holds)",
-            {
-                "offered": offered,
-                "max_num_seqs": serving.max_num_seqs,
-                "kv_seqs_fit": kv_fit,
-                "context_tokens": context_tokens,
-                "limited_by": limited_by,
-            },
+            source=ESTIMATE_SOURCE,
+            offered=offered,
+            max_num_seqs=serving.max_num_seqs,
+            kv_seqs_fit=kv_fit,
+            context_tokens=context_tokens,
+            limited_by=limited_by,
         )
         if counts and kv_fit < min(offered, serving.max_num_seqs):
             checks.append(
@@ -1265,25 +1264,21 @@ def _group_estimate(
     st: sm.StepBreakdown | None = None
     if decodes:
         st = gmodel.step(max(batch, 1))
-        _add_step_figures(figs, k, g, gmodel, st, batch)
+        _add_step_figures(book, g, gmodel, st, batch)
 
     # ---- KV transfer P → D (decode side of xPyD)
     if disaggregated and g.role == "decode" and gmodel.kv_transfer_s > 0:
         bw, fabric = sm.inter_node_bytes_s_per_device(server, scale_up_allowed=False)
-        figs.add(
-            f"{k}.kv_transfer_s",
-            gmodel.kv_transfer_s,
-            "s",
-            f"{g.name}: KV transfer prefill → decode per request ({fabric})",
-            f"{g.name}：每请求 KV 从预填充传到解码节点的时间（{fabric}）",
-            "(prompt × KV/token/rank + state/seq/rank) ÷ (per-device scale-out bandwidth × efficiency)",
-            {
-                "prompt_tokens": computed_prompt_tokens,
-                "kv_bytes_per_token": gmodel.kv_per_token,
-                "device_bandwidth_bytes_s": bw,
-                "scale_out_efficiency": req.performance.scale_out_efficiency,
-            },
-            Source("derived", "server NICs (scale-out)"),
+        book.put(
+            f"performance.{g.name}.kv_transfer_s",
+            _v(gmodel.kv_transfer_s),
+            label={"fabric": fabric},
+            source=Source("derived", "server NICs (scale-out)"),
+            prompt_tokens=computed_prompt_tokens,
+            kv_bytes_per_token=gmodel.kv_per_token,
+            state_bytes_per_seq=gmodel.state_per_seq,
+            device_bandwidth_bytes_s=_i(bw),
+            scale_out_efficiency=_i(req.performance.scale_out_efficiency),
         )
 
     # ---- capacity of the group at this batch
@@ -1291,37 +1286,35 @@ def _group_estimate(
     tps = st.tokens_per_step if st else 1.0
     if g.role == "prefill":
         requests_per_s = dp / prefill_s if prefill_s > 0 else 0.0
-        formula = "DP ÷ prefill_s"
+        variant = "prefill" if prefill_s > 0 else "idle"
     elif disaggregated:
         requests_per_s = dp * batch * tps / (output_tokens * step) if step > 0 and batch > 0 else 0.0
-        formula = "DP × B × tokens per step ÷ (output_tokens × step_s)"
+        variant = "disaggregated" if step > 0 and batch > 0 else "idle"
     else:
         cycle = batch * prefill_s + output_tokens / tps * step
         requests_per_s = dp * batch / cycle if cycle > 0 and batch > 0 else 0.0
-        formula = "DP × B ÷ (B × prefill_s + output_tokens ÷ tokens per step × step_s)"
+        variant = "aggregated" if cycle > 0 and batch > 0 else "idle"
     output_tps = requests_per_s * output_tokens if decodes else 0.0
-    figs.add(
-        f"{k}.requests_per_s",
-        requests_per_s,
-        "req/s",
-        f"{g.name}: request capacity at the quoted concurrency (estimate)",
-        f"{g.name}：报价并发下的请求处理能力（估算）",
-        formula,
-        {"DP": dp, "B": batch, "prefill_s": prefill_s, "output_tokens": output_tokens, "step_s": step},
+    book.put(
+        f"performance.{g.name}.requests_per_s",
+        _v(requests_per_s),
+        variant=variant,
+        source=ESTIMATE_SOURCE,
+        DP=dp,
+        B=batch,
+        prefill_s=_i(prefill_s),
+        output_tokens=output_tokens,
+        step_s=_i(step),
+        tokens_per_step=_i(tps),
     )
     if decodes:
-        figs.add(
-            f"{k}.output_tokens_per_s",
-            output_tps,
-            "tokens/s",
-            f"{g.name}: output throughput (estimate)",
-            f"{g.name}：输出吞吐（估算）",
-            "requests_per_s × output_tokens",
-            {
-                "requests_per_s": requests_per_s,
-                "output_tokens": output_tokens,
-                "counts_toward_throughput": counts,
-            },
+        book.put(
+            f"performance.{g.name}.output_tokens_per_s",
+            _v(output_tps),
+            source=ESTIMATE_SOURCE,
+            requests_per_s=_i(requests_per_s),
+            output_tokens=output_tokens,
+            counts_toward_throughput=counts,
         )
     if decodes and kv_fit == 0 and (counts or g.role == "standby"):
         checks.append(
@@ -1371,125 +1364,125 @@ def _group_estimate(
 
 
 def _add_step_figures(
-    figs: _Figures, k: str, g: GroupLayout, gm: _GroupModel, st: sm.StepBreakdown, batch: int
+    book: FigureBook, g: GroupLayout, gm: _GroupModel, st: sm.StepBreakdown, batch: int
 ) -> None:
     model = gm.req.model
     shape = gm.shape
-    divisor = "EP" if shape.expert_parallel else "TP"
-    figs.add(
-        f"{k}.experts_touched_fraction",
-        st.experts_touched,
-        "fraction",
-        f"{g.name}: share of a rank's experts touched per decode step",
-        f"{g.name}：每个解码步中单卡被激活的专家比例",
-        "1 − (1 − top_k ÷ experts)^(tokens routed through the rank's experts)",
-        {
-            "top_k": model.experts_per_token,
-            "experts": model.num_experts,
-            "B": max(batch, 1),
-            "tokens_per_seq_per_step": 1 + gm.draft_tokens,
-            "DP_sharing_experts": shape.dp if shape.expert_parallel else 1,
-            "experts_per_rank": g.experts_per_rank,
-        },
+    comm = st.comm
+    assert comm is not None  # serving_model.decode_step always sets it
+    book.put(
+        f"performance.{g.name}.experts_touched_fraction",
+        _v(st.experts_touched),
+        variant="moe" if model.is_moe else "dense",
+        source=ESTIMATE_SOURCE,
+        top_k=model.experts_per_token,
+        experts=model.num_experts,
+        B=max(batch, 1),
+        tokens_per_seq_per_step=1 + gm.draft_tokens,
+        DP_sharing_experts=shape.dp if shape.expert_parallel else 1,
+        experts_per_rank=g.experts_per_rank,
     )
-    figs.add(
-        f"{k}.bytes_per_step_per_rank",
-        st.weights_bytes + st.kv_bytes,
-        "bytes",
-        f"{g.name}: bytes read per decode step per rank",
-        f"{g.name}：每卡每个解码步读取的字节数",
-        f"non_expert ÷ TP + touched × experts ÷ {divisor} + B × (mean_context × KV/token + state/seq)",
-        {
-            "non_expert_lm_bytes": gm.lm_non_expert,
-            "TP": shape.tp,
-            "expert_bytes": model.expert_weight_bytes,
-            divisor: shape.ep if shape.expert_parallel else shape.tp,
-            "touched": st.experts_touched,
-            "B": batch,
-            "mean_context": gm.mean_context,
-            "kv_bytes_per_token": gm.kv_per_token,
-            "state_bytes_per_seq": gm.state_per_seq,
-        },
-    )
+    # Routed experts are split over EP with expert parallelism, else over TP (a dense model has none).
+    if shape.expert_parallel:
+        book.put(
+            f"performance.{g.name}.bytes_per_step_per_rank",
+            _v(st.weights_bytes + st.kv_bytes),
+            variant="ep",
+            source=ESTIMATE_SOURCE,
+            non_expert_lm_bytes=_i(gm.lm_non_expert),
+            TP=shape.tp,
+            expert_bytes=model.expert_weight_bytes,
+            EP=shape.ep,
+            touched=_i(st.experts_touched),
+            B=batch,
+            mean_context=_i(gm.mean_context),
+            kv_bytes_per_token=gm.kv_per_token,
+            state_bytes_per_seq=gm.state_per_seq,
+        )
+    else:
+        book.put(
+            f"performance.{g.name}.bytes_per_step_per_rank",
+            _v(st.weights_bytes + st.kv_bytes),
+            variant="tp",
+            source=ESTIMATE_SOURCE,
+            non_expert_lm_bytes=_i(gm.lm_non_expert),
+            TP=shape.tp,
+            expert_bytes=model.expert_weight_bytes,
+            touched=_i(st.experts_touched),
+            B=batch,
+            mean_context=_i(gm.mean_context),
+            kv_bytes_per_token=gm.kv_per_token,
+            state_bytes_per_seq=gm.state_per_seq,
+        )
     bw = gm.req.server.accelerator.memory_bandwidth_bytes_s
-    figs.add(
-        f"{k}.memory_time_s",
-        st.memory_s,
-        "s",
-        f"{g.name}: memory time per decode step",
-        f"{g.name}：每个解码步的访存时间",
-        "bytes_per_step ÷ (bandwidth × bandwidth_efficiency)",
-        {
-            "bytes_per_step": st.weights_bytes + st.kv_bytes,
-            "bandwidth_bytes_s": bw,
-            "bandwidth_efficiency": gm.factors.bandwidth_efficiency,
-        },
+    book.put(
+        f"performance.{g.name}.memory_time_s",
+        _v(st.memory_s),
+        source=ESTIMATE_SOURCE,
+        bytes_per_step=_i(st.weights_bytes + st.kv_bytes),
+        bandwidth_bytes_s=_i(bw),
+        bandwidth_efficiency=_i(gm.factors.bandwidth_efficiency),
     )
-    figs.add(
-        f"{k}.compute_time_s",
-        st.compute_s,
-        "s",
-        f"{g.name}: compute time per decode step",
-        f"{g.name}：每个解码步的计算时间",
-        "B × (1 + draft tokens) × (2 × active params + attention FLOPs) ÷ TP ÷ (TFLOPS × MFU)",
-        {
-            "B": batch,
-            "draft_tokens": gm.draft_tokens,
-            "active_params": model.active_params,
-            "TP": shape.tp,
-            "TFLOPS": gm.tflops,
-            "MFU": gm.factors.compute_efficiency,
-        },
+    book.put(
+        f"performance.{g.name}.compute_time_s",
+        _v(st.compute_s),
+        source=ESTIMATE_SOURCE,
+        B=batch,
+        draft_tokens=gm.draft_tokens,
+        active_params=model.active_params,
+        attention_flops_per_token=_i(st.attention_flops_per_token),
+        TP=shape.tp,
+        TFLOPS=_i(gm.tflops),
+        MFU=_i(gm.factors.compute_efficiency),
     )
-    figs.add(
-        f"{k}.tp_allreduce_s",
-        st.tp_allreduce_s,
-        "s",
-        f"{g.name}: TP all-reduces per decode step ({st.fabric if shape.tp > 1 else 'none'})",
-        f"{g.name}：每个解码步的 TP all-reduce 时间（{st.fabric if shape.tp > 1 else '无'}）",
-        "count × (latency + 2 × (TP − 1) ÷ TP × tokens × hidden × 2 B ÷ link bandwidth)",
-        {
-            "TP": shape.tp,
-            "layers": model.num_layers,
-            "hidden": model.hidden_size,
-            "latency_s": gm.factors.collective_latency_s,
+    book.put(
+        f"performance.{g.name}.tp_allreduce_s",
+        _v(st.tp_allreduce_s),
+        label={
+            "fabric_en": st.fabric if shape.tp > 1 else "none",
+            "fabric_zh": st.fabric if shape.tp > 1 else "无",
         },
-        Source("derived", "scale-up fabric of the server (catalog)"),
+        source=Source("derived", "scale-up fabric of the server (catalog)"),
+        TP=shape.tp,
+        layers=model.num_layers,
+        hidden=model.hidden_size,
+        latency_s=_i(gm.factors.collective_latency_s),
+        all_reduces=comm.all_reduces,
+        latency_factor=_i(comm.tp_latency_factor),
+        tokens=_i(comm.tokens),
+        link_bytes_s=_i(comm.tp_link_bytes_s),
     )
-    figs.add(
-        f"{k}.all_to_all_s",
-        st.ep_dispatch_combine_s,
-        "s",
-        f"{g.name}: EP dispatch + combine per decode step ({st.fabric})",
-        f"{g.name}：每个解码步专家并行 dispatch + combine 时间（{st.fabric}）",
-        "MoE layers × (2 × latency + tokens × top_k × hidden × (dispatch + combine bytes) × (EP − 1) ÷ EP "
-        "÷ bandwidth of the fabric crossed)",
-        {
-            "EP": shape.ep if shape.expert_parallel else 1,
-            "moe_layers": model.moe_layers,
-            "top_k": model.experts_per_token,
-            "hidden": model.hidden_size,
-            "nodes": shape.nodes,
-            "scale_out_efficiency": gm.scale_out_efficiency,
-        },
-        Source("derived", "server NICs and scale-up fabric (catalog)"),
+    book.put(
+        f"performance.{g.name}.all_to_all_s",
+        _v(st.ep_dispatch_combine_s),
+        variant="ep" if comm.ep_layers else "none",
+        label={"fabric": st.fabric},
+        source=Source("derived", "server NICs and scale-up fabric (catalog)"),
+        EP=shape.ep if shape.expert_parallel else 1,
+        moe_layers=model.moe_layers,
+        top_k=model.experts_per_token,
+        hidden=model.hidden_size,
+        nodes=shape.nodes,
+        scale_out_efficiency=_i(gm.scale_out_efficiency),
+        tokens=_i(comm.tokens),
+        TP=shape.tp,
+        latency_s=_i(comm.ep_latency_s),
+        dispatch_bytes=comm.dispatch_bytes,
+        combine_bytes=comm.combine_bytes,
+        scale_up_bytes_s=_i(comm.scale_up_bytes_s),
+        scale_out_bytes_s=_i(comm.scale_out_bytes_s),
     )
-    figs.add(
-        f"{k}.decode_step_s",
-        st.step_s,
-        "s",
-        f"{g.name}: decode step time (estimate)",
-        f"{g.name}：解码步时长（估算）",
-        "overhead + max(memory, compute) + TP all-reduce + EP dispatch/combine (+ draft head)",
-        {
-            "overhead_s": st.overhead_s,
-            "memory_time_s": st.memory_s,
-            "compute_time_s": st.compute_s,
-            "tp_allreduce_s": st.tp_allreduce_s,
-            "all_to_all_s": st.ep_dispatch_combine_s,
-            "draft_s": st.draft_s,
-            "tokens_per_step": st.tokens_per_step,
-        },
+    book.put(
+        f"performance.{g.name}.decode_step_s",
+        _v(st.step_s),
+        source=ESTIMATE_SOURCE,
+        overhead_s=_i(st.overhead_s),
+        memory_time_s=_i(st.memory_s),
+        compute_time_s=_i(st.compute_s),
+        tp_allreduce_s=_i(st.tp_allreduce_s),
+        all_to_all_s=_i(st.ep_dispatch_combine_s),
+        draft_s=_i(st.draft_s),
+        tokens_per_step=_i(st.tokens_per_step),
     )
 
 
@@ -1527,33 +1520,33 @@ def _pd_balance(
     return PdBalance(p_cap, d_cap, ratio, bottleneck, best_p, total - best_p)
 
 
-def _add_pd_figures(figs: _Figures, checks: list[Check], bal: PdBalance, req: PlanRequest) -> None:
-    figs.add(
+def _add_pd_figures(
+    book: FigureBook,
+    checks: list[Check],
+    bal: PdBalance,
+    prefill: list[GroupPerformance],
+    decode: list[GroupPerformance],
+) -> None:
+    book.put(
         "performance.pd.prefill_requests_per_s",
-        bal.prefill_requests_per_s,
-        "req/s",
-        "Prefill pool capacity",
-        "预填充池处理能力",
-        "Σ prefill DP ÷ prefill_s",
-        {},
+        _v(bal.prefill_requests_per_s),
+        source=ESTIMATE_SOURCE,
+        prefill_groups=[g.group for g in prefill],
     )
-    figs.add(
+    book.put(
         "performance.pd.decode_requests_per_s",
-        bal.decode_requests_per_s,
-        "req/s",
-        "Decode pool capacity",
-        "解码池处理能力",
-        "Σ decode DP × B ÷ (output_tokens × step_s)",
-        {},
+        _v(bal.decode_requests_per_s),
+        source=ESTIMATE_SOURCE,
+        decode_groups=[g.group for g in decode],
     )
-    figs.add(
+    book.put(
         "performance.pd.ratio",
-        bal.ratio,
-        "×",
-        "P:D capacity ratio (prefill ÷ decode)",
-        "P:D 能力比（预填充 ÷ 解码）",
-        "prefill_requests_per_s ÷ decode_requests_per_s",
-        {"bottleneck": bal.bottleneck},
+        _v(bal.ratio),
+        variant="ratio" if bal.decode_requests_per_s > 0 else "no_decode",
+        source=ESTIMATE_SOURCE,
+        bottleneck=bal.bottleneck,
+        prefill_requests_per_s=_i(bal.prefill_requests_per_s),
+        decode_requests_per_s=_i(bal.decode_requests_per_s),
     )
     if bal.prefill_requests_per_s > 0 and bal.decode_requests_per_s > 0 and not 0.67 <= bal.ratio <= 1.5:
         side_en = "prefill" if bal.bottleneck == "prefill" else "decode"
