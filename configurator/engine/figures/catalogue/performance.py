@@ -1,4 +1,4 @@
-"""Figures of the throughput and latency estimate (engine/performance.py, engine/serving_model.py).
+"""Figures of the throughput and latency estimate (engine/performance/, engine/serving_model.py).
 
 Every step-time part is an expression over the numbers it was computed from, so
 ``tests/golden/test_figure_formulas.py`` recomputes it for each seeded plan; the
