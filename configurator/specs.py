@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from catalog.importers.hf_config import parse_hf_config
+
 from .engine import types as et
 
 TB = 10**12
@@ -119,6 +121,47 @@ def model_spec(
         **given,
         text_only_servers=tuple(sorted(text_only_servers)),
         sources=_sources(sources, sourced),
+    )
+
+
+def model_spec_from_hf_config(
+    config: Mapping[str, Any],
+    *,
+    weight_format: str | None = None,
+    weight_bytes: int | None = None,
+    slug: str = "",
+    name: str = "",
+) -> et.ModelSpec:
+    """A ModelSpec straight from a config.json object (nothing saved).
+
+    ``weight_bytes`` is the published checkpoint size when known: the routed
+    experts keep their derived bytes and the rest takes the remainder (as the
+    K3 seed does); if it is smaller than the derived expert bytes both parts
+    are scaled.  Raises ``ValueError`` (``ConfigError``) naming a bad field.
+    """
+    imported = parse_hf_config(config, weight_format=weight_format, name=name)
+    f = dict(imported.fields)
+    sources = {k: source(v) for k, v in imported.sources.items()}
+    if weight_bytes is not None:
+        if weight_bytes <= 0:
+            raise ValueError("weight_bytes must be a positive number of bytes")
+        derived = f["expert_weight_bytes"] + f["non_expert_weight_bytes"]
+        if weight_bytes >= f["expert_weight_bytes"]:
+            f["non_expert_weight_bytes"] = weight_bytes - f["expert_weight_bytes"]
+        else:
+            scale = weight_bytes / derived
+            f["expert_weight_bytes"] = round(f["expert_weight_bytes"] * scale)
+            f["non_expert_weight_bytes"] = weight_bytes - f["expert_weight_bytes"]
+        sources["non_expert_weight_bytes"] = et.Source("input", "weight_bytes given with the config")
+    f.pop("family", None)
+    f.pop("hf_model_id", None)
+    display = f.pop("name")
+    return et.ModelSpec(
+        slug=slug or imported.model_type,
+        name=name or display,
+        hf_model_id=imported.fields["hf_model_id"],
+        sources=sources,
+        **f,
     )
 
 
