@@ -273,6 +273,17 @@ def _llm_record(directory: Path, where: _Where, raw: Mapping[str, Any]) -> Recor
     return Record("llm_model", {"slug": raw["slug"]}, values, sources, {}, many)
 
 
+def model_config(slug: str, directory: Path = SEED_DIR) -> dict[str, Any]:
+    """The config.json object a seeded LLM is imported from (its file in model-configs/ or its
+    ``config_dict``); KeyError for an LLM the seed does not list."""
+    for raw in read_yaml(directory / KINDS["llm_model"][0]):
+        if raw.get("slug") == slug:
+            if "config" in raw:
+                return json.loads((directory / "model-configs" / raw["config"]).read_text(encoding="utf-8"))
+            return dict(raw["config_dict"])
+    raise KeyError(f"no seeded LLM {slug!r}")
+
+
 def load_from(directory: Path) -> Seed:
     """Every record of the seed files in ``directory`` (raises :class:`SeedError`)."""
     records: list[Record] = []
