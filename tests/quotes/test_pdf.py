@@ -1,7 +1,7 @@
 """The proposal PDF: its sections and headline figures in both languages, and that it stays sealed.
 
 The reference quote is Kimi K3 on 16 × Atlas 800 A3, 8P8D (``quotes.pdf.sample``,
-planned from ``configurator.engine.fixtures.request_k3_a3_8p8d``).  Expected
+planned from the seeded 8P8D configuration through ``configurator.reference``).  Expected
 strings are computed here from the revision's own snapshots with the same
 formatters the templates use (``configurator.drawings.fmt.format_money`` and
 Python's thousands separator), then looked up in the PDF's text (pdftotext).
