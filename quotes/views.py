@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from . import selectors, services
+from . import selectors
 from .forms import (
     ActionForm,
     CustomerForm,
@@ -37,6 +37,14 @@ from .forms import (
 )
 from .models import Quote, QuoteRevision
 from .pricing import reason_texts
+from .services.approvals import revision_approve, revision_reject
+from .services.base import QuoteConflictError
+from .services.customers import customer_create
+from .services.issuing import revision_issue
+from .services.planning import PlanningUnavailable, configuration_plan, request_with_discount
+from .services.quotes import quote_create_from_configuration, quote_created_with, quote_update
+from .services.revisions import revision_create_from
+from .services.transitions import quote_transition
 from .statuses import BomCategory, QuoteStatus
 
 PAGE_SIZE = 50
@@ -176,7 +184,7 @@ def _run_action(
         return _render_detail_error(request, quote, revision, 400, errors=errors, **{form_key: form})
     try:
         result = action(form.cleaned_data)
-    except services.QuoteConflictError as exc:
+    except QuoteConflictError as exc:
         return _render_detail_error(request, quote, revision, 409, errors=[str(exc)])
     except ValidationError as exc:
         _errors_into_form(form, exc)
@@ -195,7 +203,7 @@ def quote_transition_view(request: HttpRequest, pk: int) -> HttpResponse:
     form = TransitionForm(request.POST)
 
     def act(data):
-        services.quote_transition(
+        quote_transition(
             quote=quote,
             to_status=data["to_status"],
             by=request.user,
@@ -239,18 +247,18 @@ def revision_revise(request: HttpRequest, pk: int) -> HttpResponse:
             # today's catalog when the engineer asks for a re-plan.
             source = revision.request_json if data["replan"] else revision.resolved_json
             try:
-                plan = services.configuration_plan(services.request_with_discount(source, discount))
-            except services.PlanningUnavailable as exc:
+                plan = configuration_plan(request_with_discount(source, discount))
+            except PlanningUnavailable as exc:
                 raise ValidationError(str(exc)) from exc
             changes.update(
-                request_json=services.request_with_discount(revision.request_json, discount),
+                request_json=request_with_discount(revision.request_json, discount),
                 resolved_json=plan.resolved_json,
                 result_json=plan.result_json,
                 prices_json=plan.prices_json,
                 usd_rate=plan.usd_rate,
                 currency=plan.currency,
             )
-        return services.revision_create_from(
+        return revision_create_from(
             revision=revision, changes=changes, by=request.user, expected_version=data["version"]
         )
 
@@ -269,9 +277,7 @@ def revision_issue_view(request: HttpRequest, pk: int) -> HttpResponse:
         quote,
         revision,
         form,
-        lambda data: services.revision_issue(
-            revision=revision, by=request.user, expected_version=data["version"]
-        ),
+        lambda data: revision_issue(revision=revision, by=request.user, expected_version=data["version"]),
         _("%(number)s is issued and can no longer change.") % {"number": revision.number},
         "issue_form",
     )
@@ -284,7 +290,7 @@ def _decision_view(request: HttpRequest, pk: int, approve: bool) -> HttpResponse
     if refusal:
         raise PermissionDenied(refusal)
     form = DecisionForm(request.POST)
-    service = services.revision_approve if approve else services.revision_reject
+    service = revision_approve if approve else revision_reject
 
     def act(data):
         service(revision=revision, by=request.user, comment=data["comment"], expected_version=data["version"])
@@ -316,7 +322,7 @@ def quote_edit(request: HttpRequest, pk: int) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                services.quote_update(
+                quote_update(
                     quote=quote,
                     by=request.user,
                     expected_version=data["version"],
@@ -325,7 +331,7 @@ def quote_edit(request: HttpRequest, pk: int) -> HttpResponse:
                     valid_until=data["valid_until"],
                     language=data["language"],
                 )
-            except services.QuoteConflictError as exc:
+            except QuoteConflictError as exc:
                 form.add_error(None, str(exc))
                 status = 409
             except ValidationError as exc:
@@ -398,7 +404,7 @@ def quote_create(request: HttpRequest) -> HttpResponse:
     status = 400
     if form.is_valid():
         data = form.cleaned_data
-        existing = services.quote_created_with(by=request.user, creation_key=data["idempotency_key"])
+        existing = quote_created_with(by=request.user, creation_key=data["idempotency_key"])
         if existing is not None:
             # A double submit, or "back" then "Create quote" again: one quote, not two.
             messages.info(
@@ -409,10 +415,8 @@ def quote_create(request: HttpRequest) -> HttpResponse:
                 return HttpResponseClientRedirect(existing.get_absolute_url())
             return redirect(existing.get_absolute_url())
         try:
-            plan = services.configuration_plan(
-                services.request_with_discount(data["request_json"], data["discount"])
-            )
-            quote = services.quote_create_from_configuration(
+            plan = configuration_plan(request_with_discount(data["request_json"], data["discount"]))
+            quote = quote_create_from_configuration(
                 by=request.user,
                 customer=data["customer_resolved"],
                 request_json=plan.request_json,
@@ -426,7 +430,7 @@ def quote_create(request: HttpRequest) -> HttpResponse:
                 title=data["title"],
                 creation_key=data["idempotency_key"],
             )
-        except services.PlanningUnavailable as exc:
+        except PlanningUnavailable as exc:
             form.add_error(None, str(exc))
             status = 503
         except ValidationError as exc:
@@ -471,7 +475,7 @@ def customer_list(request: HttpRequest) -> HttpResponse:
             raise PermissionDenied(_("Your role does not allow this."))
         if form.is_valid():
             try:
-                customer = services.customer_create(by=request.user, **form.cleaned_data)
+                customer = customer_create(by=request.user, **form.cleaned_data)
             except ValidationError as exc:
                 _errors_into_form(form, exc)
                 status = 400
