@@ -103,7 +103,7 @@ def _prices(request) -> dict[str, Any]:
 def sample_plan_kwargs(
     name: str = "8p8d", *, scenario: str = "software-engineering-agent", discount: str = "0"
 ) -> dict[str, Any]:
-    """Keyword arguments of ``quotes.services.quote_create_from_configuration`` for a sample plan.
+    """Keyword arguments of ``quotes.services.quotes.quote_create_from_configuration`` for a sample plan.
 
     ``discount`` is planned in (``commercial.quote_discount``), as the quote
     services require: the engine's capex and TCO then include it.
@@ -135,11 +135,11 @@ def sample_quote_create(
     discount: str = "0.05",
 ):
     """Create the reference quote through the quote services; returns its first revision."""
-    from quotes import services
+    from quotes.services.quotes import quote_create_from_configuration
 
     if title is None:
         title = TITLES[name][1 if language.startswith("zh") else 0]
-    quote = services.quote_create_from_configuration(
+    quote = quote_create_from_configuration(
         by=by,
         customer=customer,
         title=title,

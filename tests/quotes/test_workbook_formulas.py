@@ -168,8 +168,8 @@ def honest_lease_revision(engineer):
     from configurator.engine.plan import plan
     from configurator.engine.serialize import plan_to_dict
     from configurator.requests import request_to_inline
-    from quotes import services
     from quotes.pdf.sample import _prices, sample_request
+    from quotes.services.quotes import quote_create_from_configuration
 
     request = sample_request("8p8d")
     commercial = dataclasses.replace(
@@ -181,7 +181,7 @@ def honest_lease_revision(engineer):
     )
     request = dataclasses.replace(request, commercial=commercial)
     resolved = request_to_inline(request)
-    quote = services.quote_create_from_configuration(
+    quote = quote_create_from_configuration(
         by=engineer,
         customer="Example Bank",
         title="Lease terms",
