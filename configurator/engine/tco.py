@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from .figures import FigureBook
 from .types import (
     Check,
     CommercialSpec,
@@ -558,20 +559,7 @@ def compute_tco(
     c = req.commercial
     currency = c.currency
     checks: list[Check] = [*validate_commercial(c), *_validate_site(req)]
-    figs: dict[str, Figure] = {}
-
-    def money(
-        key: str,
-        value: Decimal,
-        en: str,
-        zh: str,
-        formula: str = "",
-        inputs: Mapping[str, Any] | None = None,
-        source: Source | None = None,
-    ) -> None:
-        figs[key] = Figure(
-            key, _q(value), currency, en, zh, formula, dict(inputs or {}), source or Source("derived")
-        )
+    book = FigureBook(currency=currency)
 
     nodes = layout.nodes or req.topology.nodes
     kw, kw_src = it_load_kw(req, layout, power)
@@ -602,7 +590,7 @@ def compute_tco(
             )
             continue
         switches += count * price
-    optics = n_optics * c.optics_unit_price
+    media_cost = Decimal(0)
     # Transceivers below 400G and the cables, each by its media code (network.link_media).
     media_counts = getattr(network, "media", None)
     media_counts = dict(media_counts) if isinstance(media_counts, Mapping) else {}
@@ -623,7 +611,8 @@ def compute_tco(
                 )
             )
             continue
-        optics += count * price
+        media_cost += count * price
+    optics = n_optics * c.optics_unit_price + media_cost
     # Racks priced by the cooling each needs (racks.RackLayout.cooling_required): a rack over the
     # air-cooling limit is a containment or liquid-cooled rack, at its own price.
     rack_cooling = rack_cooling_counts(req, racks, n_racks)
@@ -670,99 +659,68 @@ def compute_tco(
         _q(storage),
         storage_tb,
     )
-    money(
+    book.put(
         "tco.capex.gateway",
-        gateway,
-        "Gateway / load balancer",
-        "网关 / 负载均衡",
-        "gateways × gateway_unit_price",
-        {"gateways": c.gateways, "gateway_unit_price": c.gateway_unit_price},
-        Source("input", "commercial.gateway_unit_price"),
+        _q(gateway),
+        source=Source("input", "commercial.gateway_unit_price"),
+        gateways=c.gateways,
+        gateway_unit_price=c.gateway_unit_price,
     )
-    money(
+    book.put(
         "tco.capex.storage",
-        storage,
-        "Shared storage for the model checkpoint",
-        "模型权重共享存储",
-        "ceil(2 × checkpoint bytes ÷ 10¹²) TB × storage_price_per_tb",
-        {
-            "checkpoint_bytes": req.model.weight_bytes,
-            "tb": storage_tb,
-            "storage_price_per_tb": c.storage_price_per_tb,
-        },
-        Source("input", "commercial.storage_price_per_tb"),
+        _q(storage),
+        source=Source("input", "commercial.storage_price_per_tb"),
+        copies=CHECKPOINT_COPIES,
+        checkpoint_bytes=req.model.weight_bytes,
+        tb=storage_tb,
+        storage_price_per_tb=c.storage_price_per_tb,
     )
-    money(
+    book.put(
         "tco.capex.servers",
-        servers,
-        "Servers",
-        "服务器",
-        "nodes × server_unit_price",
-        {"nodes": nodes, "server_unit_price": c.server_unit_price},
-        Source("input", "commercial.server_unit_price"),
+        _q(servers),
+        source=Source("input", "commercial.server_unit_price"),
+        nodes=nodes,
+        server_unit_price=c.server_unit_price,
     )
-    money(
+    book.put(
         "tco.capex.switches",
-        switches,
-        "Switches",
-        "交换机",
-        "Σ count × unit price by model",
-        {"counts": dict(sw_counts), "prices": {k: str(v) for k, v in c.switch_unit_prices.items()}},
-        sw_src,
+        _q(switches),
+        source=sw_src,
+        counts=dict(sw_counts),
+        prices={k: str(v) for k, v in c.switch_unit_prices.items()},
     )
-    money(
+    book.put(
         "tco.capex.optics",
-        optics,
-        "Optical modules",
-        "光模块",
-        "optics × optics_unit_price + Σ media count × media unit price",
-        {
-            "optics": n_optics,
-            "optics_unit_price": c.optics_unit_price,
-            "media": media_counts,
-            "media_unit_prices": {k: str(v) for k, v in c.media_unit_prices.items()},
-        },
-        optics_src,
+        _q(optics),
+        source=optics_src,
+        optics=n_optics,
+        optics_unit_price=c.optics_unit_price,
+        media_cost=media_cost,
+        media=media_counts,
+        media_unit_prices={k: str(v) for k, v in c.media_unit_prices.items()},
     )
-    money(
+    book.put(
         "tco.capex.racks",
-        rack_cost,
-        "Racks and PDUs",
-        "机柜及 PDU",
-        "Σ racks by cooling needed × that rack's unit price",
-        {
-            "racks": dict(rack_cooling),
-            "rack_unit_price": c.rack_unit_price,
-            "by_cooling": {k: str(v) for k, v in c.rack_unit_prices_by_cooling.items()},
-        },
-        racks_src,
+        _q(rack_cost),
+        source=racks_src,
+        racks=dict(rack_cooling),
+        rack_unit_price=c.rack_unit_price,
+        by_cooling={k: str(v) for k, v in c.rack_unit_prices_by_cooling.items()},
     )
-    money(
+    book.put(
         "tco.capex.installation",
-        c.installation,
-        "Installation",
-        "安装实施",
-        "",
-        {},
-        Source("input", "commercial.installation"),
+        _q(c.installation),
+        source=Source("input", "commercial.installation"),
+        installation=c.installation,
     )
-    money(
+    book.put(
         "tco.capex.discount",
-        discount,
-        "Quote discount",
-        "报价折扣",
-        "subtotal × quote_discount",
-        {"subtotal": _q(subtotal), "quote_discount": c.quote_discount},
-        Source("input", "commercial.quote_discount"),
+        _q(discount),
+        source=Source("input", "commercial.quote_discount"),
+        subtotal=_q(subtotal),
+        quote_discount=c.quote_discount,
     )
-    money(
-        "tco.capex.total",
-        capex,
-        "Capital expenditure (purchase)",
-        "采购总价（资本支出）",
-        "servers + switches + optics + racks + installation + gateway + storage − discount",
-        {"subtotal": _q(subtotal), "discount": _q(discount)},
-    )
+    book.put("tco.capex.total", _q(capex), subtotal=_q(subtotal), discount=_q(discount))
 
     # ---- annual costs
     elec_factor, elec_ok = _currency_factor(req.site.currency, req)
@@ -810,104 +768,87 @@ def compute_tco(
         _q(lease_om),
         _q(software),
     )
-    figs["tco.it_load_kw"] = Figure(
-        "tco.it_load_kw", _q(kw), "kW", "IT load (maximum input)", "IT 负载（最大输入功率）", "", {}, kw_src
-    )
-    money(
+    book.put("tco.it_load_kw", _q(kw), source=kw_src, it_kw=kw)
+    book.put(
         "tco.annual.electricity",
-        electricity,
-        "Electricity per year",
-        "年电费",
-        "IT kW × power_load_factor × 8,760 h × PUE × price per kWh",
-        {
-            "it_kw": _q(kw),
-            "power_load_factor": c.power_load_factor,
-            "hours": 8760,
-            "pue": pue,
-            "price_per_kwh": price_kwh,
-        },
-        Source("input", "site.electricity_price_per_kwh, site.pue, commercial.power_load_factor"),
+        _q(electricity),
+        source=Source("input", "site.electricity_price_per_kwh, site.pue, commercial.power_load_factor"),
+        it_kw=_q(kw),
+        power_load_factor=c.power_load_factor,
+        hours=8760,
+        pue=pue,
+        price_per_kwh=price_kwh,
     )
-    money(
+    om_fixed = c.om_per_year is not None
+    book.put(
         "tco.annual.om",
-        om,
-        "O&M per year",
-        "年运维费",
-        "om_per_year" if c.om_per_year is not None else "om_percent_of_capex × capex",
-        {"om_per_year": c.om_per_year, "om_percent_of_capex": c.om_percent_of_capex, "capex": _q(capex)},
-        Source(
-            "input",
-            "commercial.om_per_year" if c.om_per_year is not None else "commercial.om_percent_of_capex",
-        ),
+        _q(om),
+        variant="per_year" if om_fixed else "percent_of_capex",
+        source=Source("input", "commercial.om_per_year" if om_fixed else "commercial.om_percent_of_capex"),
+        om_per_year=c.om_per_year,
+        om_percent_of_capex=c.om_percent_of_capex,
+        capex=_q(capex),
     )
-    money(
+    book.put(
         "tco.annual.software_support",
-        software,
-        "Software and support per year",
-        "年软件及技术支持费",
-        "",
-        {},
-        Source("input", "commercial.software_support_per_year"),
+        _q(software),
+        source=Source("input", "commercial.software_support_per_year"),
+        software_support_per_year=software,
     )
-    money(
+    book.put(
         "tco.annual.colocation",
-        colocation,
-        "Colocation per year",
-        "年机柜托管费",
-        "racks × colocation_per_rack_month × 12",
-        {"racks": n_racks, "colocation_per_rack_month": req.site.colocation_per_rack_month},
-        Source("input", "site.colocation_per_rack_month"),
+        _q(colocation),
+        source=Source("input", "site.colocation_per_rack_month"),
+        racks=n_racks,
+        colocation_per_rack_month=req.site.colocation_per_rack_month,
+        site_currency_rate=elec_factor,
     )
-    money(
+    book.put(
         "tco.annual.depreciation",
-        depreciation,
-        "Depreciation per year (information, not a cash flow)",
-        "年折旧（仅供参考，非现金支出）",
-        "capex ÷ depreciation_years",
-        {"capex": _q(capex), "depreciation_years": c.depreciation_years},
+        _q(depreciation),
+        capex=_q(capex),
+        depreciation_years=c.depreciation_years,
     )
-    money(
+    book.put(
         "tco.annual.buy_opex",
-        buy_opex,
-        "Running cost per year (buy)",
-        "年运营成本（采购模式）",
-        "O&M + software/support + electricity + colocation",
+        _q(buy_opex),
+        om=_q(om),
+        software_support=_q(software),
+        electricity=_q(electricity),
+        colocation=_q(colocation),
     )
-    money(
+    book.put(
         "tco.annual.lease_rent",
-        lease_rent,
-        "Lease rent per year",
-        "年租金",
-        "nodes × server_lease_per_month × 12",
-        {"nodes": nodes, "server_lease_per_month": c.server_lease_per_month},
-        Source("input", "commercial.server_lease_per_month"),
+        _q(lease_rent),
+        source=Source("input", "commercial.server_lease_per_month"),
+        nodes=nodes,
+        server_lease_per_month=c.server_lease_per_month,
     )
-    money(
+    book.put(
         "tco.annual.lease_total",
-        lease_year,
-        "Lease cost per year",
-        "年租赁总成本",
-        "rent + colocation + software/support"
-        + (" (power included in the lease)" if c.lease_includes_power else " + electricity")
-        + (" (O&M included in the lease)" if c.lease_includes_om else " + O&M"),
-        {"lease_includes_power": c.lease_includes_power, "lease_includes_om": c.lease_includes_om},
+        _q(lease_year),
+        lease_rent=_q(lease_rent),
+        colocation=_q(colocation),
+        software_support=_q(software),
+        lease_electricity=_q(lease_elec),
+        lease_om=_q(lease_om),
+        lease_includes_power=c.lease_includes_power,
+        lease_includes_om=c.lease_includes_om,
     )
-    money(
+    book.put(
         "tco.lease_upfront",
-        lease_upfront,
-        "Bought on the lease side too: network, racks, installation",
-        "租赁模式下同样需采购：网络、机柜、安装",
-        "capex − servers × (1 − quote_discount)",
-        {"capex": _q(capex), "servers": _q(servers), "quote_discount": c.quote_discount},
+        _q(lease_upfront),
+        capex=_q(capex),
+        servers=_q(servers),
+        quote_discount=c.quote_discount,
     )
-    money(
+    book.put(
         "tco.residual_value",
-        residual,
-        "Residual value of the servers at the end of the horizon",
-        "测算期末服务器残值",
-        "servers × (1 − quote_discount) × residual_value_fraction",
-        {"servers": _q(servers), "residual_value_fraction": c.residual_value_fraction},
-        Source("input", "commercial.residual_value_fraction"),
+        _q(residual),
+        source=Source("input", "commercial.residual_value_fraction"),
+        servers=_q(servers),
+        quote_discount=c.quote_discount,
+        residual_value_fraction=c.residual_value_fraction,
     )
 
     # ---- horizon tables, NPV, break-even
@@ -962,70 +903,57 @@ def compute_tco(
             )
         )
 
-    money(
+    book.put(
         "tco.buy_total",
-        buy_total,
-        f"{horizon}-year total cost, buy",
-        f"{horizon} 年总拥有成本（采购）",
-        "capex + horizon × (O&M + software/support + electricity + colocation) − residual value",
-        {
-            "capex": _q(capex),
-            "horizon_years": horizon,
-            "om": _q(om),
-            "software_support": _q(software),
-            "electricity": _q(electricity),
-            "colocation": _q(colocation),
-        },
+        _q(buy_total),
+        label={"horizon": horizon},
+        capex=_q(capex),
+        horizon_years=horizon,
+        om=_q(om),
+        software_support=_q(software),
+        electricity=_q(electricity),
+        colocation=_q(colocation),
+        residual_value=_q(residual),
     )
-    money(
+    book.put(
         "tco.lease_total",
-        lease_total,
-        f"{horizon}-year total cost, lease",
-        f"{horizon} 年总成本（租赁）",
-        "network, racks, installation + horizon × (rent + software/support + O&M unless included "
-        "+ electricity unless included + colocation)",
-        {
-            "lease_upfront": _q(lease_upfront),
-            "horizon_years": horizon,
-            "lease_rent": _q(lease_rent),
-            "electricity": _q(lease_elec),
-            "colocation": _q(colocation),
-        },
+        _q(lease_total),
+        label={"horizon": horizon},
+        lease_upfront=_q(lease_upfront),
+        horizon_years=horizon,
+        lease_rent=_q(lease_rent),
+        software_support=_q(software),
+        lease_om=_q(lease_om),
+        electricity=_q(lease_elec),
+        colocation=_q(colocation),
     )
-    npv_inputs = {
-        "discount_rate": c.discount_rate,
-        "monthly_rate": monthly_rate.quantize(Decimal("0.000001")),
-        "months": months,
-    }
-    money(
+    monthly_shown = monthly_rate.quantize(Decimal("0.000001"))
+    book.put(
         "tco.npv_buy",
-        npv_buy,
-        "Net present cost, buy",
-        "采购模式成本净现值",
-        "capex + Σ monthly cost ÷ (1 + monthly rate)^m, monthly rate = (1 + r)^(1/12) − 1",
-        npv_inputs,
+        _q(npv_buy),
+        discount_rate=c.discount_rate,
+        monthly_rate=monthly_shown,
+        months=months,
+        capex=_q(capex),
+        buy_monthly=_q(buy_month),
+        residual_value=_q(residual),
     )
-    money(
+    book.put(
         "tco.npv_lease",
-        npv_lease,
-        "Net present cost, lease",
-        "租赁模式成本净现值",
-        "network, racks, installation + Σ monthly lease cost ÷ (1 + monthly rate)^m",
-        npv_inputs,
+        _q(npv_lease),
+        discount_rate=c.discount_rate,
+        monthly_rate=monthly_shown,
+        months=months,
+        lease_upfront=_q(lease_upfront),
+        lease_monthly=_q(lease_month),
     )
-    figs["tco.break_even_month"] = Figure(
+    book.put(
         "tco.break_even_month",
         break_even if break_even is not None else "none within horizon",
-        "month",
-        "Break-even month (cumulative buy ≤ cumulative lease)",
-        "盈亏平衡点（采购累计成本 ≤ 租赁累计成本的月份）",
-        "first m with capex + m × buy monthly ≤ lease upfront + m × lease monthly",
-        {
-            "buy_monthly": _q(buy_month),
-            "lease_monthly": _q(lease_month),
-            "capex": _q(capex),
-            "lease_upfront": _q(lease_upfront),
-        },
+        buy_monthly=_q(buy_month),
+        lease_monthly=_q(lease_month),
+        capex=_q(capex),
+        lease_upfront=_q(lease_upfront),
     )
     if c.server_lease_per_month == 0:
         checks.append(
@@ -1076,8 +1004,10 @@ def compute_tco(
         electricity,
         colocation,
         lease_rent,
-        figs,
+        book,
         checks,
+        buy_total=buy_total,
+        lease_total=lease_total,
         residual=residual,
         lease_upfront=lease_upfront,
         lease_om=lease_om,
@@ -1105,7 +1035,7 @@ def compute_tco(
         monthly=tuple(monthly_rows),
         tokens=tokens,
         sensitivity=sensitivity,
-        figures=figs,
+        figures=book.figures,
         checks=tuple(checks),
         residual_value=_q(residual),
         lease_upfront=_q(lease_upfront),
@@ -1127,9 +1057,11 @@ def _token_economics(
     electricity: Decimal,
     colocation: Decimal,
     lease_rent: Decimal,
-    figs: dict[str, Figure],
+    book: FigureBook,
     checks: list[Check],
     *,
+    buy_total: Decimal,
+    lease_total: Decimal,
     residual: Decimal = Decimal(0),
     lease_upfront: Decimal = Decimal(0),
     lease_om: Decimal = Decimal(0),
@@ -1216,52 +1148,36 @@ def _token_economics(
     )
 
     tput_src = Source("input", "load test") if measured else Source("derived", "performance estimate")
-    year_inputs = {
-        "tokens_per_s": "from performance",
-        "seconds_per_year": 31_536_000,
-        "utilisation": c.utilisation,
-    }
-    figs["tco.tokens.input_m_per_year"] = Figure(
+    book.put(
         "tco.tokens.input_m_per_year",
         tin.quantize(CENT),
-        "M tokens",
-        "Input tokens per year (millions)",
-        "年输入 Token 量（百万）",
-        "input tokens/s × 31,536,000 s × utilisation ÷ 10⁶",
-        {**year_inputs, "tokens_per_s": float(in_tps or 0.0)},
-        tput_src,
+        source=tput_src,
+        tokens_per_s=float(in_tps or 0.0),
+        seconds_per_year=31_536_000,
+        utilisation=c.utilisation,
     )
-    figs["tco.tokens.output_m_per_year"] = Figure(
+    book.put(
         "tco.tokens.output_m_per_year",
         tout.quantize(CENT),
-        "M tokens",
-        "Output tokens per year (millions)",
-        "年输出 Token 量（百万）",
-        "output tokens/s × 31,536,000 s × utilisation ÷ 10⁶",
-        {**year_inputs, "tokens_per_s": float(out_tps)},
-        tput_src,
+        source=tput_src,
+        tokens_per_s=float(out_tps),
+        seconds_per_year=31_536_000,
+        utilisation=c.utilisation,
     )
-    figs["tco.tokens.input_cost_share"] = Figure(
+    book.put(
         "tco.tokens.input_cost_share",
         in_share,
-        "fraction",
-        "Share of cost charged to input tokens (their share of accelerator time)",
-        "分摊到输入 Token 的成本比例（按其占用的算力时间）",
-        "performance.prefill_time_share",
-        {"prefill_time_share": float(share)},
-        Source("derived", "performance estimate"),
+        source=Source("derived", "performance estimate"),
+        prefill_time_share=float(share),
     )
-    for basis, annual in (("buy", annual_buy), ("lease", annual_lease)):
+    for basis, annual, total in (("buy", annual_buy, buy_total), ("lease", annual_lease, lease_total)):
         basis_zh = "采购" if basis == "buy" else "租赁"
-        key = f"tco.tokens.{basis}"
-        figs[f"{key}.annual_cost"] = Figure(
-            f"{key}.annual_cost",
+        book.put(
+            f"tco.tokens.{basis}.annual_cost",
             _q(annual),
-            currency,
-            f"Annual cost basis ({basis})",
-            f"年化成本（{basis_zh}）",
-            "horizon TCO ÷ horizon years" if basis == "buy" else "horizon lease TCO ÷ horizon years",
-            {},
+            label={"basis_zh": basis_zh},
+            horizon_total=_q(total),
+            horizon_years=horizon,
         )
         for side, side_zh, part, tokens_m in (
             ("input", "输入", in_share, tin),
@@ -1270,43 +1186,36 @@ def _token_economics(
             value = per_m(annual, part, tokens_m)
             if value is None:
                 continue
-            figs[f"{key}.cost_per_m_{side}"] = Figure(
-                f"{key}.cost_per_m_{side}",
+            book.put(
+                f"tco.tokens.{basis}.cost_per_m_{side}",
                 value,
-                f"{currency}/M tokens",
-                f"Cost per million {side} tokens ({basis})",
-                f"每百万{side_zh} Token 成本（{basis_zh}）",
-                f"annual cost × {side} share ÷ {side} M tokens per year",
-                {"annual_cost": _q(annual), "share": part, "m_tokens": tokens_m.quantize(CENT)},
+                label={"basis_zh": basis_zh, "side_zh": side_zh},
+                annual_cost=_q(annual),
+                share=part,
+                m_tokens=tokens_m.quantize(CENT),
             )
     # api_in, api_out and api_cost are set together above; testing all three narrows their types.
     if api_cost is not None and api_in is not None and api_out is not None:
-        figs["tco.tokens.api_cost_per_year"] = Figure(
+        book.put(
             "tco.tokens.api_cost_per_year",
             _q(api_cost),
-            currency,
-            "The same tokens bought from the public API",
-            "同等 Token 量按官方 API 价格的年费用",
-            "input M × API input price + output M × API output price (converted at usd_rate)",
-            {
-                "api_price_input_per_m": _q(api_in),
-                "api_price_output_per_m": _q(api_out),
-                "api_currency": m.api_price_currency,
-                "usd_rate": c.usd_rate,
-            },
-            Source("seed", "S1 §3.3 (API price $3 / $15 per M tokens)"),
+            source=Source("seed", "S1 §3.3 (API price $3 / $15 per M tokens)"),
+            input_m_tokens=tin.quantize(CENT),
+            output_m_tokens=tout.quantize(CENT),
+            api_price_input_per_m=_q(api_in),
+            api_price_output_per_m=_q(api_out),
+            api_currency=m.api_price_currency,
+            usd_rate=c.usd_rate,
         )
         for basis, saving in (("buy", saving_buy), ("lease", saving_lease)):
             if saving is None:
                 continue
-            figs[f"tco.tokens.{basis}.saving_vs_api"] = Figure(
+            book.put(
                 f"tco.tokens.{basis}.saving_vs_api",
                 saving,
-                "fraction",
-                f"Saving against the API ({basis}); the seed claims 60–70 %",
-                f"相对 API 的成本节省（{'采购' if basis == 'buy' else '租赁'}）；原方案称可下降 60–70%",
-                "1 − annual cost ÷ API cost of the same tokens",
-                {"annual_cost": _q(annual_buy if basis == "buy" else annual_lease), "api_cost": _q(api_cost)},
+                label={"basis_zh": "采购" if basis == "buy" else "租赁"},
+                annual_cost=_q(annual_buy if basis == "buy" else annual_lease),
+                api_cost=_q(api_cost),
             )
         if saving_buy is not None and saving_buy < 0:
             checks.append(
