@@ -45,6 +45,10 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from .figures import FigureBook
+from .network import NetworkResult
+from .performance import PerformanceResult
+from .power import PowerResult
+from .racks import RackResult
 from .types import (
     Check,
     CommercialSpec,
@@ -86,40 +90,14 @@ def _bill(value: Decimal) -> Decimal:
     return value.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-# --------------------------------------------------------------------------- adapters
-# The power, rack and network modules are written alongside this one; only the
-# attributes below are read, each with a fallback computed from the request.
+# --------------------------------------------------------------------------- what the other modules sized
+# Capex and the running costs read the power, rack and network results as typed: the IT load
+# (power.it_kw), the racks and the cooling each needs, every switch placed and the transceivers
+# and cables.  The figures name the module each count comes from.
 
-
-def _first_attr(obj: Any, names: tuple[str, ...]) -> Any:
-    for name in names:
-        value = getattr(obj, name, None) if obj is not None else None
-        if value is not None:
-            return value
-    return None
-
-
-def it_load_kw(req: PlanRequest, layout: LayoutResult, power: Any) -> tuple[Decimal, Source]:
-    """IT load in kW: the power module's figure, else nodes × the server's max input."""
-    value = _first_attr(power, ("it_load_kw", "total_it_kw", "it_kw", "total_kw"))
-    if isinstance(value, int | float | Decimal) and value > 0:
-        return _d(value), Source("derived", "power module")
-    nodes = layout.nodes or req.topology.nodes
-    return _d(nodes) * _d(req.server.max_input_kw), Source("derived", "fallback: nodes × server.max_input_kw")
-
-
-def rack_count(req: PlanRequest, layout: LayoutResult, racks: Any) -> tuple[int, Source]:
-    """Racks: the rack module's count, else two servers per rack."""
-    value = _first_attr(racks, ("rack_count", "racks_count", "count"))
-    if isinstance(value, int) and value > 0:
-        return value, Source("derived", "rack module")
-    seq = _first_attr(racks, ("racks",))
-    if isinstance(seq, tuple | list) and seq:
-        return len(seq), Source("derived", "rack module")
-    nodes = layout.nodes or req.topology.nodes
-    return math.ceil(nodes / 2), Source("assumed", "fallback: ceil(nodes ÷ 2), two servers per rack")
-
-
+POWER_MODULE = Source("derived", "power module")
+RACK_MODULE = Source("derived", "rack module")
+NETWORK_MODULE = Source("derived", "network module")
 CHECKPOINT_COPIES = 2  # the version served and the next one, side by side during an upgrade
 
 
@@ -128,45 +106,20 @@ def checkpoint_storage_tb(req: PlanRequest) -> int:
     return math.ceil(CHECKPOINT_COPIES * req.model.weight_bytes / 10**12) if req.model.weight_bytes else 0
 
 
-def rack_cooling_counts(req: PlanRequest, racks: Any, n_racks: int) -> dict[str, int]:
-    """Racks by the cooling they need (``cooling_required`` of the rack module), else all of the type's."""
-    seq = _first_attr(racks, ("racks",))
+def rack_cooling_counts(racks: RackResult) -> dict[str, int]:
+    """Racks by the cooling they need (``RackLayout.cooling_required``)."""
     counts: dict[str, int] = {}
-    if isinstance(seq, tuple | list) and len(seq) == n_racks:
-        for rack in seq:
-            need = getattr(rack, "cooling_required", "") or req.rack.cooling
-            counts[need] = counts.get(need, 0) + 1
-        return counts
-    return {req.rack.cooling: n_racks} if n_racks else {}
+    for rack in racks.racks:
+        counts[rack.cooling_required] = counts.get(rack.cooling_required, 0) + 1
+    return counts
 
 
-def switch_counts(req: PlanRequest, layout: LayoutResult, network: Any) -> tuple[dict[str, int], Source]:
-    """Switch counts by slug: the network module's, else one of each switch model in the request."""
-    value = _first_attr(network, ("switch_counts", "switches_by_slug"))
-    if isinstance(value, Mapping):
-        return {str(k): int(v) for k, v in value.items() if int(v) > 0}, Source("derived", "network module")
-    seq = _first_attr(network, ("switches",))
-    if isinstance(seq, tuple | list) and seq:
-        counts: dict[str, int] = {}
-        for item in seq:
-            slug = getattr(item, "slug", None) or getattr(getattr(item, "switch", None), "slug", None)
-            n = getattr(item, "count", 1)
-            if slug:
-                counts[slug] = counts.get(slug, 0) + int(n)
-        if counts:
-            return counts, Source("derived", "network module")
-    return {s.slug: 1 for s in req.switches}, Source("assumed", "fallback: one of each switch model listed")
-
-
-def optics_count(req: PlanRequest, layout: LayoutResult, network: Any) -> tuple[int, Source]:
-    """Optical modules: the network module's count, else both ends of every server port to a switch."""
-    value = _first_attr(network, ("optics_count", "optics", "optical_modules", "transceivers"))
-    if isinstance(value, int) and value >= 0:
-        return value, Source("derived", "network module")
-    switched = {s.fabric for s in req.switches}
-    ports = sum(n.count for n in req.server.nics if n.fabric in switched)
-    nodes = layout.nodes or req.topology.nodes
-    return 2 * ports * nodes, Source("assumed", "fallback: 2 × switched server ports × nodes")
+def switch_counts(network: NetworkResult) -> dict[str, int]:
+    """Switches placed by the network module, by catalog slug."""
+    counts: dict[str, int] = {}
+    for switch in network.switches:
+        counts[switch.slug] = counts.get(switch.slug, 0) + 1
+    return counts
 
 
 # --------------------------------------------------------------------------- results
@@ -550,10 +503,10 @@ def _currency_factor(from_currency: str, req: PlanRequest) -> tuple[Decimal, boo
 def compute_tco(
     req: PlanRequest,
     layout: LayoutResult,
-    power: Any = None,
-    racks: Any = None,
-    network: Any = None,
-    performance: Any = None,
+    power: PowerResult,
+    racks: RackResult,
+    network: NetworkResult,
+    performance: PerformanceResult | None = None,
 ) -> TcoResult:
     """Buy vs lease over the horizon, NPV, break-even and cost per million tokens (see module doc)."""
     c = req.commercial
@@ -561,11 +514,11 @@ def compute_tco(
     checks: list[Check] = [*validate_commercial(c), *_validate_site(req)]
     book = FigureBook(currency=currency)
 
-    nodes = layout.nodes or req.topology.nodes
-    kw, kw_src = it_load_kw(req, layout, power)
-    n_racks, racks_src = rack_count(req, layout, racks)
-    sw_counts, sw_src = switch_counts(req, layout, network)
-    n_optics, optics_src = optics_count(req, layout, network)
+    nodes = layout.nodes
+    kw = _d(power.it_kw)
+    n_racks = racks.rack_count
+    sw_counts = switch_counts(network)
+    n_optics = network.optics
     if any(check.severity == Severity.ERROR for check in checks):
         return _refused(req, nodes, kw, n_racks, sw_counts, n_optics, tuple(checks))
 
@@ -592,8 +545,7 @@ def compute_tco(
         switches += count * price
     media_cost = Decimal(0)
     # Transceivers below 400G and the cables, each by its media code (network.link_media).
-    media_counts = getattr(network, "media", None)
-    media_counts = dict(media_counts) if isinstance(media_counts, Mapping) else {}
+    media_counts = dict(network.media)
     for code, count in sorted(media_counts.items()):
         price = c.media_unit_prices.get(code)
         if price is None:
@@ -615,7 +567,7 @@ def compute_tco(
     optics = n_optics * c.optics_unit_price + media_cost
     # Racks priced by the cooling each needs (racks.RackLayout.cooling_required): a rack over the
     # air-cooling limit is a containment or liquid-cooled rack, at its own price.
-    rack_cooling = rack_cooling_counts(req, racks, n_racks)
+    rack_cooling = rack_cooling_counts(racks)
     rack_cost = Decimal(0)
     for cooling, count in sorted(rack_cooling.items()):
         if cooling == req.rack.cooling:
@@ -685,14 +637,14 @@ def compute_tco(
     book.put(
         "tco.capex.switches",
         _q(switches),
-        source=sw_src,
+        source=NETWORK_MODULE,
         counts=dict(sw_counts),
         prices={k: str(v) for k, v in c.switch_unit_prices.items()},
     )
     book.put(
         "tco.capex.optics",
         _q(optics),
-        source=optics_src,
+        source=NETWORK_MODULE,
         optics=n_optics,
         optics_unit_price=c.optics_unit_price,
         media_cost=media_cost,
@@ -702,7 +654,7 @@ def compute_tco(
     book.put(
         "tco.capex.racks",
         _q(rack_cost),
-        source=racks_src,
+        source=RACK_MODULE,
         racks=dict(rack_cooling),
         rack_unit_price=c.rack_unit_price,
         by_cooling={k: str(v) for k, v in c.rack_unit_prices_by_cooling.items()},
@@ -768,7 +720,7 @@ def compute_tco(
         _q(lease_om),
         _q(software),
     )
-    book.put("tco.it_load_kw", _q(kw), source=kw_src, it_kw=kw)
+    book.put("tco.it_load_kw", _q(kw), source=POWER_MODULE, it_kw=kw)
     book.put(
         "tco.annual.electricity",
         _q(electricity),
@@ -1049,7 +1001,7 @@ def compute_tco(
 
 def _token_economics(
     req: PlanRequest,
-    performance: Any,
+    performance: PerformanceResult | None,
     capex: Decimal,
     horizon: int,
     om: Decimal,
@@ -1068,9 +1020,7 @@ def _token_economics(
 ) -> tuple[TokenEconomics | None, tuple[SensitivityRow, ...]]:
     c = req.commercial
     currency = c.currency
-    out_tps = getattr(performance, "output_tokens_per_s", None)
-    in_tps = getattr(performance, "input_tokens_per_s", None)
-    if not out_tps or out_tps <= 0:
+    if performance is None or performance.output_tokens_per_s <= 0:
         checks.append(
             Check(
                 "commercial.no_throughput",
@@ -1084,7 +1034,9 @@ def _token_economics(
             )
         )
         return None, ()
-    share = getattr(performance, "prefill_time_share", 0.0) or 0.0
+    out_tps = performance.output_tokens_per_s
+    in_tps = performance.input_tokens_per_s
+    share = performance.prefill_time_share
     base = _Inputs(
         capex=capex,
         horizon=horizon,
@@ -1095,7 +1047,7 @@ def _token_economics(
         lease_rent=lease_rent,
         lease_includes_power=c.lease_includes_power,
         output_tps=_d(float(out_tps)),
-        input_tps=_d(float(in_tps or 0.0)),
+        input_tps=_d(float(in_tps)),
         utilisation=c.utilisation,
         input_share=_d(round(float(share), 6)),
         residual=residual,
@@ -1124,11 +1076,11 @@ def _token_economics(
                 saving_buy = (1 - annual_buy / api_cost).quantize(Decimal("0.0001"))
                 saving_lease = (1 - annual_lease / api_cost).quantize(Decimal("0.0001"))
 
-    measured = bool(getattr(performance, "measured", False))
+    measured = performance.measured
     tokens = TokenEconomics(
         measured=measured,
         output_tokens_per_s=float(out_tps),
-        input_tokens_per_s=float(in_tps or 0.0),
+        input_tokens_per_s=float(in_tps),
         input_m_tokens_per_year=tin.quantize(CENT),
         output_m_tokens_per_year=tout.quantize(CENT),
         input_cost_share=in_share,
@@ -1152,7 +1104,7 @@ def _token_economics(
         "tco.tokens.input_m_per_year",
         tin.quantize(CENT),
         source=tput_src,
-        tokens_per_s=float(in_tps or 0.0),
+        tokens_per_s=float(in_tps),
         seconds_per_year=31_536_000,
         utilisation=c.utilisation,
     )
