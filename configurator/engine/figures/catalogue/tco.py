@@ -1,6 +1,6 @@
-"""Figures of the total cost of ownership (engine/tco.py).
+"""Figures of the total cost of ownership (the ``engine/tco`` package).
 
-Money is put to the cent (``tco._q``), so an expression over inputs shown to the cent agrees
+Money is put to the cent (``tco.money.cents``), so an expression over inputs shown to the cent agrees
 with the value to the cent.
 """
 
