@@ -176,6 +176,8 @@ def buy_vs_lease(
         lease_monthly=cents(lease_month),
         capex=cents(capex),
         lease_upfront=cents(lease_upfront),
+        residual_value=cents(residual),
+        months=months,
     )
     if c.server_lease_per_month == 0:
         checks.append(

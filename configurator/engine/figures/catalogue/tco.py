@@ -210,7 +210,8 @@ DEFS = (
         Unit.MONTHS,
         "Break-even month (cumulative buy ≤ cumulative lease)",
         "盈亏平衡点（采购累计成本 ≤ 租赁累计成本的月份）",
-        "first m with {capex} + m × {buy_monthly} ≤ {lease_upfront} + m × {lease_monthly}",
+        "first m with {capex} + m × {buy_monthly} (− {residual_value} in the last month, m = {months})"
+        " ≤ {lease_upfront} + m × {lease_monthly}",
     ),
     # ---- tokens
     FigureDef(
