@@ -145,9 +145,7 @@ def test_number_formatting_helpers():
     assert plural(1, "node") == "1 node" and plural(4, "node") == "4 nodes"
 
 
-@pytest.mark.parametrize(
-    "name", ["a3-4-single", "a3-16-8p8d", "nf5868g8-2-single", "a3-8-primary-standby"]
-)
+@pytest.mark.parametrize("name", ["a3-4-single", "a3-16-8p8d", "nf5868g8-2-single", "a3-8-primary-standby"])
 def test_the_drawn_parts_of_a_stored_plan_read_back_as_the_engines_types(name):
     """A rank's memory, a serving group and a rack read back from the plan dict give that dict again.
 
