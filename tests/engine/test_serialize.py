@@ -9,7 +9,8 @@ from types import MappingProxyType
 import pytest
 
 from configurator import reference
-from configurator.engine.explain import fig, gb, plural, thousands
+from configurator.engine.explain import gb, plural, thousands
+from configurator.engine.figures import FigureBook
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
 from configurator.engine.serialize import plan_to_dict, to_jsonable
@@ -119,7 +120,9 @@ def test_plan_to_dict_reports_errors_and_keeps_every_group():
 def test_plan_to_dict_refuses_a_nan_figure():
     req = reference.request(reference.CASES["a3-4-single"])
     result = partial_plan(req)
-    broken = replace(result.memory, figures={"memory.bad": fig("memory.bad", math.nan, "B", "bad", "坏")})
+    # A real figure whose value went NaN (as a division by a zero capacity would make it).
+    nan = FigureBook().put("layout.total_devices", math.nan, nodes=4, devices_per_node=math.nan)
+    broken = replace(result.memory, figures={nan.key: nan})
     with pytest.raises(ValueError):
         plan_to_dict(replace(result, memory=broken))
 
