@@ -24,9 +24,11 @@ from .gateway import (
 )
 from .monitoring import prometheus_yml
 from .nodes import MMC_LOCAL_CONF, MMC_META_CONF, node_script
-from .shell import file_exists_guard, quote, script
+from .shell import file_exists_guard, quote, script, template
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+# The README's closing sections (load test, containers, monitoring, stop): constant text.
+README_TAIL = template("README-tail.md")
 _README_TOKENS = {rc.IP: "the node's IP", rc.NIC: "the data NIC", rc.DEVICES: "all devices"}
 
 
@@ -228,29 +230,8 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
         "curl " + quote(f"http://{sv.one_line(entrypoint)}/v1/models"),
         "```",
         "",
-        "## Load test / 压测",
-        "",
-        "`benchmark.sh` runs `vllm bench serve` against the endpoint with the quote's input/output lengths",
-        "over a concurrency sweep and saves vLLM's result JSON per run; import those files into the quote.",
-        "",
-        "## Containers and Kubernetes / 容器与 Kubernetes",
-        "",
-        "`docker/<node script>` starts the recipe's image on that node with the tutorial's device mounts and",
-        "runs the node script inside it. `k8s/` holds the same deployment as a LeaderWorkerSet per group",
-        "(needs the LWS controller and the accelerator device plugin) with a Service for the API.",
-        "",
-        "## Monitoring / 监控",
-        "",
-        "Merge `monitoring/prometheus.yml` into the site's Prometheus; vLLM exports request, token and KV",
-        "cache metrics on `/metrics`. Server health (power, fans) comes from the iBMC/BMC.",
-        "",
-        "## Stop / 停止",
-        "",
-        "Stop the proxy or gateway first, then the engines (Ctrl-C or `kill` the `vllm serve` process).",
-        "",
-        "Throughput and latency in the proposal are estimates until a load test (压测) on this cluster confirms them.",
     ]
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + README_TAIL
 
 
 def bundle_files(

@@ -27,7 +27,7 @@ from ..types import (
     PlanRequest,
     TopologyKind,
 )
-from .shell import file_exists_guard, quote, render_command, script
+from .shell import file_exists_guard, quote, render_command, script, template
 
 PLACEHOLDER_MODEL_PATH = "__MODEL_PATH__"
 PLACEHOLDER_NIC = "__DATA_NIC__"
@@ -443,17 +443,7 @@ def _path_prepends(ctx: BundleContext) -> str:
 
 
 # Every engine of a node must run: the first to exit (for any reason) stops the others and fails the script.
-MULTI_ENGINE_TAIL = """\
-# A node serves only while all of its engines run: the first engine to exit stops the others,
-# and the script exits non-zero so a supervisor (systemd, Kubernetes, an operator) sees the failure.
-status=0
-wait -n || status=$?
-echo "an engine on this node exited (status $status); stopping the others" >&2
-stop_engines
-wait || true
-if [ "$status" -eq 0 ]; then status=1; fi
-exit "$status"
-"""
+MULTI_ENGINE_TAIL = template("multi-engine-tail.sh")
 
 
 def node_script(ctx: BundleContext, node: NodeLaunch) -> str:

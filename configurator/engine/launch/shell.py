@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import shlex
 from collections.abc import Mapping, Sequence
+from importlib import resources
 
 from .. import site_values as sv
 
@@ -22,17 +23,16 @@ def join_argv(argv: tuple[str, ...]) -> str:
     return " ".join(quote(a) for a in argv)
 
 
+def template(name: str) -> str:
+    """A file of ``templates/``: constant text only (no value of a request ever goes into one)."""
+    return (
+        resources.files(__name__.rpartition(".")[0]).joinpath("templates", name).read_text(encoding="utf-8")
+    )
+
+
 # A guard that is itself free of the pattern it looks for: '_''_' is "__" to bash
 # but never matches when the script greps its own text.
-GUARD = """\
-# Refuse to start while a site value is still a placeholder.
-placeholder_pattern='_''_[A-Z0-9][A-Z0-9_]*_''_'
-left=$(grep -oE "$placeholder_pattern" "${BASH_SOURCE[0]}" | sort -u | tr '\\n' ' ' || true)
-if [ -n "$left" ]; then
-  echo "refusing to start: replace the placeholder(s) ${left}in ${BASH_SOURCE[0]} with this site's values" >&2
-  exit 2
-fi
-"""
+GUARD = template("guard.sh")
 
 
 def script(title: str, env: Mapping[str, str], body: str, extra_guard: str = "") -> str:
