@@ -45,7 +45,7 @@ from .drawings.fmt import format_money, format_number
 from .drawings.scatter import scatter_svg
 from .engine import types as et
 from .forms import ConfiguratorForm
-from .requests import RequestError
+from .io.requests import RequestError
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from ..engine.types import (
     TopologySpec,
     WorkloadSpec,
 )
-from ..requests import to_jsonable
+from ..io.requests import to_jsonable
 from .query import PlannerCatalog, PlannerQuery
 from .results import Shape, Variant
 

@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
 from ..engine.types import CommercialSpec, ModelSpec, RackSpec, ServerSpec, SiteSpec, SwitchSpec, TopologyKind
-from ..requests import RequestError
+from ..io.requests import RequestError
 
 HA_AVAILABILITY = 0.999  # at or above: only a primary/standby pair meets it (docs/domain.md §4)
 KV_DTYPES = ("auto", "fp8")
