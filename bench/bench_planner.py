@@ -63,18 +63,18 @@ def _run(tmp: str) -> int:
     started = time.perf_counter()
     _setup(tmp)
     print(f"catalog loaded in {time.perf_counter() - started:.1f} s (not timed)")
-    from configurator import planner_views
+    from configurator import planner_services
 
     print(f"{'case':52} {'median':>9} {'min':>9} {'max':>9}  plans  cheap  feasible")
     worst = 0.0
     for label, data in CASES:
         for _ in range(WARMUP):
-            planner_views.run_search(data)
+            planner_services.run_search(data)
         samples = []
         result = None
         for _ in range(RUNS):
             t0 = time.perf_counter()
-            result = planner_views.run_search(data)
+            result = planner_services.run_search(data)
             samples.append((time.perf_counter() - t0) * 1000)
         median = statistics.median(samples)
         worst = max(worst, median)

@@ -10,7 +10,7 @@ importer.  Pure Python, no Django, so the catalog importer can use it too.
   raises ``RecursionError`` around 1,000 levels in CPython.
 * ``NaN``, ``Infinity`` and numbers that overflow a float (``1e999``) are
   refused while parsing; range checks of each field happen where the field is
-  read (``configurator/requests.py`` RANGES, the importer's ``_Reader``).
+  read (``configurator/io/requests.py`` RANGES, the importer's ``_Reader``).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from accounts import roles
 from accounts.services import api_token_user
 from catalog import jsonlimits
 
-from .requests import RequestError
+from .io.requests import RequestError
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = jsonlimits.MAX_BYTES

@@ -418,7 +418,7 @@ class ConfiguratorForm(forms.Form):
         if d.get("rack_max_kw") is None:
             return d["rack"].slug
         from .inputs import rack_spec
-        from .requests import to_jsonable
+        from .io.requests import to_jsonable
 
         rack = to_jsonable(rack_spec(d["rack"]))
         rack["max_kw"] = float(d["rack_max_kw"])

@@ -1,4 +1,4 @@
-"""URLs of the auto-planner.  No ``app_name``: included from ``configurator/urls.py``
+"""URLs of the auto-planner's pages.  No ``app_name``: included from ``configurator/urls.py``
 (``path("", include("configurator.planner_urls"))``) the names join the
 ``configurator`` namespace (``configurator:planner``)."""
 
@@ -11,5 +11,4 @@ urlpatterns = [
     path("planner/results", planner_views.planner_results, name="planner_results"),
     path("planner/preset", planner_views.planner_preset, name="planner_preset"),
     path("planner/open", planner_views.planner_open, name="planner_open"),
-    path("api/recommend", planner_views.recommend_api, name="api_recommend"),
 ]

@@ -16,9 +16,9 @@ from typing import Any
 from .drawings.charts import bar_chart_svg, line_chart_svg, tornado_svg
 from .drawings.fmt import format_money, money_axis_formatter
 from .drawings.memory import memory_bar_svg, memory_segments
+from .drawings.racks import rack_elevation_svg
 from .drawings.topology import topology_groups, topology_svg
 from .engine.names import node_name
-from .engine.racks import rack_elevation_svg
 from .engine.serialize import group_layout_from_dict, rack_layout_from_dict, rank_memory_from_dict
 
 AREAS = ("memory", "power", "network", "racks", "cooling", "layout", "performance", "commercial")

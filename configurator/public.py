@@ -52,8 +52,8 @@ from .engine.types import (
     TopologyKind,
 )
 from .forms import ConfiguratorForm
+from .io.requests import RequestError, request_to_inline, resolve
 from .presentation import context_from_dict, plan_context
-from .requests import RequestError, request_to_inline, resolve
 from .services import form_data_from_request, plan_for_quote, plan_from_json
 from .templatetags.plan_tags import SOURCE_KINDS, figval, seconds
 
@@ -98,7 +98,7 @@ def plan_as_dict(request: PlanRequest) -> dict:
 def launch_from_resolved(resolved: Mapping[str, Any], catalog: Any) -> LaunchResult:
     """The launch plan rebuilt from a request with every catalog entry inline.
 
-    ``catalog`` is the catalog port resolution asks (``configurator.requests.resolve``); a frozen
+    ``catalog`` is the catalog port resolution asks (``configurator.io.requests.resolve``); a frozen
     revision passes one that refuses every lookup, so the live catalog is never consulted.
     """
     request = resolve(dict(resolved), catalog)

@@ -5,7 +5,7 @@ through the same conversion the configurator uses on the database (``configurato
 plan made here is the plan ``POST /api/plan`` makes after ``manage.py load_catalog`` (the golden
 plans of ``tests/golden`` check it).  No Django import.
 
-Requests — the API's JSON format (docs/api.md), resolved by ``configurator.requests.resolve``
+Requests — the API's JSON format (docs/api.md), resolved by ``configurator.io.requests.resolve``
 against :class:`~configurator.seed_catalog.SeedCatalog`:
 
     >>> from configurator import reference
@@ -19,7 +19,7 @@ against :class:`~configurator.seed_catalog.SeedCatalog`:
 
 ``CASES`` are the seeded configurations (docs/domain.md §3-4) by name; ``case(name)`` adds the fixed
 price list and date the golden plans use.  ``request(json, today=PLAN_DATE)`` takes any request
-dict; an invalid one raises ``configurator.requests.RequestError`` naming the field.
+dict; an invalid one raises ``configurator.io.requests.RequestError`` naming the field.
 
 Specs — one seeded entry as the engine sees it (``KeyError`` for an unknown slug):
 
@@ -51,7 +51,7 @@ from functools import cache
 from typing import Any
 
 from .engine import types as et
-from .requests import resolve
+from .io.requests import resolve
 from .seed_catalog import SeedCatalog
 
 # The day plans are made and the price list looked up (the seeded list runs from 2026-01-01).

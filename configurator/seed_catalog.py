@@ -25,7 +25,7 @@ def _sourced(record: Record) -> dict:
 
 
 class SeedCatalog:
-    """The catalog port (``configurator.requests.CatalogPort``) over the seed records."""
+    """The catalog port (``configurator.io.requests.CatalogPort``) over the seed records."""
 
     def __init__(self, seed: Seed | None = None) -> None:
         self.seed = seed or loader.load()

@@ -33,7 +33,7 @@ from .engine import types as et
 from .engine.defaults import SERVING_DEFAULTS
 from .engine.plan import plan
 from .engine.serialize import plan_to_dict
-from .requests import RequestError, request_to_inline, resolve
+from .io.requests import RequestError, request_to_inline, resolve
 
 
 class DjangoCatalog:
@@ -590,7 +590,7 @@ def fixed_request(request_json: dict, fix: dict, plan_request: et.PlanRequest | 
     A fix to one parallel size of an automatic layout turns the layout manual,
     starting from the layout the engine proposed (``plan_request``)."""
     from .forms import ConfiguratorForm
-    from .requests import to_jsonable
+    from .io.requests import to_jsonable
 
     if not isinstance(request_json, dict) or not isinstance(fix, dict) or not fix:
         return None

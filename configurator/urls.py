@@ -1,6 +1,9 @@
+"""URLs of the configurator page; the JSON API (``api_urls``) and the auto-planner's pages
+(``planner_urls``) are included into the same ``configurator`` namespace."""
+
 from django.urls import include, path
 
-from . import api_views, views
+from . import views
 
 app_name = "configurator"
 urlpatterns = [
@@ -11,6 +14,6 @@ urlpatterns = [
     path("configurator/acknowledge", views.acknowledge_warning, name="acknowledge"),
     path("configurator/preview", views.preview, name="preview"),
     path("configurator/bundle", views.bundle, name="bundle"),
-    path("api/plan", api_views.plan_api, name="api_plan"),
+    path("", include("configurator.api_urls")),
     path("", include("configurator.planner_urls")),
 ]

@@ -25,7 +25,7 @@ from catalog.models import LlmModel, ServerModel
 
 from . import acknowledge, presentation, services
 from .forms import ConfiguratorForm
-from .requests import RequestError
+from .io.requests import RequestError
 
 log = logging.getLogger(__name__)
 

@@ -374,7 +374,7 @@ def launch_result_from_dict(data: Mapping) -> configurator.LaunchResult:
 
 
 class RefusingCatalog:
-    """A catalog port for ``configurator.requests.resolve`` that refuses every lookup.
+    """A catalog port for ``configurator.io.requests.resolve`` that refuses every lookup.
 
     A revision's ``resolved_json`` has every catalog entry inline, so resolving it
     must never consult the live catalog (which may have changed since).  Only the

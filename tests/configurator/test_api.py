@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accounts.services import api_token_create
-from configurator.schema import request_schema, response_schema
+from configurator.io.schema import request_schema, response_schema
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,7 +152,7 @@ def test_manage_py_plan_reports_field_errors(catalog, tmp_path):
 
 
 def test_committed_schemas_match_the_code():
-    # Regenerate with: python -m configurator.schema docs
+    # Regenerate with: python -m configurator.io.schema docs
     assert json.loads((ROOT / "docs/plan-request.schema.json").read_text()) == json.loads(
         json.dumps(request_schema())
     )

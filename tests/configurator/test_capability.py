@@ -92,7 +92,7 @@ def test_a_model_error_is_a_model_badge():
 
 def test_the_saved_request_keeps_the_rule_after_replanning(catalog):
     """A quote replans the fully inline request: the text-only list travels with the model."""
-    from configurator.requests import request_to_inline
+    from configurator.io.requests import request_to_inline
 
     request, result = plan_from_json(A2_IMAGES)
     assert not result.ok

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from configurator import reference
 from configurator.engine import types as et
-from configurator.requests import RequestError, request_to_inline, resolve
+from configurator.io.requests import RequestError, request_to_inline, resolve
 
 
 class FakeCatalog:

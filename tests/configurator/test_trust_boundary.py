@@ -109,7 +109,7 @@ def test_valid_site_values_still_plan_and_ipv6_and_host_names_pass(api):
 def _inline(kind: str) -> dict:
     from catalog.models import LlmModel, ServerModel
     from configurator.inputs import model_spec, server_spec
-    from configurator.requests import to_jsonable
+    from configurator.io.requests import to_jsonable
 
     if kind == "model":
         return to_jsonable(model_spec(LlmModel.objects.get(slug="kimi-k3")))
@@ -283,8 +283,8 @@ def test_planner_open_with_a_non_object_section_is_not_a_500(api, section):
 
 
 def _numeric_paths() -> list[tuple[str, ...]]:
-    """Every bounded numeric field a request section carries (RANGES in configurator/requests.py)."""
-    from configurator.requests import RANGES
+    """Every bounded numeric field a request section carries (RANGES in configurator/io/requests.py)."""
+    from configurator.io.requests import RANGES
 
     paths = []
     for key in RANGES:

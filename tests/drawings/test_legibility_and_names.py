@@ -82,7 +82,7 @@ def test_every_drawing_keeps_labels_of_at_least_8_px(kind):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="engine/racks.py _fit_size shrinks a slot label down to 7 px: at 64 nodes the engine chooses "
+    reason="drawings/racks.py _fit_size shrinks a slot label down to 7 px: at 64 nodes the engine chooses "
     "NVIDIA SN5600 spines, whose label 'NVIDIA Spectrum-X SN5600 (64 × 800GbE) #12（集群，脊）' is drawn at 7.8 px",
 )
 def test_rack_labels_stay_legible_with_the_switches_the_engine_chooses():

@@ -475,7 +475,7 @@ def test_nvidia_servers_get_nccl_settings_and_no_ascend_flags():
 
 
 def test_duplicate_ips_and_port_clashes_are_errors():
-    # the request boundary already refuses the port clash (configurator/requests.py); the engine checks a
+    # the request boundary already refuses the port clash (configurator/io/requests.py); the engine checks a
     # request that did not pass it (a stored plan), so the clash is set on the resolved request
     req = _request("a3-4-single")
     req = replace(req, launch=replace(req.launch, node_ips=("10.0.0.1",) * 4, rpc_port=8000))

@@ -1,4 +1,5 @@
-"""Racks: placement by U and kW, group separation, per-rack feeds, cooling, and the SVG elevation.
+"""Racks: placement by U and kW, group separation, per-rack feeds and cooling (the elevation drawing is
+tested in tests/drawings/test_racks.py).
 
 Requests are the seeded cases (configurator/reference.py) laid out by the layout module, on the
 seeded default rack (catalog/seed/racks.yaml rack-42u-air: 42U, 40 kW, 2U reserved) and site
@@ -10,7 +11,6 @@ catalog: for the 8-node pairs one LingQu 630 V1 (4U, 3.0 kW), one RoCE 400GE acc
 from __future__ import annotations
 
 import math
-import xml.etree.ElementTree as ET
 from dataclasses import replace
 
 import pytest
@@ -19,7 +19,7 @@ from configurator import reference
 from configurator.engine.layout import resolve_layout
 from configurator.engine.network import size_network
 from configurator.engine.power import rack_feed, size_power
-from configurator.engine.racks import place_racks, rack_elevation_svg
+from configurator.engine.racks import place_racks
 from configurator.engine.types import Severity
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -191,34 +191,6 @@ def test_server_that_does_not_fit_the_rack_is_an_error():
     check = _codes(result)["racks.server_exceeds_rack"]
     assert check.severity == Severity.ERROR
     assert result.rack_count >= 4
-
-
-def test_rack_elevation_svg_parses_and_names_every_device():
-    result = _place(a3_8p8d())
-    for rack in result.racks:
-        svg = rack_elevation_svg(rack)
-        root = ET.fromstring(svg)
-        assert root.tag == f"{SVG}svg"
-        texts = [t.text for t in root.iter(f"{SVG}text")]
-        for slot in rack.slots:
-            assert slot.label in texts
-        assert any(f"{rack.kw:.1f} kW" in (t or "") for t in texts)
-        # standalone: no external references, fonts named inline
-        assert "href" not in svg and "url(" not in svg and "<style" not in svg
-        assert "Noto Sans CJK SC" in root.get("font-family")
-        # U numbers at 1, every fifth U and the top (as NetBox-style elevations read)
-        numbered = {1, rack.rack_units, *range(5, rack.rack_units + 1, 5)}
-        assert {str(u) for u in numbered} <= set(texts)
-        assert "2" not in texts
-
-
-def test_rack_elevation_svg_in_chinese():
-    result = _place(a3_pair())
-    svg = rack_elevation_svg(result.racks[0], lang="zh-hans")
-    texts = [t.text for t in ET.fromstring(svg).iter(f"{SVG}text")]
-    assert "node-00（集群 A，主节点）" in texts
-    assert any("机柜 R01" in (t or "") for t in texts)
-    assert any("A/B 路" in (t or "") for t in texts)
 
 
 def test_seed_plans_from_the_seeded_cases():

@@ -5,7 +5,7 @@ Each example puts a hostile string into one field that reaches a file (a node ad
 data NIC, the model path, the image, the served-model name) of one seeded topology (single,
 primary/standby, tenant pair, xPyD).  Two things must hold:
 
-1. the request boundary (``configurator.requests._check_launch``, which ``/api/plan``, the
+1. the request boundary (``configurator.io.requests._check_launch``, which ``/api/plan``, the
    form, ``/configurator/bundle``, ``/quotes/create/`` and ``manage.py plan`` all pass) either
    refuses the value naming the field, or the value matches its grammar exactly;
 2. the engine, given the value *directly* (as a plan stored before the boundary existed would
@@ -33,7 +33,7 @@ from configurator import reference
 from configurator.engine import site_values as sv
 from configurator.engine.launch import build_launch
 from configurator.engine.layout import resolve_layout
-from configurator.requests import _check_launch, _Collector
+from configurator.io.requests import _check_launch, _Collector
 from quotes.pdf.sample import sample_request_json
 
 # Topology → the seeded case (configurator.reference.CASES) planned with the sample proposal's launch

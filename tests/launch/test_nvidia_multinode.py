@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 
 from configurator.engine.types import Severity
-from configurator.planner_views import run_search
+from configurator.planner_services import run_search
 from configurator.services import plan_from_json
 
 from .test_containers import _docs, _validate

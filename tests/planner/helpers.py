@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from configurator import planner_views, services
+from configurator import planner_services, services
 from configurator.engine.types import Severity, TopologyKind
 
 QUEUEING = {"performance.batch_limited_by_kv", "performance.batch_limited_by_max_num_seqs"}
@@ -12,7 +12,7 @@ QUEUEING = {"performance.batch_limited_by_kv", "performance.batch_limited_by_max
 
 def search(data):
     """The planner result for a request dict (the same path as the API and the page)."""
-    return planner_views.run_search(data)
+    return planner_services.run_search(data)
 
 
 def assert_meets_every_constraint(result) -> int:

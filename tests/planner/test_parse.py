@@ -3,8 +3,8 @@
 import pytest
 
 from configurator import planner
-from configurator.planner_views import DjangoPlannerCatalog
-from configurator.requests import RequestError
+from configurator.io.requests import RequestError
+from configurator.planner_services import DjangoPlannerCatalog
 
 pytestmark = pytest.mark.django_db
 

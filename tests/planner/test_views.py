@@ -5,7 +5,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from configurator.planner_views import open_token, preset_form_data
+from configurator.planner_forms import preset_form_data
+from configurator.planner_services import open_token
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.planner.urls")]
 

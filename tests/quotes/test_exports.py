@@ -17,7 +17,7 @@ from openpyxl import load_workbook
 
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
-from configurator.requests import resolve
+from configurator.io.requests import resolve
 from quotes.exports import (
     SHEETS,
     BundleUnavailable,

@@ -167,7 +167,7 @@ def honest_lease_revision(engineer):
 
     from configurator.engine.plan import plan
     from configurator.engine.serialize import plan_to_dict
-    from configurator.requests import request_to_inline
+    from configurator.io.requests import request_to_inline
     from quotes.pdf.sample import _prices, sample_request
     from quotes.services.quotes import quote_create_from_configuration
 

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from catalog import jsonlimits
 from configurator import services
-from configurator.requests import RequestError
+from configurator.io.requests import RequestError
 
 
 class Command(BaseCommand):

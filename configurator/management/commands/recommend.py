@@ -6,8 +6,8 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog import jsonlimits
-from configurator import planner_views
-from configurator.requests import RequestError
+from configurator import planner_services
+from configurator.io.requests import RequestError
 
 
 class Command(BaseCommand):
@@ -35,7 +35,7 @@ class Command(BaseCommand):
         except jsonlimits.JsonLimitError as exc:
             raise CommandError(str(exc)) from exc
         try:
-            out = planner_views.recommend(data)
+            out = planner_services.recommend(data)
         except RequestError as exc:
             lines = [f"  {field}: {' '.join(msgs)}" for field, msgs in exc.errors.items()]
             raise CommandError("the request has errors:\n" + "\n".join(lines)) from exc

@@ -1,7 +1,7 @@
 """JSON Schemas of the plan request and response, generated from the engine types.
 
 ``docs/plan-request.schema.json`` and ``docs/plan-response.schema.json`` are
-written by ``python -m configurator.schema docs/``; a test checks the committed
+written by ``python -m configurator.io.schema docs/``; a test checks the committed
 files equal what this module generates, so the documentation cannot drift from
 the code.
 """
@@ -17,7 +17,7 @@ from decimal import Decimal
 from enum import Enum
 from pathlib import Path
 
-from .engine import types as et
+from ..engine import types as et
 from .requests import RANGES, SECTIONS, _hints, _range_key
 
 NUMBER_OR_STRING = {

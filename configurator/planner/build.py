@@ -1,0 +1,200 @@
+"""Engine requests from the query: what the search asks ``layout``, ``memory``, ``performance``
+and ``plan()``, and the configurator request (docs/api.md) that replans a candidate identically.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.defaults import PLANNER_HCCL_BUFFSIZE_MB, SERVING_DEFAULTS, kv_dtype_supported
+from ..engine.types import (
+    CheckpointSpec,
+    CommercialSpec,
+    ParallelSpec,
+    PlanRequest,
+    RackSpec,
+    ServerSpec,
+    ServingSpec,
+    TopologyKind,
+    TopologySpec,
+    WorkloadSpec,
+)
+from ..io.requests import to_jsonable
+from .query import PlannerCatalog, PlannerQuery
+from .results import Shape, Variant
+
+MAX_NUM_SEQS_LADDER = (16, 32, 64, 128, 256)
+MAX_NUM_BATCHED_TOKENS = SERVING_DEFAULTS.max_num_batched_tokens  # engine/defaults.py
+COMM_BUFFER_MB = PLANNER_HCCL_BUFFSIZE_MB  # HCCL_BUFFSIZE of the K3 tutorial (engine/defaults.py)
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // max(b, 1))
+
+
+class RequestBuilder:
+    """Builds the engine requests of one query (commercial terms and checkpoints cached)."""
+
+    def __init__(self, query: PlannerQuery, catalog: PlannerCatalog):
+        self.q = query
+        self.catalog = catalog
+        self.w = query.workload
+        self.c = query.constraints
+        self.o = query.options
+        self.commercial_cache: dict[tuple[str, int, str], CommercialSpec] = {}
+        self.checkpoint_cache: dict[str, CheckpointSpec | None] = {}
+        self.default_rack = (
+            query.racks[0] if query.racks else RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
+        )
+
+    def commercial(self, server: ServerSpec, nodes: int, rack: RackSpec) -> CommercialSpec:
+        key = (server.slug, nodes, rack.slug)
+        if key not in self.commercial_cache:
+            self.commercial_cache[key] = self.catalog.commercial(
+                server, nodes, rack, self.q.price_list, self.c.currency
+            )
+        return self.commercial_cache[key]
+
+    def serving(self, server: ServerSpec, util: float, kv: str, seqs: int) -> ServingSpec:
+        return ServingSpec(
+            gpu_memory_utilization=util,
+            max_model_len=self.w.context,
+            max_num_seqs=seqs,
+            max_num_batched_tokens=MAX_NUM_BATCHED_TOKENS,
+            kv_cache_dtype=kv,
+            comm_buffer_mb=COMM_BUFFER_MB
+            if server.accelerator.software_stack == "ascend"
+            else SERVING_DEFAULTS.comm_buffer_mb,
+            enable_prefix_caching=True,
+            language_model_only=self.language_model_only(server),
+        )
+
+    def language_model_only(self, server: ServerSpec) -> bool:
+        # A server validated for text only is served as validated (--language-model-only).
+        text_only = server.validated_text_only or server.slug in self.q.model.text_only_servers
+        return bool(text_only and self.q.model.has_vision and not self.w.needs_vision)
+
+    def workload(self, concurrency: int) -> WorkloadSpec:
+        return WorkloadSpec(
+            input_tokens=self.w.input_tokens,
+            output_tokens=self.w.output_tokens,
+            concurrency=concurrency,
+            needs_vision=self.w.needs_vision,
+            availability_target=self.w.availability_target,
+            ttft_target_s=self.w.ttft_target_s,
+            tpot_target_ms=self.w.tpot_target_ms,
+        )
+
+    def request(
+        self,
+        server: ServerSpec,
+        shape: Shape,
+        parallel: ParallelSpec,
+        decode_parallel: ParallelSpec | None,
+        serving: ServingSpec,
+        concurrency: int,
+        rack: RackSpec | None = None,
+        commercial: CommercialSpec | None = None,
+    ) -> PlanRequest:
+        topology = TopologySpec(
+            kind=shape.kind,
+            nodes=shape.nodes,
+            parallel=parallel,
+            prefill_nodes=shape.prefill_nodes,
+            decode_nodes=shape.decode_nodes,
+            decode_parallel=decode_parallel if shape.kind == TopologyKind.DISAGGREGATED else None,
+        )
+        return PlanRequest(
+            model=self.q.model,
+            server=server,
+            topology=topology,
+            serving=serving,
+            workload=self.workload(concurrency),
+            site=self.q.site,
+            rack=rack or self.default_rack,
+            switches=self.q.switches,
+            commercial=commercial or CommercialSpec(currency=self.c.currency),
+            scenario=self.q.scenario,
+            checkpoint=self.checkpoint(server),
+        )
+
+    def checkpoint(self, server: ServerSpec) -> CheckpointSpec | None:
+        """The model's default checkpoint on the server's platform: what the configurator sizes too."""
+        stack = server.accelerator.software_stack
+        if stack not in self.checkpoint_cache:
+            lookup = getattr(self.catalog, "default_checkpoint", None)
+            self.checkpoint_cache[stack] = lookup(self.q.model.slug, stack) if lookup else None
+        return self.checkpoint_cache[stack]
+
+    def kv_dtypes_for(self, server: ServerSpec) -> tuple[str, ...]:
+        """The KV-cache dtypes offered that the server's platform runs (no FP8 on Atlas A2/A3,
+        vllm-ascend issue #8102; engine/defaults.py SUPPORTED_KV_DTYPES)."""
+        stack = server.accelerator.software_stack
+        runnable = tuple(d for d in self.o.kv_cache_dtypes if kv_dtype_supported(stack, d))
+        return runnable or ("auto",)
+
+    def generous_serving(self, server: ServerSpec) -> ServingSpec:
+        """The most memory-generous serving settings offered (group sizes are checked at these)."""
+        util = max(self.o.gpu_memory_utilizations)
+        dtypes = self.kv_dtypes_for(server)
+        kv = "fp8" if "fp8" in dtypes else dtypes[0]
+        return self.serving(server, util, kv, MAX_NUM_SEQS_LADDER[0])
+
+    def request_json(self, s, shape: Shape, variant: Variant, req: PlanRequest, rack, inline) -> dict:
+        """The configurator request (docs/api.md) that replans this candidate identically."""
+
+        def par(p: ParallelSpec) -> dict:
+            return {
+                "tp": p.tp,
+                "dp": p.dp,
+                "pp": p.pp,
+                "dp_local": p.dp_local,
+                "expert_parallel": p.expert_parallel,
+            }
+
+        topology: dict[str, Any] = {
+            "kind": shape.kind.value,
+            "nodes": shape.nodes,
+            "parallel": par(variant.parallel),
+        }
+        if shape.kind == TopologyKind.DISAGGREGATED:
+            topology["prefill_nodes"] = shape.prefill_nodes
+            topology["decode_nodes"] = shape.decode_nodes
+            topology["decode_parallel"] = par(variant.decode_parallel or variant.parallel)
+        sv = variant.serving
+        workload: dict[str, Any] = {
+            "input_tokens": self.w.input_tokens,
+            "output_tokens": self.w.output_tokens,
+            "concurrency": variant.concurrency,
+            "needs_vision": self.w.needs_vision,
+            "availability_target": self.w.availability_target,
+        }
+        if self.w.ttft_target_s is not None:
+            workload["ttft_target_s"] = self.w.ttft_target_s
+        if self.w.tpot_target_ms is not None:
+            workload["tpot_target_ms"] = self.w.tpot_target_ms
+        commercial: dict[str, Any] = {"currency": self.c.currency}
+        if self.q.price_list:
+            commercial["price_list"] = self.q.price_list
+        data: dict[str, Any] = {
+            "model": self.q.model.slug,
+            "server": s.slug,
+            "topology": topology,
+            "serving": {
+                "gpu_memory_utilization": sv.gpu_memory_utilization,
+                "max_model_len": sv.max_model_len,
+                "max_num_seqs": sv.max_num_seqs,
+                "max_num_batched_tokens": sv.max_num_batched_tokens,
+                "kv_cache_dtype": sv.kv_cache_dtype,
+                "comm_buffer_mb": sv.comm_buffer_mb,
+                "enable_prefix_caching": sv.enable_prefix_caching,
+                "language_model_only": sv.language_model_only,
+            },
+            "workload": workload,
+            "site": self.q.site.slug,
+            "rack": to_jsonable(rack) if inline else rack.slug,
+            "commercial": commercial,
+        }
+        if self.q.scenario:
+            data["scenario"] = self.q.scenario
+        return data

@@ -1,0 +1,304 @@
+"""Enumerating candidates: per server family, group sizes → shapes → serving variant → full
+plan, growing the node count until feasible shapes stop getting cheaper or a gap stops closing.
+
+:class:`Search` runs the loop and keeps what it saw; its collaborators do the steps
+(:class:`RequestBuilder` the engine requests, :class:`RackChooser` the racks, :class:`Sizer`
+the group sizes and shapes, :class:`ServingSearch` the serving variants, :class:`Judge` every
+verdict, message and the ranking).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+from typing import Any
+
+from ..engine.layout import parallel_label
+from ..engine.plan import plan
+from ..engine.types import TopologyKind
+from .build import RequestBuilder
+from .judge import Judge, binding_constraint, pareto_front, primary_reason
+from .query import PlannerCatalog, PlannerQuery
+from .racks import RackChooser
+from .results import (
+    STAGE_CONSTRAINT,
+    STAGE_FEASIBLE,
+    STAGE_LAYOUT,
+    STAGE_SERVING,
+    Candidate,
+    Evaluated,
+    Family,
+    PlannerResult,
+    Rejection,
+    Shape,
+    Variant,
+    evaluated_rejection,
+    shape_label,
+    short_name,
+)
+from .serving import ServingSearch, cheap_exhausted
+from .sizing import Sizer
+
+PATIENCE = 2  # node counts without a cheaper feasible shape before a family stops
+GAP_PATIENCE = 3  # node counts without closing a serving gap before a family stops
+MAX_PLANS_PER_FAMILY = 8
+MAX_SHAPES_PER_FAMILY = 40  # safety nets: the stops above end a family long before these
+PROJECTION_MARGIN = 2.0  # stop when a serving gap projects past 2 × max_nodes
+
+
+class Search:
+    """One search: the family loop, with what it evaluated, the candidates and the counters."""
+
+    def __init__(self, query: PlannerQuery, catalog: PlannerCatalog):
+        self.q = query
+        self.o = query.options
+        self.evaluated: list[Evaluated] = []
+        self.candidates: list[Candidate] = []
+        self.stats: dict[str, Any] = {"plans": 0, "cheap_evaluations": 0, "memory_checks": 0, "shapes": 0}
+        self.build = RequestBuilder(query, catalog)
+        self.racks = RackChooser(query, self.build)
+        self.judge = Judge(query, self.build, self.racks)
+        self.sizes = Sizer(query, self.build, self.judge, self.stats)
+        self.serving = ServingSearch(query, self.build, self.judge, self.stats, self.evaluated)
+
+    # ------------------------------------------------------------------ the family loop
+
+    def search_family(self, fam: Family) -> None:
+        why_not = self.judge.family_filter(fam.server)
+        if why_not is not None:
+            fam.reject(why_not)
+            return
+        s = fam.server
+        valid = self.sizes.group_sizes(fam, self.o.max_nodes)
+        if not valid:
+            return
+        shapes = self.sizes.shapes(valid)
+        if not shapes:
+            kinds = "primary/standby" if self.sizes.ha else "the allowed topologies"
+            fam.reject(
+                Rejection(
+                    s.slug,
+                    s.name,
+                    min(valid),
+                    "planner.no_shape",
+                    "options.max_nodes",
+                    STAGE_LAYOUT,
+                    f"{short_name(s)}: {kinds} need more than {self.o.max_nodes} nodes "
+                    f"(smallest working cluster: {min(valid)} nodes).",
+                    f"{short_name(s)}：所需拓扑超过 {self.o.max_nodes} 台（最小可用集群 {min(valid)} 台）。",
+                )
+            )
+            return
+        by_nodes: dict[int, list[Shape]] = {}
+        for shape in shapes:
+            by_nodes.setdefault(shape.nodes, []).append(shape)
+        stale = 0
+        gap_best: float | None = None
+        no_progress = tried = 0
+        for n in sorted(by_nodes):
+            improved = False
+            gap_here: float | None = None
+            stop = False
+            for shape in by_nodes[n]:
+                self.stats["shapes"] += 1
+                tried += 1
+                bound = self.judge.bound_rejection(s, shape)
+                if bound is not None:
+                    fam.reject(bound)
+                    self.evaluated.append(evaluated_rejection(s, shape, "", bound))
+                    if bound.code != "planner.over_racks" or shape.kind == TopologyKind.SINGLE:
+                        stop = True  # servers' capex, rent and power only grow with nodes
+                        break
+                    continue
+                variant, why = self.serving.choose_serving(fam, shape, self.sizes.layout_pairs(shape, valid))
+                if variant is None:
+                    if why is not None:
+                        gap = why.figures.get("gap")
+                        projected = None
+                        if isinstance(gap, (int, float)):
+                            gap_here = gap if gap_here is None else min(gap_here, gap)
+                            projected = self.projection(fam, shape, why, gap)
+                        # The projection, when it stops the family, is the fuller reason.
+                        fam.reject(projected or why)
+                        if projected is not None:
+                            stop = True
+                            break
+                    if cheap_exhausted(fam):
+                        stop = True
+                        break
+                    continue
+                outcome = self.plan_shape(fam, shape, variant)
+                if isinstance(outcome, Rejection):
+                    fam.reject(outcome)
+                    gap = outcome.figures.get("gap")
+                    if isinstance(gap, (int, float)):
+                        gap_here = gap if gap_here is None else min(gap_here, gap)
+                    if outcome.code.startswith("planner.engine.network.") and shape.nodes > 1:
+                        stop = True  # the cross-node fabric fails at every larger size too
+                        break
+                    if (
+                        outcome.stage == STAGE_CONSTRAINT
+                        and outcome.code
+                        in (
+                            "planner.over_budget",
+                            "planner.over_lease",
+                            "planner.over_power",
+                        )
+                        and shape.kind == TopologyKind.SINGLE
+                    ):
+                        stop = True
+                    continue
+                self.candidates.append(outcome)
+                key = self.judge.sort_key(outcome)[0]
+                if fam.best is None or key < fam.best:
+                    fam.best = key
+                    improved = True
+                if fam.first_feasible is None:
+                    fam.first_feasible = n
+            if stop or fam.plans >= MAX_PLANS_PER_FAMILY or tried >= MAX_SHAPES_PER_FAMILY:
+                break
+            if fam.first_feasible is not None:
+                if n > fam.first_feasible:
+                    stale = 0 if improved else stale + 1
+                    if stale >= PATIENCE:
+                        break
+            elif gap_here is not None and (gap_best is None or gap_here < gap_best * 0.99):
+                gap_best, no_progress = gap_here, 0
+            else:
+                # Nothing works yet and the gap to the target is not closing.
+                no_progress += 1
+                if no_progress >= GAP_PATIENCE:
+                    break
+
+    def projection(self, fam: Family, shape: Shape, why: Rejection, gap: float) -> Rejection | None:
+        """Stop a family whose serving gap cannot close within the nodes searched.
+
+        Queueing and request-rate gaps shrink about as 1 ÷ nodes (the load
+        spreads over more DP ranks); TPOT shrinks more slowly (the non-expert
+        weights are read on every step whatever the node count) and TTFT not at
+        all (prefill runs on one DP rank).  So nodes × gap is at most what is
+        needed, and past twice the largest deployment searched there is no
+        point in growing.
+        """
+        if why.code not in (
+            "planner.concurrency_above_capacity",
+            "planner.queueing",
+            "planner.rate_short",
+            "planner.tpot_above_target",
+            "planner.ttft_above_target",
+        ):
+            return None
+        if why.figures.get("kv_limited") and why.code in (
+            "planner.concurrency_above_capacity",
+            "planner.queueing",
+        ):
+            # A batch the KV cache limits grows faster than the node count: each rank holds fewer
+            # experts, so more of its memory goes to KV (K3 at 24,576 + 1,536 tokens a request:
+            # 4 × A3 at DP4 serve 44 at once, 8 × A3 at DP16 serve 256, 5.8 × for twice the
+            # nodes).  nodes × gap is no lower bound there; the gap patience ends the family.
+            return None
+        projected = math.ceil(shape.nodes * gap)
+        if projected <= PROJECTION_MARGIN * self.o.max_nodes:
+            return None
+        s = fam.server
+        return Rejection(
+            s.slug,
+            s.name,
+            shape.nodes,
+            why.code,
+            why.field,
+            STAGE_SERVING,
+            f"{why.message_en[:-1]}; about {projected:,} nodes would be needed, more than the "
+            f"{self.o.max_nodes} searched.",
+            f"{why.message_zh[:-1]}；约需 {projected:,} 台，超过搜索上限 {self.o.max_nodes} 台。",
+            {**dict(why.figures), "projected_nodes": projected},
+        )
+
+    def plan_shape(self, fam: Family, shape: Shape, variant: Variant) -> Candidate | Rejection:
+        s = fam.server
+        rack, inline, _per = self.racks.choose_rack(s, shape)
+        commercial = self.build.commercial(s, shape.nodes, rack)
+        req = self.build.request(
+            s,
+            shape,
+            variant.parallel,
+            variant.decode_parallel,
+            variant.serving,
+            variant.concurrency,
+            rack=rack,
+            commercial=commercial,
+        )
+        self.stats["plans"] += 1
+        fam.plans += 1
+        result = plan(req)
+        label = (
+            parallel_label(variant.parallel)
+            if variant.decode_parallel is None
+            else f"P {parallel_label(variant.parallel)} · D {parallel_label(variant.decode_parallel)}"
+        )
+        head, head_zh = shape_label(s, shape), shape_label(s, shape, "zh")
+        outcome = self.judge.judge_plan(s, shape, req, result, rack, inline, variant, label, head, head_zh)
+        if isinstance(outcome, Rejection):
+            self.evaluated.append(evaluated_rejection(s, shape, label, outcome))
+        else:
+            self.evaluated.append(
+                Evaluated(
+                    s.slug,
+                    s.name,
+                    shape,
+                    label,
+                    STAGE_FEASIBLE,
+                    True,
+                    figures={
+                        "cost_per_m": str(outcome.cost_per_m),
+                        "tco_total": str(outcome.tco_total),
+                        "output_tokens_per_s": round(outcome.output_tokens_per_s, 1),
+                        "ttft_s": round(outcome.ttft_s, 3),
+                        "tpot_ms": round(outcome.tpot_ms, 2),
+                    },
+                )
+            )
+        return outcome
+
+    # ------------------------------------------------------------------ entry
+
+    def run(self) -> PlannerResult:
+        started = time.perf_counter()
+        families = [Family(s) for s in self.q.servers]
+        for fam in families:
+            self.search_family(fam)
+        ranked = sorted(self.candidates, key=self.judge.sort_key)
+        front_ids = {c.id for c in pareto_front(ranked)}
+        ranked = [replace(c, rank=i + 1, pareto=c.id in front_ids) for i, c in enumerate(ranked)]
+        pareto = tuple(c for c in ranked if c.pareto)
+        feasible_servers = {c.server.slug for c in ranked}
+        rejected = []
+        reasons: dict[str, tuple[Rejection, ...]] = {}
+        for fam in families:
+            distinct: dict[str, Rejection] = {}
+            for r in fam.reasons:
+                distinct.setdefault(r.code, r)
+            reasons[fam.server.slug] = tuple(distinct.values())
+            if fam.server.slug not in feasible_servers:
+                rejected.append(primary_reason(fam.server, fam.reasons, self.o.max_nodes))
+        binding = None if ranked else binding_constraint(rejected, self.q)
+        stats = dict(self.stats)
+        stats["families"] = len(families)
+        stats["feasible"] = len(ranked)
+        stats["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        return PlannerResult(
+            query=self.q,
+            candidates=tuple(ranked),
+            pareto=pareto,
+            rejected=tuple(rejected),
+            family_reasons=reasons,
+            evaluated=tuple(self.evaluated),
+            binding=binding,
+            stats=stats,
+        )
+
+
+def search(query: PlannerQuery, catalog: PlannerCatalog) -> PlannerResult:
+    """Every feasible deployment found for ``query``, ranked, with the Pareto front and rejections."""
+    return Search(query, catalog).run()
