@@ -29,9 +29,32 @@ def _text_width(text: str, size: float) -> float:
     return sum(size if ord(c) >= 0x2E80 else size * 0.58 for c in text)
 
 
-def _fit_size(text: str, width: float, size: float, minimum: float = 7.0) -> float:
+#: The smallest type a rack label is drawn in: 8 px stays legible on screen and in the PDF.
+MIN_LABEL_PX = 8.0
+
+
+def _fit_label(text: str, width: float, size: float) -> tuple[str, float]:
+    """The label and its type size: shrunk to fit, never below :data:`MIN_LABEL_PX`.
+
+    A label still too wide at the minimum keeps its end (the unit number and its role, e.g.
+    ``#12（集群，脊）``) and loses the middle of the model name to an ellipsis; the full name is
+    in the slot's ``<title>`` and in the bill of materials.
+    """
     w = _text_width(text, size)
-    return size if w <= width else max(minimum, size * width / w)
+    if w <= width:
+        return text, size
+    scaled = size * width / w
+    if scaled >= MIN_LABEL_PX:
+        return text, scaled
+    cut = text.find(" #") if " #" in text else len(text) // 2
+    head, tail = text[:cut], text[cut:]
+    while head and _text_width(head + "…" + tail, MIN_LABEL_PX) > width:
+        head = head[:-1]
+    if not head:  # even the tail alone is too wide: keep its start
+        while tail and _text_width(tail + "…", MIN_LABEL_PX) > width:
+            tail = tail[:-1]
+        return tail + "…", MIN_LABEL_PX
+    return head.rstrip() + "…" + tail, MIN_LABEL_PX
 
 
 def escape(text: object) -> str:
@@ -115,11 +138,11 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
         show_kw = slot.kw > 0 and slot.kind in ("server", "switch")
         kw_text = (f"{slot.kw:.2f} kW" if slot.kw < 1 else f"{slot.kw:.1f} kW") if show_kw else ""
         if slot.height_u >= 3:
-            size = _fit_size(label, inner_w - 12, 11)
+            shown, size = _fit_label(label, inner_w - 12, 11)
             cy = y + h / 2
             out.append(
                 f'<text x="{inner_x + inner_w / 2}" y="{cy - 2}" font-size="{size:.1f}" fill="#1f2933" '
-                f'text-anchor="middle">{escape(label)}</text>'
+                f'text-anchor="middle">{escape(shown)}</text>'
             )
             if kw_text:
                 out.append(
@@ -128,11 +151,11 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
                 )
         else:
             kw_w = _text_width(kw_text, 8) + 8 if kw_text else 0
-            size = _fit_size(label, inner_w - 10 - kw_w, 10 if slot.height_u >= 2 else 9)
+            shown, size = _fit_label(label, inner_w - 10 - kw_w, 10 if slot.height_u >= 2 else 9)
             cy = y + h / 2 + size * 0.35
             out.append(
                 f'<text x="{inner_x + 5}" y="{cy:.1f}" font-size="{size:.1f}" fill="#1f2933">'
-                f"{escape(label)}</text>"
+                f"{escape(shown)}</text>"
             )
             if kw_text:
                 out.append(
@@ -159,8 +182,9 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
         f'<text x="{frame_x}" y="{fy}" font-size="11" font-weight="bold" fill="{load_colour}">'
         f"{escape(line1)}</text>"
     )
+    line2, size2 = _fit_label(line2, _RACK_W, 9.5)
     out.append(
-        f'<text x="{frame_x}" y="{fy + 15}" font-size="{_fit_size(line2, _RACK_W, 9.5):.1f}" '
+        f'<text x="{frame_x}" y="{fy + 15}" font-size="{size2:.1f}" '
         f'fill="{load_colour if over else "#52606d"}">{escape(line2)}</text>'
     )
     out.append("</svg>")

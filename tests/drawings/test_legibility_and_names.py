@@ -80,15 +80,27 @@ def test_every_drawing_keeps_labels_of_at_least_8_px(kind):
             assert _rendered_min_font(svg_text, display) >= MIN_PX, (kind, nodes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="drawings/racks.py _fit_size shrinks a slot label down to 7 px: at 64 nodes the engine chooses "
-    "NVIDIA SN5600 spines, whose label 'NVIDIA Spectrum-X SN5600 (64 × 800GbE) #12（集群，脊）' is drawn at 7.8 px",
-)
 def test_rack_labels_stay_legible_with_the_switches_the_engine_chooses():
+    # At 64 nodes the engine's leaf/spine switches have long model names
+    # ('NVIDIA Spectrum-X SN5600 (64 × 800GbE) #12（集群，脊）'): they keep 8 px and lose the middle
+    # of the name to an ellipsis, keeping the unit number and role; the slot's <title> has it all.
     _, ctx = _context("single", 64, switches=None)
+    svgs = "".join(rack["svg"] for rack in ctx["racks"])
     for rack in ctx["racks"]:
         assert _rendered_min_font(rack["svg"], None) >= MIN_PX
+    elided = re.findall(r">([^<]*…[^<]*#\d+[^<]*)</text>", svgs)
+    assert elided, "no long label was elided: the case no longer exercises the fit"
+    for shown in elided:
+        head, _, tail = shown.partition("…")
+        assert re.search(rf"<title>{re.escape(head.strip())}[^<]*{re.escape(tail)}</title>", svgs), shown
+
+
+def test_a_label_that_fits_is_drawn_whole():
+    from configurator.drawings.racks import MIN_LABEL_PX, _fit_label
+
+    assert _fit_label("node-00", 200, 10) == ("node-00", 10)
+    text, size = _fit_label("NVIDIA Spectrum-X SN5600 (64 × 800GbE) #12（集群，脊）", 120, 10)
+    assert size == MIN_LABEL_PX and text.endswith("#12（集群，脊）") and "…" in text
 
 
 def test_one_node_name_in_the_drawing_the_racks_and_the_launch_scripts():
