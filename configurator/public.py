@@ -18,6 +18,8 @@ What the other apps get:
   PDF, from ``result_json``), the template helpers (:data:`SOURCE_KINDS`, :func:`figval`,
   :func:`seconds`) and the drawings (:func:`tornado_svg`, :func:`power_feed_svg`,
   :func:`svg_to_data_uri`, :func:`format_money`).
+* **the words** – :mod:`vocabulary` (configurator/engine/vocabulary.py): the English and Chinese
+  names of groups, roles, fabrics, planes, topologies, areas, sources and scenarios.
 * **the bill of materials** – :data:`MEDIA` (transceiver and cable names by media code).
 * **the launch bundle** – the result types (:class:`LaunchResult`, :class:`NodeLaunch`,
   :class:`BundleContext`, :class:`GroupSummary`, :class:`TopologyKind`), :func:`launch_from_resolved`
@@ -36,7 +38,7 @@ from .drawings.charts import tornado_svg
 from .drawings.fmt import format_money
 from .drawings.power_feed import power_feed_svg
 from .drawings.svg import svg_to_data_uri
-from .engine import fixtures
+from .engine import fixtures, vocabulary
 from .engine.launch import build_launch, bundle_files, bundle_zip
 from .engine.layout import resolve_layout
 from .engine.network import MEDIA
@@ -87,6 +89,7 @@ __all__ = [
     "seconds",
     "svg_to_data_uri",
     "tornado_svg",
+    "vocabulary",
 ]
 
 

@@ -10,16 +10,12 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 
 from configurator.drawings.fmt import format_money
+from configurator.engine import vocabulary
 
 register = template.Library()
 
-SOURCE_KINDS = {
-    "seed": ("source document", "来源文档"),
-    "public": ("public reference", "公开资料"),
-    "assumed": ("assumed — check before quoting", "假设值，报价前请核实"),
-    "input": ("your input", "输入值"),
-    "derived": ("derived", "推算"),
-}
+#: Where a figure's number comes from, (en, zh) by Source.kind (configurator/engine/vocabulary.py).
+SOURCE_KINDS = {kind: (term.en, term.zh) for kind, term in vocabulary.SOURCE_KINDS.items()}
 
 
 def _zh() -> bool:

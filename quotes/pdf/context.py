@@ -26,8 +26,8 @@ from typing import Any
 
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.utils.translation import get_language, gettext_noop
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
 
 from configurator.public import (
     SOURCE_KINDS,
@@ -38,6 +38,7 @@ from configurator.public import (
     seconds,
     svg_to_data_uri,
     tornado_svg,
+    vocabulary,
 )
 from proposals.options import comparison
 from proposals.terms import commercial_context
@@ -46,16 +47,6 @@ from ..frozen import revision_prepared_by, revision_quote
 from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
-
-# Scenario slugs of the seeded catalog (docs/domain.md §10) → (en, zh-hans) as in docs/glossary.md.
-SCENARIO_LABELS = {
-    "finance-research": ("Financial research analysis", "金融研报分析"),
-    "financial-research": ("Financial research analysis", "金融研报分析"),
-    "government-policy-qa": ("Government documents and policy Q&A", "政务文档与政策问答"),
-    "software-engineering-agent": ("Software-engineering agents", "软件工程 Agent"),
-    "multimodal-knowledge-base": ("Multimodal enterprise knowledge base", "多模态企业知识库"),
-    "research-drug-discovery": ("Research and drug discovery", "科研与药物发现"),
-}
 
 # Scenarios whose data must stay on the customer's premises (government documents under 等保 2.0,
 # bank research under financial-data rules): a public API is no alternative, so the proposal does
@@ -136,30 +127,17 @@ def proposal_language(revision) -> str:
 
 def topology_label(topology: Mapping, lang: str) -> str:
     """The deployment's topology in the customer's words (docs/glossary.md)."""
-    kind = str(topology.get("kind", ""))
-    if kind == "single":
-        return _("Single cluster")
-    if kind == "primary_standby":
-        return _("Two clusters, primary/standby high availability")
-    if kind == "tenant_pair":
-        return _("Two clusters, tenant isolation / canary")
-    if kind == "disaggregated":
-        return _("Prefill/decode disaggregation (%(p)sP%(d)sD)") % {
-            "p": topology.get("prefill_nodes", "?"),
-            "d": topology.get("decode_nodes", "?"),
-        }
-    return kind or "—"
+    return vocabulary.topology_label(
+        str(topology.get("kind", "")),
+        lang,
+        prefill_nodes=topology.get("prefill_nodes", "?"),
+        decode_nodes=topology.get("decode_nodes", "?"),
+    )
 
 
-def role_label(role: str) -> str:
-    return {
-        "serve": _("serving"),
-        "standby": _("standby"),
-        "tenant": _("tenant"),
-        "prefill": _("prefill (P)"),
-        "decode": _("decode (D)"),
-        "cluster": _("cluster"),
-    }.get(role, role)
+def role_label(role: str, lang: str | None = None) -> str:
+    """A group's role as the page names it ("serving", "预填充（P）")."""
+    return vocabulary.role_label(role, lang or get_language())
 
 
 def parallel_label(parallel: Mapping) -> str:
@@ -171,29 +149,14 @@ def parallel_label(parallel: Mapping) -> str:
     return text
 
 
-FABRIC_LABELS = {
-    "lingqu": ("LingQu", "灵衢"),
-    "roce": ("RoCE", "RoCE"),
-    "infiniband": ("InfiniBand", "InfiniBand"),
-    "ethernet": ("Ethernet", "以太网"),
-    "management": ("Management", "管理网"),
-    "pcie": ("PCIe", "PCIe"),
-    "nvlink": ("NVLink", "NVLink"),
-    "hccs": ("HCCS", "HCCS"),
-}
-
-
 def fabric_label(fabric: str, lang: str) -> str:
-    en, zh = FABRIC_LABELS.get(fabric, (fabric, fabric))
-    return _pick(en, zh, lang)
+    """A fabric as the page names it ("LingQu (UB)", "灵衢（UB）")."""
+    return vocabulary.fabric_label(fabric, lang)
 
 
-def group_label(name: str) -> str:
-    """A serving group's name as the customer reads it: "cluster-a" → "cluster A"."""
-    match = re.fullmatch(r"cluster-([a-z])", name or "")
-    if match:
-        return _("cluster %(letter)s") % {"letter": match.group(1).upper()}
-    return role_label(name)
+def group_label(name: str, lang: str | None = None) -> str:
+    """A serving group as the page names it: "cluster-a" → "Cluster A", "prefill" → "Prefill (P)"."""
+    return vocabulary.group_label(name, lang or get_language())
 
 
 def scope_label(scope: str) -> str:
@@ -217,10 +180,7 @@ VENDOR_ZH = {"Huawei": "华为", "Inspur": "浪潮", "NVIDIA": "英伟达", "H3C
 
 
 def scenario_label(slug: str, lang: str) -> str:
-    if not slug:
-        return ""
-    en, zh = SCENARIO_LABELS.get(slug, (slug, ""))
-    return _pick(en, zh, lang)
+    return vocabulary.scenario_label(slug, lang)
 
 
 # --------------------------------------------------------------------------- sections
@@ -727,9 +687,9 @@ def _launch_groups(launch: Mapping, server_name: str = "") -> list[dict]:
                     "index": node.get("index"),
                     "host": node.get("host", ""),
                     "script": node.get("script", ""),
-                    "role_label": {"master": _("master"), "worker": _("worker")}.get(
-                        str(node.get("role", "")), role_label(str(node.get("role", "")))
-                    ),
+                    "role_label": vocabulary.node_role_label(str(node.get("role", "")), get_language())
+                    if node.get("role") in ("master", "worker")
+                    else role_label(str(node.get("role", ""))),
                     "env": [env.get(k, "") for k in env_columns],
                     "values": view["rows"][i] if view["rows"] else [],
                 }
