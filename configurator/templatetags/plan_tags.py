@@ -1,4 +1,8 @@
-"""Formatting and "why?" derivations for plan figures (page and PDF)."""
+"""Formatting and "why?" derivations for plan figures (page and PDF).
+
+The filters are thin wrappers: numbers are written by ``configurator/engine/formatting.py`` and
+words come from ``configurator/engine/vocabulary.py``, as in the engine, the drawings and the PDF.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,14 @@ from django import template
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 
-from configurator.drawings.fmt import format_money
 from configurator.engine import vocabulary
+from configurator.engine.formatting import (
+    format_bytes_gb,
+    format_money,
+    format_number,
+    format_percent,
+    format_seconds,
+)
 
 register = template.Library()
 
@@ -23,10 +33,12 @@ def _zh() -> bool:
 
 
 def _num(value):
+    """``value`` as a finite Decimal, or None (shown as "—")."""
     try:
-        return Decimal(str(value))
+        n = Decimal(str(value))
     except (InvalidOperation, ValueError, TypeError):
         return None
+    return n if n.is_finite() else None
 
 
 @register.filter
@@ -35,7 +47,7 @@ def gb(value, digits=1):
     n = _num(value)
     if n is None:
         return "—"
-    return f"{n / Decimal(10**9):,.{int(digits)}f} GB"
+    return format_bytes_gb(n, int(digits))
 
 
 @register.filter
@@ -43,7 +55,7 @@ def thousands(value, digits=0):
     n = _num(value)
     if n is None:
         return "—"
-    return f"{n:,.{int(digits)}f}"
+    return format_number(n, int(digits))
 
 
 @register.filter
@@ -51,7 +63,7 @@ def pct(value, digits=0):
     n = _num(value)
     if n is None:
         return "—"
-    return f"{n * 100:,.{int(digits)}f} %"
+    return format_percent(n, int(digits))
 
 
 @register.filter
@@ -59,9 +71,7 @@ def seconds(value):
     n = _num(value)
     if n is None:
         return "—"
-    if n < 1:
-        return f"{n * 1000:,.0f} ms"
-    return f"{n:,.1f} s"
+    return format_seconds(n)
 
 
 @register.simple_tag
@@ -99,7 +109,7 @@ def _format_value(value, unit):
         return pct(n, 1)
     if unit == "s":
         return seconds(n)  # as the page shows it (15 ms, not "0.01 s")
-    text = f"{n:,.2f}".rstrip("0").rstrip(".") if n != n.to_integral_value() else f"{n:,.0f}"
+    text = format_number(n, 2, strip_zeros=True) if n != n.to_integral_value() else format_number(n, 0)
     return f"{text} {unit}".strip()
 
 
@@ -212,7 +222,7 @@ def _format_input(name, value):
         return str(value)
     if name.endswith("bytes") or name in {"usable", "weights", "activations", "buffers", "graphs", "device"}:
         if abs(n) >= 10**6:
-            return f"{n:,.0f} B ({gb(n)})"
+            return f"{format_number(n, 0)} B ({gb(n)})"
     if n == n.to_integral_value():
-        return f"{n:,.0f}"
-    return f"{n:,.4f}".rstrip("0").rstrip(".")
+        return format_number(n, 0)
+    return format_number(n, 4, strip_zeros=True)

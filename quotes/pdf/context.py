@@ -34,6 +34,7 @@ from configurator.public import (
     context_from_dict,
     figval,
     format_money,
+    formatting,
     power_feed_svg,
     seconds,
     svg_to_data_uri,
@@ -323,10 +324,8 @@ def _format_plain(value: Any) -> str:
         return "—"
     if isinstance(value, bool):
         return _("yes") if value else _("no")
-    if isinstance(value, float) and value.is_integer():
-        return f"{value:,.0f}"
-    if isinstance(value, int):
-        return f"{value:,}"
+    if (isinstance(value, float) and value.is_integer()) or isinstance(value, int):
+        return formatting.thousands(value)
     return str(value)
 
 
@@ -453,10 +452,10 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True
                 "configuration serves at most %(max_len)s tokens per request."
             )
             % {
-                "max_context": f"{int(model.get('max_context') or 0):,}",
+                "max_context": formatting.thousands(int(model.get("max_context") or 0)),
                 "ttft": seconds(ttft),  # the page's and the PDF's own "seconds" filter
-                "input": f"{int(workload.get('input_tokens') or 0):,}",
-                "max_len": f"{int(serving.get('max_model_len') or 0):,}",
+                "input": formatting.thousands(int(workload.get("input_tokens") or 0)),
+                "max_len": formatting.thousands(int(serving.get("max_model_len") or 0)),
             },
         }
     )
@@ -472,13 +471,13 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True
                 "with the facilities team before ordering."
             )
             % {
-                "it_kw": f"{float(power.get('it_kw') or 0):,.1f}",
-                "facility_kw": f"{float(power.get('facility_kw') or 0):,.1f}",
+                "it_kw": formatting.thousands(float(power.get("it_kw") or 0), 1),
+                "facility_kw": formatting.thousands(float(power.get("facility_kw") or 0), 1),
                 "pue": power.get("pue", "—"),
                 "feeds": _pick(
                     recommended.get("description_en", "—"), recommended.get("description_zh", ""), lang
                 ),
-                "rack_kw": f"{float(racks.get('max_rack_kw') or 0):,.1f}",
+                "rack_kw": formatting.thousands(float(racks.get("max_rack_kw") or 0), 1),
             },
         }
     )
