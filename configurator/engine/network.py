@@ -67,7 +67,7 @@ from .types import (
     SwitchUnit,
     TopologyKind,
 )
-from .vocabulary import plane_in_text
+from .vocabulary import group_label, plane_in_text
 
 RDMA_FABRICS = frozenset({"lingqu", "ub", "roce", "infiniband", "nvlink", "hccs"})
 IN_NODE_FABRICS = frozenset({"pcie", "hccs", "nvlink"})  # scale-up buses without external switches
@@ -467,6 +467,7 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
             f"network.cross_node.{link.group}.link_gbps",
             link.link_gbps,
             source=Source("seed", "S1 §6.3"),
+            label={"group_en": group_label(link.group, "en"), "group_zh": group_label(link.group, "zh")},
             nic_port_gbps=best.port_speed_gbps if best else 0,
             switch_port_gbps=switch_port_gbps.get(best.switch_slug, 0) if best else 0,
             fabric=link.fabric,
