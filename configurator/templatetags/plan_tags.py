@@ -85,6 +85,29 @@ def money(value, currency="CNY", scaled=True):
     return format_money(n, currency, lang, scale=1, decimals=2)
 
 
+#: What ``{% term %}`` names: a table of configurator/engine/vocabulary.py by the kind of its codes.
+TERM_TABLES = {
+    "group": vocabulary.GROUP_LABELS,
+    "role": vocabulary.ROLES,
+    "node_role": vocabulary.NODE_ROLES,
+    "fabric": vocabulary.FABRICS,
+    "plane": vocabulary.PLANE_LABELS,
+    "area": vocabulary.AREAS,
+    "source": vocabulary.SOURCE_KINDS,
+    "scenario": vocabulary.SCENARIOS,
+}
+
+
+@register.simple_tag
+def term(kind, code):
+    """``{% term "fabric" row.fabric %}`` → "LingQu (UB)" / "灵衢（UB）": a code in the page's language,
+    as the vocabulary (and so the PDF and the drawings) spells it; an unknown code as it is."""
+    found = TERM_TABLES[kind].get(str(code or ""))
+    if found is None:
+        return code or ""
+    return found.pick("zh-hans" if _zh() else "en")
+
+
 @register.simple_tag
 def pick(obj, name):
     """``obj[name + '_zh']`` in Chinese (falling back to English), else ``obj[name]`` /
@@ -134,7 +157,7 @@ def why(figures, key):
     zh = _zh()
     source = f.get("source") or {}
     kind = source.get("kind", "derived")
-    kind_label = SOURCE_KINDS.get(kind, (kind, kind))[1 if zh else 0]
+    kind_label = vocabulary.source_kind_label(kind, "zh-hans" if zh else "en")
     label = (f.get("label_zh") if zh else f.get("label_en")) or f.get("label_en") or key
     parts = [
         '<details class="why"><summary title="',
