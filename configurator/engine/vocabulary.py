@@ -221,7 +221,7 @@ AREAS: dict[str, Term] = {
     "network": Term("Network", "网络"),
     "racks": Term("Racks", "机柜"),
     "cooling": Term("Cooling", "散热"),
-    "layout": Term("Parallel layout", "并行布局"),
+    "layout": Term("Parallel layout", "并行方式"),  # as the layout figures and the proposal say
     "performance": Term("Performance", "性能"),
     "commercial": Term("Commercial", "商务"),
     "model": Term("Model", "模型"),

@@ -26,7 +26,7 @@ from typing import Any
 
 from django.utils import timezone
 from django.utils.safestring import mark_safe
-from django.utils.translation import get_language, gettext_noop
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from configurator.public import (
@@ -44,6 +44,7 @@ from configurator.public import (
 from proposals.options import comparison
 from proposals.terms import commercial_context
 
+from ..bom import UNITS
 from ..frozen import revision_prepared_by, revision_quote
 from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
@@ -423,14 +424,6 @@ def _power_feed_drawings(racks: list[dict], power: Mapping | None, lang: str) ->
     return [drawing(power_feed_svg(rows[i : i + step], lang, feeds=feeds)) for i in range(0, len(rows), step)]
 
 
-UNIT_LABELS = {
-    "pcs": gettext_noop("pcs"),
-    "year": gettext_noop("year"),
-    "month": gettext_noop("month"),
-    "lot": gettext_noop("lot"),
-}
-
-
 def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True) -> list[dict]:
     """The risks and limits every board should read, with this plan's own figures."""
     model = resolved.get("model") or {}
@@ -797,7 +790,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         line.display_category = (
             str(BomCategory(line.category).label) if line.category in BomCategory.values else line.category
         )
-        line.display_unit = _(UNIT_LABELS[line.unit]) if line.unit in UNIT_LABELS else line.unit
+        line.display_unit = _(line.unit) if line.unit in UNITS else line.unit  # marked in quotes.bom
 
     if zh:  # catalog rows carry their Chinese names (name_zh); vendors by their Chinese names
         server = {

@@ -114,3 +114,21 @@ def test_the_drawings_formatter_is_this_one():
     assert fmt.format_money is formatting.format_money
     assert fmt.format_number is formatting.format_number
     assert fmt.money_axis_formatter is formatting.money_axis_formatter
+
+
+def test_the_translation_catalogue_spells_each_term_as_the_vocabulary():
+    """Where a template or a Django choice still says a term through gettext (locale/zh_Hans/*.tsv),
+    the Chinese is the vocabulary's (e.g. "LingQu (UB)" → 灵衢（UB）, "prefill (P)" → 预填充（P）)."""
+    msgstr: dict[str, set[str]] = {}
+    for tsv in sorted((Path(__file__).resolve().parents[2] / "locale" / "zh_Hans").glob("*.tsv")):
+        for line in tsv.read_text(encoding="utf-8").splitlines():
+            if line.strip() and not line.startswith("#") and "\t" in line:
+                en, _, zh = line.partition("\t")
+                msgstr.setdefault(en, set()).add(zh)
+    checked = 0
+    for name, table in vocabulary.TABLES.items():
+        for code, term in table.items():
+            if term.en in msgstr:
+                checked += 1
+                assert msgstr[term.en] == {term.zh}, (name, code, term, msgstr[term.en])
+    assert checked >= 20  # fabrics, roles, topologies, areas …
