@@ -15,13 +15,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._django import report  # noqa: E402
-from configurator.engine import fixtures  # noqa: E402
+from configurator import reference  # noqa: E402
 from configurator.engine.launch import build_launch  # noqa: E402
 from configurator.engine.layout import resolve_layout  # noqa: E402
 
 
 def main() -> int:
-    request = fixtures.request_k3_a3_8p8d()
+    request = reference.request(reference.case("a3-16-8p8d"))
     layout = resolve_layout(request)
     files = build_launch(request, layout).files  # warm-up: imports and caches
     builds, renders = [], []

@@ -51,8 +51,8 @@ def main() -> int:
 
         from accounts.services import demo_users_create
         from configurator.services import plan_for_quote
-        from quotes import services
         from quotes.pdf import render_proposal_pdf
+        from quotes.services.quotes import quote_create_from_configuration
 
         call_command("load_catalog", stdout=StringIO())
         demo_users_create()
@@ -65,7 +65,7 @@ def main() -> int:
                 "topology": {"kind": "single", "nodes": nodes},
             }
             resolved, result, prices, usd_rate, currency = plan_for_quote(request)
-            quote = services.quote_create_from_configuration(
+            quote = quote_create_from_configuration(
                 by=engineer, customer=f"Bench {nodes}", request_json=request, resolved_json=resolved,
                 result_json=result, prices_json=prices, usd_rate=usd_rate, currency=currency, language="en",
             )  # fmt: skip

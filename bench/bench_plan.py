@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from configurator.engine import fixtures  # noqa: E402
+from configurator import reference  # noqa: E402
 from configurator.engine.layout import resolve_layout  # noqa: E402
 from configurator.engine.memory import size_memory  # noqa: E402
 
@@ -47,7 +47,7 @@ def _layout_and_memory(request):
 
 
 def main() -> int:
-    request = fixtures.request_k3_a3_8p8d()
+    request = reference.request(reference.case("a3-16-8p8d"))
     try:
         from configurator.engine.plan import plan
     except ImportError as exc:

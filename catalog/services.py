@@ -32,9 +32,9 @@ from .models import (
     TopologyTemplate,
 )
 from .models.base import json_value
-from .seed import data as seed_data
+from .seed import loader as seed_loader
 
-NIC_FIELDS = ("fabric", "role", "count", "speed_gbps", "source_kind", "source_ref")
+NIC_FIELDS = seed_loader.NIC_FIELDS
 LOAD_REASON = "load_catalog"
 
 
@@ -72,98 +72,46 @@ def _sorted_nics(nics: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(nics, key=lambda n: (n["role"], n["fabric"]))
 
 
-def _split(
-    model: type[SourcedModel],
-    raw: dict[str, Any],
-    fk_names: Iterable[str] = (),
-    m2m_names: Iterable[str] = (),
-):
-    """Split a seed dict into plain values, sources, FKs and M2Ms."""
-    values, sources, fks, m2m = {}, {}, {}, {}
-    for name, item in raw.items():
-        if name in ("nics",):
-            continue
-        value = item
-        if isinstance(item, tuple):
-            value, source = item
-            sources[name] = source
-        if name in fk_names:
-            fks[name] = value
-        elif name in m2m_names:
-            m2m[name] = list(value)
-        else:
-            values[name] = value
-    missing = [n for n in model.sourced_field_names() if n in values and n not in sources]
+# The seed's kinds of record (catalog.seed.loader.KINDS) → the tables they fill.
+SEED_MODELS: dict[str, type[SourcedModel]] = {
+    "accelerator": Accelerator,
+    "server": ServerModel,
+    "switch": SwitchModel,
+    "rack": RackType,
+    "site": SiteProfile,
+    "topology": TopologyTemplate,
+    "llm_model": LlmModel,
+    "checkpoint": Checkpoint,
+    "scenario": Scenario,
+    "price_list": PriceList,
+    "price_item": PriceItem,
+}
+
+
+def _seed_record(record: seed_loader.Record) -> SeedRecord:
+    """A loaded record for its table; refuses a figure of the table that has no source."""
+    model = SEED_MODELS[record.kind]
+    names = model.sourced_field_names()
+    if model is LlmModel:  # the importer gives every figure: all must have a source
+        missing = [n for n in names if n not in record.sources]
+    else:
+        missing = [n for n in names if n in record.values and n not in record.sources]
     if missing:
-        raise ValueError(
-            f"seed {model.__name__} {raw.get('slug', raw.get('sku'))}: no source for {', '.join(missing)}"
-        )
-    return values, sources, fks, m2m
+        raise ValueError(f"seed {model.__name__} {record.slug}: no source for {', '.join(missing)}")
+    return SeedRecord(
+        model,
+        dict(record.key),
+        dict(record.values),
+        {k: dict(v) for k, v in record.sources.items()},
+        dict(record.foreign_keys),
+        {k: list(v) for k, v in record.many_to_many.items()},
+        [dict(n) for n in record.nics] if record.nics is not None else None,
+    )
 
 
-def _simple_records(model, rows, fk_names=(), key=("slug",)) -> list[SeedRecord]:
-    records = []
-    for raw in rows:
-        values, sources, fks, m2m = _split(model, raw, fk_names)
-        k = {name: (fks[name] if name in fks else values[name]) for name in key}
-        nics = raw.get("nics")
-        records.append(SeedRecord(model, k, values, sources, fks, m2m, nics))
-    return records
-
-
-def _llm_records() -> list[SeedRecord]:
-    records = []
-    for raw in seed_data.LLM_MODELS:
-        if "config" in raw:
-            config = json.loads((seed_data.CONFIG_DIR / raw["config"]).read_text(encoding="utf-8"))
-        else:
-            config = raw["config_dict"]
-        imported = parse_hf_config(config, hf_model_id=raw["hf_model_id"])
-        values = dict(imported.fields)
-        sources = {k: dict(v) for k, v in imported.sources.items()}
-        if raw.get("config_ref"):
-            for entry in sources.values():
-                entry["ref"] = entry["ref"].replace(f"HF config {raw['hf_model_id']}", raw["config_ref"])
-        for name in raw.get("assumed_fields", ()):
-            sources[name] = seed_data.assumed("placeholder dimension: no config.json in the reference set")
-        o_values, o_sources, _, m2m = _split(LlmModel, raw["fields"])
-        values.update(o_values)
-        sources.update(o_sources)
-        values["slug"] = raw["slug"]
-        values["hf_model_id"] = raw["hf_model_id"]
-        m2m = {"validated_text_only_on": list(raw.get("validated_text_only_on", []))}
-        missing = [n for n in LlmModel.sourced_field_names() if n not in sources]
-        if missing:
-            raise ValueError(f"seed LlmModel {raw['slug']}: no source for {', '.join(missing)}")
-        records.append(SeedRecord(LlmModel, {"slug": raw["slug"]}, values, sources, {}, m2m))
-    return records
-
-
-def _checkpoint_records() -> list[SeedRecord]:
-    return _simple_records(Checkpoint, seed_data.checkpoints(), fk_names=("model",))
-
-
-def seed_records() -> list[SeedRecord]:
-    """Every seeded row, in dependency order."""
-    return [
-        *_simple_records(Accelerator, seed_data.ACCELERATORS),
-        *_simple_records(ServerModel, seed_data.SERVERS, fk_names=("accelerator",)),
-        *_simple_records(SwitchModel, seed_data.SWITCHES),
-        *_simple_records(RackType, seed_data.RACKS),
-        *_simple_records(SiteProfile, seed_data.SITES),
-        *_simple_records(TopologyTemplate, seed_data.TOPOLOGIES),
-        *_llm_records(),
-        *_checkpoint_records(),
-        *_simple_records(
-            Scenario,
-            seed_data.SCENARIOS,
-            fk_names=("recommended_topology", "recommended_model", "recommended_server"),
-        ),
-        *_simple_records(PriceList, seed_data.PRICE_LISTS),
-        *_simple_records(
-            PriceItem, seed_data.PRICE_ITEMS, fk_names=("price_list",), key=("price_list", "sku")
-        ),
-    ]
+def seed_records(seed: seed_loader.Seed | None = None) -> list[SeedRecord]:
+    """Every seeded row (catalog/seed/*.yaml, read by :mod:`catalog.seed.loader`), in dependency order."""
+    return [_seed_record(r) for r in (seed or seed_loader.load()).records]
 
 
 # --------------------------------------------------------------------------- snapshots of stored rows

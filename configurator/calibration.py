@@ -1,28 +1,26 @@
 """Compare the performance model with published measurements (``tests/data/serving_benchmarks.yaml``).
 
-Pure Python (no database): hardware comes from the catalog seed
-(``catalog/seed/data.py``), models from the seed's HF configs (Kimi K3 from the
-engine fixture, which carries the released checkpoint's byte counts).  Used by
+Pure Python (no database): hardware and models are the seeded catalog's
+(``configurator.reference``, from ``catalog/seed/*.yaml``); a model in another
+weight format than the seeded one is imported from its seeded config.json in
+that format.  Used by
 ``tests/engine/test_performance_calibration.py``, ``bench/bench_calibration.py`` (the error
 table of ``make bench``) and ``scripts/fit_performance.py`` (the fit).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
-from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from catalog.importers.hf_config import parse_hf_config
-from catalog.seed import data as seed
+from catalog.seed import loader
 
-from .engine import fixtures
+from . import reference, specs
 from .engine import serving_model as sm
 from .engine import types as et
 from .engine.layout import resolve_layout
@@ -32,64 +30,23 @@ from .engine.performance import estimate_performance
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "serving_benchmarks.yaml"
 
 
-def _v(x: Any) -> Any:
-    """Seed values are ``(value, source)`` pairs or plain values."""
-    return x[0] if isinstance(x, tuple) else x
-
-
-def _f(x: Any) -> float:
-    v = _v(x)
-    return float(v) if isinstance(v, (int, float, Decimal)) else 0.0
-
-
-@cache
 def accelerator(slug: str) -> et.AcceleratorSpec:
-    row = next(a for a in seed.ACCELERATORS if a["slug"] == slug)
-    tflops = {k: _f(row.get(f"tflops_{k}", 0)) for k in ("bf16", "fp16", "fp8", "int8", "mxfp4")}
-    return et.AcceleratorSpec(
-        slug=slug,
-        name=row["name"],
-        memory_bytes=int(_f(row["memory_gb"]) * et.GB),
-        memory_bandwidth_bytes_s=_f(row["memory_bandwidth_tbps"]) * 1e12,
-        tflops={k: v for k, v in tflops.items() if v > 0},
-        tdp_watts=_f(row.get("tdp_w", 0)),
-        logical_devices_per_package=int(_v(row.get("logical_devices_per_package", 1))),
-        vendor=row.get("vendor", ""),
-        software_stack=_v(row.get("software_stack", "cuda")),
-    )
+    return reference.accelerator(slug)
 
 
-@cache
 def server(slug: str) -> et.ServerSpec:
-    row = next(s for s in seed.SERVERS if s["slug"] == slug)
-    acc = accelerator(row["accelerator"])
-    logical = int(_v(row["logical_devices"]))
-    return et.ServerSpec(
-        slug=slug,
-        name=row["name"],
-        accelerator=acc,
-        packages=logical // max(acc.logical_devices_per_package, 1),
-        rack_units=int(_v(row["rack_units"])),
-        max_input_kw=_f(row["max_input_kw"]),
-        nics=tuple(et.NicSpec(n["fabric"], n["count"], n["speed_gbps"], n["role"]) for n in row["nics"]),
-        scale_up_fabric=_v(row["scale_up_fabric"]),
-        scale_up_bandwidth_gbps=_f(row["scale_up_bandwidth_gbps"]),
-        scale_up_domain_devices=int(_v(row.get("scale_up_domain_devices", 0))),
-        vendor=row.get("vendor", ""),
-    )
+    return reference.server(slug)
 
 
 @cache
 def model(slug: str, weight_format: str) -> et.ModelSpec:
-    if slug == "kimi-k3":
-        return fixtures.kimi_k3(weight_format)
-    row = next(m for m in seed.LLM_MODELS if m["slug"] == slug)
-    config = json.loads((seed.CONFIG_DIR / row["config"]).read_text(encoding="utf-8"))
-    imported = parse_hf_config(config, weight_format=weight_format, hf_model_id=row["hf_model_id"])
-    fields = dict(imported.fields)
-    for key in ("family", "hf_model_id", "name"):
-        fields.pop(key, None)
-    return et.ModelSpec(slug=slug, name=_v(row["fields"].get("name", slug)), **fields)
+    """The seeded LLM; in another weight format, imported from its seeded config.json in that format."""
+    seeded = reference.model(slug)
+    if seeded.weight_format == weight_format:
+        return seeded
+    return specs.model_spec_from_hf_config(
+        loader.model_config(slug), weight_format=weight_format, slug=slug, name=seeded.name
+    )
 
 
 @dataclass(frozen=True)

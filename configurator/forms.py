@@ -176,7 +176,7 @@ class ConfiguratorForm(forms.Form):
     output_tokens = _int(_("Output tokens per request"), min_value=1, max_value=16_777_216, initial=1024)
     concurrency = _int(_("Concurrent requests"), min_value=1, max_value=1_000_000, initial=16)
     needs_vision = forms.BooleanField(label=_("Image input needed"), required=False)
-    # Latency targets (P50 and P90) and speculative decoding: engine/performance.py, docs/performance.md
+    # Latency targets (P50 and P90) and speculative decoding: engine/performance/, docs/performance.md
     ttft_target_s = _dec(
         _("TTFT target P50 (s)"), min_value=0.001, max_value=86_400, required=False, places=3
     )

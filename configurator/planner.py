@@ -87,7 +87,7 @@ PROJECTION_MARGIN = 2.0  # stop when a serving gap projects past 2 × max_nodes
 MAX_XPYD_RATIO = 3  # prefill:decode splits up to 1:3 and 3:1
 KV_DTYPES = ("auto", "fp8")
 # The engine's ERROR check for a quoted concurrency above what the cluster serves at once
-# (engine/performance.py, capacity_concurrency).  The planner reads it as a serving gap
+# (engine/performance/, capacity_concurrency).  The planner reads it as a serving gap
 # (concurrency ÷ capacity) that more nodes, DP ranks or KV cache close, not as a dead end.
 CAPACITY_CHECK = "performance.concurrency_above_capacity"
 MEMORY_UTILISATIONS = (0.85, 0.9)

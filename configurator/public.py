@@ -9,7 +9,7 @@ What the other apps get:
 
 * **planning** – :func:`plan_for_quote` plans a posted configuration against the catalog and
   returns what a quote revision freezes; :func:`plan_from_json` / :func:`plan_as_dict` plan a
-  request (JSON, or an engine request such as one of :mod:`fixtures`);
+  request (JSON, or an engine request such as ``reference.request(reference.case(name))``);
   :func:`request_to_inline` writes a request with every catalog entry inline;
   :class:`RequestError` is what an unresolvable request raises.
 * **the configurator page** – :class:`ConfiguratorForm`, :func:`form_data_from_request`
@@ -35,12 +35,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from . import reference
 from .acknowledge import parse_acknowledged, record_on_revision
 from .drawings.charts import tornado_svg
 from .drawings.fmt import format_money
 from .drawings.power_feed import power_feed_svg
 from .drawings.svg import svg_to_data_uri
-from .engine import fixtures, formatting, vocabulary
+from .engine import formatting, vocabulary
 from .engine.launch import build_launch, bundle_files, bundle_zip
 from .engine.layout import resolve_layout
 from .engine.network import MEDIA
@@ -75,7 +76,6 @@ __all__ = [
     "TopologyKind",
     "context_from_dict",
     "figval",
-    "fixtures",
     "form_data_from_request",
     "format_money",
     "formatting",
@@ -83,6 +83,7 @@ __all__ = [
     "launch_from_resolved",
     "parse_acknowledged",
     "plan_as_dict",
+    "reference",
     "plan_context",
     "plan_for_quote",
     "plan_from_json",

@@ -171,7 +171,7 @@ class ProposalOption(models.Model):
     """An alternative configuration offered beside the quoted one (good / better / best).
 
     Each option freezes its own plan (the same four snapshots a revision keeps,
-    planned on the server by ``quotes.services.configuration_plan``), so the
+    planned on the server by ``quotes.services.planning.configuration_plan``), so the
     proposal compares them without replanning.  A quote carries at most
     :data:`MAX_OPTIONS` options besides the quoted configuration; at most one of
     all of them is recommended (none marked: the quoted one is).

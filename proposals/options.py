@@ -1,7 +1,7 @@
 """Good / better / best: alternative configurations offered beside the quoted one, compared side by side.
 
 :func:`option_add` plans a configuration request on the server (the same
-``quotes.services.configuration_plan`` as a quote) and freezes it on the quote;
+``quotes.services.planning.configuration_plan`` as a quote) and freezes it on the quote;
 :func:`comparison` turns the quoted revision and its options into the columns
 of the proposal's "Options compared" table, every figure read from the frozen
 plans (capacity, latency, power, racks, capex, TCO, risks).
@@ -22,9 +22,9 @@ from .models import ProposalOption
 
 def option_add(*, quote, request_json: Any, label: str = "", recommended: bool = False) -> ProposalOption:
     """Plan ``request_json`` and add it to ``quote`` as an option (at most ``MAX_OPTIONS``)."""
-    from quotes import services
+    from quotes.services.planning import configuration_plan
 
-    planned = services.configuration_plan(request_json)  # ValidationError on a bad or failing request
+    planned = configuration_plan(request_json)  # ValidationError on a bad or failing request
     with transaction.atomic():
         existing = list(ProposalOption.objects.select_for_update().filter(quote=quote))
         if len(existing) >= ProposalOption.MAX_OPTIONS:

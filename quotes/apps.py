@@ -10,7 +10,7 @@ class QuotesConfig(AppConfig):
         # the issued revision never serves the draft-stamped copy).
         from . import notify
         from .pdf.jobs import on_revision_issued
-        from .services import revision_issued
+        from .services.issuing import revision_issued
 
         revision_issued.connect(on_revision_issued, dispatch_uid="quotes.render_issued_proposal")
         # Notifications: approval requests and decisions (post_save receivers in quotes.notify),

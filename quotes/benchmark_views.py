@@ -3,7 +3,7 @@
 ``measured_context(revision)`` is what the quote page, the XLSX and the PDF show:
 the latest measurement beside the estimate, each figure marked *measured* or
 *estimate*; cost per million tokens is recomputed from the revision's own yearly
-cost (``tco.tokens``) and the measured throughput, the way ``engine/tco.py`` does
+cost (``tco.tokens``) and the measured throughput, the way ``engine/tco`` does
 for the estimate.
 """
 

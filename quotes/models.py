@@ -99,7 +99,7 @@ class Customer(models.Model):
 class QuoteNumberCounter(models.Model):
     """The last quote sequence number handed out in a calendar year.
 
-    ``quotes.services`` locks this row (``SELECT … FOR UPDATE``) while it
+    ``quotes.services.quotes`` locks this row (``SELECT … FOR UPDATE``) while it
     allocates a number, so concurrent creations get consecutive, distinct
     numbers; the unique constraint on :class:`Quote` is the backstop.
     """

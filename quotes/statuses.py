@@ -1,7 +1,7 @@
 """Quote status pipeline, revision states and approval states, declared as data.
 
 ``TRANSITIONS`` is the only place that says which status may follow which;
-``quotes.services.quote_transition`` enforces it and the detail page offers
+``quotes.services.transitions.quote_transition`` enforces it and the detail page offers
 exactly the transitions listed here.  Adding a status means adding a row here
 (and a migration for the choices), not editing the service.
 """

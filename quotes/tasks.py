@@ -25,10 +25,10 @@ from celery.signals import worker_ready
 from django.db import transaction
 from django.db.models import F
 
-from . import services
 from .models import QuoteRevision
 from .pdf.jobs import pdf_file_present
 from .pdf.render import render_proposal_pdf
+from .services.pdf import revision_pdf_fail, revision_pdf_store
 from .statuses import PdfStatus
 
 logger = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ def _store(revision: QuoteRevision, pdf: bytes, task_id: str = "") -> bool:
     if current.pdf_file:
         # The file name is the revision number: drop the stale file so the new one takes its name.
         current.pdf_file.delete(save=False)
-    services.revision_pdf_store(revision=current, content=pdf)
+    revision_pdf_store(revision=current, content=pdf)
     return True
 
 
@@ -120,7 +120,7 @@ def render_proposal(self, revision_id: int) -> str:
                 pdf_status=PdfStatus.QUEUED, pdf_error=message[:5000]
             )
             raise self.retry(exc=exc, countdown=retry_countdown(retries)) from exc
-        services.revision_pdf_fail(revision=revision, error=message)
+        revision_pdf_fail(revision=revision, error=message)
         return "failed"
     return "ready" if written else "unchanged"
 

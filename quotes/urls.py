@@ -2,21 +2,22 @@
 
 from django.urls import path
 
-from . import benchmark_views, pdf_urls, views, workflow_views
+from . import benchmark_views, pdf_urls, workflow_views
+from .views import approvals, customers, quotes, revisions
 
 app_name = "quotes"
 urlpatterns = [
-    path("", views.quote_list, name="list"),
-    path("create/", views.quote_create, name="create"),
-    path("customers/", views.customer_list, name="customers"),
-    path("<int:pk>/", views.quote_detail, name="detail"),
-    path("<int:pk>/edit/", views.quote_edit, name="edit"),
-    path("<int:pk>/transition/", views.quote_transition_view, name="transition"),
-    path("<int:pk>/compare/", views.revision_compare_view, name="compare"),
-    path("revisions/<int:pk>/revise/", views.revision_revise, name="revise"),
-    path("revisions/<int:pk>/issue/", views.revision_issue_view, name="issue"),
-    path("revisions/<int:pk>/approve/", views.revision_approve_view, name="approve"),
-    path("revisions/<int:pk>/reject/", views.revision_reject_view, name="reject"),
+    path("", quotes.quote_list, name="list"),
+    path("create/", quotes.quote_create, name="create"),
+    path("customers/", customers.customer_list, name="customers"),
+    path("<int:pk>/", quotes.quote_detail, name="detail"),
+    path("<int:pk>/edit/", quotes.quote_edit, name="edit"),
+    path("<int:pk>/transition/", quotes.quote_transition_view, name="transition"),
+    path("<int:pk>/compare/", revisions.revision_compare_view, name="compare"),
+    path("revisions/<int:pk>/revise/", revisions.revision_revise, name="revise"),
+    path("revisions/<int:pk>/issue/", revisions.revision_issue_view, name="issue"),
+    path("revisions/<int:pk>/approve/", approvals.revision_approve_view, name="approve"),
+    path("revisions/<int:pk>/reject/", approvals.revision_reject_view, name="reject"),
     path("revisions/<int:pk>/benchmark/", benchmark_views.revision_benchmark_upload, name="benchmark"),
     # The sales workflow (quotes/workflow_views.py).
     path("revisions/<int:pk>/configure/", workflow_views.revision_configure, name="configure"),

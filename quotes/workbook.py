@@ -10,7 +10,7 @@ revision's frozen totals (and so the proposal PDF) to the cent:
 * ``BOM``: line total = ROUND(quantity × unit price × (1 − line discount), 2)
   (``quotes.bom.line_total``); list amount = ROUND(quantity × unit price, 2);
   list total = Σ list amounts of the purchase lines; quote discount =
-  −ROUND(Σ capex line totals × quote discount, 2) (``quotes.services._totals``);
+  −ROUND(Σ capex line totals × quote discount, 2) (``quotes.services.snapshot.revision_totals``);
   net total; discount = net − list; VAT = ROUND(net × VAT rate, 2); capex.
   Lease lines price the alternative: a 0 in "In purchase total" keeps them out.
 * ``Inputs`` (``configurator.engine.tco.compute_tco``'s inputs and arithmetic):

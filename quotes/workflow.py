@@ -26,10 +26,22 @@ from django.utils.translation import gettext as _
 
 from accounts import roles
 
-from . import notify, selectors, services
+from . import notify, selectors
 from .bom import apply_line_discounts, bom_lines_from_plan, line_total, to_decimal
 from .frozen import revision_quote
 from .models import BomLine, Quote, QuoteRevision
+from .services.base import audit, quote_lock, require_edit, require_perm
+from .services.customers import customer_resolve
+from .services.planning import (
+    PlannedConfiguration,
+    PlanningUnavailable,
+    configuration_plan,
+    request_with_discount,
+)
+from .services.quotes import quote_number_allocate
+from .services.revisions import revision_build, revision_create_from
+from .services.snapshot import revision_totals
+from .services.transitions import transition_locked
 from .statuses import AuditAction, BomCategory, PdfStatus, QuoteStatus, RevisionStatus
 from .workflow_models import CustomerAcceptance, CustomerQuestion, ShareLink, ShareView, token_digest
 
@@ -45,11 +57,11 @@ QUESTIONS_PER_LINK_PER_HOUR = 10
 def _planned_changes(request_json: Mapping, discount: Decimal) -> dict[str, Any]:
     """Plan ``request_json`` (with the quote discount) against today's catalog: the changes of a revision."""
     try:
-        plan = services.configuration_plan(services.request_with_discount(request_json, discount))
-    except services.PlanningUnavailable as exc:
+        plan = configuration_plan(request_with_discount(request_json, discount))
+    except PlanningUnavailable as exc:
         raise ValidationError(str(exc)) from exc
     return {
-        "request_json": services.request_with_discount(request_json, discount),
+        "request_json": request_with_discount(request_json, discount),
         "resolved_json": plan.resolved_json,
         "result_json": plan.result_json,
         "prices_json": plan.prices_json,
@@ -72,9 +84,7 @@ def revise_configuration(
     changes["note"] = note.strip() or _("Configuration revised from %(number)s.") % {
         "number": revision.number
     }
-    return services.revision_create_from(
-        revision=revision, changes=changes, by=by, expected_version=expected_version
-    )
+    return revision_create_from(revision=revision, changes=changes, by=by, expected_version=expected_version)
 
 
 def same_revision_already_saved(*, revision: QuoteRevision, request_json: Any, by) -> QuoteRevision | None:
@@ -83,7 +93,7 @@ def same_revision_already_saved(*, revision: QuoteRevision, request_json: Any, b
     latest = revision.quote.revisions.order_by("-index").first()
     if latest is None or latest.based_on_id != revision.pk or latest.created_by_id != by.pk:
         return None
-    if latest.request_json != services.request_with_discount(request_json, revision.discount):
+    if latest.request_json != request_with_discount(request_json, revision.discount):
         return None
     return latest
 
@@ -94,9 +104,7 @@ def replan_at_current_prices(
     """A new draft revision of the same configuration, planned with today's catalog and prices."""
     changes = _planned_changes(revision.request_json, revision.discount)
     changes["note"] = _("Re-planned with today's prices (from %(number)s).") % {"number": revision.number}
-    return services.revision_create_from(
-        revision=revision, changes=changes, by=by, expected_version=expected_version
-    )
+    return revision_create_from(revision=revision, changes=changes, by=by, expected_version=expected_version)
 
 
 # --------------------------------------------------------------------------- clone
@@ -111,12 +119,12 @@ def quote_clone(
     the source priced), with the same quote and line discounts and proposal
     language; the validity starts again from today.  The source is untouched.
     """
-    services._require_perm(by, "quotes.add_quote")
+    require_perm(by, "quotes.add_quote")
     source_quote = selectors.quote_get_visible(user=by, pk=revision.quote_id)
     line_discounts = {
         f"{line.category}:{line.sku}": line.discount for line in revision.lines.all() if line.discount
     }
-    plan = services.PlannedConfiguration(
+    plan = PlannedConfiguration(
         request_json=revision.request_json,
         resolved_json=revision.resolved_json,
         result_json=revision.result_json,
@@ -126,8 +134,8 @@ def quote_clone(
     )
     today = timezone.localdate()
     with transaction.atomic():
-        customer_obj = services._customer_resolve(by=by, customer=customer)
-        sequence, number = services._quote_number_allocate(year=today.year)
+        customer_obj = customer_resolve(by=by, customer=customer)
+        sequence, number = quote_number_allocate(year=today.year)
         quote = Quote(
             number=number,
             year=today.year,
@@ -143,14 +151,14 @@ def quote_clone(
         )
         quote.full_clean()
         quote.save()
-        services._audit(
+        audit(
             actor=by,
             action=AuditAction.QUOTE_CLONED,
             obj=quote,
             quote=quote,
             detail={"number": number, "customer": customer_obj.name, "from": revision.number},
         )
-        services._revision_build(
+        revision_build(
             quote=quote,
             index=1,
             by=by,
@@ -259,7 +267,7 @@ def _sides(revision: QuoteRevision, zh: bool) -> dict[str, tuple[BomLine, LineSi
 
 
 def _quote_discount_amount(revision: QuoteRevision) -> Decimal:
-    """The quote-level discount amount: Σ purchase line totals − net total (see services._totals)."""
+    """The quote-level discount amount: Σ purchase line totals − net total (see revision_totals)."""
     lines = sum(
         (line.line_total for line in revision.lines.all() if line.category != BomCategory.LEASE), Decimal("0")
     )
@@ -306,8 +314,8 @@ def share_create(*, revision: QuoteRevision, by, days: int | None = None) -> tup
     same approval and validity checks as "Send to customer").
     """
     with transaction.atomic():
-        quote = services._quote_lock(revision.quote, None)
-        services._require_edit(by, quote)
+        quote = quote_lock(revision.quote, None)
+        require_edit(by, quote)
         current = QuoteRevision.objects.get(pk=revision.pk)
         latest = quote.revisions.order_by("-index").first()
         is_latest = latest is not None and latest.pk == current.pk
@@ -319,7 +327,7 @@ def share_create(*, revision: QuoteRevision, by, days: int | None = None) -> tup
         if is_latest and quote.status == QuoteStatus.DRAFT:
             # Sharing the latest revision sends the quote (issuing it first if it is a draft),
             # with the same approval and validity checks as "Send to customer".
-            services._transition_locked(quote=quote, to_status=QuoteStatus.SENT, by=by, comment="")
+            transition_locked(quote=quote, to_status=QuoteStatus.SENT, by=by, comment="")
             current.refresh_from_db()
         token = secrets.token_urlsafe(32)
         lifetime = days if days is not None else settings.QUOTE_SHARE_DAYS
@@ -331,7 +339,7 @@ def share_create(*, revision: QuoteRevision, by, days: int | None = None) -> tup
             created_by=by,
             expires_at=timezone.now() + dt.timedelta(days=int(lifetime)),
         )
-        services._audit(
+        audit(
             actor=by,
             action=AuditAction.SHARE_CREATED,
             obj=link,
@@ -363,14 +371,14 @@ def _queue_pdf(revision: QuoteRevision, by) -> None:
 
 def share_revoke(*, link: ShareLink, by) -> ShareLink:
     with transaction.atomic():
-        quote = services._quote_lock(link.revision.quote, None)
-        services._require_edit(by, quote)
+        quote = quote_lock(link.revision.quote, None)
+        require_edit(by, quote)
         locked = ShareLink.objects.select_for_update().get(pk=link.pk)
         if locked.revoked_at is None:
             locked.revoked_at = timezone.now()
             locked.revoked_by = by
             locked.save(update_fields=["revoked_at", "revoked_by"])
-            services._audit(
+            audit(
                 actor=by,
                 action=AuditAction.SHARE_REVOKED,
                 obj=locked,
@@ -450,7 +458,7 @@ def customer_accept(
     if not confirmed:
         raise ValidationError({"confirm": _("Please tick the box to confirm the acceptance.")})
     with transaction.atomic():
-        quote = services._quote_lock(link.revision.quote, None)
+        quote = quote_lock(link.revision.quote, None)
         link = ShareLink.objects.select_for_update().select_related("revision").get(pk=link.pk)
         link.revision.quote = quote
         if not link.is_active:
@@ -483,7 +491,7 @@ def customer_accept(
             user_agent=str(request.META.get("HTTP_USER_AGENT", ""))[:300],
         )
         share_log(link=link, request=request, what=ShareView.What.ACCEPT)
-        services._audit(
+        audit(
             actor=None,
             action=AuditAction.CUSTOMER_ACCEPTED,
             obj=acceptance,
@@ -497,7 +505,7 @@ def customer_accept(
                 "confirmation": statement,
             },
         )
-        services._transition_locked(
+        transition_locked(
             quote=quote, to_status=QuoteStatus.ACCEPTED, by=None, comment=f"accepted by {name} ({title})"
         )
         notify.customer_accepted(acceptance)
@@ -521,7 +529,7 @@ def customer_ask(*, link: ShareLink, request, name: str, contact: str, text: str
             revision=link.revision, link=link, name=name, contact=contact, text=text, ip=client_ip(request)
         )
         share_log(link=link, request=request, what=ShareView.What.QUESTION)
-        services._audit(
+        audit(
             actor=None,
             action=AuditAction.CUSTOMER_QUESTION,
             obj=question,
@@ -563,9 +571,7 @@ def open_revisions(user):
 
 def priced_preview(revision: QuoteRevision) -> tuple[Decimal, dict[str, Decimal]]:
     """What ``revision`` would cost if re-planned today: (net total, unit price by item key)."""
-    plan = services.configuration_plan(
-        services.request_with_discount(revision.request_json, revision.discount)
-    )
+    plan = configuration_plan(request_with_discount(revision.request_json, revision.discount))
     line_discounts = {
         f"{line.category}:{line.sku}": line.discount for line in revision.lines.all() if line.discount
     }
@@ -577,7 +583,7 @@ def priced_preview(revision: QuoteRevision) -> tuple[Decimal, dict[str, Decimal]
     )
     for line in lines:
         line["line_total"] = line_total(line["quantity"], line["unit_price"], line["discount"])
-    totals = services._totals(lines, revision.discount, plan.result_json)
+    totals = revision_totals(lines, revision.discount, plan.result_json)
     return totals["net_total"], {f"{line['category']}:{line['sku']}": line["unit_price"] for line in lines}
 
 
@@ -640,7 +646,7 @@ def price_impact(user) -> list[PriceImpact]:
         before = {f"{line.category}:{line.sku}": line.unit_price for line in revision.lines.all()}
         try:
             new_net, after = priced_preview(revision)
-        except (ValidationError, services.PlanningUnavailable) as exc:
+        except (ValidationError, PlanningUnavailable) as exc:
             message = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
             rows.append(PriceImpact(revision, revision.net_total, None, [], error=message))
             continue

@@ -23,10 +23,11 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from . import pipeline, selectors, services, workflow
+from . import pipeline, selectors, workflow
 from .forms import MAX_REQUEST_JSON_CHARS
 from .frozen import revision_prepared_by, revision_quote
 from .models import QuoteRevision
+from .services.base import QuoteConflictError
 from .statuses import BomCategory, PdfStatus
 from .workflow_models import Notification, ShareLink, ShareView
 
@@ -135,7 +136,7 @@ def revision_configure_save(request: HttpRequest) -> HttpResponse:
                     note=request.POST.get("note", "")[:2000],
                     expected_version=expected,
                 )
-            except services.QuoteConflictError as exc:
+            except QuoteConflictError as exc:
                 already = workflow.same_revision_already_saved(
                     revision=revision, request_json=data, by=request.user
                 )

@@ -9,7 +9,7 @@ walks the performance curve:
 
 * cost per million input / output tokens at each concurrency =
   annual cost × (input or output share of accelerator time) ÷ tokens a year
-  (tokens/s × 31,536,000 s × utilisation), as ``tco.py`` does at the quoted point;
+  (tokens/s × 31,536,000 s × utilisation), as ``engine/tco`` does at the quoted point;
 * the API cost of the same tokens = input M × input price (cached inputs at the
   cached price when the model lists one and prefix caching hits) + output M × output price;
 * the **break-even concurrency**: the lowest concurrency from which self-hosting is

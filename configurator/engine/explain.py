@@ -1,6 +1,6 @@
 """Small helpers for explained numbers and the text of checks.
 
-``fig()`` builds a :class:`Figure` in one line, ``check()`` a :class:`Check`;
+Figures are put on the figure book (``engine/figures``); ``check()`` builds a :class:`Check`;
 the formatting helpers (``gb``, ``thousands`` …) are what messages use so that
 the English and Chinese texts quote a number the same way everywhere; they are
 the names of ``formatting.py``'s formatters that the engine's modules know.
@@ -8,7 +8,7 @@ the names of ``formatting.py``'s formatters that the engine's modules know.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .formatting import (
@@ -19,7 +19,7 @@ from .formatting import (
     format_number,
     format_percent,
 )
-from .types import Check, Figure, Severity, Source
+from .types import Check, Severity, Source
 
 DERIVED = Source("derived")
 _EMPTY: Mapping[str, Any] = {}
@@ -43,34 +43,6 @@ def seed(ref: str) -> Source:
 def typed(ref: str) -> Source:
     """A value the engineer typed into the request (``ref`` names the field)."""
     return Source("input", ref)
-
-
-def fig(
-    key: str,
-    value: float | int | str | bool | Any,
-    unit: str,
-    en: str,
-    zh: str,
-    formula: str = "",
-    inputs: Mapping[str, Any] | None = None,
-    source: Source | None = None,
-) -> Figure:
-    """Build a :class:`Figure` tersely; ``source`` defaults to *derived*."""
-    return Figure(
-        key=key,
-        value=value,
-        unit=unit,
-        label_en=en,
-        label_zh=zh,
-        formula=formula,
-        inputs=inputs if inputs is not None else _EMPTY,
-        source=source if source is not None else DERIVED,
-    )
-
-
-def by_key(figures: Iterable[Figure]) -> dict[str, Figure]:
-    """Index figures by their stable key (later figures win on a clash)."""
-    return {f.key: f for f in figures}
 
 
 def check(

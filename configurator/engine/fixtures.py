@@ -668,7 +668,7 @@ def request_k3_a2_8node_text_only() -> PlanRequest:
 
 
 def kimi_k3_hf_checkpoint() -> CheckpointSpec:
-    """The Hugging Face MXFP4 release as the catalog seeds it (catalog/seed/data.py ``checkpoints``).
+    """The Hugging Face MXFP4 release as the catalog seeds it (catalog/seed/checkpoints.yaml).
 
     The platform-dependent groups are counted from the public config (92 MoE layers, hidden 7168,
     896 experts, latent width 3584, 24 MLA layers with a 1536 + 512 + 64 a-projection, 69 KDA

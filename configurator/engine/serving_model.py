@@ -208,6 +208,8 @@ class StepBreakdown:
     step_s: float
     tokens_per_step: float  # per sequence, after speculative acceptance
     fabric: str
+    comm: CommParts | None = None  # what the collectives were computed from
+    attention_flops_per_token: float = 0.0  # at the mean context
 
     @property
     def tpot_s(self) -> float:
@@ -221,6 +223,66 @@ def _tp_fabric(server: ServerSpec, shape: GroupShape) -> tuple[float, str]:
     return bw, fabric
 
 
+@dataclass(frozen=True)
+class CommParts:
+    """The numbers one step's collectives are computed from (the step figures name them)."""
+
+    tokens: float  # tokens on the DP rank in this pass
+    all_reduces: int  # TP all-reduces per pass (0 at TP 1)
+    tp_latency_factor: float  # serving_model's inter-node latency factor when TP spans nodes, else 1
+    tp_latency_s: float  # fixed latency of one all-reduce: collective latency × tp_latency_factor
+    tp_link_bytes_s: float  # one direction of the link a TP all-reduce crosses
+    ep_layers: int  # MoE layers with an EP dispatch and combine (0 without expert parallelism)
+    ep_latency_s: float  # fixed latency of one dispatch or combine
+    dispatch_bytes: int  # per hidden element dispatched
+    combine_bytes: int  # per hidden element combined
+    scale_up_bytes_s: float  # intra-node link, one direction
+    scale_out_bytes_s: float  # per device to other nodes (before the scale-out efficiency)
+    cross_node: float  # share of the EP traffic that leaves the node: (nodes − 1) ÷ nodes
+
+
+def comm_parts(
+    model: ModelSpec,
+    server: ServerSpec,
+    shape: GroupShape,
+    tokens_rank: float,
+    f: PlatformFactors,
+    *,
+    eight_bit: bool,
+) -> tuple[CommParts, str, str]:
+    """The parts of :func:`comm_times` and the TP and EP fabrics."""
+    tp_fabric = server.scale_up_fabric
+    layers = model.num_layers
+    moe_layers = model.moe_layers if model.is_moe else 0
+    use_ep = model.is_moe and shape.expert_parallel and shape.ep > 1
+    all_reduces = 0
+    tp_latency_factor = 1.0
+    tp_bw = intra_node_bytes_s(server)
+    if shape.tp > 1:
+        tp_bw, tp_fabric = _tp_fabric(server, shape)
+        # Dense path: attention and MLP outputs each end in an all-reduce; with EP the MoE
+        # output is combined by the all-to-all instead (one all-reduce per MoE layer).
+        all_reduces = 2 * layers - (moe_layers if use_ep else 0)
+        tp_latency_factor = f.inter_node_latency_factor if shape.tp > shape.devices_per_node else 1.0
+    inter, inter_fabric = inter_node_bytes_s_per_device(server)
+    cross_node = (shape.nodes - 1) / shape.nodes if shape.nodes > 1 else 0.0
+    parts = CommParts(
+        tokens=tokens_rank,
+        all_reduces=all_reduces,
+        tp_latency_factor=tp_latency_factor,
+        tp_latency_s=f.collective_latency_s * tp_latency_factor,
+        tp_link_bytes_s=tp_bw,
+        ep_layers=moe_layers if use_ep else 0,
+        ep_latency_s=f.collective_latency_s * (f.inter_node_latency_factor if cross_node else 1.0),
+        dispatch_bytes=DISPATCH_BYTES_8BIT if eight_bit else ACTIVATION_COMM_BYTES,
+        combine_bytes=ACTIVATION_COMM_BYTES,
+        scale_up_bytes_s=intra_node_bytes_s(server),
+        scale_out_bytes_s=inter,
+        cross_node=cross_node,
+    )
+    return parts, tp_fabric, inter_fabric
+
+
 def comm_times(
     model: ModelSpec,
     server: ServerSpec,
@@ -232,41 +294,47 @@ def comm_times(
     scale_out_efficiency: float,
 ) -> tuple[float, float, str]:
     """(TP all-reduce time, EP dispatch + combine time, fabric) for ``tokens_rank`` tokens on a rank."""
+    tp_s, ep_s, fabric, _ = _comm(
+        model, server, shape, tokens_rank, f, eight_bit=eight_bit, scale_out_efficiency=scale_out_efficiency
+    )
+    return tp_s, ep_s, fabric
+
+
+def _comm(
+    model: ModelSpec,
+    server: ServerSpec,
+    shape: GroupShape,
+    tokens_rank: float,
+    f: PlatformFactors,
+    *,
+    eight_bit: bool,
+    scale_out_efficiency: float,
+) -> tuple[float, float, str, CommParts]:
+    c, tp_fabric, inter_fabric = comm_parts(model, server, shape, tokens_rank, f, eight_bit=eight_bit)
     tp_s = ep_s = 0.0
     fabric = server.scale_up_fabric
-    layers = model.num_layers
-    moe_layers = model.moe_layers if model.is_moe else 0
-    use_ep = model.is_moe and shape.expert_parallel and shape.ep > 1
     if shape.tp > 1:
-        bw, fabric = _tp_fabric(server, shape)
-        # Dense path: attention and MLP outputs each end in an all-reduce; with EP the MoE
-        # output is combined by the all-to-all instead (one all-reduce per MoE layer).
-        count = 2 * layers - (moe_layers if use_ep else 0)
+        fabric = tp_fabric
         payload = tokens_rank * model.hidden_size * ACTIVATION_COMM_BYTES
-        latency = f.collective_latency_s * (
-            f.inter_node_latency_factor if shape.tp > shape.devices_per_node else 1.0
-        )
-        per = latency + 2 * (shape.tp - 1) / shape.tp * payload / bw
-        tp_s = count * per
-    if use_ep and moe_layers:
-        intra = intra_node_bytes_s(server)
-        inter, inter_fabric = inter_node_bytes_s_per_device(server)
-        inter *= scale_out_efficiency
+        per = c.tp_latency_s + 2 * (shape.tp - 1) / shape.tp * payload / c.tp_link_bytes_s
+        tp_s = c.all_reduces * per
+    if c.ep_layers:
+        intra = c.scale_up_bytes_s
+        inter = c.scale_out_bytes_s * scale_out_efficiency
         remote = (shape.ep - 1) / shape.ep
-        cross_node = (shape.nodes - 1) / shape.nodes if shape.nodes > 1 else 0.0
+        cross_node = c.cross_node
         per_token = model.experts_per_token * model.hidden_size
         # The TP ranks of a DP rank each dispatch their slice of its tokens (sequence-parallel MoE,
         # FlashComm on Ascend), so one device sends tokens ÷ TP.
         tokens_device = tokens_rank / shape.tp
-        dispatch = tokens_device * per_token * (DISPATCH_BYTES_8BIT if eight_bit else ACTIVATION_COMM_BYTES)
-        combine = tokens_device * per_token * ACTIVATION_COMM_BYTES
+        dispatch = tokens_device * per_token * c.dispatch_bytes
+        combine = tokens_device * per_token * c.combine_bytes
         moved = (dispatch + combine) * remote
         transfer = moved * (1 - cross_node) / intra + moved * cross_node / inter
-        latency = f.collective_latency_s * (f.inter_node_latency_factor if cross_node else 1.0)
-        ep_s = moe_layers * (2 * latency + transfer)
+        ep_s = c.ep_layers * (2 * c.ep_latency_s + transfer)
         if cross_node:
             fabric = inter_fabric
-    return tp_s, ep_s, fabric
+    return tp_s, ep_s, fabric, c
 
 
 def decode_step(
@@ -305,11 +373,10 @@ def decode_step(
     kv = b * (mean_context * kv_bytes_per_token + state_bytes_per_seq)
     bw = server.accelerator.memory_bandwidth_bytes_s * f.bandwidth_efficiency
     memory_s = (weights + kv) / bw if bw > 0 else 0.0
-    flops = (
-        tokens_rank * (2 * model.active_params + attention_flops_per_token(model, mean_context)) / shape.tp
-    )
+    attention = attention_flops_per_token(model, mean_context)
+    flops = tokens_rank * (2 * model.active_params + attention) / shape.tp
     compute_s = flops / (tflops * 1e12 * f.compute_efficiency) if tflops > 0 else 0.0
-    tp_s, ep_s, fabric = comm_times(
+    tp_s, ep_s, fabric, comm = _comm(
         model, server, shape, tokens_rank, f, eight_bit=eight_bit, scale_out_efficiency=scale_out_efficiency
     )
     core = f.step_overhead_s + max(memory_s, compute_s) + tp_s + ep_s
@@ -328,6 +395,8 @@ def decode_step(
         step_s=core + draft_s,
         tokens_per_step=accepted_tokens_per_step(draft_tokens, acceptance),
         fabric=fabric,
+        comm=comm,
+        attention_flops_per_token=attention,
     )
 
 

@@ -987,7 +987,7 @@ class RackResult:
     checks: tuple[Check, ...] = ()
 
 
-# performance (engine/performance.py)
+# performance (engine/performance/)
 
 
 @dataclass(frozen=True)

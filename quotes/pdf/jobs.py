@@ -4,7 +4,7 @@ The job lives on the revision (``pdf_status`` none → queued → rendering →
 ready | failed, ``pdf_attempts``, ``pdf_error``, ``pdf_task_id``).  Every
 state change is a conditional ``UPDATE … WHERE pdf_status …`` so two people
 (or two workers) can never start the same job twice; the audit rows come from
-``quotes.services`` (``revision_pdf_queue`` / ``revision_pdf_store`` /
+``quotes.services.pdf`` (``revision_pdf_queue`` / ``revision_pdf_store`` /
 ``revision_pdf_fail``).
 
 The job is dispatched after the transaction commits.  With no broker
@@ -27,9 +27,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from .. import selectors, services
+from .. import selectors
 from ..bom import plan_nodes
 from ..models import AuditEvent, QuoteRevision
+from ..services.pdf import revision_pdf_fail, revision_pdf_queue
 from ..statuses import AuditAction, PdfStatus
 
 logger = logging.getLogger(__name__)
@@ -215,7 +216,7 @@ def proposal_request(
         )
         if not claimed:
             return QuoteRevision.objects.get(pk=current.pk)
-        services.revision_pdf_queue(revision=current, task_id=task_id, by=by)
+        revision_pdf_queue(revision=current, task_id=task_id, by=by)
         transaction.on_commit(functools.partial(_dispatch, current.pk, task_id))
     return QuoteRevision.objects.get(pk=current.pk)
 
@@ -229,7 +230,7 @@ def on_revision_issued(sender, revision_id: int, by=None, **kwargs) -> None:
         proposal_request(revision=revision, by=by, system=True)
     except RenderRefused as exc:
         # Too large to render: the quote page says why; the issue itself stands.
-        services.revision_pdf_fail(revision=revision, error=exc.message)
+        revision_pdf_fail(revision=revision, error=exc.message)
 
 
 def _dispatch(revision_id: int, task_id: str) -> None:
@@ -249,4 +250,4 @@ def _dispatch(revision_id: int, task_id: str) -> None:
             pk=revision_id, pdf_task_id=task_id, pdf_status=PdfStatus.QUEUED
         ).first()
         if revision is not None:
-            services.revision_pdf_fail(revision=revision, error=SERVICE_UNAVAILABLE)
+            revision_pdf_fail(revision=revision, error=SERVICE_UNAVAILABLE)

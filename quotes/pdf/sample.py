@@ -1,10 +1,11 @@
 """A reference quote for the PDF benchmark, the screenshots and the tests.
 
 Kimi K3 on 16 × Atlas 800 A3 with 8P8D prefill/decode disaggregation
-(docs/domain.md §4 item 3), planned from ``configurator.engine.fixtures`` so it
-needs no catalog rows: the request is fully inline, the prices are the
-fixture's commercial terms in the shape ``configurator.services.plan_for_quote``
-freezes, and the quote is created through ``quotes.services`` like any other.
+(docs/domain.md §4 item 3), planned from the seed files through ``configurator.reference``
+(the seeded configurations, resolved as the API resolves them) so it needs no
+catalog rows: the request is fully inline, the prices are the seeded price list's
+terms in the shape ``configurator.services.plan_for_quote`` freezes, and the quote
+is created through ``quotes.services`` like any other.
 """
 
 from __future__ import annotations
@@ -13,21 +14,22 @@ import dataclasses
 from decimal import Decimal
 from typing import Any
 
-from configurator.public import fixtures, plan_as_dict, request_to_inline
+from configurator.public import plan_as_dict, reference, request_to_inline
 
-FIXTURES = {
-    "8p8d": fixtures.request_k3_a3_8p8d,
-    "4node": fixtures.request_k3_a3_4node,
-    "8node": fixtures.request_k3_a3_8node_pair,
-    "8node-standby": lambda: fixtures.request_k3_a3_8node_pair("primary_standby"),
-    "8node-tenant": lambda: fixtures.request_k3_a3_8node_pair("tenant_pair"),
-    "nf5868g8": fixtures.request_k3_nf5868g8_2node,
+# Sample name → the seeded configuration it plans (configurator.reference.CASES).
+CASES = {
+    "8p8d": "a3-16-8p8d",
+    "4node": "a3-4-single",
+    "8node": "a3-8-primary-standby",
+    "8node-standby": "a3-8-primary-standby",
+    "8node-tenant": "a3-8-tenant-pair",
+    "nf5868g8": "nf5868g8-2-single",
 }
 
 # The seeded topologies every proposal test renders (docs/domain.md §4).
 SEEDED_TOPOLOGIES = ("4node", "8p8d", "nf5868g8", "8node-tenant", "8node-standby")
 
-# A title per fixture, in the proposal's language (en, zh-hans).
+# A title per sample, in the proposal's language (en, zh-hans).
 TITLES = {
     "8p8d": (
         "Kimi K3 private deployment · 16 × Atlas 800 A3 8P8D",
@@ -45,6 +47,29 @@ TITLES = {
     ),
     "nf5868g8": ("Kimi K3 private deployment · 2 × NF5868G8", "Kimi K3 私有化部署 · 2 × NF5868G8"),
 }
+
+
+# Where the sample deploys: the launch section of its request (the bundle and the PDF's commands).
+LAUNCH_A3 = {"data_nic": "enp189s0f0", "image": "quay.io/ascend/vllm-ascend:kimi-k3-a3"}
+LAUNCH_NF5868G8 = {"data_nic": "ens1f0np0", "image": "vllm/vllm-openai:v0.27.1"}
+
+
+def sample_request_json(name: str = "8p8d") -> dict[str, Any]:
+    """The sample's request: its seeded configuration (``configurator.reference.CASES``) with a launch section."""
+    data = reference.case(CASES[name])
+    nodes = data["topology"]["nodes"]
+    data["launch"] = {
+        "model_path": "/data/models/Kimi-K3",
+        "served_model_name": "kimi-k3",
+        "node_ips": [f"10.0.0.{11 + i}" for i in range(nodes)],
+        **(LAUNCH_NF5868G8 if data["server"] == "nf5868g8" else LAUNCH_A3),
+    }
+    return data
+
+
+def sample_request(name: str = "8p8d"):
+    """The sample's PlanRequest: its request resolved from the seed files as the API resolves it."""
+    return reference.request(sample_request_json(name))
 
 
 def _prices(request) -> dict[str, Any]:
@@ -78,12 +103,12 @@ def _prices(request) -> dict[str, Any]:
 def sample_plan_kwargs(
     name: str = "8p8d", *, scenario: str = "software-engineering-agent", discount: str = "0"
 ) -> dict[str, Any]:
-    """Keyword arguments of ``quotes.services.quote_create_from_configuration`` for a fixture plan.
+    """Keyword arguments of ``quotes.services.quotes.quote_create_from_configuration`` for a sample plan.
 
     ``discount`` is planned in (``commercial.quote_discount``), as the quote
     services require: the engine's capex and TCO then include it.
     """
-    request = FIXTURES[name]()
+    request = sample_request(name)
     request = dataclasses.replace(
         request, commercial=dataclasses.replace(request.commercial, quote_discount=Decimal(discount))
     )
@@ -110,11 +135,11 @@ def sample_quote_create(
     discount: str = "0.05",
 ):
     """Create the reference quote through the quote services; returns its first revision."""
-    from quotes import services
+    from quotes.services.quotes import quote_create_from_configuration
 
     if title is None:
         title = TITLES[name][1 if language.startswith("zh") else 0]
-    quote = services.quote_create_from_configuration(
+    quote = quote_create_from_configuration(
         by=by,
         customer=customer,
         title=title,

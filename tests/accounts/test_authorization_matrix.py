@@ -220,7 +220,7 @@ def test_every_url_is_in_the_matrix():
 @pytest.fixture
 def ctx(catalog, users):
     from configurator.services import plan_for_quote
-    from quotes.services import quote_create_from_configuration
+    from quotes.services.quotes import quote_create_from_configuration
 
     resolved, result, prices, usd_rate, currency = plan_for_quote(REQUEST)
     quote = quote_create_from_configuration(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from io import StringIO
 
@@ -22,7 +23,7 @@ from catalog.models import (
     SwitchModel,
     TopologyTemplate,
 )
-from catalog.seed import data as seed_data
+from catalog.seed import loader as seed_loader
 
 pytestmark = pytest.mark.django_db
 
@@ -187,12 +188,18 @@ def test_nic_edit_counts_as_a_server_edit(seeded):
 
 
 def test_new_seed_values_update_unedited_rows(seeded, monkeypatch):
-    switches = [dict(s) for s in seed_data.SWITCHES]
-    switches[0]["power_kw"] = (Decimal("3.5"), seed_data.assumed("revised"))
-    monkeypatch.setattr(seed_data, "SWITCHES", switches)
+    seed = seed_loader.load()
+    first = seed.of("switch")[0]
+    revised = dataclasses.replace(
+        first,
+        values={**first.values, "power_kw": Decimal("3.5")},
+        sources={**first.sources, "power_kw": {"kind": "assumed", "ref": "revised"}},
+    )
+    records = tuple(revised if r is first else r for r in seed.records)
+    monkeypatch.setattr(seed_loader, "load", lambda: seed_loader.Seed(records))
     report = services.load_catalog_seed()
-    assert report.updated == [f"switchmodel {switches[0]['slug']}"]
-    row = SwitchModel.objects.get(slug=switches[0]["slug"])
+    assert report.updated == [f"switchmodel {first.slug}"]
+    row = SwitchModel.objects.get(slug=first.slug)
     assert row.power_kw == Decimal("3.5") and row.source_for("power_kw")["ref"] == "revised"
     assert services.seed_state(row) == "seeded"
 

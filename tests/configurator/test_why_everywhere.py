@@ -92,8 +92,11 @@ def test_tpot_is_explained_by_its_parts_in_the_units_the_page_shows(engineer_cli
     assert shown.endswith("ms")
     why = _text(whys[0])
     assert f"= {shown}" in why  # the same value as the table, not "0.01 s"
-    # one level further: what the decode step is made of (engine/performance.py, docs/performance.md)
-    assert "decode_step_s = overhead + max(memory, compute) + TP all-reduce + EP dispatch/combine" in why
+    # one level further: what the decode step is made of (engine/performance/decode.py, docs/performance.md)
+    assert (
+        "decode_step_s = overhead_s + max(memory_time_s, compute_time_s) + tp_allreduce_s + all_to_all_s"
+        in why
+    )
 
 
 def test_money_figures_name_their_price_list_and_unit_prices(engineer_client):

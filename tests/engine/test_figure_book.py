@@ -121,9 +121,6 @@ def test_every_put_in_the_engine_names_a_defined_key_and_exactly_its_inputs():
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 20: the engine modules are being moved onto the book one by one"
-)
 def test_nothing_outside_the_book_constructs_a_figure():
     offenders = []
     for path in _python_files(*PROJECT_DIRS):

@@ -14,11 +14,11 @@ from configurator.engine import fixtures
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
 from quotes.bom import bom_lines_from_plan
-from quotes.pdf.sample import sample_plan_kwargs
+from quotes.pdf.sample import sample_plan_kwargs, sample_request
 
 
 def test_gateway_and_checkpoint_storage_lines_match_the_engines_capex():
-    request = fixtures.request_k3_a3_4node()
+    request = sample_request("4node")  # the plan the sample's prices belong to
     assert round(request.model.weight_bytes / 1e12, 2) == 1.56
     result = plan(request)
     capex = result.tco.capex

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from configurator.engine import fixtures
 from configurator.engine.network import link_media
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
 from quotes.bom import bom_lines_from_plan
-from quotes.pdf.sample import sample_plan_kwargs
+from quotes.pdf.sample import sample_plan_kwargs, sample_request
 
 
 def test_media_follow_the_link_speed():
@@ -28,7 +27,7 @@ def test_media_follow_the_link_speed():
 
 
 def test_4_node_a3_prices_400g_optics_only_on_400g_links():
-    request = fixtures.request_k3_a3_4node()
+    request = sample_request("4node")  # the plan the sample's prices belong to
     result = plan(request)
     rows = {r.role: r for r in result.network.rows if r.ports_needed}
     # S1 §2.1: 8 LingQu and 8 RoCE 400GE ports cabled per node, 4 nodes, one switch each → 32 links each.
@@ -39,7 +38,7 @@ def test_4_node_a3_prices_400g_optics_only_on_400g_links():
     assert result.network.optics == 2 * 32 + 2 * 32  # 400G modules only
     assert dict(result.network.media) == {"fiber": 64, "cat6": mgmt.cables}
 
-    # The engine's optics capex prices each medium at its own price (fixtures.MEDIA_PRICES).
+    # The engine's optics capex prices each medium at its own price (the seeded price list's media items).
     c = request.commercial
     expected = 128 * c.optics_unit_price + 64 * Decimal("300") + mgmt.cables * Decimal("30")
     assert result.tco.capex.optics == expected
@@ -53,7 +52,7 @@ def test_4_node_a3_prices_400g_optics_only_on_400g_links():
     ]
     by_name = {x["description_en"]: (x["quantity"], x["unit_price"]) for x in lines}
     assert by_name == {
-        "400G optical module (QSFP-DD)": (128, Decimal("6000")),
+        "400G optical module (QSFP-DD)": (128, Decimal("4500")),  # the seeded OPT-400G-QSFP-DD
         "Fiber patch cord (MPO/LC)": (64, Decimal("300")),
         "Copper patch cable (Cat6, RJ45)": (mgmt.cables, Decimal("30")),
     }

@@ -1,6 +1,6 @@
 """Switches chosen by port count and cost among the catalog's switches that fit (issue 16).
 
-Prices and port counts are the seeded price list's (catalog/seed/data.py: RoCE 400GE access
+Prices and port counts are the seeded price list's (catalog/seed/price_lists.yaml, switches.yaml: RoCE 400GE access
 switch 64 ports ¥350,000, core switch 128 ports ¥700,000, Inspur X400 64 ports ¥300,000,
 400G QSFP-DD ¥4,500).  The expected designs are worked out here by hand from
 ``switches_for_ports`` (leaf/spine: leaves = ceil(ports ÷ P/2), spines = ceil(leaves·P/2 ÷ P)).

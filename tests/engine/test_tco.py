@@ -12,12 +12,15 @@ import subprocess
 import sys
 from dataclasses import replace
 from decimal import ROUND_HALF_UP, Decimal
-from types import SimpleNamespace
 
 import pytest
 
 from configurator.engine import fixtures as F
+from configurator.engine.network import SwitchUnit, size_network
+from configurator.engine.performance import PerformanceResult
 from configurator.engine.plan import plan
+from configurator.engine.power import size_power
+from configurator.engine.racks import place_racks
 from configurator.engine.serialize import to_jsonable
 from configurator.engine.tco import compute_tco, tco_tables, validate_commercial
 from configurator.engine.types import TopologyKind
@@ -38,8 +41,38 @@ def _seed_8node(**commercial):
     return req, layout_for(req)
 
 
-def _tco(req, layout, performance=None, power=None, racks=None, network=None):
+SEED_IT_KW = 8 * 16.2  # the seed's servers alone: 8 × 16.2 kW maximum input [S1] §2.1
+
+
+def _tco(req, layout, performance=None, *, it_kw=SEED_IT_KW, switches=None, optics=None):
+    """The TCO over the engine's own network, power and rack results for the request.
+
+    ``it_kw`` replaces the power result's IT load (by default the seed's servers alone, so the
+    electricity is the seed's arithmetic); ``switches`` (slugs, one per switch) and ``optics``
+    replace what the network module placed, and then nothing else of the network is priced.
+    """
+    network = size_network(req, layout)
+    power = size_power(req, layout, network)
+    racks = place_racks(req, layout, power, network)
+    power = replace(power, it_kw=it_kw)
+    if switches is not None:
+        units = tuple(_switch(slug) for slug in switches)
+        network = replace(network, switches=units, switch_count=len(units), optics=optics or 0, media={})
     return compute_tco(req, layout, power, racks, network, performance)
+
+
+def _switch(slug: str) -> SwitchUnit:
+    return SwitchUnit(
+        label=slug,
+        slug=slug,
+        model=slug,
+        fabric="roce",
+        role="scale_out",
+        tier="single",
+        groups=("cluster-a", "cluster-b"),
+        rack_units=1,
+        power_kw=0.0,
+    )
 
 
 def _codes(result) -> set[str]:
@@ -48,7 +81,7 @@ def _codes(result) -> set[str]:
 
 def test_seed_8node_three_year_buy_shows_every_component_and_exceeds_the_seed_30m():
     req, layout = _seed_8node()
-    result = _tco(req, layout)  # no power/racks/network results: fall back to nodes × 16.2 kW
+    result = _tco(req, layout)  # IT load: the seed's 8 × 16.2 kW servers
     assert result.valid and result.currency == "CNY"
     assert ELECTRICITY_8.quantize(CENT) == Decimal("767460.10")
     assert result.annual.electricity == ELECTRICITY_8.quantize(CENT)
@@ -74,7 +107,7 @@ def test_seed_8node_three_year_buy_shows_every_component_and_exceeds_the_seed_30
         assert fig.unit == "CNY" and fig.label_en and fig.label_zh
     elec = result.figures["tco.annual.electricity"]
     assert elec.inputs["it_kw"] == Decimal("129.60") and elec.inputs["pue"] == Decimal("1.3")
-    assert result.figures["tco.it_load_kw"].source.ref.startswith("fallback")
+    assert result.figures["tco.it_load_kw"].source.ref == "power module"
 
 
 @pytest.mark.parametrize("per_node_month", [Decimal("100000"), Decimal("150000")])
@@ -112,9 +145,8 @@ def test_lease_buys_the_same_network_racks_and_installation():
         installation=Decimal("500000"),
         quote_discount=Decimal("0.10"),
     )
-    network = SimpleNamespace(switches=(SimpleNamespace(slug="lingqu-630-v1"),), optics=0)
-    racks = SimpleNamespace(rack_count=4)
-    result = _tco(req, layout, racks=racks, network=network)
+    result = _tco(req, layout, switches=["lingqu-630-v1"])
+    assert result.rack_count == 4  # two 16.2 kW servers a rack (engine/racks.py)
     upfront = (Decimal(1_200_000) + 4 * Decimal(30_000) + Decimal(500_000)) * Decimal("0.9")
     assert result.lease_upfront == upfront.quantize(CENT)
     assert result.capex.total - result.lease_upfront == (Decimal(24_000_000) * Decimal("0.9")).quantize(CENT)
@@ -188,17 +220,10 @@ def test_capex_lines_read_the_power_racks_and_network_results():
         quote_discount=Decimal("0.10"),
     )
     req = replace(req, site=replace(req.site, colocation_per_rack_month=Decimal("8000")))
-    power = SimpleNamespace(it_kw=140.0)
-    racks = SimpleNamespace(rack_count=4)
-    network = SimpleNamespace(
-        switches=(
-            SimpleNamespace(slug="lingqu-630-v1"),
-            SimpleNamespace(slug="roce-400ge-64"),
-            SimpleNamespace(slug="roce-400ge-64"),
-        ),
-        optics=272,
+    result = _tco(
+        req, layout, it_kw=140.0, switches=["lingqu-630-v1", "roce-400ge-64", "roce-400ge-64"], optics=272
     )
-    result = _tco(req, layout, power=power, racks=racks, network=network)
+    assert result.rack_count == 4
     subtotal = Decimal(24_000_000) + Decimal(1_200_000) + 2 * Decimal(600_000) + 272 * Decimal(6000)
     subtotal += 4 * Decimal(30_000) + Decimal(500_000)
     capex = subtotal * Decimal("0.9")
@@ -219,15 +244,27 @@ def test_capex_lines_read_the_power_racks_and_network_results():
 
 def test_unpriced_switch_is_flagged_not_hidden():
     req, layout = _seed_8node()
-    network = SimpleNamespace(switches=(SimpleNamespace(slug="roce-400ge-64"),), optics=0)
-    result = _tco(req, layout, network=network)
+    result = _tco(req, layout, switches=["roce-400ge-64"])
     check = next(c for c in result.checks if c.code == "commercial.switch_price_missing")
     assert check.field == "commercial.switch_unit_prices.roce-400ge-64"
 
 
 def _performance(out_tps=2000.0, in_tps=16000.0, share=0.4, measured=True):
-    return SimpleNamespace(
-        output_tokens_per_s=out_tps, input_tokens_per_s=in_tps, prefill_time_share=share, measured=measured
+    """A load-tested throughput: the only parts of a performance result the TCO reads."""
+    return PerformanceResult(
+        measured=measured,
+        groups=(),
+        ttft_s=0.0,
+        tpot_s=0.0,
+        requests_per_s=0.0,
+        output_tokens_per_s=out_tps,
+        input_tokens_per_s=in_tps,
+        output_tokens_per_s_per_dp_rank=0.0,
+        serving_dp_ranks=0,
+        prefill_time_share=share,
+        pd_balance=None,
+        note_en="",
+        note_zh="",
     )
 
 

@@ -1,6 +1,6 @@
 """NVIDIA multi-node end to end from the shipped catalog: plan, price and launch (issue 19).
 
-Expected figures come from the seed (catalog/seed/data.py: QM9700 64 × 400G, price item SW-NVIDIA-QM9700
+Expected figures come from the seed (catalog/seed/switches.yaml, price_lists.yaml: QM9700 64 × 400G, price item SW-NVIDIA-QM9700
 ¥260,000; HGX H200 with 8 × 400G InfiniBand ports) and from the public recipes:
 vllm-project/recipes main, models/moonshotai/Kimi-K3.yaml (hopper overrides; "--all2all-backend deepep_v2
 for RDMA"; "RDMA: UCX_TLS=rc,cuda_copy") and src/lib/command-synthesis.js (vllm-router for P/D).

@@ -178,10 +178,10 @@ def manager(users):
 @pytest.fixture
 def make_quote(engineer):
     """Create a quote through the service: ``make_quote(discount="0.05", by=user, customer="Bank")``."""
-    from quotes import services
+    from quotes.services.quotes import quote_create_from_configuration
 
     def make(*, by=None, customer="Shanghai Pudong Bank", discount="0", title="K3 on 8 × A3", **overrides):
-        return services.quote_create_from_configuration(
+        return quote_create_from_configuration(
             by=by or engineer, customer=customer, discount=discount, title=title, **plan_kwargs(**overrides)
         )
 
@@ -191,7 +191,7 @@ def make_quote(engineer):
 @pytest.fixture
 def fake_planner(monkeypatch):
     """Stand in for ``configurator.services.plan_for_quote``; records the requests it was given."""
-    from quotes import services
+    from quotes.services import planning
 
     calls = []
 
@@ -208,5 +208,5 @@ def fake_planner(monkeypatch):
         return resolved, result, copy.deepcopy(PRICES), Decimal("7.2"), "CNY"
 
     plan_for_quote.calls = calls
-    monkeypatch.setattr(services, "_plan_for_quote", lambda: plan_for_quote)
+    monkeypatch.setattr(planning, "_plan_for_quote", lambda: plan_for_quote)
     return plan_for_quote

@@ -8,8 +8,11 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from accounts.roles import SALES_MANAGER
-from quotes import services
 from quotes.models import Approval, AuditEvent, Quote
+from quotes.services.approvals import revision_approve, revision_reject
+from quotes.services.issuing import revision_issue
+from quotes.services.revisions import revision_create_from
+from quotes.services.transitions import quote_transition
 from quotes.statuses import ApprovalDecision, ApprovalState, AuditAction, QuoteStatus, RevisionStatus
 
 
@@ -37,7 +40,7 @@ def test_threshold_comes_from_settings(make_quote, settings):
 def test_line_discounts_count_towards_the_threshold(make_quote, engineer):
     revision = make_quote(discount="0.05").revisions.get()
     # 5 % on capex plus 20 % on the servers: a line discount above 10 % needs approval.
-    new = services.revision_create_from(
+    new = revision_create_from(
         revision=revision, changes={"line_discounts": {"server:atlas-800-a3": "0.20"}}, by=engineer
     )
     assert new.approval_state == ApprovalState.PENDING
@@ -52,13 +55,13 @@ def test_pending_discount_blocks_sending_until_a_manager_approves(make_quote, en
     quote = make_quote(discount="0.15")
     revision = quote.revisions.get()
     with pytest.raises(ValidationError) as refused:
-        services.quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
+        quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
     assert "sales manager" in str(refused.value) and "15.00 %" in str(refused.value)
     with pytest.raises(ValidationError, match="approval"):
-        services.revision_issue(revision=revision, by=engineer)
+        revision_issue(revision=revision, by=engineer)
     assert Quote.objects.get(pk=quote.pk).status == QuoteStatus.DRAFT
 
-    approval = services.revision_approve(revision=revision, by=manager, comment="strategic bank account")
+    approval = revision_approve(revision=revision, by=manager, comment="strategic bank account")
     assert (approval.decided_by, approval.decision, approval.comment) == (
         manager,
         ApprovalDecision.APPROVED,
@@ -74,7 +77,7 @@ def test_pending_discount_blocks_sending_until_a_manager_approves(make_quote, en
         revision.number,
     )
 
-    services.quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
+    quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
     assert Quote.objects.get(pk=quote.pk).status == QuoteStatus.SENT
     revision.refresh_from_db()
     assert revision.status == RevisionStatus.ISSUED
@@ -85,19 +88,19 @@ def test_rejection_needs_a_reason_and_blocks_sending(make_quote, engineer, manag
     quote = make_quote(discount="0.2")
     revision = quote.revisions.get()
     with pytest.raises(ValidationError, match="why"):
-        services.revision_reject(revision=revision, by=manager, comment="")
-    services.revision_reject(revision=revision, by=manager, comment="margin below floor")
+        revision_reject(revision=revision, by=manager, comment="")
+    revision_reject(revision=revision, by=manager, comment="margin below floor")
     revision.refresh_from_db()
     assert revision.approval_state == ApprovalState.REJECTED
     assert Approval.objects.get(revision=revision).decision == ApprovalDecision.REJECTED
     event = AuditEvent.objects.get(action=AuditAction.REVISION_REJECTED)
     assert (event.actor, event.detail["comment"]) == (manager, "margin below floor")
     with pytest.raises(ValidationError, match="rejected"):
-        services.quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
+        quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
     # A decided revision cannot be decided again; a new revision asks again.
     with pytest.raises(ValidationError, match="not waiting"):
-        services.revision_approve(revision=revision, by=manager)
-    new = services.revision_create_from(revision=revision, changes={"note": "resubmitted"}, by=engineer)
+        revision_approve(revision=revision, by=manager)
+    new = revision_create_from(revision=revision, changes={"note": "resubmitted"}, by=engineer)
     assert new.approval_state == ApprovalState.PENDING
 
 
@@ -107,15 +110,15 @@ def test_only_a_manager_of_the_team_decides_and_never_on_their_own_quote(make_qu
     revision = make_quote(discount="0.15").revisions.get()
     for outsider in (engineer, engineer2, users["catalog"]):
         with pytest.raises(PermissionDenied):
-            services.revision_approve(revision=revision, by=outsider)
+            revision_approve(revision=revision, by=outsider)
     # A manager of another team.
     north = make_user("north-manager", SALES_MANAGER, "North China")
     with pytest.raises(PermissionDenied):
-        services.revision_approve(revision=revision, by=north)
+        revision_approve(revision=revision, by=north)
     # The manager's own quote.
     own = make_quote(by=manager, discount="0.15").revisions.get()
     with pytest.raises(PermissionDenied, match="own"):
-        services.revision_approve(revision=own, by=manager)
+        revision_approve(revision=own, by=manager)
     assert not Approval.objects.exists()
     assert not AuditEvent.objects.filter(action=AuditAction.REVISION_APPROVED).exists()
 
@@ -124,4 +127,4 @@ def test_only_a_manager_of_the_team_decides_and_never_on_their_own_quote(make_qu
 def test_a_discount_within_the_limit_needs_no_decision(make_quote, manager):
     revision = make_quote(discount="0.05").revisions.get()
     with pytest.raises(ValidationError, match="not waiting"):
-        services.revision_approve(revision=revision, by=manager)
+        revision_approve(revision=revision, by=manager)

@@ -2,7 +2,7 @@
 
 Expected figures come from the revision itself (its BomLine rows, its totals,
 its result_json), and the bundle is compared with what the engine renders
-for the same fixture request (configurator.engine.fixtures.request_k3_a3_8p8d).
+for the same request (quotes.pdf.sample.sample_request, the seeded 8P8D configuration).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import pytest
 from django.urls import reverse
 from openpyxl import load_workbook
 
-from configurator.engine import fixtures
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 from configurator.requests import resolve
@@ -29,7 +28,7 @@ from quotes.exports import (
     revision_workbook,
 )
 from quotes.models import QuoteRevision
-from quotes.pdf.sample import sample_quote_create
+from quotes.pdf.sample import sample_quote_create, sample_request
 
 CENT = Decimal("0.01")
 
@@ -148,7 +147,7 @@ def test_bundle_has_one_script_per_node_and_matches_the_engine(revision):
             assert (info.external_attr >> 16) & 0o111
         assert info.date_time == (1980, 1, 1, 0, 0, 0)
     # Byte for byte what the engine renders for the same request.
-    request = fixtures.request_k3_a3_8p8d()
+    request = sample_request("8p8d")
     expected = bundle_files(build_launch(request, resolve_layout(request)))
     assert {name: archive.read(name).decode() for name in names} == expected
 

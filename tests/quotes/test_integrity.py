@@ -6,7 +6,6 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
 
-from quotes import services
 from quotes.models import (
     AuditEvent,
     AuditImmutableError,
@@ -16,6 +15,12 @@ from quotes.models import (
     QuoteNumberCounter,
     QuoteRevision,
 )
+from quotes.services import revisions as revision_services
+from quotes.services.base import QuoteConflictError
+from quotes.services.issuing import revision_issue
+from quotes.services.quotes import quote_create_from_configuration, quote_update
+from quotes.services.revisions import revision_create_from
+from quotes.services.transitions import quote_transition
 from quotes.statuses import AuditAction, QuoteStatus
 
 from .conftest import plan_kwargs
@@ -39,22 +44,22 @@ def test_a_database_error_while_writing_bom_lines_leaves_nothing(engineer, monke
 
     monkeypatch.setattr(type(BomLine.objects.all()), "bulk_create", failing_bulk_create)
     with pytest.raises(DatabaseError, match="disk full"):
-        services.quote_create_from_configuration(by=engineer, customer="New Bank", **plan_kwargs())
+        quote_create_from_configuration(by=engineer, customer="New Bank", **plan_kwargs())
     assert _nothing_written()
 
 
 @pytest.mark.django_db
 def test_a_failure_at_the_last_audit_row_leaves_nothing(engineer, monkeypatch):
-    original = services._audit
+    original = revision_services.audit
 
     def audit(**kwargs):
         if kwargs["action"] == AuditAction.REVISION_CREATED:
             raise DatabaseError("connection lost")
         return original(**kwargs)
 
-    monkeypatch.setattr(services, "_audit", audit)
+    monkeypatch.setattr(revision_services, "audit", audit)  # where the revision is built
     with pytest.raises(DatabaseError):
-        services.quote_create_from_configuration(by=engineer, customer="New Bank", **plan_kwargs())
+        quote_create_from_configuration(by=engineer, customer="New Bank", **plan_kwargs())
     assert _nothing_written()
 
 
@@ -67,11 +72,9 @@ def test_bad_input_is_refused_before_anything_is_written(engineer):
         {"currency": "yuan"},
     ):
         with pytest.raises(ValidationError):
-            services.quote_create_from_configuration(by=engineer, customer="New Bank", **plan_kwargs(**bad))
+            quote_create_from_configuration(by=engineer, customer="New Bank", **plan_kwargs(**bad))
     with pytest.raises(ValidationError):
-        services.quote_create_from_configuration(
-            by=engineer, customer="New Bank", discount="0.95", **plan_kwargs()
-        )
+        quote_create_from_configuration(by=engineer, customer="New Bank", discount="0.95", **plan_kwargs())
     assert _nothing_written()
 
 
@@ -80,11 +83,11 @@ def test_stale_version_is_a_conflict_and_changes_nothing(make_quote, engineer, m
     quote = make_quote()
     engineers_copy = Quote.objects.get(pk=quote.pk)
     managers_copy = Quote.objects.get(pk=quote.pk)
-    services.quote_update(
+    quote_update(
         quote=managers_copy, by=manager, expected_version=managers_copy.version, title="Manager's title"
     )
-    with pytest.raises(services.QuoteConflictError) as conflict:
-        services.quote_update(
+    with pytest.raises(QuoteConflictError) as conflict:
+        quote_update(
             quote=engineers_copy,
             by=engineer,
             expected_version=engineers_copy.version,
@@ -94,12 +97,12 @@ def test_stale_version_is_a_conflict_and_changes_nothing(make_quote, engineer, m
     assert quote.number in message and "manager" in message and "reload" in message
     assert Quote.objects.get(pk=quote.pk).title == "Manager's title"
     # The other services check the version too.
-    with pytest.raises(services.QuoteConflictError):
-        services.quote_transition(
+    with pytest.raises(QuoteConflictError):
+        quote_transition(
             quote=quote, to_status=QuoteStatus.SENT, by=engineer, expected_version=engineers_copy.version
         )
-    with pytest.raises(services.QuoteConflictError):
-        services.revision_create_from(
+    with pytest.raises(QuoteConflictError):
+        revision_create_from(
             revision=quote.revisions.get(), changes={}, by=engineer, expected_version=engineers_copy.version
         )
     assert Quote.objects.get(pk=quote.pk).status == QuoteStatus.DRAFT
@@ -109,7 +112,7 @@ def test_stale_version_is_a_conflict_and_changes_nothing(make_quote, engineer, m
 @pytest.mark.django_db
 def test_update_records_what_changed(make_quote, engineer):
     quote = make_quote()
-    services.quote_update(quote=quote, by=engineer, expected_version=quote.version, title="New title")
+    quote_update(quote=quote, by=engineer, expected_version=quote.version, title="New title")
     event = AuditEvent.objects.get(action=AuditAction.QUOTE_UPDATED)
     assert event.detail == {"title": {"from": "K3 on 8 × A3", "to": "New title"}}
 
@@ -117,10 +120,10 @@ def test_update_records_what_changed(make_quote, engineer):
 @pytest.mark.django_db
 def test_only_a_draft_quote_is_edited(make_quote, engineer):
     quote = make_quote()
-    services.quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
+    quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
     quote.refresh_from_db()
     with pytest.raises(ValidationError, match="draft"):
-        services.quote_update(quote=quote, by=engineer, expected_version=quote.version, title="x")
+        quote_update(quote=quote, by=engineer, expected_version=quote.version, title="x")
 
 
 @pytest.mark.django_db
@@ -161,17 +164,17 @@ def test_editing_the_header_marks_a_draft_revisions_pdf_for_regeneration(make_qu
     quote = make_quote()
     revision = quote.revisions.get()
     QuoteRevision.objects.filter(pk=revision.pk).update(pdf_status=PdfStatus.READY)
-    services.quote_update(quote=quote, by=engineer, expected_version=quote.version, title="Renamed")
+    quote_update(quote=quote, by=engineer, expected_version=quote.version, title="Renamed")
     revision.refresh_from_db()
     assert revision.pdf_status == PdfStatus.NONE
 
     other = make_quote(title="Issued one")
     issued = other.revisions.get()
-    services.revision_issue(revision=issued, by=engineer)
+    revision_issue(revision=issued, by=engineer)
     QuoteRevision.objects.filter(pk=issued.pk).update(pdf_status=PdfStatus.READY)
     other.refresh_from_db()
     assert other.status == QuoteStatus.DRAFT  # issuing freezes the revision, the quote stays editable
-    services.quote_update(quote=other, by=engineer, expected_version=other.version, title="Renamed too")
+    quote_update(quote=other, by=engineer, expected_version=other.version, title="Renamed too")
     issued.refresh_from_db()
     assert issued.pdf_status == PdfStatus.READY
 

@@ -13,8 +13,9 @@ import pytest
 from django.db import IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
-from quotes import services
 from quotes.models import Quote, QuoteNumberCounter
+from quotes.services.customers import customer_create
+from quotes.services.quotes import quote_create_from_configuration
 
 from .conftest import plan_kwargs
 
@@ -111,7 +112,7 @@ def test_fifty_concurrent_creations_get_fifty_distinct_numbers(users, tmp_path):
     # row lock (SELECT … FOR UPDATE) serialises them, on SQLite the IMMEDIATE
     # transactions do; the unique constraint would turn a race into an error.
     engineer = users["engineer"]
-    customer = services.customer_create(by=engineer, name="Concurrent Bank")
+    customer = customer_create(by=engineer, name="Concurrent Bank")
     numbers: list[str] = []
     errors: list[BaseException] = []
     start = threading.Barrier(50)
@@ -120,7 +121,7 @@ def test_fifty_concurrent_creations_get_fifty_distinct_numbers(users, tmp_path):
     def create():
         try:
             start.wait(timeout=30)
-            quote = services.quote_create_from_configuration(
+            quote = quote_create_from_configuration(
                 by=engineer, customer=customer, discount=Decimal("0"), **plan_kwargs()
             )
             with lock:

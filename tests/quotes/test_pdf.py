@@ -1,7 +1,7 @@
 """The proposal PDF: its sections and headline figures in both languages, and that it stays sealed.
 
 The reference quote is Kimi K3 on 16 × Atlas 800 A3, 8P8D (``quotes.pdf.sample``,
-planned from ``configurator.engine.fixtures.request_k3_a3_8p8d``).  Expected
+planned from the seeded 8P8D configuration through ``configurator.reference``).  Expected
 strings are computed here from the revision's own snapshots with the same
 formatters the templates use (``configurator.drawings.fmt.format_money`` and
 Python's thousands separator), then looked up in the PDF's text (pdftotext).
@@ -20,12 +20,12 @@ import pytest
 from django.utils import translation
 
 from configurator.drawings.fmt import format_money
-from quotes import services
 from quotes.pdf import SafeURLFetcher, harfbuzz_subset_available, pdf_speed_notice, render_proposal_pdf
 from quotes.pdf import fonts as pdf_fonts
 from quotes.pdf.context import css_string, page_counter_css, section_titles
 from quotes.pdf.fetcher import RefusedURL
 from quotes.pdf.sample import sample_quote_create
+from quotes.services.revisions import revision_create_from
 from quotes.statuses import CAPEX_CATEGORIES
 
 weasyprint = pytest.importorskip("weasyprint")
@@ -130,7 +130,7 @@ def test_16_node_proposal_has_every_section_and_the_revisions_figures(lang, engi
 
     # Bill of materials: every purchase line and the totals exactly as stored on the revision.  Each
     # line shows its amount after the project discount, which applies to the one-time purchase lines
-    # (quotes.services._totals); the cent of rounding left over goes to the largest of them.
+    # (quotes.services.snapshot.revision_totals); the cent of rounding left over goes to the largest of them.
     purchase = list(revision.lines.exclude(category="lease"))
     largest = max((x for x in purchase if x.category in CAPEX_CATEGORIES), key=lambda x: x.line_total)
     for line in purchase:
@@ -206,7 +206,7 @@ def test_a_plan_without_sections_still_makes_a_document(engineer):
 def test_user_text_is_escaped_and_nothing_is_fetched(engineer, no_network):
     revision = sample_quote_create(by=engineer, language="en", customer=HOSTILE_NAME, title=HOSTILE_TITLE)
     # A second revision carrying the hostile note as its "what changed".
-    revision = services.revision_create_from(revision=revision, changes={"note": HOSTILE_NOTE}, by=engineer)
+    revision = revision_create_from(revision=revision, changes={"note": HOSTILE_NOTE}, by=engineer)
     fetcher = SafeURLFetcher()
     pdf = render_proposal_pdf(revision, fetcher=fetcher)
     text = pdf_text(pdf)

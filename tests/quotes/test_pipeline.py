@@ -9,7 +9,8 @@ import io
 import pytest
 from django.urls import reverse
 
-from quotes import services
+from quotes.services.issuing import revision_issue
+from quotes.services.transitions import quote_transition
 
 pytestmark = pytest.mark.django_db
 
@@ -19,9 +20,9 @@ def team_quotes(make_quote, engineer, engineer2, manager):
     draft = make_quote(customer="Draft Bank")
     pending = make_quote(customer="Pending Bank", discount="0.15")  # above the 10 % threshold
     issued = make_quote(customer="Issued Bank")
-    services.revision_issue(revision=issued.revisions.get(), by=engineer)
+    revision_issue(revision=issued.revisions.get(), by=engineer)
     sent = make_quote(customer='=HYPERLINK("http://evil.example","x")')
-    services.quote_transition(quote=sent, to_status="sent", by=engineer)
+    quote_transition(quote=sent, to_status="sent", by=engineer)
     other_team = make_quote(customer="Other Team Bank", by=engineer2)
     return {"draft": draft, "pending": pending, "issued": issued, "sent": sent, "other": other_team}
 

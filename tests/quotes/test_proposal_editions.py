@@ -81,7 +81,7 @@ ZH_WHITELIST = {
     # products and technologies
     "Atlas", "Ascend", "Kimi", "NF5868G8", "RTX", "PRO", "RoCE", "OceanStor", "Mooncake", "MetaService",
     "Memcache", "Agent", "AI", "API", "RDMA", "KV", "GE", "MXFP4", "MXFP8", "M-LAG", "InfiniBand", "NVLink",
-    "HCCS", "PCIe", "UB", "vLLM", "DeepSeek", "Qwen", "GLM", "Llama",  # UB: 灵衢（UB）, as docs/glossary.md writes the fabric
+    "HCCS", "PCIe", "UB", "vLLM", "DeepSeek", "Qwen", "GLM", "Llama", "NVIDIA",  # UB: 灵衢（UB）, docs/glossary.md
     "QSFP-DD", "OSFP", "MPO/LC", "MPO", "LC",  # optical module and connector form factors
     # abbreviations written in Latin letters in Chinese proposals
     "TCO", "NPV", "PUE", "PDU", "IT", "TTFT", "TPOT", "DP", "TP", "EP", "PD", "PF", "CNY", "VAT", "SKU",
@@ -110,7 +110,7 @@ def cents(value: Decimal) -> Decimal:
 
 def expected_vat(revision) -> tuple[Decimal, Decimal, Decimal]:
     """(net, VAT, gross) from the revision's purchase lines: the quote discount on capex lines only
-    (quotes.services._totals), VAT 13 % on goods and 6 % on services (财政部 税务总局 海关总署公告 2019 年第 39 号)."""
+    (quotes.services.snapshot.revision_totals), VAT 13 % on goods and 6 % on services (财政部 税务总局 海关总署公告 2019 年第 39 号)."""
     discount = revision.discount
     goods = services = Decimal("0")
     for line in revision.lines.exclude(category=BomCategory.LEASE):
@@ -257,18 +257,16 @@ def test_deployment_path_marks_the_purchase_and_names_only_the_quoted_server():
 @pytest.mark.django_db
 def test_data_residency_scenarios_are_not_compared_with_a_public_api(engineer):
     """A government customer whose data must stay on-premises is not told the API is cheaper."""
-    from quotes import services
     from quotes.pdf import proposal_html
     from quotes.pdf.sample import sample_plan_kwargs
+    from quotes.services.quotes import quote_create_from_configuration
 
     kwargs = sample_plan_kwargs("8node-tenant", scenario="government-policy-qa")
-    quote = services.quote_create_from_configuration(
-        by=engineer, customer="某市政务服务中心", language="en", **kwargs
-    )
+    quote = quote_create_from_configuration(by=engineer, customer="某市政务服务中心", language="en", **kwargs)
     html = proposal_html(quote.revisions.get())
     assert "a public API is not an option" in html
     assert "Saving against the API" not in html and "public API, same token mix" not in html
-    other = services.quote_create_from_configuration(
+    other = quote_create_from_configuration(
         by=engineer, customer="ACME", language="en", **sample_plan_kwargs("8node-tenant")
     )
     assert "Saving against the API" in proposal_html(other.revisions.get())

@@ -8,8 +8,11 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from quotes import services
 from quotes.models import AuditEvent, BomLine, QuoteRevision, RevisionImmutableError
+from quotes.services.issuing import revision_issue, revision_issued
+from quotes.services.pdf import revision_pdf_fail, revision_pdf_queue, revision_pdf_start, revision_pdf_store
+from quotes.services.revisions import revision_create_from
+from quotes.services.transitions import quote_transition
 from quotes.statuses import AuditAction, PdfStatus, QuoteStatus, RevisionStatus
 
 from .conftest import PRICES, RESULT, plan_kwargs
@@ -18,7 +21,7 @@ from .conftest import PRICES, RESULT, plan_kwargs
 @pytest.fixture
 def issued(make_quote, engineer):
     quote = make_quote(discount="0.05")
-    revision = services.revision_issue(revision=quote.revisions.get(), by=engineer)
+    revision = revision_issue(revision=quote.revisions.get(), by=engineer)
     return QuoteRevision.objects.get(pk=revision.pk)
 
 
@@ -85,12 +88,12 @@ def test_bom_lines_of_an_issued_revision_are_frozen(issued):
 def test_pdf_job_fields_stay_writable_after_issue(issued, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path
     # The PDF job services write only the PDF fields; the model lets them through.
-    services.revision_pdf_queue(revision=issued, task_id="task-1")
-    services.revision_pdf_start(revision=issued)
-    services.revision_pdf_fail(revision=issued, error="font missing")
-    services.revision_pdf_start(revision=issued)
+    revision_pdf_queue(revision=issued, task_id="task-1")
+    revision_pdf_start(revision=issued)
+    revision_pdf_fail(revision=issued, error="font missing")
+    revision_pdf_start(revision=issued)
     content = b"%PDF-1.7 test"
-    stored = services.revision_pdf_store(revision=issued, content=content)
+    stored = revision_pdf_store(revision=issued, content=content)
     fresh = QuoteRevision.objects.get(pk=issued.pk)
     assert fresh.pdf_status == PdfStatus.READY
     assert fresh.pdf_attempts == 2
@@ -117,14 +120,14 @@ def test_pdf_job_fields_stay_writable_after_issue(issued, settings, tmp_path):
 @pytest.mark.django_db
 def test_services_refuse_to_issue_twice(issued, engineer):
     with pytest.raises(ValidationError, match="already issued"):
-        services.revision_issue(revision=issued, by=engineer)
+        revision_issue(revision=issued, by=engineer)
 
 
 @pytest.mark.django_db
 def test_new_revision_picks_up_changes_and_the_old_one_stays(issued, engineer):
     before = {f.attname: getattr(issued, f.attname) for f in QuoteRevision._meta.concrete_fields}
     lines_before = list(issued.lines.values_list("position", "unit_price", "line_total"))
-    new = services.revision_create_from(
+    new = revision_create_from(
         revision=issued, changes={"discount": Decimal("0.08"), "note": "customer asked for 8 %"}, by=engineer
     )
     assert (new.index, new.number, new.status) == (2, f"{issued.quote.number}-R2", RevisionStatus.DRAFT)
@@ -145,7 +148,7 @@ def test_new_revision_picks_up_changes_and_the_old_one_stays(issued, engineer):
 def test_new_revision_with_a_new_plan_and_line_discount(issued, engineer):
     result = {**RESULT, "tco": {**RESULT["tco"], "nodes": 16, "rack_count": 8}}
     kwargs = plan_kwargs(result_json=result)
-    new = services.revision_create_from(
+    new = revision_create_from(
         revision=issued,
         changes={
             "request_json": kwargs["request_json"],
@@ -169,17 +172,17 @@ def test_new_revision_with_a_new_plan_and_line_discount(issued, engineer):
 @pytest.mark.django_db
 def test_revision_changes_are_validated(issued, engineer):
     with pytest.raises(ValidationError, match="Unknown changes"):
-        services.revision_create_from(revision=issued, changes={"colour": "red"}, by=engineer)
+        revision_create_from(revision=issued, changes={"colour": "red"}, by=engineer)
     with pytest.raises(ValidationError, match="together"):
-        services.revision_create_from(revision=issued, changes={"result_json": RESULT}, by=engineer)
+        revision_create_from(revision=issued, changes={"result_json": RESULT}, by=engineer)
     with pytest.raises(ValidationError):
-        services.revision_create_from(revision=issued, changes={"discount": "0.95"}, by=engineer)
+        revision_create_from(revision=issued, changes={"discount": "0.95"}, by=engineer)
     usd_plan = {"request_json": {"a": 1}, "resolved_json": {}, "result_json": RESULT, "prices_json": PRICES,
                 "usd_rate": "7.2", "currency": "USD"}  # fmt: skip
     with pytest.raises(ValidationError, match="needs a new quote"):
-        services.revision_create_from(revision=issued, changes=usd_plan, by=engineer)
+        revision_create_from(revision=issued, changes=usd_plan, by=engineer)
     with pytest.raises(ValidationError, match="JSON object"):
-        services.revision_create_from(
+        revision_create_from(
             revision=issued, changes={**usd_plan, "currency": "CNY", "result_json": "not a dict"}, by=engineer
         )
     assert issued.quote.revisions.count() == 1
@@ -187,8 +190,8 @@ def test_revision_changes_are_validated(issued, engineer):
 
 @pytest.mark.django_db
 def test_revising_a_sent_quote_takes_it_back_to_draft(issued, engineer):
-    quote = services.quote_transition(quote=issued.quote, to_status=QuoteStatus.SENT, by=engineer)
-    services.revision_create_from(revision=issued, changes={"note": "more nodes"}, by=engineer)
+    quote = quote_transition(quote=issued.quote, to_status=QuoteStatus.SENT, by=engineer)
+    revision_create_from(revision=issued, changes={"note": "more nodes"}, by=engineer)
     quote.refresh_from_db()
     assert quote.status == QuoteStatus.DRAFT
     transitions = AuditEvent.objects.filter(action=AuditAction.QUOTE_TRANSITION).order_by("id")
@@ -199,9 +202,9 @@ def test_revising_a_sent_quote_takes_it_back_to_draft(issued, engineer):
 def test_only_the_latest_revision_can_be_issued(make_quote, engineer):
     quote = make_quote()
     r1 = quote.revisions.get()
-    services.revision_create_from(revision=r1, changes={"note": "second thoughts"}, by=engineer)
+    revision_create_from(revision=r1, changes={"note": "second thoughts"}, by=engineer)
     with pytest.raises(ValidationError, match="superseded"):
-        services.revision_issue(revision=r1, by=engineer)
+        revision_issue(revision=r1, by=engineer)
 
 
 @pytest.mark.django_db
@@ -222,16 +225,16 @@ def test_issuing_announces_the_revision_after_commit(make_quote, engineer):
         # After commit: the issued state is visible to any new reader.
         received.append((revision_id, QuoteRevision.objects.get(pk=revision_id).status))
 
-    services.revision_issued.connect(receiver)
+    revision_issued.connect(receiver)
     try:
         revision = make_quote().revisions.get()
         with transaction.atomic():
-            services.revision_issue(revision=revision, by=engineer)
+            revision_issue(revision=revision, by=engineer)
             assert received == []  # not before the commit
         assert received == [(revision.pk, RevisionStatus.ISSUED)]
         # Refused or rolled back issues announce nothing.
         with pytest.raises(ValidationError):
-            services.revision_issue(revision=revision, by=engineer)
+            revision_issue(revision=revision, by=engineer)
         assert len(received) == 1
     finally:
-        services.revision_issued.disconnect(receiver)
+        revision_issued.disconnect(receiver)

@@ -10,8 +10,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
 from accounts.roles import SALES_ENGINEER
-from quotes import services
 from quotes.models import AuditEvent, Quote, QuoteRevision
+from quotes.services.transitions import quote_transition, quotes_expire_overdue
 from quotes.statuses import TRANSITIONS, AuditAction, QuoteStatus, RevisionStatus, allowed_targets
 
 # The pipeline the business asked for: draft → sent → won / lost / expired, with
@@ -47,13 +47,13 @@ def test_each_pair_is_allowed_or_refused_per_the_table(make_quote, engineer, sou
     quote = _force_status(make_quote(), source)
     comment = "price too high" if target == "lost" else ""
     if (source, target) in EXPECTED_ALLOWED:
-        services.quote_transition(quote=quote, to_status=target, by=engineer, comment=comment)
+        quote_transition(quote=quote, to_status=target, by=engineer, comment=comment)
         assert Quote.objects.get(pk=quote.pk).status == target
         event = AuditEvent.objects.get(action=AuditAction.QUOTE_TRANSITION)
         assert (event.actor, event.detail["from"], event.detail["to"]) == (engineer, source, target)
     else:
         with pytest.raises(ValidationError, match="cannot become"):
-            services.quote_transition(quote=quote, to_status=target, by=engineer, comment=comment)
+            quote_transition(quote=quote, to_status=target, by=engineer, comment=comment)
         assert Quote.objects.get(pk=quote.pk).status == source
         assert not AuditEvent.objects.filter(action=AuditAction.QUOTE_TRANSITION).exists()
 
@@ -61,14 +61,14 @@ def test_each_pair_is_allowed_or_refused_per_the_table(make_quote, engineer, sou
 @pytest.mark.django_db
 def test_unknown_status_is_refused(make_quote, engineer):
     with pytest.raises(ValidationError):
-        services.quote_transition(quote=make_quote(), to_status="archived", by=engineer)
+        quote_transition(quote=make_quote(), to_status="archived", by=engineer)
 
 
 @pytest.mark.django_db
 def test_sending_issues_the_latest_revision(make_quote, engineer):
     quote = make_quote()
     version = quote.version
-    services.quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer, expected_version=version)
+    quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer, expected_version=version)
     revision = QuoteRevision.objects.get(quote=quote)
     assert revision.status == RevisionStatus.ISSUED and revision.issued_by == engineer
     quote.refresh_from_db()
@@ -81,8 +81,8 @@ def test_sending_issues_the_latest_revision(make_quote, engineer):
 def test_losing_needs_a_reason(make_quote, engineer):
     quote = _force_status(make_quote(), QuoteStatus.SENT)
     with pytest.raises(ValidationError, match="comment"):
-        services.quote_transition(quote=quote, to_status=QuoteStatus.LOST, by=engineer, comment="  ")
-    services.quote_transition(quote=quote, to_status=QuoteStatus.LOST, by=engineer, comment="chose the API")
+        quote_transition(quote=quote, to_status=QuoteStatus.LOST, by=engineer, comment="  ")
+    quote_transition(quote=quote, to_status=QuoteStatus.LOST, by=engineer, comment="chose the API")
     assert AuditEvent.objects.get(action=AuditAction.QUOTE_TRANSITION).detail["comment"] == "chose the API"
 
 
@@ -90,7 +90,7 @@ def test_losing_needs_a_reason(make_quote, engineer):
 def test_sending_after_the_validity_date_is_refused(make_quote, engineer):
     quote = make_quote(valid_until=timezone.localdate() - dt.timedelta(days=1))
     with pytest.raises(ValidationError, match="validity date"):
-        services.quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
+        quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
     assert QuoteRevision.objects.get(quote=quote).status == RevisionStatus.DRAFT
 
 
@@ -104,9 +104,9 @@ def test_default_validity_is_today_plus_the_setting(make_quote, settings):
 @pytest.mark.django_db
 def test_overdue_sent_quotes_expire_as_a_system_change(make_quote, engineer):
     quote = make_quote()
-    services.quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
-    assert services.quotes_expire_overdue(today=quote.valid_until) == 0
-    assert services.quotes_expire_overdue(today=quote.valid_until + dt.timedelta(days=1)) == 1
+    quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=engineer)
+    assert quotes_expire_overdue(today=quote.valid_until) == 0
+    assert quotes_expire_overdue(today=quote.valid_until + dt.timedelta(days=1)) == 1
     quote.refresh_from_db()
     assert quote.status == QuoteStatus.EXPIRED
     assert AuditEvent.objects.filter(action=AuditAction.QUOTE_TRANSITION).latest("id").actor is None
@@ -117,6 +117,6 @@ def test_team_members_cannot_change_a_colleagues_quote(make_quote, make_user, ma
     colleague = make_user("colleague", SALES_ENGINEER, "East China")
     quote = make_quote()
     with pytest.raises(PermissionDenied):
-        services.quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=colleague)
+        quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=colleague)
     # The team's manager may.
-    services.quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=manager)
+    quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=manager)

@@ -22,9 +22,10 @@ from django.test import Client
 from django.urls import reverse
 
 from catalog.selectors import price_list_in_force
-from quotes import services
 from quotes.models import Quote, QuoteRevision
 from quotes.pricing import NON_CATALOG_NOTE, OVERRIDE_NOTE
+from quotes.services.approvals import revision_approve
+from quotes.services.issuing import revision_issue
 from quotes.statuses import ApprovalState, BomCategory, RevisionStatus
 
 pytest.importorskip("configurator.services")
@@ -100,12 +101,12 @@ def test_a_server_price_override_of_1_needs_the_managers_approval_and_is_marked(
 
     # Not issuable, not sendable, until a manager approves.
     with pytest.raises(ValidationError, match="approval"):
-        services.revision_issue(revision=revision, by=engineer)
+        revision_issue(revision=revision, by=engineer)
     response = client.post(reverse("quotes:issue", args=[revision.pk]), {"version": revision.quote.version})
     assert response.status_code == 400
     assert QuoteRevision.objects.get(pk=revision.pk).status == RevisionStatus.DRAFT
 
-    services.revision_approve(revision=revision, by=manager, comment="strategic account")
+    revision_approve(revision=revision, by=manager, comment="strategic account")
     from quotes import tasks
 
     captured = {}
@@ -118,7 +119,7 @@ def test_a_server_price_override_of_1_needs_the_managers_approval_and_is_marked(
 
     monkeypatch.setattr(tasks, "render_proposal_pdf", fake_render)
     with django_capture_on_commit_callbacks(execute=True):
-        services.revision_issue(revision=QuoteRevision.objects.get(pk=revision.pk), by=engineer)
+        revision_issue(revision=QuoteRevision.objects.get(pk=revision.pk), by=engineer)
     assert QuoteRevision.objects.get(pk=revision.pk).status == RevisionStatus.ISSUED
     # The proposal marks the overridden line (the customer edition's wording).
     assert "Special price: differs from the list price" in captured["html"]
@@ -167,7 +168,7 @@ def test_inline_hardware_with_invented_memory_needs_approval_and_is_marked(users
     assert revision.approval_state == ApprovalState.PENDING
     assert [r["code"] for r in revision.approval_reasons] == ["non_catalog"]
     with pytest.raises(ValidationError, match="not a catalog item"):
-        services.revision_issue(revision=revision, by=users["engineer"])
+        revision_issue(revision=revision, by=users["engineer"])
     page = client.get(reverse("quotes:detail", args=[revision.quote.pk])).content.decode()
     assert "Non-standard hardware: not in the product catalog" in page
 

@@ -24,10 +24,13 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from quotes import services, tasks
+from quotes import tasks
 from quotes.models import QuoteRevision
 from quotes.pdf import jobs
 from quotes.pdf.sample import sample_quote_create
+from quotes.services.customers import customer_create
+from quotes.services.issuing import revision_issue
+from quotes.services.transitions import quote_transition
 from quotes.statuses import PdfStatus, RevisionStatus
 
 from .test_pdf_jobs import FakeRenderer
@@ -62,7 +65,7 @@ def download(client, revision) -> bytes:
 def issue(revision, by, capture):
     """Issue through the service with the on-commit work (the render) executed, as after a real commit."""
     with capture(execute=True):
-        services.revision_issue(revision=revision, by=by)
+        revision_issue(revision=revision, by=by)
     return QuoteRevision.objects.get(pk=revision.pk)
 
 
@@ -94,7 +97,7 @@ def test_issued_pdf_is_rendered_at_issue_without_draft_stamp_and_never_rewritten
 
     # Edit everything the proposal header prints (through the edit page), then press "regenerate".
     quote = issued.quote
-    other = services.customer_create(by=engineer, name="Another Customer Ltd")
+    other = customer_create(by=engineer, name="Another Customer Ltd")
     response = client.post(
         reverse("quotes:edit", args=[quote.pk]),
         {
@@ -141,7 +144,7 @@ def test_an_issued_revision_never_serves_the_draft_copy(
         jobs.proposal_request(revision=revision, by=engineer)
     assert download(client, revision) == renderer.pdf
     # Issue without running the on-commit render (a broker would take a moment).
-    services.revision_issue(revision=revision, by=engineer)
+    revision_issue(revision=revision, by=engineer)
     issued = QuoteRevision.objects.get(pk=revision.pk)
     assert issued.pdf_status == PdfStatus.NONE and not issued.pdf_file
     response = client.get(reverse("quotes:pdf", args=[issued.pk]))
@@ -157,7 +160,7 @@ def test_a_draft_render_finishing_after_issue_is_discarded(engineer, renderer, m
     draft_task = queued.pdf_task_id
     assert tasks._claim(revision.pk, draft_task)
     rendering = QuoteRevision.objects.get(pk=revision.pk)
-    services.revision_issue(revision=revision, by=engineer)  # issued while the draft renders
+    revision_issue(revision=revision, by=engineer)  # issued while the draft renders
     assert tasks._store(rendering, b"%PDF draft", draft_task) is False
     assert QuoteRevision.objects.get(pk=revision.pk).pdf_sha256 == ""
 
@@ -226,7 +229,7 @@ def test_sending_a_draft_issues_it_and_renders_the_issued_copy(
 
     revision = sample_quote_create(by=engineer, language="en", name="4node", title="Sent as is")
     with django_capture_on_commit_callbacks(execute=True):
-        services.quote_transition(quote=revision.quote, to_status=QuoteStatus.SENT, by=engineer)
+        quote_transition(quote=revision.quote, to_status=QuoteStatus.SENT, by=engineer)
     sent = QuoteRevision.objects.get(pk=revision.pk)
     assert sent.status == RevisionStatus.ISSUED and sent.quote.status == QuoteStatus.SENT
     assert sent.pdf_status == PdfStatus.READY and sent.pdf_issued and renderer.calls == 1

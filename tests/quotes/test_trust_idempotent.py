@@ -17,8 +17,8 @@ from django.template import Context, Template
 from django.test import RequestFactory
 from django.urls import reverse
 
-from quotes import services
 from quotes.models import Quote
+from quotes.services import quotes as quote_services
 
 from .conftest import REQUEST
 
@@ -93,13 +93,13 @@ def test_a_malformed_key_is_a_form_error(client, users, fake_planner):
 def test_two_posts_racing_past_the_check_still_give_one_quote(users, make_quote, monkeypatch):
     """The unique (owner, key) constraint is the backstop when both posts pass the look-up at once."""
     first = make_quote(creation_key="k" * 32)
-    real = services.quote_created_with
+    real = quote_services.quote_created_with
     calls = []
 
     def too_late(*, by, creation_key):
         calls.append(creation_key)
         return None if len(calls) == 1 else real(by=by, creation_key=creation_key)
 
-    monkeypatch.setattr(services, "quote_created_with", too_late)
+    monkeypatch.setattr(quote_services, "quote_created_with", too_late)
     again = make_quote(creation_key="k" * 32)
     assert again.pk == first.pk and Quote.objects.count() == 1

@@ -8,8 +8,11 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from quotes import services
 from quotes.models import Quote, QuoteRevision
+from quotes.services import planning
+from quotes.services.quotes import quote_update
+from quotes.services.revisions import revision_create_from
+from quotes.services.transitions import quote_transition
 from quotes.statuses import ApprovalState, QuoteStatus, RevisionStatus
 
 from .conftest import REQUEST
@@ -108,7 +111,7 @@ def test_selectors_scope_by_role(users, make_quote):
 def test_list_search_and_filters(client, users, make_quote):
     first = make_quote(customer="Shanghai Pudong Bank", title="K3 on 8 × A3")
     second = make_quote(customer="Hangzhou Gov Cloud", title="Policy Q&A pilot")
-    services.quote_transition(quote=second, to_status=QuoteStatus.SENT, by=users["engineer"])
+    quote_transition(quote=second, to_status=QuoteStatus.SENT, by=users["engineer"])
     c = _client(client, users["manager"])
     url = reverse("quotes:list")
 
@@ -198,7 +201,7 @@ def test_manager_approves_then_engineer_sends(client, users, quote):
 @pytest.mark.django_db
 def test_stale_form_is_a_409_conflict(client, users, quote):
     stale = quote.version
-    services.quote_update(quote=quote, by=users["manager"], expected_version=stale, title="changed meanwhile")
+    quote_update(quote=quote, by=users["manager"], expected_version=stale, title="changed meanwhile")
     c = _client(client, users["engineer"])
     response = c.post(reverse("quotes:transition", args=[quote.pk]), {"version": stale, "to_status": "sent"})
     assert response.status_code == 409
@@ -272,7 +275,7 @@ def test_compare_shows_inputs_totals_and_checks(client, users, make_quote, engin
         {"code": "power.new_check", "severity": "warning", "message": "New."},
     ]
     request = {**r1.request_json, "topology": {"kind": "primary_standby", "nodes": 16}}
-    services.revision_create_from(
+    revision_create_from(
         revision=r1,
         changes={
             "request_json": request,
@@ -367,7 +370,7 @@ def test_create_reports_planner_errors_on_the_request_field(client, users, monke
     def planner(request_json):
         raise RequestError({"server": ["unknown server 'atlas-9000'."]})
 
-    monkeypatch.setattr(services, "_plan_for_quote", lambda: planner)
+    monkeypatch.setattr(planning, "_plan_for_quote", lambda: planner)
     response = _create(_client(client, users["engineer"]))
     assert response.status_code == 400
     assert "unknown server" in response.content.decode()
@@ -383,14 +386,14 @@ def test_create_refuses_a_plan_with_errors(client, users, fake_planner, monkeypa
         )
         return resolved, result, prices, rate, currency
 
-    monkeypatch.setattr(services, "_plan_for_quote", lambda: planner)
+    monkeypatch.setattr(planning, "_plan_for_quote", lambda: planner)
     response = _create(_client(client, users["engineer"]))
     assert response.status_code == 400 and "Weights do not fit." in response.content.decode()
 
 
 @pytest.mark.django_db
 def test_create_when_the_planner_is_missing_is_503_not_500(client, users, monkeypatch):
-    monkeypatch.setattr(services, "_plan_for_quote", lambda: None)
+    monkeypatch.setattr(planning, "_plan_for_quote", lambda: None)
     response = _create(_client(client, users["engineer"]))
     assert response.status_code == 503
     assert not Quote.objects.exists()

@@ -13,9 +13,9 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from quotes import services
 from quotes.bom import line_total
 from quotes.models import Quote
+from quotes.services.planning import configuration_plan
 from quotes.statuses import CAPEX_CATEGORIES
 
 plan_for_quote = pytest.importorskip("configurator.services").plan_for_quote
@@ -59,7 +59,7 @@ def test_quote_from_the_real_planner_matches_the_engines_capex(client, users, ca
 
 @pytest.mark.django_db
 def test_the_frozen_inline_request_replans_identically(users, catalog):
-    plan = services.configuration_plan(REQUEST)
-    replanned = services.configuration_plan(plan.resolved_json)
+    plan = configuration_plan(REQUEST)
+    replanned = configuration_plan(plan.resolved_json)
     assert replanned.result_json["tco"] == plan.result_json["tco"]
     assert replanned.prices_json["server"] == plan.prices_json["server"]

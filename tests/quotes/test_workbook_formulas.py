@@ -168,10 +168,10 @@ def honest_lease_revision(engineer):
     from configurator.engine.plan import plan
     from configurator.engine.serialize import plan_to_dict
     from configurator.requests import request_to_inline
-    from quotes import services
-    from quotes.pdf.sample import FIXTURES, _prices
+    from quotes.pdf.sample import _prices, sample_request
+    from quotes.services.quotes import quote_create_from_configuration
 
-    request = FIXTURES["8p8d"]()
+    request = sample_request("8p8d")
     commercial = dataclasses.replace(
         request.commercial,
         quote_discount=Decimal("0.05"),
@@ -181,7 +181,7 @@ def honest_lease_revision(engineer):
     )
     request = dataclasses.replace(request, commercial=commercial)
     resolved = request_to_inline(request)
-    quote = services.quote_create_from_configuration(
+    quote = quote_create_from_configuration(
         by=engineer,
         customer="Example Bank",
         title="Lease terms",
@@ -273,9 +273,9 @@ def test_a_plan_stored_before_the_lease_terms_still_gives_a_workbook(revision, t
     assert inputs[f"B{row['Lease includes O&M (1 = yes, 0 = no)']}"].value == 0
     assert inputs[f"B{row[SHARE]}"].value == 0
     values = evaluate(content, tmp_path)
-    # The sample: capex 56,402,146.00, servers 48,000,000 less 5 %; rent 24,000,000, O&M 4,000,000,
-    # electricity 1,649,506.25 a year (the plan's annual figures), no software or colocation.
-    lease = (
-        Decimal("56402146.00") - Decimal("45600000.00") + 3 * (24_000_000 + 4_000_000 + Decimal("1649506.25"))
-    )
-    assert cents(values[f"INPUTS!B{result_rows()['tco_lease']}"]) == lease == Decimal("99750664.75")
+    # The sample (the seeded price list): capex 50,355,016.00, servers 48,000,000 less 5 %; rent 24,000,000,
+    # O&M 4,000,000, software and support 800,000, electricity 1,572,523.37 a year (the plan's annual
+    # figures), no colocation.
+    yearly = 24_000_000 + 4_000_000 + 800_000 + Decimal("1572523.37")
+    lease = Decimal("50355016.00") - Decimal("45600000.00") + 3 * yearly
+    assert cents(values[f"INPUTS!B{result_rows()['tco_lease']}"]) == lease == Decimal("95872586.11")

@@ -1,8 +1,8 @@
 """``manage.py proposal REQUEST.json OUT.pdf``: the proposal PDF of a plan request, without saving a quote.
 
 The request is planned on the server exactly as the configurator's "create
-quote" does (``quotes.services.configuration_plan``), a quote and its first
-revision are built by ``quotes.services.quote_create_from_configuration`` and
+quote" does (``quotes.services.planning.configuration_plan``), a quote and its first
+revision are built by ``quotes.services.quotes.quote_create_from_configuration`` and
 rendered by ``quotes.pdf.render_proposal_pdf`` — the same code as a quote's
 PDF — inside a transaction that is then rolled back, so nothing is saved
 (no quote, no customer, no quote number used).
@@ -60,8 +60,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        from quotes import services
         from quotes.pdf import render_proposal_pdf
+        from quotes.services.planning import PlanningUnavailable, configuration_plan
+        from quotes.services.quotes import quote_create_from_configuration
 
         request_json = self._read_request(Path(options["request"]))
         if len(options["option"]) > ProposalOption.MAX_OPTIONS:
@@ -78,10 +79,10 @@ class Command(BaseCommand):
             "客户" if options["language"] == Language.ZH_HANS else "Customer"
         )
         try:
-            planned = services.configuration_plan(request_json)
+            planned = configuration_plan(request_json)
         except ValidationError as exc:
             raise CommandError("the request cannot be planned: " + "; ".join(_messages(exc))) from None
-        except services.PlanningUnavailable as exc:
+        except PlanningUnavailable as exc:
             raise CommandError(str(exc)) from None
 
         pdf = b""
@@ -93,7 +94,7 @@ class Command(BaseCommand):
                     first_name=(seller.contact_name if seller else "") or "—",
                     is_superuser=True,
                 )
-                quote = services.quote_create_from_configuration(
+                quote = quote_create_from_configuration(
                     by=author,
                     customer=customer,
                     request_json=planned.request_json,

@@ -1,0 +1,434 @@
+"""Figures of the throughput and latency estimate (engine/performance/, engine/serving_model.py).
+
+Every step-time part is an expression over the numbers it was computed from, so
+``tests/golden/test_figure_formulas.py`` recomputes it for each seeded plan; the
+queueing figures, which come out of a bisection or an M/D/c queue, say in prose
+what they are (docs/performance.md has the method).
+"""
+
+from ..book import FigureDef, SourceKind, Unit
+
+_FACTOR = " ({stack})"
+_FACTOR_ZH = "（{stack}）"
+
+FACTORS = (
+    FigureDef(
+        "performance.factors.bandwidth_efficiency",
+        Unit.FRACTION,
+        "Achieved share of peak memory bandwidth in decode" + _FACTOR,
+        "解码阶段实际达到的显存带宽比例" + _FACTOR_ZH,
+        formulas={"calibrated": "calibrated", "requested": "requested"},
+        context=("stack", "calibrated", "requested"),
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.factors.compute_efficiency",
+        Unit.FRACTION,
+        "Achieved share of peak dense compute in decode" + _FACTOR,
+        "解码阶段实际达到的稠密算力比例" + _FACTOR_ZH,
+        "calibrated",
+        context=("stack",),
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.factors.prefill_efficiency",
+        Unit.FRACTION,
+        "Achieved share of peak dense compute in prefill (MFU)" + _FACTOR,
+        "预填充阶段实际达到的稠密算力比例（MFU）" + _FACTOR_ZH,
+        formulas={"calibrated": "calibrated", "requested": "requested"},
+        context=("stack", "calibrated", "requested"),
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.factors.request_overhead_s",
+        Unit.SECONDS,
+        "Fixed time per request before its first token (API server, tokenizer, scheduling)" + _FACTOR,
+        "每请求首字前的固定开销（API 服务、分词、调度）" + _FACTOR_ZH,
+        "calibrated",
+        context=("stack",),
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.factors.step_overhead_s",
+        Unit.SECONDS,
+        "Fixed time per forward pass (kernel launch, scheduler, sampling{eager_en})" + _FACTOR,
+        "每次前向的固定开销（算子下发、调度、采样{eager_zh}）" + _FACTOR_ZH,
+        formulas={
+            # eager_per_layer_s is 0 in graph mode (serving_model.EAGER_LAYER_OVERHEAD_S otherwise)
+            "calibrated": "calibrated + eager_per_layer_s * layers",
+            "requested": "requested_ms / 1000 + eager_per_layer_s * layers",
+        },
+        context=("stack", "calibrated", "requested_ms"),
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.factors.collective_latency_s",
+        Unit.SECONDS,
+        "Fixed latency of one collective (all-reduce, dispatch or combine)" + _FACTOR,
+        "单次集合通信的固定时延（all-reduce、dispatch 或 combine）" + _FACTOR_ZH,
+        "calibrated",
+        context=("stack",),
+        source=SourceKind.PUBLIC,
+    ),
+)
+
+# One serving group's figures: performance.{group}.… (a cluster, or the P or D side of xPyD).
+GROUP = (
+    FigureDef(
+        "performance.{group}.prefill_s",
+        Unit.SECONDS,
+        "{group}: prefill time of one prompt per DP rank",
+        "{group}：单个 DP rank 处理一个输入的预填充时间",
+        # compute_s = prompt_tokens × (2 × active_params + attention FLOPs) ÷ TP ÷ (TFLOPS × MFU);
+        # memory_s = chunks × weights on the rank ÷ (bandwidth × efficiency); overhead_s = chunks × step overhead
+        "overhead_s + max(compute_s, memory_s) + collectives_s",
+        context=("active_params", "prompt_tokens", "TP", "TFLOPS", "MFU", "chunks"),
+    ),
+    FigureDef(
+        "performance.{group}.batch_per_dp_rank",
+        Unit.COUNT_SEQUENCES,
+        "{group}: running sequences per DP rank",
+        "{group}：每个 DP rank 同时解码的序列数",
+        "min(offered, max_num_seqs, kv_seqs_fit)",
+        context=("context_tokens", "limited_by"),
+    ),
+    FigureDef(
+        "performance.{group}.experts_touched_fraction",
+        Unit.FRACTION,
+        "{group}: share of a rank's experts touched per decode step",
+        "{group}：每个解码步中单卡被激活的专家比例",
+        formulas={
+            "moe": "1 - (1 - min(1, top_k / experts)) ** (B * tokens_per_seq_per_step * DP_sharing_experts)",
+            "dense": "1: a dense model ({experts} routed experts) reads all its weights every step",
+        },
+        context=("top_k", "B", "tokens_per_seq_per_step", "DP_sharing_experts", "experts_per_rank"),
+    ),
+    FigureDef(
+        "performance.{group}.bytes_per_step_per_rank",
+        Unit.BYTES,
+        "{group}: bytes read per decode step per rank",
+        "{group}：每卡每个解码步读取的字节数",
+        formulas={
+            # routed experts are split over EP with expert parallelism, else over TP (memory.weights_per_rank)
+            "ep": "non_expert_lm_bytes / TP + touched * expert_bytes / EP"
+            " + max(B, 1) * (mean_context * kv_bytes_per_token + state_bytes_per_seq)",
+            "tp": "non_expert_lm_bytes / TP + touched * expert_bytes / TP"
+            " + max(B, 1) * (mean_context * kv_bytes_per_token + state_bytes_per_seq)",
+        },
+    ),
+    FigureDef(
+        "performance.{group}.memory_time_s",
+        Unit.SECONDS,
+        "{group}: memory time per decode step",
+        "{group}：每个解码步的访存时间",
+        "bytes_per_step / (bandwidth_bytes_s * bandwidth_efficiency)",
+    ),
+    FigureDef(
+        "performance.{group}.compute_time_s",
+        Unit.SECONDS,
+        "{group}: compute time per decode step",
+        "{group}：每个解码步的计算时间",
+        "max(B, 1) * (1 + draft_tokens) * (2 * active_params + attention_flops_per_token)"
+        " / TP / (TFLOPS * 1e12 * MFU)",
+    ),
+    FigureDef(
+        "performance.{group}.tp_allreduce_s",
+        Unit.SECONDS,
+        "{group}: TP all-reduces per decode step ({fabric_en})",
+        "{group}：每个解码步的 TP all-reduce 时间（{fabric_zh}）",
+        # all_reduces = 2 × layers (− the MoE layers whose output the EP combine sums instead), 0 at TP 1;
+        # latency_factor = serving_model's inter-node latency factor when TP spans nodes, else 1;
+        # activations are BF16 (2 bytes)
+        "all_reduces * (latency_s * latency_factor + 2 * (TP - 1) / TP * tokens * hidden * 2 / link_bytes_s)",
+        context=("layers",),
+    ),
+    FigureDef(
+        "performance.{group}.all_to_all_s",
+        Unit.SECONDS,
+        "{group}: EP dispatch + combine per decode step ({fabric})",
+        "{group}：每个解码步专家并行 dispatch + combine 时间（{fabric}）",
+        formulas={
+            # each of the TP ranks sends its slice of the tokens; a share (nodes − 1) ÷ nodes crosses nodes
+            "ep": "moe_layers * (2 * latency_s + tokens / TP * top_k * hidden * (dispatch_bytes + combine_bytes)"
+            " * (EP - 1) / EP * (1 / nodes / scale_up_bytes_s"
+            " + (nodes - 1) / nodes / (scale_out_bytes_s * scale_out_efficiency)))",
+            "none": "0: no expert-parallel dispatch or combine (EP {EP}, {moe_layers} MoE layers)",
+        },
+        context=(
+            "top_k",
+            "hidden",
+            "nodes",
+            "scale_out_efficiency",
+            "tokens",
+            "TP",
+            "latency_s",
+            "dispatch_bytes",
+            "combine_bytes",
+            "scale_up_bytes_s",
+            "scale_out_bytes_s",
+        ),
+    ),
+    FigureDef(
+        "performance.{group}.decode_step_s",
+        Unit.SECONDS,
+        "{group}: decode step time (estimate)",
+        "{group}：解码步时长（估算）",
+        # draft_s: each draft token runs the one-layer MTP head (step core ÷ layers)
+        "overhead_s + max(memory_time_s, compute_time_s) + tp_allreduce_s + all_to_all_s + draft_s",
+        context=("tokens_per_step",),
+    ),
+    FigureDef(
+        "performance.{group}.kv_transfer_s",
+        Unit.SECONDS,
+        "{group}: KV transfer prefill → decode per request ({fabric})",
+        "{group}：每请求 KV 从预填充传到解码节点的时间（{fabric}）",
+        "(prompt_tokens * kv_bytes_per_token + state_bytes_per_seq) / (device_bandwidth_bytes_s * scale_out_efficiency)",
+    ),
+    FigureDef(
+        "performance.{group}.requests_per_s",
+        Unit.REQUESTS_PER_S,
+        "{group}: request capacity at the quoted concurrency (estimate)",
+        "{group}：报价并发下的请求处理能力（估算）",
+        formulas={
+            "prefill": "DP / prefill_s",
+            "disaggregated": "DP * B * tokens_per_step / (output_tokens * step_s)",
+            # chunked prefill: B requests per B × prefill + output ÷ tokens-per-step × step seconds
+            "aggregated": "DP * B / (B * prefill_s + output_tokens / tokens_per_step * step_s)",
+            "idle": "0: no running sequence ({B}) or no step time ({step_s})",
+        },
+        context=("DP", "B", "prefill_s", "output_tokens", "step_s", "tokens_per_step"),
+    ),
+    FigureDef(
+        "performance.{group}.output_tokens_per_s",
+        Unit.TOKENS_PER_S,
+        "{group}: output throughput (estimate)",
+        "{group}：输出吞吐（估算）",
+        "requests_per_s * output_tokens",
+        context=("counts_toward_throughput",),
+    ),
+)
+
+DEPLOYMENT = (
+    FigureDef(
+        "performance.prompt_tokens_computed",
+        Unit.TOKENS,
+        "Prompt tokens computed per request (after prefix-cache hits)",
+        "每请求实际计算的输入 Token 数（扣除前缀缓存命中）",
+        "max(1, round(input_tokens * (1 - prefix_cache_hit_rate)))",
+        source=SourceKind.INPUT,
+    ),
+    FigureDef(
+        "performance.tflops_per_device",
+        Unit.TFLOPS,
+        "Dense TFLOPS per device at the checkpoint's activation precision ({precision_en})",
+        "按模型激活精度取的单卡稠密算力（{precision_zh}）",
+        "the catalog's dense TFLOPS at {precision_used}, the precision {activation_format} computes in"
+        " (W8A8/W4A8 → INT8), else BF16",
+    ),
+    FigureDef(
+        "performance.tokens_per_step",
+        Unit.TOKENS,
+        "Tokens emitted per sequence per decode step (speculative decoding)",
+        "每个解码步每条序列产出的 Token 数（投机解码）",
+        # vLLM's rejection sampler stops at the first rejected draft token
+        # (vllm/v1/sample/rejection_sampler.py on main)
+        formulas={
+            "partial": "(1 - a_acceptance_rate ** (k_draft_tokens + 1)) / (1 - a_acceptance_rate)",
+            "all_accepted": "k_draft_tokens + 1",
+        },
+        context=("a_acceptance_rate",),
+        source=SourceKind.INPUT,
+    ),
+    FigureDef(
+        "performance.ttft_s",
+        Unit.SECONDS,
+        "Time to first token, mean (estimate)",
+        "首字延迟 TTFT 均值（估算）",
+        formulas={
+            # chunked prefill: the first token waits on average half a step of the running batch
+            "aggregated": "request_overhead_s + prefill_s + queue_wait_s + kv_transfer_s + 0.5 * step_s",
+            "disaggregated": "request_overhead_s + prefill_s + queue_wait_s + kv_transfer_s + step_s",
+            "unserved": "0: no finite latency at {concurrency} users (no sequence fits a running slot"
+            " or no group serves); request overhead {request_overhead_s}, prefill {prefill_s},"
+            " queue wait {queue_wait_s}, KV transfer {kv_transfer_s}, step {step_s} do not apply",
+        },
+        context=("concurrency",),
+    ),
+    FigureDef(
+        "performance.tpot_s",
+        Unit.SECONDS,
+        "Time per output token, mean (estimate)",
+        "每字延迟 TPOT 均值（估算）",
+        formulas={
+            # other requests' prefill chunks interleave with this request's decode steps
+            "aggregated": "(output_tokens / tokens_per_step * step_s + max(batch_per_dp_rank - 1, 0) * prefill_s)"
+            " / output_tokens",
+            "disaggregated": "step_s / tokens_per_step",
+            "unserved": "0: no finite latency at {concurrency} users",
+        },
+        # decode_step_s is the group's step at the quoted batch rounded up; step_s the operating point's
+        context=(
+            "concurrency",
+            "decode_step_s",
+            "tokens_per_step",
+            "step_s",
+            "batch_per_dp_rank",
+            "prefill_s",
+            "output_tokens",
+        ),
+    ),
+    FigureDef(
+        "performance.queue_wait_s",
+        Unit.SECONDS,
+        "Queue wait before prefill at the quoted concurrency (estimate)",
+        "报价并发下预填充前的排队等待（估算）",
+        formulas={
+            "aggregated": "closed loop: the users of {concurrency} beyond the {capacity_concurrency} running slots"
+            " wait concurrency ÷ request rate − cycle time (Little's law); prefill queue: M/D/1 wait"
+            " ρ·prefill ÷ (2(1 − ρ)), ρ the prefill share of a rank's time",
+            "disaggregated": "M/D/c wait of the separate prefill pool (Allen–Cunneen) at the request rate"
+            " {concurrency} users sustain; beyond {capacity_concurrency} users also concurrency ÷ capacity"
+            " − response time",
+        },
+    ),
+    FigureDef(
+        "performance.ttft_p90_s",
+        Unit.SECONDS,
+        "Time to first token, P90 (estimate)",
+        "首字延迟 TTFT P90（估算）",
+        # the service part has its own spread; the waiting time of a queue is close to exponential
+        "(ttft_s - queue_wait_s) * service_p90_over_mean + wait_p90_over_mean * queue_wait_s",
+    ),
+    FigureDef(
+        "performance.tpot_p90_s",
+        Unit.SECONDS,
+        "Time per output token, P90 (estimate)",
+        "每字延迟 TPOT P90（估算）",
+        # spread seen in published sweeps (serving_model.TPOT_P90_OVER_MEAN)
+        "tpot_s * tpot_p90_over_mean",
+    ),
+    FigureDef(
+        "performance.requests_per_s",
+        Unit.REQUESTS_PER_S,
+        "Requests per second (deployment)",
+        "每秒请求数（整体）",
+        formulas={
+            "estimate": "closed loop: {concurrency} users ÷ (TTFT + {output_tokens} × TPOT),"
+            " capped by the running slots",
+            "measured": "measured_output_tokens_per_s / output_tokens",
+        },
+        context=("serving_groups",),
+    ),
+    FigureDef(
+        "performance.output_tokens_per_s",
+        Unit.TOKENS_PER_S,
+        "Output throughput (deployment)",
+        "输出吞吐（整体）",
+        "requests_per_s * output_tokens",
+        context=("estimated_tokens_per_s",),
+    ),
+    FigureDef(
+        "performance.output_tokens_per_s_range",
+        Unit.TOKENS_PER_S,
+        "Likely range of the measured throughput (calibration error band)",
+        "实测吞吐的可能区间（按校准误差带）",
+        formulas={
+            "estimate": "{output_tokens_per_s} ÷ {band_high} … {output_tokens_per_s} ÷ {band_low}",
+            "measured": "the measured {output_tokens_per_s} (the band {band_low}–{band_high} is the estimate's)",
+        },
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.input_tokens_per_s",
+        Unit.TOKENS_PER_S,
+        "Input tokens processed per second (deployment)",
+        "输入 Token 处理速率（整体）",
+        "requests_per_s * input_tokens",
+    ),
+    FigureDef(
+        "performance.output_tokens_per_s_per_dp_rank",
+        Unit.TOKENS_PER_S,
+        "Output throughput per serving DP rank",
+        "每个 DP rank 的输出吞吐",
+        formulas={
+            "ranks": "output_tokens_per_s / serving_dp_ranks",
+            "none": "0: no serving DP rank ({serving_dp_ranks}) for {output_tokens_per_s}",
+        },
+    ),
+    FigureDef(
+        "performance.prefill_time_share",
+        Unit.FRACTION,
+        "Share of accelerator time spent on prefill (used to split cost between input and output tokens)",
+        "预填充占用的算力时间比例（用于在输入/输出 Token 间分摊成本）",
+        formulas={
+            "disaggregated": "prefill_nodes / (prefill_nodes + decode_nodes)",
+            "aggregated": "B * prefill_s / (B * prefill_s + output_tokens * tpot_s)",
+            "idle": "0: no running sequence ({B}) to share a rank between prefill ({prefill_s})"
+            " and decode ({output_tokens} × {tpot_s})",
+        },
+    ),
+    FigureDef(
+        "performance.capacity_concurrency",
+        Unit.COUNT_USERS,
+        "Concurrent requests served at once before new ones queue",
+        "请求开始排队前可同时服务的并发数",
+        formulas={
+            "aggregated": "Σ over the serving groups of DP ranks × min({max_num_seqs}, sequences the KV cache holds)",
+            "disaggregated": "Σ over the decode groups of DP ranks × min({max_num_seqs}, sequences the KV cache"
+            " holds), lowered until prefill utilisation stays below 95 %",
+        },
+        context=("concurrency",),
+    ),
+    FigureDef(
+        "performance.measured",
+        Unit.NONE,
+        "Throughput measured by a load test",
+        "吞吐为压测实测值",
+        "workload.measured_output_tokens_per_s ({measured_output_tokens_per_s}) is set",
+        source=SourceKind.INPUT,
+    ),
+    FigureDef(
+        "performance.sla.max_concurrency",
+        Unit.COUNT_USERS,
+        "Largest concurrency that meets every latency target (estimate)",
+        "满足全部时延目标的最大并发数（估算）",
+        "largest C with TTFT P50 ≤ {ttft_p50_s} s, TTFT P90 ≤ {ttft_p90_s} s, TPOT P50 ≤ {tpot_p50_ms} ms"
+        " and TPOT P90 ≤ {tpot_p90_ms} ms (the targets set)",
+    ),
+    FigureDef(
+        "performance.sla.met",
+        Unit.NONE,
+        "Latency targets met at the quoted concurrency",
+        "报价并发下满足时延目标",
+        "every estimated percentile ≤ its target: TTFT P50 {ttft_p50_s} s, TTFT P90 {ttft_p90_s} s,"
+        " TPOT P50 {tpot_p50_ms} ms, TPOT P90 {tpot_p90_ms} ms (those with a target)",
+    ),
+    FigureDef(
+        "performance.pd.prefill_requests_per_s",
+        Unit.REQUESTS_PER_S,
+        "Prefill pool capacity",
+        "预填充池处理能力",
+        "Σ DP ÷ prefill_s over {prefill_groups}",
+    ),
+    FigureDef(
+        "performance.pd.decode_requests_per_s",
+        Unit.REQUESTS_PER_S,
+        "Decode pool capacity",
+        "解码池处理能力",
+        "Σ DP × B × tokens per step ÷ (output_tokens × step_s) over {decode_groups}",
+    ),
+    FigureDef(
+        "performance.pd.ratio",
+        Unit.TIMES,
+        "P:D capacity ratio (prefill ÷ decode)",
+        "P:D 能力比（预填充 ÷ 解码）",
+        formulas={
+            "ratio": "prefill_requests_per_s / decode_requests_per_s",
+            "no_decode": "0: the decode pool serves nothing ({decode_requests_per_s}; prefill"
+            " {prefill_requests_per_s})",
+        },
+        context=("bottleneck",),
+    ),
+)
+
+DEFS = FACTORS + GROUP + DEPLOYMENT

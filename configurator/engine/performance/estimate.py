@@ -1,0 +1,451 @@
+"""The deployment's estimate: every group, the operating point at the quoted concurrency, the
+figures and the checks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+
+from .. import serving_model as sm
+from ..figures import FigureBook
+from ..types import (
+    Check,
+    GroupPerformance,
+    LayoutResult,
+    MemoryResult,
+    PdBalance,
+    PerformanceResult,
+    PlanRequest,
+    Severity,
+    Source,
+    TopologyKind,
+)
+from .assumptions import add_factor_figures, sanitised
+from .common import (
+    AREA,
+    CALIBRATION_SOURCE,
+    COUNTED_DECODE_ROLES,
+    ESTIMATE_NOTE_EN,
+    ESTIMATE_NOTE_ZH,
+    ESTIMATE_SOURCE,
+    MEASURED_NOTE_EN,
+    MEASURED_NOTE_ZH,
+    fig_input,
+    fig_value,
+)
+from .disaggregated import add_pd_figures, capacity_balance
+from .group_model import GroupModel, build_group_model
+from .groups import group_estimate, scaled_to_measured
+from .queueing import aggregated_point, disaggregated_point, load_curve, sustained_concurrency
+from .sla import add_sla_figures, over_capacity_check, sla_result, target_checks
+
+
+def _tflops(req: PlanRequest) -> tuple[float, str]:
+    """Dense TFLOPS per logical device at the model's activation precision, else BF16."""
+    return sm.tflops_for(req.server, req.model.activation_format)
+
+
+def estimate_performance(
+    req: PlanRequest, layout: LayoutResult, memory: MemoryResult | None
+) -> PerformanceResult:
+    """Estimate TTFT, TPOT and throughput of the deployment (an ESTIMATE; see module doc)."""
+    checks: list[Check] = []
+    req = sanitised(req, checks)
+    model, server, serving, workload, perf = req.model, req.server, req.serving, req.workload, req.performance
+    acc = server.accelerator
+    book = FigureBook()
+    mem_by_group = {g.group: g for g in (memory.groups if memory else ())}
+    factors = sm.effective_factors(req)
+    stack = acc.software_stack if acc.software_stack in sm.PLATFORM_FACTORS else sm.DEFAULT_STACK
+
+    tflops, tflops_precision = _tflops(req)
+    if acc.memory_bandwidth_bytes_s <= 0 or tflops <= 0:
+        checks.append(
+            Check(
+                "performance.accelerator_specs_missing",
+                Severity.ERROR,
+                AREA,
+                f"{acc.name}: memory bandwidth or TFLOPS is missing from the catalog; no performance estimate.",
+                f"{acc.name}：目录中缺少显存带宽或算力（TFLOPS）数据，无法估算性能。",
+                field="server.accelerator",
+                fix_en="Enter the accelerator's memory bandwidth and dense TFLOPS in the catalog.",
+                fix_zh="请在目录中补充该加速卡的显存带宽与稠密算力。",
+            )
+        )
+        if tflops <= 0:
+            tflops = 1.0
+        if acc.memory_bandwidth_bytes_s <= 0:
+            server = replace(server, accelerator=replace(acc, memory_bandwidth_bytes_s=1.0))
+            req = replace(req, server=server)
+
+    prompt_tokens = max(0, workload.input_tokens)
+    hit = perf.prefix_cache_hit_rate if serving.enable_prefix_caching else 0.0
+    computed_prompt_tokens = max(1, round(prompt_tokens * (1.0 - hit)))
+    output_tokens = max(1, workload.output_tokens)
+    context_tokens = min(prompt_tokens + output_tokens, serving.max_model_len)
+    mean_context = min(prompt_tokens + output_tokens / 2, serving.max_model_len)
+    lm_non_expert_bytes = model.non_expert_weight_bytes - (model.vision_bytes if model.has_vision else 0)
+    disaggregated = req.topology.kind == TopologyKind.DISAGGREGATED
+    draft = max(0, perf.speculative_tokens)
+    acceptance = perf.speculative_acceptance_rate
+
+    counted_dp = sum(g.parallel.dp for g in layout.groups if g.role in COUNTED_DECODE_ROLES)
+    offered_per_rank = math.ceil(max(0, workload.concurrency) / counted_dp) if counted_dp else 0
+
+    book.put(
+        "performance.prompt_tokens_computed",
+        computed_prompt_tokens,
+        source=Source("input", "workload.input_tokens, performance.prefix_cache_hit_rate"),
+        input_tokens=prompt_tokens,
+        prefix_cache_hit_rate=fig_input(hit),
+    )
+    book.put(
+        "performance.tflops_per_device",
+        fig_value(tflops),
+        label={"precision_en": tflops_precision or "n/a", "precision_zh": tflops_precision or "无"},
+        source=Source("derived", "accelerator catalog"),
+        activation_format=model.activation_format,
+        precision_used=tflops_precision,
+    )
+    add_factor_figures(book, req, factors, stack)
+    if draft:
+        book.put(
+            "performance.tokens_per_step",
+            fig_value(sm.accepted_tokens_per_step(draft, acceptance)),
+            variant="partial" if acceptance < 1.0 else "all_accepted",
+            source=Source("input", "performance.speculative_tokens, performance.speculative_acceptance_rate"),
+            k_draft_tokens=draft,
+            a_acceptance_rate=fig_input(acceptance),
+        )
+
+    models: dict[str, GroupModel] = {}
+    groups: list[GroupPerformance] = []
+    for g in layout.groups:
+        gm_ = mem_by_group.get(g.name)
+        gmodel = build_group_model(
+            req,
+            g,
+            gm_,
+            layout,
+            factors,
+            tflops=tflops,
+            computed_prompt_tokens=computed_prompt_tokens,
+            context_tokens=context_tokens,
+            mean_context=mean_context,
+            lm_non_expert_bytes=lm_non_expert_bytes,
+            draft=draft,
+            acceptance=acceptance,
+            disaggregated=disaggregated,
+        )
+        models[g.name] = gmodel
+        groups.append(
+            group_estimate(
+                req,
+                g,
+                gmodel,
+                book,
+                checks,
+                computed_prompt_tokens=computed_prompt_tokens,
+                output_tokens=output_tokens,
+                context_tokens=context_tokens,
+                offered_per_rank=offered_per_rank,
+                disaggregated=disaggregated,
+            )
+        )
+
+    # ---- the deployment's operating point at the quoted concurrency (closed loop)
+    prefill_models = [models[g.group] for g in groups if g.role == "prefill"]
+    decode_models = [models[g.group] for g in groups if g.role == "decode"]
+    counted_models = [models[g.group] for g in groups if g.counts_toward_throughput]
+    point_fn: Callable[[float], sm.OperatingPoint]
+    # The model whose operating point the latencies quote: the decode side of xPyD, else the first serving group.
+    mode: str | None
+    point_lead: GroupModel | None
+    if disaggregated and prefill_models and decode_models:
+
+        def point_fn(c: float) -> sm.OperatingPoint:
+            return disaggregated_point(prefill_models, decode_models, c, output_tokens)
+
+        capacity_users = sum(m.slots * m.shape.dp for m in decode_models)
+        mode, point_lead = "disaggregated", decode_models[0]
+    elif counted_models:
+
+        def point_fn(c: float) -> sm.OperatingPoint:
+            return aggregated_point(counted_models, c, output_tokens)
+
+        capacity_users = sum(m.slots * m.shape.dp for m in counted_models)
+        mode, point_lead = "aggregated", counted_models[0]
+    else:
+
+        def point_fn(c: float) -> sm.OperatingPoint:
+            return sm.OperatingPoint(c, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
+
+        capacity_users = 0
+        mode, point_lead = None, None
+    concurrency = max(0, workload.concurrency)
+    op = point_fn(concurrency) if concurrency > 0 else point_fn(1)
+    if disaggregated and prefill_models and decode_models:
+        capacity_users = sustained_concurrency(point_fn, capacity_users)
+
+    pd_balance: PdBalance | None = None
+    prefill_groups = [g for g in groups if g.role == "prefill"]
+    decode_groups = [g for g in groups if g.role == "decode"]
+    counted = [g for g in groups if g.counts_toward_throughput]
+    finite = math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)
+    ttft = op.ttft_s if finite else 0.0
+    tpot = op.tpot_s if finite else 0.0
+    requests_per_s = op.requests_per_s if concurrency > 0 else 0.0
+    share_lead = counted[0] if counted else None
+    if disaggregated and prefill_groups and decode_groups:
+        p_cap = sum(g.requests_per_s for g in prefill_groups)
+        d_cap = sum(g.requests_per_s for g in decode_groups)
+        pd_balance = capacity_balance(p_cap, d_cap, prefill_groups, decode_groups)
+        p_nodes = sum(g.nodes for g in prefill_groups)
+        d_nodes = sum(g.nodes for g in decode_groups)
+        prefill_share = p_nodes / (p_nodes + d_nodes)
+        add_pd_figures(book, checks, pd_balance, prefill_groups, decode_groups)
+    elif share_lead and share_lead.batch_per_dp_rank > 0:
+        busy_prefill = share_lead.batch_per_dp_rank * share_lead.prefill_s
+        busy_decode = output_tokens * share_lead.tpot_s
+        prefill_share = busy_prefill / (busy_prefill + busy_decode)
+    else:
+        prefill_share = 0.0
+
+    output_tps = requests_per_s * output_tokens
+    measured_tps = workload.measured_output_tokens_per_s
+    measured = measured_tps is not None and measured_tps > 0
+    estimated_output_tps = output_tps
+    if measured_tps is not None and measured_tps > 0:  # i.e. ``measured``, written so the type narrows
+        output_tps = float(measured_tps)
+        requests_per_s = output_tps / output_tokens
+        total_counted = sum(g.output_tokens_per_s for g in counted)
+        groups = [
+            scaled_to_measured(g, output_tps / total_counted if total_counted > 0 else 0.0) for g in groups
+        ]
+        for scaled in groups:
+            key = f"performance.{scaled.group}.output_tokens_per_s"
+            if key in book:
+                book.restate(
+                    book[key],
+                    fig_value(scaled.output_tokens_per_s),
+                    source=Source("input", "workload.measured_output_tokens_per_s (load test)"),
+                )
+    input_tps = requests_per_s * prompt_tokens
+    per_dp_rank = output_tps / counted_dp if counted_dp else 0.0
+    serving_devices = sum(g.nodes for g in layout.groups if g.role in COUNTED_DECODE_ROLES | {"prefill"}) * (
+        layout.devices_per_node or server.logical_devices
+    )
+    tput_source = (
+        Source("input", "workload.measured_output_tokens_per_s (load test)") if measured else ESTIMATE_SOURCE
+    )
+
+    # The group whose prefill the TTFT formula quotes: the first prefill group, else the first serving one.
+    # (Before, a layout with groups but none prefill or serving raised AttributeError on None here.)
+    ttft_lead = prefill_groups[0] if prefill_groups else (counted[0] if counted else None)
+    queue_wait = op.wait_s if math.isfinite(op.wait_s) else 0.0
+    served = finite and mode is not None and point_lead is not None
+    point_step = point_lead.step(op.batch_per_rank) if point_lead is not None and served else None
+    latency_variant = mode if served and mode is not None else "unserved"
+    book.put(
+        "performance.ttft_s",
+        fig_value(ttft),
+        variant=latency_variant,
+        source=ESTIMATE_SOURCE,
+        prefill_s=fig_input(ttft_lead.prefill_s if ttft_lead is not None else 0.0),
+        queue_wait_s=fig_input(queue_wait),
+        concurrency=concurrency,
+        request_overhead_s=fig_input(
+            point_lead.factors.request_overhead_s if point_lead is not None else 0.0
+        ),
+        kv_transfer_s=fig_input(
+            point_lead.kv_transfer_s if point_lead is not None and mode == "disaggregated" else 0.0
+        ),
+        step_s=fig_input(point_step.step_s if point_step is not None else 0.0),
+    )
+    book.put(
+        "performance.tpot_s",
+        fig_value(tpot),
+        variant=latency_variant,
+        source=ESTIMATE_SOURCE,
+        decode_step_s=fig_input(counted[0].decode_step_s if counted else 0.0),
+        tokens_per_step=fig_input(counted[0].tokens_per_step if counted else 1.0),
+        batch_per_dp_rank=round(op.batch_per_rank, 3),
+        concurrency=concurrency,
+        step_s=fig_input(point_step.step_s if point_step is not None else 0.0),
+        prefill_s=fig_input(point_lead.prefill.prefill_s if point_lead is not None else 0.0),
+        output_tokens=output_tokens,
+    )
+    book.put(
+        "performance.queue_wait_s",
+        fig_value(queue_wait),
+        variant="disaggregated" if mode == "disaggregated" else "aggregated",
+        source=ESTIMATE_SOURCE,
+        concurrency=concurrency,
+        capacity_concurrency=capacity_users,
+    )
+    book.put(
+        "performance.ttft_p90_s",
+        fig_value(op.ttft_p90_s if finite else 0.0),
+        source=ESTIMATE_SOURCE,
+        queue_wait_s=fig_input(queue_wait),
+        ttft_s=fig_input(ttft),
+        service_p90_over_mean=sm.TTFT_P90_OVER_MEAN_IDLE,
+        wait_p90_over_mean=fig_input(sm.WAIT_P90_OVER_MEAN),
+    )
+    book.put(
+        "performance.tpot_p90_s",
+        fig_value(op.tpot_p90_s if finite else 0.0),
+        source=ESTIMATE_SOURCE,
+        tpot_s=fig_input(tpot),
+        tpot_p90_over_mean=sm.TPOT_P90_OVER_MEAN,
+    )
+    if measured:
+        book.put(
+            "performance.requests_per_s",
+            fig_value(requests_per_s),
+            variant="measured",
+            source=tput_source,
+            output_tokens=output_tokens,
+            measured_output_tokens_per_s=fig_input(output_tps),
+            serving_groups=[g.group for g in counted],
+        )
+    else:
+        book.put(
+            "performance.requests_per_s",
+            fig_value(requests_per_s),
+            variant="estimate",
+            source=tput_source,
+            output_tokens=output_tokens,
+            concurrency=concurrency,
+            serving_groups=[g.group for g in counted],
+        )
+    book.put(
+        "performance.output_tokens_per_s",
+        fig_value(output_tps),
+        source=tput_source,
+        requests_per_s=fig_input(requests_per_s),
+        output_tokens=output_tokens,
+        estimated_tokens_per_s=fig_input(estimated_output_tps),
+    )
+    low, high = sm.ERROR_BAND_LOW, sm.ERROR_BAND_HIGH
+    book.put(
+        "performance.output_tokens_per_s_range",
+        f"{output_tps / high:,.0f}–{output_tps / low:,.0f}" if not measured else f"{output_tps:,.0f}",
+        variant="measured" if measured else "estimate",
+        source=CALIBRATION_SOURCE,
+        band_low=low,
+        band_high=high,
+        output_tokens_per_s=fig_input(output_tps),
+    )
+    book.put(
+        "performance.input_tokens_per_s",
+        fig_value(input_tps),
+        source=tput_source,
+        requests_per_s=fig_input(requests_per_s),
+        input_tokens=prompt_tokens,
+    )
+    book.put(
+        "performance.output_tokens_per_s_per_dp_rank",
+        fig_value(per_dp_rank),
+        variant="ranks" if counted_dp else "none",
+        source=tput_source,
+        serving_dp_ranks=counted_dp,
+        output_tokens_per_s=fig_input(output_tps),
+    )
+    if pd_balance is not None:
+        book.put(
+            "performance.prefill_time_share",
+            fig_value(prefill_share),
+            variant="disaggregated",
+            source=ESTIMATE_SOURCE,
+            prefill_nodes=p_nodes,
+            decode_nodes=d_nodes,
+        )
+    else:
+        book.put(
+            "performance.prefill_time_share",
+            fig_value(prefill_share),
+            variant="aggregated" if share_lead and share_lead.batch_per_dp_rank > 0 else "idle",
+            source=ESTIMATE_SOURCE,
+            B=share_lead.batch_per_dp_rank if share_lead else 0,
+            prefill_s=fig_input(share_lead.prefill_s if share_lead else 0.0),
+            output_tokens=output_tokens,
+            tpot_s=fig_input(share_lead.tpot_s if share_lead else 0.0),
+        )
+    book.put(
+        "performance.capacity_concurrency",
+        capacity_users,
+        variant="disaggregated" if disaggregated else "aggregated",
+        source=ESTIMATE_SOURCE,
+        concurrency=concurrency,
+        max_num_seqs=serving.max_num_seqs,
+    )
+    book.put(
+        "performance.measured",
+        measured,
+        source=Source("input", "workload"),
+        measured_output_tokens_per_s=measured_tps,
+    )
+
+    curve = load_curve(point_fn, concurrency, capacity_users, serving_devices)
+    sla = sla_result(req, op, point_fn, capacity_users)
+    if sla is not None:
+        add_sla_figures(book, sla)
+    checks.extend(target_checks(req, op, sla))
+    if concurrency > 0 and capacity_users > 0 and concurrency > capacity_users and counted:
+        checks.append(over_capacity_check(concurrency, capacity_users, op))
+    if measured:
+        checks.append(
+            Check(
+                "performance.measured_throughput_used",
+                Severity.OK,
+                AREA,
+                f"Measured throughput {output_tps:,.0f} tokens/s replaces the estimate "
+                f"({estimated_output_tps:,.0f} tokens/s).",
+                f"已采用压测实测吞吐 {output_tps:,.0f} tokens/s 替代估算值（{estimated_output_tps:,.0f} tokens/s）。",
+                {"measured": output_tps, "estimated": estimated_output_tps},
+                field="workload.measured_output_tokens_per_s",
+            )
+        )
+    else:
+        checks.append(
+            Check(
+                "performance.estimate_unconfirmed",
+                Severity.OK,
+                AREA,
+                ESTIMATE_NOTE_EN.format(low=low, high=high),
+                ESTIMATE_NOTE_ZH.format(low=low, high=high),
+                {"output_tokens_per_s": output_tps, "band_low": low, "band_high": high},
+                field="workload.measured_output_tokens_per_s",
+                fix_en="Enter the load-test throughput once measured.",
+                fix_zh="压测完成后录入实测吞吐。",
+            )
+        )
+
+    return PerformanceResult(
+        measured=measured,
+        groups=tuple(groups),
+        ttft_s=ttft,
+        tpot_s=tpot,
+        requests_per_s=requests_per_s,
+        output_tokens_per_s=output_tps,
+        input_tokens_per_s=input_tps,
+        output_tokens_per_s_per_dp_rank=per_dp_rank,
+        serving_dp_ranks=counted_dp,
+        prefill_time_share=prefill_share,
+        pd_balance=pd_balance,
+        note_en=MEASURED_NOTE_EN if measured else ESTIMATE_NOTE_EN.format(low=low, high=high),
+        note_zh=MEASURED_NOTE_ZH if measured else ESTIMATE_NOTE_ZH.format(low=low, high=high),
+        figures=book.figures,
+        checks=tuple(checks),
+        ttft_p90_s=op.ttft_p90_s if finite else 0.0,
+        tpot_p90_s=op.tpot_p90_s if finite else 0.0,
+        queue_wait_s=op.wait_s if math.isfinite(op.wait_s) else 0.0,
+        capacity_concurrency=capacity_users,
+        curve=curve,
+        sla=sla,
+        error_band=(low, high),
+        serving_devices=serving_devices,
+        concurrency=concurrency,
+    )

@@ -1,0 +1,141 @@
+"""One serving group's step-time model: its shape, prefill, KV room and decode step at any batch."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .. import serving_model as sm
+from ..defaults import block_size_for
+from ..types import GroupLayout, GroupMemory, LayoutResult, PlanRequest
+
+
+def _eight_bit(fmt: str) -> bool:
+    fmt = fmt.lower()
+    return any(tag in fmt for tag in ("fp8", "int8", "a8"))
+
+
+def _seqs_fit(gm: GroupMemory | None, context_tokens: int, block_size: int, max_num_seqs: int) -> int:
+    """Sequences of ``context_tokens`` one DP rank's KV budget holds (per rank figures, vLLM blocks)."""
+    if gm is None:
+        return max_num_seqs
+    rank = gm.per_rank
+    if rank.kv_cache_bytes <= 0:
+        return 0
+    blocks = math.ceil(context_tokens / block_size) if block_size > 0 else 0
+    per_seq = blocks * block_size * rank.kv_bytes_per_token + rank.state_bytes_per_seq
+    if per_seq <= 0:
+        return max_num_seqs
+    return rank.kv_cache_bytes // per_seq
+
+
+@dataclass
+class GroupModel:
+    """Everything needed to evaluate one group's step time at any batch."""
+
+    req: PlanRequest
+    layout: GroupLayout
+    shape: sm.GroupShape
+    factors: sm.PlatformFactors
+    mean_context: float
+    kv_per_token: int
+    state_per_seq: int
+    lm_non_expert: float
+    tflops: float
+    draft_tokens: int
+    acceptance: float
+    eight_bit: bool
+    scale_out_efficiency: float
+    prefill: sm.PrefillBreakdown
+    slots: int
+    kv_transfer_s: float = 0.0
+    kv_fit: int = 0
+    _cache: dict[float, sm.StepBreakdown] = field(default_factory=dict)
+
+    def step(self, batch: float) -> sm.StepBreakdown:
+        key = round(max(batch, 1.0), 3)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = sm.decode_step(
+                self.req.model,
+                self.req.server,
+                self.shape,
+                self.factors,
+                batch=key,
+                mean_context=self.mean_context,
+                kv_bytes_per_token=self.kv_per_token,
+                state_bytes_per_seq=self.state_per_seq,
+                lm_non_expert_bytes=self.lm_non_expert,
+                tflops=self.tflops,
+                draft_tokens=self.draft_tokens,
+                acceptance=self.acceptance,
+                eight_bit=self.eight_bit,
+                scale_out_efficiency=self.scale_out_efficiency,
+            )
+            self._cache[key] = hit
+        return hit
+
+
+def build_group_model(
+    req: PlanRequest,
+    g: GroupLayout,
+    gm: GroupMemory | None,
+    layout: LayoutResult,
+    factors: sm.PlatformFactors,
+    *,
+    tflops: float,
+    computed_prompt_tokens: int,
+    context_tokens: int,
+    mean_context: float,
+    lm_non_expert_bytes: int,
+    draft: int,
+    acceptance: float,
+    disaggregated: bool,
+) -> GroupModel:
+    model, server, serving, perf = req.model, req.server, req.serving, req.performance
+    p = g.parallel
+    tp, dp = max(p.tp, 1), max(p.dp, 1)
+    per_node = layout.devices_per_node or server.logical_devices
+    shape = sm.GroupShape(tp, dp, max(p.ep, 1), p.expert_parallel, max(g.nodes, 1), max(per_node, 1))
+    eight_bit = _eight_bit(model.activation_format)
+    prefill = sm.prefill_time(
+        model,
+        server,
+        shape,
+        factors,
+        prompt_tokens=computed_prompt_tokens,
+        lm_non_expert_bytes=lm_non_expert_bytes,
+        tflops=tflops,
+        chunk_tokens=serving.max_num_batched_tokens,
+        eight_bit=eight_bit,
+        scale_out_efficiency=perf.scale_out_efficiency,
+    )
+    rank = gm.per_rank if gm else None
+    kv_fit = _seqs_fit(
+        gm, context_tokens, block_size_for(serving, server.accelerator.software_stack), serving.max_num_seqs
+    )  # block size 0 → the platform's default (engine/defaults.py)
+    kv_transfer = 0.0
+    if disaggregated and g.role == "decode" and rank is not None:
+        # P and D pools sit in different engines: KV moves over the scale-out NICs.
+        bw, _ = sm.inter_node_bytes_s_per_device(server, scale_up_allowed=False)
+        per_request = computed_prompt_tokens * rank.kv_bytes_per_token + rank.state_bytes_per_seq
+        kv_transfer = per_request / (bw * perf.scale_out_efficiency)
+    return GroupModel(
+        req=req,
+        layout=g,
+        shape=shape,
+        factors=factors,
+        mean_context=mean_context,
+        kv_per_token=rank.kv_bytes_per_token if rank else 0,
+        state_per_seq=rank.state_bytes_per_seq if rank else 0,
+        lm_non_expert=float(lm_non_expert_bytes),
+        tflops=tflops,
+        draft_tokens=draft,
+        acceptance=acceptance,
+        eight_bit=eight_bit,
+        scale_out_efficiency=perf.scale_out_efficiency,
+        prefill=prefill,
+        slots=max(0, min(serving.max_num_seqs, kv_fit)),
+        kv_transfer_s=kv_transfer,
+        kv_fit=kv_fit,
+    )

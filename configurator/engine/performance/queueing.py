@@ -1,0 +1,144 @@
+"""The closed-loop operating point (aggregated and xPyD), the sustained concurrency and the load curve."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from .. import serving_model as sm
+from ..types import CurvePoint
+from .group_model import GroupModel
+
+# Concurrency points of the throughput-vs-latency curve.
+CURVE_POINTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+MAX_CURVE_POINTS = 12
+
+
+def aggregated_point(groups: list[GroupModel], concurrency: float, output_tokens: int) -> sm.OperatingPoint:
+    """Closed-loop operating point of aggregated groups sharing the concurrency evenly by DP rank."""
+    dp_total = sum(g.shape.dp for g in groups)
+    if dp_total <= 0 or concurrency <= 0:
+        return sm.OperatingPoint(concurrency, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
+    n = concurrency / dp_total
+    lead = groups[0]
+    slots = max(lead.slots, 0)
+    if slots == 0:
+        return sm.OperatingPoint(concurrency, 0.0, 0.0, 0.0, math.inf, math.inf, math.inf, True)
+    batch = min(n, slots)
+    st = lead.step(batch)
+    pre = lead.prefill.prefill_s
+    decode_time = output_tokens / st.tokens_per_step * st.step_s
+    cycle = decode_time + batch * pre  # seconds per `batch` requests on one rank (chunked prefill)
+    overhead = lead.factors.request_overhead_s
+    # Closed loop: a user's response time is the rank's cycle plus the per-request overhead
+    # (API server, tokenizer) during which the slot is free for others; the rank stays busy
+    # only when more users than slots are waiting.
+    x_rank = batch / (cycle + overhead) if n <= slots else batch / cycle
+    if cycle <= 0:
+        x_rank = 0.0
+    tpot = (decode_time + max(batch - 1.0, 0.0) * pre) / output_tokens
+    wait = max(0.0, n / x_rank - cycle - overhead) if x_rank > 0 and n > batch else 0.0
+    # Other users' prompts ahead of this one in the (chunked) prefill queue of the rank:
+    # M/D/1 by Pollaczek–Khinchine, ρ = prefill share of the rank's time.
+    rho = min(x_rank * pre, 0.95)
+    wait += rho * pre / (2 * (1 - rho))
+    ttft = overhead + pre + 0.5 * st.step_s + wait
+    rps = x_rank * dp_total
+    return sm.OperatingPoint(concurrency, batch, rps, rps * output_tokens, ttft, tpot, wait, n > slots + 1e-9)
+
+
+def disaggregated_point(
+    prefill: list[GroupModel], decode: list[GroupModel], concurrency: float, output_tokens: int
+) -> sm.OperatingPoint:
+    """Closed loop over an M/D/c prefill pool and a decode pool (users beyond the decode slots queue)."""
+    dp_p = sum(g.shape.dp for g in prefill)
+    dp_d = sum(g.shape.dp for g in decode)
+    if dp_p <= 0 or dp_d <= 0 or concurrency <= 0:
+        return sm.OperatingPoint(concurrency, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
+    d = decode[0]
+    pre = prefill[0].prefill.prefill_s
+    slots = max(d.slots, 0)
+    if slots == 0 or pre <= 0:
+        return sm.OperatingPoint(concurrency, 0.0, 0.0, 0.0, math.inf, math.inf, math.inf, True)
+    n = concurrency / dp_d
+    batch = min(n, slots)
+    st = d.step(batch)
+    tpot = st.step_s / st.tokens_per_step
+    decode_time = (output_tokens - 1) * tpot
+    kv = d.kv_transfer_s
+    prefill_cap = dp_p / pre
+    decode_cap = dp_d * batch / (output_tokens * tpot) if tpot > 0 else math.inf
+    cap = min(prefill_cap * 0.98, decode_cap)
+
+    overhead = d.factors.request_overhead_s
+
+    def response(x: float) -> float:
+        return overhead + pre + sm.mdc_wait(dp_p, pre, x) + kv + st.step_s + decode_time
+
+    # X · R(X) = C (Little's law) with X below capacity: bisection (R grows with X).
+    lo, hi = 0.0, cap
+    if hi * response(hi) <= concurrency:
+        x = hi
+        base = response(hi)
+        wait_extra = max(0.0, concurrency / x - base) if x > 0 else math.inf
+        wait = sm.mdc_wait(dp_p, pre, x) + wait_extra
+        saturated = True
+    else:
+        tolerance = cap * 1e-4  # 0.01 % of capacity: far below the model's error band
+        while hi - lo > tolerance:
+            mid = 0.5 * (lo + hi)
+            if mid * response(mid) < concurrency:
+                lo = mid
+            else:
+                hi = mid
+        x = 0.5 * (lo + hi)
+        wait = sm.mdc_wait(dp_p, pre, x)
+        saturated = n > slots + 1e-9 or x >= prefill_cap * 0.95
+    ttft = overhead + pre + wait + kv + st.step_s
+    return sm.OperatingPoint(concurrency, batch, x, x * output_tokens, ttft, tpot, wait, saturated)
+
+
+def sustained_concurrency(point_fn: Callable[[float], sm.OperatingPoint], upper: int) -> int:
+    """Largest concurrency not saturated (bisection; saturation only grows with concurrency)."""
+    if upper <= 0:
+        return 0
+    if not point_fn(upper).saturated:
+        return upper
+    lo, hi = 0, upper
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if mid > 0 and not point_fn(mid).saturated:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def load_curve(
+    point_fn: Callable[[float], sm.OperatingPoint], concurrency: int, capacity: int, devices: int
+) -> tuple[CurvePoint, ...]:
+    top = max(2 * capacity, 2 * concurrency, 2)
+    levels = sorted({c for c in CURVE_POINTS if c <= top} | ({concurrency} if concurrency > 0 else set()))
+    if len(levels) > MAX_CURVE_POINTS:
+        keep = {levels[0], levels[-1], concurrency}
+        step = len(levels) / (MAX_CURVE_POINTS - len(keep))
+        keep |= {levels[int(i * step)] for i in range(MAX_CURVE_POINTS - len(keep))}
+        levels = sorted(c for c in keep if c > 0)
+    out = []
+    for c in levels:
+        op = point_fn(c)
+        if not (math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)):
+            continue
+        out.append(
+            CurvePoint(
+                concurrency=c,
+                output_tokens_per_s=op.output_tokens_per_s,
+                output_tokens_per_s_per_device=op.output_tokens_per_s / devices if devices else 0.0,
+                ttft_s=op.ttft_s,
+                ttft_p90_s=op.ttft_p90_s,
+                tpot_s=op.tpot_s,
+                tpot_p90_s=op.tpot_p90_s,
+                saturated=op.saturated,
+            )
+        )
+    return tuple(out)

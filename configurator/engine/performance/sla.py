@@ -1,0 +1,190 @@
+"""Latency targets: whether the estimate meets them, the largest concurrency that does, and the checks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+from .. import serving_model as sm
+from ..figures import FigureBook
+from ..types import Check, PlanRequest, Severity, SlaResult
+from .common import AREA, ESTIMATE_SOURCE, fig_input
+
+
+def _targets(req: PlanRequest) -> dict[str, float]:
+    w = req.workload
+    t: dict[str, float] = {}
+    if w.ttft_target_s is not None:
+        t["ttft_p50_s"] = w.ttft_target_s
+    if w.ttft_p90_target_s is not None:
+        t["ttft_p90_s"] = w.ttft_p90_target_s
+    if w.tpot_target_ms is not None:
+        t["tpot_p50_ms"] = w.tpot_target_ms
+    if w.tpot_p90_target_ms is not None:
+        t["tpot_p90_ms"] = w.tpot_p90_target_ms
+    return t
+
+
+def _values(op: sm.OperatingPoint) -> dict[str, float]:
+    return {
+        "ttft_p50_s": op.ttft_p50_s,
+        "ttft_p90_s": op.ttft_p90_s,
+        "tpot_p50_ms": op.tpot_s * 1000,
+        "tpot_p90_ms": op.tpot_p90_s * 1000,
+    }
+
+
+def _meets(op: sm.OperatingPoint, targets: Mapping[str, float]) -> bool:
+    if not (math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)) or op.requests_per_s <= 0:
+        return False
+    values = _values(op)
+    return all(values[k] <= v * (1 + 1e-9) for k, v in targets.items())
+
+
+def sla_result(
+    req: PlanRequest, op: sm.OperatingPoint, point_fn: Callable[[float], sm.OperatingPoint], capacity: int
+) -> SlaResult | None:
+    targets = _targets(req)
+    if not targets:
+        return None
+    # A point with no capacity (no slot, no KV room) has no finite latency: report it as None.
+    values = {k: (v if math.isfinite(v) else None) for k, v in _values(op).items() if k in targets}
+    met = _meets(op, targets) if req.workload.concurrency > 0 else None
+    # Largest concurrency meeting every target: latencies only grow with concurrency.
+    hi = max(capacity * 4, req.workload.concurrency * 2, 8)
+    if not _meets(point_fn(1), targets):
+        best = 0
+    elif _meets(point_fn(hi), targets):
+        best = hi
+    else:
+        lo = 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _meets(point_fn(mid), targets):
+                lo = mid
+            else:
+                hi = mid
+        best = lo
+    return SlaResult(targets, values, met, best)
+
+
+def add_sla_figures(book: FigureBook, sla: SlaResult) -> None:
+    targets, values = sla.targets, sla.values
+
+    def shown(v: float | None) -> float | None:
+        return round(v, 6) if v is not None else None
+
+    book.put(
+        "performance.sla.max_concurrency",
+        sla.max_concurrency,
+        source=ESTIMATE_SOURCE,
+        ttft_p50_s=fig_input(targets.get("ttft_p50_s")),
+        ttft_p90_s=fig_input(targets.get("ttft_p90_s")),
+        tpot_p50_ms=fig_input(targets.get("tpot_p50_ms")),
+        tpot_p90_ms=fig_input(targets.get("tpot_p90_ms")),
+    )
+    book.put(
+        "performance.sla.met",
+        bool(sla.met),
+        source=ESTIMATE_SOURCE,
+        ttft_p50_s=shown(values.get("ttft_p50_s")),
+        ttft_p90_s=shown(values.get("ttft_p90_s")),
+        tpot_p50_ms=shown(values.get("tpot_p50_ms")),
+        tpot_p90_ms=shown(values.get("tpot_p90_ms")),
+    )
+
+
+_TARGET_TEXT = {
+    "ttft_p50_s": ("TTFT P50", "首字延迟 P50", "s", "秒", "workload.ttft_target_s", 1.0),
+    "ttft_p90_s": ("TTFT P90", "首字延迟 P90", "s", "秒", "workload.ttft_p90_target_s", 1.0),
+    "tpot_p50_ms": ("TPOT P50", "每字延迟 P50", "ms", "毫秒", "workload.tpot_target_ms", 1.0),
+    "tpot_p90_ms": ("TPOT P90", "每字延迟 P90", "ms", "毫秒", "workload.tpot_p90_target_ms", 1.0),
+}
+
+
+def target_checks(req: PlanRequest, op: sm.OperatingPoint, sla: SlaResult | None) -> list[Check]:
+    if sla is None:
+        return []
+    out: list[Check] = []
+    conc = req.workload.concurrency
+    fix = {"workload.concurrency": sla.max_concurrency} if sla.max_concurrency > 0 else {}
+    for key, target in sla.targets.items():
+        en, zh, unit, unit_zh, fld, _ = _TARGET_TEXT[key]
+        value = sla.values[key]
+        if value is not None and value <= target * (1 + 1e-9):
+            continue
+        if value is None:
+            out.append(
+                Check(
+                    "performance.ttft_above_target"
+                    if key.startswith("ttft")
+                    else "performance.tpot_above_target",
+                    Severity.WARNING,
+                    AREA,
+                    f"The {en} target {target:.2f} {unit} cannot be met: the cluster has no room to serve "
+                    f"{conc} concurrent requests of this length.",
+                    f"{zh}目标 {target:.2f} {unit_zh} 无法满足：集群无法容纳 {conc} 路该长度的并发请求。",
+                    {"target": target, "max_concurrency": sla.max_concurrency},
+                    field=fld,
+                    fix_en="Shorten the context or add nodes.",
+                    fix_zh="缩短上下文或增加节点。",
+                )
+            )
+            continue
+        code = "performance.ttft_above_target" if key.startswith("ttft") else "performance.tpot_above_target"
+        out.append(
+            Check(
+                code,
+                Severity.WARNING,
+                AREA,
+                f"Estimated {en} {value:.2f} {unit} at {conc} concurrent requests exceeds the target "
+                f"{target:.2f} {unit}; at most {sla.max_concurrency} concurrent requests meet every target.",
+                f"并发 {conc} 时估算{zh}为 {value:.2f} {unit_zh}，超过目标 {target:.2f} {unit_zh}；"
+                f"满足全部目标的并发上限约为 {sla.max_concurrency}。",
+                {"value": value, "target": target, "max_concurrency": sla.max_concurrency},
+                field=fld,
+                fix=fix,
+                fix_en="Lower the concurrency per cluster, add nodes (more DP ranks), or use a prefill/decode split."
+                if key.startswith("ttft")
+                else "Lower the concurrency per DP rank (more DP ranks), enable MTP, or use faster memory.",
+                fix_zh="降低单集群并发、增加节点（更多 DP rank），或采用 PD 分离。"
+                if key.startswith("ttft")
+                else "降低每个 DP rank 的并发（增加 DP rank）、开启 MTP，或选用带宽更高的加速卡。",
+            )
+        )
+    if sla.met:
+        out.append(
+            Check(
+                "performance.latency_targets_met",
+                Severity.OK,
+                AREA,
+                f"Latency targets met at {conc} concurrent requests (estimate; up to "
+                f"{sla.max_concurrency} concurrent requests meet them).",
+                f"并发 {conc} 时满足时延目标（估算；并发不超过 {sla.max_concurrency} 时均可满足）。",
+                {
+                    **{k: round(v, 6) for k, v in sla.values.items() if v is not None},
+                    "max_concurrency": sla.max_concurrency,
+                },
+                field="workload.ttft_target_s" if "ttft_p50_s" in sla.targets else "workload.tpot_target_ms",
+            )
+        )
+    return out
+
+
+def over_capacity_check(concurrency: int, capacity: int, op: sm.OperatingPoint) -> Check:
+    wait = op.wait_s if math.isfinite(op.wait_s) else 0.0
+    return Check(
+        "performance.concurrency_above_capacity",
+        Severity.ERROR,
+        AREA,
+        f"The workload's {concurrency} concurrent requests exceed the {capacity} this cluster serves at once; "
+        f"the rest queue (about {wait:,.1f} s added to the time to first token), so the quoted latency "
+        "cannot be held.",
+        f"负载并发 {concurrency} 超过本集群可同时服务的 {capacity} 路，其余请求排队"
+        f"（首字延迟约增加 {wait:,.1f} 秒），报价时延无法保证。",
+        {"concurrency": concurrency, "capacity": capacity, "queue_wait_s": wait},
+        field="workload.concurrency",
+        fix={"workload.concurrency": capacity},
+        fix_en=f"Quote at most {capacity} concurrent requests, or add nodes.",
+        fix_zh=f"按不超过 {capacity} 路并发报价，或增加节点。",
+    )

@@ -1,0 +1,322 @@
+"""Cost per million tokens: the annual cost split by accelerator time, the API comparison, sensitivity."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ..figures import FigureBook
+from ..performance import PerformanceResult
+from ..types import Check, PlanRequest, SensitivityRow, Severity, Source, TokenEconomics
+from .capex import Capex
+from .lease import HorizonTotals
+from .money import AREA, CENT, MILLION, SECONDS_PER_YEAR, as_decimal, cents, currency_factor
+from .opex import RunningCosts
+
+SENSITIVITY_STEP = Decimal("0.2")
+
+
+@dataclass(frozen=True)
+class CostDrivers:
+    """The scalar drivers of the annual cost, so sensitivity can vary one at a time."""
+
+    capex: Decimal
+    horizon: int
+    om: Decimal
+    software: Decimal
+    electricity: Decimal
+    colocation: Decimal
+    lease_rent: Decimal
+    lease_includes_power: bool
+    output_tps: Decimal
+    input_tps: Decimal
+    utilisation: Decimal
+    input_share: Decimal
+
+    residual: Decimal = Decimal(0)
+    lease_upfront: Decimal = Decimal(0)
+    lease_om: Decimal = Decimal(0)
+
+    def annual_buy(self) -> Decimal:
+        """Horizon TCO ÷ horizon years: (capex − residual) ÷ N + the yearly running cost."""
+        running = self.om + self.software + self.electricity + self.colocation
+        return (self.capex - self.residual) / self.horizon + running
+
+    def annual_lease(self) -> Decimal:
+        """Horizon lease TCO ÷ horizon years, on the purchase's scope."""
+        power = Decimal(0) if self.lease_includes_power else self.electricity
+        running = self.lease_rent + power + self.colocation + self.software + self.lease_om
+        return self.lease_upfront / self.horizon + running
+
+    def m_tokens(self) -> tuple[Decimal, Decimal]:
+        seconds = SECONDS_PER_YEAR * self.utilisation
+        return self.input_tps * seconds / MILLION, self.output_tps * seconds / MILLION
+
+    def blended(self, basis: str) -> Decimal | None:
+        tin, tout = self.m_tokens()
+        if tin + tout <= 0:
+            return None
+        annual = self.annual_buy() if basis == "buy" else self.annual_lease()
+        return annual / (tin + tout)
+
+
+def token_economics(
+    req: PlanRequest,
+    performance: PerformanceResult | None,
+    capex: Capex,
+    running: RunningCosts,
+    totals: HorizonTotals,
+    book: FigureBook,
+    checks: list[Check],
+) -> tuple[TokenEconomics | None, tuple[SensitivityRow, ...]]:
+    """Tokens served in a year at ``commercial.utilisation`` and their cost (see the package doc)."""
+    c = req.commercial
+    horizon = c.horizon_years
+    currency = c.currency
+    if performance is None or performance.output_tokens_per_s <= 0:
+        checks.append(
+            Check(
+                "commercial.no_throughput",
+                Severity.WARNING,
+                AREA,
+                "No throughput figure: the cost per million tokens cannot be computed.",
+                "缺少吞吐数据，无法计算每百万 Token 成本。",
+                field="workload.measured_output_tokens_per_s",
+                fix_en="Fix the performance inputs or enter a measured throughput.",
+                fix_zh="请修正性能输入，或录入压测实测吞吐。",
+            )
+        )
+        return None, ()
+    out_tps = performance.output_tokens_per_s
+    in_tps = performance.input_tokens_per_s
+    share = performance.prefill_time_share
+    base = CostDrivers(
+        capex=capex.total,
+        horizon=horizon,
+        om=running.om,
+        software=running.software,
+        electricity=running.electricity,
+        colocation=running.colocation,
+        lease_rent=running.lease_rent,
+        lease_includes_power=c.lease_includes_power,
+        output_tps=as_decimal(float(out_tps)),
+        input_tps=as_decimal(float(in_tps)),
+        utilisation=c.utilisation,
+        input_share=as_decimal(round(float(share), 6)),
+        residual=totals.residual,
+        lease_upfront=totals.lease_upfront,
+        lease_om=running.lease_om,
+    )
+    tin, tout = base.m_tokens()
+    annual_buy = base.annual_buy()
+    annual_lease = base.annual_lease()
+
+    def per_m(annual: Decimal, part: Decimal, tokens_m: Decimal) -> Decimal | None:
+        return cents(annual * part / tokens_m) if tokens_m > 0 else None
+
+    in_share, out_share = base.input_share, 1 - base.input_share
+    blended_buy, blended_lease = base.blended("buy"), base.blended("lease")
+
+    api_in = api_out = api_cost = saving_buy = saving_lease = None
+    m = req.model
+    if m.api_price_input_per_m is not None and m.api_price_output_per_m is not None:
+        factor, ok = currency_factor(m.api_price_currency, req)
+        if ok:
+            api_in = m.api_price_input_per_m * factor
+            api_out = m.api_price_output_per_m * factor
+            api_cost = tin * api_in + tout * api_out
+            if api_cost > 0:
+                saving_buy = (1 - annual_buy / api_cost).quantize(Decimal("0.0001"))
+                saving_lease = (1 - annual_lease / api_cost).quantize(Decimal("0.0001"))
+
+    measured = performance.measured
+    tokens = TokenEconomics(
+        measured=measured,
+        output_tokens_per_s=float(out_tps),
+        input_tokens_per_s=float(in_tps),
+        input_m_tokens_per_year=tin.quantize(CENT),
+        output_m_tokens_per_year=tout.quantize(CENT),
+        input_cost_share=in_share,
+        annual_cost_buy=cents(annual_buy),
+        annual_cost_lease=cents(annual_lease),
+        cost_per_m_input_buy=per_m(annual_buy, in_share, tin),
+        cost_per_m_output_buy=per_m(annual_buy, out_share, tout),
+        cost_per_m_blended_buy=cents(blended_buy) if blended_buy is not None else None,
+        cost_per_m_input_lease=per_m(annual_lease, in_share, tin),
+        cost_per_m_output_lease=per_m(annual_lease, out_share, tout),
+        cost_per_m_blended_lease=cents(blended_lease) if blended_lease is not None else None,
+        api_price_input_per_m=cents(api_in) if api_in is not None else None,
+        api_price_output_per_m=cents(api_out) if api_out is not None else None,
+        api_cost_per_year=cents(api_cost) if api_cost is not None else None,
+        saving_vs_api_buy=saving_buy,
+        saving_vs_api_lease=saving_lease,
+    )
+
+    tput_src = Source("input", "load test") if measured else Source("derived", "performance estimate")
+    book.put(
+        "tco.tokens.input_m_per_year",
+        tin.quantize(CENT),
+        source=tput_src,
+        tokens_per_s=float(in_tps),
+        seconds_per_year=31_536_000,
+        utilisation=c.utilisation,
+    )
+    book.put(
+        "tco.tokens.output_m_per_year",
+        tout.quantize(CENT),
+        source=tput_src,
+        tokens_per_s=float(out_tps),
+        seconds_per_year=31_536_000,
+        utilisation=c.utilisation,
+    )
+    book.put(
+        "tco.tokens.input_cost_share",
+        in_share,
+        source=Source("derived", "performance estimate"),
+        prefill_time_share=float(share),
+    )
+    for basis, annual, total in (
+        ("buy", annual_buy, totals.buy_total),
+        ("lease", annual_lease, totals.lease_total),
+    ):
+        basis_zh = "采购" if basis == "buy" else "租赁"
+        book.put(
+            f"tco.tokens.{basis}.annual_cost",
+            cents(annual),
+            label={"basis_zh": basis_zh},
+            horizon_total=cents(total),
+            horizon_years=horizon,
+        )
+        for side, side_zh, part, tokens_m in (
+            ("input", "输入", in_share, tin),
+            ("output", "输出", out_share, tout),
+        ):
+            value = per_m(annual, part, tokens_m)
+            if value is None:
+                continue
+            book.put(
+                f"tco.tokens.{basis}.cost_per_m_{side}",
+                value,
+                label={"basis_zh": basis_zh, "side_zh": side_zh},
+                annual_cost=cents(annual),
+                share=part,
+                m_tokens=tokens_m.quantize(CENT),
+            )
+    # api_in, api_out and api_cost are set together above; testing all three narrows their types.
+    if api_cost is not None and api_in is not None and api_out is not None:
+        book.put(
+            "tco.tokens.api_cost_per_year",
+            cents(api_cost),
+            source=Source("seed", "S1 §3.3 (API price $3 / $15 per M tokens)"),
+            input_m_tokens=tin.quantize(CENT),
+            output_m_tokens=tout.quantize(CENT),
+            api_price_input_per_m=cents(api_in),
+            api_price_output_per_m=cents(api_out),
+            api_currency=m.api_price_currency,
+            usd_rate=c.usd_rate,
+        )
+        for basis, saving in (("buy", saving_buy), ("lease", saving_lease)):
+            if saving is None:
+                continue
+            book.put(
+                f"tco.tokens.{basis}.saving_vs_api",
+                saving,
+                label={"basis_zh": "采购" if basis == "buy" else "租赁"},
+                annual_cost=cents(annual_buy if basis == "buy" else annual_lease),
+                api_cost=cents(api_cost),
+            )
+        if saving_buy is not None and saving_buy < 0:
+            checks.append(
+                Check(
+                    "commercial.dearer_than_api",
+                    Severity.WARNING,
+                    AREA,
+                    f"At {c.utilisation:.0%} utilisation, self-hosting costs more than the public API "
+                    f"({cents(annual_buy):,} vs {cents(api_cost):,} {currency} a year).",
+                    f"在 {c.utilisation:.0%} 利用率下，私有化部署成本高于官方 API（每年 {cents(annual_buy):,} 对比 "
+                    f"{cents(api_cost):,} {currency}）。",
+                    {"saving": str(saving_buy)},
+                    field="commercial.utilisation",
+                    fix_en="Check utilisation and throughput (load test), or consider leasing.",
+                    fix_zh="请核实利用率与吞吐（压测），或考虑租赁方案。",
+                )
+            )
+
+    return tokens, sensitivity(base, currency, running.price_kwh, c.server_lease_per_month)
+
+
+def sensitivity(
+    base: CostDrivers, currency: str, price_kwh: Decimal, lease_per_month: Decimal
+) -> tuple[SensitivityRow, ...]:
+    """Blended cost per million tokens with one driver at −20 % and +20 %, the others at base.
+
+    Closed forms (no re-run of the whole TCO): electricity moves the annual cost
+    by electricity × (f − 1), the lease price by rent × (f − 1); utilisation and
+    throughput scale the tokens served.  Utilisation is capped at 1.
+    """
+    tin, tout = base.m_tokens()
+    tokens = tin + tout
+    if tokens <= 0:
+        return ()
+    annual = {"buy": base.annual_buy(), "lease": base.annual_lease()}
+    steps = (1 - SENSITIVITY_STEP, Decimal(1), 1 + SENSITIVITY_STEP)
+    u = base.utilisation
+    rows: list[SensitivityRow] = []
+
+    def row(
+        parameter: str,
+        basis: str,
+        en: str,
+        zh: str,
+        unit: str,
+        base_value: Decimal,
+        # called as cost_at(f); ``...`` because the callers bind the loop's annual cost as a default (a=a)
+        cost_at: Callable[..., Decimal],
+    ) -> None:
+        values = [
+            min(base_value * f, Decimal(1)) if parameter == "utilisation" else base_value * f for f in steps
+        ]
+        costs = [cents(cost_at(f)) for f in steps]
+        rows.append(SensitivityRow(parameter, basis, en, zh, unit, *values, *costs))
+
+    for basis in ("buy", "lease"):
+        a = annual[basis]
+        if basis == "buy" or not base.lease_includes_power:
+            row(
+                "electricity_price",
+                basis,
+                "Electricity price",
+                "电价",
+                f"{currency}/kWh",
+                price_kwh,
+                lambda f, a=a: (a + base.electricity * (f - 1)) / tokens,
+            )
+        row(
+            "utilisation",
+            basis,
+            "Utilisation",
+            "利用率",
+            "fraction",
+            u,
+            lambda f, a=a: a / (tokens * min(u * f, Decimal(1)) / u),
+        )
+        row(
+            "throughput",
+            basis,
+            "Throughput",
+            "吞吐",
+            "output tokens/s",
+            base.output_tps,
+            lambda f, a=a: a / (tokens * f),
+        )
+    row(
+        "lease_price",
+        "lease",
+        "Lease price per server-month",
+        "单台月租",
+        f"{currency}/server-month",
+        lease_per_month,
+        lambda f: (annual["lease"] + base.lease_rent * (f - 1)) / tokens,
+    )
+    return tuple(rows)

@@ -1,0 +1,224 @@
+"""Revisions: built from a planned configuration with their priced BOM lines, totals,
+approval state and snapshot hash; a new revision is made from an earlier one with changes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max
+from django.utils.translation import gettext as _
+
+from ..bom import apply_line_discounts, bom_lines_from_plan, line_total, to_decimal
+from ..models import BomLine, Quote, QuoteRevision
+from ..pricing import approval_assessment, mark_lines
+from ..statuses import CLOSED_STATUSES, AuditAction, QuoteStatus
+from .base import (
+    audit,
+    discount_threshold,
+    parse_discount,
+    parse_rate,
+    quote_lock,
+    quote_save,
+    require_edit,
+)
+from .planning import PlannedConfiguration
+from .snapshot import revision_totals, snapshot_sha256
+from .transitions import transition_locked
+
+
+def _planned_discount(plan: PlannedConfiguration) -> Decimal | None:
+    """The quote discount the engine planned with (``commercial.quote_discount`` of the resolved request)."""
+    commercial = plan.resolved_json.get("commercial") if isinstance(plan.resolved_json, dict) else None
+    if not isinstance(commercial, dict) or "quote_discount" not in commercial:
+        return None
+    return to_decimal(commercial["quote_discount"])
+
+
+def revision_build(
+    *,
+    quote: Quote,
+    index: int,
+    by,
+    plan: PlannedConfiguration,
+    discount: Decimal,
+    line_discounts: Mapping[str, Decimal],
+    based_on: QuoteRevision | None,
+    change_note: str,
+) -> QuoteRevision:
+    """Create a draft revision with its BOM lines and totals (inside the caller's transaction)."""
+    planned = _planned_discount(plan)
+    if planned is not None and planned != discount:
+        raise ValidationError(
+            {
+                "discount": _(
+                    "The configuration was planned with a discount of %(planned)s, not %(discount)s; "
+                    "plan it again with the new discount."
+                )
+                % {"planned": planned, "discount": discount}
+            }
+        )
+    lines = apply_line_discounts(
+        bom_lines_from_plan(
+            plan.result_json, plan.prices_json, currency=plan.currency, request=plan.resolved_json
+        ),
+        line_discounts,
+    )
+    for line in lines:
+        line["line_total"] = line_total(line["quantity"], line["unit_price"], line["discount"])
+        if line["currency"] != plan.currency:
+            raise ValidationError(
+                _("Price %(sku)s is in %(line)s but the quote is in %(quote)s; the price list must match.")
+                % {
+                    "sku": line["sku"] or line["description_en"],
+                    "line": line["currency"],
+                    "quote": plan.currency,
+                }
+            )
+    dropped = mark_lines(
+        lines,
+        result=plan.result_json,
+        prices=plan.prices_json,
+        currency=plan.currency,
+        request=plan.resolved_json,
+    )
+    approval_state, approval_reasons = approval_assessment(lines, dropped, discount, discount_threshold())
+    totals = revision_totals(lines, discount, plan.result_json)
+    revision = QuoteRevision(
+        quote=quote,
+        index=index,
+        number=f"{quote.number}-R{index}",
+        based_on=based_on,
+        change_note=change_note,
+        created_by=by,
+        request_json=plan.request_json,
+        resolved_json=plan.resolved_json,
+        result_json=plan.result_json,
+        prices_json=plan.prices_json,
+        usd_rate=plan.usd_rate,
+        currency=plan.currency,
+        discount=discount,
+        approval_state=approval_state,
+        approval_reasons=approval_reasons,
+        **totals,
+    )
+    revision.snapshot_sha256 = snapshot_sha256(revision, lines)
+    revision.full_clean()
+    revision.save()
+    rows = []
+    for position, line in enumerate(lines, start=1):
+        row = BomLine(revision=revision, position=position, **line)
+        row.full_clean(
+            validate_unique=False, validate_constraints=False
+        )  # positions are unique by construction
+        rows.append(row)
+    BomLine.objects.bulk_create(rows)
+    audit(
+        actor=by,
+        action=AuditAction.REVISION_CREATED,
+        obj=revision,
+        quote=quote,
+        detail={
+            "number": revision.number,
+            "based_on": based_on.number if based_on else None,
+            "change_note": change_note,
+            "net_total": revision.net_total,
+            "currency": revision.currency,
+            "discount": revision.discount,
+            "approval_state": revision.approval_state,
+            "lines": len(rows),
+        },
+    )
+    return revision
+
+
+PLAN_CHANGE_KEYS = ("request_json", "resolved_json", "result_json", "prices_json", "usd_rate", "currency")
+
+
+REVISION_CHANGE_KEYS = frozenset({*PLAN_CHANGE_KEYS, "discount", "line_discounts", "note"})
+
+
+def revision_create_from(
+    *, revision: QuoteRevision, changes: Mapping[str, Any], by, expected_version: int | None = None
+) -> QuoteRevision:
+    """Make the next revision of a quote from ``revision`` with ``changes`` applied.
+
+    ``changes`` may hold ``discount`` (fraction), ``line_discounts``
+    (``{"category:sku": fraction}``), ``note`` (what changed and why) and, for a
+    replanned configuration, all of ``request_json``, ``resolved_json``,
+    ``result_json``, ``prices_json`` and ``usd_rate`` (plus ``currency``, which
+    must stay the quote's).  Everything not changed is copied from
+    ``revision``, whose row is left untouched.  A sent or expired quote goes
+    back to draft; a won or lost one cannot be revised.
+    """
+    unknown = set(changes) - REVISION_CHANGE_KEYS
+    if unknown:
+        raise ValidationError(_("Unknown changes: %(keys)s.") % {"keys": ", ".join(sorted(unknown))})
+    given = [key for key in PLAN_CHANGE_KEYS[:5] if key in changes]
+    if given and len(given) != 5:
+        raise ValidationError(
+            _(
+                "A new configuration needs request, resolved request, result, prices and exchange rate together."
+            )
+        )
+    with transaction.atomic():
+        quote = quote_lock(revision.quote, expected_version)
+        require_edit(by, quote)
+        if quote.status in CLOSED_STATUSES:
+            raise ValidationError(
+                _("A %(status)s quote cannot be revised.") % {"status": QuoteStatus(quote.status).label}
+            )
+        base = QuoteRevision.objects.get(pk=revision.pk)
+        if given:
+            for key in ("request_json", "resolved_json", "result_json"):
+                if not isinstance(changes[key], dict):
+                    raise ValidationError({key: _("Must be a JSON object.")})
+            rate = parse_rate(changes["usd_rate"])
+            plan = PlannedConfiguration(
+                request_json=changes["request_json"],
+                resolved_json=changes["resolved_json"],
+                result_json=changes["result_json"],
+                prices_json=changes["prices_json"],
+                usd_rate=rate,
+                currency=str(changes.get("currency") or quote.currency).upper(),
+            )
+        else:
+            plan = PlannedConfiguration(
+                request_json=base.request_json,
+                resolved_json=base.resolved_json,
+                result_json=base.result_json,
+                prices_json=base.prices_json,
+                usd_rate=base.usd_rate,
+                currency=base.currency,
+            )
+        if plan.currency != quote.currency:
+            raise ValidationError(
+                _("The quote is in %(quote)s; a revision in %(new)s needs a new quote.")
+                % {"quote": quote.currency, "new": plan.currency}
+            )
+        discount = parse_discount(changes["discount"]) if "discount" in changes else base.discount
+        line_discounts = {
+            f"{line.category}:{line.sku}": line.discount for line in base.lines.all() if line.discount
+        }
+        for key, value in (changes.get("line_discounts") or {}).items():
+            line_discounts[str(key)] = parse_discount(value, "line_discounts")
+        index = (quote.revisions.aggregate(top=Max("index"))["top"] or 0) + 1
+        if quote.status != QuoteStatus.DRAFT:
+            transition_locked(
+                quote=quote, to_status=QuoteStatus.DRAFT, by=by, comment=f"new revision R{index}"
+            )
+        new = revision_build(
+            quote=quote,
+            index=index,
+            by=by,
+            plan=plan,
+            discount=discount,
+            line_discounts=line_discounts,
+            based_on=base,
+            change_note=str(changes.get("note", "")).strip(),
+        )
+        quote_save(quote, [])
+    return new

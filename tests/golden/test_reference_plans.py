@@ -1,0 +1,32 @@
+"""The seed files plan like the database (issue 20): every golden plan, re-planned without a database
+through ``configurator.reference`` (the seed files → SeedCatalog → the API's resolve), is the golden
+plan, compared as ``test_golden`` compares (only formula wording and newly named inputs forgiven)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from configurator import reference
+from configurator.engine.plan import plan
+from configurator.engine.serialize import plan_to_dict
+from tests.golden import golden_cases
+from tests.golden.test_golden import FILES, _differences, _intended
+
+
+def test_the_topology_cases_are_the_reference_cases():
+    assert golden_cases.TOPOLOGIES is reference.CASES
+    for name in reference.CASES:
+        path = next(p for p in FILES if p.stem == name)
+        assert json.loads(path.read_text(encoding="utf-8"))["request"] == reference.case(name)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_the_seed_files_plan_the_golden_plan(path):
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    request = reference.request(recorded["request"], today=reference.PLAN_DATE)
+    planned = json.loads(json.dumps(plan_to_dict(plan(request)), ensure_ascii=False))
+    diffs = [d for d in _differences(recorded["plan"], planned) if not _intended(d)]
+    shown = "\n".join(diffs[:40]) + (f"\n… and {len(diffs) - 40} more" if len(diffs) > 40 else "")
+    assert not diffs, f"{path.name}: the seed files plan differently ({len(diffs)} differences):\n{shown}"
