@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from configurator.engine import fixtures as fx
+from configurator import reference
 from configurator.engine.layout import auto_layout
 from configurator.engine.plan import plan
 from configurator.engine.types import Severity, TopologyKind, TopologySpec
@@ -41,7 +41,10 @@ def _k3_experts() -> int:
     return found[0]
 
 
-SERVERS = {"a3": (fx.request_k3_a3_4node, 16), "a2": (fx.request_k3_a2_8node_text_only, 8)}
+SERVERS = {
+    "a3": (lambda: reference.request(reference.CASES["a3-4-single"]), 16),
+    "a2": (lambda: reference.request(reference.CASES["a2-8-text-only-modelslim"]), 8),
+}
 
 
 @pytest.mark.parametrize("server", sorted(SERVERS))
@@ -93,7 +96,7 @@ def test_the_fewest_pipeline_stages_that_divide_the_experts(server, nodes, expec
 
 
 def test_stages_across_nodes_are_flagged_and_stages_inside_a_node_are_not():
-    base = fx.request_k3_a3_4node()
+    base = reference.request(reference.CASES["a3-4-single"])
     for nodes, flagged in ((6, True), (16, False)):
         p = auto_layout(base, nodes)
         result = plan(replace(base, topology=TopologySpec(TopologyKind.SINGLE, nodes, p)))

@@ -9,18 +9,17 @@ from decimal import Decimal
 
 import pytest
 
-from configurator.engine import fixtures as F
+from configurator import reference
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
 
 YEAR = 31_536_000
+A3_4 = reference.CASES["a3-4-single"]
 
 
-def _cheap(req, price: str):
+def _cheap(price: str) -> dict:
     """Servers at ``price`` each and the cluster busy all year, so the API crossing falls inside the curve."""
-    return replace(
-        req, commercial=replace(req.commercial, server_unit_price=Decimal(price), utilisation=Decimal("1"))
-    )
+    return {**A3_4, "commercial": {"server_unit_price": price, "utilisation": "1"}}
 
 
 def _saving(result, point) -> float:
@@ -34,7 +33,7 @@ def _saving(result, point) -> float:
 
 
 def test_unit_cost_along_the_curve_is_the_annual_cost_over_the_tokens_served():
-    result = plan(F.request_k3_a3_4node())
+    result = plan(reference.request(A3_4))
     econ = result.economics
     tokens = result.tco.tokens
     u = float(result.request.commercial.utilisation)
@@ -56,7 +55,7 @@ def test_unit_cost_along_the_curve_is_the_annual_cost_over_the_tokens_served():
 
 def test_break_even_concurrency_is_where_the_saving_crosses_zero():
     # a cheap cluster (¥30 k per A3, busy all year) so that the API crossing falls inside the curve
-    result = plan(_cheap(F.request_k3_a3_4node(), "30000"))
+    result = plan(reference.request(_cheap("30000")))
     econ = result.economics
     pts = econ.points
     savings = [_saving(result, p) for p in pts]
@@ -72,7 +71,7 @@ def test_break_even_concurrency_is_where_the_saving_crosses_zero():
 
 
 def test_when_the_api_is_always_cheaper_the_check_gives_the_throughput_needed():
-    result = plan(F.request_k3_a3_4node())
+    result = plan(reference.request(A3_4))
     econ = result.economics
     assert econ.break_even_concurrency is None
     check = next(c for c in result.checks if c.code == "commercial.api_cheaper_at_every_load")
@@ -83,18 +82,17 @@ def test_when_the_api_is_always_cheaper_the_check_gives_the_throughput_needed():
 
 
 def test_economics_serialise_with_the_plan():
-    data = plan_to_dict(plan(F.request_k3_a3_8p8d()))
+    data = plan_to_dict(plan(reference.request(reference.CASES["a3-16-8p8d"])))
     assert data["economics"]["points"]
     assert "economics.break_even_concurrency" in data["figures"]
 
 
 def test_cached_input_is_priced_at_the_apis_cache_price_for_the_prefix_hit_share():
-    base = F.request_k3_a3_4node()
-    req = replace(
-        base,
-        model=replace(base.model, api_price_cached_input_per_m=Decimal("0.60")),  # $0.60 vs $3 uncached
-        performance=replace(base.performance, prefix_cache_hit_rate=0.5),
-    )
+    # The seed gives K3 no cached-input price (catalog/seed/models.yaml kimi-k3 api_price_cached_input_per_m
+    # null, S1 §3.3), so this one is set on the seeded model here; $3 / $15 per M in / out are the seed's
+    # (same record, S1 §3.3).
+    base = reference.request({**A3_4, "performance": {"prefix_cache_hit_rate": 0.5}})
+    req = replace(base, model=replace(base.model, api_price_cached_input_per_m=Decimal("0.60")))  # vs $3
     result = plan(req)
     econ = result.economics
     usd = float(req.commercial.usd_rate)

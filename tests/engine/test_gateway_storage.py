@@ -1,16 +1,18 @@
 """The gateway drawn in the architecture and storage for the checkpoint are in the bill of materials.
 
 Kimi K3's MXFP4 release is ≈ 1.56 TB on disk (the issue's reviewers read "1.56 TB weights" off the
-proposal; configurator/engine/fixtures.kimi_k3 sums its tensors to 1.5609 × 10¹² B).  Shared
-storage keeps two versions (the one served and the next): 2 × 1.56 TB = 3.12 TB → 4 TB usable.
-The gateway is two 1U servers, active/standby, at the fixture's assumed ¥60,000 each.
+proposal; catalog/seed/models.yaml kimi-k3 sums its tensors to 1.5609 × 10¹² B).  Shared
+storage keeps two versions (the one served and the next): 2 × 1.56 TB = 3.12 TB → 4 TB usable, at
+the seeded price list's ¥8,000 per TB.  The gateway is two 1U servers, active/standby, at the seeded
+price list's assumed ¥60,000 each (catalog/seed/price_lists.yaml cny-2026: storage_price_per_tb,
+gateway_unit_price, gateways).
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-from configurator.engine import fixtures
+from configurator import reference
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
 from quotes.bom import bom_lines_from_plan
@@ -23,8 +25,9 @@ def test_gateway_and_checkpoint_storage_lines_match_the_engines_capex():
     result = plan(request)
     capex = result.tco.capex
     assert capex.storage_tb == 4
-    assert capex.storage == 4 * fixtures.STORAGE_PER_TB == Decimal("32000")
-    assert capex.gateway == 2 * fixtures.GATEWAY_PRICE == Decimal("120000")
+    terms = reference.commercial("atlas-800-a3", nodes=4)
+    assert capex.storage == 4 * terms.storage_price_per_tb == Decimal("32000")
+    assert capex.gateway == terms.gateways * terms.gateway_unit_price == Decimal("120000")
 
     kwargs = sample_plan_kwargs("4node")
     lines = bom_lines_from_plan(plan_to_dict(result), kwargs["prices_json"], request=kwargs["resolved_json"])

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from configurator.engine import fixtures as fx
+from configurator import reference
 from configurator.engine.launch import build_launch
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
 from configurator.engine.placement import REPLICABLE_GROUPS, RULES, GroupRule
 from configurator.engine.plan import plan
-from configurator.engine.types import CheckpointSpec, KvCacheDtype, ParallelSpec, Severity
+from configurator.engine.types import CheckpointSpec, Severity
 
 GIB = 2**30
 MIB = 2**20
@@ -40,21 +40,22 @@ KDA_F_A = len(TEXT["linear_attn_config"]["kda_layers"]) * H * TEXT["linear_attn_
 GROUPS = {"router": ROUTER, "latent_moe": LATENT, "mla_a": MLA_A, "kda_f_a": KDA_F_A}
 
 
-def hf_checkpoint(**kw):
-    k3 = fx.kimi_k3()
-    base = dict(
-        slug="k3-hf",
-        name="Kimi K3 HF MXFP4",
-        expert_bytes=k3.expert_weight_bytes,
-        non_expert_bytes=k3.non_expert_weight_bytes,
-        architecture="kimi_k3",
-        vision_bytes=k3.vision_bytes,
-        weight_format="mxfp4",
-        quant_method="compressed-tensors",
-        param_groups=GROUPS,
-        group_formats=dict.fromkeys(GROUPS, "bf16"),
-    )
-    return CheckpointSpec(**(base | kw))
+A3_4 = reference.CASES["a3-4-single"]
+NF_2 = reference.CASES["nf5868g8-2-single"]
+
+
+def hf_checkpoint(**kw) -> CheckpointSpec:
+    """The seeded Hugging Face MXFP4 release (what both seeded cases load), varied by ``kw``."""
+    return replace(reference.checkpoint("kimi-k3-hf-mxfp4"), **kw)
+
+
+def test_the_seeded_hf_checkpoint_counts_the_groups_of_the_public_config():
+    # catalog/seed/checkpoints.yaml kimi-k3-hf-mxfp4 param_groups, against the counts made here from
+    # the config: every group stored in BF16 (its group_formats).
+    ck = hf_checkpoint()
+    assert ck.param_groups == GROUPS
+    assert ck.group_formats == dict.fromkeys(GROUPS, "bf16")
+    assert (ck.weight_format, ck.quant_method) == ("mxfp4", "compressed-tensors")
 
 
 def run(req):
@@ -62,22 +63,24 @@ def run(req):
 
 
 def test_vllm_ascend_replicates_router_latent_mla_a_and_kda_f_a_in_bf16():
-    req = replace(fx.request_k3_a3_4node(), checkpoint=hf_checkpoint())
+    req = reference.request(A3_4)  # loads the seeded HF release
+    assert req.checkpoint == hf_checkpoint()
     mem = run(req)
     rank = mem.groups[0].per_rank
     replicated = (ROUTER + LATENT + MLA_A + KDA_F_A) * 2
     assert replicated == 11_488_985_088
     assert rank.replicated_weights_bytes == replicated
     # The rest of the non-expert bytes (less vision and the replicated groups as stored) ÷ TP16.
-    k3 = fx.kimi_k3()
-    split = k3.non_expert_weight_bytes - k3.vision_bytes - replicated
-    assert rank.non_expert_weights_bytes == pytest.approx(split / 16 + replicated + k3.vision_bytes, abs=1)
+    ck = req.checkpoint
+    split = ck.non_expert_bytes - ck.vision_bytes - replicated
+    assert rank.non_expert_weights_bytes == pytest.approx(split / 16 + replicated + ck.vision_bytes, abs=1)
     fig = mem.figures["memory.per_rank.replicated_weights_bytes"]
     assert "vllm_ascend/models/kimi_k3.py" in fig.source.ref and fig.source.kind == "public"
 
 
 def test_vllm_on_gpus_keeps_only_the_mla_a_and_kda_f_a_projections_whole():
-    req = replace(fx.request_k3_nf5868g8_2node(), checkpoint=hf_checkpoint())
+    req = reference.request(NF_2)  # loads the seeded HF release
+    assert req.checkpoint == hf_checkpoint()
     rank = run(req).groups[0].per_rank
     assert rank.replicated_weights_bytes == (MLA_A + KDA_F_A) * 2 == 853_278_720
 
@@ -88,19 +91,18 @@ def test_modelslim_loads_the_latent_projections_as_stored_and_the_router_in_bf16
         quant_method="ascend",
         group_formats={"router": "bf16"} | dict.fromkeys(("latent_moe", "mla_a", "kda_f_a"), "int8"),
     )
-    rank = run(replace(fx.request_k3_a3_4node(), checkpoint=ck)).groups[0].per_rank
+    rank = run(replace(reference.request(A3_4), checkpoint=ck)).groups[0].per_rank
     assert rank.replicated_weights_bytes == ROUTER * 2 + LATENT + MLA_A + KDA_F_A
 
 
 def test_hccl_buffers_are_two_per_communicator_with_the_mc2_group_at_hccl_buffsize():
     # vllm_ascend/utils.py get_hccl_config_for_pg_options: mc2 → HCCL_BUFFSIZE (env), dp → max(…, 50) MB,
     # every other group 200 MB; HCCL allocates an input and an output buffer per communicator.
-    rank = run(fx.request_k3_a3_4node()).groups[0].per_rank  # TP16 · DP4 · EP64, HCCL_BUFFSIZE 800
+    rank = run(reference.request(A3_4)).groups[0].per_rank  # TP16 · DP4 · EP64, HCCL_BUFFSIZE 800
     assert rank.buffer_bytes - rank.non_torch_bytes == 2 * (200 + 50 + 200 + 800) * MIB
     assert rank.non_torch_bytes == int(0.13 * GIB)
     # An explicit group count keeps the old flat formula (HCCL_BUFFSIZE × groups).
-    req = fx.request_k3_a3_4node()
-    req = replace(req, serving=replace(req.serving, comm_buffer_groups=2))
+    req = reference.request({**A3_4, "serving": {"comm_buffer_groups": 2}})
     assert run(req).groups[0].per_rank.buffer_bytes == 800 * MIB * 2 + int(0.13 * GIB)
 
 
@@ -108,20 +110,22 @@ def test_hccl_buffers_are_two_per_communicator_with_the_mc2_group_at_hccl_buffsi
 def test_nccl_non_torch_memory_by_tp_matches_the_public_logs(tp, expected_gib):
     # llm-d H100 logs (tests/data/vllm_startup_logs.yaml): non-torch 0.13 GiB at TP1, 0.55 GiB at TP2
     # (a dense model, data parallel ranks are separate engines with no NCCL buffers of their own here).
-    req = fx.request_k3_nf5868g8_2node()
-    req = replace(
-        req,
-        model=fx.llama_3_1_8b(),
-        topology=replace(req.topology, nodes=1, parallel=ParallelSpec(tp=tp, dp=16 // tp, dp_local=16 // tp)),
+    parallel = {"tp": tp, "dp": 16 // tp, "dp_local": 16 // tp}
+    req = reference.request(
+        {
+            "model": "llama-3-1-8b",
+            "server": "nf5868g8",
+            "topology": {"kind": "single", "nodes": 1, "parallel": parallel},
+        }
     )
     rank = run(req).groups[0].per_rank
     assert rank.buffer_bytes / GIB == pytest.approx(expected_gib, abs=0.006)
 
 
 def test_graph_memory_follows_platform_version_and_eager_mode():
-    a3 = run(fx.request_k3_a3_4node()).groups[0].per_rank
+    a3 = run(reference.request(A3_4)).groups[0].per_rank
     assert a3.graph_bytes == 0  # vLLM-Ascend worker.py does not subtract graph memory
-    gpu = fx.request_k3_nf5868g8_2node()
+    gpu = reference.request(NF_2)
     assert run(gpu).groups[0].per_rank.graph_bytes == GIB  # vLLM ≥ 0.21 subtracts the CUDA-graph pool
     old = replace(gpu, serving=replace(gpu.serving, vllm_version="0.11.0"))
     assert run(old).groups[0].per_rank.graph_bytes == 0
@@ -130,7 +134,7 @@ def test_graph_memory_follows_platform_version_and_eager_mode():
 
 
 def test_activation_is_the_larger_of_forward_and_sampler_warm_up():
-    req = fx.request_k3_nf5868g8_2node()  # vLLM on CUDA
+    req = reference.request(NF_2)  # vLLM on CUDA
     forward = 8192 * 7168 * 2 * (24 + 2 * 16)
     assert run(req).groups[0].per_rank.activation_bytes == forward  # 16 × 163,840 × 38 B is smaller
     many = replace(req, serving=replace(req.serving, max_num_seqs=2048))
@@ -141,37 +145,41 @@ def test_activation_is_the_larger_of_forward_and_sampler_warm_up():
     fi = replace(many, serving=replace(many.serving, flashinfer_sampler=True))
     assert run(fi).groups[0].per_rank.activation_bytes == max(forward, 2048 * 163_840 * 10)
     # vLLM-Ascend's _dummy_sampler_run computes the logits only (BF16, 2 B) — model_runner_v1.py.
-    a3 = fx.request_k3_a3_4node()
-    a3 = replace(a3, serving=replace(a3.serving, max_num_seqs=8192))
+    a3 = reference.request({**A3_4, "serving": {"max_num_seqs": 8192}})
     assert run(a3).groups[0].per_rank.activation_bytes == max(forward, 8192 * 163_840 * 2)
 
 
 def test_device_memory_is_what_the_runtime_reports():
-    req = fx.request_k3_a3_4node()
-    acc = replace(req.server.accelerator, runtime_memory_bytes=int(61.27 * GIB), runtime_memory_source="log")
-    req = replace(req, server=replace(req.server, accelerator=acc))
+    # The seeded 910C carries the runtime's figure (catalog/seed/accelerators.yaml ascend-910c
+    # runtime_memory_bytes, from the vllm-ascend PR #8289 start-up log "Free memory on device
+    # (60.86/61.27 GiB)"): 61.27 GiB = 65,788,161,556 B, not the 64 GB on the data sheet.
+    req = reference.request(A3_4)
     rank = run(req).groups[0].per_rank
-    assert rank.device_bytes == int(61.27 * GIB)
-    assert rank.usable_bytes == int(int(61.27 * GIB) * 0.85)
+    assert rank.device_bytes == int(61.27 * GIB) == 65_788_161_556
+    # gpu_memory_utilization 0.9 (the API's default): ⌊65,788,161,556 × 0.9⌋ = 59,209,345,400
+    assert rank.usable_bytes == int(int(61.27 * GIB) * 0.9) == 59_209_345_400
+    # Another runtime figure is followed as given.
+    acc = replace(req.server.accelerator, runtime_memory_bytes=int(60 * GIB), runtime_memory_source="log")
+    rank = run(replace(req, server=replace(req.server, accelerator=acc))).groups[0].per_rank
+    assert rank.device_bytes == int(60 * GIB)
+    assert rank.usable_bytes == int(int(60 * GIB) * 0.9)
 
 
 def test_fp8_kv_is_an_error_on_ascend_and_fine_on_gpus():
-    a3 = fx.request_k3_a3_4node()
-    a3 = replace(a3, serving=replace(a3.serving, kv_cache_dtype=KvCacheDtype.FP8))
+    a3 = reference.request({**A3_4, "serving": {"kv_cache_dtype": "fp8"}})
     check = next(c for c in run(a3).checks if c.code == "memory.kv_cache_dtype_unsupported")
     assert check.severity == Severity.ERROR and a3.server.name in check.message_en
-    gpu = fx.request_k3_nf5868g8_2node()
-    gpu = replace(gpu, serving=replace(gpu.serving, kv_cache_dtype=KvCacheDtype.FP8))
+    gpu = reference.request({**NF_2, "serving": {"kv_cache_dtype": "fp8"}})
     assert not [c for c in run(gpu).checks if c.code == "memory.kv_cache_dtype_unsupported"]
 
 
 def test_block_size_defaults_per_platform_and_the_bundle_passes_other_values():
-    a3 = fx.request_k3_a3_4node()  # block_size 0 → the platform default
+    a3 = reference.request(A3_4)  # block_size 0 → the platform default
     result = plan(a3)
     assert result.request.serving.block_size == 128
     argv = build_launch(result.request, result.layout).nodes[0].argv[0]
     assert "--block-size" not in argv  # 128 is vLLM-Ascend's own default
-    big = replace(a3, serving=replace(a3.serving, block_size=256))
+    big = reference.request({**A3_4, "serving": {"block_size": 256}})
     result = plan(big)
     argv = list(build_launch(result.request, result.layout).nodes[0].argv[0])
     assert argv[argv.index("--block-size") + 1] == "256"
@@ -183,7 +191,7 @@ def test_block_size_defaults_per_platform_and_the_bundle_passes_other_values():
 
 
 def test_modelslim_checkpoint_adds_quantization_ascend_and_the_hf_release_does_not():
-    a3 = fx.request_k3_a3_4node()
+    a3 = reference.request(A3_4)
     hf = plan(replace(a3, checkpoint=hf_checkpoint()))
     assert "--quantization" not in build_launch(hf.request, hf.layout).nodes[0].argv[0]
     slim = replace(

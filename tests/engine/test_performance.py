@@ -1,7 +1,9 @@
 """Performance estimate: expected values recomputed here from the step-time model of
-docs/performance.md with the catalog figures of [S1] (910C die: 64 GB, 1.6 TB/s,
-280 TFLOPS FP16/BF16; A3: 56 × 400GE LingQu, 8 × 400GE RoCE) and the calibrated
-Ascend factors."""
+docs/performance.md with the seeded catalog figures of [S1] (catalog/seed/accelerators.yaml
+ascend-910c: 1.6 TB/s, 280 TFLOPS FP16/BF16, 560 INT8; catalog/seed/servers.yaml atlas-800-a3:
+D2D 6,272 Gbit/s, 8 × 400GE RoCE) and the calibrated Ascend factors.  Requests are the seeded
+cases (configurator.reference) with the [S1] §3.3 workload; layout and memory are the engine's
+(resolve_layout, size_memory), as plan() composes them."""
 
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ from dataclasses import replace
 
 import pytest
 
-from configurator.engine import fixtures as F
-from configurator.engine.memory import weights_per_rank
+from configurator import reference
+from configurator.engine.layout import resolve_layout
+from configurator.engine.memory import size_memory, weights_per_rank
 from configurator.engine.performance import estimate_performance
 from configurator.engine.plan import plan
 from configurator.engine.serialize import to_jsonable
@@ -25,26 +28,73 @@ from configurator.engine.types import (
     WorkloadSpec,
 )
 
-from ._money_builders import (
-    KDA_STATE_BYTES_PER_SEQ,
-    MLA_KV_BYTES_PER_TOKEN,
-    layout_for,
-    memory_for,
-    request_4node,
-    request_8p8d,
-    request_b300,
-    request_pair,
-)
+MLA_KV_BYTES_PER_TOKEN = 24 * 576 * 2  # docs/domain.md §2: 27,648 B per token in BF16
+KDA_STATE_BYTES_PER_SEQ = 69 * (96 * 128 * 128 * 4 + 9 * 96 * 128 * 2)  # docs/domain.md §2: 449,372,160 B
 
-K3 = F.kimi_k3()
+K3 = reference.model("kimi-k3")
+# catalog/seed/models.yaml kimi-k3: active parameters counted from the public config by the importer
+# (total − the inactive routed experts − embeddings − vision tower); the fixture's round 104.2 B is gone.
+K3_ACTIVE = 104_189_598_304
 BANDWIDTH = 1.6e12  # bytes/s per 910C die [S1]: 3.2 TB/s per package ÷ 2
 # 910C INT8 560 TFLOPS (2 × FP16 [S1], catalog): without an FP8 path the MXFP8-activation K3 runs
 # as the INT8-activation release on vLLM-Ascend (W4A8, vllm-ascend Kimi-K3 tutorial)
 TFLOPS_INT8 = 560e12
-INTRA_BYTES_S = 1400e9 / 8 / 2  # fixture A3: 56 × 400GE LingQu ÷ 16 dies, bidirectional → one way
-LINGQU_BYTES_S_PER_DIE = 56 * 400e9 / 8 / 16  # super-node ports reach the other nodes of the domain
-ROCE_BYTES_S_PER_DIE = 8 * 400e9 / 8 / 16  # 8 × 400GE RoCE per A3 [S1] shared by 16 dies
+# catalog/seed/servers.yaml atlas-800-a3 scale_up_bandwidth_gbps 6,272 ([S1] §2.1: D2D 784 GB/s
+# bidirectional) → one way 6,272e9 / 8 / 2 = 392 GB/s (the fixture's 1,400 Gbit/s gave 87.5 GB/s).
+INTRA_BYTES_S = 6272e9 / 8 / 2
+# The seeded A3's scale-up domain is its own 16 NPUs (scale_up_domain_devices 0), so traffic to other
+# nodes leaves over the 8 × 400GE RoCE ports [S1] shared by 16 dies (the fixture's 384-NPU super-node
+# domain sent it over the 56 × 400GE LingQu ports).
+ROCE_BYTES_S_PER_DIE = 8 * 400e9 / 8 / 16
 F_ASCEND = PLATFORM_FACTORS["ascend"]  # calibrated factors (docs/performance.md)
+
+SEED_WORKLOAD = {"input_tokens": 8192, "output_tokens": 1024, "concurrency": 64}  # [S1] §3.3: 8K in / 1K out
+
+
+def _seeded(case: str, workload: dict):
+    return reference.request({**reference.CASES[case], "workload": {**SEED_WORKLOAD, **workload}})
+
+
+def request_4node(**workload):
+    """4 × A3 DP4 / TP16 / EP64 [S1] §2 with the [S1] §3.3 workload (8K in / 1K out)."""
+    return _seeded("a3-4-single", workload)
+
+
+PAIRS = {TopologyKind.PRIMARY_STANDBY: "a3-8-primary-standby", TopologyKind.TENANT_PAIR: "a3-8-tenant-pair"}
+
+
+def request_pair(kind: TopologyKind, **workload):
+    """8 × A3 as two 4-node DP4 / TP16 / EP64 clusters [S1] §3."""
+    return _seeded(PAIRS[kind], workload)
+
+
+def request_8p8d(**workload):
+    return _seeded("a3-16-8p8d", workload)
+
+
+def request_b300(concurrency: int):
+    """One seeded DGX B300 (catalog/seed/servers.yaml dgx-b300: 8 × B300 288 GB, 8 TB/s, BF16 2,250 /
+    FP8 4,500 TFLOPS, assumed), TP8 without EP, ISL 8192 / OSL 1024 as in the published SGLang point
+    (sgl-project/sglang#32890: flashinfer MXFP4 MoE over TP8)."""
+    return reference.request(
+        {
+            "model": "kimi-k3",
+            "server": "dgx-b300",
+            "topology": {
+                "kind": "single",
+                "nodes": 1,
+                "parallel": {"tp": 8, "dp": 1, "expert_parallel": False},
+            },
+            "serving": {"max_num_seqs": max(concurrency, 1), "gpu_memory_utilization": 0.9},
+            "workload": {"input_tokens": 8192, "output_tokens": 1024, "concurrency": concurrency},
+        }
+    )
+
+
+# The engine's own layout and memory, as plan() composes them: the step-time expectations below do not
+# read them (weights come from the model row, docs/performance.md), only the batch caps do.
+layout_for = resolve_layout
+memory_for = size_memory
 
 
 def _estimate(req):
@@ -64,7 +114,7 @@ def _attention_flops(context: float) -> float:
 def _prefill_s(tp: int, dp: int, nodes: int, prompt: int = 8192) -> float:
     """One 8K prompt on one DP rank, recomputed from the parts (docs/performance.md)."""
     f = F_ASCEND
-    flops = prompt * (2 * 104_200_000_000 + _attention_flops(prompt / 2)) / tp
+    flops = prompt * (2 * K3_ACTIVE + _attention_flops(prompt / 2)) / tp
     compute = flops / (TFLOPS_INT8 * f.prefill_efficiency)
     chunks = 1  # 8192 tokens in one --max-num-batched-tokens 8192 chunk
     weights = (K3.non_expert_weight_bytes - K3.vision_bytes) / tp + K3.expert_weight_bytes / (tp * dp)
@@ -81,11 +131,11 @@ def _collectives(tp: int, dp: int, nodes: int, tokens_rank: float) -> tuple[floa
     payload = tokens_rank * 7168 * 2
     tp_ar = count * (f.collective_latency_s + 2 * (tp - 1) / tp * payload / INTRA_BYTES_S)
     # EP: each die dispatches its TP slice of the tokens (INT8/FP8 dispatch, BF16 combine) to 16 experts;
-    # (nodes − 1)/nodes of it crosses to other nodes over the LingQu ports at 80 % efficiency
+    # (nodes − 1)/nodes of it crosses to other nodes over the RoCE ports at 80 % efficiency
     tokens_device = tokens_rank / tp
     moved = tokens_device * 16 * 7168 * (1 + 2) * (ep - 1) / ep
     cross = (nodes - 1) / nodes
-    transfer = moved * (1 - cross) / INTRA_BYTES_S + moved * cross / (LINGQU_BYTES_S_PER_DIE * 0.8)
+    transfer = moved * (1 - cross) / INTRA_BYTES_S + moved * cross / (ROCE_BYTES_S_PER_DIE * 0.8)
     ep_s = 92 * (2 * f.collective_latency_s * (f.inter_node_latency_factor if cross else 1.0) + transfer)
     return tp_ar, ep_s
 
@@ -98,10 +148,7 @@ def _decode_step_s(tp: int, dp: int, batch: int, nodes: int) -> float:
     kv = batch * ((8192 + 1024 / 2) * MLA_KV_BYTES_PER_TOKEN + KDA_STATE_BYTES_PER_SEQ // tp)
     memory = (weights + kv) / (BANDWIDTH * f.bandwidth_efficiency)
     compute = (
-        batch
-        * (2 * 104_200_000_000 + _attention_flops(8192 + 512))
-        / tp
-        / (TFLOPS_INT8 * f.compute_efficiency)
+        batch * (2 * K3_ACTIVE + _attention_flops(8192 + 512)) / tp / (TFLOPS_INT8 * f.compute_efficiency)
     )
     tp_ar, ep = _collectives(tp, dp, nodes, tokens_rank=batch)
     return f.step_overhead_s + max(memory, compute) + tp_ar + ep
@@ -342,7 +389,7 @@ def test_latency_targets_raise_warnings_on_their_fields():
 
 
 def test_plan_composes_the_estimate_with_the_real_layout_and_memory():
-    result = plan(F.request_k3_a3_4node())
+    result = plan(reference.request(reference.CASES["a3-4-single"]))
     assert result.performance is not None
     assert result.performance.output_tokens_per_s > 0
     assert {g.group for g in result.performance.groups} == {g.name for g in result.layout.groups}

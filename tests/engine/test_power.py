@@ -1,15 +1,23 @@
-"""Power: server/IT/facility load and A/B feed sizing, seed method beside the recommended one."""
+"""Power: server/IT/facility load and A/B feed sizing, seed method beside the recommended one.
+
+Requests are the seeded cases (configurator/reference.py), laid out by the layout module; the
+engine picks their switches from the seeded catalog.  Power figures come from the seed:
+catalog/seed/servers.yaml atlas-800-a3 (16.2 kW max input, 6 × 3 kW PSUs 5+1, load factor 0.8;
+S1 §2.1) and catalog/seed/switches.yaml power_kw (lingqu-630-v1 3.0, roce-400ge-access 1.6,
+roce-400ge-core 3.2, mgmt-1ge 0.15 kW; vendor datasheets as the seed cites them).
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
+from configurator import reference
+from configurator.engine.layout import resolve_layout
 from configurator.engine.power import line_current_amps, next_breaker_amps, rack_feed, size_power
-from configurator.engine.types import Severity, SiteSpec, Source, TopologyKind
-
-from ._builders import a3_8p8d, a3_pair, a3_server, a3_single, layout_for
+from configurator.engine.types import Severity, SiteSpec, Source
 
 SQRT3 = math.sqrt(3)
 LADDER = SiteSpec().breaker_ladder_amps
@@ -21,6 +29,22 @@ def _next(amps: float) -> int:
 
 def _codes(result) -> dict[str, object]:
     return {c.code: c for c in result.checks}
+
+
+def _case(name: str, **replaced):
+    """The seeded case ``name`` (``replaced``: fields of the resolved request swapped for odd cases)."""
+    return replace(reference.request(reference.CASES[name]), **replaced)
+
+
+def _power(req):
+    return size_power(req, resolve_layout(req))
+
+
+PAIR = "a3-8-primary-standby"
+P8D8 = "a3-16-8p8d"
+# The switches the engine picks for the 8-node pairs: 1 LingQu 630 V1 (64 ports of its 128), 1 RoCE
+# 400GE access switch (64 ports) and 1 management switch: 3.0 + 1.6 + 0.15 kW.
+PAIR_SWITCHES_KW = 3.0 + 1.6 + 0.15  # 4.75
 
 
 def test_three_phase_current_is_p_over_root3_v_pf():
@@ -35,14 +59,14 @@ def test_three_phase_current_is_p_over_root3_v_pf():
 
 
 def test_8_a3_servers_129_6_kw_and_seed_200_a_per_feed():
-    req = a3_pair()
-    power = size_power(req, layout_for(req))
+    power = _power(_case(PAIR))
     # docs/domain.md §7 / S1 §3.2: 8 × 16.2 kW = 129.6 kW (servers alone)
     assert power.servers_kw == pytest.approx(8 * 16.2)
     assert power.figures["power.servers.max_kw"].value == pytest.approx(129.6)
-    # switches reported separately: 1 LingQu + 1 RoCE switch of 2.0 kW each (assumed specs)
-    assert power.switches_kw == pytest.approx(4.0)
-    assert power.it_kw == pytest.approx(133.6)
+    # switches reported separately: 1 LingQu (3.0 kW) + 1 RoCE access (1.6 kW) + 1 management (0.15 kW)
+    # switch from catalog/seed/switches.yaml = 4.75 kW (the hand-made builder's 2 × 2.0 kW gave 4.0)
+    assert power.switches_kw == pytest.approx(PAIR_SWITCHES_KW)
+    assert power.it_kw == pytest.approx(129.6 + 4.75)  # 134.35
     # seed method: PF 1, no derating: 129.6 kW → 196.9 A → "200 A" per feed, two feeds (S1 §3.2)
     seed = power.seed_feed
     assert seed.current_amps == pytest.approx(129_600 / (SQRT3 * 380 * 1.0))
@@ -54,8 +78,7 @@ def test_8_a3_servers_129_6_kw_and_seed_200_a_per_feed():
 
 
 def test_16_a3_servers_259_2_kw_and_seed_400_a_per_feed():
-    req = a3_8p8d()
-    power = size_power(req, layout_for(req))
+    power = _power(_case(P8D8))
     # docs/domain.md §7 / S1 §4.3: 16 × 16.2 kW = 259.2 kW → 393.8 A at PF 1 → "400 A × 2"
     assert power.servers_kw == pytest.approx(259.2)
     assert round(power.seed_feed.current_amps, 1) == 393.8
@@ -64,19 +87,21 @@ def test_16_a3_servers_259_2_kw_and_seed_400_a_per_feed():
 
 
 def test_recommended_feed_is_larger_and_explained_8_nodes():
-    req = a3_pair()
-    power = size_power(req, layout_for(req))
+    power = _power(_case(PAIR))
     rec = power.recommended_feed
-    # IT load incl. switches: 129.6 + 4.0 kW; site PF 0.95, ÷ 0.8 continuous derating (NEC 210.19)
-    current = 133_600 / (SQRT3 * 380 * 0.95)  # ≈ 213.7 A
+    # IT load incl. switches: 129.6 + 4.75 kW; site PF 0.95, ÷ 0.8 continuous derating (NEC 210.19)
+    # (catalog/seed/sites.yaml cn-default: 380 V, PF 0.95, derating 0.8)
+    current = 134_350 / (SQRT3 * 380 * 0.95)  # ≈ 214.9 A (was 133.6 kW → 213.7 A)
     assert rec.current_amps == pytest.approx(current)
-    assert rec.required_amps == pytest.approx(current / 0.8)  # ≈ 267.1 A
+    assert rec.required_amps == pytest.approx(current / 0.8)  # ≈ 268.6 A
     assert rec.breaker_amps == _next(current / 0.8) == 315
     assert rec.breaker_amps > power.seed_feed.breaker_amps
     assert rec.utilisation <= 0.8
     assert power.method_used == "recommended"
+    # the seeded site cites its derating (catalog/seed/sites.yaml cn-default continuous_derating source;
+    # the engine's own default site cites "NEC 210.19 / NetBox max_utilization 80 %")
     assert power.figures["power.feed.recommended.derating"].source == Source(
-        "public", "NEC 210.19 / NetBox max_utilization 80 %"
+        "public", "80 % continuous-load rule (NEC; NetBox max_utilization 80 %)"
     )
     checks = _codes(power)
     headroom = checks["power.seed_circuit_no_headroom"]
@@ -88,29 +113,28 @@ def test_recommended_feed_is_larger_and_explained_8_nodes():
 
 
 def test_recommended_feed_16_nodes():
-    req = a3_8p8d()
-    power = size_power(req, layout_for(req))
-    # switches: 2 LingQu (one per P/D side) + RoCE leaf/spine 4 + 2 = 8 × 2.0 kW (network rule)
-    assert power.switches_kw == pytest.approx(16.0)
-    current = (259_200 + 16_000) / (SQRT3 * 380 * 0.95)  # ≈ 440.1 A
+    power = _power(_case(P8D8))
+    # switches from the seeded catalog: one 128-port LingQu 630 V1 takes both sides' 2 × 64 ports
+    # (3.0 kW), one 128-port RoCE core switch the 128 RoCE ports (3.2 kW), one management switch
+    # (0.15 kW): 6.35 kW (the hand-made builder's 2 LingQu + 4 + 2 RoCE leaf/spine × 2.0 kW gave 16.0)
+    assert power.switches_kw == pytest.approx(3.0 + 3.2 + 0.15)
+    current = (259_200 + 6_350) / (SQRT3 * 380 * 0.95)  # ≈ 424.7 A (was 440.1 A)
     assert power.recommended_feed.current_amps == pytest.approx(current)
     assert power.recommended_feed.breaker_amps == _next(current / 0.8) == 630
 
 
 def test_facility_load_is_it_times_pue_and_design_load_uses_load_factor():
-    req = a3_pair()
-    power = size_power(req, layout_for(req))
-    # docs/domain.md §7: facility = IT × PUE (site default 1.3)
-    assert power.facility_kw == pytest.approx(133.6 * 1.3)
+    power = _power(_case(PAIR))
+    # docs/domain.md §7: facility = IT × PUE (catalog/seed/sites.yaml cn-default pue 1.3)
+    assert power.facility_kw == pytest.approx(134.35 * 1.3)
     # design: servers × typical load factor 0.8 + switches at rating
-    assert power.it_design_kw == pytest.approx(129.6 * 0.8 + 4.0)
-    assert power.facility_design_kw == pytest.approx((129.6 * 0.8 + 4.0) * 1.3)
+    assert power.it_design_kw == pytest.approx(129.6 * 0.8 + 4.75)
+    assert power.facility_design_kw == pytest.approx((129.6 * 0.8 + 4.75) * 1.3)
     assert power.per_server_design_kw == pytest.approx(16.2 * 0.8)
 
 
 def test_pair_clusters_have_their_own_feeds():
-    req = a3_pair(TopologyKind.PRIMARY_STANDBY)
-    power = size_power(req, layout_for(req))
+    power = _power(_case(PAIR))
     assert [g.group for g in power.groups] == ["cluster-a", "cluster-b"]
     for g in power.groups:
         # 4 × 16.2 kW per cluster; the switches are shared (both clusters use them)
@@ -118,17 +142,25 @@ def test_pair_clusters_have_their_own_feeds():
         assert g.switches_kw == 0
         assert g.feed.current_amps == pytest.approx(64_800 / (SQRT3 * 380 * 0.95))
         assert g.feed.breaker_amps == _next(64_800 / (SQRT3 * 380 * 0.95) / 0.8)  # 123.1 A → 125 A
-    assert power.shared_switches_kw == pytest.approx(4.0)
+    assert power.shared_switches_kw == pytest.approx(PAIR_SWITCHES_KW)
 
 
 def test_prefill_and_decode_each_carry_their_lingqu_switch():
-    req = a3_8p8d()
-    power = size_power(req, layout_for(req))
+    # S1 §4.3 gives each P/D side its own LingQu switch.  The seeded LingQu 630 V1 has 128 ports and
+    # takes both sides' 64 at once, so the seeded plan shares one; a 64-port LingQu switch (not a seed
+    # row: the S1 §4.3 design's switch per side, otherwise the seeded one) makes each side carry its own.
+    lingqu_64 = replace(reference.switch("lingqu-630-v1"), ports=64)
+    switches = (lingqu_64, *reference.switches("roce-400ge-core", "mgmt-1ge"))
+    power = _power(_case(P8D8, switches=switches))
     by_name = {g.group: g for g in power.groups}
-    # one 2.0 kW LingQu switch per side; the RoCE leaf/spine (6 × 2.0 kW) is shared
-    assert by_name["prefill"].switches_kw == pytest.approx(2.0)
-    assert by_name["decode"].switches_kw == pytest.approx(2.0)
-    assert power.shared_switches_kw == pytest.approx(12.0)
+    # one 3.0 kW LingQu switch per side; the RoCE core switch (3.2 kW) and management (0.15 kW) are shared
+    assert by_name["prefill"].switches_kw == pytest.approx(3.0)
+    assert by_name["decode"].switches_kw == pytest.approx(3.0)
+    assert power.shared_switches_kw == pytest.approx(3.2 + 0.15)
+    # the seeded plan: the one LingQu switch serves both sides, so it is shared
+    seeded = _power(_case(P8D8))
+    assert [g.switches_kw for g in seeded.groups] == [0, 0]
+    assert seeded.shared_switches_kw == pytest.approx(3.0 + 3.2 + 0.15)
 
 
 def test_rack_feed_per_rack_full_load_on_a_and_b():
@@ -162,19 +194,18 @@ def test_feed_beyond_largest_breaker_is_an_error_with_a_split():
 
 
 def test_psu_split_over_a_and_b_warns_for_5_plus_1():
-    req = a3_pair()
-    power = size_power(req, layout_for(req))
+    power = _power(_case(PAIR))
     # S1 §2.1: 6 × 3 kW PSUs 5+1; 3 PSUs on one feed = 9 kW < 16.2 kW
     psu = _codes(power)["power.psu_not_ab_redundant"]
     assert psu.severity == Severity.WARNING
     assert psu.figures["per_feed_kw"] == pytest.approx(9.0)
-    nn = a3_pair(server=a3_server(psu_redundant=3))  # 3+3 is built for A/B feeds
-    assert "power.psu_not_ab_redundant" not in _codes(size_power(nn, layout_for(nn)))
+    # 3+3 is built for A/B feeds: the seeded A3 with its PSUs set 3+3 (not a seed row)
+    nn = _case(PAIR, server=replace(reference.server("atlas-800-a3"), psu_redundant=3))
+    assert "power.psu_not_ab_redundant" not in _codes(_power(nn))
 
 
 def test_seed_headroom_note_is_informational_outside_the_seed_plans():
-    req = a3_single(4)
-    power = size_power(req, layout_for(req))
+    power = _power(_case("a3-4-single"))
     # 4 × 16.2 = 64.8 kW → 98.5 A at PF 1 → 100 A: no headroom, but the seed states no circuit here
     assert power.seed_feed.breaker_amps == 100
     check = _codes(power)["power.seed_circuit_no_headroom"]
@@ -182,8 +213,7 @@ def test_seed_headroom_note_is_informational_outside_the_seed_plans():
 
 
 def test_every_figure_has_a_source_and_key():
-    req = a3_8p8d()
-    power = size_power(req, layout_for(req))
+    power = _power(_case(P8D8))
     for key, figure in power.figures.items():
         assert figure.key == key
         assert figure.source.kind in {"seed", "public", "assumed", "input", "derived"}

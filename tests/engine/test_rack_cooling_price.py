@@ -1,9 +1,12 @@
 """Racks over the air-cooling limit are priced as the containment or liquid-cooled racks they need.
 
 docs/domain.md §7: a hall's air cooling carries ≈ 20–25 kW per rack; 35–40 kW needs hot/cold-aisle
-containment, more needs liquid cooling.  The 4 × Atlas 800 A3 fixture puts two 16.2 kW servers
-(S1 §2.1: 16.2 kW maximum input each) and the switches in each rack, so both racks exceed the
-site's 25 kW air limit and stay under 40 kW: two containment racks at the fixture's ¥60,000.
+containment, more needs liquid cooling.  The seeded 4 × Atlas 800 A3 case (configurator/reference.py
+``a3-4-single``) puts two 16.2 kW servers (S1 §2.1: 16.2 kW maximum input each; catalog/seed/servers.yaml
+atlas-800-a3 max_input_kw) in each rack and the switches in the first, so both racks exceed the
+seeded site's 25 kW air limit (catalog/seed/sites.yaml cn-default) and stay under 40 kW: two
+containment racks at the seeded price list's ¥60,000 (catalog/seed/price_lists.yaml cny-2026,
+rack_unit_prices_by_cooling.containment).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from decimal import Decimal
 
-from configurator.engine import fixtures
+from configurator import reference
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
 from quotes.bom import bom_lines_from_plan
@@ -19,13 +22,17 @@ from quotes.pdf.sample import sample_plan_kwargs
 
 
 def test_4_node_racks_over_the_air_limit_are_containment_racks():
-    request = fixtures.request_k3_a3_4node()
+    request = reference.request(reference.CASES["a3-4-single"])
     result = plan(request)
     racks = result.racks.racks
-    assert [round(r.kw, 1) for r in racks] == [37.8, 32.4]  # 2 × 16.2 + switches; 2 × 16.2
+    # R01: 2 × 16.2 kW + the switches the engine picks from the seeded catalog
+    # (catalog/seed/switches.yaml power_kw: lingqu-630-v1 3.0 + roce-400ge-access 1.6 + mgmt-1ge 0.15
+    # = 4.75 kW) = 37.15 kW; R02: 2 × 16.2 = 32.4 kW.  (The fixture's 400GE RoCE switch drew 2.2 kW: 37.8.)
+    assert [round(r.kw, 2) for r in racks] == [37.15, 32.4]
     assert all(r.exceeds_cooling and 25 < r.kw <= 40 for r in racks)
     assert [r.cooling_required for r in racks] == ["containment", "containment"]
-    assert result.tco.capex.racks == 2 * fixtures.RACKS_BY_COOLING["containment"] == Decimal("120000")
+    containment = reference.commercial("atlas-800-a3", nodes=4).rack_unit_prices_by_cooling["containment"]
+    assert result.tco.capex.racks == 2 * containment == Decimal("120000")
 
     lines = bom_lines_from_plan(
         plan_to_dict(result),
@@ -39,7 +46,7 @@ def test_4_node_racks_over_the_air_limit_are_containment_racks():
 
 
 def test_racks_within_the_air_limit_keep_the_requested_type_and_above_40_kw_are_liquid():
-    request = fixtures.request_k3_a3_4node()
+    request = reference.request(reference.CASES["a3-4-single"])
     cool_site = dataclasses.replace(request.site, air_cooling_kw_limit=40.0)
     result = plan(dataclasses.replace(request, site=cool_site))
     assert [r.cooling_required for r in result.racks.racks] == ["air", "air"]

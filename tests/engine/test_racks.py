@@ -1,25 +1,51 @@
-"""Racks: placement by U and kW, group separation, per-rack feeds, cooling, and the SVG elevation."""
+"""Racks: placement by U and kW, group separation, per-rack feeds, cooling, and the SVG elevation.
+
+Requests are the seeded cases (configurator/reference.py) laid out by the layout module, on the
+seeded default rack (catalog/seed/racks.yaml rack-42u-air: 42U, 40 kW, 2U reserved) and site
+(catalog/seed/sites.yaml cn-default: 25 kW air limit).  The engine picks the switches from the seeded
+catalog: for the 8-node pairs one LingQu 630 V1 (4U, 3.0 kW), one RoCE 400GE access switch (2U,
+1.6 kW) and one management switch (1U, 0.15 kW) (catalog/seed/switches.yaml).
+"""
 
 from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 import pytest
 
+from configurator import reference
+from configurator.engine.layout import resolve_layout
 from configurator.engine.network import size_network
 from configurator.engine.power import rack_feed, size_power
 from configurator.engine.racks import place_racks, rack_elevation_svg
-from configurator.engine.types import RackSpec, Severity, SiteSpec, TopologyKind
-
-from ._builders import a3_8p8d, a3_pair, a3_single, layout_for
+from configurator.engine.types import Severity
 
 SVG = "{http://www.w3.org/2000/svg}"
 SQRT3 = math.sqrt(3)
 
 
+def _case(name: str, *, rack=None, site=None):
+    """The seeded case ``name``; ``rack`` / ``site``: fields of the seeded rack / site changed (odd cases)."""
+    req = reference.request(reference.CASES[name])
+    if rack:
+        req = replace(req, rack=replace(req.rack, **rack))
+    if site:
+        req = replace(req, site=replace(req.site, **site))
+    return req
+
+
+def a3_pair(name: str = "a3-8-primary-standby", **over):
+    return _case(name, **over)
+
+
+def a3_8p8d(**over):
+    return _case("a3-16-8p8d", **over)
+
+
 def _place(req, layout=None):
-    layout = layout or layout_for(req)
+    layout = layout or resolve_layout(req)
     network = size_network(req, layout)
     power = size_power(req, layout, network)
     return place_racks(req, layout, power, network)
@@ -40,10 +66,10 @@ def test_8_a3_land_in_4_racks_two_servers_each():
     assert result.rack_count == 4
     assert [len(_servers(r)) for r in result.racks] == [2, 2, 2, 2]
     assert result.network_racks == 0
-    # the two switches (2U, 2.0 kW each, shared) sit in the first rack with room
+    # the three shared switches (4U + 2U + 1U; 3.0 + 1.6 + 0.15 kW) sit in the first rack with room
     first = result.racks[0]
-    assert first.switches == 2
-    assert first.kw == pytest.approx(2 * 16.2 + 2 * 2.0)
+    assert first.switches == 3
+    assert first.kw == pytest.approx(2 * 16.2 + 3.0 + 1.6 + 0.15)  # 37.15 kW (was 2 × 2.0 kW: 36.4)
     assert [r.kw for r in result.racks[1:]] == pytest.approx([32.4, 32.4, 32.4])
     assert result.figures["racks.seed.count"].value == 4
     assert _codes(result)["racks.count_vs_seed"].severity == Severity.OK
@@ -54,13 +80,15 @@ def test_16_a3_land_in_8_racks():
     # S1 §4.3: ≈160U → 8 racks (two 10U servers per rack)
     assert result.rack_count == 8
     assert sum(len(_servers(r)) for r in result.racks) == 16
-    # 2 LingQu + 6 RoCE switches fit in the server racks under 40 kW
+    # the seeded switches (one 128-port LingQu 3.0 kW, one 128-port RoCE core 3.2 kW, one management
+    # 0.15 kW; was 2 LingQu + 6 RoCE leaf/spine of 64 ports) fit in the server racks under 40 kW
     assert all(r.kw <= 40.0 + 1e-9 for r in result.racks)
-    assert sum(r.switches for r in result.racks) == 8
+    assert result.network_racks == 0
+    assert sum(r.switches for r in result.racks) == 3
 
 
 def test_primary_standby_clusters_never_share_a_rack():
-    result = _place(a3_pair(TopologyKind.PRIMARY_STANDBY))
+    result = _place(a3_pair("a3-8-primary-standby"))
     racks_a = {r.name for r in result.racks if any(s.group == "cluster-a" for s in _servers(r))}
     racks_b = {r.name for r in result.racks if any(s.group == "cluster-b" for s in _servers(r))}
     assert racks_a == {"R01", "R02"} and racks_b == {"R03", "R04"}
@@ -70,7 +98,13 @@ def test_primary_standby_clusters_never_share_a_rack():
 
 
 def test_prefill_and_decode_pools_in_separate_racks_with_their_lingqu_switch():
-    result = _place(a3_8p8d())
+    # S1 §4.3 gives each side its own LingQu switch; the seeded 128-port LingQu 630 V1 takes both sides'
+    # 64 ports at once, so a 64-port LingQu switch (not a seed row: the seeded one with S1 §4.3's port
+    # split) makes one per side, as the design this test is about.
+    lingqu_64 = replace(reference.switch("lingqu-630-v1"), ports=64)
+    req = replace(a3_8p8d(), switches=(lingqu_64, *reference.switches("roce-400ge-core", "mgmt-1ge")))
+    result = _place(req)
+    assert sum(1 for r in result.racks for s in r.slots if s.kind == "switch" and "LingQu" in s.label) == 2
     for rack in result.racks:
         assert len({s.group for s in _servers(rack)}) == 1
     # each side's LingQu switch sits with that side's servers
@@ -93,22 +127,23 @@ def test_cooling_warning_when_racks_exceed_the_air_limit():
     assert "containment" in check.fix_en and "8 racks" in check.fix_en
     assert "液冷" in check.fix_zh
     # applying the fix gives one server per rack
-    capped = _place(a3_pair(rack=RackSpec("rack-42u", "42U rack", max_kw=25.0)))
+    capped = _place(a3_pair(rack={"max_kw": 25.0}))
     assert capped.rack_count == 8
     assert "cooling.rack_exceeds_air_limit" not in _codes(capped)
 
 
 def test_liquid_cooling_has_no_air_limit_and_a_low_limit_site_still_warns():
-    liquid = _place(a3_pair(rack=RackSpec("liquid", "Liquid-cooled rack", cooling="liquid")))
+    liquid = _place(a3_pair(rack={"cooling": "liquid"}))
     assert "cooling.rack_exceeds_air_limit" not in _codes(liquid)
-    strict = _place(a3_pair(site=SiteSpec(air_cooling_kw_limit=20.0)))
+    strict = _place(a3_pair(site={"air_cooling_kw_limit": 20.0}))
     assert _codes(strict)["cooling.rack_exceeds_air_limit"].figures["limit_kw"] == 20.0
 
 
 def test_each_rack_has_a_and_b_feeds_sized_by_rack_feed():
-    result = _place(a3_pair())
+    req = a3_pair()
+    result = _place(req)
     for rack in result.racks:
-        expected = rack_feed(rack.kw, SiteSpec())
+        expected = rack_feed(rack.kw, req.site)
         assert rack.feed.breaker_amps == expected.breaker_amps
         assert rack.feed.feeds == 2
     # a 32.4 kW rack: 32,400 / (√3 × 380 × 0.95) ÷ 0.8 = 64.8 A → 80 A per feed
@@ -117,7 +152,7 @@ def test_each_rack_has_a_and_b_feeds_sized_by_rack_feed():
 
 
 def test_slots_bottom_up_without_overlap():
-    result = _place(a3_pair(rack=RackSpec("r", "42U rack", pdu_units=2)))
+    result = _place(a3_pair(rack={"pdu_units": 2}))
     for rack in result.racks:
         used: set[int] = set()
         for slot in rack.slots:
@@ -141,17 +176,18 @@ def test_slots_bottom_up_without_overlap():
 
 
 def test_switches_without_room_go_to_a_network_rack():
-    # a 33 kW rack takes two 16.2 kW servers but no 2.0 kW switch
-    result = _place(a3_pair(rack=RackSpec("r", "42U rack", max_kw=33.0)))
+    # a 32.5 kW rack takes two 16.2 kW servers (32.4 kW) but not even the 0.15 kW management switch
+    # (the seeded switches draw 3.0, 1.6 and 0.15 kW; the old 33 kW limit let the management switch in)
+    result = _place(a3_pair(rack={"max_kw": 32.5}))
     assert result.compute_racks == 4
     assert result.network_racks == 1
     network_rack = result.racks[-1]
     assert network_rack.name == "N01" and network_rack.kind == "network"
-    assert network_rack.switches == 2 and network_rack.servers == 0
+    assert network_rack.switches == 3 and network_rack.servers == 0
 
 
 def test_server_that_does_not_fit_the_rack_is_an_error():
-    result = _place(a3_single(4, rack=RackSpec("r", "small rack", max_kw=15.0)))
+    result = _place(_case("a3-4-single", rack={"max_kw": 15.0}))
     check = _codes(result)["racks.server_exceeds_rack"]
     assert check.severity == Severity.ERROR
     assert result.rack_count >= 4
@@ -185,16 +221,14 @@ def test_rack_elevation_svg_in_chinese():
     assert any("A/B 路" in (t or "") for t in texts)
 
 
-def test_seed_plans_from_the_shared_fixtures():
-    """The reference requests and the layout module (not hand-made) reproduce the seed's racks and feeds."""
-    from configurator.engine import fixtures
-    from configurator.engine.layout import resolve_layout
-
-    for req, racks, seed_amps in (
-        (fixtures.request_k3_a3_8node_pair(TopologyKind.PRIMARY_STANDBY), 4, 200),  # S1 §3.2
-        (fixtures.request_k3_a3_8node_pair(TopologyKind.TENANT_PAIR), 4, 200),  # S1 §3.2
-        (fixtures.request_k3_a3_8p8d(), 8, 400),  # S1 §4.3
+def test_seed_plans_from_the_seeded_cases():
+    """The seeded cases and the layout module reproduce the seed's racks and feeds."""
+    for name, racks, seed_amps in (
+        ("a3-8-primary-standby", 4, 200),  # S1 §3.2
+        ("a3-8-tenant-pair", 4, 200),  # S1 §3.2
+        ("a3-16-8p8d", 8, 400),  # S1 §4.3
     ):
+        req = _case(name)
         layout = resolve_layout(req)
         network = size_network(req, layout)
         power = size_power(req, layout, network)

@@ -8,12 +8,16 @@ from types import MappingProxyType
 
 import pytest
 
-from configurator.engine import fixtures as fx
-from configurator.engine.explain import fig, gb, plural, thousands
+from configurator import reference
+from configurator.engine.explain import gb, plural, thousands
+from configurator.engine.figures import FigureBook
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
 from configurator.engine.serialize import plan_to_dict, to_jsonable
 from configurator.engine.types import MemoryResult, ParallelSpec, PlanResult, Severity, TopologyKind
+
+# One A2 node (resolves to TP8 / DP1): not a seeded case, because K3 does not fit on it ([S1]).
+A2_ONE_NODE = {"model": "kimi-k3", "server": "atlas-800-a2", "topology": {"kind": "single", "nodes": 1}}
 
 
 def partial_plan(req):
@@ -50,7 +54,7 @@ def test_dataclasses_include_their_properties():
         "ep": 64,
         "world_size": 64,
     }
-    server = to_jsonable(fx.atlas_800_a3())
+    server = to_jsonable(reference.server("atlas-800-a3"))
     assert server["logical_devices"] == 16 and server["memory_bytes"] == 16 * 64 * 10**9
 
 
@@ -60,16 +64,18 @@ def test_unknown_types_raise_type_error():
 
 
 def test_a_whole_request_is_json_safe():
-    data = to_jsonable(fx.request_k3_a3_8p8d())
+    data = to_jsonable(reference.request(reference.CASES["a3-16-8p8d"]))
     text = json.dumps(data, ensure_ascii=False, allow_nan=False)
     back = json.loads(text)
     assert back["topology"]["kind"] == "disaggregated"
-    assert back["commercial"]["server_unit_price"] == "3000000"
+    # catalog/seed/price_lists.yaml cny-2026, SRV-ATLAS-800-A3 unit_price 3000000.00 (S1 §6.3 / §7 path B:
+    # ≈¥24 M for 8 × A3); the seed's Decimal keeps the database's two places and the JSON keeps them.
+    assert back["commercial"]["server_unit_price"] == "3000000.00"
     assert back["model"]["weight_bytes"] == 1_560_936_091_448
 
 
 def test_plan_to_dict_shape_for_k3_on_four_a3():
-    result = partial_plan(fx.request_k3_a3_4node())
+    result = partial_plan(reference.request(reference.CASES["a3-4-single"]))
     data = plan_to_dict(result)
     json.dumps(data, allow_nan=False)
     assert set(data) == {
@@ -79,7 +85,8 @@ def test_plan_to_dict_shape_for_k3_on_four_a3():
     warning = next(c for c in data["checks"] if c["code"] == "memory.max_num_seqs_not_full_length")
     assert set(warning) >= {"code", "severity", "area", "message", "message_zh", "field", "fix", "figures"}
     assert warning["severity"] == "warning" and warning["area"] == "memory"
-    assert warning["message"].startswith("The cluster: 16 × 133,120")
+    # 16 sequences × max_model_len 131,072 (ServingSpec's default, 128 Ki tokens; the API's default too)
+    assert warning["message"].startswith("The cluster: 16 × 131,072")
 
     per_rank = data["memory"]["per_rank"]
     rank = result.memory.groups[0].per_rank
@@ -102,18 +109,20 @@ def test_plan_to_dict_shape_for_k3_on_four_a3():
 
 
 def test_plan_to_dict_reports_errors_and_keeps_every_group():
-    data = plan_to_dict(partial_plan(fx.request_k3_a2_1node()))
+    data = plan_to_dict(partial_plan(reference.request(A2_ONE_NODE)))
     assert data["ok"] is False
     err = next(c for c in data["checks"] if c["code"] == "memory.weights_do_not_fit")
     assert err["fix"]["topology.nodes"] > 1
-    pair = plan_to_dict(partial_plan(fx.request_k3_a3_8node_pair("tenant_pair")))
+    pair = plan_to_dict(partial_plan(reference.request(reference.CASES["a3-8-tenant-pair"])))
     assert [g["group"] for g in pair["memory"]["groups"]] == ["cluster-a", "cluster-b"]
 
 
 def test_plan_to_dict_refuses_a_nan_figure():
-    req = fx.request_k3_a3_4node()
+    req = reference.request(reference.CASES["a3-4-single"])
     result = partial_plan(req)
-    broken = replace(result.memory, figures={"memory.bad": fig("memory.bad", math.nan, "B", "bad", "坏")})
+    # A real figure whose value went NaN (as a division by a zero capacity would make it).
+    nan = FigureBook().put("layout.total_devices", math.nan, nodes=4, devices_per_node=math.nan)
+    broken = replace(result.memory, figures={nan.key: nan})
     with pytest.raises(ValueError):
         plan_to_dict(replace(result, memory=broken))
 
@@ -125,7 +134,7 @@ def test_sections_without_figures_still_serialise():
         feeds: tuple = ()
         figures: dict = field(default_factory=dict)
 
-    req = fx.request_k3_a3_4node()
+    req = reference.request(reference.CASES["a3-4-single"])
     result = replace(partial_plan(req), power=Power(64.8, ("A", "B")), memory=MemoryResult(()))
     data = plan_to_dict(result)
     assert data["power"] == {"total_kw": 64.8, "feeds": ["A", "B"]}
@@ -139,16 +148,8 @@ def test_number_formatting_helpers():
     assert plural(1, "node") == "1 node" and plural(4, "node") == "4 nodes"
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        fx.request_k3_a3_4node,
-        fx.request_k3_a3_8p8d,
-        fx.request_k3_nf5868g8_2node,
-        fx.request_k3_a3_8node_pair,
-    ],
-)
-def test_the_drawn_parts_of_a_stored_plan_read_back_as_the_engines_types(make):
+@pytest.mark.parametrize("name", ["a3-4-single", "a3-16-8p8d", "nf5868g8-2-single", "a3-8-primary-standby"])
+def test_the_drawn_parts_of_a_stored_plan_read_back_as_the_engines_types(name):
     """A rank's memory, a serving group and a rack read back from the plan dict give that dict again.
 
     The page and the PDF draw a frozen plan from these (configurator/presentation.py); the derived
@@ -161,7 +162,7 @@ def test_the_drawn_parts_of_a_stored_plan_read_back_as_the_engines_types(make):
         rank_memory_from_dict,
     )
 
-    stored = json.loads(json.dumps(plan_to_dict(plan(make()))))
+    stored = json.loads(json.dumps(plan_to_dict(plan(reference.request(reference.CASES[name])))))
     flattened = ("figures", "checks")
     for group in stored["memory"]["groups"]:
         assert to_jsonable(rank_memory_from_dict(group["per_rank"])) == group["per_rank"]

@@ -3,7 +3,9 @@
 Expected money is recomputed here in Decimal from the seed's commercial
 figures ([S1] §6.3 and §7: ¥24 M for 8 × A3, ¥2 M a year O&M, lease
 ¥0.8–1.2 M a month for 8 nodes) and docs/domain.md §7/§8 (electricity = IT kW ×
-load factor × 8,760 h × PUE × price)."""
+load factor × 8,760 h × PUE × price).  Requests are the seeded 8-node primary/standby case
+(configurator/reference.py) on the seeded site (catalog/seed/sites.yaml cn-default: PUE 1.3,
+¥0.65/kWh) with the commercial terms cut down to [S1]'s (see S1_MONEY)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 
-from configurator.engine import fixtures as F
+from configurator import reference
+from configurator.engine.layout import resolve_layout
 from configurator.engine.network import SwitchUnit, size_network
 from configurator.engine.performance import PerformanceResult
 from configurator.engine.plan import plan
@@ -23,9 +26,6 @@ from configurator.engine.power import size_power
 from configurator.engine.racks import place_racks
 from configurator.engine.serialize import to_jsonable
 from configurator.engine.tco import compute_tco, tco_tables, validate_commercial
-from configurator.engine.types import TopologyKind
-
-from ._money_builders import SEED_COMMERCIAL, layout_for, request_pair, seed_money
 
 CENT = Decimal("0.01")
 # 8 × 16.2 kW max input [S1] × 0.8 load × 8,760 h × PUE 1.3 × ¥0.65/kWh
@@ -36,9 +36,39 @@ ELECTRICITY_8 = (Decimal("129.6") * Decimal("0.8") * 8760 * Decimal("1.3") * Dec
 )
 
 
+# [S1] §6.3 / §7 path B: 8 × A3 ≈ ¥24 M (¥3 M each), O&M ¥2 M a year for 8 nodes, lease
+# ¥0.8–1.2 M a month for 8 nodes (¥100–150 k per node-month).  The seeded price list
+# (catalog/seed/price_lists.yaml cny-2026) holds the same server price, O&M, rates and horizon, but
+# also prices switches, optics, racks, installation, software support, the gateway and checkpoint
+# storage, and leases at ¥125 k; those are set to nothing (the lease to S1's low end) so the totals
+# show exactly [S1]'s components plus electricity (the network and racks the engine places for the
+# case are unpriced here, so they cost nothing).
+S1_MONEY = {
+    "server_unit_price": "3000000",
+    "server_lease_per_month": "100000",
+    "om_per_year": "2000000",
+    "switch_unit_prices": {},
+    "optics_unit_price": "0",
+    "media_unit_prices": {},
+    "rack_unit_price": "0",
+    "rack_unit_prices_by_cooling": {},
+    "installation": "0",
+    "software_support_per_year": "0",
+    "gateways": 0,
+    "storage_price_per_tb": "0",
+}
+PAIR = {**reference.CASES["a3-8-primary-standby"], "commercial": {**reference.COMMERCIAL, **S1_MONEY}}
+
+
 def _seed_8node(**commercial):
-    req = seed_money(request_pair(TopologyKind.PRIMARY_STANDBY), **commercial)
-    return req, layout_for(req)
+    """The seeded 8 × A3 primary/standby case with [S1]'s money; ``commercial``: the terms a test varies."""
+    req = reference.request(PAIR)
+    req = replace(req, commercial=replace(req.commercial, **commercial))
+    return req, resolve_layout(req)
+
+
+def _s1_terms():
+    return reference.request(PAIR).commercial
 
 
 SEED_IT_KW = 8 * 16.2  # the seed's servers alone: 8 × 16.2 kW maximum input [S1] §2.1
@@ -114,7 +144,7 @@ def test_seed_8node_three_year_buy_shows_every_component_and_exceeds_the_seed_30
 def test_seed_8node_three_year_lease_total(per_node_month):
     # ¥0.8–1.2 M a month for 8 nodes [S1] = ¥100–150 k per node-month; power is not in the lease.
     # Same scope as the purchase (issue 16): the lease side pays the same ¥2 M a year O&M [S1 path B];
-    # the seed money has no network, racks or installation, so nothing else is bought up front.
+    # [S1]'s money has no network, racks or installation, so nothing else is bought up front.
     req, layout = _seed_8node(server_lease_per_month=per_node_month)
     result = _tco(req, layout)
     expected = 8 * per_node_month * 36 + 3 * ELECTRICITY_8 + 3 * Decimal(2_000_000)
@@ -209,8 +239,9 @@ def test_npv_discounts_monthly_at_the_annual_rate():
 
 
 def test_capex_lines_read_the_power_racks_and_network_results():
+    # Every price here is this test's own input (not the seeded price list's): the lines must read them.
     req, layout = _seed_8node(
-        switch_unit_prices={"lingqu-630-v1": Decimal("1200000"), "roce-400ge-64": Decimal("600000")},
+        switch_unit_prices={"lingqu-630-v1": Decimal("1200000"), "roce-400ge-access": Decimal("600000")},
         optics_unit_price=Decimal("6000"),
         rack_unit_price=Decimal("30000"),
         installation=Decimal("500000"),
@@ -221,13 +252,17 @@ def test_capex_lines_read_the_power_racks_and_network_results():
     )
     req = replace(req, site=replace(req.site, colocation_per_rack_month=Decimal("8000")))
     result = _tco(
-        req, layout, it_kw=140.0, switches=["lingqu-630-v1", "roce-400ge-64", "roce-400ge-64"], optics=272
+        req,
+        layout,
+        it_kw=140.0,
+        switches=["lingqu-630-v1", "roce-400ge-access", "roce-400ge-access"],
+        optics=272,
     )
     assert result.rack_count == 4
     subtotal = Decimal(24_000_000) + Decimal(1_200_000) + 2 * Decimal(600_000) + 272 * Decimal(6000)
     subtotal += 4 * Decimal(30_000) + Decimal(500_000)
     capex = subtotal * Decimal("0.9")
-    assert result.switch_counts == {"lingqu-630-v1": 1, "roce-400ge-64": 2}
+    assert result.switch_counts == {"lingqu-630-v1": 1, "roce-400ge-access": 2}
     assert result.capex.subtotal == subtotal.quantize(CENT)
     assert result.capex.discount == (subtotal * Decimal("0.1")).quantize(CENT)
     assert result.capex.total == capex.quantize(CENT)
@@ -244,9 +279,12 @@ def test_capex_lines_read_the_power_racks_and_network_results():
 
 def test_unpriced_switch_is_flagged_not_hidden():
     req, layout = _seed_8node()
-    result = _tco(req, layout, switches=["roce-400ge-64"])
+    # a 200G RoCE switch: not seeded, and priced neither by [S1]'s money nor by the seeded price list
+    assert "roce-200ge" not in req.commercial.switch_unit_prices
+    assert "roce-200ge" not in reference.commercial("atlas-800-a3", nodes=8).switch_unit_prices
+    result = _tco(req, layout, switches=["roce-200ge"])
     check = next(c for c in result.checks if c.code == "commercial.switch_price_missing")
-    assert check.field == "commercial.switch_unit_prices.roce-400ge-64"
+    assert check.field == "commercial.switch_unit_prices.roce-200ge"
 
 
 def _performance(out_tps=2000.0, in_tps=16000.0, share=0.4, measured=True):
@@ -369,7 +407,7 @@ def test_utilisation_sensitivity_is_capped_at_one():
     ],
 )
 def test_bad_commercial_input_is_refused_with_its_field(change, code, field):
-    checks = validate_commercial(replace(SEED_COMMERCIAL, **change))
+    checks = validate_commercial(replace(_s1_terms(), **change))
     assert [(c.code, c.field) for c in checks] == [(code, field)]
     assert checks[0].severity.value == "error"
     assert checks[0].message_en and checks[0].message_zh
@@ -377,13 +415,15 @@ def test_bad_commercial_input_is_refused_with_its_field(change, code, field):
 
 def test_negative_switch_price_names_the_switch():
     checks = validate_commercial(
-        replace(SEED_COMMERCIAL, switch_unit_prices={"roce-400ge-64": Decimal("-1")})
+        replace(_s1_terms(), switch_unit_prices={"roce-400ge-access": Decimal("-1")})
     )
-    assert checks[0].field == "commercial.switch_unit_prices.roce-400ge-64"
+    assert checks[0].field == "commercial.switch_unit_prices.roce-400ge-access"
 
 
 def test_seed_commercial_input_is_accepted():
-    assert validate_commercial(SEED_COMMERCIAL) == []
+    assert validate_commercial(_s1_terms()) == []
+    # and the seeded price list's own terms for 8 × A3 (catalog/seed/price_lists.yaml cny-2026)
+    assert validate_commercial(reference.commercial("atlas-800-a3", nodes=8)) == []
 
 
 def test_refused_input_gives_an_invalid_result_with_the_checks():
@@ -419,17 +459,17 @@ def test_compute_tco_does_not_import_pandas():
     # plan() must stay fast: the tables are the only part that needs pandas
     code = (
         "import sys\n"
-        "from configurator.engine import fixtures as F\n"
+        "from configurator import reference\n"
         "from configurator.engine.plan import plan\n"
-        "plan(F.request_k3_a3_8p8d())\n"
+        "plan(reference.request(reference.CASES['a3-16-8p8d']))\n"
         "print('pandas' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
-def test_plan_prices_the_fixture_8p8d_from_the_network_and_racks_results():
-    result = plan(F.request_k3_a3_8p8d())
+def test_plan_prices_the_seeded_8p8d_from_the_network_and_racks_results():
+    result = plan(reference.request(reference.CASES["a3-16-8p8d"]))
     tco = result.tco
     assert tco.valid
     assert tco.rack_count == result.racks.rack_count
