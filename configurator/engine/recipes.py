@@ -7,12 +7,19 @@ family × topology (aggregated DP or P/D disaggregation): the environment, the
 container image and its device mounts, the vLLM (and vLLM-Ascend) version it
 was validated with, and the section it comes from.
 
+A recipe's environment, flags and shell steps are composed from named
+:class:`Block` s, each written once with the source that gives it (the
+vLLM-Ascend K3 sections share their network, runtime and multimodal settings;
+the CUDA K3 recipes their runner and autotune settings; every MoE recipe the
+cross-node DeepEP flag), so a value the tutorials share cannot drift between
+recipes.
+
 ``launch.build_launch`` renders every engine through its recipe: recipe env and
 flags, then the plan's own values (parallel sizes, ports, context, batch, memory
 utilisation, the model's parsers).  Anything the generator does differently on
 purpose is a :class:`Deviation` (added, changed or left out, with the reason);
-the bundle README lists them, and ``tests/engine/test_recipes.py`` diffs every
-seeded bundle against its recipe plus these deviations, so nothing drifts
+the bundle README lists them, and ``tests/launch/test_recipes.py`` diffs every
+seeded bundle against its tutorial plus these deviations, so nothing drifts
 silently.
 
 Values that depend on the node are written as the tokens :data:`IP`,
@@ -154,7 +161,42 @@ class ServingDefaults:
 
 
 @dataclass(frozen=True)
+class Block:
+    """Settings one public source gives together, written once and composed into recipes.
+
+    ``source`` names the reference of the module docstring (and its section) the values come from.
+    ``roles`` are the engines it applies to (every engine by default; :meth:`only` narrows a shared
+    block for one recipe); a ``cross_node`` block applies only when an EP group spans nodes.
+    """
+
+    name: str
+    source: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    flags: tuple[Flag, ...] = ()
+    roles: tuple[str, ...] = ROLES
+    cross_node: bool = False
+    path_prepend: Mapping[str, str] = field(default_factory=dict)  # VAR → dir put in front of $VAR
+    sourced: tuple[str, ...] = ()  # shell files the tutorial sources before vllm serve
+    unset: tuple[str, ...] = ()  # variables the tutorial unsets
+
+    def only(self, *roles: str) -> Block:
+        return replace(self, roles=roles)
+
+
+def _put(target: dict[str, Any], key: str, value: Any, block: Block) -> None:
+    if key in target:
+        raise ValueError(f"block {block.name} sets {key} again: every setting is written once")
+    target[key] = value
+
+
+@dataclass(frozen=True)
 class Recipe:
+    """A recipe: what it is for, and its settings composed from :class:`Block` s in order.
+
+    The environment, flags and shell steps are the blocks' (``init=False``): flags keep the blocks' order,
+    as ``vllm serve`` receives them; a setting two blocks would both write is an error.
+    """
+
     key: str
     title: str
     platform: str  # "ascend" | "cuda"
@@ -165,21 +207,67 @@ class Recipe:
     vllm_ascend: str  # vLLM-Ascend version ("" on CUDA)
     image: str
     source: str  # URL of the tutorial section / recipe file
-    env: Mapping[str, str] = field(default_factory=dict)  # every engine
-    role_env: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    path_prepend: Mapping[str, str] = field(default_factory=dict)  # VAR → dir put in front of $VAR
-    sourced: tuple[str, ...] = ()  # shell files the tutorial sources before vllm serve
-    unset: tuple[str, ...] = ()  # variables the tutorial unsets
-    flags: tuple[Flag, ...] = ()  # every engine
-    role_flags: Mapping[str, tuple[Flag, ...]] = field(default_factory=dict)
-    cross_node_flags: tuple[Flag, ...] = ()  # added when an EP group spans nodes
-    cross_node_env: Mapping[str, str] = field(default_factory=dict)
+    blocks: tuple[Block, ...] = ()
     connector: str = ""  # P/D: "mooncake-memcache" | "nixl"
     proxy: str = ""  # P/D: "ascend-load-balance-proxy" | "vllm-router"
     container: Container = Container((), (), ())
-    defaults: ServingDefaults = ServingDefaults()
+    defaults: ServingDefaults = ServingDefaults()  # comm_buffer_mb: the blocks' HCCL_BUFFSIZE when unset
     deviations: tuple[Deviation, ...] = ()
     notes: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(init=False)  # every engine
+    role_env: Mapping[str, Mapping[str, str]] = field(init=False)
+    path_prepend: Mapping[str, str] = field(init=False)
+    sourced: tuple[str, ...] = field(init=False)
+    unset: tuple[str, ...] = field(init=False)
+    flags: tuple[Flag, ...] = field(init=False)  # every engine
+    role_flags: Mapping[str, tuple[Flag, ...]] = field(init=False)
+    cross_node_flags: tuple[Flag, ...] = field(init=False)  # added when an EP group spans nodes
+    cross_node_env: Mapping[str, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        env: dict[str, str] = {}
+        role_env: dict[str, dict[str, str]] = {}
+        cross_env: dict[str, str] = {}
+        flags: dict[str, Flag] = {}
+        role_flags: dict[str, dict[str, Flag]] = {}
+        cross_flags: dict[str, Flag] = {}
+        path_prepend: dict[str, str] = {}
+        sourced: list[str] = []
+        unset: list[str] = []
+        for b in self.blocks:
+            every = set(b.roles) >= set(ROLES)
+            for role in () if every or b.cross_node else b.roles:
+                for k, v in b.env.items():
+                    _put(role_env.setdefault(role, {}), k, v, b)
+                for flag in b.flags:
+                    _put(role_flags.setdefault(role, {}), flag[0], flag, b)
+            if every or b.cross_node:
+                for k, v in b.env.items():
+                    _put(cross_env if b.cross_node else env, k, v, b)
+                for flag in b.flags:
+                    _put(cross_flags if b.cross_node else flags, flag[0], flag, b)
+            for k, v in b.path_prepend.items():
+                _put(path_prepend, k, v, b)
+            sourced += b.sourced
+            unset += b.unset
+        fields = {
+            "env": env,
+            "role_env": role_env,
+            "cross_node_env": cross_env,
+            "flags": tuple(flags.values()),
+            "role_flags": {r: tuple(f.values()) for r, f in role_flags.items()},
+            "cross_node_flags": tuple(cross_flags.values()),
+            "path_prepend": path_prepend,
+            "sourced": tuple(sourced),
+            "unset": tuple(unset),
+        }
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+        if "HCCL_BUFFSIZE" in env and self.defaults.comm_buffer_mb is None:
+            # the tutorial's communication buffer is the plan's default one (counted in the memory estimate)
+            object.__setattr__(
+                self, "defaults", replace(self.defaults, comm_buffer_mb=int(env["HCCL_BUFFSIZE"]))
+            )
 
     def env_for(self, role: str) -> dict[str, str]:
         return {**self.env, **self.role_env.get(role, {})}
@@ -215,6 +303,201 @@ CUDA_CONTAINER = Container(  # vLLM docs deployment/docker.md; IB devices for RD
     gpus=True,
 )
 
+# --------------------------------------------------------------------------- blocks
+# Each setting is written once, in the block of the source that gives it; a recipe lists its blocks in
+# the order its flags reach ``vllm serve``.
+
+_READY_TIMEOUT_S = "7200"  # [A3-4] master tab: the master waits for every rank to load the weights
+TRUST_REMOTE_CODE = Block(
+    "trust-remote-code",
+    "[A3-4] [A3-PD] [A2-8]; [K3-CUDA] [QWEN] [K2/DS] base_args",
+    flags=(("--trust-remote-code", None),),
+)
+
+# Ascend, the vLLM-Ascend Kimi-K3 tutorial
+ASCEND_NODE_NETWORK = Block(
+    "ascend-node-network",
+    "[A3-4] §5.1.1, [A3-PD] §5.1.2, [A2-8] §5.2.1: the node's own address and data NIC for HCCL and Gloo",
+    env={"HCCL_IF_IP": IP, "GLOO_SOCKET_IFNAME": NIC, "TP_SOCKET_IFNAME": NIC, "HCCL_SOCKET_IFNAME": NIC},
+)
+ASCEND_RUNTIME = Block(
+    "ascend-runtime",
+    "[A3-4] §5.1.1, [A3-PD] §5.1.2, [A2-8] §5.2.1: every node of every section",
+    env={
+        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+        "OMP_PROC_BIND": "false",
+        "TASK_QUEUE_ENABLE": "1",
+        "ASCEND_RT_VISIBLE_DEVICES": DEVICES,
+    },
+)
+A3_MIXED_ENV = Block(
+    "a3-mixed-env", "[A3-4] §5.1.1, both tabs", env={"OMP_NUM_THREADS": "1", "HCCL_BUFFSIZE": "800"}
+)
+MASTER_WAITS_FOR_WEIGHTS = Block(
+    "master-waits-for-weights",
+    "[A3-4] §5.1.1, master tab",
+    env={"VLLM_ENGINE_READY_TIMEOUT_S": _READY_TIMEOUT_S},
+    roles=("master",),
+)
+K3_LONG_STEPS = Block(
+    "k3-long-steps",
+    "[A3-PD] §5.1.2, [A2-8] §5.2.1",
+    env={"VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "30000", "OMP_NUM_THREADS": "10"},
+)
+A3_PD_ENV = Block(
+    "a3-pd-env",
+    "[A3-PD] §5.1.2, prefill and decode tabs",
+    env={
+        "VLLM_RPC_TIMEOUT": "3600000",
+        "HCCL_EXEC_TIMEOUT": "204",
+        "HCCL_CONNECT_TIMEOUT": "120",
+        "VLLM_ASCEND_ENABLE_MLAPO": "1",
+        "HCCL_BUFFSIZE": "1024",
+        "VLLM_USE_V1": "1",
+        "ASCEND_ENABLE_USE_FABRIC_MEM": "1",
+    },
+)
+MOONCAKE_SHELL = Block(
+    "mooncake-shell",
+    "[A3-PD] §5.1.2: no HTTP proxy between nodes; Mooncake's library on the loader path",
+    unset=("ftp_proxy", "FTP_PROXY", "https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"),
+    path_prepend={"LD_LIBRARY_PATH": "/usr/local/Ascend/ascend-toolkit/latest/python/site-packages/mooncake"},
+)
+MEMCACHE_PREFILL = Block(
+    "memcache-prefill",
+    "[A3-PD] §5.1.2, prefill tab: the memcache KV pool's local config",
+    env={"MMC_LOCAL_CONFIG_PATH": "/etc/memcache/mmc-local.conf", "PYTHONHASHSEED": "0"},
+    roles=("prefill",),
+)
+A3_PD_PREFILL_ENV = Block(
+    "a3-pd-prefill-env", "[A3-PD] §5.1.2, prefill tab", env={"ACL_OP_INIT_MODE": "1"}, roles=("prefill",)
+)
+A3_PD_DECODE_ENV = Block(
+    "a3-pd-decode-env", "[A3-PD] §5.1.2, decode tab", env={"HCCL_OP_EXPANSION_MODE": "AIV"}, roles=("decode",)
+)
+A2_ENV = Block(
+    "a2-env",
+    "[A2-8] §5.2.1",
+    env={
+        "VLLM_HOST_IP": IP,
+        "HCCL_CONNECT_TIMEOUT": "1800",
+        "HCCL_EXEC_TIMEOUT": "1800",
+        "HCCL_BUFFSIZE": "256",
+        "HCCL_INTRA_ROCE_ENABLE": "1",
+        "VLLM_LOGGING_LEVEL": "INFO",
+        "TIKTOKEN_CACHE_DIR": "/root/.cache/tiktoken-k3",
+    },
+    sourced=(
+        "/usr/local/Ascend/ascend-toolkit/set_env.sh",
+        "/vllm-workspace/vllm-ascend/vllm_ascend/_cann_ops_custom/vendors/custom_transformer/bin/set_env.bash",
+    ),
+    path_prepend={"PYTHONPATH": "/vllm-workspace/vllm-ascend"},
+)
+FULL_DECODE_GRAPHS = Block(
+    "full-decode-graphs",
+    "[A3-4] §5.1.1; [A3-PD] §5.1.2, decode tab",
+    flags=(("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}'),),
+)
+EAGER_PREFILL = Block("eager-prefill", "[A3-PD] §5.1.2, prefill tab", flags=(("--enforce-eager", None),))
+K3_VISION_ENCODER_DP = Block(
+    "k3-vision-encoder-dp", "[A3-4] [A3-PD] [A2-8]", flags=(("--mm-encoder-tp-mode", "data"),)
+)
+K3_VISION_CHUNKS = Block(
+    "k3-vision-chunks", "[A3-4] [A3-PD] [A2-8]", flags=(("--limit-mm-per-prompt", '{"vision_chunk":2}'),)
+)
+SKIP_MM_PROFILING = Block(
+    "skip-mm-profiling", "[A3-PD] §5.1.2, [A2-8] §5.2.1", flags=(("--skip-mm-profiling", None),)
+)
+A3_MIXED_FLAGS = Block(
+    "a3-mixed-flags",
+    "[A3-4] §5.1.1",
+    flags=(
+        ("--mm-processor-cache-gb", "0"),
+        ("--additional-config", '{"enable_cpu_binding":true,"enable_flashcomm1":true}'),
+    ),
+)
+A3_PD_SEED = Block("a3-pd-seed", "[A3-PD] §5.1.2", flags=(("--seed", "1024"),))
+A3_PD_FLAGS = Block(
+    "a3-pd-flags",
+    "[A3-PD] §5.1.2",
+    flags=(
+        ("--safetensors-load-strategy", "prefetch"),
+        ("--mamba-cache-mode", "align"),
+        ("--additional-config", '{"recompute_scheduler_enable":false}'),
+    ),
+)
+A2_FLAGS = Block(
+    "a2-flags",
+    "[A2-8] §5.2.1",
+    flags=(
+        ("--dtype", "bfloat16"),
+        ("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[1,2,4,8]}'),
+        (
+            "--additional-config",
+            '{"enable_flashcomm1":false,"ascend_compilation_config":{"enable_npugraph_ex":true,'
+            '"enable_static_kernel":false},"enable_cpu_binding":true}',
+        ),
+    ),
+)
+
+# CUDA, the vLLM recipes
+CUDA_NODE_NETWORK = Block(
+    "cuda-node-network",
+    "[DP]: NCCL and Gloo on the data NIC, every GPU of the node",
+    env={"NCCL_SOCKET_IFNAME": NIC, "GLOO_SOCKET_IFNAME": NIC, "CUDA_VISIBLE_DEVICES": DEVICES},
+)
+DEEPEP_ACROSS_NODES = Block(  # the guide: "Use --all2all-backend deepep_v2 for RDMA" across nodes
+    "deepep-across-nodes",
+    "[K3-CUDA] guide, 'Cross node communication'",
+    flags=(("--all2all-backend", "deepep_v2"),),
+    cross_node=True,
+)
+K3_CUDA_READY = Block(
+    "k3-cuda-ready",
+    "[K3-CUDA] strategy_hardware.multi_node_tp_dp",
+    env={"VLLM_ENGINE_READY_TIMEOUT_S": "3600"},
+)
+K3_CUDA_RUNTIME = Block(
+    "k3-cuda-runtime",
+    "[K3-CUDA] hardware_overrides.hopper / .blackwell",
+    env={"VLLM_USE_V2_MODEL_RUNNER": "1", "VLLM_USE_RUST_FRONTEND": "1"},
+)
+NO_FLASHINFER_AUTOTUNE = Block(
+    "no-flashinfer-autotune",
+    "[K3-CUDA] hardware_overrides.hopper / .blackwell",
+    flags=(("--no-enable-flashinfer-autotune", None),),
+)
+K3_HOPPER = Block(
+    "k3-hopper",
+    "[K3-CUDA] hardware_overrides.hopper",
+    env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+    flags=(("--moe-backend", "marlin"), ("--disable-custom-all-reduce", None)),
+)
+K3_HOPPER_ATTENTION = Block(
+    "k3-hopper-attention", "[K3-CUDA] hardware_overrides.hopper", flags=(("--attention-backend", "FLASHMLA"),)
+)
+K3_BLACKWELL = Block(
+    "k3-blackwell",
+    "[K3-CUDA] hardware_overrides.blackwell",
+    env={"VLLM_ALLREDUCE_USE_FLASHINFER": "1"},
+    flags=(("--load-format", "fastsafetensors"),),
+)
+K3_BLACKWELL_ATTENTION = Block(
+    "k3-blackwell-attention",
+    "[K3-CUDA] hardware_overrides.blackwell",
+    flags=(
+        ("--attention-config", '{"use_prefill_query_quantization":true,"mla_prefill_backend":"flashinfer"}'),
+    ),
+)
+ASYNC_SCHEDULING = Block(
+    "async-scheduling", "[LLAMA] hardware_overrides.hopper", flags=(("--async-scheduling", None),)
+)
+NIXL_PD = Block(
+    "nixl-pd",
+    "[NIXL]: the side channel on the node's own address (default localhost fails across nodes), UCX over RDMA",
+    env={"VLLM_NIXL_SIDE_CHANNEL_HOST": IP, "UCX_TLS": "rc,cuda_copy", "UCX_NET_DEVICES": "all"},
+)
+
 # --------------------------------------------------------------------------- Ascend
 
 _KIMI_K3_TUTORIAL = "https://github.com/vllm-project/vllm-ascend/blob/releases/v0.23.0/docs/source/tutorials/models/Kimi-K3.md"
@@ -232,6 +515,7 @@ _NO_MEDIA_PATH = Deviation(
     "it lets any API client read files on the server (vLLM's help calls it a security risk); "
     "pass image URLs or data URLs instead",
 )
+_A3_MIXED_ENV_BLOCKS = (ASCEND_NODE_NETWORK, ASCEND_RUNTIME, A3_MIXED_ENV, MASTER_WAITS_FOR_WEIGHTS)
 
 ASCEND_A3_K3_AGGREGATED = Recipe(
     key="ascend-a3-kimi-k3-dp",
@@ -244,33 +528,29 @@ ASCEND_A3_K3_AGGREGATED = Recipe(
     vllm_ascend="0.23.0",
     image="quay.io/ascend/vllm-ascend:kimi-k3-a3",
     source=_KIMI_K3_TUTORIAL + "#511-four-node-mixed-deployment",
-    env={
-        "HCCL_IF_IP": IP,
-        "GLOO_SOCKET_IFNAME": NIC,
-        "TP_SOCKET_IFNAME": NIC,
-        "HCCL_SOCKET_IFNAME": NIC,
-        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
-        "OMP_PROC_BIND": "false",
-        "OMP_NUM_THREADS": "1",
-        "TASK_QUEUE_ENABLE": "1",
-        "HCCL_BUFFSIZE": "800",
-        "ASCEND_RT_VISIBLE_DEVICES": DEVICES,
-    },
-    role_env={"master": {"VLLM_ENGINE_READY_TIMEOUT_S": "7200"}},
-    flags=(
-        ("--trust-remote-code", None),
-        ("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}'),
-        ("--mm-processor-cache-gb", "0"),
-        ("--additional-config", '{"enable_cpu_binding":true,"enable_flashcomm1":true}'),
-        ("--mm-encoder-tp-mode", "data"),
-        ("--limit-mm-per-prompt", '{"vision_chunk":2}'),
+    blocks=(
+        *_A3_MIXED_ENV_BLOCKS,
+        TRUST_REMOTE_CODE,
+        FULL_DECODE_GRAPHS,
+        A3_MIXED_FLAGS,
+        K3_VISION_ENCODER_DP,
+        K3_VISION_CHUNKS,
     ),
     container=ASCEND_CONTAINER,
-    # Only HCCL_BUFFSIZE defaults from the tutorial: its context, batch and utilisation (131072, 24576, 0.9)
-    # are the plan's to choose and the memory estimate's to check.
-    defaults=ServingDefaults(comm_buffer_mb=800),
+    # Only HCCL_BUFFSIZE defaults from the tutorial (comm_buffer_mb, from the blocks): its context, batch
+    # and utilisation (131072, 24576, 0.9) are the plan's to choose and the memory estimate's to check.
     deviations=(HOST_IP_ADDED, _NO_MEDIA_PATH),
 )
+
+_A3_PD_ENV_BLOCKS = (
+    ASCEND_NODE_NETWORK,
+    ASCEND_RUNTIME,
+    K3_LONG_STEPS,
+    A3_PD_ENV,
+    MOONCAKE_SHELL,
+    MEMCACHE_PREFILL,
+)
+_PD_ROLE_FLAGS = (EAGER_PREFILL.only("prefill"), FULL_DECODE_GRAPHS.only("decode"))
 
 ASCEND_A3_K3_PD = Recipe(
     key="ascend-a3-kimi-k3-pd",
@@ -283,53 +563,21 @@ ASCEND_A3_K3_PD = Recipe(
     vllm_ascend="0.23.0",
     image="quay.io/ascend/vllm-ascend:kimi-k3-a3",
     source=_KIMI_K3_TUTORIAL + "#512-sixteen-node-pd-separation-deployment",
-    unset=("ftp_proxy", "FTP_PROXY", "https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"),
-    env={
-        "VLLM_RPC_TIMEOUT": "3600000",
-        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "30000",
-        "HCCL_EXEC_TIMEOUT": "204",
-        "HCCL_CONNECT_TIMEOUT": "120",
-        "HCCL_IF_IP": IP,
-        "GLOO_SOCKET_IFNAME": NIC,
-        "TP_SOCKET_IFNAME": NIC,
-        "HCCL_SOCKET_IFNAME": NIC,
-        "OMP_PROC_BIND": "false",
-        "OMP_NUM_THREADS": "10",
-        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
-        "VLLM_ASCEND_ENABLE_MLAPO": "1",
-        "HCCL_BUFFSIZE": "1024",
-        "TASK_QUEUE_ENABLE": "1",
-        "VLLM_USE_V1": "1",
-        "ASCEND_RT_VISIBLE_DEVICES": DEVICES,
-        "ASCEND_ENABLE_USE_FABRIC_MEM": "1",
-    },
-    role_env={
-        "prefill": {
-            "MMC_LOCAL_CONFIG_PATH": "/etc/memcache/mmc-local.conf",
-            "PYTHONHASHSEED": "0",
-            "ACL_OP_INIT_MODE": "1",
-        },
-        "decode": {"HCCL_OP_EXPANSION_MODE": "AIV"},
-    },  # fmt: skip
-    path_prepend={"LD_LIBRARY_PATH": "/usr/local/Ascend/ascend-toolkit/latest/python/site-packages/mooncake"},
-    flags=(
-        ("--seed", "1024"),
-        ("--trust-remote-code", None),
-        ("--mm-encoder-tp-mode", "data"),
-        ("--skip-mm-profiling", None),
-        ("--safetensors-load-strategy", "prefetch"),
-        ("--mamba-cache-mode", "align"),
-        ("--additional-config", '{"recompute_scheduler_enable":false}'),
-        ("--limit-mm-per-prompt", '{"vision_chunk":2}'),
+    blocks=(
+        *_A3_PD_ENV_BLOCKS,
+        A3_PD_PREFILL_ENV,
+        A3_PD_DECODE_ENV,
+        A3_PD_SEED,
+        TRUST_REMOTE_CODE,
+        K3_VISION_ENCODER_DP,
+        SKIP_MM_PROFILING,
+        A3_PD_FLAGS,
+        K3_VISION_CHUNKS,
+        *_PD_ROLE_FLAGS,
     ),
-    role_flags={
-        "prefill": (("--enforce-eager", None),),
-        "decode": (("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}'),),
-    },
     connector="mooncake-memcache",
     proxy="ascend-load-balance-proxy",
     container=ASCEND_CONTAINER,
-    defaults=ServingDefaults(comm_buffer_mb=1024),
     notes=(
         "ASCEND_BUFFER_POOL is not set: the tutorial dropped it in vllm-ascend #13834 "
         "('Sunset ASCEND_BUFFER_POOL on updated v0.23.0 base').",
@@ -341,7 +589,7 @@ ASCEND_A3_K3_PD = Recipe(
         Deviation(
             "env",
             "VLLM_ENGINE_READY_TIMEOUT_S",
-            "7200",
+            _READY_TIMEOUT_S,
             "set on every engine: with one vllm serve per DP rank (external load balancing) each rank waits "
             "for its own engine while ≈1.5 TB of weights load, not only rank 0",
             ("prefill", "decode"),
@@ -360,50 +608,23 @@ ASCEND_A2_K3_AGGREGATED = Recipe(
     vllm_ascend="0.23.0",
     image="quay.io/ascend/vllm-ascend:kimi-k3",
     source=_KIMI_K3_TUTORIAL + "#521-eight-node-mixed-deployment",
-    sourced=(
-        "/usr/local/Ascend/ascend-toolkit/set_env.sh",
-        "/vllm-workspace/vllm-ascend/vllm_ascend/_cann_ops_custom/vendors/custom_transformer/bin/set_env.bash",
-    ),
-    path_prepend={"PYTHONPATH": "/vllm-workspace/vllm-ascend"},
-    env={
-        "VLLM_HOST_IP": IP,
-        "HCCL_IF_IP": IP,
-        "GLOO_SOCKET_IFNAME": NIC,
-        "TP_SOCKET_IFNAME": NIC,
-        "HCCL_SOCKET_IFNAME": NIC,
-        "HCCL_CONNECT_TIMEOUT": "1800",
-        "HCCL_EXEC_TIMEOUT": "1800",
-        "HCCL_BUFFSIZE": "256",
-        "HCCL_INTRA_ROCE_ENABLE": "1",
-        "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS": "30000",
-        "OMP_PROC_BIND": "false",
-        "OMP_NUM_THREADS": "10",
-        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
-        "VLLM_LOGGING_LEVEL": "INFO",
-        "TASK_QUEUE_ENABLE": "1",
-        "TIKTOKEN_CACHE_DIR": "/root/.cache/tiktoken-k3",
-        "ASCEND_RT_VISIBLE_DEVICES": DEVICES,
-    },
-    flags=(
-        ("--trust-remote-code", None),
-        ("--mm-encoder-tp-mode", "data"),
-        ("--skip-mm-profiling", None),
-        ("--limit-mm-per-prompt", '{"vision_chunk":2}'),
-        ("--dtype", "bfloat16"),
-        ("--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[1,2,4,8]}'),
-        (
-            "--additional-config",
-            '{"enable_flashcomm1":false,"ascend_compilation_config":{"enable_npugraph_ex":true,'
-            '"enable_static_kernel":false},"enable_cpu_binding":true}',
-        ),
+    blocks=(
+        ASCEND_NODE_NETWORK,
+        ASCEND_RUNTIME,
+        K3_LONG_STEPS,
+        A2_ENV,
+        TRUST_REMOTE_CODE,
+        K3_VISION_ENCODER_DP,
+        SKIP_MM_PROFILING,
+        K3_VISION_CHUNKS,
+        A2_FLAGS,
     ),
     container=ASCEND_CONTAINER,
-    defaults=ServingDefaults(comm_buffer_mb=256),
     deviations=(
         Deviation(
             "env",
             "VLLM_ENGINE_READY_TIMEOUT_S",
-            "7200",
+            _READY_TIMEOUT_S,
             "set on the master as the A3 section does: the master waits for all eight ranks to load the weights",
             ("master",),
         ),
@@ -422,10 +643,8 @@ ASCEND_GENERIC = Recipe(
     vllm_ascend="0.23.0",
     image="quay.io/ascend/vllm-ascend:v0.23.0",
     source=_KIMI_K3_TUTORIAL + "#511-four-node-mixed-deployment",
-    env={k: v for k, v in ASCEND_A3_K3_AGGREGATED.env.items()},
-    role_env={"master": {"VLLM_ENGINE_READY_TIMEOUT_S": "7200"}},
+    blocks=_A3_MIXED_ENV_BLOCKS,
     container=ASCEND_CONTAINER,
-    defaults=ServingDefaults(comm_buffer_mb=800),
     deviations=(HOST_IP_ADDED,),
     notes=(
         "No vLLM-Ascend tutorial covers this model on this server: the per-node environment of the "
@@ -438,25 +657,15 @@ ASCEND_GENERIC_PD = replace(
     title="vLLM-Ascend P/D disaggregation with Mooncake (no model-specific tutorial)",
     topology="pd",
     source=_KIMI_K3_TUTORIAL + "#512-sixteen-node-pd-separation-deployment",
-    env=dict(ASCEND_A3_K3_PD.env),
-    role_env={
-        "prefill": {"MMC_LOCAL_CONFIG_PATH": "/etc/memcache/mmc-local.conf", "PYTHONHASHSEED": "0"},
-        "decode": {},
-    },  # fmt: skip
-    path_prepend=dict(ASCEND_A3_K3_PD.path_prepend),
-    unset=ASCEND_A3_K3_PD.unset,
-    role_flags=dict(ASCEND_A3_K3_PD.role_flags),
+    blocks=(*_A3_PD_ENV_BLOCKS, *_PD_ROLE_FLAGS),
     connector="mooncake-memcache",
     proxy="ascend-load-balance-proxy",
-    defaults=ServingDefaults(comm_buffer_mb=1024),
+    defaults=ServingDefaults(),
 )
 
 # --------------------------------------------------------------------------- CUDA
 
 _RECIPES = "https://github.com/vllm-project/recipes/blob/main/"
-# [K3-CUDA] guide: "Use --all2all-backend deepep_v2 for RDMA" when experts are spread across nodes.
-_DEEPEP: tuple[Flag, ...] = (("--all2all-backend", "deepep_v2"),)
-_CUDA_DP_ENV = {"NCCL_SOCKET_IFNAME": NIC, "GLOO_SOCKET_IFNAME": NIC, "CUDA_VISIBLE_DEVICES": DEVICES}
 
 CUDA_HOPPER_K3 = Recipe(
     key="cuda-hopper-kimi-k3",
@@ -469,21 +678,16 @@ CUDA_HOPPER_K3 = Recipe(
     vllm_ascend="",
     image="vllm/vllm-openai:kimi-k3",
     source=_RECIPES + "models/moonshotai/Kimi-K3.yaml",
-    env={
-        **_CUDA_DP_ENV,
-        "VLLM_ENGINE_READY_TIMEOUT_S": "3600",
-        "VLLM_USE_V2_MODEL_RUNNER": "1",
-        "VLLM_USE_RUST_FRONTEND": "1",
-        "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
-    },
-    flags=(
-        ("--trust-remote-code", None),
-        ("--moe-backend", "marlin"),
-        ("--disable-custom-all-reduce", None),
-        ("--no-enable-flashinfer-autotune", None),
-        ("--attention-backend", "FLASHMLA"),
+    blocks=(
+        CUDA_NODE_NETWORK,
+        K3_CUDA_READY,
+        K3_CUDA_RUNTIME,
+        TRUST_REMOTE_CODE,
+        K3_HOPPER,
+        NO_FLASHINFER_AUTOTUNE,
+        K3_HOPPER_ATTENTION,
+        DEEPEP_ACROSS_NODES,
     ),
-    cross_node_flags=_DEEPEP,
     container=CUDA_CONTAINER,
     defaults=ServingDefaults(
         max_model_len=32768, max_num_seqs=5, max_num_batched_tokens=4096, gpu_memory_utilization=0.97
@@ -495,18 +699,15 @@ CUDA_BLACKWELL_K3 = replace(
     key="cuda-blackwell-kimi-k3",
     title="Kimi K3 on Blackwell (B200/B300)",
     hardware=frozenset({"blackwell"}),
-    env={
-        **_CUDA_DP_ENV,
-        "VLLM_ALLREDUCE_USE_FLASHINFER": "1",
-        "VLLM_ENGINE_READY_TIMEOUT_S": "3600",
-        "VLLM_USE_V2_MODEL_RUNNER": "1",
-        "VLLM_USE_RUST_FRONTEND": "1",
-    },  # fmt: skip
-    flags=(
-        ("--trust-remote-code", None),
-        ("--load-format", "fastsafetensors"),
-        ("--no-enable-flashinfer-autotune", None),
-        ("--attention-config", '{"use_prefill_query_quantization":true,"mla_prefill_backend":"flashinfer"}'),
+    blocks=(
+        CUDA_NODE_NETWORK,
+        K3_CUDA_READY,
+        K3_CUDA_RUNTIME,
+        TRUST_REMOTE_CODE,
+        K3_BLACKWELL,
+        NO_FLASHINFER_AUTOTUNE,
+        K3_BLACKWELL_ATTENTION,
+        DEEPEP_ACROSS_NODES,
     ),
     defaults=ServingDefaults(max_model_len=1048576, gpu_memory_utilization=0.95),
 )
@@ -521,9 +722,7 @@ CUDA_K3_BASE = Recipe(
     vllm_ascend="",
     image="vllm/vllm-openai:kimi-k3",
     source=_RECIPES + "models/moonshotai/Kimi-K3.yaml",
-    env={**_CUDA_DP_ENV, "VLLM_ENGINE_READY_TIMEOUT_S": "3600"},
-    flags=(("--trust-remote-code", None),),
-    cross_node_flags=_DEEPEP,
+    blocks=(CUDA_NODE_NETWORK, K3_CUDA_READY, TRUST_REMOTE_CODE, DEEPEP_ACROSS_NODES),
     container=CUDA_CONTAINER,
     defaults=ServingDefaults(gpu_memory_utilization=0.95),
     notes=("The K3 recipe validates H200, B200, B300, GB200, GB300 and MI355X; on this GPU only its base "
@@ -540,8 +739,7 @@ CUDA_LLAMA = Recipe(
     vllm_ascend="",
     image="vllm/vllm-openai:v0.27.1",
     source=_RECIPES + "models/meta-llama/Llama-3.3-70B-Instruct.yaml",
-    env=dict(_CUDA_DP_ENV),
-    flags=(("--async-scheduling", None),),
+    blocks=(CUDA_NODE_NETWORK, ASYNC_SCHEDULING),
     container=CUDA_CONTAINER,
     defaults=ServingDefaults(max_num_batched_tokens=8192, enable_prefix_caching=False),
 )
@@ -556,9 +754,7 @@ CUDA_KIMI_K2 = Recipe(
     vllm_ascend="",
     image="vllm/vllm-openai:v0.27.1",
     source=_RECIPES + "models/moonshotai/Kimi-K2-Instruct.yaml",
-    env=dict(_CUDA_DP_ENV),
-    flags=(("--trust-remote-code", None),),
-    cross_node_flags=_DEEPEP,
+    blocks=(CUDA_NODE_NETWORK, TRUST_REMOTE_CODE, DEEPEP_ACROSS_NODES),
     container=CUDA_CONTAINER,
 )
 CUDA_QWEN3_MOE = replace(
@@ -586,27 +782,20 @@ CUDA_GENERIC = Recipe(
     vllm_ascend="",
     image="vllm/vllm-openai:v0.27.1",
     source="https://github.com/vllm-project/vllm/blob/v0.27.1/docs/serving/data_parallel_deployment.md",
-    env=dict(_CUDA_DP_ENV),
-    cross_node_flags=_DEEPEP,
+    blocks=(CUDA_NODE_NETWORK, DEEPEP_ACROSS_NODES),
     container=CUDA_CONTAINER,
     notes=("No vLLM recipe covers this model on this GPU: flags are the plan's only.",),
 )
 
+
 # P/D on CUDA: the family recipe plus NIXL and the router [NIXL] [ROUTER] [K3-CUDA].
-NIXL_ENV = {
-    "VLLM_NIXL_SIDE_CHANNEL_HOST": IP,
-    "UCX_TLS": "rc,cuda_copy",
-    "UCX_NET_DEVICES": "all",
-}
-
-
 def _pd(base: Recipe) -> Recipe:
     return replace(
         base,
         key=base.key + "-pd",
         title=base.title + ", P/D disaggregation with NixlConnector",
         topology="pd",
-        env={**base.env, **NIXL_ENV},
+        blocks=(*base.blocks, NIXL_PD),
         connector="nixl",
         proxy="vllm-router",
         source=base.source,

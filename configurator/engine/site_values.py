@@ -4,7 +4,7 @@ One place says what a node address, a NIC name, a model path, a container
 image, a served-model name or a port may look like.  The request boundary
 (``configurator.requests.resolve``: the form, every JSON endpoint and the CLI
 pass through it) turns a value that fails these rules into a 400 naming the
-field; the launch bundle (``engine/launch.py``) checks them again and never
+field; the launch bundle (``engine/launch/``) checks them again and never
 writes a value that fails them, so a stored plan made before these rules
 cannot smuggle a line into a script either.
 

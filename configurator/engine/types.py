@@ -684,7 +684,7 @@ class MemoryResult:
 # Every module's result dataclass lives here (not in its module) so that PlanResult can name each
 # section's type without an import cycle: the modules import this file, and this file imports none
 # of them at import time (the launch results' shell quoting, bundle rendering and recipe deviations
-# import engine/launch.py and engine/recipes.py when called).  The modules re-export their own
+# import engine/launch/ and engine/recipes.py when called).  The modules re-export their own
 # (``from .power import PowerResult`` keeps working).
 
 _EPS = 1e-9
@@ -1285,7 +1285,7 @@ class EconomicsResult:
     checks: tuple[Check, ...] = ()
 
 
-# launch (engine/launch.py)
+# launch (engine/launch/)
 
 
 @dataclass(frozen=True)
@@ -1307,9 +1307,9 @@ class NodeLaunch:
     @property
     def command(self) -> str:
         """The vllm serve command(s) as one shell line per engine."""
-        from .launch import _join  # at call time: engine/launch.py imports this module
+        from .launch import join_argv  # at call time: engine/launch/ imports this module
 
-        return "\n".join(_join(a) for a in self.argv)
+        return "\n".join(join_argv(a) for a in self.argv)
 
 
 @dataclass(frozen=True)
@@ -1371,6 +1371,6 @@ class LaunchResult:
 
     @cached_property
     def files(self) -> dict[str, str]:
-        from .launch import render_bundle  # at call time: engine/launch.py imports this module
+        from .launch import render_bundle  # at call time: engine/launch/ imports this module
 
         return render_bundle(self)

@@ -13,8 +13,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from configurator import presentation
-from configurator.engine import fixtures as fx
+from configurator import presentation, reference
 from configurator.engine.capability import capability_checks
 from configurator.engine.types import Severity
 from configurator.services import plan_from_json, preset_data
@@ -40,15 +39,18 @@ def engineer_client(client, catalog, users):
 def test_the_engine_refuses_image_input_on_a_text_only_server():
     from dataclasses import replace
 
-    req = fx.request_k3_a2_8node_text_only()
-    req = replace(
-        req,
-        model=replace(req.model, text_only_servers=(req.server.slug,)),
-        workload=replace(req.workload, needs_vision=True),
-    )
+    # the seeded 8 × A2 text-only case asking for images; the seed marks Kimi K3 text-only on the A2
+    # (catalog/seed/models.yaml kimi-k3 text_only_servers)
+    case = reference.CASES["a2-8-text-only-modelslim"]
+    req = reference.request({**case, "workload": {"needs_vision": True}})
+    assert req.model.text_only_servers == (req.server.slug,) == ("atlas-800-a2",)
     (c,) = capability_checks(req)
     assert c.code == "model.text_only_server" and c.severity == Severity.ERROR and c.area == "model"
-    assert capability_checks(replace(req, workload=replace(req.workload, needs_vision=False))) == []
+    assert capability_checks(reference.request(case)) == []
+    # the rule is the model's list or the server's own text-only flag (engine/capability.py): with
+    # neither, the same request may take images
+    free = replace(req, model=replace(req.model, text_only_servers=()))
+    assert capability_checks(replace(free, server=replace(req.server, validated_text_only=False))) == []
 
 
 def test_the_api_says_error(engineer_client):

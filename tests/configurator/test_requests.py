@@ -7,18 +7,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from configurator.engine import fixtures as fx
+from configurator import reference
 from configurator.engine import types as et
 from configurator.requests import RequestError, request_to_inline, resolve
 
 
 class FakeCatalog:
-    """The catalog port, answered from the engine's reference fixtures."""
+    """The catalog port, answered with a few seeded specs (configurator.reference) and fixed terms, so the
+    resolver is tested on its own, not through the seed catalog's lookups."""
 
     def __init__(self):
-        self.models = {"kimi-k3": fx.kimi_k3(), "deepseek-v3": fx.deepseek_v3()}
-        self.servers = {"atlas-800-a3": fx.atlas_800_a3(), "nf5868g8": fx.nf5868g8()}
-        self.switch_rows = (fx.lingqu_switch(), fx.roce_switch_400g(), fx.management_switch())
+        self.models = {slug: reference.model(slug) for slug in ("kimi-k3", "deepseek-v3")}
+        self.servers = {slug: reference.server(slug) for slug in ("atlas-800-a3", "nf5868g8")}
+        self.switch_rows = reference.switches("lingqu-630-v1", "roce-400ge-access", "mgmt-1ge")
 
     def model(self, slug):
         return self.models.get(slug)
@@ -26,7 +27,7 @@ class FakeCatalog:
     def model_from_hf_config(self, config, weight_format, weight_bytes):
         if "num_hidden_layers" not in config:
             raise ValueError("num_hidden_layers is missing")
-        return fx.llama_3_1_8b()
+        return reference.model("llama-3-1-8b")
 
     def server(self, slug):
         return self.servers.get(slug)
@@ -60,10 +61,10 @@ TODAY = dt.date(2026, 11, 30)
 
 
 def base_request(**overrides):
+    case = reference.CASES["a3-4-single"]  # 4 × A3 running Kimi K3
     data = {
-        "model": "kimi-k3",
-        "server": "atlas-800-a3",
-        "topology": {"kind": "single", "nodes": 4, "parallel": "auto"},
+        **case,
+        "topology": {**case["topology"], "parallel": "auto"},
         "serving": {"gpu_memory_utilization": 0.85, "max_model_len": 133120, "max_num_seqs": 16},
     }
     data.update(overrides)

@@ -15,8 +15,7 @@ import re
 
 import pytest
 
-from configurator import presentation
-from configurator.engine import fixtures as fx
+from configurator import presentation, reference
 from configurator.engine.launch import bundle_files
 from configurator.engine.layout import auto_layout
 from configurator.engine.names import display_text, node_name
@@ -34,8 +33,18 @@ def _rendered_min_font(svg_text: str, display_width: float | None) -> float:
     return min(sizes) * scale
 
 
-def _context(kind: str, nodes: int):
-    base = fx.request_k3_a3_4node()
+# The A3 switches by name: the LingQu scale-up, 400GE RoCE scale-out and 1GE management switches
+# (catalog/seed/switches.yaml).  Without a list the engine chooses among every seeded switch; see
+# test_rack_labels_stay_legible_with_the_switches_the_engine_chooses.
+A3_SWITCHES = ["lingqu-630-v1", "roce-400ge-access", "mgmt-1ge"]
+
+
+def _context(kind: str, nodes: int, switches: list[str] | None = A3_SWITCHES):
+    # the seeded 4 × A3 case (configurator.reference.CASES), re-laid out at every size the engine accepts
+    data = dict(reference.CASES["a3-4-single"])
+    if switches is not None:
+        data["switches"] = switches
+    base = reference.request(data)
     half = nodes // 2
     group = nodes if kind == "single" else half
     p = auto_layout(base, group)
@@ -69,6 +78,17 @@ def test_every_drawing_keeps_labels_of_at_least_8_px(kind):
             checks.append((ctx["tco"]["chart_svg"], 820))
         for svg_text, display in checks:
             assert _rendered_min_font(svg_text, display) >= MIN_PX, (kind, nodes)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine/racks.py _fit_size shrinks a slot label down to 7 px: at 64 nodes the engine chooses "
+    "NVIDIA SN5600 spines, whose label 'NVIDIA Spectrum-X SN5600 (64 × 800GbE) #12（集群，脊）' is drawn at 7.8 px",
+)
+def test_rack_labels_stay_legible_with_the_switches_the_engine_chooses():
+    _, ctx = _context("single", 64, switches=None)
+    for rack in ctx["racks"]:
+        assert _rendered_min_font(rack["svg"], None) >= MIN_PX
 
 
 def test_one_node_name_in_the_drawing_the_racks_and_the_launch_scripts():

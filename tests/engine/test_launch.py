@@ -17,13 +17,18 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from configurator.engine import fixtures as F
+from configurator import reference
 from configurator.engine.launch import build_launch, bundle_files, bundle_zip
 from configurator.engine.plan import plan
 from configurator.engine.serialize import to_jsonable
-from configurator.engine.types import LaunchSpec, Severity, TopologyKind
-
-from ._money_builders import b300_server, layout_for
+from configurator.engine.types import (
+    GroupLayout,
+    LayoutResult,
+    ParallelSpec,
+    PlanRequest,
+    Severity,
+    TopologyKind,
+)
 
 # vllm/config/kv_transfer.py: KVTransferConfig rejects any other key
 KV_KEYS = {
@@ -38,6 +43,55 @@ KV_KEYS = {
     "kv_load_failure_policy",
 }
 ALL_DEVICES = ",".join(str(i) for i in range(16))  # 16 logical NPUs per A3 [S1]
+
+
+# Where the bundles deploy: the seeded cases carry no launch section, so each request gets the one the
+# sample proposal gives the A3 cases (quotes/pdf/sample.py).
+NIC = "enp189s0f0"
+
+
+def _launch_section(nodes: int) -> dict:
+    return {
+        "model_path": "/data/models/Kimi-K3",
+        "served_model_name": "kimi-k3",
+        "node_ips": [f"10.0.0.{11 + i}" for i in range(nodes)],
+        "data_nic": NIC,
+        "image": "quay.io/ascend/vllm-ascend:kimi-k3-a3",
+    }
+
+
+def _request(case: str, **fields) -> PlanRequest:
+    """The seeded case ``case`` (configurator.reference.CASES) with a launch section and ``fields``."""
+    data = {**reference.CASES[case], **fields}
+    data["launch"] = {**_launch_section(data["topology"]["nodes"]), **data.get("launch", {})}
+    return reference.request(data)
+
+
+def layout_for(req: PlanRequest) -> LayoutResult:
+    """The layout docs/domain.md §4 describes for these topologies, written out here so the bundle is
+    checked against the documented layout rather than against the engine's own resolver."""
+    t = req.topology
+    per_node = req.server.logical_devices
+    experts = req.model.num_experts
+
+    def group(name: str, role: str, nodes: int, first: int, p: ParallelSpec) -> GroupLayout:
+        return GroupLayout(name, role, nodes, first, p, nodes * per_node, experts // p.ep)
+
+    if t.kind == TopologyKind.SINGLE:
+        groups = (group("cluster", "serve", t.nodes, 0, t.parallel),)
+    elif t.kind in (TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR):
+        half = t.nodes // 2
+        roles = ("serve", "standby") if t.kind == TopologyKind.PRIMARY_STANDBY else ("tenant", "tenant")
+        groups = (
+            group("cluster-a", roles[0], half, 0, t.parallel),
+            group("cluster-b", roles[1], half, half, t.parallel),
+        )
+    else:
+        groups = (
+            group("prefill", "prefill", t.prefill_nodes, 0, t.parallel),
+            group("decode", "decode", t.decode_nodes, t.prefill_nodes, t.decode_parallel or t.parallel),
+        )
+    return LayoutResult(nodes=t.nodes, devices_per_node=per_node, groups=groups)
 
 
 def _launch(req):
@@ -93,7 +147,7 @@ def _write(tmp_path, files):
 
 
 def test_4node_master_serves_the_api_and_workers_are_headless_with_start_ranks():
-    req = F.request_k3_a3_4node()
+    req = _request("a3-4-single")
     result = _launch(req)
     ips = req.launch.node_ips
     assert [n.role for n in result.nodes] == ["master", "worker", "worker", "worker"]
@@ -110,14 +164,16 @@ def test_4node_master_serves_the_api_and_workers_are_headless_with_start_ranks()
         assert flags["--data-parallel-size"] == "4"
         assert flags["--data-parallel-size-local"] == "1"
         assert "--enable-expert-parallel" in flags  # on every node [vLLM docs]
-        # The fixture serves the published MXFP4 weights, not a ModelSlim conversion:
+        # The seeded case serves the published MXFP4 weights, not a ModelSlim conversion:
         # vLLM reads their quantisation from config.json, so no --quantization ascend (issue 14);
         # vLLM-Ascend also detects a ModelSlim checkpoint itself (releases/v0.23.0,
         # vllm_ascend/quantization/utils.py).
-        assert "--quantization" not in flags
-        assert flags["--max-model-len"] == "133120" and flags["--max-num-seqs"] == "16"
+        assert req.checkpoint.slug == "kimi-k3-hf-mxfp4" and "--quantization" not in flags
+        # the case leaves serving to the API's defaults (engine/types.py ServingSpec, docs/api.md):
+        # 131,072 tokens, 16 sequences, 8,192 batched tokens, utilisation 0.9
+        assert flags["--max-model-len"] == "131072" and flags["--max-num-seqs"] == "16"
         assert flags["--max-num-batched-tokens"] == "8192"
-        assert flags["--gpu-memory-utilization"] == "0.85"
+        assert flags["--gpu-memory-utilization"] == "0.9"
         assert "--trust-remote-code" in flags and "--enable-prefix-caching" in flags
         assert (
             flags["--tokenizer-mode"]
@@ -129,8 +185,8 @@ def test_4node_master_serves_the_api_and_workers_are_headless_with_start_ranks()
         assert n.env["VLLM_HOST_IP"] == n.host == ips[n.index]
         assert n.env["HCCL_IF_IP"] == n.host
         for var in ("GLOO_SOCKET_IFNAME", "TP_SOCKET_IFNAME", "HCCL_SOCKET_IFNAME"):
-            assert n.env[var] == "enp189s0f0"
-        assert n.env["HCCL_BUFFSIZE"] == "800"  # serving.comm_buffer_mb
+            assert n.env[var] == NIC
+        assert n.env["HCCL_BUFFSIZE"] == "800"  # serving.comm_buffer_mb: the tutorial's §5.1.1 800
         assert n.env["ASCEND_RT_VISIBLE_DEVICES"] == ALL_DEVICES
         assert n.env["OMP_PROC_BIND"] == "false" and n.env["TASK_QUEUE_ENABLE"] == "1"
         assert n.env["PYTORCH_NPU_ALLOC_CONF"] == "expandable_segments:True"
@@ -153,11 +209,11 @@ def test_4node_master_serves_the_api_and_workers_are_headless_with_start_ranks()
 
 def test_every_script_passes_bash_syntax_check(tmp_path):
     requests = [
-        F.request_k3_a3_4node(),
-        F.request_k3_a3_8node_pair(TopologyKind.PRIMARY_STANDBY),
-        F.request_k3_a3_8node_pair(TopologyKind.TENANT_PAIR),
-        F.request_k3_a3_8p8d(),
-        replace(F.request_k3_a3_8p8d(), launch=LaunchSpec()),  # all placeholders
+        _request("a3-4-single"),
+        _request("a3-8-primary-standby"),
+        _request("a3-8-tenant-pair"),
+        _request("a3-16-8p8d"),
+        reference.request(reference.CASES["a3-16-8p8d"]),  # no launch section: all placeholders
     ]
     for i, req in enumerate(requests):
         files = _launch(req).files
@@ -171,7 +227,7 @@ def test_every_script_passes_bash_syntax_check(tmp_path):
 
 
 def test_a_script_with_a_placeholder_left_refuses_to_start(tmp_path):
-    req = replace(F.request_k3_a3_4node(), launch=replace(F.request_k3_a3_4node().launch, node_ips=()))
+    req = _request("a3-4-single", launch={"node_ips": []})
     result = _launch(req)
     assert "__NODE0_IP__" in result.placeholders
     root = _write(tmp_path, result.files)
@@ -190,7 +246,7 @@ def test_a_script_with_a_placeholder_left_refuses_to_start(tmp_path):
 
 
 def test_a_complete_script_execs_vllm_with_the_row_command_and_environment(tmp_path):
-    result = _launch(F.request_k3_a3_4node())
+    result = _launch(_request("a3-4-single"))
     root = _write(tmp_path, result.files)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -215,7 +271,7 @@ def test_a_complete_script_execs_vllm_with_the_row_command_and_environment(tmp_p
 
 
 def test_primary_standby_has_two_masters_and_a_backup_gateway():
-    req = F.request_k3_a3_8node_pair(TopologyKind.PRIMARY_STANDBY)
+    req = _request("a3-8-primary-standby")
     result = _launch(req)
     ips = req.launch.node_ips
     masters = [n for n in result.nodes if n.is_master]
@@ -243,7 +299,7 @@ def test_primary_standby_has_two_masters_and_a_backup_gateway():
 
 
 def test_tenant_pair_routes_each_tenant_to_its_cluster():
-    req = F.request_k3_a3_8node_pair(TopologyKind.TENANT_PAIR)
+    req = _request("a3-8-tenant-pair")
     nginx = _launch(req).files["gateway/nginx.conf"]
     ips = req.launch.node_ips
     assert f"upstream cluster_a {{\n    server {ips[0]}:8000" in nginx
@@ -266,7 +322,7 @@ def _kv(argv) -> dict:
 
 
 def test_8p8d_bundle_has_producer_and_consumer_ranks_with_distinct_engine_ids():
-    req = F.request_k3_a3_8p8d()
+    req = _request("a3-16-8p8d")
     result = _launch(req)
     ips = req.launch.node_ips
     prefill = [n for n in result.nodes if n.role == "prefill"]
@@ -321,7 +377,7 @@ def test_8p8d_bundle_has_producer_and_consumer_ranks_with_distinct_engine_ids():
 
 
 def test_8p8d_proxy_lists_every_endpoint_and_metaservice_comes_first():
-    req = F.request_k3_a3_8p8d()
+    req = _request("a3-16-8p8d")
     result = _launch(req)
     ips = req.launch.node_ips
     proxy = result.files["start-proxy.sh"]
@@ -349,7 +405,7 @@ def test_8p8d_proxy_lists_every_endpoint_and_metaservice_comes_first():
 
 
 def test_prefill_script_refuses_to_start_without_the_memcache_config(tmp_path):
-    result = _launch(F.request_k3_a3_8p8d())
+    result = _launch(_request("a3-16-8p8d"))
     root = _write(tmp_path, result.files)
     out = _bash(root / result.nodes[0].script)
     assert out.returncode == 2
@@ -357,8 +413,7 @@ def test_prefill_script_refuses_to_start_without_the_memcache_config(tmp_path):
 
 
 def test_kv_port_inside_mooncake_reserved_range_is_an_error():
-    req = F.request_k3_a3_8p8d()
-    req = replace(req, launch=replace(req.launch, kv_port_prefill=30000))
+    req = _request("a3-16-8p8d", launch={"kv_port_prefill": 30000})
     check = next(c for c in _launch(req).checks if c.code == "launch.kv_port_in_reserved_range")
     # 16 NPUs per node: Mooncake picks random ports in [20000, 36000) [vLLM-Ascend PD guide]
     assert check.severity == Severity.ERROR and check.fix == {"launch.kv_port_prefill": 36000}
@@ -368,7 +423,7 @@ def test_kv_port_inside_mooncake_reserved_range_is_an_error():
 
 
 def test_prometheus_config_scrapes_every_api_endpoint():
-    for req in (F.request_k3_a3_4node(), F.request_k3_a3_8p8d()):
+    for req in (_request("a3-4-single"), _request("a3-16-8p8d")):
         result = _launch(req)
         config = yaml.safe_load(result.files["monitoring/prometheus.yml"])
         jobs = {job["job_name"]: job for job in config["scrape_configs"]}
@@ -381,7 +436,7 @@ def test_prometheus_config_scrapes_every_api_endpoint():
 
 
 def test_readme_explains_every_script():
-    result = _launch(F.request_k3_a3_8node_pair(TopologyKind.PRIMARY_STANDBY))
+    result = _launch(_request("a3-8-primary-standby"))
     readme = result.files["README.md"]
     for name in result.files:
         if name != "README.md":
@@ -390,7 +445,7 @@ def test_readme_explains_every_script():
 
 
 def test_zip_is_deterministic_with_executable_scripts():
-    files = bundle_files(_launch(F.request_k3_a3_8p8d()))
+    files = bundle_files(_launch(_request("a3-16-8p8d")))
     first, second = bundle_zip(files), bundle_zip(dict(reversed(list(files.items()))))
     assert first == second
     with zipfile.ZipFile(io.BytesIO(first)) as zf:
@@ -403,11 +458,16 @@ def test_zip_is_deterministic_with_executable_scripts():
 
 
 def test_nvidia_servers_get_nccl_settings_and_no_ascend_flags():
-    req = replace(F.request_k3_a3_4node(), server=b300_server())
-    req = replace(req, topology=replace(req.topology, parallel=replace(req.topology.parallel, tp=8)))
+    # the seeded DGX B300 (8 GPUs, 8 × InfiniBand scale-out NICs: catalog/seed/servers.yaml dgx-b300)
+    # in the A3 case's place, TP8 per node
+    parallel = {"tp": 8, "dp": 4, "pp": 1, "expert_parallel": True, "dp_local": 1}
+    req = _request(
+        "a3-4-single", server="dgx-b300", topology={"kind": "single", "nodes": 4, "parallel": parallel}
+    )
+    assert req.server.accelerator.software_stack == "cuda"
     result = _launch(req)
     node = result.nodes[1]
-    assert node.env["NCCL_SOCKET_IFNAME"] == node.env["GLOO_SOCKET_IFNAME"] == "enp189s0f0"
+    assert node.env["NCCL_SOCKET_IFNAME"] == node.env["GLOO_SOCKET_IFNAME"] == NIC
     assert node.env["NCCL_IB_HCA"] == "mlx5"  # InfiniBand NICs
     assert node.env["CUDA_VISIBLE_DEVICES"] == "0,1,2,3,4,5,6,7"
     assert not any(k.startswith(("HCCL", "ASCEND")) for k in node.env)
@@ -415,7 +475,9 @@ def test_nvidia_servers_get_nccl_settings_and_no_ascend_flags():
 
 
 def test_duplicate_ips_and_port_clashes_are_errors():
-    req = F.request_k3_a3_4node()
+    # the request boundary already refuses the port clash (configurator/requests.py); the engine checks a
+    # request that did not pass it (a stored plan), so the clash is set on the resolved request
+    req = _request("a3-4-single")
     req = replace(req, launch=replace(req.launch, node_ips=("10.0.0.1",) * 4, rpc_port=8000))
     codes = {(c.code, c.severity) for c in _launch(req).checks}
     assert ("launch.node_ip_duplicate", Severity.ERROR) in codes
@@ -423,9 +485,7 @@ def test_duplicate_ips_and_port_clashes_are_errors():
 
 
 def test_missing_model_path_and_nic_become_placeholders_with_warnings():
-    req = replace(
-        F.request_k3_a3_4node(), launch=replace(F.request_k3_a3_4node().launch, model_path="", data_nic="")
-    )
+    req = _request("a3-4-single", launch={"model_path": "", "data_nic": ""})
     result = _launch(req)
     assert {"__MODEL_PATH__", "__DATA_NIC__"} <= set(result.placeholders)
     assert {"launch.model_path_missing", "launch.data_nic_missing"} <= {c.code for c in result.checks}
@@ -433,7 +493,7 @@ def test_missing_model_path_and_nic_become_placeholders_with_warnings():
 
 
 def test_plan_carries_the_launch_rows_and_they_serialise():
-    result = plan(F.request_k3_a3_4node())
+    result = plan(_request("a3-4-single"))
     rows = to_jsonable(result.launch)["nodes"]
     assert [r["role"] for r in rows] == ["master", "worker", "worker", "worker"]
     assert {"index", "group", "role", "host", "command", "env"} <= set(rows[0])
@@ -441,6 +501,6 @@ def test_plan_carries_the_launch_rows_and_they_serialise():
 
 @pytest.mark.parametrize("kind", [TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR])
 def test_bundle_files_accepts_a_request_and_layout(kind):
-    req = F.request_k3_a3_8node_pair(kind)
+    req = _request(f"a3-8-{kind.value.replace('_', '-')}")
     files = bundle_files(req, layout_for(req))
     assert "gateway/nginx.conf" in files and len([f for f in files if f.startswith("node-")]) == 8

@@ -16,12 +16,27 @@ from dataclasses import replace
 import pytest
 import yaml
 
-from configurator.engine import fixtures as F
+from configurator import reference
 from configurator.engine import site_values as sv
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 
 HOSTILE_NAME = "Kimi K3\ntouch /tmp/pwned\n#"
+
+
+def _request(case: str):
+    """The seeded case (configurator.reference.CASES) with the launch section the sample proposal gives
+    the A3 cases (quotes/pdf/sample.py); the hostile values are then put straight into the resolved
+    request, past the boundary, as the module docstring says."""
+    data = dict(reference.CASES[case])
+    data["launch"] = {
+        "model_path": "/data/models/Kimi-K3",
+        "served_model_name": "kimi-k3",
+        "node_ips": [f"10.0.0.{11 + i}" for i in range(data["topology"]["nodes"])],
+        "data_nic": "enp189s0f0",
+        "image": "quay.io/ascend/vllm-ascend:kimi-k3-a3",
+    }
+    return reference.request(data)
 
 
 def _files(req):
@@ -51,7 +66,7 @@ def _commands(script: str) -> list[list[str]]:
 
 
 def test_hostile_catalog_names_stay_inside_one_comment_line():
-    benign = F.request_k3_a3_8node_pair()
+    benign = _request("a3-8-primary-standby")
     hostile = replace(
         benign,
         model=replace(benign.model, name=HOSTILE_NAME),
@@ -70,7 +85,7 @@ def test_hostile_catalog_names_stay_inside_one_comment_line():
 
 
 def test_hostile_node_address_never_reaches_nginx_and_is_an_error():
-    req = F.request_k3_a3_8node_pair()
+    req = _request("a3-8-primary-standby")
     evil = "10.0.0.1:8000 max_fails=2;\n server evil.example.com"
     ips = (evil, *req.launch.node_ips[1:])
     req = replace(req, launch=replace(req.launch, node_ips=ips))
@@ -92,12 +107,12 @@ def test_hostile_node_address_never_reaches_nginx_and_is_an_error():
     ],
 )
 def test_hostile_site_values_become_placeholders(field_name, value, placeholder):
-    req = F.request_k3_a3_4node()
+    req = _request("a3-4-single")
     req = replace(req, launch=replace(req.launch, **{field_name: value}))
     files = _files(req)
     assert value not in "".join(files.values())
     assert placeholder in "".join(files.values())
-    benign = _files(F.request_k3_a3_4node())
+    benign = _files(_request("a3-4-single"))
     for name in files:
         if name.endswith(".sh"):
             assert _bash_ok(files[name])
@@ -105,7 +120,7 @@ def test_hostile_site_values_become_placeholders(field_name, value, placeholder)
 
 
 def test_ipv6_targets_are_bracketed_for_nginx_prometheus_and_readme():
-    req = F.request_k3_a3_8node_pair()
+    req = _request("a3-8-primary-standby")
     ips = ("fd00::11", *req.launch.node_ips[1:])
     files = _files(replace(req, launch=replace(req.launch, node_ips=ips)))
     assert "server [fd00::11]:8000 max_fails=2 fail_timeout=10s;" in files["gateway/nginx.conf"]
@@ -115,7 +130,7 @@ def test_ipv6_targets_are_bracketed_for_nginx_prometheus_and_readme():
 
 def test_a_served_name_that_looks_like_a_flag_is_not_written():
     # argparse would read "--kimi" as an option: the grammar wants a letter or digit first.
-    req = F.request_k3_a3_4node()
+    req = _request("a3-4-single")
     req = replace(req, launch=replace(req.launch, served_model_name="--kimi"))
     result = build_launch(req, resolve_layout(req))
     script = next(v for k, v in result.files.items() if k.startswith("node-00"))
@@ -179,7 +194,7 @@ def test_image_reference_grammar(text, ok):
 def test_a_stored_plan_with_a_hostile_host_still_renders_a_safe_gateway():
     # Quotes store the launch result (host, argv, env) and re-render it later; a plan stored
     # before issue 13 may hold any host text.
-    req = F.request_k3_a3_8node_pair()
+    req = _request("a3-8-primary-standby")
     result = build_launch(req, resolve_layout(req))
     evil = "10.0.0.1:8000;\n server evil.example.com"
     nodes = (replace(result.nodes[0], host=evil), *result.nodes[1:])

@@ -20,18 +20,36 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from configurator.engine import fixtures as F
+from configurator import reference
 from configurator.engine.launch import build_launch
 from configurator.engine.layout import resolve_layout
+from quotes.pdf.sample import LAUNCH_A3, sample_request_json
 
 K8S_VERSION = "1.33"
 FLAG_DIR = Path(__file__).resolve().parents[1] / "data" / "vllm-flags"
+
+# The A2 case has no sample proposal: its seeded request (configurator.reference.CASES) with the same
+# model path and address plan as the sample's, and the A2 recipe's image (engine/recipes.py, §5.2.1).
+A2_LAUNCH = {
+    **LAUNCH_A3,
+    "model_path": "/data/models/Kimi-K3",
+    "served_model_name": "kimi-k3",
+    "node_ips": [f"10.0.0.{11 + i}" for i in range(8)],
+    "image": "quay.io/ascend/vllm-ascend:kimi-k3",
+}
+
+
+def _a2_text_only():
+    return {**reference.CASES["a2-8-text-only-modelslim"], "launch": A2_LAUNCH}
+
+
+# The seeded cases with a launch section (quotes/pdf/sample.py).
 SEEDED = {
-    "4 × A3": F.request_k3_a3_4node,
-    "8 × A3 pair": F.request_k3_a3_8node_pair,
-    "16 × A3 8P8D": F.request_k3_a3_8p8d,
-    "8 × A2": F.request_k3_a2_8node_text_only,
-    "2 × NF5868G8": F.request_k3_nf5868g8_2node,
+    "4 × A3": lambda: sample_request_json("4node"),
+    "8 × A3 pair": lambda: sample_request_json("8node-standby"),
+    "16 × A3 8P8D": lambda: sample_request_json("8p8d"),
+    "8 × A2": _a2_text_only,
+    "2 × NF5868G8": lambda: sample_request_json("nf5868g8"),
 }
 # kubernetes-sigs/lws, api/leaderworkerset/v1/leaderworkerset_types.go (the fields these manifests use)
 LWS_SCHEMA = {
@@ -72,7 +90,7 @@ LWS_SCHEMA = {
 
 
 def _result(label):
-    req = SEEDED[label]()
+    req = reference.request(SEEDED[label]())
     return req, build_launch(req, resolve_layout(req))
 
 

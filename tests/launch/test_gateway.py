@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 import subprocess
 
-from configurator.engine import fixtures as F
 from configurator.engine.launch import build_launch
 from configurator.engine.layout import resolve_layout
-from configurator.engine.types import TopologyKind
+from quotes.pdf.sample import sample_request
 
 STUBS = {
     # answers from a queue file: one line per probe, "ok" or "fail"; records the request it was sent
@@ -39,7 +38,7 @@ if [ ! -s "$STUB_DIR/answers" ]; then kill -TERM "$PPID"; fi
 
 
 def _bundle():
-    req = F.request_k3_a3_8node_pair(TopologyKind.PRIMARY_STANDBY)
+    req = sample_request("8node-standby")  # the seeded a3-8-primary-standby with a launch section
     return req, build_launch(req, resolve_layout(req))
 
 

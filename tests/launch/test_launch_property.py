@@ -29,18 +29,20 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from configurator.engine import fixtures as F
+from configurator import reference
 from configurator.engine import site_values as sv
 from configurator.engine.launch import build_launch
 from configurator.engine.layout import resolve_layout
-from configurator.engine.types import TopologyKind
 from configurator.requests import _check_launch, _Collector
+from quotes.pdf.sample import sample_request_json
 
+# Topology → the seeded case (configurator.reference.CASES) planned with the sample proposal's launch
+# section (quotes/pdf/sample.py: every launch field set, so each one reaches the files).
 TOPOLOGIES = {
-    "single": F.request_k3_a3_4node,
-    "primary_standby": lambda: F.request_k3_a3_8node_pair(TopologyKind.PRIMARY_STANDBY),
-    "tenant_pair": lambda: F.request_k3_a3_8node_pair(TopologyKind.TENANT_PAIR),
-    "xpyd": F.request_k3_a3_8p8d,
+    "single": "4node",  # a3-4-single
+    "primary_standby": "8node-standby",  # a3-8-primary-standby
+    "tenant_pair": "8node-tenant",  # a3-8-tenant-pair
+    "xpyd": "8p8d",  # a3-16-8p8d
 }
 FIELDS = ("node_ips", "data_nic", "model_path", "image", "served_model_name")
 RULES = {
@@ -75,7 +77,9 @@ HOSTILE = st.one_of(
 
 @functools.cache
 def _base(topology: str):
-    req = TOPOLOGIES[topology]()
+    req = reference.request(sample_request_json(TOPOLOGIES[topology]))
+    assert all(getattr(req.launch, field) for field in FIELDS)  # every hostile field replaces a real value
+    assert req.topology.kind.value == topology.replace("xpyd", "disaggregated")
     return req, resolve_layout(req)
 
 

@@ -15,16 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from configurator.engine import fixtures as F
+from configurator import reference
 from configurator.engine import recipes as rc
 from configurator.engine.launch import build_launch
 from configurator.engine.layout import resolve_layout
+from quotes.pdf.sample import LAUNCH_A3, sample_request_json
 
 FLAG_DIR = Path(__file__).resolve().parents[1] / "data" / "vllm-flags"
 TUTORIAL = "vllm-ascend/blob/releases/v0.23.0/docs/source/tutorials/models/Kimi-K3.md"
-NIC = "enp189s0f0"  # the fixtures' data NIC
-# Flags whose value is the plan's (sizes, parallelism, ports, the model's parsers), not the tutorial's.
+NIC = LAUNCH_A3["data_nic"]  # the data NIC of every request below
+# Flags whose value is the plan's (sizes, parallelism, ports, the model's parsers, the checkpoint's
+# --quantization: [QUANT] in engine/recipes.py, the tutorials pass none), not the tutorial's.
 PLAN = {
+    "--quantization",
     "--served-model-name", "--host", "--port", "--headless", "--tensor-parallel-size", "--pipeline-parallel-size",
     "--data-parallel-size", "--data-parallel-size-local", "--data-parallel-start-rank", "--data-parallel-rank",
     "--data-parallel-address", "--data-parallel-rpc-port", "--enable-expert-parallel", "--max-model-len",
@@ -146,12 +149,31 @@ def tutorial_a2_8node(role: str, ip: str) -> tuple[dict[str, str], dict[str, str
     return env, flags
 
 
+def _a2_text_only() -> dict:
+    """The seeded A2 case (ModelSlim W4A8, language model only) with a launch section: it has no sample
+    proposal, so the sample's model path and addresses and the A2 recipe's image (§5.2.1)."""
+    launch = {**sample_request_json("4node")["launch"], "image": "quay.io/ascend/vllm-ascend:kimi-k3"}
+    launch["node_ips"] = [f"10.0.0.{11 + i}" for i in range(8)]
+    return {**reference.CASES["a2-8-text-only-modelslim"], "launch": launch}
+
+
+def _with_serving(data: dict, **serving) -> dict:
+    return {**data, "serving": {**data.get("serving", {}), **serving}}
+
+
+# The seeded cases (configurator.reference.CASES) with a launch section (quotes/pdf/sample.py).
 SEEDED = {
-    "4 × A3": (F.request_k3_a3_4node, tutorial_a3_4node, "#511-four-node-mixed-deployment"),
-    "8 × A3 pair": (F.request_k3_a3_8node_pair, tutorial_a3_4node, "#511-four-node-mixed-deployment"),
-    "16 × A3 8P8D": (F.request_k3_a3_8p8d, tutorial_a3_8p8d, "#512-sixteen-node-pd-separation-deployment"),
-    "8 × A2": (F.request_k3_a2_8node_text_only, tutorial_a2_8node, "#521-eight-node-mixed-deployment"),
-}
+    "4 × A3": (lambda: sample_request_json("4node"), tutorial_a3_4node, "#511-four-node-mixed-deployment"),
+    "8 × A3 pair": (lambda: sample_request_json("8node-standby"), tutorial_a3_4node,
+                    "#511-four-node-mixed-deployment"),
+    "16 × A3 8P8D": (lambda: sample_request_json("8p8d"), tutorial_a3_8p8d,
+                     "#512-sixteen-node-pd-separation-deployment"),
+    "8 × A2": (_a2_text_only, tutorial_a2_8node, "#521-eight-node-mixed-deployment"),
+}  # fmt: skip
+
+
+def _request(label: str):
+    return reference.request(SEEDED[label][0]())
 
 
 def _flags(argv: tuple[str, ...]) -> dict[str, str | None]:
@@ -193,8 +215,8 @@ def _apply(env, flags, deviations, role, ip):
 
 @pytest.mark.parametrize("label", list(SEEDED))
 def test_seeded_bundle_is_the_tutorial_plus_its_recorded_deviations(label):
-    build, tutorial, section = SEEDED[label]
-    req = build()
+    _, tutorial, section = SEEDED[label]
+    req = _request(label)
     result = build_launch(req, resolve_layout(req))
     ctx = result.context
     recipe = rc.by_key(ctx.recipe)
@@ -223,27 +245,30 @@ def test_the_deviations_are_the_reasoned_ones():
         return {(d.name, d.value) for d in build_launch(req, resolve_layout(req)).context.deviations}
 
     host = ("VLLM_HOST_IP", rc.IP)  # S1's pitfall: set on every node
-    assert devs(F.request_k3_a3_4node()) == {host, ("--allowed-local-media-path", None)}
+    assert devs(_request("4 × A3")) == {host, ("--allowed-local-media-path", None)}
     # the pair lowers HCCL's ≈30 min execution timeout so a hung collective fails over
-    assert devs(F.request_k3_a3_8node_pair()) == {host, ("--allowed-local-media-path", None),
-                                                  ("HCCL_EXEC_TIMEOUT", "204")}  # fmt: skip
-    # the fixtures size the communication buffer at 800 MB (counted in the memory estimate)
-    assert devs(F.request_k3_a3_8p8d()) == {
-        host,
-        ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"),
-        ("HCCL_BUFFSIZE", "800"),
-    }
-    assert devs(F.request_k3_a2_8node_text_only()) == {("VLLM_ENGINE_READY_TIMEOUT_S", "7200"),
-                                                       ("HCCL_BUFFSIZE", "800")}  # fmt: skip
+    assert devs(_request("8 × A3 pair")) == {host, ("--allowed-local-media-path", None),
+                                             ("HCCL_EXEC_TIMEOUT", "204")}  # fmt: skip
+    # the seeded 8P8D and A2 requests leave the buffer to the tutorial (1024 MB §5.1.2.2, 256 MB §5.2.1)
+    assert devs(_request("16 × A3 8P8D")) == {host, ("VLLM_ENGINE_READY_TIMEOUT_S", "7200")}
+    assert devs(_request("8 × A2")) == {("VLLM_ENGINE_READY_TIMEOUT_S", "7200")}
+    # a request that sizes the communication buffer at 800 MB (counted in the memory estimate) launches
+    # 800 and records it as a deviation from either section
+    pd_800 = reference.request(_with_serving(SEEDED["16 × A3 8P8D"][0](), comm_buffer_mb=800))
+    assert devs(pd_800) == {host, ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"), ("HCCL_BUFFSIZE", "800")}
+    assert build_launch(pd_800, resolve_layout(pd_800)).nodes[0].env["HCCL_BUFFSIZE"] == "800"
+    a2_800 = reference.request(_with_serving(_a2_text_only(), comm_buffer_mb=800))
+    assert devs(a2_800) == {("VLLM_ENGINE_READY_TIMEOUT_S", "7200"), ("HCCL_BUFFSIZE", "800")}
     # at the tutorial's own buffer size the 8P8D bundle keeps 1024
-    req = F.request_k3_a3_8p8d()
-    req = replace(req, serving=replace(req.serving, comm_buffer_mb=1024))
+    req = _request("16 × A3 8P8D")
+    assert req.serving.comm_buffer_mb == 1024
     assert ("HCCL_BUFFSIZE", "800") not in devs(req)
     assert build_launch(req, resolve_layout(req)).nodes[0].env["HCCL_BUFFSIZE"] == "1024"
 
 
 def test_8p8d_and_a2_scripts_carry_the_tutorials_shell_steps():
-    pd = build_launch(F.request_k3_a3_8p8d(), resolve_layout(F.request_k3_a3_8p8d())).files
+    pd_req = _request("16 × A3 8P8D")
+    pd = build_launch(pd_req, resolve_layout(pd_req)).files
     prefill = pd["node-00-prefill-prefill.sh"]
     # §5.1.2.2: proxies unset, Mooncake's library path in front of LD_LIBRARY_PATH
     assert "unset ftp_proxy FTP_PROXY https_proxy HTTPS_PROXY http_proxy HTTP_PROXY" in prefill
@@ -251,9 +276,8 @@ def test_8p8d_and_a2_scripts_carry_the_tutorials_shell_steps():
         "export LD_LIBRARY_PATH=/usr/local/Ascend/ascend-toolkit/latest/python/site-packages/mooncake"
         "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" in prefill
     )
-    a2 = build_launch(
-        F.request_k3_a2_8node_text_only(), resolve_layout(F.request_k3_a2_8node_text_only())
-    ).files
+    a2_req = _request("8 × A2")
+    a2 = build_launch(a2_req, resolve_layout(a2_req)).files
     master = a2["node-00-cluster-master.sh"]
     # §5.2.1: the CANN and the K3 custom-op environments are sourced before vllm serve
     assert "\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n" in master
@@ -263,6 +287,8 @@ def test_8p8d_and_a2_scripts_carry_the_tutorials_shell_steps():
     )
     assert "export PYTHONPATH=/vllm-workspace/vllm-ascend${PYTHONPATH:+:$PYTHONPATH}" in master
     assert master.index("set_env.sh") < master.index("exec vllm serve")
+    # the seeded A2 case serves the ModelSlim W4A8 conversion: the checkpoint's flag (engine/placement.py)
+    assert a2_req.checkpoint.slug == "kimi-k3-modelslim-w4a8" and "--quantization ascend" in master
 
 
 # --------------------------------------------------------------------------- flags exist in the named version
@@ -304,7 +330,7 @@ def check_flags_exist(result) -> int:
 
 @pytest.mark.parametrize("label", list(SEEDED))
 def test_every_flag_of_every_seeded_bundle_exists_in_the_recipes_vllm_version(label):
-    req = SEEDED[label][0]()
+    req = _request(label)
     assert check_flags_exist(build_launch(req, resolve_layout(req))) > 20
 
 
@@ -321,8 +347,16 @@ def test_flag_lists_catch_a_flag_that_does_not_exist():
 def test_recipe_selection_by_platform_gpu_generation_family_and_topology():
     from configurator.engine.types import TopologyKind
 
-    a3, a2, nf = F.atlas_800_a3(), F.atlas_800_a2(), F.nf5868g8()
-    k3, ds, llama = F.kimi_k3(), F.deepseek_v3(), F.llama_3_1_8b()
+    a3, a2, nf = (
+        reference.server("atlas-800-a3"),
+        reference.server("atlas-800-a2"),
+        reference.server("nf5868g8"),
+    )
+    k3, ds, llama = (
+        reference.model("kimi-k3"),
+        reference.model("deepseek-v3"),
+        reference.model("llama-3-1-8b"),
+    )
     single, pd = TopologyKind.SINGLE, TopologyKind.DISAGGREGATED
     assert rc.recipe_for(k3, a3, single).key == "ascend-a3-kimi-k3-dp"
     assert rc.recipe_for(k3, a3, pd).key == "ascend-a3-kimi-k3-pd"

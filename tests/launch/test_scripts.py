@@ -6,14 +6,13 @@ import json
 import os
 import subprocess
 import time
-from dataclasses import replace
 
 import pytest
 
-from configurator.engine import fixtures as F
+from configurator import reference
 from configurator.engine.launch import build_launch
 from configurator.engine.layout import resolve_layout
-from configurator.engine.types import ParallelSpec
+from quotes.pdf.sample import sample_request, sample_request_json
 
 # A stub vllm: logs its pid and --port; the engine on FAIL_PORT exits with FAIL_CODE after a moment,
 # every other engine serves (sleeps) until it is killed.
@@ -33,9 +32,10 @@ exec sleep 60
 
 def _two_engine_decode_script() -> tuple[str, list[int]]:
     """A decode node of an A3 P/D plan with two engines per node (TP8 × 2 on 16 NPUs)."""
-    req = F.request_k3_a3_8p8d()
-    side = ParallelSpec(tp=8, dp=16, pp=1, expert_parallel=True, dp_local=2)
-    req = replace(req, topology=replace(req.topology, parallel=side, decode_parallel=side))
+    data = sample_request_json("8p8d")  # the seeded a3-16-8p8d with a launch section
+    side = {"tp": 8, "dp": 16, "pp": 1, "expert_parallel": True, "dp_local": 2}
+    data["topology"] = {**data["topology"], "parallel": side, "decode_parallel": side}
+    req = reference.request(data)
     result = build_launch(req, resolve_layout(req))
     node = next(n for n in result.nodes if n.role == "decode")
     assert len(node.argv) == 2
@@ -89,7 +89,7 @@ def test_a_node_whose_engines_all_exit_cleanly_still_fails(tmp_path):
 
 
 def test_a_single_engine_node_execs_vllm_so_its_status_is_the_scripts(tmp_path):
-    req = F.request_k3_a3_4node()
+    req = sample_request("4node")
     result = build_launch(req, resolve_layout(req))
     script = result.files["node-01-cluster-worker.sh"]
     proc, _, rows = _run(tmp_path, script, FAIL_ALL="1", FAIL_CODE="5")

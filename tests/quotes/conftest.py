@@ -4,7 +4,8 @@ The plan dicts follow ``configurator.engine.serialize.plan_to_dict`` and the
 prices dict ``configurator.services.plan_for_quote``.  Figures are the seed's
 8 × Atlas 800 A3 purchase (S1: ≈ ¥24 M → ¥3 M per node, ¥2 M O&M per year,
 lease ¥0.8–1.2 M per month for 8 nodes → ¥125,000 per node-month midpoint) plus
-assumed switch, optics and rack prices, as in configurator/engine/fixtures.py.
+switch, optics and rack prices written here for these tests (a hand-made plan and price
+set, so the BOM arithmetic is checked apart from the seeded catalog).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Expected figures are worked out here from the seed's prices (S1: ¥3 M per
 A3 node, ¥2 M O&M per year for 8 nodes, ¥125,000 per node-month lease) and the
-assumed switch/optics/rack prices of configurator/engine/fixtures.py.
+switch/optics/rack prices of the hand-made price set in tests/quotes/conftest.py.
 """
 
 from __future__ import annotations

@@ -208,7 +208,7 @@ def test_one_user_has_at_most_two_renders_queued(engineer, renderer, settings, c
 
 @pytest.mark.django_db
 def test_a_deployment_above_the_node_ceiling_is_refused_with_the_reason(engineer, renderer, settings, client):
-    # The 4-node fixture has 4 nodes (configurator/engine/fixtures.request_k3_a3_4node).
+    # The 4-node sample plans the seeded a3-4-single case (configurator/reference.py CASES).
     settings.PDF_MAX_NODES = 3
     client.force_login(engineer)
     revision = sample_quote_create(by=engineer, language="en", name="4node")

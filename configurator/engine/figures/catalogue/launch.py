@@ -1,4 +1,4 @@
-"""Figures of the launch bundle (engine/launch.py)."""
+"""Figures of the launch bundle (engine/launch/build.py)."""
 
 from ..book import FigureDef, SourceKind, Unit
 

@@ -1,9 +1,8 @@
-"""The launch bundle's container, Kubernetes, benchmark and failover files.
+"""The launch bundle's container and Kubernetes files.
 
-Built from the launch rows (``launch.NodeLaunch``) and the bundle context, by
-construction like the rest of the bundle: shell words through ``shlex.quote``,
-Kubernetes manifests as ``yaml.safe_dump`` of dicts, keepalived from a checked
-token tree.  Sources:
+Built from the launch rows (``NodeLaunch``) and the bundle context, by construction like the rest of
+the bundle: shell words through ``shlex.quote``, Kubernetes manifests as ``yaml.safe_dump`` of dicts.
+Sources:
 
 * ``docker run`` on Ascend: vLLM-Ascend releases/v0.23.0 docs/source/tutorials/models/Kimi-K3.md
   §4.1 (``/dev/davinci*``, ``davinci_manager``, ``devmm_svm``, ``hisi_hdc``, driver, ``hccn_tool``,
@@ -16,13 +15,6 @@ token tree.  Sources:
   Ascend NPUs are the extended resource ``huawei.com/Ascend910`` of the MindCluster Ascend
   Device Plugin (gitcode.com/Ascend/mind-cluster, component/ascend-device-plugin), GPUs
   ``nvidia.com/gpu`` of the NVIDIA device plugin.
-* ``benchmark.sh``: ``vllm bench serve`` (vLLM v0.27.1 vllm/benchmarks/serve.py): ``--backend
-  openai-chat --endpoint /v1/chat/completions --dataset-name random --random-input-len
-  --random-output-len --max-concurrency --num-prompts --save-result --result-dir
-  --result-filename``; the saved file is vLLM's standard result JSON (``duration``,
-  ``completed``, ``output_throughput``, ``mean_ttft_ms``, ``mean_tpot_ms``, … and the
-  ``max_concurrency`` it ran at), which the quote's import reads.
-* keepalived: VRRP ``vrrp_instance`` / ``vrrp_script`` (keepalived.org, keepalived.conf(5)).
 """
 
 from __future__ import annotations
@@ -30,64 +22,29 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import yaml
 
-from . import recipes as rc
-from . import site_values as sv
-from .names import node_name
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .launch import BundleContext, NodeLaunch
-
-Script = Callable[..., str]  # launch._script(title, env, body, extra_guard="")
+from .. import recipes as rc
+from ..names import node_name
+from ..types import BundleContext, NodeLaunch
+from .gateway import proxy_argv
+from .nodes import MEMCACHE_DIR
+from .shell import continued_lines, header, quote, quote_always, script
 
 ASCEND_RESOURCE = "huawei.com/Ascend910"
 NVIDIA_RESOURCE = "nvidia.com/gpu"
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
-HEALTH_INTERVAL_S = 5
-HEALTH_TIMEOUT_S = 10
-HEALTH_FAILS = 2  # consecutive failed probes before the primary is taken out
-HEALTH_RISES = 3  # consecutive good probes before it is put back
-GATEWAY_CONF = "/etc/nginx/conf.d/llm-gateway.conf"  # where the gateway host installs gateway/nginx.conf
-
-
-def _q(word: str) -> str:
-    return shlex.quote(word)
-
-
-def _qq(word: str) -> str:
-    """Always one quoted shell word, even when ``shlex.quote`` would leave it bare (same shape for any value)."""
-    quoted = shlex.quote(word)
-    return f"'{word}'" if quoted == word else quoted
-
-
-def _lines(words: Sequence[str], indent: str = "    ") -> str:
-    """Words of one shell command, already quoted, one option per continuation line."""
-    out = [words[0]]
-    i = 1
-    while i < len(words):
-        w = words[i]
-        if w.startswith("-") and i + 1 < len(words) and not words[i + 1].startswith("-"):
-            out.append(f"{w} {words[i + 1]}")
-            i += 2
-        else:
-            out.append(w)
-            i += 1
-    return f" \\\n{indent}".join(out)
 
 
 def dns_label(text: str, limit: int = 50) -> str:
     """An RFC 1123 label from free text (lower case, digits and '-')."""
     label = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:limit].strip("-")
     return label or "vllm"
-
-
-# --------------------------------------------------------------------------- docker run
 
 
 def _device_count(ctx: BundleContext, node: NodeLaunch) -> int:
@@ -103,12 +60,12 @@ def _docker_body(words: list[str]) -> str:
     return (
         "# The bundle's folder on this node: the one above this script.\n"
         'bundle_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)\n'
-        "exec " + _lines(words) + "\n"
+        "exec " + continued_lines(words) + "\n"
     )
 
 
 def docker_scripts(
-    ctx: BundleContext, nodes: Sequence[NodeLaunch], script: Script, services: Sequence[str] = ()
+    ctx: BundleContext, nodes: Sequence[NodeLaunch], services: Sequence[str] = ()
 ) -> dict[str, str]:
     """Per node ``docker/<node script>``: start the recipe's container and run the node script inside it.
 
@@ -119,41 +76,45 @@ def docker_scripts(
     c = recipe.container
     out: dict[str, str] = {}
     for n in nodes:
-        words = ["docker", "run", "--rm", "--name", _qq(f"vllm-node-{n.index:02d}")]
-        words += [_qq(o) for o in c.options]
+        words = ["docker", "run", "--rm", "--name", quote_always(f"vllm-node-{n.index:02d}")]
+        words += [quote_always(o) for o in c.options]
         if c.gpus:
             words += ["--gpus", "all"]
         for dev in c.devices:
             if "{i}" in dev:
                 count = _device_count(ctx, n)
-                words += [w for i in range(count) for w in ("--device", _qq(dev.format(i=i)))]
+                words += [w for i in range(count) for w in ("--device", quote_always(dev.format(i=i)))]
             else:
-                words += ["--device", _qq(dev)]
+                words += ["--device", quote_always(dev)]
         for host, inside in c.mounts:
-            words += ["-v", _qq(f"{host}:{inside}")]
-        words += ["-v", _qq(f"{ctx.model_path}:{ctx.model_path}:ro")]
+            words += ["-v", quote_always(f"{host}:{inside}")]
+        words += ["-v", quote_always(f"{ctx.model_path}:{ctx.model_path}:ro")]
         if n.role == "prefill" and recipe.connector == "mooncake-memcache":
-            words += ["-v", _qq(f"{MEMCACHE_DIR}:{MEMCACHE_DIR}:ro")]  # mmc-local.conf for the KV pool
-        words += ["-v", '"$bundle_dir"' + _qq(":/bundle:ro")]
-        words += ["--entrypoint", "bash", _qq(ctx.image), _qq(f"/bundle/{n.script}")]
+            words += [
+                "-v",
+                quote_always(f"{MEMCACHE_DIR}:{MEMCACHE_DIR}:ro"),
+            ]  # mmc-local.conf for the KV pool
+        words += ["-v", '"$bundle_dir"' + quote_always(":/bundle:ro")]
+        words += ["--entrypoint", "bash", quote_always(ctx.image), quote_always(f"/bundle/{n.script}")]
         title = f"Container for {node_name(n.index)} ({n.group}, {n.role}): runs {n.script} in {ctx.image}"
         out[f"docker/{n.script}"] = script(title, {}, _docker_body(words))
     host = nodes[0].host if nodes else ""
     for name in services:
-        words = ["docker", "run", "--rm", "--name", _qq(dns_label(name.removesuffix(".sh"))), "--net=host"]
+        words = [
+            "docker",
+            "run",
+            "--rm",
+            "--name",
+            quote_always(dns_label(name.removesuffix(".sh"))),
+            "--net=host",
+        ]
         if "memcache" in name:
-            words += ["-v", _qq(f"{MEMCACHE_DIR}:{MEMCACHE_DIR}:ro")]
-        words += ["-v", '"$bundle_dir"' + _qq(":/bundle:ro")]
-        words += ["--entrypoint", "bash", _qq(ctx.image), _qq(f"/bundle/{name}")]
+            words += ["-v", quote_always(f"{MEMCACHE_DIR}:{MEMCACHE_DIR}:ro")]
+        words += ["-v", '"$bundle_dir"' + quote_always(":/bundle:ro")]
+        words += ["--entrypoint", "bash", quote_always(ctx.image), quote_always(f"/bundle/{name}")]
         title = f"Container for {name} on {host} (the prefill master): no accelerators, host network"
         out[f"docker/{name}"] = script(title, {}, _docker_body(words))
     return out
-
-
-MEMCACHE_DIR = "/etc/memcache"  # mmc-meta.conf / mmc-local.conf (launch.MMC_*_CONF)
-
-
-# --------------------------------------------------------------------------- Kubernetes
 
 
 def _container_env(env: Mapping[str, str], host: str) -> list[dict[str, Any]]:
@@ -185,10 +146,10 @@ def _command(argv: tuple[str, ...], replace: Mapping[str, str], engine_id: str =
         elif flag == "--kv-transfer-config" and engine_id:
             cfg = json.loads(word)
             cfg["engine_id"] = "__ENGINE_ID__"
-            quoted = _q(json.dumps(cfg, separators=(",", ":")))
+            quoted = quote(json.dumps(cfg, separators=(",", ":")))
             words.append(quoted.replace("__ENGINE_ID__", f"'\"$(({engine_id}))\"'"))
         else:
-            words.append(_q(word))
+            words.append(quote(word))
     return "exec " + " ".join(words)
 
 
@@ -267,10 +228,6 @@ def _dump(doc: Mapping[str, Any]) -> str:
     return yaml.dump(doc, Dumper=_SAFE_DUMPER, sort_keys=False, allow_unicode=True, width=10_000)
 
 
-def _header(text: str) -> str:
-    return "# " + sv.one_line(text) + "\n"
-
-
 def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, str]:
     """``k8s/*.yaml``: a LeaderWorkerSet and a Service per group (and the P/D proxy)."""
     recipe = rc.for_context(ctx.recipe, ctx.ascend)
@@ -338,8 +295,8 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
             },
         }
         out[f"k8s/{name}.yaml"] = (
-            _header(f"{ctx.model_name}: {g.name} ({g.role}, {g.nodes} nodes, TP{g.tp} DP{g.dp}).")
-            + _header(
+            header(f"{ctx.model_name}: {g.name} ({g.role}, {g.nodes} nodes, TP{g.tp} DP{g.dp}).")
+            + header(
                 "Needs the LeaderWorkerSet controller (kubernetes-sigs/lws) and the accelerator device plugin."
             )
             + _dump(doc)
@@ -392,7 +349,7 @@ def _k8s_metaservice(ctx: BundleContext, base: str) -> str:
             },
         },
     }
-    return _header(
+    return header(
         f"{ctx.model_name}: memcache MetaService for the prefill KV pool; apply before the prefill group."
     ) + _dump(doc)
 
@@ -406,10 +363,10 @@ def _per_container_ranks(doc: dict[str, Any], dp_local: int) -> None:
             if "--data-parallel-rank" in words:
                 i = words.index("--data-parallel-rank")
                 words[i + 1] = "__RANK__"
-            cmd = " ".join(_q(w) for w in words).replace(
-                _q("__RANK__"), f'"$((LWS_WORKER_INDEX * {dp_local} + {e}))"'
+            cmd = " ".join(quote(w) for w in words).replace(
+                quote("__RANK__"), f'"$((LWS_WORKER_INDEX * {dp_local} + {e}))"'
             )
-            c["command"][2] = cmd.replace(_q("$LWS_LEADER_ADDRESS"), '"$LWS_LEADER_ADDRESS"')
+            c["command"][2] = cmd.replace(quote("$LWS_LEADER_ADDRESS"), '"$LWS_LEADER_ADDRESS"')
 
 
 def _k8s_proxy(
@@ -425,7 +382,7 @@ def _k8s_proxy(
     dec = [(host(n), p) for n in nodes if n.role == "decode" for p in n.api_ports]
     argv = proxy_argv(ctx, pre, dec)
     name = dns_label(f"{base}-pd-proxy")
-    command = " ".join(_q(a) for a in argv)
+    command = " ".join(quote(a) for a in argv)
     if recipe.proxy == "vllm-router":
         command = "pip install vllm-router && exec " + command
     else:
@@ -464,198 +421,8 @@ def _k8s_proxy(
         },
     }
     return (
-        _header(f"{ctx.model_name}: P/D proxy in front of every prefill and decode engine.")
+        header(f"{ctx.model_name}: P/D proxy in front of every prefill and decode engine.")
         + _dump(deployment)
         + "---\n"
         + _dump(service)
     )
-
-
-# --------------------------------------------------------------------------- P/D proxy
-
-
-def proxy_argv(
-    ctx: BundleContext, pre: Sequence[tuple[str, int]], dec: Sequence[tuple[str, int]]
-) -> list[str]:
-    """The proxy command: vllm-router on CUDA [ROUTER], vLLM-Ascend's load-balance proxy on Ascend."""
-    recipe = rc.for_context(ctx.recipe, ctx.ascend)
-    if recipe.proxy == "vllm-router":
-        argv = ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation"]
-        argv += [w for h, p in pre for w in ("--prefill", f"http://{sv.host_port(h, p)}")]
-        argv += [w for h, p in dec for w in ("--decode", f"http://{sv.host_port(h, p)}")]
-        argv += ["--host", "0.0.0.0", "--port", str(ctx.proxy_port)]
-        return argv
-    return [
-        "python",
-        PD_PROXY_ASCEND,
-        "--host",
-        "0.0.0.0",
-        "--port",
-        str(ctx.proxy_port),
-        "--prefiller-hosts",
-        *[h for h, _ in pre],
-        "--prefiller-ports",
-        *[str(p) for _, p in pre],
-        "--decoder-hosts",
-        *[h for h, _ in dec],
-        "--decoder-ports",
-        *[str(p) for _, p in dec],
-    ]
-
-
-# vLLM-Ascend ships it in the image (releases/v0.23.0, examples/disaggregated_prefill_v1/).
-PD_PROXY_ASCEND = (
-    "/vllm-workspace/vllm-ascend/examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py"
-)
-
-
-# --------------------------------------------------------------------------- benchmark
-
-
-def concurrency_sweep(target: int, max_num_seqs_total: int) -> list[int]:
-    """Powers of two up to the quote's concurrency, the quote's own figure, and the engine's seat count."""
-    top = max(1, target)
-    sweep = [c for c in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512) if c < top]
-    sweep.append(top)
-    if max_num_seqs_total > top:
-        sweep.append(max_num_seqs_total)
-    return sorted(set(sweep))
-
-
-def benchmark_script(ctx: BundleContext, entrypoint: str, total_seats: int, script: Script) -> str:
-    """``benchmark.sh``: ``vllm bench serve`` against the entrypoint with the quote's workload."""
-    isl, osl, concurrency = ctx.workload
-    sweep = concurrency_sweep(concurrency, total_seats)
-    # the tokenizer needs remote code exactly when the engine does
-    remote_code = ("--trust-remote-code", None) in rc.for_context(ctx.recipe, ctx.ascend).flags
-    url = entrypoint.replace("<gateway host>", "__GATEWAY_VIP__")  # the gateways' virtual IP
-    body = [
-        "# Load test with the quote's workload; every run writes vLLM's standard result JSON, which the",
-        "# quote imports (Quote > Import measured results).  Run it from any host that reaches the endpoint",
-        "# and has vLLM installed (the serving image has it).",
-        f"endpoint=${{ENDPOINT:-{_q('http://' + url)}}}",
-        f"model={_q(ctx.served_name)}",
-        f"tokenizer=${{TOKENIZER:-{_q(ctx.model_path)}}}",
-        f"input_len={int(isl)}",
-        f"output_len={int(osl)}",
-        "result_dir=${RESULT_DIR:-results}",
-        'mkdir -p "$result_dir"',
-        f"for concurrency in {' '.join(str(c) for c in sweep)}; do",
-        "  # at least 10 requests per seat, so the steady state dominates the ramp",
-        "  prompts=$(( concurrency * 10 ))",
-        "  vllm bench serve \\",
-        "    --backend openai-chat \\",
-        '    --base-url "$endpoint" \\',
-        "    --endpoint /v1/chat/completions \\",
-        '    --model "$model" \\',
-        '    --tokenizer "$tokenizer" \\',
-        *(["    --trust-remote-code \\"] if remote_code else []),
-        "    --dataset-name random \\",
-        '    --random-input-len "$input_len" \\',
-        '    --random-output-len "$output_len" \\',
-        "    --ignore-eos \\",
-        '    --max-concurrency "$concurrency" \\',
-        '    --num-prompts "$prompts" \\',
-        "    --percentile-metrics ttft,tpot,itl,e2el \\",
-        "    --metric-percentiles 50,90,99 \\",
-        "    --save-result \\",
-        '    --result-dir "$result_dir" \\',
-        '    --result-filename "bench-c${concurrency}-in${input_len}-out${output_len}.json"',
-        "done",
-        'echo "results in $result_dir/ (vLLM bench serve JSON, one file per concurrency)"',
-    ]
-    return script(
-        f"Load test for {ctx.model_name}: vllm bench serve, input {isl} / output {osl} tokens, "
-        f"concurrency {', '.join(str(c) for c in sweep)}",
-        {},
-        "\n".join(body) + "\n",
-    )
-
-
-# --------------------------------------------------------------------------- failover gateway
-
-
-def primary_line(host_port: str, up: bool) -> str:
-    """The primary's line in the gateway's upstream block (as ``launch._nginx`` renders it), up or down."""
-    return f"    server {host_port} max_fails=2 fail_timeout=10s;" if up else f"    server {host_port} down;"
-
-
-def healthcheck_script(ctx: BundleContext, primary: str, script: Script) -> str:
-    """Active health check for the primary (nginx open source has none): a one-token completion."""
-    probe = json.dumps({"model": ctx.served_name, "prompt": "ping", "max_tokens": 1}, separators=(",", ":"))
-    body = f"""\
-# Every {HEALTH_INTERVAL_S} s, send the primary a one-token completion with a {HEALTH_TIMEOUT_S} s timeout.
-# After {HEALTH_FAILS} failures in a row the primary's server line in the gateway config is marked down
-# and nginx reloads, so every request goes to the standby; after {HEALTH_RISES} good answers in a row it
-# is put back.  A hung engine (a stuck collective keeps /health at 200) fails this probe in seconds.
-conf=${{NGINX_CONF:-{_q(GATEWAY_CONF)}}}
-url={_q("http://" + primary + "/v1/completions")}
-probe={_q(probe)}
-up_line={_q(primary_line(primary, True))}
-down_line={_q(primary_line(primary, False))}
-swap() {{  # swap "$1" for "$2" (whole lines, compared literally), then reload nginx
-  local line
-  while IFS= read -r line; do
-    if [ "$line" = "$1" ]; then printf '%s\\n' "$2"; else printf '%s\\n' "$line"; fi
-  done < "$conf" > "$conf.new" && mv "$conf.new" "$conf" && nginx -t && nginx -s reload
-}}
-fails=0
-rises=0
-current=up
-while true; do
-  if curl -sf -m {HEALTH_TIMEOUT_S} -H 'Content-Type: application/json' -d "$probe" "$url" >/dev/null; then
-    fails=0; rises=$((rises + 1))
-  else
-    rises=0; fails=$((fails + 1))
-  fi
-  if [ "$current" = up ] && [ "$fails" -ge {HEALTH_FAILS} ]; then
-    swap "$up_line" "$down_line" && current=down
-    echo "$(date -Is) primary failed {HEALTH_FAILS} probes: traffic moved to the standby" >&2
-  elif [ "$current" = down ] && [ "$rises" -ge {HEALTH_RISES} ]; then
-    swap "$down_line" "$up_line" && current=up
-    echo "$(date -Is) primary answered {HEALTH_RISES} probes: traffic back on the primary" >&2
-  fi
-  sleep {HEALTH_INTERVAL_S}
-done
-"""
-    return script(
-        f"Active health check of the primary cluster for {ctx.model_name}; run beside nginx", {}, body
-    )
-
-
-_KA_WORD = re.compile(r"[A-Za-z0-9_./:-]+")
-
-
-def _ka(token: str | int) -> str:
-    text = str(token)
-    if not _KA_WORD.fullmatch(text):
-        raise ValueError(f"not a keepalived word: {text!r}")
-    return text
-
-
-def keepalived_conf(state: str, priority: int, nic: str, vip: str, peer_note: str) -> str:
-    """One gateway's keepalived.conf: VRRP moves the virtual IP to the other gateway if nginx stops."""
-    lines = [
-        _header(f"keepalived for the LLM gateway ({state}); {peer_note}").rstrip("\n"),
-        "# The clients' address is the virtual IP; it lives on the gateway whose nginx is running.",
-        "vrrp_script chk_nginx {",
-        "    script " + '"' + _ka("/usr/bin/pgrep") + " " + _ka("-x") + " " + _ka("nginx") + '"',
-        "    interval 2",
-        "    fall 2",
-        "    rise 2",
-        "}",
-        "vrrp_instance LLM_GATEWAY {",
-        f"    state {_ka(state)}",
-        f"    interface {_ka(nic)}",
-        "    virtual_router_id 51",
-        f"    priority {_ka(priority)}",
-        "    advert_int 1",
-        "    virtual_ipaddress {",
-        f"        {_ka(vip)}",
-        "    }",
-        "    track_script {",
-        "        chk_nginx",
-        "    }",
-        "}",
-    ]
-    return "\n".join(lines) + "\n"

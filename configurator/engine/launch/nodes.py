@@ -1,0 +1,477 @@
+"""The per-node engine commands: site values, ``vllm serve`` flags, environment and node scripts.
+
+Site values (node IPs, NIC, model path) come from ``req.launch``; a missing one becomes a visible
+placeholder such as ``__NODE3_IP__`` and every script refuses to start until it is replaced.  A value
+that fails the grammar of ``site_values`` is never written: it becomes a placeholder and an error check.
+Flags and environment follow the plan's recipe (``engine/recipes.py``) plus the plan's own sizes; JSON
+arguments are built with ``json.dumps`` and quoted with ``shlex.quote`` (docs/domain.md §5, §11).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import recipes as rc
+from .. import site_values as sv
+from ..names import node_name
+from ..placement import serving_flags_for_checkpoint
+from ..types import (
+    BundleContext,
+    GroupLayout,
+    LayoutResult,
+    NodeLaunch,
+    ParallelSpec,
+    PlanRequest,
+    TopologyKind,
+)
+from .shell import file_exists_guard, quote, render_command, script, template
+
+PLACEHOLDER_MODEL_PATH = "__MODEL_PATH__"
+PLACEHOLDER_NIC = "__DATA_NIC__"
+PLACEHOLDER_IMAGE = "__IMAGE__"
+MEMCACHE_DIR = "/etc/memcache"  # the memcache KV pool's configs, copied from memcache_hybrid/config/
+MMC_LOCAL_CONF = f"{MEMCACHE_DIR}/mmc-local.conf"
+MMC_META_CONF = f"{MEMCACHE_DIR}/mmc-meta.conf"
+KV_PORT_STEP = 100  # kv_port offset between engines on one node (each takes kv_port … kv_port + chips)
+FAILOVER_HCCL_EXEC_TIMEOUT_S = 204  # the K3 tutorial's P/D value; HCCL's default is ≈30 min
+
+
+@dataclass(frozen=True)
+class Site:
+    ips: tuple[str, ...]
+    model_path: str
+    nic: str
+    served_name: str
+    devices_per_node: int
+    ascend: bool
+    placeholders: tuple[str, ...]
+    image: str = PLACEHOLDER_IMAGE
+    rejected: tuple[tuple[str, str], ...] = ()  # (field, message) of values never written
+
+
+def _checked(
+    value: str,
+    placeholder: str,
+    error: Callable[[str], str | None],
+    field_name: str,
+    rejected: list[tuple[str, str]],
+) -> str:
+    """``value`` if it passes its grammar, else ``placeholder`` (and the reason in ``rejected``)."""
+    value = value.strip() if isinstance(value, str) else ""
+    if not value:
+        return placeholder
+    problem = error(value)
+    if problem is None:
+        return value
+    rejected.append((field_name, problem))
+    return placeholder
+
+
+def resolve_site(req: PlanRequest, layout: LayoutResult) -> Site:
+    n = max(
+        layout.nodes or req.topology.nodes, max((g.first_node + g.nodes for g in layout.groups), default=0)
+    )
+    given = req.launch.node_ips
+    rejected: list[tuple[str, str]] = []
+    ips = tuple(
+        _checked(given[i] if i < len(given) else "", f"__NODE{i}_IP__", sv.node_address_error,
+                 f"launch.node_ips[{i}]", rejected)
+        for i in range(n)
+    )  # fmt: skip
+    model_path = _checked(
+        req.launch.model_path, PLACEHOLDER_MODEL_PATH, sv.model_path_error, "launch.model_path", rejected
+    )
+    nic = _checked(req.launch.data_nic, PLACEHOLDER_NIC, sv.nic_error, "launch.data_nic", rejected)
+    image = _checked(req.launch.image, PLACEHOLDER_IMAGE, sv.image_error, "launch.image", rejected)
+    served_name = req.launch.served_model_name or req.model.slug
+    if sv.served_name_error(served_name) is not None:
+        rejected.append(("launch.served_model_name", sv.served_name_error(served_name) or ""))
+        served_name = req.model.slug if sv.served_name_error(req.model.slug) is None else "model"
+    placeholders = [ip for ip in ips if ip.startswith("__")]
+    placeholders += [v for v in (model_path, nic) if v.startswith("__")]
+    return Site(
+        ips=ips,
+        model_path=model_path,
+        nic=nic,
+        served_name=served_name,
+        devices_per_node=layout.devices_per_node or req.server.logical_devices,
+        ascend=req.server.accelerator.software_stack == "ascend",
+        placeholders=tuple(placeholders),
+        image=image,
+        rejected=tuple(rejected),
+    )
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=False)
+
+
+def _engine_flags(
+    req: PlanRequest, recipe: rc.Recipe, role: str, p: ParallelSpec, *, cross_node: bool
+) -> list[tuple[str, str | None]]:
+    """The plan's sizes and the model's parsers, then the recipe's flags for ``role`` (after the parallel flags).
+
+    Nothing platform-specific is decided here: graph mode, eager prefill, multimodal and kernel settings all
+    come from the recipe (``engine/recipes.py``), so CUDA engines never inherit an Ascend choice.
+    """
+    s, m = req.serving, req.model
+    flags: list[tuple[str, str | None]] = []
+    if p.expert_parallel and m.is_moe:
+        flags.append(("--enable-expert-parallel", None))
+    flags += [
+        ("--max-model-len", str(s.max_model_len)),
+        ("--max-num-seqs", str(s.max_num_seqs)),
+        ("--max-num-batched-tokens", str(s.max_num_batched_tokens)),
+        ("--gpu-memory-utilization", f"{s.gpu_memory_utilization:g}"),
+    ]
+    flags += serving_flags_for_checkpoint(req)  # --quantization / --block-size (engine/placement.py)
+    if s.kv_cache_dtype not in ("auto", ""):
+        flags.append(("--kv-cache-dtype", s.kv_cache_dtype))
+    flags.append(
+        ("--enable-prefix-caching", None) if s.enable_prefix_caching else ("--no-enable-prefix-caching", None)
+    )
+    if s.language_model_only:
+        flags.append(("--language-model-only", None))
+    if m.vllm_tokenizer_mode:
+        flags.append(("--tokenizer-mode", m.vllm_tokenizer_mode))
+    if m.vllm_reasoning_parser:
+        flags.append(("--reasoning-parser", m.vllm_reasoning_parser))
+    if m.vllm_tool_call_parser:
+        flags += [("--enable-auto-tool-choice", None), ("--tool-call-parser", m.vllm_tool_call_parser)]
+    flags += recipe.flags_for(role)
+    if cross_node and p.expert_parallel and m.is_moe:
+        flags += list(recipe.cross_node_flags)
+    return flags
+
+
+def _argv(model_path: str, flags: list[tuple[str, str | None]]) -> tuple[str, ...]:
+    out = ["vllm", "serve", model_path]
+    for flag, value in flags:
+        out.append(flag)
+        if value is not None:
+            out.append(value)
+    return tuple(out)
+
+
+def _kv_transfer_config(
+    recipe: rc.Recipe, side: str, engine_id: str, kv_port: int, prefill: GroupLayout, decode: GroupLayout
+) -> dict[str, Any]:
+    sizes = {
+        "prefill": {"dp_size": prefill.parallel.dp, "tp_size": prefill.parallel.tp},
+        "decode": {"dp_size": decode.parallel.dp, "tp_size": decode.parallel.tp},
+    }
+    if recipe.connector == "nixl":
+        # vLLM's own P/D connector on CUDA; each side both sends and receives metadata [NIXL].
+        return {"kv_connector": "NixlConnector", "kv_role": "kv_both", "engine_id": engine_id}
+    if side == "prefill":
+        return {
+            "kv_connector": "MultiConnector",
+            "kv_role": "kv_producer",
+            "engine_id": engine_id,
+            "kv_connector_extra_config": {
+                "connectors": [
+                    {
+                        "kv_connector": "MooncakeConnectorV1",
+                        "kv_role": "kv_producer",
+                        "kv_port": kv_port,
+                        "kv_connector_extra_config": sizes,
+                    },
+                    {
+                        "kv_connector": "AscendStoreConnector",
+                        "kv_role": "kv_producer",
+                        "kv_connector_extra_config": {"backend": "memcache", "lookup_rpc_port": "0"},
+                    },
+                ]
+            },
+        }
+    return {
+        "kv_connector": "MooncakeConnectorV1",
+        "kv_role": "kv_consumer",
+        "engine_id": engine_id,
+        "kv_port": kv_port,
+        "kv_connector_extra_config": sizes,
+    }
+
+
+def _fill(value: str, ip: str, site: Site) -> str:
+    devices = ",".join(str(i) for i in range(site.devices_per_node))
+    return {rc.IP: ip, rc.NIC: site.nic, rc.DEVICES: devices}.get(value, value)
+
+
+def _env(
+    recipe: rc.Recipe,
+    deviations: tuple[rc.Deviation, ...],
+    role: str,
+    site: Site,
+    ip: str,
+    *,
+    cross_node: bool,
+) -> dict[str, str]:
+    """The recipe's environment for ``role`` on the node at ``ip``, with the bundle's recorded deviations."""
+    env = {k: _fill(v, ip, site) for k, v in recipe.env_for(role).items()}
+    if cross_node:
+        env.update({k: _fill(v, ip, site) for k, v in recipe.cross_node_env.items()})
+    for d in deviations:
+        if d.kind == "env" and role in d.roles:
+            if d.value is None:
+                env.pop(d.name, None)
+            else:
+                env[d.name] = _fill(d.value, ip, site)
+    return env
+
+
+def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -> tuple[rc.Deviation, ...]:
+    """The recipe's own deviations plus the ones this plan adds, each with its reason."""
+    out = list(recipe.deviations)
+    ascend = recipe.platform == "ascend"
+    if "VLLM_HOST_IP" not in recipe.env and not any(d.name == "VLLM_HOST_IP" for d in out):
+        out.append(rc.HOST_IP_ADDED)
+    buffsize = recipe.env.get("HCCL_BUFFSIZE")
+    if ascend and buffsize and str(req.serving.comm_buffer_mb) != buffsize:
+        out.append(
+            rc.Deviation(
+                "env",
+                "HCCL_BUFFSIZE",
+                str(req.serving.comm_buffer_mb),
+                f"the plan's communication buffer ({req.serving.comm_buffer_mb} MB, counted in the memory "
+                f"estimate) instead of the tutorial's {buffsize} MB",
+            )
+        )
+    if ascend and req.topology.kind == TopologyKind.PRIMARY_STANDBY:
+        out.append(
+            rc.Deviation(
+                "env",
+                "HCCL_EXEC_TIMEOUT",
+                str(FAILOVER_HCCL_EXEC_TIMEOUT_S),
+                f"lowered to {FAILOVER_HCCL_EXEC_TIMEOUT_S} s (the tutorial's P/D value) so a hung collective "
+                "fails the cluster in minutes rather than after HCCL's ≈30 min default, and the gateway's "
+                "health check moves traffic to the standby",
+            )
+        )
+    if not ascend and any(n.fabric in ("infiniband", "roce") for n in req.server.nics):
+        out.append(
+            rc.Deviation(
+                "env",
+                "NCCL_IB_HCA",
+                "mlx5",
+                "NCCL uses only the RDMA HCAs (prefix match on mlx5); narrow it if other HCAs exist",
+            )
+        )
+    return tuple(out)
+
+
+def _rank_text(k: int, dp_local: int) -> str:
+    first = k * dp_local
+    return f"DP rank {first}" if dp_local == 1 else f"DP ranks {first}–{first + dp_local - 1}"
+
+
+def _script_name(index: int, group: GroupLayout, role: str) -> str:
+    return f"node-{index:02d}-{group.name}-{role}.sh"
+
+
+def build_aggregated(
+    req: PlanRequest,
+    layout: LayoutResult,
+    site: Site,
+    recipe: rc.Recipe,
+    deviations: tuple[rc.Deviation, ...],
+    nodes: list[NodeLaunch],
+) -> str:
+    lp = req.launch
+    for g in layout.groups:
+        p = g.parallel
+        master_ip = site.ips[g.first_node]
+        cross_node = g.nodes > 1
+        for k in range(g.nodes):
+            index = g.first_node + k
+            ip = site.ips[index]
+            master = k == 0
+            role = "master" if master else "worker"
+            flags: list[tuple[str, str | None]] = [("--served-model-name", site.served_name)]
+            if master:
+                flags += [("--host", "0.0.0.0"), ("--port", str(lp.api_port))]
+            else:
+                flags.append(("--headless", None))
+            flags += [("--tensor-parallel-size", str(p.tp))]
+            if p.pp > 1:
+                flags.append(("--pipeline-parallel-size", str(p.pp)))
+            if p.dp > 1 or g.nodes > 1:
+                # DP flags only where there is DP: on one node with DP1 they are no-ops [DP]
+                flags += [
+                    ("--data-parallel-size", str(p.dp)),
+                    ("--data-parallel-size-local", str(p.dp_local)),
+                ]
+                if not master:
+                    flags.append(("--data-parallel-start-rank", str(k * p.dp_local)))
+                flags += [
+                    ("--data-parallel-address", master_ip),
+                    ("--data-parallel-rpc-port", str(lp.rpc_port)),
+                ]
+            flags += _engine_flags(req, recipe, role, p, cross_node=cross_node)
+            argv = _argv(site.model_path, flags)
+            env = _env(recipe, deviations, role, site, ip, cross_node=cross_node)
+            name = _script_name(index, g, role)
+            title = (
+                f"{req.model.name} on {req.server.name}: {node_name(index)} ({g.name}, {role}, "
+                f"{_rank_text(k, p.dp_local)} of {p.dp})"
+            )
+            nodes.append(
+                NodeLaunch(
+                    index=index,
+                    group=g.name,
+                    role=role,
+                    host=ip,
+                    is_master=master,
+                    dp_rank=k * p.dp_local,
+                    script=name,
+                    title=title,
+                    env=env,
+                    argv=(argv,),
+                    api_ports=(lp.api_port,) if master else (),
+                )
+            )
+    masters = [n for n in nodes if n.is_master]
+    if req.topology.kind in (TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR) and len(masters) >= 2:
+        return f"<gateway host>:{lp.proxy_port}"
+    return sv.host_port(masters[0].host, lp.api_port) if masters else ""
+
+
+def build_pd(
+    req: PlanRequest,
+    layout: LayoutResult,
+    site: Site,
+    recipe: rc.Recipe,
+    deviations: tuple[rc.Deviation, ...],
+    nodes: list[NodeLaunch],
+) -> str:
+    lp = req.launch
+    prefill = next((g for g in layout.groups if g.role == "prefill"), None)
+    decode = next((g for g in layout.groups if g.role == "decode"), None)
+    if prefill is None or decode is None:
+        return ""
+    rpc_ports = {"prefill": lp.rpc_port, "decode": lp.rpc_port + 1}
+    kv_ports = {"prefill": lp.kv_port_prefill, "decode": lp.kv_port_decode}
+    for g in (prefill, decode):
+        side = g.role
+        p = g.parallel
+        master_ip = site.ips[g.first_node]
+        cross_node = g.nodes > 1
+        for k in range(g.nodes):
+            index = g.first_node + k
+            ip = site.ips[index]
+            env = _env(recipe, deviations, side, site, ip, cross_node=cross_node)
+            argvs: list[tuple[str, ...]] = []
+            ports: list[int] = []
+            for local in range(p.dp_local):
+                rank = k * p.dp_local + local
+                port = lp.api_port + local
+                kv_port = kv_ports[side] + local * KV_PORT_STEP
+                engine_id = str(index * p.dp_local + local)
+                flags: list[tuple[str, str | None]] = [
+                    ("--served-model-name", site.served_name),
+                    ("--host", "0.0.0.0"),
+                    ("--port", str(port)),
+                    ("--tensor-parallel-size", str(p.tp)),
+                ]
+                if p.pp > 1:
+                    flags.append(("--pipeline-parallel-size", str(p.pp)))
+                if p.dp > 1:
+                    # external load balancing: one vllm serve per DP rank [DP]
+                    flags += [
+                        ("--data-parallel-size", str(p.dp)),
+                        ("--data-parallel-rank", str(rank)),
+                        ("--data-parallel-address", master_ip),
+                        ("--data-parallel-rpc-port", str(rpc_ports[side])),
+                    ]
+                flags += _engine_flags(req, recipe, side, p, cross_node=cross_node)
+                kv = _kv_transfer_config(recipe, side, engine_id, kv_port, prefill, decode)
+                flags.append(("--kv-transfer-config", _json(kv)))
+                argv = _argv(site.model_path, flags)
+                if p.dp_local > 1:
+                    per_engine = p.tp * p.pp
+                    devices = ",".join(str(d) for d in range(local * per_engine, (local + 1) * per_engine))
+                    var = "ASCEND_RT_VISIBLE_DEVICES" if site.ascend else "CUDA_VISIBLE_DEVICES"
+                    argv = (f"{var}={devices}", *argv)
+                argvs.append(argv)
+                ports.append(port)
+            name = _script_name(index, g, side)
+            title = (
+                f"{req.model.name} on {req.server.name}: {node_name(index)} ({side}, "
+                f"{_rank_text(k, p.dp_local)} of {p.dp}, master {master_ip})"
+            )
+            nodes.append(
+                NodeLaunch(
+                    index=index,
+                    group=g.name,
+                    role=side,
+                    host=ip,
+                    is_master=k == 0,
+                    dp_rank=k * p.dp_local,
+                    script=name,
+                    title=title,
+                    env=env,
+                    argv=tuple(argvs),
+                    api_ports=tuple(ports),
+                )
+            )
+
+    return sv.host_port(site.ips[prefill.first_node], lp.proxy_port)
+
+
+def _prelude(ctx: BundleContext) -> str:
+    """What the recipe does before the exports: unset proxies, source the CANN environment."""
+    recipe = rc.for_context(ctx.recipe, ctx.ascend)
+    lines: list[str] = []
+    if recipe.unset:
+        lines.append("# Requests between nodes must not go through an HTTP proxy (tutorial).")
+        lines.append("unset " + " ".join(quote(v) for v in recipe.unset))
+    for path in recipe.sourced:
+        # the tutorial's environment script, on the node (it may read unset variables)
+        lines += ["set +u", "# shellcheck source=/dev/null", f"source {quote(path)}", "set -u"]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _path_prepends(ctx: BundleContext) -> str:
+    recipe = rc.for_context(ctx.recipe, ctx.ascend)
+    return "".join(
+        f"export {var}={quote(path)}${{{var}:+:${var}}}\n"
+        for var, path in sorted(recipe.path_prepend.items())
+    )
+
+
+# Every engine of a node must run: the first to exit (for any reason) stops the others and fails the script.
+MULTI_ENGINE_TAIL = template("multi-engine-tail.sh")
+
+
+def node_script(ctx: BundleContext, node: NodeLaunch) -> str:
+    pre = _prelude(ctx) + _path_prepends(ctx)
+    if len(node.argv) == 1 and "=" not in node.argv[0][0]:
+        body = pre + "exec " + render_command(node.argv[0])
+    else:
+        # several engines on one node, each with its own devices
+        lines = [
+            "pids=()",
+            'stop_engines() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }',
+            "trap 'stop_engines; exit 143' INT TERM",
+        ]
+        for a in node.argv:
+            lines.append(render_command(a[1:], prefix=f"{quote(a[0])} ") + " &")
+            lines.append('pids+=("$!")')
+        body = pre + "\n".join(lines) + "\n" + MULTI_ENGINE_TAIL
+    extra = (
+        file_exists_guard(MMC_LOCAL_CONF, "memcache local config")
+        if node.role == "prefill" and ctx.ascend
+        else ""
+    )
+    return script(node.title, node.env, body, extra)
+
+
+def upstream_host(node: NodeLaunch) -> str:
+    """The node's address as an upstream; a stored plan's value outside the grammar becomes the
+    node's placeholder (plans made before issue 13 were not validated)."""
+    if sv.is_placeholder(node.host) or sv.node_address_error(node.host) is None:
+        return node.host
+    return f"__NODE{node.index}_IP__"
