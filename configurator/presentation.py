@@ -20,57 +20,17 @@ from .drawings.racks import rack_elevation_svg
 from .drawings.topology import topology_groups, topology_svg
 from .engine.names import node_name
 from .engine.serialize import group_layout_from_dict, rack_layout_from_dict, rank_memory_from_dict
+from .engine.vocabulary import (
+    area_label,
+    fabric_label,
+    group_label,
+    node_role_label,
+    plane_label,
+    role_label,
+)
 
 AREAS = ("memory", "power", "network", "racks", "cooling", "layout", "performance", "commercial")
-AREA_LABELS = {
-    "memory": ("Memory", "显存"),
-    "power": ("Power", "供电"),
-    "network": ("Network", "网络"),
-    "racks": ("Racks", "机柜"),
-    "cooling": ("Cooling", "散热"),
-    "layout": ("Parallel layout", "并行布局"),
-    "performance": ("Performance", "性能"),
-    "commercial": ("Commercial", "商务"),
-    "model": ("Model", "模型"),
-}
 SEVERITY_ORDER = {"ok": 0, "warning": 1, "error": 2}
-GROUP_LABELS = {
-    "cluster": ("Cluster", "集群"),
-    "cluster-a": ("Cluster A", "集群 A"),
-    "cluster-b": ("Cluster B", "集群 B"),
-    "prefill": ("Prefill (P)", "预填充（P）"),
-    "decode": ("Decode (D)", "解码（D）"),
-}
-FABRIC_LABELS = {
-    "lingqu": ("LingQu (UB)", "灵衢（UB）"),
-    "roce": ("RoCE", "RoCE"),
-    "infiniband": ("InfiniBand", "InfiniBand"),
-    "ethernet": ("Ethernet", "以太网"),
-    "management": ("Management", "管理网"),
-    "nvlink": ("NVLink", "NVLink"),
-    "pcie": ("PCIe", "PCIe"),
-    "hccs": ("HCCS", "HCCS"),
-}
-PLANE_LABELS = {
-    "scale_up": ("scale-up (parameter plane)", "Scale-up（参数面）"),
-    "scale_out": ("scale-out (parameter plane)", "Scale-out（参数面）"),
-    "service": ("service plane", "业务面"),
-    "management": ("management plane", "管理面"),
-}
-NODE_ROLE_LABELS = {
-    "master": ("master", "主节点"),
-    "worker": ("worker", "工作节点"),
-    "prefill": ("prefill", "预填充"),
-    "decode": ("decode", "解码"),
-}
-ROLE_LABELS = {
-    "serve": ("serving", "主用"),
-    "standby": ("standby", "备用"),
-    "tenant": ("tenant", "租户"),
-    "prefill": ("prefill (P)", "预填充（P）"),
-    "decode": ("decode (D)", "解码（D）"),
-    "cluster": ("cluster", "集群"),
-}
 
 
 def _zh(lang: str) -> bool:
@@ -100,14 +60,12 @@ def verdicts(checks: list[dict], lang: str) -> list[dict]:
             worst[area] = sev
     out = []
     for area in ("memory", "power", "network", "racks", "cooling"):
-        en, zh = AREA_LABELS[area]
-        out.append({"area": area, "label": _pick(en, zh, lang), "severity": worst.get(area, "ok")})
+        out.append({"area": area, "label": area_label(area, lang), "severity": worst.get(area, "ok")})
     # A model problem (context too long, image input on a text-only server) is
     # its own badge, never "Memory: error".
     for area in ("model", "layout", "performance", "commercial"):
         if worst.get(area) in ("warning", "error"):
-            en, zh = AREA_LABELS[area]
-            out.append({"area": area, "label": _pick(en, zh, lang), "severity": worst[area]})
+            out.append({"area": area, "label": area_label(area, lang), "severity": worst[area]})
     return out
 
 
@@ -120,12 +78,11 @@ def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | No
     proven = proven or {}
     for index, c in enumerate(checks):
         area = c.get("area", "")
-        en, zh = AREA_LABELS.get(area, (area, area))
         out.append(
             {
                 "code": c.get("code", ""),
                 "severity": c.get("severity", "ok"),
-                "area": _pick(en, zh, lang),
+                "area": area_label(area, lang),
                 "message": _pick(c.get("message", ""), c.get("message_zh", ""), lang),
                 "fix_text": _pick(c.get("fix_en", ""), c.get("fix_zh", ""), lang),
                 "fix": c.get("fix") or {},
@@ -154,12 +111,11 @@ def _memory_panels(result: dict, lang: str) -> list[dict]:
             continue
         seen.add(signature)
         segments = memory_segments(rank_memory_from_dict(rank))
-        role = ROLE_LABELS.get(lay.get("role", "cluster"), ("", ""))
         prefix = "memory.per_rank" if not panels else f"memory.{group.get('group')}.per_rank"
         panels.append(
             {
                 "group": group.get("group"),
-                "role": _pick(role[0], role[1], lang),
+                "role": role_label(lay.get("role", "cluster"), lang),
                 "parallel": parallel,
                 "experts_per_rank": lay.get("experts_per_rank"),
                 "rank": rank,
@@ -299,16 +255,11 @@ def _launch(result: dict, lang: str = "en") -> dict | None:
                 **node,
                 "name": node_name(node.get("index", 0)),
                 "display": env + "\n".join(commands or [node.get("command", "")]),
-                "group_label": _label(GROUP_LABELS, node.get("group", ""), lang),
-                "role_label": _label(NODE_ROLE_LABELS, node.get("role", ""), lang),
+                "group_label": group_label(node.get("group", ""), lang),
+                "role_label": node_role_label(node.get("role", ""), lang),
             }
         )
     return {**launch, "nodes": nodes}
-
-
-def _label(table: dict, code: str, lang: str) -> str:
-    en, zh = table.get(code, (code, code))
-    return _pick(en, zh, lang)
 
 
 def _layout(result: dict, lang: str) -> dict | None:
@@ -318,8 +269,8 @@ def _layout(result: dict, lang: str) -> dict | None:
     groups = [
         {
             **g,
-            "label": _label(GROUP_LABELS, g["name"], lang),
-            "role_label": _label(ROLE_LABELS, g["role"], lang),
+            "label": group_label(g["name"], lang),
+            "role_label": role_label(g["role"], lang),
         }
         for g in layout.get("groups", [])
     ]
@@ -334,8 +285,8 @@ def _network(result: dict, lang: str) -> dict | None:
         {
             **row,
             "figure_key": f"network.{row.get('role', '')}.{row.get('fabric', '')}.{row.get('scope', '')}",
-            "fabric_label": _label(FABRIC_LABELS, row.get("fabric", ""), lang),
-            "plane_label": _label(PLANE_LABELS, row.get("role", ""), lang),
+            "fabric_label": fabric_label(row.get("fabric", ""), lang),
+            "plane_label": plane_label(row.get("role", ""), lang),
         }
         for row in network.get("rows", [])
     ]

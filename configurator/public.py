@@ -18,6 +18,10 @@ What the other apps get:
   PDF, from ``result_json``), the template helpers (:data:`SOURCE_KINDS`, :func:`figval`,
   :func:`seconds`) and the drawings (:func:`tornado_svg`, :func:`power_feed_svg`,
   :func:`svg_to_data_uri`, :func:`format_money`).
+* **the numbers** – :mod:`formatting` (configurator/engine/formatting.py): thousands, bytes,
+  percent, seconds and money written one way on the page, in the drawings and in the PDF.
+* **the words** – :mod:`vocabulary` (configurator/engine/vocabulary.py): the English and Chinese
+  names of groups, roles, fabrics, planes, topologies, areas, sources and scenarios.
 * **the bill of materials** – :data:`MEDIA` (transceiver and cable names by media code).
 * **the launch bundle** – the result types (:class:`LaunchResult`, :class:`NodeLaunch`,
   :class:`BundleContext`, :class:`GroupSummary`, :class:`TopologyKind`), :func:`launch_from_resolved`
@@ -37,6 +41,7 @@ from .drawings.charts import tornado_svg
 from .drawings.fmt import format_money
 from .drawings.power_feed import power_feed_svg
 from .drawings.svg import svg_to_data_uri
+from .engine import formatting, vocabulary
 from .engine.launch import build_launch, bundle_files, bundle_zip
 from .engine.layout import resolve_layout
 from .engine.network import MEDIA
@@ -73,6 +78,7 @@ __all__ = [
     "figval",
     "form_data_from_request",
     "format_money",
+    "formatting",
     "launch_bundle_zip",
     "launch_from_resolved",
     "parse_acknowledged",
@@ -87,6 +93,7 @@ __all__ = [
     "seconds",
     "svg_to_data_uri",
     "tornado_svg",
+    "vocabulary",
 ]
 
 

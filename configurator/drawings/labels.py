@@ -3,10 +3,13 @@
 Taken from ``docs/glossary.md`` so a drawing reads like the proposal around it.
 Drawings are rendered outside Django's translation machinery (the PDF task
 and the page must produce the same SVG for a given language), hence a small
-table here rather than ``gettext``.
+table here rather than ``gettext``; the names of roles come from
+``configurator/engine/vocabulary.py`` (the words the page and the PDF use).
 """
 
 from __future__ import annotations
+
+from configurator.engine.vocabulary import NODE_ROLES, ROLES, is_zh
 
 LABELS: dict[str, tuple[str, str]] = {
     # key: (en, zh-hans)
@@ -25,8 +28,6 @@ LABELS: dict[str, tuple[str, str]] = {
     "gateway": ("Gateway / load balancer", "网关 / 负载均衡"),
     "pd_proxy": ("P/D proxy (load balancer)", "PD 代理 (负载均衡)"),
     "node": ("Node {n}", "节点 {n}"),
-    "master": ("master", "主节点"),
-    "worker": ("worker", "工作节点"),
     "more_nodes": ("+{n} more", "另 {n} 台"),
     "n_nodes": ("{n} nodes", "{n} 节点"),
     "one_node": ("1 node", "1 节点"),
@@ -40,12 +41,6 @@ LABELS: dict[str, tuple[str, str]] = {
     "weights_sync": ("weights sync", "权重同步"),
     "kv_transfer": ("KV cache (Mooncake)", "KV 缓存 (Mooncake)"),
     "kv_pool": ("KV pool (MetaService + Memcache)", "KV 池 (MetaService + Memcache)"),
-    "role_serve": ("primary", "主用"),
-    "role_standby": ("standby", "备用"),
-    "role_tenant": ("tenant", "租户"),
-    "role_prefill": ("prefill (P)", "预填充 (P)"),
-    "role_decode": ("decode (D)", "解码 (D)"),
-    "role_cluster": ("cluster", "集群"),
     "clients": ("Clients / applications", "客户端 / 业务应用"),
     # charts
     "no_data": ("No data", "暂无数据"),
@@ -59,12 +54,10 @@ LABELS: dict[str, tuple[str, str]] = {
     "rack": ("Rack {n}", "机柜 {n}"),
     "breaker": ("{amps} A breaker", "{amps} A 断路器"),
     "power_title": ("A/B redundant feeds", "A/B 路供电 (双路)"),
+    # the roles of groups and nodes, as the page and the PDF spell them
+    **{f"role_{code}": (term.en, term.zh) for code, term in ROLES.items()},
+    **{code: (NODE_ROLES[code].en, NODE_ROLES[code].zh) for code in ("master", "worker")},
 }
-
-
-def is_zh(lang: str) -> bool:
-    """True for zh-hans (and any other zh variant)."""
-    return (lang or "").lower().startswith("zh")
 
 
 def t(key: str, lang: str, **values: object) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from xml.sax.saxutils import escape as _xml_escape
 
 from ..engine.names import display_text
-from ..engine.racks import GROUP_EN, GROUP_ZH
 from ..engine.types import RackLayout
+from ..engine.vocabulary import group_short
 
 FONT = "Noto Sans CJK SC, DejaVu Sans, sans-serif"
 _FILL = {
@@ -81,9 +81,9 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
         ("（网络）" if zh else " (network)") if rack.kind == "network" else ""
     )
     groups = (
-        "、".join(GROUP_ZH.get(g, g) for g in rack.groups)
+        "、".join(group_short(g, "zh") for g in rack.groups)
         if zh
-        else ", ".join(GROUP_EN.get(g, g) for g in rack.groups)
+        else ", ".join(group_short(g, "en") for g in rack.groups)
     )
 
     out: list[str] = [

@@ -2,7 +2,8 @@
 
 Figures are put on the figure book (``engine/figures``); ``check()`` builds a :class:`Check`;
 the formatting helpers (``gb``, ``thousands`` …) are what messages use so that
-the English and Chinese texts quote a number the same way everywhere.
+the English and Chinese texts quote a number the same way everywhere; they are
+the names of ``formatting.py``'s formatters that the engine's modules know.
 """
 
 from __future__ import annotations
@@ -10,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .types import GB, GIB, Check, Severity, Source
+from .formatting import (
+    format_bytes_gb,
+    format_bytes_gib,
+    format_bytes_mb,
+    format_bytes_tb,
+    format_number,
+    format_percent,
+)
+from .types import Check, Severity, Source
 
 DERIVED = Source("derived")
 _EMPTY: Mapping[str, Any] = {}
@@ -68,28 +77,28 @@ def check(
 
 
 def thousands(n: int | float) -> str:
-    """``133120`` → ``"133,120"``; floats are rounded to whole numbers."""
-    return f"{round(n):,}"
+    """``133120`` → ``"133,120"``; floats are rounded to whole numbers (formatting.py)."""
+    return format_number(n, 0)
 
 
 def gb(n_bytes: int | float, digits: int = 1) -> str:
     """Decimal gigabytes with one decimal by default: ``29_750_000_000`` → ``"29.8 GB"``."""
-    return f"{n_bytes / GB:,.{digits}f} GB"
+    return format_bytes_gb(n_bytes, digits)
 
 
 def gib(n_bytes: int | float, digits: int = 1) -> str:
     """Binary gibibytes (what vLLM logs): ``2**30`` → ``"1.0 GiB"``."""
-    return f"{n_bytes / GIB:,.{digits}f} GiB"
+    return format_bytes_gib(n_bytes, digits)
 
 
 def tb(n_bytes: int | float, digits: int = 2) -> str:
     """Decimal terabytes: ``1_560_936_091_448`` → ``"1.56 TB"``."""
-    return f"{n_bytes / 10**12:,.{digits}f} TB"
+    return format_bytes_tb(n_bytes, digits)
 
 
 def mb(n_bytes: int | float, digits: int = 1) -> str:
     """Decimal megabytes: ``28_085_760`` → ``"28.1 MB"``."""
-    return f"{n_bytes / 10**6:,.{digits}f} MB"
+    return format_bytes_mb(n_bytes, digits)
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -104,7 +113,7 @@ def sentence_start(text: str) -> str:
 
 def pct(fraction: float, digits: int = 0) -> str:
     """``0.85`` → ``"85 %"``."""
-    return f"{fraction * 100:.{digits}f} %"
+    return format_percent(fraction, digits)
 
 
 def ratio(x: float, digits: int = 2) -> str:

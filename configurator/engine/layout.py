@@ -30,23 +30,10 @@ from .types import (
     TopologyKind,
     TopologySpec,
 )
+from .vocabulary import group_in_text
 
 AREA = "layout"
 
-GROUP_EN = {
-    "cluster": "the cluster",
-    "cluster-a": "cluster A",
-    "cluster-b": "cluster B",
-    "prefill": "the prefill (P) group",
-    "decode": "the decode (D) group",
-}
-GROUP_ZH = {
-    "cluster": "集群",
-    "cluster-a": "集群 A",
-    "cluster-b": "集群 B",
-    "prefill": "预填充（P）集群",
-    "decode": "解码（D）集群",
-}
 _PAIR_KINDS = (TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR)
 
 
@@ -132,8 +119,8 @@ def nodes_fix_text(req: PlanRequest, group_name: str, group_nodes: int) -> tuple
         )
     if topo.kind == TopologyKind.DISAGGREGATED:
         return (
-            f"Give {GROUP_EN.get(group_name, group_name)} {plural(group_nodes, 'node')}",
-            f"{GROUP_ZH.get(group_name, group_name)}改为 {group_nodes} 台",
+            f"Give {group_in_text(group_name, 'en')} {plural(group_nodes, 'node')}",
+            f"{group_in_text(group_name, 'zh')}改为 {group_nodes} 台",
         )
     return f"Use {plural(group_nodes, 'node')}", f"改为 {group_nodes} 台"
 
@@ -365,8 +352,8 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
     dpn = server.logical_devices
     devices = nodes * dpn
     pfield = parallel_field(req.topology, names[0])
-    who_en = " and ".join(GROUP_EN.get(g, g) for g in names)
-    who_zh = "、".join(GROUP_ZH.get(g, g) for g in names)
+    who_en = " and ".join(group_in_text(g, "en") for g in names)
+    who_zh = "、".join(group_in_text(g, "zh") for g in names)
     if len(names) > 1:
         who_en, who_zh = "each cluster", "每个集群"
     out: list[Check] = []
@@ -584,8 +571,8 @@ def resolve_layout(req: PlanRequest) -> LayoutResult:
         checks.extend(group_checks)
         if not group_checks:
             g = next(x for x in groups if x.name == names[0])
-            who_en = "Each cluster" if len(names) > 1 else sentence_start(GROUP_EN.get(names[0], names[0]))
-            who_zh = "每个集群" if len(names) > 1 else GROUP_ZH.get(names[0], names[0])
+            who_en = "Each cluster" if len(names) > 1 else sentence_start(group_in_text(names[0], "en"))
+            who_zh = "每个集群" if len(names) > 1 else group_in_text(names[0], "zh")
             moe_en = f", {g.experts_per_rank} experts per rank" if model.is_moe else ""
             moe_zh = f"，每卡 {g.experts_per_rank} 个专家" if model.is_moe else ""
             checks.append(
@@ -601,7 +588,7 @@ def resolve_layout(req: PlanRequest) -> LayoutResult:
 
     for g in groups:
         p = g.parallel
-        group_names = {"group_en": GROUP_EN.get(g.name, g.name), "group_zh": GROUP_ZH.get(g.name, g.name)}
+        group_names = {"group_en": group_in_text(g.name, "en"), "group_zh": group_in_text(g.name, "zh")}
         book.put(
             f"layout.{g.name}.devices", g.devices, label=group_names, nodes=g.nodes, devices_per_node=dpn
         )

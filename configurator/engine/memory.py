@@ -49,8 +49,6 @@ from .defaults import (
 from .explain import assumed, check, gb, plural, public, ratio, sentence_start, thousands, typed
 from .figures import FigureBook
 from .layout import (
-    GROUP_EN,
-    GROUP_ZH,
     group_signature,
     layout_is_valid,
     nodes_fix,
@@ -75,6 +73,7 @@ from .types import (
     Severity,
     Source,
 )
+from .vocabulary import group_in_text
 
 AREA = "memory"
 DERIVED_MODEL = Source("derived", "the model's weight bytes (no checkpoint row)")
@@ -571,8 +570,8 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
     if len(names) > 1:
         who_en, who_zh = "Each cluster", "每个集群"
     else:
-        who_en = sentence_start(GROUP_EN.get(names[0], names[0]))
-        who_zh = GROUP_ZH.get(names[0], names[0])
+        who_en = sentence_start(group_in_text(names[0], "en"))
+        who_zh = group_in_text(names[0], "zh")
     out: list[Check] = []
     util = ratio(serving.gpu_memory_utilization)
     overheads = b.activation + b.buffers + b.graph

@@ -67,6 +67,7 @@ from .types import (
     SwitchUnit,
     TopologyKind,
 )
+from .vocabulary import group_label, plane_in_text
 
 RDMA_FABRICS = frozenset({"lingqu", "ub", "roce", "infiniband", "nvlink", "hccs"})
 IN_NODE_FABRICS = frozenset({"pcie", "hccs", "nvlink"})  # scale-up buses without external switches
@@ -87,12 +88,6 @@ SWITCH_FABRICS_FOR = {
     "lingqu": ("lingqu",),
     "ub": ("lingqu", "ub"),
     "infiniband": ("infiniband",),
-}
-ROLE_ZH = {
-    "scale_up": "超节点互联（灵衢/卡间）",
-    "scale_out": "参数面",
-    "service": "业务面",
-    "management": "管理面",
 }
 _ASSUMED_CABLING = Source("assumed", "one port per accelerator package per fabric (rail-optimised)")
 
@@ -421,7 +416,7 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
                         f"{row.ports_per_switch} ports of a spine; a two-tier fabric cannot reach them all."
                     ),
                     message_zh=(
-                        f"{ROLE_ZH.get(row.role, row.role)} {row.fabric}（{row.scope}）：叶交换机 {row.leaves} 台，"
+                        f"{plane_in_text(row.role, 'zh')} {row.fabric}（{row.scope}）：叶交换机 {row.leaves} 台，"
                         f"超过脊交换机端口数 {row.ports_per_switch}，两层组网无法全互联。"
                     ),
                     figures={"leaves": row.leaves, "ports_per_switch": row.ports_per_switch},
@@ -472,6 +467,7 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
             f"network.cross_node.{link.group}.link_gbps",
             link.link_gbps,
             source=Source("seed", "S1 §6.3"),
+            label={"group_en": group_label(link.group, "en"), "group_zh": group_label(link.group, "zh")},
             nic_port_gbps=best.port_speed_gbps if best else 0,
             switch_port_gbps=switch_port_gbps.get(best.switch_slug, 0) if best else 0,
             fabric=link.fabric,
@@ -650,7 +646,7 @@ def _row_figures(book: FigureBook, rows: list[FabricRow], packages: int) -> None
         names = {
             "fabric": row.fabric,
             "scope": row.scope,
-            "role_zh": ROLE_ZH.get(row.role, row.role),
+            "role_zh": plane_in_text(row.role, "zh"),
             "switch": row.switch_model or row.fabric,
         }
         if row.cabled_per_node == 0 and row.ports_per_node > 0:
@@ -712,7 +708,7 @@ def _no_switch_check(row: FabricRow) -> Check:
             f"No switch model for the {row.fabric} {row.role} fabric ({row.ports_needed} ports): "
             "the plan counts no switches for it."
         ),
-        message_zh=f"{ROLE_ZH.get(row.role, row.role)}（{row.fabric}，{row.ports_needed} 个端口）未选交换机型号，未计入交换机。",
+        message_zh=f"{plane_in_text(row.role, 'zh')}（{row.fabric}，{row.ports_needed} 个端口）未选交换机型号，未计入交换机。",
         figures={"ports_needed": row.ports_needed},
         field="switches",
         fix_en=f"add a {row.fabric} switch to the plan",

@@ -38,6 +38,7 @@ from .types import (
     SiteSpec,
     Source,
 )
+from .vocabulary import group_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from .network import NetworkResult
@@ -299,12 +300,18 @@ def size_power(req: PlanRequest, layout: LayoutResult, network: NetworkResult | 
             g_it, site, "recommended", f"power.group.{g.name}.feed", seed_source, detail=False
         )
         g_book = FigureBook()
+        names = {"group_en": group_label(g.name, "en"), "group_zh": group_label(g.name, "zh")}
         g_book.put(
-            f"power.group.{g.name}.servers_kw", round(g_servers, 3), nodes=g.nodes, max_input_kw=per_kw
+            f"power.group.{g.name}.servers_kw",
+            round(g_servers, 3),
+            label=names,
+            nodes=g.nodes,
+            max_input_kw=per_kw,
         )
         g_book.put(
             f"power.group.{g.name}.it_kw",
             round(g_it, 3),
+            label=names,
             servers_kw=round(g_servers, 3),
             switches_kw=round(g_switch_kw, 3),
         )

@@ -42,21 +42,10 @@ from .types import (
     Severity,
     Source,
 )
+from .vocabulary import TIERS, group_short, plane_short
 
 CONTAINMENT_SOURCE = Source("assumed", "35–40 kW per rack with hot/cold-aisle containment")
 _EPS = 1e-9
-
-GROUP_ZH = {
-    "cluster": "集群",
-    "cluster-a": "集群 A",
-    "cluster-b": "集群 B",
-    "prefill": "预填充",
-    "decode": "解码",
-}
-GROUP_EN = {"cluster-a": "cluster A", "cluster-b": "cluster B"}  # as the proposal names them
-ROLE_EN = {"scale_up": "scale-up", "scale_out": "scale-out", "service": "service", "management": "management"}
-ROLE_ZH = {"scale_up": "灵衢/超节点", "scale_out": "参数面", "service": "业务面", "management": "管理面"}
-TIER_ZH = {"leaf": "叶", "spine": "脊"}
 
 
 # --------------------------------------------------------------------------- placement
@@ -127,20 +116,18 @@ def _short_name(req: PlanRequest) -> str:
 def _node_label(short: str, node: int, g: GroupLayout) -> tuple[str, str]:
     role = "master" if node == g.first_node else "worker"
     role_zh = "主节点" if role == "master" else "工作节点"
-    group_zh = GROUP_ZH.get(g.name, g.name)
+    group_zh = group_short(g.name, "zh")
     # One naming scheme everywhere (engine/names.py): node-00 is the first node, as the launch scripts.
     name = node_name(node)
-    group_en = GROUP_EN.get(g.name, g.name)
+    group_en = group_short(g.name, "en")
     return f"{name} ({group_en}, {role})", f"{name}（{group_zh}，{role_zh}）"
 
 
 def _switch_label(sw: SwitchUnit) -> tuple[str, str]:
-    scope = GROUP_EN.get(sw.groups[0], sw.groups[0]) if len(sw.groups) == 1 else ROLE_EN.get(sw.role, sw.role)
-    scope_zh = (
-        GROUP_ZH.get(sw.groups[0], sw.groups[0]) if len(sw.groups) == 1 else ROLE_ZH.get(sw.role, sw.role)
-    )
+    scope = group_short(sw.groups[0], "en") if len(sw.groups) == 1 else plane_short(sw.role, "en")
+    scope_zh = group_short(sw.groups[0], "zh") if len(sw.groups) == 1 else plane_short(sw.role, "zh")
     tier = "" if sw.tier == "single" else f", {sw.tier}"
-    tier_zh = "" if sw.tier == "single" else f"，{TIER_ZH.get(sw.tier, sw.tier)}"
+    tier_zh = "" if sw.tier == "single" else f"，{TIERS[sw.tier].zh if sw.tier in TIERS else sw.tier}"
     label_zh = sw.label.replace(sw.model, sw.model_zh, 1) if sw.model_zh else sw.label
     return f"{sw.label} ({scope}{tier})", f"{label_zh}（{scope_zh}{tier_zh}）"
 
@@ -452,7 +439,7 @@ def _separation_checks(layout: LayoutResult, racks: list[RackLayout]) -> list[Ch
     where = {g.name: [r.name for r in racks if g.name in r.groups] for g in layout.groups}
     shared = [r.name for r in racks if len(r.groups) > 1]
     desc = "; ".join(f"{g}: {', '.join(rs)}" for g, rs in where.items())
-    desc_zh = "；".join(f"{GROUP_ZH.get(g, g)}：{', '.join(rs)}" for g, rs in where.items())
+    desc_zh = "；".join(f"{group_short(g, 'zh')}：{', '.join(rs)}" for g, rs in where.items())
     if shared:
         return [
             Check(

@@ -1,4 +1,8 @@
-"""Formatting and "why?" derivations for plan figures (page and PDF)."""
+"""Formatting and "why?" derivations for plan figures (page and PDF).
+
+The filters are thin wrappers: numbers are written by ``configurator/engine/formatting.py`` and
+words come from ``configurator/engine/vocabulary.py``, as in the engine, the drawings and the PDF.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +13,19 @@ from django import template
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 
-from configurator.drawings.fmt import format_money
+from configurator.engine import vocabulary
+from configurator.engine.formatting import (
+    format_bytes_gb,
+    format_money,
+    format_number,
+    format_percent,
+    format_seconds,
+)
 
 register = template.Library()
 
-SOURCE_KINDS = {
-    "seed": ("source document", "来源文档"),
-    "public": ("public reference", "公开资料"),
-    "assumed": ("assumed — check before quoting", "假设值，报价前请核实"),
-    "input": ("your input", "输入值"),
-    "derived": ("derived", "推算"),
-}
+#: Where a figure's number comes from, (en, zh) by Source.kind (configurator/engine/vocabulary.py).
+SOURCE_KINDS = {kind: (term.en, term.zh) for kind, term in vocabulary.SOURCE_KINDS.items()}
 
 
 def _zh() -> bool:
@@ -27,10 +33,12 @@ def _zh() -> bool:
 
 
 def _num(value):
+    """``value`` as a finite Decimal, or None (shown as "—")."""
     try:
-        return Decimal(str(value))
+        n = Decimal(str(value))
     except (InvalidOperation, ValueError, TypeError):
         return None
+    return n if n.is_finite() else None
 
 
 @register.filter
@@ -39,7 +47,7 @@ def gb(value, digits=1):
     n = _num(value)
     if n is None:
         return "—"
-    return f"{n / Decimal(10**9):,.{int(digits)}f} GB"
+    return format_bytes_gb(n, int(digits))
 
 
 @register.filter
@@ -47,7 +55,7 @@ def thousands(value, digits=0):
     n = _num(value)
     if n is None:
         return "—"
-    return f"{n:,.{int(digits)}f}"
+    return format_number(n, int(digits))
 
 
 @register.filter
@@ -55,7 +63,7 @@ def pct(value, digits=0):
     n = _num(value)
     if n is None:
         return "—"
-    return f"{n * 100:,.{int(digits)}f} %"
+    return format_percent(n, int(digits))
 
 
 @register.filter
@@ -63,9 +71,7 @@ def seconds(value):
     n = _num(value)
     if n is None:
         return "—"
-    if n < 1:
-        return f"{n * 1000:,.0f} ms"
-    return f"{n:,.1f} s"
+    return format_seconds(n)
 
 
 @register.simple_tag
@@ -77,6 +83,29 @@ def money(value, currency="CNY", scaled=True):
     if scaled:
         return format_money(n, currency, lang)
     return format_money(n, currency, lang, scale=1, decimals=2)
+
+
+#: What ``{% term %}`` names: a table of configurator/engine/vocabulary.py by the kind of its codes.
+TERM_TABLES = {
+    "group": vocabulary.GROUP_LABELS,
+    "role": vocabulary.ROLES,
+    "node_role": vocabulary.NODE_ROLES,
+    "fabric": vocabulary.FABRICS,
+    "plane": vocabulary.PLANE_LABELS,
+    "area": vocabulary.AREAS,
+    "source": vocabulary.SOURCE_KINDS,
+    "scenario": vocabulary.SCENARIOS,
+}
+
+
+@register.simple_tag
+def term(kind, code):
+    """``{% term "fabric" row.fabric %}`` → "LingQu (UB)" / "灵衢（UB）": a code in the page's language,
+    as the vocabulary (and so the PDF and the drawings) spells it; an unknown code as it is."""
+    found = TERM_TABLES[kind].get(str(code or ""))
+    if found is None:
+        return code or ""
+    return found.pick("zh-hans" if _zh() else "en")
 
 
 @register.simple_tag
@@ -103,7 +132,7 @@ def _format_value(value, unit):
         return pct(n, 1)
     if unit == "s":
         return seconds(n)  # as the page shows it (15 ms, not "0.01 s")
-    text = f"{n:,.2f}".rstrip("0").rstrip(".") if n != n.to_integral_value() else f"{n:,.0f}"
+    text = format_number(n, 2, strip_zeros=True) if n != n.to_integral_value() else format_number(n, 0)
     return f"{text} {unit}".strip()
 
 
@@ -128,7 +157,7 @@ def why(figures, key):
     zh = _zh()
     source = f.get("source") or {}
     kind = source.get("kind", "derived")
-    kind_label = SOURCE_KINDS.get(kind, (kind, kind))[1 if zh else 0]
+    kind_label = vocabulary.source_kind_label(kind, "zh-hans" if zh else "en")
     label = (f.get("label_zh") if zh else f.get("label_en")) or f.get("label_en") or key
     parts = [
         '<details class="why"><summary title="',
@@ -216,7 +245,7 @@ def _format_input(name, value):
         return str(value)
     if name.endswith("bytes") or name in {"usable", "weights", "activations", "buffers", "graphs", "device"}:
         if abs(n) >= 10**6:
-            return f"{n:,.0f} B ({gb(n)})"
+            return f"{format_number(n, 0)} B ({gb(n)})"
     if n == n.to_integral_value():
-        return f"{n:,.0f}"
-    return f"{n:,.4f}".rstrip("0").rstrip(".")
+        return format_number(n, 0)
+    return format_number(n, 4, strip_zeros=True)

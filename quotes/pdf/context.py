@@ -26,36 +26,29 @@ from typing import Any
 
 from django.utils import timezone
 from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
 
 from configurator.public import (
     SOURCE_KINDS,
     context_from_dict,
     figval,
     format_money,
+    formatting,
     power_feed_svg,
     seconds,
     svg_to_data_uri,
     tornado_svg,
+    vocabulary,
 )
 from proposals.options import comparison
 from proposals.terms import commercial_context
 
+from ..bom import UNITS
 from ..frozen import revision_prepared_by, revision_quote
 from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
-
-# Scenario slugs of the seeded catalog (docs/domain.md §10) → (en, zh-hans) as in docs/glossary.md.
-SCENARIO_LABELS = {
-    "finance-research": ("Financial research analysis", "金融研报分析"),
-    "financial-research": ("Financial research analysis", "金融研报分析"),
-    "government-policy-qa": ("Government documents and policy Q&A", "政务文档与政策问答"),
-    "software-engineering-agent": ("Software-engineering agents", "软件工程 Agent"),
-    "multimodal-knowledge-base": ("Multimodal enterprise knowledge base", "多模态企业知识库"),
-    "research-drug-discovery": ("Research and drug discovery", "科研与药物发现"),
-}
 
 # Scenarios whose data must stay on the customer's premises (government documents under 等保 2.0,
 # bank research under financial-data rules): a public API is no alternative, so the proposal does
@@ -136,30 +129,17 @@ def proposal_language(revision) -> str:
 
 def topology_label(topology: Mapping, lang: str) -> str:
     """The deployment's topology in the customer's words (docs/glossary.md)."""
-    kind = str(topology.get("kind", ""))
-    if kind == "single":
-        return _("Single cluster")
-    if kind == "primary_standby":
-        return _("Two clusters, primary/standby high availability")
-    if kind == "tenant_pair":
-        return _("Two clusters, tenant isolation / canary")
-    if kind == "disaggregated":
-        return _("Prefill/decode disaggregation (%(p)sP%(d)sD)") % {
-            "p": topology.get("prefill_nodes", "?"),
-            "d": topology.get("decode_nodes", "?"),
-        }
-    return kind or "—"
+    return vocabulary.topology_label(
+        str(topology.get("kind", "")),
+        lang,
+        prefill_nodes=topology.get("prefill_nodes", "?"),
+        decode_nodes=topology.get("decode_nodes", "?"),
+    )
 
 
-def role_label(role: str) -> str:
-    return {
-        "serve": _("serving"),
-        "standby": _("standby"),
-        "tenant": _("tenant"),
-        "prefill": _("prefill (P)"),
-        "decode": _("decode (D)"),
-        "cluster": _("cluster"),
-    }.get(role, role)
+def role_label(role: str, lang: str | None = None) -> str:
+    """A group's role as the page names it ("serving", "预填充（P）")."""
+    return vocabulary.role_label(role, lang or get_language())
 
 
 def parallel_label(parallel: Mapping) -> str:
@@ -171,29 +151,14 @@ def parallel_label(parallel: Mapping) -> str:
     return text
 
 
-FABRIC_LABELS = {
-    "lingqu": ("LingQu", "灵衢"),
-    "roce": ("RoCE", "RoCE"),
-    "infiniband": ("InfiniBand", "InfiniBand"),
-    "ethernet": ("Ethernet", "以太网"),
-    "management": ("Management", "管理网"),
-    "pcie": ("PCIe", "PCIe"),
-    "nvlink": ("NVLink", "NVLink"),
-    "hccs": ("HCCS", "HCCS"),
-}
-
-
 def fabric_label(fabric: str, lang: str) -> str:
-    en, zh = FABRIC_LABELS.get(fabric, (fabric, fabric))
-    return _pick(en, zh, lang)
+    """A fabric as the page names it ("LingQu (UB)", "灵衢（UB）")."""
+    return vocabulary.fabric_label(fabric, lang)
 
 
-def group_label(name: str) -> str:
-    """A serving group's name as the customer reads it: "cluster-a" → "cluster A"."""
-    match = re.fullmatch(r"cluster-([a-z])", name or "")
-    if match:
-        return _("cluster %(letter)s") % {"letter": match.group(1).upper()}
-    return role_label(name)
+def group_label(name: str, lang: str | None = None) -> str:
+    """A serving group as the page names it: "cluster-a" → "Cluster A", "prefill" → "Prefill (P)"."""
+    return vocabulary.group_label(name, lang or get_language())
 
 
 def scope_label(scope: str) -> str:
@@ -217,10 +182,7 @@ VENDOR_ZH = {"Huawei": "华为", "Inspur": "浪潮", "NVIDIA": "英伟达", "H3C
 
 
 def scenario_label(slug: str, lang: str) -> str:
-    if not slug:
-        return ""
-    en, zh = SCENARIO_LABELS.get(slug, (slug, ""))
-    return _pick(en, zh, lang)
+    return vocabulary.scenario_label(slug, lang)
 
 
 # --------------------------------------------------------------------------- sections
@@ -363,10 +325,8 @@ def _format_plain(value: Any) -> str:
         return "—"
     if isinstance(value, bool):
         return _("yes") if value else _("no")
-    if isinstance(value, float) and value.is_integer():
-        return f"{value:,.0f}"
-    if isinstance(value, int):
-        return f"{value:,}"
+    if (isinstance(value, float) and value.is_integer()) or isinstance(value, int):
+        return formatting.thousands(value)
     return str(value)
 
 
@@ -464,14 +424,6 @@ def _power_feed_drawings(racks: list[dict], power: Mapping | None, lang: str) ->
     return [drawing(power_feed_svg(rows[i : i + step], lang, feeds=feeds)) for i in range(0, len(rows), step)]
 
 
-UNIT_LABELS = {
-    "pcs": gettext_noop("pcs"),
-    "year": gettext_noop("year"),
-    "month": gettext_noop("month"),
-    "lot": gettext_noop("lot"),
-}
-
-
 def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True) -> list[dict]:
     """The risks and limits every board should read, with this plan's own figures."""
     model = resolved.get("model") or {}
@@ -493,10 +445,10 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True
                 "configuration serves at most %(max_len)s tokens per request."
             )
             % {
-                "max_context": f"{int(model.get('max_context') or 0):,}",
+                "max_context": formatting.thousands(int(model.get("max_context") or 0)),
                 "ttft": seconds(ttft),  # the page's and the PDF's own "seconds" filter
-                "input": f"{int(workload.get('input_tokens') or 0):,}",
-                "max_len": f"{int(serving.get('max_model_len') or 0):,}",
+                "input": formatting.thousands(int(workload.get("input_tokens") or 0)),
+                "max_len": formatting.thousands(int(serving.get("max_model_len") or 0)),
             },
         }
     )
@@ -512,13 +464,13 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True
                 "with the facilities team before ordering."
             )
             % {
-                "it_kw": f"{float(power.get('it_kw') or 0):,.1f}",
-                "facility_kw": f"{float(power.get('facility_kw') or 0):,.1f}",
+                "it_kw": formatting.thousands(float(power.get("it_kw") or 0), 1),
+                "facility_kw": formatting.thousands(float(power.get("facility_kw") or 0), 1),
                 "pue": power.get("pue", "—"),
                 "feeds": _pick(
                     recommended.get("description_en", "—"), recommended.get("description_zh", ""), lang
                 ),
-                "rack_kw": f"{float(racks.get('max_rack_kw') or 0):,.1f}",
+                "rack_kw": formatting.thousands(float(racks.get("max_rack_kw") or 0), 1),
             },
         }
     )
@@ -727,9 +679,9 @@ def _launch_groups(launch: Mapping, server_name: str = "") -> list[dict]:
                     "index": node.get("index"),
                     "host": node.get("host", ""),
                     "script": node.get("script", ""),
-                    "role_label": {"master": _("master"), "worker": _("worker")}.get(
-                        str(node.get("role", "")), role_label(str(node.get("role", "")))
-                    ),
+                    "role_label": vocabulary.node_role_label(str(node.get("role", "")), get_language())
+                    if node.get("role") in ("master", "worker")
+                    else role_label(str(node.get("role", ""))),
                     "env": [env.get(k, "") for k in env_columns],
                     "values": view["rows"][i] if view["rows"] else [],
                 }
@@ -838,7 +790,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         line.display_category = (
             str(BomCategory(line.category).label) if line.category in BomCategory.values else line.category
         )
-        line.display_unit = _(UNIT_LABELS[line.unit]) if line.unit in UNIT_LABELS else line.unit
+        line.display_unit = _(line.unit) if line.unit in UNITS else line.unit  # marked in quotes.bom
 
     if zh:  # catalog rows carry their Chinese names (name_zh); vendors by their Chinese names
         server = {

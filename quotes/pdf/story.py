@@ -19,6 +19,8 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from configurator.public import formatting
+
 TIMELINE_MONTHS = 12
 
 
@@ -209,9 +211,9 @@ def customer_risks(checks: list[Mapping], plan: Mapping, resolved: Mapping) -> l
                         "the full context of %(len)s tokens, %(full)s fit at once and the others wait."
                     )
                     % {
-                        "seqs": f"{_int(serving.get('max_num_seqs')):,}",
-                        "len": f"{_int(serving.get('max_model_len')):,}",
-                        "full": f"{_int(memory.get('full_len_seqs_per_dp_rank')):,}",
+                        "seqs": formatting.thousands(_int(serving.get("max_num_seqs"))),
+                        "len": formatting.thousands(_int(serving.get("max_model_len"))),
+                        "full": formatting.thousands(_int(memory.get("full_len_seqs_per_dp_rank"))),
                     },
                     "mitigation": _(
                         "Typical requests are far shorter and run at full concurrency; the acceptance test "
@@ -238,7 +240,7 @@ def customer_risks(checks: list[Mapping], plan: Mapping, resolved: Mapping) -> l
                 {
                     "title": _("Rack power above the air-cooling limit"),
                     "text": _("Racks draw up to %(kw)s kW, above the room's air-cooling limit per rack.")
-                    % {"kw": f"{float(racks.get('max_rack_kw') or 0):,.1f}"},
+                    % {"kw": formatting.thousands(float(racks.get("max_rack_kw") or 0), 1)},
                     "mitigation": _(
                         "Hot/cold-aisle containment or liquid-cooled racks, as priced in the bill of "
                         "materials, or more racks with less power each."

@@ -54,7 +54,7 @@ def test_primary_standby_has_dashed_failover_and_shared_storage():
     assert "failover ≤ 30 s" in labels
     assert "Shared storage (e.g. OceanStor)" in labels
     assert labels.count("weights sync") == 2
-    assert "primary" in labels and "standby" in labels
+    assert "serving" in labels and "standby" in labels  # the roles as the page and the PDF name them
     # Numbering continues across clusters: B's master is node 4.
     assert [s for s in labels if s.startswith("node-")] == [f"node-{i:02d}" for i in range(8)]
     assert labels.count("master") == 2
@@ -109,8 +109,8 @@ def test_8p8d_in_chinese():
         "PD 代理",
         "KV 缓存",
         "KV 池 (MetaService + Memcache)",
-        "预填充 (P)",
-        "解码 (D)",
+        "预填充（P）",
+        "解码（D）",
         "node-15",
         "8 节点 × 16 卡 = 128 卡",
     ):

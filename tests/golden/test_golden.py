@@ -54,6 +54,28 @@ INTENDED: dict[tuple[str, Any, Any], str] = {
     ),
 }
 
+# Figure labels that showed a serving group's code ("cluster-a: IT load") now name the group as the
+# page does (configurator/engine/vocabulary.py: "Cluster A: IT load", "集群 A：IT 负载").  The names
+# are written out here, not imported, so that the vocabulary cannot drift unseen.
+_GROUP_NAMES = {
+    "cluster": ("Cluster", "集群"),
+    "cluster-a": ("Cluster A", "集群 A"),
+    "cluster-b": ("Cluster B", "集群 B"),
+    "prefill": ("Prefill (P)", "预填充（P）"),
+    "decode": ("Decode (D)", "解码（D）"),
+}
+_GROUP_LABELS = (  # figure key pattern, English label, Chinese label ("{}" is the group)
+    ("power.group.{}.servers_kw", "{}: servers", "{}：服务器功耗"),
+    ("power.group.{}.it_kw", "{}: IT load", "{}：IT 负载"),
+    ("network.cross_node.{}.link_gbps", "{}: cross-node link speed", "{}：跨节点链路速率"),
+)
+for _key, _en, _zh in _GROUP_LABELS:
+    for _code, (_name_en, _name_zh) in _GROUP_NAMES.items():
+        _path = r"\$\.figures\." + re.escape(_key.format(_code))
+        _reason = f"{_key.format('<group>')}: the group as the page names it, not its code"
+        INTENDED[(_path + r"\.label_en$", _en.format(_code), _en.format(_name_en))] = _reason
+        INTENDED[(_path + r"\.label_zh$", _zh.format(_code), _zh.format(_name_zh))] = _reason
+
 _FIGURE_FORMULA = re.compile(r"^\$\.figures\.[^ ]+\.formula$")
 _FIGURE_INPUT_ADDED = re.compile(r"^\$\.figures\.[^ ]+\.inputs\.[^.]+: added$")
 

@@ -81,7 +81,7 @@ ZH_WHITELIST = {
     # products and technologies
     "Atlas", "Ascend", "Kimi", "NF5868G8", "RTX", "PRO", "RoCE", "OceanStor", "Mooncake", "MetaService",
     "Memcache", "Agent", "AI", "API", "RDMA", "KV", "GE", "MXFP4", "MXFP8", "M-LAG", "InfiniBand", "NVLink",
-    "HCCS", "PCIe", "vLLM", "DeepSeek", "Qwen", "GLM", "Llama", "NVIDIA",
+    "HCCS", "PCIe", "UB", "vLLM", "DeepSeek", "Qwen", "GLM", "Llama", "NVIDIA",  # UB: 灵衢（UB）, docs/glossary.md
     "QSFP-DD", "OSFP", "MPO/LC", "MPO", "LC",  # optical module and connector form factors
     # abbreviations written in Latin letters in Chinese proposals
     "TCO", "NPV", "PUE", "PDU", "IT", "TTFT", "TPOT", "DP", "TP", "EP", "PD", "PF", "CNY", "VAT", "SKU",

@@ -103,8 +103,8 @@ DEFS = (
     FigureDef(
         "network.cross_node.{group}.link_gbps",
         Unit.GBPS,
-        "{group}: cross-node link speed",
-        "{group}：跨节点链路速率",
+        "{group_en}: cross-node link speed",
+        "{group_zh}：跨节点链路速率",
         "min(nic_port_gbps, switch_port_gbps)",
         context=("fabric", "switch_fabric", "rdma"),
         source=SourceKind.SEED,

@@ -141,15 +141,15 @@ DEFS = (
     FigureDef(
         "power.group.{group}.servers_kw",
         Unit.KW,
-        "{group}: servers",
-        "{group}：服务器功耗",
+        "{group_en}: servers",
+        "{group_zh}：服务器功耗",
         "nodes * max_input_kw",
     ),
     FigureDef(
         "power.group.{group}.it_kw",
         Unit.KW,
-        "{group}: IT load",
-        "{group}：IT 负载",
+        "{group_en}: IT load",
+        "{group_zh}：IT 负载",
         "servers_kw + switches_kw",
     ),
 )

@@ -1,0 +1,107 @@
+"""The page, the proposal PDF, the drawings and the catalog spell a term the same way (issue 20).
+
+Each names a fabric, a serving group, a role or a topology through configurator/engine/vocabulary.py;
+these tests render a term through each path and compare ("LingQu (UB)" on the page was "LingQu" in
+the PDF, "预填充（P）" on the page was "预填充 (P)" in the topology drawing).
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.template import Context, Template
+from django.utils import translation
+
+from catalog.models.hardware import Fabric, SwitchFabric
+from configurator import presentation
+from configurator.drawings.labels import t
+from configurator.engine import vocabulary
+from quotes.pdf import context as pdf
+
+LANGS = ("en", "zh-hans")
+
+
+def _tag(kind: str, code: str, lang: str) -> str:
+    with translation.override(lang):
+        return Template("{% load plan_tags %}{% term kind code %}").render(
+            Context({"kind": kind, "code": code})
+        )
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("fabric", sorted(vocabulary.FABRICS))
+def test_a_fabric_reads_the_same_on_the_page_and_in_the_pdf(fabric, lang):
+    page_row = presentation._network({"network": {"rows": [{"fabric": fabric, "role": "scale_out"}]}}, lang)
+    page = page_row["rows"][0]["fabric_label"]
+    with translation.override(lang):
+        in_pdf = pdf.fabric_label(fabric, lang)
+    assert page == in_pdf == _tag("fabric", fabric, lang) == vocabulary.FABRICS[fabric].pick(lang)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("group", sorted(vocabulary.GROUPS))
+def test_a_serving_group_and_its_role_read_the_same_on_the_page_and_in_the_pdf(group, lang):
+    role = {"cluster-a": "serve", "cluster-b": "standby"}.get(group, group)
+    page = presentation._layout({"layout": {"groups": [{"name": group, "role": role}]}}, lang)["groups"][0]
+    with translation.override(lang):
+        assert pdf.group_label(group) == page["label"] == _tag("group", group, lang)
+        assert pdf.role_label(role) == page["role_label"] == _tag("role", role, lang)
+        assert pdf.scope_label(f"{group}+{group}") == f"{page['label']} + {page['label']}"
+    assert t(f"role_{role}", lang) == page["role_label"]  # the topology drawing's badge
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_nodes_role_reads_the_same_on_the_page_in_the_pdf_and_in_the_drawing(lang):
+    launch = {"nodes": [{"index": 0, "group": "prefill", "role": "master"}]}
+    page = presentation._launch({"launch": launch}, lang)["nodes"][0]
+    assert page["role_label"] == t("master", lang) == _tag("node_role", "master", lang)
+    assert page["group_label"] == vocabulary.group_label("prefill", lang)
+    with translation.override(lang):
+        (in_pdf,) = pdf._launch_groups(launch)
+    assert in_pdf["label"] == page["group_label"]
+    assert in_pdf["nodes"][0]["role_label"] == page["role_label"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize(
+    "topology",
+    [
+        {"kind": "single"},
+        {"kind": "primary_standby"},
+        {"kind": "tenant_pair"},
+        {"kind": "disaggregated", "prefill_nodes": 8, "decode_nodes": 8},
+    ],
+)
+def test_a_topology_reads_as_the_translation_catalogue_says(topology, lang):
+    """The PDF's topology names come from the vocabulary and agree with the gettext catalogue."""
+    with translation.override(lang):
+        gettext_label = {
+            "single": translation.gettext("Single cluster"),
+            "primary_standby": translation.gettext("Two clusters, primary/standby high availability"),
+            "tenant_pair": translation.gettext("Two clusters, tenant isolation / canary"),
+            "disaggregated": translation.gettext("Prefill/decode disaggregation (%(p)sP%(d)sD)")
+            % {"p": 8, "d": 8},
+        }[topology["kind"]]
+        assert pdf.topology_label(topology, lang) == gettext_label
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("choices", [Fabric, SwitchFabric])
+def test_catalog_fabric_choices_spell_the_fabrics_as_the_vocabulary(choices, lang):
+    """The admin keeps gettext labels for its choices, spelled as the page and the PDF spell them."""
+    with translation.override(lang):
+        for code, label in choices.choices:
+            assert str(label) == vocabulary.fabric_label(code, lang), code
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_pdf_labels_sources_and_areas_as_the_page(lang):
+    with translation.override(lang):
+        for kind in vocabulary.SOURCE_KINDS:
+            assert _tag("source", kind, lang) == vocabulary.source_kind_label(kind, lang)
+            assert pdf.SOURCE_KINDS[kind] == (
+                vocabulary.SOURCE_KINDS[kind].en,
+                vocabulary.SOURCE_KINDS[kind].zh,
+            )
+    checks = [{"area": area, "severity": "warning"} for area in vocabulary.AREAS]
+    page = {c["area"] for c in presentation.localized_checks(checks, lang)}
+    assert page == {_tag("area", area, lang) for area in vocabulary.AREAS}
