@@ -33,7 +33,8 @@ Rules a definition follows (``tests/engine/test_figure_book.py`` checks them):
   chosen by ``put(..., variant="tp")`` when the computation takes different
   paths.
 * labels may hold ``{name}`` placeholders, filled from the key pattern's
-  captures and from ``put(..., label={...})``.
+  captures and from ``put(..., label={...})``; a ``{group}`` capture also
+  gives ``{group_en}``/``{group_zh}``, the group as the page names it.
 * ``itemised`` names inputs whose names are known only at run time (the
   devices of a rack, by label): ``put`` takes each as one mapping
   (``devices={"node-00 (cluster, master)": 16.2, …}``) and the figure lists
@@ -61,6 +62,7 @@ from functools import cache
 from typing import Any
 
 from ..types import Figure, Source
+from ..vocabulary import group_label
 
 
 class Unit(StrEnum):
@@ -367,6 +369,9 @@ class FigureBook:
             inputs = {**terms, **inputs}
             display = re.sub(rf"\b{re.escape(definition.terms)}\b", f"Σ {definition.terms}", display)
         args = {**captures, **(label or {})}
+        if "group" in captures:  # a serving group's code in the key: its name as the page shows it
+            args.setdefault("group_en", group_label(captures["group"], "en"))
+            args.setdefault("group_zh", group_label(captures["group"], "zh"))
         unit = definition.unit.value.replace("{currency}", self.currency)
         if definition.itemised:
             listed: dict[str, Any] = {}

@@ -77,8 +77,8 @@ GROUP = (
     FigureDef(
         "performance.{group}.prefill_s",
         Unit.SECONDS,
-        "{group}: prefill time of one prompt per DP rank",
-        "{group}：单个 DP rank 处理一个输入的预填充时间",
+        "{group_en}: prefill time of one prompt per DP rank",
+        "{group_zh}：单个 DP rank 处理一个输入的预填充时间",
         # compute_s = prompt_tokens × (2 × active_params + attention FLOPs) ÷ TP ÷ (TFLOPS × MFU);
         # memory_s = chunks × weights on the rank ÷ (bandwidth × efficiency); overhead_s = chunks × step overhead
         "overhead_s + max(compute_s, memory_s) + collectives_s",
@@ -87,16 +87,16 @@ GROUP = (
     FigureDef(
         "performance.{group}.batch_per_dp_rank",
         Unit.COUNT_SEQUENCES,
-        "{group}: running sequences per DP rank",
-        "{group}：每个 DP rank 同时解码的序列数",
+        "{group_en}: running sequences per DP rank",
+        "{group_zh}：每个 DP rank 同时解码的序列数",
         "min(offered, max_num_seqs, kv_seqs_fit)",
         context=("context_tokens", "limited_by"),
     ),
     FigureDef(
         "performance.{group}.experts_touched_fraction",
         Unit.FRACTION,
-        "{group}: share of a rank's experts touched per decode step",
-        "{group}：每个解码步中单卡被激活的专家比例",
+        "{group_en}: share of a rank's experts touched per decode step",
+        "{group_zh}：每个解码步中单卡被激活的专家比例",
         formulas={
             "moe": "1 - (1 - min(1, top_k / experts)) ** (B * tokens_per_seq_per_step * DP_sharing_experts)",
             "dense": "1: a dense model ({experts} routed experts) reads all its weights every step",
@@ -106,8 +106,8 @@ GROUP = (
     FigureDef(
         "performance.{group}.bytes_per_step_per_rank",
         Unit.BYTES,
-        "{group}: bytes read per decode step per rank",
-        "{group}：每卡每个解码步读取的字节数",
+        "{group_en}: bytes read per decode step per rank",
+        "{group_zh}：每卡每个解码步读取的字节数",
         formulas={
             # routed experts are split over EP with expert parallelism, else over TP (memory.weights_per_rank)
             "ep": "non_expert_lm_bytes / TP + touched * expert_bytes / EP"
@@ -119,23 +119,23 @@ GROUP = (
     FigureDef(
         "performance.{group}.memory_time_s",
         Unit.SECONDS,
-        "{group}: memory time per decode step",
-        "{group}：每个解码步的访存时间",
+        "{group_en}: memory time per decode step",
+        "{group_zh}：每个解码步的访存时间",
         "bytes_per_step / (bandwidth_bytes_s * bandwidth_efficiency)",
     ),
     FigureDef(
         "performance.{group}.compute_time_s",
         Unit.SECONDS,
-        "{group}: compute time per decode step",
-        "{group}：每个解码步的计算时间",
+        "{group_en}: compute time per decode step",
+        "{group_zh}：每个解码步的计算时间",
         "max(B, 1) * (1 + draft_tokens) * (2 * active_params + attention_flops_per_token)"
         " / TP / (TFLOPS * 1e12 * MFU)",
     ),
     FigureDef(
         "performance.{group}.tp_allreduce_s",
         Unit.SECONDS,
-        "{group}: TP all-reduces per decode step ({fabric_en})",
-        "{group}：每个解码步的 TP all-reduce 时间（{fabric_zh}）",
+        "{group_en}: TP all-reduces per decode step ({fabric_en})",
+        "{group_zh}：每个解码步的 TP all-reduce 时间（{fabric_zh}）",
         # all_reduces = 2 × layers (− the MoE layers whose output the EP combine sums instead), 0 at TP 1;
         # latency_factor = serving_model's inter-node latency factor when TP spans nodes, else 1;
         # activations are BF16 (2 bytes)
@@ -145,8 +145,8 @@ GROUP = (
     FigureDef(
         "performance.{group}.all_to_all_s",
         Unit.SECONDS,
-        "{group}: EP dispatch + combine per decode step ({fabric})",
-        "{group}：每个解码步专家并行 dispatch + combine 时间（{fabric}）",
+        "{group_en}: EP dispatch + combine per decode step ({fabric})",
+        "{group_zh}：每个解码步专家并行 dispatch + combine 时间（{fabric}）",
         formulas={
             # each of the TP ranks sends its slice of the tokens; a share (nodes − 1) ÷ nodes crosses nodes
             "ep": "moe_layers * (2 * latency_s + tokens / TP * top_k * hidden * (dispatch_bytes + combine_bytes)"
@@ -171,8 +171,8 @@ GROUP = (
     FigureDef(
         "performance.{group}.decode_step_s",
         Unit.SECONDS,
-        "{group}: decode step time (estimate)",
-        "{group}：解码步时长（估算）",
+        "{group_en}: decode step time (estimate)",
+        "{group_zh}：解码步时长（估算）",
         # draft_s: each draft token runs the one-layer MTP head (step core ÷ layers)
         "overhead_s + max(memory_time_s, compute_time_s) + tp_allreduce_s + all_to_all_s + draft_s",
         context=("tokens_per_step",),
@@ -180,15 +180,15 @@ GROUP = (
     FigureDef(
         "performance.{group}.kv_transfer_s",
         Unit.SECONDS,
-        "{group}: KV transfer prefill → decode per request ({fabric})",
-        "{group}：每请求 KV 从预填充传到解码节点的时间（{fabric}）",
+        "{group_en}: KV transfer prefill → decode per request ({fabric})",
+        "{group_zh}：每请求 KV 从预填充传到解码节点的时间（{fabric}）",
         "(prompt_tokens * kv_bytes_per_token + state_bytes_per_seq) / (device_bandwidth_bytes_s * scale_out_efficiency)",
     ),
     FigureDef(
         "performance.{group}.requests_per_s",
         Unit.REQUESTS_PER_S,
-        "{group}: request capacity at the quoted concurrency (estimate)",
-        "{group}：报价并发下的请求处理能力（估算）",
+        "{group_en}: request capacity at the quoted concurrency (estimate)",
+        "{group_zh}：报价并发下的请求处理能力（估算）",
         formulas={
             "prefill": "DP / prefill_s",
             "disaggregated": "DP * B * tokens_per_step / (output_tokens * step_s)",
@@ -201,8 +201,8 @@ GROUP = (
     FigureDef(
         "performance.{group}.output_tokens_per_s",
         Unit.TOKENS_PER_S,
-        "{group}: output throughput (estimate)",
-        "{group}：输出吞吐（估算）",
+        "{group_en}: output throughput (estimate)",
+        "{group_zh}：输出吞吐（估算）",
         "requests_per_s * output_tokens",
         context=("counts_toward_throughput",),
     ),
