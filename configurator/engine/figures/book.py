@@ -137,12 +137,7 @@ class Formula:
 
     @property
     def display(self) -> str:
-        if self.expression is None:
-            return _BRACED.sub(r"\1", self.text)
-        out = self.text
-        for a, b in _PRETTY:
-            out = out.replace(a, b)
-        return out
+        return _display(self.text, self.expression is not None)
 
     def evaluate(self, inputs: Mapping[str, Any]) -> float | None:
         """The expression's value over ``inputs`` (None: prose, or an input is not a number)."""
@@ -156,6 +151,17 @@ class Formula:
             env[name] = float(v) if isinstance(v, Decimal) else v
         code = compile(self.expression, "<formula>", "eval")
         return float(eval(code, {"__builtins__": {}, **FUNCTIONS}, env))  # noqa: S307 - catalogue text only
+
+
+@cache
+def _display(text: str, expression: bool) -> str:
+    """The formula as a reader sees it: prose without its braces, an expression with × ÷ −."""
+    if not expression:
+        return _BRACED.sub(r"\1", text)
+    out = text
+    for a, b in _PRETTY:
+        out = out.replace(a, b)
+    return out
 
 
 @cache

@@ -197,8 +197,14 @@ def _kv_transfer_config(
 
 
 def _fill(value: str, ip: str, site: Site) -> str:
-    devices = ",".join(str(i) for i in range(site.devices_per_node))
-    return {rc.IP: ip, rc.NIC: site.nic, rc.DEVICES: devices}.get(value, value)
+    """A recipe value with the node's address, data NIC or device list put in for its placeholder."""
+    if value == rc.IP:
+        return ip
+    if value == rc.NIC:
+        return site.nic
+    if value == rc.DEVICES:
+        return ",".join(str(i) for i in range(site.devices_per_node))
+    return value
 
 
 def _env(
