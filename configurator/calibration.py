@@ -124,6 +124,19 @@ def server_for(entry: Any) -> et.ServerSpec:
 
 
 def request_for(rec: Mapping[str, Any]) -> et.PlanRequest:
+    if "request" in rec:  # a promoted measurement: the quote's own request, at the measured load
+        w = rec["workload"]
+        req = reference.request(rec["request"])
+        return replace(
+            req,
+            workload=replace(
+                req.workload,
+                input_tokens=int(w["input_tokens"]),
+                output_tokens=int(w["output_tokens"]),
+                concurrency=int(w["concurrency"]),
+                measured_output_tokens_per_s=None,
+            ),
+        )
     srv = server_for(rec["server"])
     mdl = model(rec["model"], rec.get("weight_format", "bf16"), rec.get("config", ""))
     lay = rec["layout"]
@@ -185,6 +198,8 @@ def _key(rec: Mapping[str, Any]) -> str:
 
 
 def family_of(rec: Mapping[str, Any]) -> str:
+    if "request" in rec:
+        return sm.hardware_family(_prepared(_key(rec))[0].server.accelerator)
     return sm.hardware_family(server_for(rec["server"]).accelerator)
 
 
