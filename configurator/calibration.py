@@ -208,9 +208,7 @@ def source_of(rec: Mapping[str, Any]) -> str:
     return str(rec["source"]).split()[0]
 
 
-def compare(
-    rec: Mapping[str, Any], factors: Mapping[str, sm.FamilyCalibration] | None = None
-) -> Comparison:
+def compare(rec: Mapping[str, Any], factors: Mapping[str, sm.FamilyCalibration] | None = None) -> Comparison:
     req, layout, memory = _prepared(_key(rec))
     if factors is not None:
         with sm.using_calibration(dict(factors)):
@@ -405,7 +403,9 @@ def calibrate(records: list[Mapping[str, Any]]) -> tuple[dict[str, sm.FamilyCali
     cv = cross_validate(records)
     out: dict[str, sm.FamilyCalibration] = {}
     for family in sorted(set(fitted) | set(cv.families())):
-        bw, layer = fitted.get(family, (sm.prior_for(family).bandwidth_efficiency, sm.prior_for(family).layer_overhead_s))
+        bw, layer = fitted.get(
+            family, (sm.prior_for(family).bandwidth_efficiency, sm.prior_for(family).layer_overhead_s)
+        )
         low, high, few = cv.band(family)
         out[family] = sm.FamilyCalibration(
             round(bw, 4), round(layer, 7), low, high, cv.sources(family), len(cv.of(family)), few
@@ -463,6 +463,8 @@ def cv_table(cv: CrossValidation) -> str:
         f"all        {len({r.source for r in cv.rows}):7d} {len(allr):7d} {statistics.median(allr):7.2f} "
         f"{max(max(x, 1 / x) for x in allr):8.2f}"
     )
-    lines.append(f"* fewer than {sm.MIN_SOURCES} sources: the band is widened to at least "
-                 f"{sm.WIDE_BAND[0]}–{sm.WIDE_BAND[1]} × and the page says so")
+    lines.append(
+        f"* fewer than {sm.MIN_SOURCES} sources: the band is widened to at least "
+        f"{sm.WIDE_BAND[0]}–{sm.WIDE_BAND[1]} × and the page says so"
+    )
     return "\n".join(lines)

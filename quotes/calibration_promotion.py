@@ -81,7 +81,11 @@ def mismatches(benchmark: MeasuredBenchmark, conditions: dict[str, Any] | None =
         problems.append(f"hardware: measured on {c['server']!r}, the plan uses {_server_slug(request)!r}")
     plan_layout = _layout(request)
     for key in ("nodes", "tp", "dp"):
-        if c.get(key) is not None and plan_layout.get(key) is not None and int(c[key]) != int(plan_layout[key]):
+        if (
+            c.get(key) is not None
+            and plan_layout.get(key) is not None
+            and int(c[key]) != int(plan_layout[key])
+        ):
             problems.append(f"layout: measured {key} {c[key]}, the plan has {plan_layout[key]}")
     workload = request.get("workload") or {}
     completed = figures.get("completed") or 0
@@ -138,7 +142,9 @@ def build_record(benchmark: MeasuredBenchmark) -> dict[str, Any]:
 
 
 @transaction.atomic
-def promote(benchmark: MeasuredBenchmark, by: Any, conditions: dict[str, Any] | None = None) -> PromotedMeasurement:
+def promote(
+    benchmark: MeasuredBenchmark, by: Any, conditions: dict[str, Any] | None = None
+) -> PromotedMeasurement:
     """Promote one measurement (refused with the mismatch named, or when already promoted)."""
     if PromotedMeasurement.objects.filter(benchmark=benchmark).exists():
         raise PromotionRefused("this measurement is already in the calibration set")

@@ -667,7 +667,9 @@ def decode_step(
         overhead_s=f.step_overhead_s,
         draft_s=draft_s,
         step_s=core + draft_s,
-        tokens_per_step=accepted_tokens_per_step(k, dr.acceptance, position_acceptance=dr.position_acceptance),
+        tokens_per_step=accepted_tokens_per_step(
+            k, dr.acceptance, position_acceptance=dr.position_acceptance
+        ),
         fabric=fabric,
         comm=comm,
         attention_flops_per_token=attention,

@@ -30,7 +30,9 @@ pytestmark = pytest.mark.django_db
 def _bench(revision, user, **changes):
     data = {k: v for k, v in {**BENCH, **changes}.items()}
     figures = parse_benchmark(json.dumps(data, allow_nan=True))
-    return MeasuredBenchmark.objects.create(revision=revision, uploaded_by=user, filename="b.json", figures=figures)
+    return MeasuredBenchmark.objects.create(
+        revision=revision, uploaded_by=user, filename="b.json", figures=figures
+    )
 
 
 @pytest.fixture
@@ -40,7 +42,9 @@ def admin_user(django_user_model):
     return user
 
 
-def test_import_promote_calibrate_moves_the_band_of_the_plans_family(engineer, admin_user, tmp_path, monkeypatch):
+def test_import_promote_calibrate_moves_the_band_of_the_plans_family(
+    engineer, admin_user, tmp_path, monkeypatch
+):
     fit_file = tmp_path / "fit.json"
     monkeypatch.setenv("PERFORMANCE_CALIBRATION_FILE", str(fit_file))
     revision = sample_quote_create(by=engineer, language="en")

@@ -132,7 +132,9 @@ def build_group_model(
         chunk_tokens=serving.max_num_batched_tokens,
         eight_bit=eight_bit,
         scale_out_efficiency=perf.scale_out_efficiency,
-        rank_weight_bytes=(rank_non_expert or 0.0) + (rank_expert or 0.0) if rank_non_expert is not None else None,
+        rank_weight_bytes=(rank_non_expert or 0.0) + (rank_expert or 0.0)
+        if rank_non_expert is not None
+        else None,
     )
     kv_fit = _seqs_fit(
         gm, context_tokens, block_size_for(serving, server.accelerator.software_stack), serving.max_num_seqs

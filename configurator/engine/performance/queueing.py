@@ -50,7 +50,9 @@ def aggregated_point(
         rps = batch * dp_total / span if span > 0 else 0.0
         wait = (waves - 1) * span / 2
         tpot = decode_time / output_tokens
-        return sm.OperatingPoint(concurrency, batch, rps, rps * output_tokens, ttft + wait, tpot, wait, n > slots)
+        return sm.OperatingPoint(
+            concurrency, batch, rps, rps * output_tokens, ttft + wait, tpot, wait, n > slots
+        )
     cycle = decode_time + batch * pre  # seconds per `batch` requests on one rank (chunked prefill)
     # Closed loop: a user's response time is the rank's cycle plus the per-request overhead
     # (API server, tokenizer) during which the slot is free for others; the rank stays busy

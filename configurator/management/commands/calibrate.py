@@ -19,7 +19,9 @@ class Command(BaseCommand):
     help = "Refit the serving-performance model (public records + promoted measurements) and print its error."
 
     def add_arguments(self, parser):
-        parser.add_argument("--dry-run", action="store_true", help="print the fit and its error; write nothing")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="print the fit and its error; write nothing"
+        )
         parser.add_argument("--output", default="", help="write the fit here instead of the engine's file")
 
     def handle(self, *args, **options):
