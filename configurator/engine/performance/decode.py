@@ -29,14 +29,6 @@ def add_step_figures(
         experts_per_rank=g.experts_per_rank,
     )
     micro = max(max(batch, 1) / shape.pp, 1.0)
-    kv_inputs = {
-        "micro_batch": fig_input(micro),
-        "B": batch,
-        "mean_context": fig_input(gm.mean_context),
-        "kv_bytes_per_token": gm.kv_per_token,
-        "state_bytes_per_seq": gm.state_per_seq,
-        "replicated_weights_bytes": int(st.replicated_bytes),
-    }
     if gm.rank_non_expert is not None:
         # What the memory result says one rank holds for the chosen checkpoint, replicated groups included.
         book.put(
@@ -47,7 +39,12 @@ def add_step_figures(
             rank_non_expert_bytes=fig_input(gm.rank_non_expert),
             rank_expert_bytes=fig_input(gm.rank_expert or 0.0),
             touched=fig_input(st.experts_touched),
-            **kv_inputs,
+            micro_batch=fig_input(micro),
+            B=batch,
+            mean_context=fig_input(gm.mean_context),
+            kv_bytes_per_token=gm.kv_per_token,
+            state_bytes_per_seq=gm.state_per_seq,
+            replicated_weights_bytes=int(st.replicated_bytes),
         )
     elif shape.expert_parallel:
         book.put(
@@ -61,7 +58,12 @@ def add_step_figures(
             expert_bytes=model.expert_weight_bytes,
             EP=shape.ep,
             touched=fig_input(st.experts_touched),
-            **kv_inputs,
+            micro_batch=fig_input(micro),
+            B=batch,
+            mean_context=fig_input(gm.mean_context),
+            kv_bytes_per_token=gm.kv_per_token,
+            state_bytes_per_seq=gm.state_per_seq,
+            replicated_weights_bytes=int(st.replicated_bytes),
         )
     else:
         book.put(
@@ -74,7 +76,12 @@ def add_step_figures(
             stages=shape.pp,
             expert_bytes=model.expert_weight_bytes,
             touched=fig_input(st.experts_touched),
-            **kv_inputs,
+            micro_batch=fig_input(micro),
+            B=batch,
+            mean_context=fig_input(gm.mean_context),
+            kv_bytes_per_token=gm.kv_per_token,
+            state_bytes_per_seq=gm.state_per_seq,
+            replicated_weights_bytes=int(st.replicated_bytes),
         )
     bw = gm.req.server.accelerator.memory_bandwidth_bytes_s
     book.put(

@@ -26,11 +26,10 @@ from .common import (
     AREA,
     CALIBRATION_SOURCE,
     COUNTED_DECODE_ROLES,
-    ESTIMATE_NOTE_EN,
-    ESTIMATE_NOTE_ZH,
     ESTIMATE_SOURCE,
     MEASURED_NOTE_EN,
     MEASURED_NOTE_ZH,
+    estimate_note,
     fig_input,
     fig_value,
 )
@@ -357,6 +356,7 @@ def estimate_performance(
     # The cross-validated band of the plan's hardware family (leave-one-source-out, docs/performance.md
     # §3); a family with fewer than three public sources gets at least the wide band, and says so.
     low, high, few_sources = sm.error_band(family)
+    note_en, note_zh = estimate_note(family, low, high, few_sources)
     book.put(
         "performance.output_tokens_per_s_range",
         f"{output_tps / high:,.0f}–{output_tps / low:,.0f}" if not measured else f"{output_tps:,.0f}",
@@ -445,8 +445,8 @@ def estimate_performance(
                 "performance.estimate_unconfirmed",
                 Severity.OK,
                 AREA,
-                ESTIMATE_NOTE_EN.format(low=low, high=high),
-                ESTIMATE_NOTE_ZH.format(low=low, high=high),
+                note_en,
+                note_zh,
                 {"output_tokens_per_s": output_tps, "band_low": low, "band_high": high},
                 field="workload.measured_output_tokens_per_s",
                 fix_en="Enter the load-test throughput once measured.",
@@ -466,8 +466,8 @@ def estimate_performance(
         serving_dp_ranks=counted_dp,
         prefill_time_share=prefill_share,
         pd_balance=pd_balance,
-        note_en=MEASURED_NOTE_EN if measured else ESTIMATE_NOTE_EN.format(low=low, high=high),
-        note_zh=MEASURED_NOTE_ZH if measured else ESTIMATE_NOTE_ZH.format(low=low, high=high),
+        note_en=MEASURED_NOTE_EN if measured else note_en,
+        note_zh=MEASURED_NOTE_ZH if measured else note_zh,
         figures=book.figures,
         checks=tuple(checks),
         ttft_p90_s=op.ttft_p90_s if finite else 0.0,
