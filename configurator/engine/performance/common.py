@@ -42,6 +42,7 @@ def estimate_note(family: str, low: float, high: float, few: bool) -> tuple[str,
         ESTIMATE_NOTE_ZH.format(family=zh, low=low, high=high, few=FEW_SOURCES_ZH if few else ""),
     )
 
+
 MEASURED_NOTE_EN = (
     "Throughput is the measured load-test figure entered for this plan; latencies remain estimates."
 )
