@@ -308,7 +308,7 @@ def _fit_of(family: str, bw: float, layer: float) -> sm.FamilyCalibration:
 def _loss(rows: list[Comparison], family: str, bw: float, layer: float) -> float:
     prior = sm.prior_for(family)
     total = PRIOR_WEIGHT * (
-        math.log(bw / prior.bandwidth_efficiency) ** 2 + math.log(layer / prior.layer_overhead_s) ** 2
+        math.log(bw / prior.expert_bandwidth_efficiency) ** 2 + math.log(layer / prior.layer_overhead_s) ** 2
     )
     for r in rows:
         total += math.log(max(r.ratio, 1e-6)) ** 2
@@ -320,13 +320,14 @@ def _loss(rows: list[Comparison], family: str, bw: float, layer: float) -> float
 
 
 def fit_family(records: list[Mapping[str, Any]], family: str) -> tuple[float, float]:
-    """(bandwidth efficiency, layer overhead) of one family: the records' least log-squares with the
+    """(expert bandwidth efficiency, layer overhead) of one family: the records' least log-squares with the
     neutral prior, by pattern search in log space inside ``sm.FIT_BOUNDS``.  No records: the prior."""
     prior = sm.prior_for(family)
-    bw, layer = prior.bandwidth_efficiency, prior.layer_overhead_s
+    bw, layer = prior.expert_bandwidth_efficiency, prior.layer_overhead_s
     if not records:
         return bw, layer
-    (bw_lo, bw_hi), (l_lo, l_hi) = sm.FIT_BOUNDS["bandwidth_efficiency"], sm.FIT_BOUNDS["layer_overhead_s"]
+    (bw_lo, bw_hi) = sm.FIT_BOUNDS["expert_bandwidth_efficiency"]
+    (l_lo, l_hi) = sm.FIT_BOUNDS["layer_overhead_s"]
 
     def loss(b: float, lay: float) -> float:
         rows = compare_all(records, {family: _fit_of(family, b, lay)})
@@ -404,7 +405,7 @@ def calibrate(records: list[Mapping[str, Any]]) -> tuple[dict[str, sm.FamilyCali
     out: dict[str, sm.FamilyCalibration] = {}
     for family in sorted(set(fitted) | set(cv.families())):
         bw, layer = fitted.get(
-            family, (sm.prior_for(family).bandwidth_efficiency, sm.prior_for(family).layer_overhead_s)
+            family, (sm.prior_for(family).expert_bandwidth_efficiency, sm.prior_for(family).layer_overhead_s)
         )
         low, high, few = cv.band(family)
         out[family] = sm.FamilyCalibration(
@@ -421,7 +422,7 @@ def write_calibration(path: Path, families: Mapping[str, sm.FamilyCalibration], 
         or "Written by scripts/fit_performance.py / manage.py calibrate; docs/performance.md §3.",
         "families": {
             name: {
-                "bandwidth_efficiency": f.bandwidth_efficiency,
+                "expert_bandwidth_efficiency": f.expert_bandwidth_efficiency,
                 "layer_overhead_s": f.layer_overhead_s,
                 "band_low": f.band_low,
                 "band_high": f.band_high,

@@ -1,7 +1,7 @@
 """Fit the performance model's two factors per hardware family and cross-validate them.
 
 Run: ``.venv/bin/python scripts/fit_performance.py [--write]``.  Fits, per hardware family, the
-bandwidth efficiency and the fixed cost per layer of a decode step to the public measurements of
+bandwidth efficiency of the routed-expert reads and the fixed cost per layer of a decode step to the public measurements of
 ``tests/data/serving_benchmarks.yaml`` (least log-squares of throughput, TPOT and TTFT with a pull
 towards the neutral priors of ``serving_model.STACK_PRIORS``), then predicts every source with a fit
 that never saw it (leave-one-source-out) and prints the error per family.  ``--write`` stores the fit
@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     print("fitted (per hardware family):")
     for name, f in families.items():
         print(
-            f"  {name:10} bandwidth {f.bandwidth_efficiency:.3f}, layer {f.layer_overhead_s * 1e6:.0f} µs, "
+            f"  {name:10} expert bandwidth {f.expert_bandwidth_efficiency:.3f}, layer {f.layer_overhead_s * 1e6:.0f} µs, "
             f"band {f.band_low:.2f}–{f.band_high:.2f}{' (few sources)' if f.few_sources else ''}"
         )
     print("\nleave-one-source-out:")

@@ -8,7 +8,8 @@ published measurements are documented in ``docs/performance.md``.
 Decode step (one forward pass of the running batch)::
 
     step = overhead + max(memory_time, compute_time) + communication
-    memory_time  = bytes read ÷ (HBM bandwidth × bandwidth_efficiency)
+    memory_time  = dense bytes ÷ (HBM bandwidth × bandwidth_efficiency)
+                   + touched expert bytes ÷ (HBM bandwidth × expert_bandwidth_efficiency)
     compute_time = 2 × active params × tokens ÷ TP ÷ (dense TFLOPS at the
                    checkpoint's activation precision × compute_efficiency)
     communication = TP all-reduces + EP dispatch/combine, each
@@ -55,20 +56,22 @@ from .types import ModelSpec, PlanRequest, ServerSpec
 
 #: The factors a fit may move (per hardware family); every other field of PlatformFactors is a
 #: fixed physical constant of the software stack, documented in docs/performance.md §3.
-FITTED = ("bandwidth_efficiency", "layer_overhead_s")
+FITTED = ("expert_bandwidth_efficiency", "layer_overhead_s")
 
 
 @dataclass(frozen=True)
 class PlatformFactors:
     """The step model's constants for one hardware family.
 
-    Two are fitted to published measurements (``FITTED``): ``bandwidth_efficiency`` (achieved ÷ peak
-    HBM bandwidth of the decode step's weight and KV reads) and ``layer_overhead_s`` (the fixed time
-    every layer of a decode step costs whatever its bytes: kernel launch gaps inside the captured
-    graph and the synchronisation of its collectives).  The others are fixed per software stack.
+    Two are fitted to published measurements (``FITTED``): ``expert_bandwidth_efficiency`` (achieved
+    ÷ peak HBM bandwidth of the routed-expert reads: fused MoE kernels with a few tokens per expert)
+    and ``layer_overhead_s`` (the fixed time every layer of a decode step costs whatever its bytes:
+    kernel launch gaps inside the captured graph and the synchronisation of its collectives).  The
+    others are fixed per software stack, among them ``bandwidth_efficiency`` of the dense weight and
+    KV reads.
     """
 
-    bandwidth_efficiency: float  # fitted: achieved ÷ peak HBM bandwidth in decode
+    bandwidth_efficiency: float  # fixed: achieved ÷ peak HBM bandwidth of dense weight and KV reads
     compute_efficiency: float  # fixed: achieved ÷ peak dense TFLOPS in a compute-bound decode step
     step_overhead_s: float  # fixed: per forward pass (scheduler, input preparation, sampling)
     collective_latency_s: float  # fixed: start-up latency of one collective on the scale-up fabric
@@ -76,32 +79,39 @@ class PlatformFactors:
     request_overhead_s: float  # fixed: per request before prefill (HTTP, tokenizer, detokenizer)
     inter_node_latency_factor: float = 3.0  # fixed: a collective crossing nodes costs this many latencies
     layer_overhead_s: float = 0.0  # fitted: fixed cost per layer per decode step (launch + sync)
+    expert_bandwidth_efficiency: float = 0.0  # fitted: of the routed-expert reads (0: as the dense reads)
+
+    @property
+    def expert_efficiency(self) -> float:
+        return self.expert_bandwidth_efficiency or self.bandwidth_efficiency
 
 
 # Neutral priors: physical starting values, never the last fit.  The fit (scripts/fit_performance.py,
 # ``manage.py calibrate``) pulls each family's two fitted factors towards these; a family without
 # measurements uses them as they are.
 #
-# CUDA: decode GEMV kernels reach ≈ 70 % of peak HBM bandwidth; inside a CUDA graph a decoder layer
+# CUDA: dense decode GEMV kernels reach ≈ 85 % of peak HBM bandwidth (a streaming read of the weight
+#   matrix); the fused MoE kernels, reading each touched expert for a handful of tokens, less — their
+#   prior is 60 %; inside a CUDA graph a decoder layer
 #   is ≈ 10 kernels with ≈ 3 µs of launch gap and tail each (≈ 30 µs a layer); vLLM's custom
 #   all-reduce over NVLink costs ≈ 10 µs for a decode-sized message; the V1 engine's scheduler,
 #   input preparation and sampler ≈ 1.5 ms a step; a request spends ≈ 10 ms in the API server
 #   (HTTP, chat template, tokenizer) before it is scheduled.  Prefill GEMMs reach ≈ 50 % MFU.  An
 #   NCCL all-reduce of a decode-sized message across nodes over InfiniBand (intra-node reduce, the
 #   NIC hop, intra-node broadcast) ≈ 80 µs: 8 × the NVLink latency.
-# Ascend: the same 70 % of HBM bandwidth; a decoder layer is ≈ 20 operators dispatched through the
+# Ascend: the same 85 % / 60 % of HBM bandwidth; a decoder layer is ≈ 20 operators dispatched through the
 #   task queue (``TASK_QUEUE_ENABLE``) at ≈ 15 µs each even in ACL-graph mode (≈ 300 µs a layer);
 #   an HCCL collective on HCCS costs ≈ 30 µs; the step's host work ≈ 3 ms; prefill reaches ≈ 40 % MFU
 #   (its operators run eagerly: ACL graphs capture decode only).
 STACK_PRIORS: dict[str, PlatformFactors] = {
-    "cuda": PlatformFactors(0.70, 0.50, 1.5e-3, 10e-6, 0.50, 0.010, 8.0, 30e-6),
-    "ascend": PlatformFactors(0.70, 0.40, 3.0e-3, 30e-6, 0.40, 0.010, 3.0, 300e-6),
+    "cuda": PlatformFactors(0.85, 0.50, 1.5e-3, 10e-6, 0.50, 0.010, 8.0, 30e-6, 0.60),
+    "ascend": PlatformFactors(0.85, 0.40, 3.0e-3, 30e-6, 0.40, 0.010, 3.0, 300e-6, 0.60),
 }
 DEFAULT_STACK = "cuda"
 
 # Bounds of the fitted factors (physical: a factor at its bound says the model misses something).
 FIT_BOUNDS: dict[str, tuple[float, float]] = {
-    "bandwidth_efficiency": (0.30, 0.95),
+    "expert_bandwidth_efficiency": (0.20, 0.95),
     "layer_overhead_s": (2e-6, 3e-3),
 }
 
@@ -153,7 +163,7 @@ def prior_for(family: str) -> PlatformFactors:
 class FamilyCalibration:
     """One family's fitted factors and its leave-one-source-out error band."""
 
-    bandwidth_efficiency: float
+    expert_bandwidth_efficiency: float
     layer_overhead_s: float
     band_low: float  # predicted ÷ measured throughput, cross-validated
     band_high: float
@@ -179,7 +189,7 @@ def _load(path: Path) -> dict[str, FamilyCalibration]:
     for family, row in (data.get("families") or {}).items():
         try:
             out[str(family)] = FamilyCalibration(
-                float(row["bandwidth_efficiency"]),
+                float(row["expert_bandwidth_efficiency"]),
                 float(row["layer_overhead_s"]),
                 float(row["band_low"]),
                 float(row["band_high"]),
@@ -231,7 +241,11 @@ def factors_for_family(family: str) -> PlatformFactors:
     fit = calibration().get(family)
     if fit is None:
         return base
-    return replace(base, bandwidth_efficiency=fit.bandwidth_efficiency, layer_overhead_s=fit.layer_overhead_s)
+    return replace(
+        base,
+        expert_bandwidth_efficiency=fit.expert_bandwidth_efficiency,
+        layer_overhead_s=fit.layer_overhead_s,
+    )
 
 
 def error_band(family: str) -> tuple[float, float, bool]:
@@ -438,6 +452,7 @@ class StepBreakdown:
     layer_overhead_s: float = 0.0  # layers × fixed cost per layer (launch + sync)
     pipeline_stages: int = 1
     pipeline_hop_s: float = 0.0  # (PP − 1) stage-to-stage activation hops per step
+    expert_bytes_read: float = 0.0  # part of weights_bytes: the touched routed experts
 
     @property
     def tpot_s(self) -> float:
@@ -619,8 +634,11 @@ def decode_step(
     # KV bytes per token and state are per rank of one stage (memory.kv_bytes_per_token counts the
     # stage's layers).
     kv = micro * (mean_context * kv_bytes_per_token + state_bytes_per_seq)
-    bw = server.accelerator.memory_bandwidth_bytes_s * f.bandwidth_efficiency
-    memory_s = (weights + kv) / bw if bw > 0 else 0.0
+    peak = server.accelerator.memory_bandwidth_bytes_s
+    bw = peak * f.bandwidth_efficiency
+    expert_bw = peak * f.expert_efficiency
+    # dense weights and KV stream at the dense efficiency, the touched experts at the MoE kernels'
+    memory_s = (non_expert + kv) / bw + touched * experts / expert_bw if bw > 0 and expert_bw > 0 else 0.0
     attention = attention_flops_per_token(model, mean_context)
     flops = tokens_rank * (2 * model.active_params + attention) / shape.tp / pp
     compute_s = flops / (tflops * 1e12 * f.compute_efficiency) if tflops > 0 else 0.0
@@ -677,6 +695,7 @@ def decode_step(
         layer_overhead_s=layer_s,
         pipeline_stages=pp,
         pipeline_hop_s=hop_s,
+        expert_bytes_read=touched * experts,
     )
 
 
@@ -725,7 +744,7 @@ def prefill_time(
     else:
         weights = lm_non_expert_bytes / shape.tp
     bw = server.accelerator.memory_bandwidth_bytes_s * f.bandwidth_efficiency
-    memory_s = chunks * weights / bw if bw > 0 else 0.0
+    memory_s = chunks * weights / bw if bw > 0 else 0.0  # a chunk streams all it holds (dense reads)
     tp_s, ep_s, _ = comm_times(
         model, server, shape, p, f, eight_bit=eight_bit, scale_out_efficiency=scale_out_efficiency
     )
@@ -808,9 +827,12 @@ def effective_factors(req: PlanRequest) -> PlatformFactors:
     if not getattr(perf, "graph_mode", True):
         stack = req.server.accelerator.software_stack
         layer += EAGER_LAYER_OVERHEAD_S.get(stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK])
+    requested = perf.decode_bandwidth_efficiency
     return replace(
         base,
-        bandwidth_efficiency=perf.decode_bandwidth_efficiency or base.bandwidth_efficiency,
+        # a requested decode bandwidth efficiency applies to every read, dense and expert
+        bandwidth_efficiency=requested or base.bandwidth_efficiency,
+        expert_bandwidth_efficiency=requested or base.expert_bandwidth_efficiency,
         prefill_efficiency=perf.prefill_mfu or base.prefill_efficiency,
         step_overhead_s=step_overhead,
         layer_overhead_s=layer,

@@ -159,9 +159,11 @@ def _decode_step_s(tp: int, dp: int, batch: int, nodes: int, rank) -> float:
     f = F_ASCEND
     non_expert, expert = _held(rank)  # the replicated router / latent / MLA-a groups are in non_expert
     touched = 1 - (1 - 16 / 896) ** (batch * dp)  # top-16 of 896 experts, B × DP tokens per step
-    weights = non_expert + touched * expert
     kv = batch * ((8192 + 1024 / 2) * MLA_KV_BYTES_PER_TOKEN + KDA_STATE_BYTES_PER_SEQ // tp)
-    memory = (weights + kv) / (BANDWIDTH * f.bandwidth_efficiency)
+    # dense weights and KV at the dense reads' efficiency, the touched experts at the MoE kernels'
+    memory = (non_expert + kv) / (BANDWIDTH * f.bandwidth_efficiency) + touched * expert / (
+        BANDWIDTH * f.expert_bandwidth_efficiency
+    )
     compute = (
         batch * (2 * K3_ACTIVE + _attention_flops(8192 + 512)) / tp / (TFLOPS_BF16 * f.compute_efficiency)
     )
@@ -481,6 +483,9 @@ def test_an_override_replaces_the_calibrated_factor_and_says_so():
     fig = result.figures["performance.factors.bandwidth_efficiency"]
     assert fig.value == 0.9 and fig.source.kind == "input"
     assert fig.inputs["calibrated"] == F_ASCEND.bandwidth_efficiency
+    fig = result.figures["performance.factors.expert_bandwidth_efficiency"]
+    assert fig.value == 0.9 and fig.source.kind == "input"
+    assert fig.inputs["calibrated"] == F_ASCEND.expert_bandwidth_efficiency
     assert result.tpot_s < _estimate(request_4node()).tpot_s
 
 

@@ -48,7 +48,9 @@ def test_the_stored_fit_and_bands_are_the_cross_validation_of_the_current_data(f
         row = stored[name]
         assert row["band_low"] == f.band_low and row["band_high"] == f.band_high, name
         assert row["sources"] == cv.sources(name) and row["records"] == len(cv.of(name)), name
-        assert row["bandwidth_efficiency"] == pytest.approx(f.bandwidth_efficiency, rel=1e-3), name
+        assert row["expert_bandwidth_efficiency"] == pytest.approx(f.expert_bandwidth_efficiency, rel=1e-3), (
+            name
+        )
         assert row["layer_overhead_s"] == pytest.approx(f.layer_overhead_s, rel=1e-3), name
 
 
@@ -72,8 +74,8 @@ def test_a_family_with_fewer_than_three_sources_is_widened_and_flagged(fitted):
 def test_the_fitted_factors_sit_inside_their_physical_bounds(fitted):
     families, _ = fitted
     for name, f in families.items():
-        lo, hi = sm.FIT_BOUNDS["bandwidth_efficiency"]
-        assert lo <= f.bandwidth_efficiency <= hi, name
+        lo, hi = sm.FIT_BOUNDS["expert_bandwidth_efficiency"]
+        assert lo <= f.expert_bandwidth_efficiency <= hi, name
         lo, hi = sm.FIT_BOUNDS["layer_overhead_s"]
         assert lo <= f.layer_overhead_s <= hi, name
 

@@ -94,7 +94,7 @@ def test_a_separate_draft_model_pays_its_own_weights_and_layers():
     )
     f = sm.PLATFORM_FACTORS["ascend-a3"]
     g_mtp, g_draft, g_eager = (_estimate(r).groups[0] for r in (base, drafted, eager))
-    bw = A3.accelerator.memory_bandwidth_bytes_s * f.bandwidth_efficiency
+    bw = A3.accelerator.memory_bandwidth_bytes_s * f.bandwidth_efficiency  # a dense read
     one = 7.12e9 / 16 / bw  # the draft's weights split over TP16, read once per proposal
     core = g_mtp.decode_step_s - _mtp_draft(g_mtp, f)
     assert g_draft.decode_step_s == pytest.approx(core + 7 * (one + 5 * f.layer_overhead_s), rel=1e-6)

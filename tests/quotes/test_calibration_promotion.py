@@ -66,10 +66,10 @@ def test_import_promote_calibrate_moves_the_band_of_the_plans_family(
     rows = cal.cross_validate(cal.load_records() + [promoted.record]).of("ascend-a3")
     ratio = next(r.ratio for r in rows if r.record_id == promoted.record["id"])
     assert after["band_low"] <= round(ratio, 2) <= after["band_high"]
-    assert (after["band_low"], after["band_high"], after["bandwidth_efficiency"]) != (
+    assert (after["band_low"], after["band_high"], after["layer_overhead_s"]) != (
         before["band_low"],
         before["band_high"],
-        before["bandwidth_efficiency"],
+        before["layer_overhead_s"],
     )
     # The engine reads the new file: its band for the family is the refitted one.
     low, high, _ = sm.error_band("ascend-a3")

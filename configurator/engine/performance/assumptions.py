@@ -26,9 +26,21 @@ def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors
         fig_value(f.bandwidth_efficiency),
         label=label,
         variant="calibrated" if perf.decode_bandwidth_efficiency is None else "requested",
-        source=source("bandwidth_efficiency", perf.decode_bandwidth_efficiency),
+        source=source("bandwidth_efficiency", perf.decode_bandwidth_efficiency)
+        if perf.decode_bandwidth_efficiency is not None
+        else Source("assumed", "fixed per software stack (serving_model.STACK_PRIORS)"),
         requested=fig_input(perf.decode_bandwidth_efficiency),
         calibrated=fig_input(base.bandwidth_efficiency),
+        stack=stack,
+    )
+    book.put(
+        "performance.factors.expert_bandwidth_efficiency",
+        fig_value(f.expert_efficiency),
+        label=label,
+        variant="calibrated" if perf.decode_bandwidth_efficiency is None else "requested",
+        source=source("expert_bandwidth_efficiency", perf.decode_bandwidth_efficiency),
+        requested=fig_input(perf.decode_bandwidth_efficiency),
+        calibrated=fig_input(base.expert_efficiency),
         stack=stack,
     )
     book.put(

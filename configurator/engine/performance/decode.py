@@ -89,8 +89,10 @@ def add_step_figures(
         fig_value(st.memory_s),
         source=ESTIMATE_SOURCE,
         bytes_per_step=fig_input(st.weights_bytes + st.kv_bytes),
+        expert_bytes_read=fig_input(st.expert_bytes_read),
         bandwidth_bytes_s=fig_input(bw),
         bandwidth_efficiency=fig_input(gm.factors.bandwidth_efficiency),
+        expert_bandwidth_efficiency=fig_input(gm.factors.expert_efficiency),
     )
     book.put(
         f"performance.{g.name}.compute_time_s",

@@ -15,8 +15,17 @@ FACTORS = (
     FigureDef(
         "performance.factors.bandwidth_efficiency",
         Unit.FRACTION,
-        "Achieved share of peak memory bandwidth in decode" + _FACTOR,
-        "解码阶段实际达到的显存带宽比例" + _FACTOR_ZH,
+        "Achieved share of peak memory bandwidth of dense weight and KV reads in decode" + _FACTOR,
+        "解码阶段稠密权重与 KV 读取实际达到的显存带宽比例" + _FACTOR_ZH,
+        formulas={"calibrated": "calibrated", "requested": "requested"},
+        context=("stack", "calibrated", "requested"),
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.factors.expert_bandwidth_efficiency",
+        Unit.FRACTION,
+        "Achieved share of peak memory bandwidth of routed-expert reads in decode" + _FACTOR,
+        "解码阶段路由专家权重读取实际达到的显存带宽比例" + _FACTOR_ZH,
         formulas={"calibrated": "calibrated", "requested": "requested"},
         context=("stack", "calibrated", "requested"),
         source=SourceKind.PUBLIC,
@@ -136,7 +145,10 @@ GROUP = (
         Unit.SECONDS,
         "{group_en}: memory time per decode step",
         "{group_zh}：每个解码步的访存时间",
-        "bytes_per_step / (bandwidth_bytes_s * bandwidth_efficiency)",
+        # dense weights and KV at the dense reads' efficiency, the touched experts at the fused MoE
+        # kernels' (fitted per hardware family)
+        "(bytes_per_step - expert_bytes_read) / (bandwidth_bytes_s * bandwidth_efficiency)"
+        " + expert_bytes_read / (bandwidth_bytes_s * expert_bandwidth_efficiency)",
     ),
     FigureDef(
         "performance.{group}.compute_time_s",
