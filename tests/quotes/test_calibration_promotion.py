@@ -93,3 +93,36 @@ def test_a_measurement_of_other_hardware_or_lengths_is_refused_naming_them(engin
     assert "hardware: measured on 'hgx-h200-8gpu'" in message
     assert "layout: measured tp 8, the plan has 16" in message
     assert "input length: measured 2,048 tokens per request, the plan has 8,192" in message
+
+
+def test_the_admin_action_promotes_for_a_catalog_administrator_and_refuses_a_mismatch(
+    client, engineer, admin_user
+):
+    admin_user.is_staff = True
+    admin_user.save()
+    admin_user.user_permissions.add(Permission.objects.get(codename="view_measuredbenchmark"))
+    client.force_login(admin_user)
+    revision = sample_quote_create(by=engineer, language="en")
+    good = _bench(revision, engineer)
+    other = _bench(revision, engineer, model_id="Qwen/Qwen3-32B", tokenizer_id="Qwen/Qwen3-32B")
+    url = "/admin/quotes/measuredbenchmark/"
+    response = client.post(
+        url, {"action": "promote_to_calibration", "_selected_action": [good.pk, other.pk]}, follow=True
+    )
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "promoted; run manage.py calibrate to refit." in page
+    assert "model: the result measured" in page
+    assert list(PromotedMeasurement.objects.values_list("benchmark_id", flat=True)) == [good.pk]
+
+
+def test_without_the_permission_the_action_is_not_offered(client, engineer):
+    engineer.is_staff = True
+    engineer.save()
+    engineer.user_permissions.add(Permission.objects.get(codename="view_measuredbenchmark"))
+    client.force_login(engineer)
+    response = client.get("/admin/quotes/measuredbenchmark/")
+    assert response.status_code == 200  # the changelist is shown, without the action
+    page = response.content.decode()
+    assert 'id="changelist"' in page
+    assert "promote_to_calibration" not in page
