@@ -38,9 +38,21 @@ def server(slug: str) -> et.ServerSpec:
     return reference.server(slug)
 
 
+CONFIGS = Path(__file__).resolve().parent.parent / "tests" / "data" / "model-configs"
+
+
 @cache
-def model(slug: str, weight_format: str) -> et.ModelSpec:
-    """The seeded LLM; in another weight format, imported from its seeded config.json in that format."""
+def model(slug: str, weight_format: str, config: str = "") -> et.ModelSpec:
+    """The seeded LLM; in another weight format, imported from its seeded config.json in that format.
+
+    ``config``: a public config.json in ``tests/data/model-configs`` for a model the catalog does not
+    seed (e.g. Qwen3-32B); ``slug`` then only names it.
+    """
+    if config:
+        import json
+
+        data = json.loads((CONFIGS / config).read_text(encoding="utf-8"))
+        return specs.model_spec_from_hf_config(data, weight_format=weight_format, slug=slug, name=slug)
     seeded = reference.model(slug)
     if seeded.weight_format == weight_format:
         return seeded
@@ -52,7 +64,7 @@ def model(slug: str, weight_format: str) -> et.ModelSpec:
 @dataclass(frozen=True)
 class Comparison:
     record_id: str
-    platform: str
+    platform: str  # the hardware family (serving_model.hardware_family)
     measured_tps: float
     predicted_tps: float
     measured_ttft_ms: float | None
@@ -60,6 +72,7 @@ class Comparison:
     measured_tpot_ms: float | None
     predicted_tpot_ms: float
     source: str
+    ttft_at_concurrency_1: bool = False
 
     @property
     def ratio(self) -> float:
@@ -110,14 +123,25 @@ def server_for(entry: Any) -> et.ServerSpec:
     return srv
 
 
-def request_for(
-    rec: Mapping[str, Any], factors: Mapping[str, sm.PlatformFactors] | None = None
-) -> et.PlanRequest:
+def request_for(rec: Mapping[str, Any]) -> et.PlanRequest:
+    if "request" in rec:  # a promoted measurement: the quote's own request, at the measured load
+        w = rec["workload"]
+        req = reference.request(rec["request"])
+        return replace(
+            req,
+            workload=replace(
+                req.workload,
+                input_tokens=int(w["input_tokens"]),
+                output_tokens=int(w["output_tokens"]),
+                concurrency=int(w["concurrency"]),
+                measured_output_tokens_per_s=None,
+            ),
+        )
     srv = server_for(rec["server"])
-    mdl = model(rec["model"], rec.get("weight_format", "bf16"))
+    mdl = model(rec["model"], rec.get("weight_format", "bf16"), rec.get("config", ""))
     lay = rec["layout"]
     ep = bool(lay.get("expert_parallel", True))
-    parallel = et.ParallelSpec(tp=lay["tp"], dp=lay["dp"], expert_parallel=ep)
+    parallel = et.ParallelSpec(tp=lay["tp"], dp=lay["dp"], pp=lay.get("pp", 1), expert_parallel=ep)
     if lay["kind"] == "disaggregated":
         topo = et.TopologySpec(
             et.TopologyKind.DISAGGREGATED,
@@ -138,41 +162,65 @@ def request_for(
         input_tokens=w["input_tokens"], output_tokens=w["output_tokens"], concurrency=w["concurrency"]
     )
     spec = rec.get("speculative") or {}
+    draft = spec.get("draft") or {}
     perf = et.PerformanceSpec(
         speculative_tokens=int(spec.get("tokens", 0)),
-        speculative_acceptance_rate=float(spec.get("acceptance", 0.7)),
+        speculative_acceptance_rate=float(spec.get("acceptance_rate", 0.7)),
+        draft_model_gb=float(draft.get("weights_gb", 0.0)),
+        draft_model_layers=int(draft.get("layers", 0)),
+        draft_graph_mode=bool(draft.get("graph_mode", True)),
         prefix_cache_hit_rate=float(rec.get("prefix_cache_hit_rate", 0.0)),
         graph_mode=not eager,
+        closed_batch=w.get("arrival") == "wave",
     )
-    if factors is not None:
-        f = factors[srv.accelerator.software_stack]
-        perf = replace(
-            perf,
-            decode_bandwidth_efficiency=f.bandwidth_efficiency,
-            prefill_mfu=f.prefill_efficiency,
-            step_overhead_ms=f.step_overhead_s * 1000,
-        )
-    return et.PlanRequest(mdl, srv, topo, serving=serving, workload=workload, performance=perf)
+    ck = reference.checkpoint(rec["checkpoint"]) if rec.get("checkpoint") else None
+    return et.PlanRequest(mdl, srv, topo, serving=serving, workload=workload, performance=perf, checkpoint=ck)
 
 
-def compare(rec: Mapping[str, Any], factors: Mapping[str, sm.PlatformFactors] | None = None) -> Comparison:
-    req = request_for(rec, factors)
+@cache
+def _prepared(rec_key: str) -> tuple[et.PlanRequest, et.LayoutResult, et.MemoryResult]:
+    """Request, layout and memory of a record (none depends on the fitted factors)."""
+    rec = _BY_KEY[rec_key]
+    req = request_for(rec)
+    layout = resolve_layout(req)
+    return req, layout, size_memory(req, layout)
+
+
+_BY_KEY: dict[str, Mapping[str, Any]] = {}
+
+
+def _key(rec: Mapping[str, Any]) -> str:
+    import json
+
+    key = json.dumps(rec, sort_keys=True, default=str)
+    _BY_KEY.setdefault(key, rec)
+    return key
+
+
+def family_of(rec: Mapping[str, Any]) -> str:
+    if "request" in rec:
+        return sm.hardware_family(_prepared(_key(rec))[0].server.accelerator)
+    return sm.hardware_family(server_for(rec["server"]).accelerator)
+
+
+def source_of(rec: Mapping[str, Any]) -> str:
+    """The public source a record comes from (records of one source are left out together)."""
+    return str(rec["source"]).split()[0]
+
+
+def compare(rec: Mapping[str, Any], factors: Mapping[str, sm.FamilyCalibration] | None = None) -> Comparison:
+    req, layout, memory = _prepared(_key(rec))
     if factors is not None:
-        saved = dict(sm.PLATFORM_FACTORS)
-        sm.PLATFORM_FACTORS.update(factors)  # collective latency is not a request knob
-    try:
-        layout = resolve_layout(req)
-        result = estimate_performance(req, layout, size_memory(req, layout))
-    finally:
-        if factors is not None:
-            sm.PLATFORM_FACTORS.clear()
-            sm.PLATFORM_FACTORS.update(saved)
+        with sm.using_calibration(dict(factors)):
+            result = estimate_performance(req, layout, memory)
+    else:
+        result = estimate_performance(req, layout, memory)
     measured = rec["measured"]
     if rec["metric"] == "decode_output_tokens_per_s_per_package":
         decode = next(g for g in result.groups if g.role == "decode")
         devices = decode.nodes * req.server.logical_devices
         predicted = decode.output_tokens_per_s / devices * req.server.accelerator.logical_devices_per_package
-        tpot = decode.tpot_s
+        tpot = decode.decode_step_s / max(decode.tokens_per_step, 1e-9)
     elif rec["metric"] == "total_tokens_per_s":  # SGLang's bench reports input + output
         predicted = result.output_tokens_per_s + result.input_tokens_per_s
         tpot = result.tpot_s
@@ -186,20 +234,21 @@ def compare(rec: Mapping[str, Any], factors: Mapping[str, sm.PlatformFactors] | 
         raise ValueError(f"{rec['id']}: unknown metric {rec['metric']!r}")
     return Comparison(
         record_id=rec["id"],
-        platform=req.server.accelerator.software_stack,
+        platform=sm.hardware_family(req.server.accelerator),
         measured_tps=float(measured["output_tokens_per_s"]),
         predicted_tps=predicted,
         measured_ttft_ms=measured.get("ttft_ms"),
         predicted_ttft_ms=result.ttft_s * 1000,
         measured_tpot_ms=measured.get("tpot_ms"),
         predicted_tpot_ms=tpot * 1000,
-        source=str(rec["source"]),
+        source=source_of(rec),
+        ttft_at_concurrency_1=int(rec["workload"]["concurrency"]) == 1,
     )
 
 
 def compare_all(
     records: Iterable[Mapping[str, Any]] | None = None,
-    factors: Mapping[str, sm.PlatformFactors] | None = None,
+    factors: Mapping[str, sm.FamilyCalibration] | None = None,
 ) -> list[Comparison]:
     return [compare(r, factors) for r in (records if records is not None else load_records())]
 
@@ -239,5 +288,184 @@ def table(rows: list[Comparison]) -> str:
     lines.append(
         f"median predicted/measured {s['median_ratio']:.2f} ×, range {s['low']:.2f}–{s['high']:.2f} ×, "
         f"worst off by {s['worst_factor']:.2f} ×"
+    )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- fit and cross-validation
+
+#: Weights of the fit's objective: Σ log²(predicted ÷ measured) of throughput, TPOT and TTFT where the
+#: source gives them, plus the pull of each fitted factor towards its neutral prior (log-distance).
+TPOT_WEIGHT = 0.5
+TTFT_WEIGHT = 0.25
+PRIOR_WEIGHT = 0.5
+
+
+def _fit_of(family: str, bw: float, layer: float) -> sm.FamilyCalibration:
+    return sm.FamilyCalibration(bw, layer, sm.WIDE_BAND[0], sm.WIDE_BAND[1], 0, 0, True)
+
+
+def _loss(rows: list[Comparison], family: str, bw: float, layer: float) -> float:
+    prior = sm.prior_for(family)
+    total = PRIOR_WEIGHT * (
+        math.log(bw / prior.expert_bandwidth_efficiency) ** 2 + math.log(layer / prior.layer_overhead_s) ** 2
+    )
+    for r in rows:
+        total += math.log(max(r.ratio, 1e-6)) ** 2
+        if r.measured_tpot_ms and r.predicted_tpot_ms > 0:
+            total += TPOT_WEIGHT * math.log(r.predicted_tpot_ms / r.measured_tpot_ms) ** 2
+        if r.measured_ttft_ms and r.predicted_ttft_ms > 0:
+            total += TTFT_WEIGHT * math.log(r.predicted_ttft_ms / r.measured_ttft_ms) ** 2
+    return total
+
+
+def fit_family(records: list[Mapping[str, Any]], family: str) -> tuple[float, float]:
+    """(expert bandwidth efficiency, layer overhead) of one family: the records' least log-squares with the
+    neutral prior, by pattern search in log space inside ``sm.FIT_BOUNDS``.  No records: the prior."""
+    prior = sm.prior_for(family)
+    bw, layer = prior.expert_bandwidth_efficiency, prior.layer_overhead_s
+    if not records:
+        return bw, layer
+    (bw_lo, bw_hi) = sm.FIT_BOUNDS["expert_bandwidth_efficiency"]
+    (l_lo, l_hi) = sm.FIT_BOUNDS["layer_overhead_s"]
+
+    def loss(b: float, lay: float) -> float:
+        rows = compare_all(records, {family: _fit_of(family, b, lay)})
+        return _loss(rows, family, b, lay)
+
+    best = loss(bw, layer)
+    step = 2.0
+    while step > 1.03:
+        improved = False
+        for db, dl in ((step, 1), (1 / step, 1), (1, step), (1, 1 / step)):
+            b = min(bw_hi, max(bw_lo, bw * db))
+            lay = min(l_hi, max(l_lo, layer * dl))
+            if (b, lay) == (bw, layer):
+                continue
+            trial = loss(b, lay)
+            if trial < best - 1e-9:
+                best, bw, layer, improved = trial, b, lay, True
+                break
+        if not improved:
+            step = math.sqrt(step)
+    return bw, layer
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """Each record predicted by a fit that never saw its source (leave-one-source-out)."""
+
+    rows: tuple[Comparison, ...]
+
+    def families(self) -> list[str]:
+        return sorted({r.platform for r in self.rows})
+
+    def of(self, family: str) -> list[Comparison]:
+        return [r for r in self.rows if r.platform == family]
+
+    def sources(self, family: str) -> int:
+        return len({r.source for r in self.of(family)})
+
+    def band(self, family: str) -> tuple[float, float, bool]:
+        """(low, high, few_sources): every cross-validated ratio of the family inside the band; a family
+        with fewer than ``sm.MIN_SOURCES`` sources gets at least ``sm.WIDE_BAND``."""
+        ratios = [r.ratio for r in self.of(family)]
+        few = self.sources(family) < sm.MIN_SOURCES
+        if not ratios:
+            return sm.WIDE_BAND[0], sm.WIDE_BAND[1], True
+        low, high = min(min(ratios), 1.0), max(max(ratios), 1.0)
+        if few:
+            low, high = min(low, sm.WIDE_BAND[0]), max(high, sm.WIDE_BAND[1])
+        return round(low, 2), round(high, 2), few
+
+
+def fit_all(records: list[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
+    by_family: dict[str, list[Mapping[str, Any]]] = {}
+    for rec in records:
+        by_family.setdefault(family_of(rec), []).append(rec)
+    return {family: fit_family(recs, family) for family, recs in sorted(by_family.items())}
+
+
+def cross_validate(records: list[Mapping[str, Any]]) -> CrossValidation:
+    rows: list[Comparison] = []
+    for source in sorted({source_of(r) for r in records}):
+        held_out = [r for r in records if source_of(r) == source]
+        family = family_of(held_out[0])
+        seen = [r for r in records if source_of(r) != source and family_of(r) == family]
+        bw, layer = fit_family(seen, family)
+        rows += compare_all(held_out, {family: _fit_of(family, bw, layer)})
+    order = {r["id"]: i for i, r in enumerate(records)}
+    return CrossValidation(tuple(sorted(rows, key=lambda r: order.get(r.record_id, 0))))
+
+
+def calibrate(records: list[Mapping[str, Any]]) -> tuple[dict[str, sm.FamilyCalibration], CrossValidation]:
+    """The fit on every record and the bands from its leave-one-source-out cross-validation."""
+    fitted = fit_all(records)
+    cv = cross_validate(records)
+    out: dict[str, sm.FamilyCalibration] = {}
+    for family in sorted(set(fitted) | set(cv.families())):
+        bw, layer = fitted.get(
+            family, (sm.prior_for(family).expert_bandwidth_efficiency, sm.prior_for(family).layer_overhead_s)
+        )
+        low, high, few = cv.band(family)
+        out[family] = sm.FamilyCalibration(
+            round(bw, 4), round(layer, 7), low, high, cv.sources(family), len(cv.of(family)), few
+        )
+    return out, cv
+
+
+def write_calibration(path: Path, families: Mapping[str, sm.FamilyCalibration], note: str = "") -> None:
+    import json
+
+    data = {
+        "note": note
+        or "Written by scripts/fit_performance.py / manage.py calibrate; docs/performance.md §3.",
+        "families": {
+            name: {
+                "expert_bandwidth_efficiency": f.expert_bandwidth_efficiency,
+                "layer_overhead_s": f.layer_overhead_s,
+                "band_low": f.band_low,
+                "band_high": f.band_high,
+                "sources": f.sources,
+                "records": f.records,
+                "few_sources": f.few_sources,
+            }
+            for name, f in sorted(families.items())
+        },
+    }
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def cv_table(cv: CrossValidation) -> str:
+    """Leave-one-source-out error per hardware family (``make bench`` and docs/performance.md)."""
+    head = (
+        f"{'family':10} {'sources':>7} {'records':>7} {'median':>7} {'worst ×':>8} {'band':>11} "
+        f"{'TTFT c1 worst ×':>15}"
+    )
+    lines = [head, "-" * len(head)]
+    for family in cv.families():
+        rows = cv.of(family)
+        ratios = [r.ratio for r in rows]
+        worst = max(max(x, 1 / x) for x in ratios)
+        low, high, few = cv.band(family)
+        ttft = [
+            r.predicted_ttft_ms / r.measured_ttft_ms
+            for r in rows
+            if r.ttft_at_concurrency_1 and r.measured_ttft_ms
+        ]
+        ttft_s = f"{max(max(x, 1 / x) for x in ttft):.2f}" if ttft else "—"
+        band = f"{low:.2f}–{high:.2f}" + ("*" if few else "")
+        lines.append(
+            f"{family:10} {cv.sources(family):7d} {len(rows):7d} {statistics.median(ratios):7.2f} "
+            f"{worst:8.2f} {band:>11} {ttft_s:>15}"
+        )
+    allr = [r.ratio for r in cv.rows]
+    lines.append(
+        f"all        {len({r.source for r in cv.rows}):7d} {len(allr):7d} {statistics.median(allr):7.2f} "
+        f"{max(max(x, 1 / x) for x in allr):8.2f}"
+    )
+    lines.append(
+        f"* fewer than {sm.MIN_SOURCES} sources: the band is widened to at least "
+        f"{sm.WIDE_BAND[0]}–{sm.WIDE_BAND[1]} × and the page says so"
     )
     return "\n".join(lines)

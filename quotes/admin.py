@@ -2,7 +2,8 @@
 read-only here, because their state changes must go through ``quotes.services``
 (validation, optimistic lock, audit row)."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.utils.translation import gettext_lazy as _
 
 from .models import Approval, AuditEvent, BomLine, Customer, Quote, QuoteRevision
 
@@ -88,3 +89,43 @@ class AuditEventAdmin(ReadOnlyAdmin):
     list_filter = ["action", "object_type"]
     search_fields = ["object_id", "quote__number"]
     date_hierarchy = "created_at"
+
+
+# ---- calibration set (issue 24): a catalog administrator promotes a measured bench result
+from .benchmark_models import MeasuredBenchmark as _MeasuredBenchmark  # noqa: E402
+from .calibration_models import PromotedMeasurement as _PromotedMeasurement  # noqa: E402
+
+
+@admin.action(description=_("Promote into the performance calibration set"), permissions=["promote"])
+def promote_to_calibration(modeladmin, request, queryset):
+    from .calibration_promotion import PromotionRefused, promote
+
+    for bench in queryset:
+        try:
+            promote(bench, request.user)
+        except PromotionRefused as exc:
+            modeladmin.message_user(request, f"{bench}: {exc}", level=messages.ERROR)
+        else:
+            modeladmin.message_user(request, f"{bench}: promoted; run manage.py calibrate to refit.")
+
+
+@admin.register(_MeasuredBenchmark)
+class MeasuredBenchmarkAdmin(admin.ModelAdmin):
+    list_display = ("id", "revision", "filename", "uploaded_by", "uploaded_at")
+    readonly_fields = ("revision", "uploaded_by", "uploaded_at", "filename", "figures")
+    actions = [promote_to_calibration]
+
+    def has_promote_permission(self, request):
+        return request.user.has_perm("quotes.add_promotedmeasurement")
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(_PromotedMeasurement)
+class PromotedMeasurementAdmin(admin.ModelAdmin):
+    list_display = ("id", "benchmark", "promoted_by", "promoted_at")
+    readonly_fields = ("benchmark", "promoted_by", "promoted_at", "record")
+
+    def has_add_permission(self, request):
+        return False

@@ -626,6 +626,7 @@ def _audit_pre_delete(sender, instance, **kwargs):
 
 
 from .benchmark_models import MeasuredBenchmark  # noqa: E402,F401  (measured bench results, issue 15)
+from .calibration_models import PromotedMeasurement  # noqa: E402,F401  (calibration set, issue 24)
 
 # The sales-workflow models (share links, customer acceptance and questions,
 # notifications) live in their own module; importing them here registers them.

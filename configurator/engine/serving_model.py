@@ -8,7 +8,8 @@ published measurements are documented in ``docs/performance.md``.
 Decode step (one forward pass of the running batch)::
 
     step = overhead + max(memory_time, compute_time) + communication
-    memory_time  = bytes read ÷ (HBM bandwidth × bandwidth_efficiency)
+    memory_time  = dense bytes ÷ (HBM bandwidth × bandwidth_efficiency)
+                   + touched expert bytes ÷ (HBM bandwidth × expert_bandwidth_efficiency)
     compute_time = 2 × active params × tokens ÷ TP ÷ (dense TFLOPS at the
                    checkpoint's activation precision × compute_efficiency)
     communication = TP all-reduces + EP dispatch/combine, each
@@ -38,43 +39,240 @@ approximated by Allen–Cunneen: ``Wq ≈ Erlang-C(c, ρ) ÷ (c·μ − λ) × (
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
 
 from .types import ERROR_BAND_HIGH as ERROR_BAND_HIGH
 from .types import ERROR_BAND_LOW as ERROR_BAND_LOW
 from .types import ModelSpec, PlanRequest, ServerSpec
 
-# --------------------------------------------------------------------------- calibrated constants
+# --------------------------------------------------------------------------- factors
+
+#: The factors a fit may move (per hardware family); every other field of PlatformFactors is a
+#: fixed physical constant of the software stack, documented in docs/performance.md §3.
+FITTED = ("expert_bandwidth_efficiency", "layer_overhead_s")
 
 
 @dataclass(frozen=True)
 class PlatformFactors:
-    """Efficiency factors of one software stack, fitted to published measurements."""
+    """The step model's constants for one hardware family.
 
-    bandwidth_efficiency: float  # achieved ÷ peak HBM bandwidth in decode
-    compute_efficiency: float  # achieved ÷ peak dense TFLOPS (prefill and large decode batches)
-    step_overhead_s: float  # fixed per forward pass: kernel launch, scheduler, sampling
-    collective_latency_s: float  # fixed cost of one collective (all-reduce, dispatch or combine)
-    prefill_efficiency: float  # achieved ÷ peak dense TFLOPS in prefill (MFU)
-    request_overhead_s: float  # per request before the first token: API server, tokenizer, scheduling
-    inter_node_latency_factor: float = 3.0  # a collective that crosses nodes costs this many latencies
+    Two are fitted to published measurements (``FITTED``): ``expert_bandwidth_efficiency`` (achieved
+    ÷ peak HBM bandwidth of the routed-expert reads: fused MoE kernels with a few tokens per expert)
+    and ``layer_overhead_s`` (the fixed time every layer of a decode step costs whatever its bytes:
+    kernel launch gaps inside the captured graph and the synchronisation of its collectives).  The
+    others are fixed per software stack, among them ``bandwidth_efficiency`` of the dense weight and
+    KV reads.
+    """
+
+    bandwidth_efficiency: float  # fixed: achieved ÷ peak HBM bandwidth of dense weight and KV reads
+    compute_efficiency: float  # fixed: achieved ÷ peak dense TFLOPS in a compute-bound decode step
+    step_overhead_s: float  # fixed: per forward pass (scheduler, input preparation, sampling)
+    collective_latency_s: float  # fixed: start-up latency of one collective on the scale-up fabric
+    prefill_efficiency: float  # fixed: achieved ÷ peak dense TFLOPS in prefill (MFU)
+    request_overhead_s: float  # fixed: per request before prefill (HTTP, tokenizer, detokenizer)
+    inter_node_latency_factor: float = 3.0  # fixed: a collective crossing nodes costs this many latencies
+    layer_overhead_s: float = 0.0  # fitted: fixed cost per layer per decode step (launch + sync)
+    expert_bandwidth_efficiency: float = 0.0  # fitted: of the routed-expert reads (0: as the dense reads)
+
+    @property
+    def expert_efficiency(self) -> float:
+        return self.expert_bandwidth_efficiency or self.bandwidth_efficiency
 
 
-# Fitted by ``scripts/fit_performance.py`` to ``tests/data/serving_benchmarks.yaml``
-# (least squares on log(predicted ÷ measured)); see docs/performance.md for the table.
-PLATFORM_FACTORS: dict[str, PlatformFactors] = {
-    # bandwidth, decode compute, step overhead, collective latency, prefill MFU, request overhead,
-    # cross-node latency factor
-    "cuda": PlatformFactors(0.58, 0.45, 0.0019, 17.6e-6, 0.61, 0.28, 8.4),
-    "ascend": PlatformFactors(0.43, 0.35, 0.0130, 56e-6, 0.10, 0.65, 3.3),
+# Neutral priors: physical starting values, never the last fit.  The fit (scripts/fit_performance.py,
+# ``manage.py calibrate``) pulls each family's two fitted factors towards these; a family without
+# measurements uses them as they are.
+#
+# CUDA: dense decode GEMV kernels reach ≈ 85 % of peak HBM bandwidth (a streaming read of the weight
+#   matrix); the fused MoE kernels, reading each touched expert for a handful of tokens, less — their
+#   prior is 60 %; inside a CUDA graph a decoder layer
+#   is ≈ 10 kernels with ≈ 3 µs of launch gap and tail each (≈ 30 µs a layer); vLLM's custom
+#   all-reduce over NVLink costs ≈ 10 µs for a decode-sized message; the V1 engine's scheduler,
+#   input preparation and sampler ≈ 1.5 ms a step; a request spends ≈ 10 ms in the API server
+#   (HTTP, chat template, tokenizer) before it is scheduled.  Prefill GEMMs reach ≈ 50 % MFU.  An
+#   NCCL all-reduce of a decode-sized message across nodes over InfiniBand (intra-node reduce, the
+#   NIC hop, intra-node broadcast) ≈ 80 µs: 8 × the NVLink latency.
+# Ascend: the same 85 % / 60 % of HBM bandwidth; a decoder layer is ≈ 20 operators dispatched through the
+#   task queue (``TASK_QUEUE_ENABLE``) at ≈ 15 µs each even in ACL-graph mode (≈ 300 µs a layer);
+#   an HCCL collective on HCCS costs ≈ 30 µs; the step's host work ≈ 3 ms; prefill reaches ≈ 40 % MFU
+#   (its operators run eagerly: ACL graphs capture decode only).
+STACK_PRIORS: dict[str, PlatformFactors] = {
+    "cuda": PlatformFactors(0.85, 0.50, 1.5e-3, 10e-6, 0.50, 0.010, 8.0, 30e-6, 0.60),
+    "ascend": PlatformFactors(0.85, 0.40, 3.0e-3, 30e-6, 0.40, 0.010, 3.0, 300e-6, 0.60),
 }
 DEFAULT_STACK = "cuda"
 
+# Bounds of the fitted factors (physical: a factor at its bound says the model misses something).
+FIT_BOUNDS: dict[str, tuple[float, float]] = {
+    "expert_bandwidth_efficiency": (0.20, 0.95),
+    "layer_overhead_s": (2e-6, 3e-3),
+}
+
+#: Hardware families: accelerators that share kernels, memory system and software stack.  Each has
+#: its own fitted factors and its own cross-validated error band.
+FAMILIES: dict[str, str] = {
+    "ampere": "cuda",
+    "hopper": "cuda",
+    "blackwell": "cuda",
+    "ascend-a2": "ascend",
+    "ascend-a3": "ascend",
+}
+
+
+def hardware_family(accelerator: Any) -> str:
+    """The accelerator's family (``FAMILIES``), from its slug and name; else its software stack."""
+    text = f"{getattr(accelerator, 'slug', '')} {getattr(accelerator, 'name', '')}".lower()
+    stack = getattr(accelerator, "software_stack", DEFAULT_STACK) or DEFAULT_STACK
+    if stack == "ascend":
+        if "910c" in text or "a3" in text:
+            return "ascend-a3"
+        if "910b" in text or "a2" in text:
+            return "ascend-a2"
+        return "ascend"
+    for tag, family in (
+        ("a100", "ampere"),
+        ("a800", "ampere"),
+        ("h100", "hopper"),
+        ("h200", "hopper"),
+        ("h20", "hopper"),
+        ("h800", "hopper"),
+        ("b200", "blackwell"),
+        ("b300", "blackwell"),
+        ("gb200", "blackwell"),
+        ("gb300", "blackwell"),
+        ("rtx pro 6000", "blackwell"),
+        ("rtx-pro-6000", "blackwell"),
+    ):
+        if tag in text:
+            return family
+    return stack
+
+
+def prior_for(family: str) -> PlatformFactors:
+    return STACK_PRIORS.get(FAMILIES.get(family, family), STACK_PRIORS[DEFAULT_STACK])
+
+
+@dataclass(frozen=True)
+class FamilyCalibration:
+    """One family's fitted factors and its leave-one-source-out error band."""
+
+    expert_bandwidth_efficiency: float
+    layer_overhead_s: float
+    band_low: float  # predicted ÷ measured throughput, cross-validated
+    band_high: float
+    sources: int  # distinct public sources the family's records come from
+    records: int
+    few_sources: bool = False  # fewer than MIN_SOURCES: the band is widened and says so
+
+
+MIN_SOURCES = 3
+#: The band a family with fewer than MIN_SOURCES sources (or none) is given at least.
+WIDE_BAND = (0.5, 2.0)
+
+CALIBRATION_FILE = Path(__file__).resolve().parent / "calibration_fit.json"
+_CALIBRATION: dict[str, Any] = {"path": None, "mtime": None, "families": {}}
+
+
+def _load(path: Path) -> dict[str, FamilyCalibration]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, FamilyCalibration] = {}
+    for family, row in (data.get("families") or {}).items():
+        try:
+            out[str(family)] = FamilyCalibration(
+                float(row["expert_bandwidth_efficiency"]),
+                float(row["layer_overhead_s"]),
+                float(row["band_low"]),
+                float(row["band_high"]),
+                int(row["sources"]),
+                int(row["records"]),
+                bool(row.get("few_sources", False)),
+            )
+        except (KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
+def calibration_path() -> Path:
+    """The fit in use: ``PERFORMANCE_CALIBRATION_FILE`` from the environment, else the committed one."""
+    env = os.environ.get("PERFORMANCE_CALIBRATION_FILE")
+    return Path(env) if env else CALIBRATION_FILE
+
+
+_OVERRIDE: list[dict[str, FamilyCalibration]] = []
+
+
+@contextmanager
+def using_calibration(families: dict[str, FamilyCalibration]) -> Iterator[None]:
+    """Estimate with ``families`` instead of the stored fit (the fit and its cross-validation)."""
+    _OVERRIDE.append(families)
+    try:
+        yield
+    finally:
+        _OVERRIDE.pop()
+
+
+def calibration() -> dict[str, FamilyCalibration]:
+    """Per-family fit, reloaded when the file changes (``manage.py calibrate`` rewrites it)."""
+    if _OVERRIDE:
+        return _OVERRIDE[-1]
+    path = calibration_path()
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        mtime = None
+    if _CALIBRATION["path"] != path or _CALIBRATION["mtime"] != mtime:
+        _CALIBRATION.update(path=path, mtime=mtime, families=_load(path) if mtime is not None else {})
+    families: dict[str, FamilyCalibration] = _CALIBRATION["families"]
+    return families
+
+
+def factors_for_family(family: str) -> PlatformFactors:
+    base = prior_for(family)
+    fit = calibration().get(family)
+    if fit is None:
+        return base
+    return replace(
+        base,
+        expert_bandwidth_efficiency=fit.expert_bandwidth_efficiency,
+        layer_overhead_s=fit.layer_overhead_s,
+    )
+
+
+def error_band(family: str) -> tuple[float, float, bool]:
+    """(low, high, few_sources): the cross-validated band of predicted ÷ measured throughput."""
+    fit = calibration().get(family)
+    if fit is None:
+        return WIDE_BAND[0], WIDE_BAND[1], True
+    return fit.band_low, fit.band_high, fit.few_sources
+
+
+class _FactorTable(dict[str, PlatformFactors]):
+    """``PLATFORM_FACTORS[family or stack]``: the fitted factors in use (read-only view)."""
+
+    def __missing__(self, key: str) -> PlatformFactors:
+        return factors_for_family(key)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and (key in FAMILIES or key in STACK_PRIORS)
+
+
+PLATFORM_FACTORS: dict[str, PlatformFactors] = _FactorTable()
+
 # Eager mode (``--enforce-eager``; no CUDA graph / ACL graph / TorchAir capture): every operator of
 # every layer is dispatched from the host each step.  Assumed dispatch cost per layer (≈ 30 kernels
-# × host launch latency: ≈ 5 µs on CUDA, ≈ 20 µs on Ascend); not in the calibration set, whose runs
-# all use graph mode.  Added to the step overhead when ``performance.graph_mode`` is false.
+# × host launch latency: ≈ 5 µs on CUDA, ≈ 20 µs on Ascend), added to the captured layer's cost
+# when ``performance.graph_mode`` is false; prefill always pays it (vLLM captures decode only:
+# ``cudagraph_mode`` FULL_DECODE_ONLY / PIECEWISE leaves attention of prefill eager).
 EAGER_LAYER_OVERHEAD_S = {"cuda": 0.15e-3, "ascend": 0.6e-3}
 
 # Residual spread of the fit (predicted ÷ measured throughput over the calibration set):
@@ -96,43 +294,69 @@ DISPATCH_BYTES_8BIT = 1  # EP dispatch in FP8/INT8 when the checkpoint computes 
 
 
 def factors_for(server: ServerSpec) -> PlatformFactors:
-    return PLATFORM_FACTORS.get(server.accelerator.software_stack, PLATFORM_FACTORS[DEFAULT_STACK])
+    return factors_for_family(hardware_family(server.accelerator))
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def accepted_tokens_per_step(draft_tokens: int, acceptance: float) -> float:
-    """Expected tokens emitted per sequence per step with ``draft_tokens`` drafts."""
+def accepted_tokens_per_step(
+    draft_tokens: int, acceptance: float, *, position_acceptance: tuple[float, ...] = ()
+) -> float:
+    """Mean accepted length: tokens emitted per sequence per verification step, as vLLM reports it.
+
+    vLLM's speculative-decoding metrics (``vllm/v1/spec_decode/metrics.py``, ``SpecDecodingLogging``,
+    ``main``; vLLM-Ascend logs the same) define the *draft acceptance rate* as accepted ÷ drafted
+    tokens and the *mean acceptance length* as 1 + accepted ÷ drafts, so with ``k`` draft tokens
+    per step the mean accepted length is ``1 + k × rate`` — the rate already counts the stop at the
+    first rejected token.  With a per-position acceptance (``accepted at position i ÷ drafts``, the
+    same file's per-position list) it is ``1 + Σ pᵢ``.  vllm-ascend#14454: k = 7 and 60.33 %
+    acceptance → 1 + 7 × 0.6033 = 5.22, the measured mean accepted length.
+    """
     k = max(0, int(draft_tokens))
-    a = min(max(acceptance, 0.0), 1.0)
     if k == 0:
         return 1.0
-    if a >= 1.0:
-        return float(k + 1)
-    return (1.0 - a ** (k + 1)) / (1.0 - a)
+    if position_acceptance:
+        return 1.0 + sum(min(max(p, 0.0), 1.0) for p in position_acceptance[:k])
+    a = min(max(acceptance, 0.0), 1.0)
+    return 1.0 + k * a
 
 
-def tflops_for(server: ServerSpec, activation_format: str) -> tuple[float, str]:
-    """Dense TFLOPS per device at the checkpoint's activation precision, else BF16.
+def compute_precision(server: ServerSpec, activation_format: str, weight_format: str = "") -> str:
+    """The precision the kernels the recipe launches multiply in, on this device.
 
-    8-bit activations on an accelerator without FP8 (the Ascend 910B/910C): vLLM-Ascend serves
-    the INT8-activation release of such models (W8A8 / W4A8 made with msModelSlim, e.g.
-    Eco-Tech/Kimi-K3-w4a8 in vllm-ascend ``docs/source/tutorials/models/Kimi-K3.md`` on ``main``),
-    so the INT8 rate applies.
+    * 8-bit integer activations (W8A8 / W4A8 ModelSlim releases, ``quant_method`` ascend) run the
+      INT8 matmul on Ascend and on GPUs alike.
+    * FP8 activations need FP8 tensor cores (Hopper, Blackwell).  The 910B/910C have none, and
+      vLLM-Ascend computes an FP8/MXFP8 checkpoint in BF16 after dequantising it — never in INT8.
+    * Microscaled formats (MXFP8 activations with MXFP4 weights) need the block-scaled tensor cores
+      of Blackwell (a device whose catalog row lists MXFP4 TFLOPS).  On Hopper the K3 recipe runs
+      ``--moe-backend marlin`` (``recipes.K3_HOPPER``): Marlin is a weight-only kernel
+      (vLLM ``vllm/model_executor/layers/quantization/utils/marlin_utils_fp4.py``, ``main``) that
+      dequantises the FP4 weights and multiplies BF16 activations.
+    * Everything else: BF16.
     """
     table = server.accelerator.tflops
     fmt = (activation_format or "").lower()
-    candidates = [fmt]
-    if fmt.startswith("mx"):
-        candidates.append(fmt[2:])  # mxfp8 → fp8
-    if fmt in ("w8a8", "w4a8") or (
-        server.accelerator.software_stack == "ascend" and fmt in ("fp8", "mxfp8", "nvfp8")
-    ):
-        candidates.append("int8")
-    candidates += ["bf16", "fp16"]
-    for name in candidates:
-        if name and table.get(name, 0) > 0:
+    wfmt = (weight_format or "").lower()
+    if fmt in ("w8a8", "w4a8", "int8"):
+        return "int8" if table.get("int8", 0) > 0 else "bf16"
+    if fmt.startswith("mx") or wfmt.startswith("mx") or wfmt == "nvfp4":
+        if table.get("mxfp4", 0) > 0 and fmt in ("mxfp8", "fp8") and table.get("fp8", 0) > 0:
+            return "fp8"
+        if fmt == "mxfp8" or wfmt.startswith("mx") or wfmt == "nvfp4":
+            return "bf16"
+    if fmt in ("fp8", "nvfp8") and table.get("fp8", 0) > 0:
+        return "fp8"
+    return "bf16"
+
+
+def tflops_for(server: ServerSpec, activation_format: str, weight_format: str = "") -> tuple[float, str]:
+    """Dense TFLOPS per device at the precision the kernels compute in (:func:`compute_precision`)."""
+    table = server.accelerator.tflops
+    precision = compute_precision(server, activation_format, weight_format)
+    for name in (precision, "bf16", "fp16"):
+        if table.get(name, 0) > 0:
             return float(table[name]), name
     return 0.0, ""
 
@@ -192,6 +416,20 @@ class GroupShape:
     expert_parallel: bool
     nodes: int
     devices_per_node: int
+    pp: int = 1  # pipeline stages: a token passes through every stage, with a hop between them
+
+
+@dataclass(frozen=True)
+class DraftSpec:
+    """A speculative draft: MTP head (``params`` 0: one layer of the target per draft token) or a
+    separate draft model (EAGLE / DSpark / a small LM) with its own weights and layers."""
+
+    tokens: int = 0
+    acceptance: float = 0.0  # vLLM's draft acceptance rate: accepted ÷ drafted tokens
+    position_acceptance: tuple[float, ...] = ()
+    weight_bytes: float = 0.0  # a separate draft model's weights (whole model), 0 = MTP head
+    layers: int = 0
+    graph_mode: bool = True  # the draft runs captured (False: eager, every layer host-dispatched)
 
 
 @dataclass(frozen=True)
@@ -210,6 +448,11 @@ class StepBreakdown:
     fabric: str
     comm: CommParts | None = None  # what the collectives were computed from
     attention_flops_per_token: float = 0.0  # at the mean context
+    replicated_bytes: float = 0.0  # part of weights_bytes: groups every rank holds whole (read every step)
+    layer_overhead_s: float = 0.0  # layers × fixed cost per layer (launch + sync)
+    pipeline_stages: int = 1
+    pipeline_hop_s: float = 0.0  # (PP − 1) stage-to-stage activation hops per step
+    expert_bytes_read: float = 0.0  # part of weights_bytes: the touched routed experts
 
     @property
     def tpot_s(self) -> float:
@@ -353,35 +596,84 @@ def decode_step(
     acceptance: float,
     eight_bit: bool,
     scale_out_efficiency: float,
+    rank_non_expert_bytes: float | None = None,
+    rank_expert_bytes: float | None = None,
+    replicated_bytes: float = 0.0,
+    draft: DraftSpec | None = None,
 ) -> StepBreakdown:
-    """Time of one decode step of ``batch`` sequences on one DP rank."""
+    """Time of one decode step of ``batch`` sequences on one DP rank.
+
+    Bytes read are the bytes the rank holds (``rank_non_expert_bytes``, which includes the groups the
+    platform replicates, and ``rank_expert_bytes`` — both from the memory result of the chosen
+    checkpoint, per pipeline stage); without them, the model row split as vLLM splits it.  With
+    pipeline parallelism the B sequences run as PP micro-batches and each token passes every stage:
+    step = PP × stage step(B ÷ PP) + (PP − 1) × hop.
+    """
+    pp = max(shape.pp, 1)
     b = max(batch, 1.0)
-    q = 1 + max(0, draft_tokens)
-    tokens_rank = b * q
-    non_expert = lm_non_expert_bytes / shape.tp
+    micro = max(b / pp, 1.0)
+    dr = draft or DraftSpec(draft_tokens, acceptance)
+    k = max(0, dr.tokens)
+    q = 1 + k
+    tokens_rank = micro * q
+    layers_stage = max(model.num_layers, 1) / pp
     touched = 1.0
-    experts = 0.0
+    if rank_non_expert_bytes is not None:
+        non_expert = float(rank_non_expert_bytes)
+        experts = float(rank_expert_bytes or 0.0)
+    else:
+        non_expert = lm_non_expert_bytes / shape.tp / pp
+        experts = 0.0
+        if model.is_moe:
+            divisor = max(shape.ep, 1) if shape.expert_parallel else shape.tp
+            experts = model.expert_weight_bytes / divisor / pp
     if model.is_moe:
-        if shape.expert_parallel:
-            experts = model.expert_weight_bytes / max(shape.ep, 1)
-            group_tokens = tokens_rank * shape.dp
-        else:
-            experts = model.expert_weight_bytes / shape.tp
-            group_tokens = tokens_rank
+        group_tokens = tokens_rank * shape.dp if shape.expert_parallel else tokens_rank
         touched = experts_touched(model, group_tokens)
     weights = non_expert + touched * experts
-    kv = b * (mean_context * kv_bytes_per_token + state_bytes_per_seq)
-    bw = server.accelerator.memory_bandwidth_bytes_s * f.bandwidth_efficiency
-    memory_s = (weights + kv) / bw if bw > 0 else 0.0
+    # KV bytes per token and state are per rank of one stage (memory.kv_bytes_per_token counts the
+    # stage's layers).
+    kv = micro * (mean_context * kv_bytes_per_token + state_bytes_per_seq)
+    peak = server.accelerator.memory_bandwidth_bytes_s
+    bw = peak * f.bandwidth_efficiency
+    expert_bw = peak * f.expert_efficiency
+    # dense weights and KV stream at the dense efficiency, the touched experts at the MoE kernels'
+    memory_s = (non_expert + kv) / bw + touched * experts / expert_bw if bw > 0 and expert_bw > 0 else 0.0
     attention = attention_flops_per_token(model, mean_context)
-    flops = tokens_rank * (2 * model.active_params + attention) / shape.tp
+    flops = tokens_rank * (2 * model.active_params + attention) / shape.tp / pp
     compute_s = flops / (tflops * 1e12 * f.compute_efficiency) if tflops > 0 else 0.0
     tp_s, ep_s, fabric, comm = _comm(
         model, server, shape, tokens_rank, f, eight_bit=eight_bit, scale_out_efficiency=scale_out_efficiency
     )
-    core = f.step_overhead_s + max(memory_s, compute_s) + tp_s + ep_s
-    # Each draft token runs the one-layer MTP head once (≈ one layer of the target model).
-    draft_s = max(0, draft_tokens) * core / max(model.num_layers, 1)
+    tp_s, ep_s = tp_s / pp, ep_s / pp  # one stage holds layers ÷ PP of the collectives
+    layer_s = layers_stage * f.layer_overhead_s
+    stage = layer_s + max(memory_s, compute_s) + tp_s + ep_s
+    hop_s = 0.0
+    if pp > 1:
+        # Stage-to-stage send of the micro-batch's hidden states (BF16): inside a node over the
+        # scale-up link, across nodes over the scale-out NIC share, plus one collective latency.
+        hop_bytes = tokens_rank * model.hidden_size * ACTIVATION_COMM_BYTES
+        cross = shape.nodes > 1
+        link = (
+            inter_node_bytes_s_per_device(server)[0] * scale_out_efficiency
+            if cross
+            else intra_node_bytes_s(server)
+        )
+        latency = f.collective_latency_s * (f.inter_node_latency_factor if cross else 1.0)
+        hop_s = (pp - 1) * (latency + hop_bytes / link)
+    core = f.step_overhead_s + pp * stage + hop_s
+    # The draft's own step cost, k sequential proposals: an MTP head is one layer of the target
+    # (its weights ≈ a layer's share); a separate draft model reads its own weights ÷ TP and pays
+    # its own per-layer cost (the eager cost when it is not graph-captured).
+    if dr.weight_bytes > 0 and dr.layers > 0:
+        stack = server.accelerator.software_stack
+        per_layer = f.layer_overhead_s + (
+            0.0 if dr.graph_mode else EAGER_LAYER_OVERHEAD_S.get(stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK])
+        )
+        one = dr.weight_bytes / shape.tp / bw if bw > 0 else 0.0
+        draft_s = k * (one + dr.layers * per_layer)
+    else:
+        draft_s = k * pp * stage / max(model.num_layers, 1)
     return StepBreakdown(
         weights_bytes=weights,
         experts_touched=touched,
@@ -393,10 +685,17 @@ def decode_step(
         overhead_s=f.step_overhead_s,
         draft_s=draft_s,
         step_s=core + draft_s,
-        tokens_per_step=accepted_tokens_per_step(draft_tokens, acceptance),
+        tokens_per_step=accepted_tokens_per_step(
+            k, dr.acceptance, position_acceptance=dr.position_acceptance
+        ),
         fabric=fabric,
         comm=comm,
         attention_flops_per_token=attention,
+        replicated_bytes=float(replicated_bytes),
+        layer_overhead_s=layer_s,
+        pipeline_stages=pp,
+        pipeline_hop_s=hop_s,
+        expert_bytes_read=touched * experts,
     )
 
 
@@ -422,25 +721,36 @@ def prefill_time(
     chunk_tokens: int,
     eight_bit: bool,
     scale_out_efficiency: float,
+    rank_weight_bytes: float | None = None,
 ) -> PrefillBreakdown:
-    """Time to prefill one prompt on one DP rank (chunked by ``max_num_batched_tokens``)."""
+    """Time to prefill one prompt on one DP rank (chunked by ``max_num_batched_tokens``).
+
+    Each chunk is one forward pass through every pipeline stage; its layers run eagerly (vLLM
+    captures decode only), so each layer pays the captured per-layer cost plus the eager dispatch
+    cost.  ``rank_weight_bytes`` is what the rank holds (memory result, per stage).
+    """
     p = max(prompt_tokens, 1)
+    pp = max(shape.pp, 1)
     chunks = max(1, math.ceil(p / max(chunk_tokens, 1)))
     # Causal attention: token i attends to i earlier tokens → mean context p ÷ 2.
     flops = p * (2 * model.active_params + attention_flops_per_token(model, p / 2)) / shape.tp
     compute_s = flops / (tflops * 1e12 * f.prefill_efficiency) if tflops > 0 else 0.0
     # Every chunk reads the weights the rank holds (all experts are touched by a chunk).
-    if model.is_moe:
+    if rank_weight_bytes is not None:
+        weights = float(rank_weight_bytes) * pp
+    elif model.is_moe:
         divisor = shape.ep if shape.expert_parallel else shape.tp
         weights = lm_non_expert_bytes / shape.tp + model.expert_weight_bytes / max(divisor, 1)
     else:
         weights = lm_non_expert_bytes / shape.tp
     bw = server.accelerator.memory_bandwidth_bytes_s * f.bandwidth_efficiency
-    memory_s = chunks * weights / bw if bw > 0 else 0.0
+    memory_s = chunks * weights / bw if bw > 0 else 0.0  # a chunk streams all it holds (dense reads)
     tp_s, ep_s, _ = comm_times(
         model, server, shape, p, f, eight_bit=eight_bit, scale_out_efficiency=scale_out_efficiency
     )
-    overhead = chunks * f.step_overhead_s
+    stack = server.accelerator.software_stack
+    eager = EAGER_LAYER_OVERHEAD_S.get(stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK])
+    overhead = chunks * (f.step_overhead_s + max(model.num_layers, 1) * (f.layer_overhead_s + eager))
     total = overhead + max(compute_s, memory_s) + tp_s + ep_s
     return PrefillBreakdown(compute_s, memory_s, tp_s + ep_s, overhead, chunks, total)
 
@@ -504,22 +814,26 @@ class OperatingPoint:
 
 
 def effective_factors(req: PlanRequest) -> PlatformFactors:
-    """The platform's calibrated factors with the request's overrides (``performance.*``) applied."""
+    """The family's factors (fitted + fixed) with the request's overrides (``performance.*``) applied.
+
+    ``--enforce-eager`` (``performance.graph_mode`` false) adds the host dispatch cost to every layer.
+    """
     base = factors_for(req.server)
     perf = req.performance
     step_overhead = (
         perf.step_overhead_ms / 1000.0 if perf.step_overhead_ms is not None else base.step_overhead_s
     )
+    layer = base.layer_overhead_s
     if not getattr(perf, "graph_mode", True):
         stack = req.server.accelerator.software_stack
-        layer_cost = EAGER_LAYER_OVERHEAD_S.get(stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK])
-        step_overhead += layer_cost * max(req.model.num_layers, 1)
-    return PlatformFactors(
-        bandwidth_efficiency=perf.decode_bandwidth_efficiency or base.bandwidth_efficiency,
-        compute_efficiency=base.compute_efficiency,
+        layer += EAGER_LAYER_OVERHEAD_S.get(stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK])
+    requested = perf.decode_bandwidth_efficiency
+    return replace(
+        base,
+        # a requested decode bandwidth efficiency applies to every read, dense and expert
+        bandwidth_efficiency=requested or base.bandwidth_efficiency,
+        expert_bandwidth_efficiency=requested or base.expert_bandwidth_efficiency,
         prefill_efficiency=perf.prefill_mfu or base.prefill_efficiency,
-        request_overhead_s=base.request_overhead_s,
         step_overhead_s=step_overhead,
-        collective_latency_s=base.collective_latency_s,
-        inter_node_latency_factor=base.inter_node_latency_factor,
+        layer_overhead_s=layer,
     )

@@ -459,10 +459,18 @@ class PerformanceSpec:
     prefix_cache_hit_rate: float = 0.0
     step_overhead_ms: float | None = None  # fixed time per forward pass (launch, scheduler)
     speculative_tokens: int = 0  # MTP / EAGLE draft tokens per step (0 = off)
-    speculative_acceptance_rate: float = 0.7  # per draft token
+    # vLLM's "draft acceptance rate": accepted ÷ drafted tokens (mean accepted length 1 + k × rate)
+    speculative_acceptance_rate: float = 0.7
     graph_mode: bool = (
         True  # decode runs as a captured graph (CUDA graph / ACL graph); False = --enforce-eager
     )
+    # A separate draft model (EAGLE / DSpark / small LM): its weights in GB and layers; 0 = MTP head.
+    draft_model_gb: float = 0.0
+    draft_model_layers: int = 0
+    draft_graph_mode: bool = True  # the draft is graph-captured (False: eager draft)
+    # One wave of `concurrency` requests sent together and decoded as one batch (no new prompts
+    # while it decodes), instead of the closed loop of ``vllm bench serve --max-concurrency``.
+    closed_batch: bool = False
 
 
 @dataclass(frozen=True)
@@ -1096,6 +1104,10 @@ class PerformanceResult:
     curve: tuple[CurvePoint, ...] = ()
     sla: SlaResult | None = None
     error_band: tuple[float, float] = (ERROR_BAND_LOW, ERROR_BAND_HIGH)
+    # The hardware family the band was cross-validated on, and whether it has fewer than three
+    # public sources (the band is then widened and the page says so).
+    error_band_family: str = ""
+    error_band_few_sources: bool = False
     serving_devices: int = 0
     concurrency: int = 0  # the workload's concurrency the figures are quoted at
 

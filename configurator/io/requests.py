@@ -95,6 +95,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "performance.step_overhead_ms": (0, 1000),
     "performance.speculative_tokens": (0, 16),
     "performance.speculative_acceptance_rate": (0, 1),
+    "performance.draft_model_gb": (0, 2000),
+    "performance.draft_model_layers": (0, 200),
     "launch.rpc_port": (1024, 65535),
     "launch.api_port": (1024, 65535),
     "launch.proxy_port": (1024, 65535),

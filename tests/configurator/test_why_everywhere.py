@@ -94,9 +94,12 @@ def test_tpot_is_explained_by_its_parts_in_the_units_the_page_shows(engineer_cli
     assert f"= {shown}" in why  # the same value as the table, not "0.01 s"
     # one level further: what the decode step is made of (engine/performance/decode.py, docs/performance.md)
     assert (
-        "decode_step_s = overhead_s + max(memory_time_s, compute_time_s) + tp_allreduce_s + all_to_all_s"
-        in why
+        "decode_step_s = overhead_s + stages × (layer_overhead_s + max(memory_time_s, compute_time_s)"
+        " + tp_allreduce_s + all_to_all_s) + pipeline_hop_s + draft_s" in why
     )
+    # the bytes the step reads, of which the groups the platform keeps whole on every rank (issue 24)
+    # (K3 on 4 × A3: vLLM-Ascend keeps the router, latent and MLA-a groups whole, 11.49 GB per rank)
+    assert "replicated_weights_bytes 11,488,985,088 B (11.5 GB)" in why and "weights_bytes_read" in why
 
 
 def test_money_figures_name_their_price_list_and_unit_prices(engineer_client):

@@ -15,7 +15,7 @@ from .common import AREA, CALIBRATION_SOURCE, fig_input, fig_value
 
 def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors, stack: str) -> None:
     perf = req.performance
-    base = sm.PLATFORM_FACTORS[stack]
+    base = sm.factors_for_family(stack)  # the family's fitted + fixed factors (stack: the family)
     label = {"stack": stack}
 
     def source(name: str, requested: object) -> Source:
@@ -26,9 +26,21 @@ def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors
         fig_value(f.bandwidth_efficiency),
         label=label,
         variant="calibrated" if perf.decode_bandwidth_efficiency is None else "requested",
-        source=source("bandwidth_efficiency", perf.decode_bandwidth_efficiency),
+        source=source("bandwidth_efficiency", perf.decode_bandwidth_efficiency)
+        if perf.decode_bandwidth_efficiency is not None
+        else Source("assumed", "fixed per software stack (serving_model.STACK_PRIORS)"),
         requested=fig_input(perf.decode_bandwidth_efficiency),
         calibrated=fig_input(base.bandwidth_efficiency),
+        stack=stack,
+    )
+    book.put(
+        "performance.factors.expert_bandwidth_efficiency",
+        fig_value(f.expert_efficiency),
+        label=label,
+        variant="calibrated" if perf.decode_bandwidth_efficiency is None else "requested",
+        source=source("expert_bandwidth_efficiency", perf.decode_bandwidth_efficiency),
+        requested=fig_input(perf.decode_bandwidth_efficiency),
+        calibrated=fig_input(base.expert_efficiency),
         stack=stack,
     )
     book.put(
@@ -70,20 +82,26 @@ def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors
         "performance.factors.step_overhead_s",
         fig_value(f.step_overhead_s),
         variant="calibrated" if perf.step_overhead_ms is None else "requested",
+        label={**label, "eager_en": "", "eager_zh": ""},
+        source=Source("input", "performance.step_overhead_s")
+        if perf.step_overhead_ms is not None
+        else Source("assumed", "fixed per software stack (serving_model.STACK_PRIORS)"),
+        calibrated=fig_input(base.step_overhead_s),
+        requested_ms=fig_input(perf.step_overhead_ms),
+        stack=stack,
+    )
+    book.put(
+        "performance.factors.layer_overhead_s",
+        fig_value(f.layer_overhead_s),
         label={
             **label,
             "eager_en": "; eager mode: every layer's operators launched from the host" if eager else "",
             "eager_zh": "；非图模式：逐层由主机下发算子" if eager else "",
         },
-        source=(
-            Source("input", "performance.step_overhead_s")
-            if perf.step_overhead_ms is not None
-            else Source("assumed", "eager dispatch cost per layer (serving_model.EAGER_LAYER_OVERHEAD_S)")
-            if eager
-            else CALIBRATION_SOURCE
-        ),
-        calibrated=fig_input(base.step_overhead_s),
-        requested_ms=fig_input(perf.step_overhead_ms),
+        source=Source("assumed", "eager dispatch cost per layer (serving_model.EAGER_LAYER_OVERHEAD_S)")
+        if eager
+        else CALIBRATION_SOURCE,
+        calibrated=fig_input(base.layer_overhead_s),
         eager_per_layer_s=per_layer,
         layers=max(req.model.num_layers, 1),
         stack=stack,

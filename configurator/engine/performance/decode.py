@@ -28,8 +28,25 @@ def add_step_figures(
         DP_sharing_experts=shape.dp if shape.expert_parallel else 1,
         experts_per_rank=g.experts_per_rank,
     )
-    # Routed experts are split over EP with expert parallelism, else over TP (a dense model has none).
-    if shape.expert_parallel:
+    micro = max(max(batch, 1) / shape.pp, 1.0)
+    if gm.rank_non_expert is not None:
+        # What the memory result says one rank holds for the chosen checkpoint, replicated groups included.
+        book.put(
+            f"performance.{g.name}.bytes_per_step_per_rank",
+            fig_value(st.weights_bytes + st.kv_bytes),
+            variant="held",
+            source=ESTIMATE_SOURCE,
+            rank_non_expert_bytes=fig_input(gm.rank_non_expert),
+            rank_expert_bytes=fig_input(gm.rank_expert or 0.0),
+            touched=fig_input(st.experts_touched),
+            micro_batch=fig_input(micro),
+            B=batch,
+            mean_context=fig_input(gm.mean_context),
+            kv_bytes_per_token=gm.kv_per_token,
+            state_bytes_per_seq=gm.state_per_seq,
+            replicated_weights_bytes=int(st.replicated_bytes),
+        )
+    elif shape.expert_parallel:
         book.put(
             f"performance.{g.name}.bytes_per_step_per_rank",
             fig_value(st.weights_bytes + st.kv_bytes),
@@ -37,13 +54,16 @@ def add_step_figures(
             source=ESTIMATE_SOURCE,
             non_expert_lm_bytes=fig_input(gm.lm_non_expert),
             TP=shape.tp,
+            stages=shape.pp,
             expert_bytes=model.expert_weight_bytes,
             EP=shape.ep,
             touched=fig_input(st.experts_touched),
+            micro_batch=fig_input(micro),
             B=batch,
             mean_context=fig_input(gm.mean_context),
             kv_bytes_per_token=gm.kv_per_token,
             state_bytes_per_seq=gm.state_per_seq,
+            replicated_weights_bytes=int(st.replicated_bytes),
         )
     else:
         book.put(
@@ -53,12 +73,15 @@ def add_step_figures(
             source=ESTIMATE_SOURCE,
             non_expert_lm_bytes=fig_input(gm.lm_non_expert),
             TP=shape.tp,
+            stages=shape.pp,
             expert_bytes=model.expert_weight_bytes,
             touched=fig_input(st.experts_touched),
+            micro_batch=fig_input(micro),
             B=batch,
             mean_context=fig_input(gm.mean_context),
             kv_bytes_per_token=gm.kv_per_token,
             state_bytes_per_seq=gm.state_per_seq,
+            replicated_weights_bytes=int(st.replicated_bytes),
         )
     bw = gm.req.server.accelerator.memory_bandwidth_bytes_s
     book.put(
@@ -66,14 +89,18 @@ def add_step_figures(
         fig_value(st.memory_s),
         source=ESTIMATE_SOURCE,
         bytes_per_step=fig_input(st.weights_bytes + st.kv_bytes),
+        expert_bytes_read=fig_input(st.expert_bytes_read),
         bandwidth_bytes_s=fig_input(bw),
         bandwidth_efficiency=fig_input(gm.factors.bandwidth_efficiency),
+        expert_bandwidth_efficiency=fig_input(gm.factors.expert_efficiency),
     )
     book.put(
         f"performance.{g.name}.compute_time_s",
         fig_value(st.compute_s),
         source=ESTIMATE_SOURCE,
         B=batch,
+        micro_batch=fig_input(micro),
+        stages=shape.pp,
         draft_tokens=gm.draft_tokens,
         active_params=model.active_params,
         attention_flops_per_token=fig_input(st.attention_flops_per_token),
@@ -97,6 +124,7 @@ def add_step_figures(
         latency_factor=fig_input(comm.tp_latency_factor),
         tokens=fig_input(comm.tokens),
         link_bytes_s=fig_input(comm.tp_link_bytes_s),
+        stages=shape.pp,
     )
     book.put(
         f"performance.{g.name}.all_to_all_s",
@@ -117,12 +145,18 @@ def add_step_figures(
         combine_bytes=comm.combine_bytes,
         scale_up_bytes_s=fig_input(comm.scale_up_bytes_s),
         scale_out_bytes_s=fig_input(comm.scale_out_bytes_s),
+        stages=shape.pp,
     )
     book.put(
         f"performance.{g.name}.decode_step_s",
         fig_value(st.step_s),
         source=ESTIMATE_SOURCE,
         overhead_s=fig_input(st.overhead_s),
+        stages=shape.pp,
+        layer_overhead_s=fig_input(st.layer_overhead_s),
+        pipeline_hop_s=fig_input(st.pipeline_hop_s),
+        replicated_weights_bytes=int(st.replicated_bytes),
+        weights_bytes_read=int(st.weights_bytes),
         memory_time_s=fig_input(st.memory_s),
         compute_time_s=fig_input(st.compute_s),
         tp_allreduce_s=fig_input(st.tp_allreduce_s),

@@ -26,11 +26,10 @@ from .common import (
     AREA,
     CALIBRATION_SOURCE,
     COUNTED_DECODE_ROLES,
-    ESTIMATE_NOTE_EN,
-    ESTIMATE_NOTE_ZH,
     ESTIMATE_SOURCE,
     MEASURED_NOTE_EN,
     MEASURED_NOTE_ZH,
+    estimate_note,
     fig_input,
     fig_value,
 )
@@ -41,9 +40,18 @@ from .queueing import aggregated_point, disaggregated_point, load_curve, sustain
 from .sla import add_sla_figures, over_capacity_check, sla_result, target_checks
 
 
+def _formats(req: PlanRequest) -> tuple[str, str]:
+    """(activation, weight) format of the chosen checkpoint row, else of the model row."""
+    ck = req.checkpoint
+    if ck is not None:
+        return ck.activation_format, ck.weight_format
+    return req.model.activation_format, req.model.weight_format
+
+
 def _tflops(req: PlanRequest) -> tuple[float, str]:
-    """Dense TFLOPS per logical device at the model's activation precision, else BF16."""
-    return sm.tflops_for(req.server, req.model.activation_format)
+    """Dense TFLOPS per logical device at the precision the recipe's kernels compute in."""
+    activation, weight = _formats(req)
+    return sm.tflops_for(req.server, activation, weight)
 
 
 def estimate_performance(
@@ -57,7 +65,8 @@ def estimate_performance(
     book = FigureBook()
     mem_by_group = {g.group: g for g in (memory.groups if memory else ())}
     factors = sm.effective_factors(req)
-    stack = acc.software_stack if acc.software_stack in sm.PLATFORM_FACTORS else sm.DEFAULT_STACK
+    family = sm.hardware_family(acc)
+    stack = family
 
     tflops, tflops_precision = _tflops(req)
     if acc.memory_bandwidth_bytes_s <= 0 or tflops <= 0:
@@ -89,6 +98,13 @@ def estimate_performance(
     disaggregated = req.topology.kind == TopologyKind.DISAGGREGATED
     draft = max(0, perf.speculative_tokens)
     acceptance = perf.speculative_acceptance_rate
+    draft_spec = sm.DraftSpec(
+        tokens=draft,
+        acceptance=acceptance,
+        weight_bytes=max(0.0, perf.draft_model_gb) * 1e9,
+        layers=max(0, perf.draft_model_layers),
+        graph_mode=perf.draft_graph_mode,
+    )
 
     counted_dp = sum(g.parallel.dp for g in layout.groups if g.role in COUNTED_DECODE_ROLES)
     offered_per_rank = math.ceil(max(0, workload.concurrency) / counted_dp) if counted_dp else 0
@@ -105,7 +121,7 @@ def estimate_performance(
         fig_value(tflops),
         label={"precision_en": tflops_precision or "n/a", "precision_zh": tflops_precision or "无"},
         source=Source("derived", "accelerator catalog"),
-        activation_format=model.activation_format,
+        activation_format=_formats(req)[0],
         precision_used=tflops_precision,
     )
     add_factor_figures(book, req, factors, stack)
@@ -113,7 +129,6 @@ def estimate_performance(
         book.put(
             "performance.tokens_per_step",
             fig_value(sm.accepted_tokens_per_step(draft, acceptance)),
-            variant="partial" if acceptance < 1.0 else "all_accepted",
             source=Source("input", "performance.speculative_tokens, performance.speculative_acceptance_rate"),
             k_draft_tokens=draft,
             a_acceptance_rate=fig_input(acceptance),
@@ -137,6 +152,8 @@ def estimate_performance(
             draft=draft,
             acceptance=acceptance,
             disaggregated=disaggregated,
+            draft_spec=draft_spec,
+            activation_format=_formats(req)[0],
         )
         models[g.name] = gmodel
         groups.append(
@@ -172,7 +189,7 @@ def estimate_performance(
     elif counted_models:
 
         def point_fn(c: float) -> sm.OperatingPoint:
-            return aggregated_point(counted_models, c, output_tokens)
+            return aggregated_point(counted_models, c, output_tokens, closed_batch=perf.closed_batch)
 
         capacity_users = sum(m.slots * m.shape.dp for m in counted_models)
         mode, point_lead = "aggregated", counted_models[0]
@@ -247,6 +264,8 @@ def estimate_performance(
     served = finite and mode is not None and point_lead is not None
     point_step = point_lead.step(op.batch_per_rank) if point_lead is not None and served else None
     latency_variant = mode if served and mode is not None else "unserved"
+    if latency_variant == "aggregated" and perf.closed_batch:
+        latency_variant = "closed_batch"
     book.put(
         "performance.ttft_s",
         fig_value(ttft),
@@ -262,6 +281,7 @@ def estimate_performance(
             point_lead.kv_transfer_s if point_lead is not None and mode == "disaggregated" else 0.0
         ),
         step_s=fig_input(point_step.step_s if point_step is not None else 0.0),
+        batch_per_dp_rank=round(op.batch_per_rank, 3),
     )
     book.put(
         "performance.tpot_s",
@@ -275,11 +295,16 @@ def estimate_performance(
         step_s=fig_input(point_step.step_s if point_step is not None else 0.0),
         prefill_s=fig_input(point_lead.prefill.prefill_s if point_lead is not None else 0.0),
         output_tokens=output_tokens,
+        # the bytes one decode step reads per rank, of which the groups replicated on every rank
+        replicated_weights_bytes=int(point_step.replicated_bytes) if point_step is not None else 0,
+        weights_bytes_read=int(point_step.weights_bytes) if point_step is not None else 0,
     )
     book.put(
         "performance.queue_wait_s",
         fig_value(queue_wait),
-        variant="disaggregated" if mode == "disaggregated" else "aggregated",
+        variant="disaggregated"
+        if mode == "disaggregated"
+        else ("closed_batch" if perf.closed_batch else "aggregated"),
         source=ESTIMATE_SOURCE,
         concurrency=concurrency,
         capacity_concurrency=capacity_users,
@@ -328,14 +353,20 @@ def estimate_performance(
         output_tokens=output_tokens,
         estimated_tokens_per_s=fig_input(estimated_output_tps),
     )
-    low, high = sm.ERROR_BAND_LOW, sm.ERROR_BAND_HIGH
+    # The cross-validated band of the plan's hardware family (leave-one-source-out, docs/performance.md
+    # §3); a family with fewer than three public sources gets at least the wide band, and says so.
+    low, high, few_sources = sm.error_band(family)
+    note_en, note_zh = estimate_note(family, low, high, few_sources)
     book.put(
         "performance.output_tokens_per_s_range",
         f"{output_tps / high:,.0f}–{output_tps / low:,.0f}" if not measured else f"{output_tps:,.0f}",
         variant="measured" if measured else "estimate",
+        label={"family": family},
         source=CALIBRATION_SOURCE,
         band_low=low,
         band_high=high,
+        family=family,
+        few_sources=few_sources,
         output_tokens_per_s=fig_input(output_tps),
     )
     book.put(
@@ -414,8 +445,8 @@ def estimate_performance(
                 "performance.estimate_unconfirmed",
                 Severity.OK,
                 AREA,
-                ESTIMATE_NOTE_EN.format(low=low, high=high),
-                ESTIMATE_NOTE_ZH.format(low=low, high=high),
+                note_en,
+                note_zh,
                 {"output_tokens_per_s": output_tps, "band_low": low, "band_high": high},
                 field="workload.measured_output_tokens_per_s",
                 fix_en="Enter the load-test throughput once measured.",
@@ -435,8 +466,8 @@ def estimate_performance(
         serving_dp_ranks=counted_dp,
         prefill_time_share=prefill_share,
         pd_balance=pd_balance,
-        note_en=MEASURED_NOTE_EN if measured else ESTIMATE_NOTE_EN.format(low=low, high=high),
-        note_zh=MEASURED_NOTE_ZH if measured else ESTIMATE_NOTE_ZH.format(low=low, high=high),
+        note_en=MEASURED_NOTE_EN if measured else note_en,
+        note_zh=MEASURED_NOTE_ZH if measured else note_zh,
         figures=book.figures,
         checks=tuple(checks),
         ttft_p90_s=op.ttft_p90_s if finite else 0.0,
@@ -446,6 +477,8 @@ def estimate_performance(
         curve=curve,
         sla=sla,
         error_band=(low, high),
+        error_band_family=family,
+        error_band_few_sources=few_sources,
         serving_devices=serving_devices,
         concurrency=concurrency,
     )

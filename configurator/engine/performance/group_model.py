@@ -50,6 +50,10 @@ class GroupModel:
     slots: int
     kv_transfer_s: float = 0.0
     kv_fit: int = 0
+    rank_non_expert: float | None = None  # what one rank holds (memory result), replicated groups included
+    rank_expert: float | None = None
+    replicated: float = 0.0
+    draft: sm.DraftSpec | None = None
     _cache: dict[float, sm.StepBreakdown] = field(default_factory=dict)
 
     def step(self, batch: float) -> sm.StepBreakdown:
@@ -71,6 +75,10 @@ class GroupModel:
                 acceptance=self.acceptance,
                 eight_bit=self.eight_bit,
                 scale_out_efficiency=self.scale_out_efficiency,
+                rank_non_expert_bytes=self.rank_non_expert,
+                rank_expert_bytes=self.rank_expert,
+                replicated_bytes=self.replicated,
+                draft=self.draft,
             )
             self._cache[key] = hit
         return hit
@@ -91,13 +99,28 @@ def build_group_model(
     draft: int,
     acceptance: float,
     disaggregated: bool,
+    draft_spec: sm.DraftSpec | None = None,
+    activation_format: str | None = None,
 ) -> GroupModel:
     model, server, serving, perf = req.model, req.server, req.serving, req.performance
     p = g.parallel
     tp, dp = max(p.tp, 1), max(p.dp, 1)
     per_node = layout.devices_per_node or server.logical_devices
-    shape = sm.GroupShape(tp, dp, max(p.ep, 1), p.expert_parallel, max(g.nodes, 1), max(per_node, 1))
-    eight_bit = _eight_bit(model.activation_format)
+    shape = sm.GroupShape(
+        tp, dp, max(p.ep, 1), p.expert_parallel, max(g.nodes, 1), max(per_node, 1), max(p.pp, 1)
+    )
+    eight_bit = _eight_bit(activation_format if activation_format is not None else model.activation_format)
+    rank = gm.per_rank if gm else None
+    # Bytes the step reads: what the memory result says one rank holds for the chosen checkpoint
+    # (engine/memory.py weights_breakdown), replicated groups included, vision tower excluded.
+    rank_non_expert: float | None = None
+    rank_expert: float | None = None
+    replicated = 0.0
+    if rank is not None and rank.weights_bytes > 0:
+        vision = 0 if serving.language_model_only else (model.vision_bytes if model.has_vision else 0)
+        rank_non_expert = float(max(rank.non_expert_weights_bytes - vision, 0))
+        rank_expert = float(rank.expert_weights_bytes)
+        replicated = float(rank.replicated_weights_bytes)
     prefill = sm.prefill_time(
         model,
         server,
@@ -109,8 +132,10 @@ def build_group_model(
         chunk_tokens=serving.max_num_batched_tokens,
         eight_bit=eight_bit,
         scale_out_efficiency=perf.scale_out_efficiency,
+        rank_weight_bytes=(rank_non_expert or 0.0) + (rank_expert or 0.0)
+        if rank_non_expert is not None
+        else None,
     )
-    rank = gm.per_rank if gm else None
     kv_fit = _seqs_fit(
         gm, context_tokens, block_size_for(serving, server.accelerator.software_stack), serving.max_num_seqs
     )  # block size 0 → the platform's default (engine/defaults.py)
@@ -138,4 +163,8 @@ def build_group_model(
         slots=max(0, min(serving.max_num_seqs, kv_fit)),
         kv_transfer_s=kv_transfer,
         kv_fit=kv_fit,
+        rank_non_expert=rank_non_expert,
+        rank_expert=rank_expert,
+        replicated=replicated,
+        draft=draft_spec,
     )

@@ -14,8 +14,22 @@ CURVE_POINTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 MAX_CURVE_POINTS = 12
 
 
-def aggregated_point(groups: list[GroupModel], concurrency: float, output_tokens: int) -> sm.OperatingPoint:
-    """Closed-loop operating point of aggregated groups sharing the concurrency evenly by DP rank."""
+def aggregated_point(
+    groups: list[GroupModel], concurrency: float, output_tokens: int, *, closed_batch: bool = False
+) -> sm.OperatingPoint:
+    """Closed-loop operating point of aggregated groups sharing the concurrency evenly by DP rank.
+
+    One queueing model for throughput and latency alike (the interactive response-time law with
+    zero think time, as ``vllm bench serve --max-concurrency`` drives a server): a DP rank runs
+    B = min(C ÷ DP, slots) sequences and serves B requests per cycle of B prefills (chunked prefill
+    interleaves them with decode) + output ÷ tokens-per-step decode steps; a user's response time is
+    the request overhead + that cycle, and users beyond the slots wait W = C ÷ X − R.  TTFT is the
+    overhead, the user's own prefill, half a decode step (the step in flight when the prompt
+    arrives) and W — the same W the throughput comes from; nothing is added outside the loop.
+
+    ``closed_batch``: one wave of C requests sent at once and decoded together (no prompt arrives
+    while they decode, so TPOT carries no prefill); the k-th prompt waits for the k − 1 before it.
+    """
     dp_total = sum(g.shape.dp for g in groups)
     if dp_total <= 0 or concurrency <= 0:
         return sm.OperatingPoint(concurrency, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, False)
@@ -28,8 +42,18 @@ def aggregated_point(groups: list[GroupModel], concurrency: float, output_tokens
     st = lead.step(batch)
     pre = lead.prefill.prefill_s
     decode_time = output_tokens / st.tokens_per_step * st.step_s
-    cycle = decode_time + batch * pre  # seconds per `batch` requests on one rank (chunked prefill)
     overhead = lead.factors.request_overhead_s
+    if closed_batch:
+        waves = math.ceil(n / batch) if batch > 0 else 1
+        ttft = overhead + pre * (batch + 1) / 2 + 0.5 * st.step_s
+        span = overhead + batch * pre + decode_time
+        rps = batch * dp_total / span if span > 0 else 0.0
+        wait = (waves - 1) * span / 2
+        tpot = decode_time / output_tokens
+        return sm.OperatingPoint(
+            concurrency, batch, rps, rps * output_tokens, ttft + wait, tpot, wait, n > slots
+        )
+    cycle = decode_time + batch * pre  # seconds per `batch` requests on one rank (chunked prefill)
     # Closed loop: a user's response time is the rank's cycle plus the per-request overhead
     # (API server, tokenizer) during which the slot is free for others; the rank stays busy
     # only when more users than slots are waiting.
@@ -38,10 +62,6 @@ def aggregated_point(groups: list[GroupModel], concurrency: float, output_tokens
         x_rank = 0.0
     tpot = (decode_time + max(batch - 1.0, 0.0) * pre) / output_tokens
     wait = max(0.0, n / x_rank - cycle - overhead) if x_rank > 0 and n > batch else 0.0
-    # Other users' prompts ahead of this one in the (chunked) prefill queue of the rank:
-    # M/D/1 by Pollaczek–Khinchine, ρ = prefill share of the rank's time.
-    rho = min(x_rank * pre, 0.95)
-    wait += rho * pre / (2 * (1 - rho))
     ttft = overhead + pre + 0.5 * st.step_s + wait
     rps = x_rank * dp_total
     return sm.OperatingPoint(concurrency, batch, rps, rps * output_tokens, ttft, tpot, wait, n > slots + 1e-9)

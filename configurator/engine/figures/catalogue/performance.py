@@ -15,8 +15,17 @@ FACTORS = (
     FigureDef(
         "performance.factors.bandwidth_efficiency",
         Unit.FRACTION,
-        "Achieved share of peak memory bandwidth in decode" + _FACTOR,
-        "解码阶段实际达到的显存带宽比例" + _FACTOR_ZH,
+        "Achieved share of peak memory bandwidth of dense weight and KV reads in decode" + _FACTOR,
+        "解码阶段稠密权重与 KV 读取实际达到的显存带宽比例" + _FACTOR_ZH,
+        formulas={"calibrated": "calibrated", "requested": "requested"},
+        context=("stack", "calibrated", "requested"),
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.factors.expert_bandwidth_efficiency",
+        Unit.FRACTION,
+        "Achieved share of peak memory bandwidth of routed-expert reads in decode" + _FACTOR,
+        "解码阶段路由专家权重读取实际达到的显存带宽比例" + _FACTOR_ZH,
         formulas={"calibrated": "calibrated", "requested": "requested"},
         context=("stack", "calibrated", "requested"),
         source=SourceKind.PUBLIC,
@@ -54,11 +63,21 @@ FACTORS = (
         "Fixed time per forward pass (kernel launch, scheduler, sampling{eager_en})" + _FACTOR,
         "每次前向的固定开销（算子下发、调度、采样{eager_zh}）" + _FACTOR_ZH,
         formulas={
-            # eager_per_layer_s is 0 in graph mode (serving_model.EAGER_LAYER_OVERHEAD_S otherwise)
-            "calibrated": "calibrated + eager_per_layer_s * layers",
-            "requested": "requested_ms / 1000 + eager_per_layer_s * layers",
+            "calibrated": "calibrated",
+            "requested": "requested_ms / 1000",
         },
         context=("stack", "calibrated", "requested_ms"),
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.factors.layer_overhead_s",
+        Unit.SECONDS,
+        "Fixed time per layer per decode step (launch gaps and collective synchronisation{eager_en})"
+        + _FACTOR,
+        "每个解码步每层的固定开销（算子下发间隙与集合通信同步{eager_zh}）" + _FACTOR_ZH,
+        # eager_per_layer_s is 0 in graph mode (serving_model.EAGER_LAYER_OVERHEAD_S otherwise)
+        "calibrated + eager_per_layer_s",
+        context=("stack", "calibrated", "layers"),
         source=SourceKind.PUBLIC,
     ),
     FigureDef(
@@ -109,27 +128,36 @@ GROUP = (
         "{group_en}: bytes read per decode step per rank",
         "{group_zh}：每卡每个解码步读取的字节数",
         formulas={
-            # routed experts are split over EP with expert parallelism, else over TP (memory.weights_per_rank)
-            "ep": "non_expert_lm_bytes / TP + touched * expert_bytes / EP"
-            " + max(B, 1) * (mean_context * kv_bytes_per_token + state_bytes_per_seq)",
-            "tp": "non_expert_lm_bytes / TP + touched * expert_bytes / TP"
-            " + max(B, 1) * (mean_context * kv_bytes_per_token + state_bytes_per_seq)",
+            # what one rank holds for the chosen checkpoint (memory.weights_breakdown, per pipeline stage):
+            # the non-expert part includes the groups the platform replicates on every rank
+            "held": "rank_non_expert_bytes + touched * rank_expert_bytes"
+            " + micro_batch * (mean_context * kv_bytes_per_token + state_bytes_per_seq)",
+            # without a memory result: routed experts split over EP with expert parallelism, else over TP
+            "ep": "non_expert_lm_bytes / TP / stages + touched * expert_bytes / EP / stages"
+            " + micro_batch * (mean_context * kv_bytes_per_token + state_bytes_per_seq)",
+            "tp": "non_expert_lm_bytes / TP / stages + touched * expert_bytes / TP / stages"
+            " + micro_batch * (mean_context * kv_bytes_per_token + state_bytes_per_seq)",
         },
+        context=("replicated_weights_bytes", "B"),
     ),
     FigureDef(
         "performance.{group}.memory_time_s",
         Unit.SECONDS,
         "{group_en}: memory time per decode step",
         "{group_zh}：每个解码步的访存时间",
-        "bytes_per_step / (bandwidth_bytes_s * bandwidth_efficiency)",
+        # dense weights and KV at the dense reads' efficiency, the touched experts at the fused MoE
+        # kernels' (fitted per hardware family)
+        "(bytes_per_step - expert_bytes_read) / (bandwidth_bytes_s * bandwidth_efficiency)"
+        " + expert_bytes_read / (bandwidth_bytes_s * expert_bandwidth_efficiency)",
     ),
     FigureDef(
         "performance.{group}.compute_time_s",
         Unit.SECONDS,
         "{group_en}: compute time per decode step",
         "{group_zh}：每个解码步的计算时间",
-        "max(B, 1) * (1 + draft_tokens) * (2 * active_params + attention_flops_per_token)"
-        " / TP / (TFLOPS * 1e12 * MFU)",
+        "micro_batch * (1 + draft_tokens) * (2 * active_params + attention_flops_per_token)"
+        " / TP / stages / (TFLOPS * 1e12 * MFU)",
+        context=("B",),
     ),
     FigureDef(
         "performance.{group}.tp_allreduce_s",
@@ -139,7 +167,9 @@ GROUP = (
         # all_reduces = 2 × layers (− the MoE layers whose output the EP combine sums instead), 0 at TP 1;
         # latency_factor = serving_model's inter-node latency factor when TP spans nodes, else 1;
         # activations are BF16 (2 bytes)
-        "all_reduces * (latency_s * latency_factor + 2 * (TP - 1) / TP * tokens * hidden * 2 / link_bytes_s)",
+        # per pipeline stage (a stage holds layers ÷ stages of them)
+        "all_reduces * (latency_s * latency_factor + 2 * (TP - 1) / TP * tokens * hidden * 2 / link_bytes_s)"
+        " / stages",
         context=("layers",),
     ),
     FigureDef(
@@ -151,7 +181,7 @@ GROUP = (
             # each of the TP ranks sends its slice of the tokens; a share (nodes − 1) ÷ nodes crosses nodes
             "ep": "moe_layers * (2 * latency_s + tokens / TP * top_k * hidden * (dispatch_bytes + combine_bytes)"
             " * (EP - 1) / EP * (1 / nodes / scale_up_bytes_s"
-            " + (nodes - 1) / nodes / (scale_out_bytes_s * scale_out_efficiency)))",
+            " + (nodes - 1) / nodes / (scale_out_bytes_s * scale_out_efficiency))) / stages",
             "none": "0: no expert-parallel dispatch or combine (EP {EP}, {moe_layers} MoE layers)",
         },
         context=(
@@ -166,6 +196,7 @@ GROUP = (
             "combine_bytes",
             "scale_up_bytes_s",
             "scale_out_bytes_s",
+            "stages",
         ),
     ),
     FigureDef(
@@ -173,9 +204,12 @@ GROUP = (
         Unit.SECONDS,
         "{group_en}: decode step time (estimate)",
         "{group_zh}：解码步时长（估算）",
-        # draft_s: each draft token runs the one-layer MTP head (step core ÷ layers)
-        "overhead_s + max(memory_time_s, compute_time_s) + tp_allreduce_s + all_to_all_s + draft_s",
-        context=("tokens_per_step",),
+        # per stage: layers ÷ stages × the fixed cost per layer + the larger of memory and compute
+        # + collectives; a token passes every stage and (stages − 1) hops; draft_s: an MTP head runs
+        # one layer of the target per draft token, a separate draft model its own weights and layers
+        "overhead_s + stages * (layer_overhead_s + max(memory_time_s, compute_time_s) + tp_allreduce_s"
+        " + all_to_all_s) + pipeline_hop_s + draft_s",
+        context=("tokens_per_step", "replicated_weights_bytes", "weights_bytes_read"),
     ),
     FigureDef(
         "performance.{group}.kv_transfer_s",
@@ -230,12 +264,9 @@ DEPLOYMENT = (
         Unit.TOKENS,
         "Tokens emitted per sequence per decode step (speculative decoding)",
         "每个解码步每条序列产出的 Token 数（投机解码）",
-        # vLLM's rejection sampler stops at the first rejected draft token
-        # (vllm/v1/sample/rejection_sampler.py on main)
-        formulas={
-            "partial": "(1 - a_acceptance_rate ** (k_draft_tokens + 1)) / (1 - a_acceptance_rate)",
-            "all_accepted": "k_draft_tokens + 1",
-        },
+        # mean accepted length as vLLM reports it: the draft acceptance rate is accepted ÷ drafted
+        # tokens (vllm/v1/spec_decode/metrics.py SpecDecodingLogging on main)
+        "1 + k_draft_tokens * a_acceptance_rate",
         context=("a_acceptance_rate",),
         source=SourceKind.INPUT,
     ),
@@ -248,11 +279,14 @@ DEPLOYMENT = (
             # chunked prefill: the first token waits on average half a step of the running batch
             "aggregated": "request_overhead_s + prefill_s + queue_wait_s + kv_transfer_s + 0.5 * step_s",
             "disaggregated": "request_overhead_s + prefill_s + queue_wait_s + kv_transfer_s + step_s",
+            # one wave sent at once: the k-th prompt waits for the k − 1 prefilled before it
+            "closed_batch": "request_overhead_s + prefill_s * (batch_per_dp_rank + 1) / 2 + 0.5 * step_s"
+            " + queue_wait_s + kv_transfer_s",
             "unserved": "0: no finite latency at {concurrency} users (no sequence fits a running slot"
             " or no group serves); request overhead {request_overhead_s}, prefill {prefill_s},"
             " queue wait {queue_wait_s}, KV transfer {kv_transfer_s}, step {step_s} do not apply",
         },
-        context=("concurrency",),
+        context=("concurrency", "batch_per_dp_rank"),
     ),
     FigureDef(
         "performance.tpot_s",
@@ -264,6 +298,8 @@ DEPLOYMENT = (
             "aggregated": "(output_tokens / tokens_per_step * step_s + max(batch_per_dp_rank - 1, 0) * prefill_s)"
             " / output_tokens",
             "disaggregated": "step_s / tokens_per_step",
+            # one closed batch: no prompt arrives while it decodes
+            "closed_batch": "step_s / tokens_per_step",
             "unserved": "0: no finite latency at {concurrency} users",
         },
         # decode_step_s is the group's step at the quoted batch rounded up; step_s the operating point's
@@ -275,6 +311,8 @@ DEPLOYMENT = (
             "batch_per_dp_rank",
             "prefill_s",
             "output_tokens",
+            "replicated_weights_bytes",
+            "weights_bytes_read",
         ),
     ),
     FigureDef(
@@ -284,8 +322,10 @@ DEPLOYMENT = (
         "报价并发下预填充前的排队等待（估算）",
         formulas={
             "aggregated": "closed loop: the users of {concurrency} beyond the {capacity_concurrency} running slots"
-            " wait concurrency ÷ request rate − cycle time (Little's law); prefill queue: M/D/1 wait"
-            " ρ·prefill ÷ (2(1 − ρ)), ρ the prefill share of a rank's time",
+            " wait concurrency ÷ request rate − response time (Little's law, the same closed loop the"
+            " throughput comes from)",
+            "closed_batch": "one wave of {concurrency}: users beyond the {capacity_concurrency} running slots wait for the"
+            " waves before theirs",
             "disaggregated": "M/D/c wait of the separate prefill pool (Allen–Cunneen) at the request rate"
             " {concurrency} users sustain; beyond {capacity_concurrency} users also concurrency ÷ capacity"
             " − response time",
@@ -330,12 +370,16 @@ DEPLOYMENT = (
     FigureDef(
         "performance.output_tokens_per_s_range",
         Unit.TOKENS_PER_S,
-        "Likely range of the measured throughput (calibration error band)",
-        "实测吞吐的可能区间（按校准误差带）",
+        "Likely range of the measured throughput (cross-validated error band, {family})",
+        "实测吞吐的可能区间（交叉验证误差带，{family}）",
         formulas={
+            # band: predicted ÷ measured throughput of every public source of the hardware family when a
+            # fit that never saw that source predicts it (leave-one-source-out); a family with fewer than
+            # three sources gets at least 0.5–2.0 × (few_sources true)
             "estimate": "{output_tokens_per_s} ÷ {band_high} … {output_tokens_per_s} ÷ {band_low}",
             "measured": "the measured {output_tokens_per_s} (the band {band_low}–{band_high} is the estimate's)",
         },
+        context=("family", "few_sources"),
         source=SourceKind.PUBLIC,
     ),
     FigureDef(

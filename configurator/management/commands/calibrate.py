@@ -1,0 +1,46 @@
+"""``manage.py calibrate``: refit the performance model with the promoted measurements and print the
+new leave-one-source-out error; the bands beside every estimate follow (docs/performance.md §3).
+
+The fit is written where the engine reads it (``PERFORMANCE_CALIBRATION_FILE`` or
+``configurator/engine/calibration_fit.json``); ``--dry-run`` only prints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from configurator import calibration as cal
+from configurator.engine import serving_model as sm
+
+
+class Command(BaseCommand):
+    help = "Refit the serving-performance model (public records + promoted measurements) and print its error."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--dry-run", action="store_true", help="print the fit and its error; write nothing"
+        )
+        parser.add_argument("--output", default="", help="write the fit here instead of the engine's file")
+
+    def handle(self, *args, **options):
+        from quotes.calibration_promotion import promoted_records
+
+        public = cal.load_records()
+        promoted = promoted_records()
+        records = public + promoted
+        families, cv = cal.calibrate(records)
+        self.stdout.write(f"{len(public)} public records, {len(promoted)} promoted measurements")
+        for name, f in families.items():
+            note = " (fewer than three sources: widened)" if f.few_sources else ""
+            self.stdout.write(
+                f"{name:10} expert bandwidth {f.expert_bandwidth_efficiency:.3f}  layer {f.layer_overhead_s * 1e6:.0f} µs  "
+                f"band {f.band_low:.2f}–{f.band_high:.2f}{note}"
+            )
+        self.stdout.write(cal.cv_table(cv))
+        if options["dry_run"]:
+            return
+        path = Path(options["output"]) if options["output"] else sm.calibration_path()
+        cal.write_calibration(path, families)
+        self.stdout.write(f"written to {path}")

@@ -1,0 +1,37 @@
+"""A measured ``vllm bench serve`` result promoted into the performance calibration set.
+
+Nothing is promoted automatically: a catalog administrator promotes a quote's measurement
+(``quotes/calibration_promotion.py``), which stores the calibration record built from the plan it
+measured and its provenance; ``manage.py calibrate`` refits with the promoted records added to the
+public ones (docs/performance.md §3).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class PromotedMeasurement(models.Model):
+    benchmark = models.OneToOneField(
+        "quotes.MeasuredBenchmark",
+        verbose_name=_("measured benchmark"),
+        on_delete=models.PROTECT,
+        related_name="promotion",
+    )
+    promoted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, verbose_name=_("promoted by"), on_delete=models.PROTECT, related_name="+"
+    )
+    promoted_at = models.DateTimeField(_("promoted"), auto_now_add=True)
+    # The calibration record (configurator/calibration.py format) with its provenance.
+    record = models.JSONField(_("calibration record"), encoder=DjangoJSONEncoder, default=dict)
+
+    class Meta:
+        ordering = ["promoted_at", "id"]
+        verbose_name = _("promoted measurement")
+        verbose_name_plural = _("promoted measurements")
+
+    def __str__(self) -> str:
+        return str(self.record.get("id", self.pk))

@@ -1,0 +1,172 @@
+"""The step model's physics, each rule recomputed here from its source.
+
+* compute precision from the kernels the recipe launches (catalog/seed/accelerators.yaml TFLOPS;
+  the K3 Hopper recipe's ``--moe-backend marlin``, engine/recipes.py K3_HOPPER);
+* speculative acceptance as vLLM reports it (vllm/v1/spec_decode/metrics.py: rate = accepted ÷
+  drafted, mean acceptance length = 1 + accepted ÷ drafts) and vllm-ascend#14454's measured 5.223;
+* a separate draft model's own step cost, eager or captured;
+* pipeline parallelism: every stage and the hop between them;
+* a closed batch decodes without prefill interference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from configurator import reference
+from configurator.engine import serving_model as sm
+from configurator.engine.layout import resolve_layout
+from configurator.engine.memory import size_memory
+from configurator.engine.performance import estimate_performance
+
+H200 = reference.server("hgx-h200-8gpu")
+B300 = reference.server("dgx-b300")
+A3 = reference.server("atlas-800-a3")
+
+
+def _estimate(req):
+    layout = resolve_layout(req)
+    return estimate_performance(req, layout, size_memory(req, layout))
+
+
+@pytest.mark.parametrize(
+    ("server", "activation", "weight", "precision", "tflops"),
+    [
+        # Hopper has FP8 but no block-scaled (MX) tensor cores: the K3 recipe's Marlin MoE runs BF16
+        (H200, "mxfp8", "mxfp4", "bf16", 989.0),
+        # Blackwell lists MXFP4 TFLOPS: MXFP8 activations run on its FP8 rate
+        (B300, "mxfp8", "mxfp4", "fp8", None),
+        # the 910C has no FP8 path: an MXFP8 checkpoint computes in BF16 — not the INT8 rate
+        (A3, "mxfp8", "mxfp4", "bf16", 280.0),
+        (A3, "fp8", "fp8", "bf16", 280.0),
+        # W8A8 / W4A8 ModelSlim releases run the INT8 matmul
+        (A3, "int8", "w4a8", "int8", 560.0),
+        (A3, "w8a8", "w8a8", "int8", 560.0),
+        (H200, "fp8", "fp8", "fp8", 1979.0),
+    ],
+)
+def test_compute_precision_follows_the_kernels_the_recipe_launches(
+    server, activation, weight, precision, tflops
+):
+    value, used = sm.tflops_for(server, activation, weight)
+    assert used == precision
+    expected = tflops if tflops is not None else server.accelerator.tflops["fp8"]
+    assert value == expected
+
+
+def test_h200_k3_plan_computes_in_bf16():
+    req = reference.request(
+        {"model": "kimi-k3", "server": "hgx-h200-8gpu", "topology": {"kind": "single", "nodes": 2}}
+    )
+    result = _estimate(req)
+    fig = result.figures["performance.tflops_per_device"]
+    assert fig.inputs["precision_used"] == "bf16"
+    assert fig.value == 989.0
+
+
+def test_mean_accepted_length_is_vllms():
+    # vllm-ascend#14454: 7 draft tokens, 60.33 % token acceptance, mean accepted length 5.223
+    assert sm.accepted_tokens_per_step(7, 0.6033) == pytest.approx(5.223, abs=0.001)
+    assert sm.accepted_tokens_per_step(0, 0.9) == 1.0
+    # per-position acceptance (accepted at position i ÷ drafts): 1 + Σ pᵢ
+    assert sm.accepted_tokens_per_step(3, 0.0, position_acceptance=(0.9, 0.7, 0.5)) == pytest.approx(3.1)
+
+
+def _k3_a3(concurrency: int = 4, **perf):
+    workload = {"input_tokens": 2048, "output_tokens": 1024, "concurrency": concurrency}
+    req = reference.request({**reference.CASES["a3-4-single"], "workload": workload})
+    return replace(req, performance=replace(req.performance, **perf))
+
+
+def test_a_separate_draft_model_pays_its_own_weights_and_layers():
+    base = _k3_a3(speculative_tokens=7, speculative_acceptance_rate=0.6033)
+    drafted = _k3_a3(
+        speculative_tokens=7, speculative_acceptance_rate=0.6033, draft_model_gb=7.12, draft_model_layers=5
+    )
+    eager = _k3_a3(
+        speculative_tokens=7,
+        speculative_acceptance_rate=0.6033,
+        draft_model_gb=7.12,
+        draft_model_layers=5,
+        draft_graph_mode=False,
+    )
+    f = sm.PLATFORM_FACTORS["ascend-a3"]
+    g_mtp, g_draft, g_eager = (_estimate(r).groups[0] for r in (base, drafted, eager))
+    bw = A3.accelerator.memory_bandwidth_bytes_s * f.bandwidth_efficiency  # a dense read
+    one = 7.12e9 / 16 / bw  # the draft's weights split over TP16, read once per proposal
+    core = g_mtp.decode_step_s - _mtp_draft(g_mtp, f)
+    assert g_draft.decode_step_s == pytest.approx(core + 7 * (one + 5 * f.layer_overhead_s), rel=1e-6)
+    eager_extra = 7 * 5 * sm.EAGER_LAYER_OVERHEAD_S["ascend"]
+    assert g_eager.decode_step_s == pytest.approx(g_draft.decode_step_s + eager_extra, rel=1e-6)
+    assert g_draft.tokens_per_step == pytest.approx(1 + 7 * 0.6033)
+
+
+def _mtp_draft(g, f) -> float:
+    # an MTP head costs one layer's share of the step per draft token: k × core ÷ layers, so
+    # step = core × (1 + k ÷ layers) − overhead × k ÷ layers
+    k, layers = 7, 93
+    core = (g.decode_step_s + k / layers * f.step_overhead_s) / (1 + k / layers)
+    return g.decode_step_s - core
+
+
+def test_pipeline_parallel_costs_every_stage_and_the_hop():
+    model = reference.model("kimi-k2")
+    f = sm.PLATFORM_FACTORS["hopper"]
+    kw = dict(
+        batch=8.0,
+        mean_context=2048.0,
+        kv_bytes_per_token=0,
+        state_bytes_per_seq=0,
+        lm_non_expert_bytes=float(model.non_expert_weight_bytes),
+        tflops=989.0,
+        draft_tokens=0,
+        acceptance=0.0,
+        eight_bit=False,
+        scale_out_efficiency=0.8,
+    )
+    two = sm.decode_step(model, H200, sm.GroupShape(8, 1, 8, False, 2, 8, 2), f, **kw)
+    # one stage holding every layer, at the micro-batch of B ÷ 2
+    one = sm.decode_step(model, H200, sm.GroupShape(8, 1, 8, False, 1, 8, 1), f, **{**kw, "batch": 4.0})
+    # Each stage holds half the layers and weights and runs micro-batches of B ÷ 2; a token passes both
+    # stages and one hop over the scale-out NICs.
+    assert two.pipeline_stages == 2
+    hop_bytes = 4 * model.hidden_size * 2
+    link = sm.inter_node_bytes_s_per_device(H200)[0] * 0.8
+    hop = f.collective_latency_s * f.inter_node_latency_factor + hop_bytes / link
+    assert two.pipeline_hop_s == pytest.approx(hop, rel=1e-9)
+    stage = (
+        two.layer_overhead_s
+        + max(two.memory_s, two.compute_s)
+        + two.tp_allreduce_s
+        + two.ep_dispatch_combine_s
+    )
+    assert two.step_s == pytest.approx(f.step_overhead_s + 2 * stage + hop, rel=1e-9)
+    assert two.layer_overhead_s == pytest.approx(model.num_layers / 2 * f.layer_overhead_s)
+    # the token still crosses every layer: PP2 costs what one stage holding all layers costs at the
+    # micro-batch, plus the hop — never the time of a single stage
+    assert two.step_s == pytest.approx(one.step_s + hop, rel=1e-9)
+    assert two.step_s > 2 * stage
+
+
+def test_a_closed_batch_decodes_without_prefill_interference():
+    loop = _estimate(_k3_a3(8))  # two users per DP rank
+    wave = _estimate(_k3_a3(8, closed_batch=True))
+    g = wave.groups[0]
+    assert wave.tpot_s == pytest.approx(g.decode_step_s / g.tokens_per_step, rel=1e-9)
+    assert loop.tpot_s > wave.tpot_s  # the loop's TPOT carries the other prompts' prefill chunks
+    assert wave.figures["performance.tpot_s"].formula.startswith("step_s")
+    # two prompts per DP rank sent together: the second waits for the first, mean (B + 1) ÷ 2 prefills
+    f = sm.PLATFORM_FACTORS["ascend-a3"]
+    ttft = f.request_overhead_s + g.prefill_s * 1.5 + g.decode_step_s / 2
+    assert wave.ttft_s == pytest.approx(ttft, rel=1e-6)
+
+
+def test_no_wait_is_added_to_ttft_outside_the_closed_loop():
+    # 4 users on 4 DP ranks, one each: every user holds a slot; TTFT = overhead + prefill + ½ step
+    result = _estimate(_k3_a3())
+    g = result.groups[0]
+    f = sm.PLATFORM_FACTORS["ascend-a3"]
+    assert result.queue_wait_s == 0
+    assert result.ttft_s == pytest.approx(f.request_overhead_s + g.prefill_s + g.decode_step_s / 2, rel=1e-6)
