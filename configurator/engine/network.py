@@ -1028,6 +1028,10 @@ def _kv_transfer(
     return kv, checks
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _seed_checks(
     seed: SeedReference, switches: tuple[SwitchUnit, ...], rows: list[FabricRow], book: FigureBook
 ) -> list[Check]:
@@ -1035,6 +1039,7 @@ def _seed_checks(
     for s in switches:
         ours[s.fabric] = ours.get(s.fabric, 0) + 1
     diffs_en, diffs_zh = [], []
+    more = fewer = False
     for fabric, count in seed.switches.items():
         book.put(f"network.seed.switches.{fabric}", count, source=seed.source, seed_switches=count)
         mine = ours.get(fabric, 0)
@@ -1042,6 +1047,7 @@ def _seed_checks(
             rws = [r for r in rows if r.switch_fabric == fabric and r.switches]
             ports = sum(r.ports_needed for r in rws)
             p = rws[0].ports_per_switch if rws else 0
+            more, fewer = more or mine > count, fewer or mine < count
             diffs_en.append(f"{fabric}: seed {count}, plan {mine} ({ports} ports on {p}-port switches)")
             diffs_zh.append(f"{fabric}：种子方案 {count} 台，本方案 {mine} 台（{ports} 个端口，单台 {p} 口）")
     if not diffs_en:
@@ -1055,6 +1061,23 @@ def _seed_checks(
                 figures=dict(seed.switches),
             )
         ]
+    # The explanation follows the direction of the difference: more switches than the seed means
+    # the seed counted larger switches than the catalog's; fewer means the seed counted spares or
+    # smaller switches, while the plan sizes each fabric by the ports it needs.
+    why_en, why_zh = [], []
+    if more:
+        why_en.append(
+            "where the plan has more, the seed's figures imply switches with more ports than the catalog's"
+        )
+        why_zh.append("本方案台数更多之处，说明种子方案按单台端口更多的交换机计算")
+    if fewer:
+        why_en.append(
+            "where the plan has fewer, it sizes the fabric by the ports it needs and the seed counts spares or "
+            "smaller switches"
+        )
+        why_zh.append(
+            "本方案台数更少之处，本方案按实际所需端口数配置，种子方案计入了备用或更小端口数的交换机"
+        )
     return [
         Check(
             code="network.switch_count_vs_seed",
@@ -1063,13 +1086,16 @@ def _seed_checks(
             message_en=(
                 f"Switch counts differ from the seed ({seed.source.ref}): "
                 + "; ".join(diffs_en)
-                + ". The seed's figures imply switches with more ports than the catalog's "
-                "(ports per switch are assumed until confirmed with the vendor)."
+                + ". "
+                + _sentence("; ".join(why_en))
+                + " (ports per switch are assumed until confirmed with the vendor)."
             ),
             message_zh=(
                 f"交换机数量与种子方案（{seed.source.ref}）不同："
                 + "；".join(diffs_zh)
-                + "。种子方案的数量意味着单台端口更多的交换机（端口数为假设值，需与厂商确认）。"
+                + "。"
+                + "；".join(why_zh)
+                + "（端口数为假设值，需与厂商确认）。"
             ),
             figures={"seed": dict(seed.switches), "plan": ours},
             field="switches",
