@@ -467,7 +467,7 @@ def _separation_checks(layout: LayoutResult, racks: list[RackLayout]) -> list[Ch
 def _seed_check(seed: SeedReference, racks: list[RackLayout], req: PlanRequest) -> Check:
     n = len(racks)
     units = sum(r.units_used for r in racks)
-    figures = {"racks": n, "seed_racks": seed.racks, "units_used": units}
+    figures: dict[str, float | int | None] = {"racks": n, "seed_racks": seed.racks, "units_used": units}
     if n == seed.racks:
         return Check(
             code="racks.count_vs_seed",
@@ -505,11 +505,11 @@ def _seed_check(seed: SeedReference, racks: list[RackLayout], req: PlanRequest) 
     elif n > (seed.racks or 0):
         why_en = f"{per_rack} server(s) per rack fit in {usable}U usable, with the switches and PDUs placed as well"
         why_zh = f"每柜可用 {usable}U 只能容纳 {per_rack} 台服务器（另需放置交换机与 PDU）"
-        fix = {}
+        fix_en = fix_zh = ""
     else:
         why_en = f"this rack type holds {per_rack} server(s) per rack, more than the seed assumes"
         why_zh = f"该机柜型号每柜可容纳 {per_rack} 台服务器，多于种子方案的假设"
-        fix = {}
+        fix_en = fix_zh = ""
     return Check(
         code="racks.count_vs_seed",
         severity=Severity.WARNING if n > (seed.racks or 0) else Severity.OK,
@@ -517,8 +517,9 @@ def _seed_check(seed: SeedReference, racks: list[RackLayout], req: PlanRequest) 
         message_en=f"{n} racks ({units}U used) where the seed ({seed.source.ref}) plans {seed.racks}: {why_en}.",
         message_zh=f"本方案 {n} 个机柜（已用 {units}U），种子方案（{seed.source.ref}）为 {seed.racks} 个：{why_zh}。",
         figures=figures,
-        field="rack.max_kw" if fix else "",
-        **fix,
+        field="rack.max_kw" if fix_en else "",
+        fix_en=fix_en,
+        fix_zh=fix_zh,
     )
 
 
