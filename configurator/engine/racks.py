@@ -498,10 +498,7 @@ def _seed_check(seed: SeedReference, racks: list[RackLayout], req: PlanRequest) 
             f"where its space holds {by_u}"
         )
         why_zh = f"机柜功率上限 {spec.max_kw:g} kW 只能容纳 {by_kw} 台 {server.max_input_kw:g} kW 的服务器（按空间可放 {by_u} 台）"
-        fix = {
-            "fix_en": "raise the rack power limit if the site allows",
-            "fix_zh": "如机房允许，提高机柜功率上限",
-        }
+        fix_en, fix_zh = "raise the rack power limit if the site allows", "如机房允许，提高机柜功率上限"
     elif n > (seed.racks or 0):
         why_en = f"{per_rack} server(s) per rack fit in {usable}U usable, with the switches and PDUs placed as well"
         why_zh = f"每柜可用 {usable}U 只能容纳 {per_rack} 台服务器（另需放置交换机与 PDU）"
