@@ -6,8 +6,8 @@ from django.contrib.auth.decorators import login_not_required
 from django.http import HttpResponsePermanentRedirect
 from django.templatetags.static import static
 from django.urls import include, path
-from django.views.i18n import set_language
 
+from accounts.views import set_language
 from config.health import healthz
 
 urlpatterns = [
