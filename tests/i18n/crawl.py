@@ -10,12 +10,13 @@ from html.parser import HTMLParser
 
 #: Latin words a Chinese page may show: product and vendor names, units, protocols, model and
 #: engine names, commands and their flags (docs/glossary.md keeps these in English).
+# fmt: off
 ALLOWED = {
     # vendors, products, models
     "Huawei", "Atlas", "Ascend", "NVIDIA", "HGX", "DGX", "Inspur", "NF5868G8", "NF5688", "RTX", "PRO", "Server",
     "Kimi", "K3", "K2", "DeepSeek", "Qwen", "Qwen3", "GLM", "MiniMax", "Llama", "gpt", "oss", "Thinking",
     "LingQu", "RoCE", "InfiniBand", "Spectrum", "CloudEngine", "OceanStor", "openEuler", "Kylin", "CANN",
-    "vLLM", "vllm", "Ascend", "MindIE", "Mooncake", "Xinchuang", "H3C", "Dell", "Lenovo", "Supermicro",
+    "vLLM", "vllm", "MindIE", "Mooncake", "Xinchuang", "H3C", "Dell", "Lenovo", "Supermicro",
     "Blackwell", "Hopper", "AMD", "Instinct", "OpenAI", "API", "HF", "Hugging", "Face",
     "SN5600", "X400", "MXFP4", "MXFP8", "FP8", "FP4", "BF16", "INT8", "W8A8", "W4A8", "AWQ", "GPTQ", "MLA", "MoE",
     "MTP", "EP", "TP", "DP", "PP", "KV", "GPU", "NPU", "CPU", "PCIe", "NVLink", "HCCS", "UB", "HBM", "DDR",
@@ -26,10 +27,11 @@ ALLOWED = {
     "docker", "Docker", "Kubernetes", "LWS", "LeaderWorkerSet", "nginx", "keepalived", "Prometheus",
     "Grafana", "Redis", "PostgreSQL", "Celery", "Django", "htmx",
     # units
-    "kW", "W", "kWh", "MW", "V", "A", "Hz", "GB", "GiB", "TB", "TiB", "MB", "MiB", "Gb", "Gbps", "Gb/s",
-    "TFLOPS", "PFLOPS", "tok", "tokens", "Token", "token", "ms", "s", "U", "mm", "kg", "m", "km",
+    "kW", "kWh", "MW", "Hz", "GB", "GiB", "TB", "TiB", "MB", "MiB", "Gb", "Gbps", "Gb/s",
+    "TFLOPS", "PFLOPS", "tok", "tokens", "Token", "token", "ms", "s", "mm", "kg", "m", "km",
     "min", "h", "AC", "DC", "PF", "kVA",
 }
+# fmt: on
 
 # vLLM flags and commands, shown as typed
 _FLAG = re.compile(r"^--?[a-z0-9][a-z0-9-]*$")
