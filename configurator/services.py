@@ -310,7 +310,9 @@ def price_basis(request_json: dict, request: et.PlanRequest) -> str:
         }
     else:
         text = _("Prices from the price list “%(name)s” (%(currency)s, valid from %(date)s).") % {
-            "name": price_list.name,
+            "name": (
+                (price_list.name_zh if (get_language() or "").startswith("zh") else "") or price_list.name
+            ),
             "currency": c.currency,
             "date": price_list.effective_from.isoformat(),
         }

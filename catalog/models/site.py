@@ -51,6 +51,13 @@ class SiteProfile(SourcedModel):
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=120, validators=[single_line])
+    name_zh = models.CharField(
+        _("name (Chinese)"),
+        max_length=120,
+        blank=True,
+        help_text=_("Shown in the Chinese interface and proposals; empty: the name."),
+        validators=[single_line],
+    )
     voltage_ll = models.DecimalField(
         _("line-to-line voltage (V)"),
         max_digits=6,
