@@ -238,8 +238,12 @@ def _deeper(figures: dict, key: str, f: dict, zh: bool):
 
 
 def _format_input(name, value):
-    if isinstance(value, (dict, list)):
-        return str(value)
+    # A mapping or list input (a rack's devices, media counts) reads as "name: value" items, each
+    # value formatted like a single input, never as a Python dict (issue 31).
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_format_input(k, v)}" for k, v in value.items()) or "—"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_format_input(name, v) for v in value) or "—"
     n = _num(value)
     if n is None or isinstance(value, bool):
         return str(value)
