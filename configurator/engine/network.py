@@ -512,27 +512,56 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
 
     if req.topology.kind == TopologyKind.TENANT_PAIR:
         # Tenant isolation: switches carrying both tenants' traffic are one failure domain and one
-        # shared data path; say so, so the proposal can state it (issue 16: failure domains).
+        # shared data path; say so, so the proposal can state it (issue 16: failure domains).  The
+        # management switch carries the operator's out-of-band management, no tenant traffic: shared
+        # by design, said as such, not a warning without a fix (issue 31).
         shared = [s for s in switches if len(s.groups) > 1]
-        if shared:
-            names = ", ".join(sorted({s.model for s in shared}))
+        data = [s for s in shared if s.role != "management"]
+        management = [s for s in shared if s.role == "management"]
+        if data:
+            names = ", ".join(sorted({s.model for s in data}))
+            parameter_plane = any(s.role in ("scale_up", "scale_out") for s in data)
+            fix = {"topology.pair_switches": "separate"} if parameter_plane and not separate else {}
             checks.append(
                 Check(
                     code="network.tenants_share_switch",
                     severity=Severity.WARNING,
                     area="network",
                     message_en=(
-                        f"The two tenant clusters share {len(shared)} switch(es) ({names}): a switch failure "
+                        f"The two tenant clusters share {len(data)} switch(es) ({names}): a switch failure "
                         "stops both tenants, and their traffic crosses the same switch."
                     ),
                     message_zh=(
-                        f"两个租户集群共用 {len(shared)} 台交换机（{names}）：单台交换机故障会同时中断两个租户，"
+                        f"两个租户集群共用 {len(data)} 台交换机（{names}）：单台交换机故障会同时中断两个租户，"
                         "且两者流量经过同一交换机。"
                     ),
-                    figures={"shared_switches": len(shared)},
-                    field="switches",
-                    fix_en="give each tenant cluster its own switches, or accept the shared switches with a reason",
-                    fix_zh="为每个租户集群配置独立交换机，或注明理由后接受共用",
+                    figures={"shared_switches": len(data)},
+                    field="topology.pair_switches" if fix else "switches",
+                    fix=fix,
+                    fix_en=(
+                        "give each tenant cluster its own parameter-plane switches (priced in the plan once applied)"
+                        if fix
+                        else "give each tenant cluster its own switches, or accept the shared switches with a reason"
+                    ),
+                    fix_zh=(
+                        "为每个租户集群配置独立的参数面交换机（应用后方案按独立交换机计价）"
+                        if fix
+                        else "为每个租户集群配置独立交换机，或注明理由后接受共用"
+                    ),
+                )
+            )
+        if management:
+            checks.append(
+                Check(
+                    code="network.tenants_share_management",
+                    severity=Severity.OK,
+                    area="network",
+                    message_en=(
+                        "The tenants share the management switch: it carries the operator's out-of-band "
+                        "management, no tenant traffic."
+                    ),
+                    message_zh="两个租户共用管理网交换机：该交换机只承载运维带外管理流量，不承载租户业务流量。",
+                    figures={"shared_switches": len(management)},
                 )
             )
 

@@ -283,6 +283,14 @@ def test_primary_standby_sharing_a_switch_is_flagged_tenant_pair_is_not():
     # tenants and one data path: said by its own check, which the proposal states as a risk.
     tenants = _codes(_net(tp))["network.tenants_share_switch"]
     assert tenants.severity == Severity.WARNING and tenants.figures["shared_switches"] >= 1
+    # Issue 31: the shared parameter-plane switches come with a fix, and the management switch (no
+    # tenant traffic) is said as shared by design, not counted in the warning.
+    assert tenants.fix == {"topology.pair_switches": "separate"}
+    assert _codes(_net(tp))["network.tenants_share_management"].severity == Severity.OK
+    separate = replace(tp, topology=replace(tp.topology, pair_switches="separate"))
+    codes = _codes(_net(separate))
+    assert "network.tenants_share_switch" not in codes
+    assert codes["network.tenants_share_management"].severity == Severity.OK
 
 
 def test_management_fabric_counted_and_missing_switch_flagged():
