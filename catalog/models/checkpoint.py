@@ -16,9 +16,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from catalog.validators import single_line
-
-from .base import SourcedModel, non_negative
+from .base import SourcedModel, chinese_name_field, non_negative
 from .llm import ActivationFormat, LlmModel, WeightFormat
 
 PLATFORMS = ("cuda", "ascend")
@@ -34,13 +32,7 @@ class Checkpoint(SourcedModel):
     )
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=160)
-    name_zh = models.CharField(
-        _("name (Chinese)"),
-        max_length=160,
-        blank=True,
-        help_text=_("Shown in the Chinese interface and proposals; empty: the name."),
-        validators=[single_line],
-    )
+    name_zh = chinese_name_field(160)
     hf_repo = models.CharField(_("where to download it"), max_length=200, blank=True)
     architecture = models.CharField(
         _("architecture (HF model_type)"),

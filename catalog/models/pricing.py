@@ -13,7 +13,7 @@ from simple_history.models import HistoricalRecords
 
 from catalog.validators import single_line
 
-from .base import SourcedModel
+from .base import SourcedModel, chinese_name_field
 
 
 def money(verbose, **kw) -> models.DecimalField:
@@ -29,13 +29,7 @@ class PriceList(SourcedModel):
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=120, validators=[single_line])
-    name_zh = models.CharField(
-        _("name (Chinese)"),
-        max_length=120,
-        blank=True,
-        help_text=_("Shown in the Chinese interface and proposals; empty: the name."),
-        validators=[single_line],
-    )
+    name_zh = chinese_name_field()
     currency = models.CharField(_("currency"), max_length=3, default="CNY")
     effective_from = models.DateField(_("effective from"))
     effective_to = models.DateField(
