@@ -677,6 +677,7 @@ def _row_figures(book: FigureBook, rows: list[FabricRow], packages: int) -> None
             "scope": row.scope,
             "role_zh": plane_in_text(row.role, "zh"),
             "switch": row.switch_model or row.fabric,
+            "switch_zh": row.switch_model_zh or row.switch_model or row.fabric,
         }
         if row.cabled_per_node == 0 and row.ports_per_node > 0:
             cabling = "none"
