@@ -67,7 +67,7 @@ from .types import (
     SwitchUnit,
     TopologyKind,
 )
-from .vocabulary import group_label, plane_in_text
+from .vocabulary import fabric_label, group_label, plane_in_text, scope_label
 
 RDMA_FABRICS = frozenset({"lingqu", "ub", "roce", "infiniband", "nvlink", "hccs"})
 IN_NODE_FABRICS = frozenset({"pcie", "hccs", "nvlink"})  # scale-up buses without external switches
@@ -343,8 +343,8 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
             cables=0,
             switch_units=0,
             switch_kw=0.0,
-            note_en=f"{server.scale_up_fabric} inside each node: no switch",
-            note_zh=f"{server.scale_up_fabric} 节点内互联，无需交换机",
+            note_en=f"{fabric_label(server.scale_up_fabric, 'en')} inside each node: no switch",
+            note_zh=f"节点内{fabric_label(server.scale_up_fabric, 'zh')}互联，无需交换机",
         )
     )
 
@@ -633,8 +633,8 @@ def _scale_up_rows(
                 sum(g.nodes for g in members),
                 cabled,
                 switch,
-                f"{nic.fabric} between the nodes of {', '.join(names)}",
-                f"{', '.join(names)} 节点间 {nic.fabric} 互联",
+                f"{fabric_label(nic.fabric, 'en')} between the nodes of {scope_label('+'.join(names), 'en')}",
+                f"{scope_label('+'.join(names), 'zh')} 节点间{fabric_label(nic.fabric, 'zh')}互联",
             )
         )
     return rows
@@ -738,11 +738,14 @@ def _no_switch_check(row: FabricRow) -> Check:
             f"No switch model for the {row.fabric} {row.role} fabric ({row.ports_needed} ports): "
             "the plan counts no switches for it."
         ),
-        message_zh=f"{plane_in_text(row.role, 'zh')}（{row.fabric}，{row.ports_needed} 个端口）未选交换机型号，未计入交换机。",
+        message_zh=(
+            f"{plane_in_text(row.role, 'zh')}（{fabric_label(row.fabric, 'zh')}，{row.ports_needed} 个端口）"
+            "未选交换机型号，未计入交换机。"
+        ),
         figures={"ports_needed": row.ports_needed},
         field="switches",
         fix_en=f"add a {row.fabric} switch to the plan",
-        fix_zh=f"添加 {row.fabric} 交换机",
+        fix_zh=f"添加{fabric_label(row.fabric, 'zh')}交换机",
     )
 
 

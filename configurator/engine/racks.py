@@ -377,7 +377,9 @@ def _fit_checks(req: PlanRequest, usable: int) -> list[Check]:
             severity=Severity.ERROR,
             area="racks",
             message_en=f"{server.name} does not fit the {spec.name}: " + "; ".join(problems_en) + ".",
-            message_zh=f"{server.name} 无法装入 {spec.name}：" + "；".join(problems_zh) + "。",
+            message_zh=f"{server.name_zh or server.name} 无法装入 {spec.name_zh or spec.name}："
+            + "；".join(problems_zh)
+            + "。",
             figures={
                 "server_u": server.rack_units,
                 "usable_u": usable,
