@@ -30,6 +30,9 @@ class Profile(models.Model):
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
     team = models.ForeignKey(Team, on_delete=models.PROTECT, null=True, blank=True, related_name="members")
     display_name = models.CharField(_("display name"), max_length=100, blank=True)
+    #: The language the user last chose in the page's switch: notices and e-mails are written in it
+    #: (blank: the site's language, ``settings.LANGUAGE_CODE``).
+    language = models.CharField(_("language"), max_length=10, choices=settings.LANGUAGES, blank=True)
 
     class Meta:
         ordering = ["user__username"]

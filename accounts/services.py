@@ -148,3 +148,12 @@ def api_token_user(token: str):
         return None
     ApiToken.objects.filter(pk=row.pk).update(last_used_at=now)
     return row.user
+
+
+def user_language(user) -> str:
+    """The language to write to ``user`` in (notices, e-mails): their last choice in the page's
+    switch (``Profile.language``), else the site's (``settings.LANGUAGE_CODE``)."""
+    from django.conf import settings
+
+    profile = getattr(user, "profile", None) if user is not None else None  # None: no profile row yet
+    return (profile.language if profile is not None else "") or settings.LANGUAGE_CODE

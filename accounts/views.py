@@ -79,3 +79,18 @@ def api_token_revoke_view(request, pk: int):
     if api_token_revoke(user=request.user, token_id=pk):
         messages.success(request, _("The token is revoked; requests with it are refused from now on."))
     return redirect("api_tokens")
+
+
+def set_language(request):
+    """Django's language switch, remembered for a signed-in user: the notices and e-mails they
+    receive are then written in the language they read the site in (``Profile.language``)."""
+    from django.conf import settings
+    from django.views.i18n import set_language as django_set_language
+
+    from .models import Profile
+
+    response = django_set_language(request)
+    code = request.POST.get("language", "")
+    if request.method == "POST" and request.user.is_authenticated and code in dict(settings.LANGUAGES):
+        Profile.objects.update_or_create(user=request.user, defaults={"language": code})
+    return response

@@ -257,11 +257,14 @@ class ConfiguratorForm(forms.Form):
                     field.catalog_version = version
         zh = (get_language() or "").startswith("zh")
         self.fields["scenario"].label_from_instance = lambda s: s.name_zh if zh else s.name_en
-        # Servers and racks carry a Chinese name (the proposal prints it too); empty: the name.
-        for name in ("server", "rack"):
+        # Catalog rows carry a Chinese name (the proposal prints it too); empty: the name.
+        for name in ("server", "rack", "site", "checkpoint"):
             self.fields[name].label_from_instance = lambda row: (
                 (getattr(row, "name_zh", "") if zh else "") or row.name
             )
+        self.fields["price_list"].label_from_instance = lambda row: row.label(
+            (row.name_zh if zh else "") or row.name
+        )
 
     def clean_node_ips(self):
         raw = self.cleaned_data.get("node_ips") or ""

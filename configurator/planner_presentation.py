@@ -30,8 +30,12 @@ def _serving_lines(serving: et.ServingSpec, lang: str) -> list[str]:
     return lines + (["language model only"] if serving.language_model_only else [])
 
 
-def results_context(result: planner.PlannerResult, lang: str) -> dict[str, Any]:
-    """Rows, chart and rejections of a search, formatted for the page."""
+def results_context(
+    result: planner.PlannerResult, lang: str, recommended_server: str | None = None
+) -> dict[str, Any]:
+    """Rows, chart and rejections of a search, formatted for the page.  ``recommended_server`` (the
+    scenario's recommended server) always gets an answer: ranked in the table, ranked below it (its
+    best row, with why), ruled out (with its reason) or not searched (with why)."""
     cur = result.query.constraints.currency
     lease = result.query.constraints.purchase == "lease"
     short = "zh" if lang.startswith("zh") else "en"
@@ -101,7 +105,12 @@ def results_context(result: planner.PlannerResult, lang: str) -> dict[str, Any]:
             "code": result.binding.code,
             "message": _pick(result.binding.message_en, result.binding.message_zh, lang),
         }
+    recommended = _recommended(result, recommended_server, lang, row)
+    if recommended and recommended["status"] == "top":
+        for r in top:
+            r["recommended"] = r["rank"] == recommended["rank"]
     return {
+        "recommended": recommended,
         "top": top,
         "front": front,
         "chart": chart,
@@ -112,3 +121,55 @@ def results_context(result: planner.PlannerResult, lang: str) -> dict[str, Any]:
         "lease": lease,
         "currency": cur,
     }
+
+
+def _recommended(result: planner.PlannerResult, slug: str | None, lang: str, row) -> dict[str, Any] | None:
+    """Where the scenario's recommended server stands in this search, in one sentence."""
+    if not slug:
+        return None
+    best = next((c for c in result.candidates if c.server.slug == slug), None)
+    name = next((s.name for s in result.query.servers if s.slug == slug), None)
+    if best is not None:
+        name = best.server.name
+        if best.rank <= len(result.top):
+            message = _pick(
+                f"The scenario's recommended server, {name}, ranks #{best.rank} (marked in the table).",
+                f"场景推荐的服务器 {name} 排名第 {best.rank}（已在表中标注）。",
+                lang,
+            )
+            return {"status": "top", "rank": best.rank, "message": message}
+        first = result.candidates[0]
+        cur = result.query.constraints.currency
+        message = _pick(
+            f"The scenario's recommended server, {name}, ranks #{best.rank} of {len(result.candidates)}: its best "
+            f"deployment costs {format_money(best.cost_per_m, cur, lang, scale=1, decimals=2)} per million tokens, "
+            f"against {format_money(first.cost_per_m, cur, lang, scale=1, decimals=2)} for #1 (the ranking orders "
+            "by cost per million tokens within the constraints).",
+            f"场景推荐的服务器 {name} 在 {len(result.candidates)} 个可行方案中排名第 {best.rank}：其最优方案每百万 Token "
+            f"成本 {format_money(best.cost_per_m, cur, lang, scale=1, decimals=2)}，第 1 名为 "
+            f"{format_money(first.cost_per_m, cur, lang, scale=1, decimals=2)}（在满足约束的前提下按每百万 Token 成本排序）。",
+            lang,
+        )
+        return {
+            "status": "below",
+            "rank": best.rank,
+            "message": message,
+            "row": dict(row(best), recommended=True),
+        }
+    rejection = next((r for r in result.rejected if r.server == slug), None)
+    if rejection is not None:
+        message = _pick(
+            f"The scenario's recommended server, {rejection.server_name}, is ruled out: {rejection.message_en}",
+            f"场景推荐的服务器 {rejection.server_name} 被排除：{rejection.message_zh}",
+            lang,
+        )
+        return {"status": "ruled_out", "message": message}
+    if name is None:
+        message = _pick(
+            "The scenario's recommended server was not searched: it is not offered for this model or was left "
+            "out by the search's server filter.",
+            "场景推荐的服务器未参与搜索：该型号未对此模型开放，或被搜索的服务器筛选条件排除。",
+            lang,
+        )
+        return {"status": "not_searched", "message": message}
+    return None

@@ -54,7 +54,11 @@ def _evaluate(form: PlannerForm) -> dict[str, Any] | None:
     except RequestError as exc:
         form.add_request_errors(exc.errors)
         return None
-    context = results_context(result, _lang())
+    scenario = form.cleaned_data.get("scenario")
+    recommended = (
+        scenario.recommended_server.slug if scenario is not None and scenario.recommended_server_id else None
+    )
+    context = results_context(result, _lang(), recommended_server=recommended)
     context["elapsed_ms"] = round((time.perf_counter() - started) * 1000)
     return context
 

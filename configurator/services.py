@@ -11,10 +11,11 @@ import datetime as dt
 import json
 import threading
 from collections import OrderedDict
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import get_language
 
 from catalog.models import (
     Checkpoint,
@@ -309,7 +310,9 @@ def price_basis(request_json: dict, request: et.PlanRequest) -> str:
         }
     else:
         text = _("Prices from the price list “%(name)s” (%(currency)s, valid from %(date)s).") % {
-            "name": price_list.name,
+            "name": (
+                (price_list.name_zh if (get_language() or "").startswith("zh") else "") or price_list.name
+            ),
             "currency": c.currency,
             "date": price_list.effective_from.isoformat(),
         }
@@ -471,6 +474,9 @@ def scenario_fields(scenario: str | None) -> dict[str, str] | None:
             prefill = template.prefill_nodes or (int(data["nodes"]) // 2)
             data["prefill_nodes"] = str(prefill)
             data["decode_nodes"] = str(int(data["nodes"]) - prefill)
+        else:  # a P/D split left over from an xPyD scenario means nothing here: cleared, not carried
+            data["prefill_nodes"] = ""
+            data["decode_nodes"] = ""
     return data
 
 
@@ -493,11 +499,19 @@ def preset_data(scenario: str | None = None) -> dict[str, str]:
     return data
 
 
+# Choosing a scenario on a page that already has a server keeps that server: the page's promise
+# is that the scenario sets the workload and the topology, not the hardware the engineer chose.  The
+# notice offers the scenario's recommended server with one click (``recommended_server``); a fresh
+# page and "start over" (``preset_data``) take it.
+KEPT_WHEN_CHOOSING = ("server",)
+
+
 def apply_scenario(current: dict[str, str], scenario: str | None) -> tuple[dict[str, str], list[str]]:
     """The current form data with the scenario's own fields set; and the names
     of the fields that changed (the page says what it changed, with undo).
 
-    Choosing "none" only clears the scenario: the values stay as they are."""
+    Choosing "none" only clears the scenario: the values stay as they are.  The
+    server stays as it is (``KEPT_WHEN_CHOOSING``) unless the form had none."""
     data = dict(current)
     owned = scenario_fields(scenario)
     if owned is None:
@@ -505,6 +519,8 @@ def apply_scenario(current: dict[str, str], scenario: str | None) -> tuple[dict[
         return data, (["scenario"] if current.get("scenario") else [])
     changed = []
     for key, value in owned.items():
+        if key in KEPT_WHEN_CHOOSING and current.get(key):
+            continue
         before = current.get(key, "") or ""
         if str(before) != value:
             changed.append(key)
@@ -513,6 +529,54 @@ def apply_scenario(current: dict[str, str], scenario: str | None) -> tuple[dict[
         else:
             data[key] = value
     return data, changed
+
+
+def recommended_server(scenario: str | None, data: dict[str, str]) -> dict[str, str] | None:
+    """The scenario's recommended server when the form runs another one (slug and name), for the
+    notice's "use the recommended server"; ``None`` when they agree or the scenario names none."""
+    row = _scenario_row(scenario)
+    if row is None or not row.recommended_server_id:
+        return None
+    if data.get("server") == row.recommended_server.slug:
+        return None
+    server = row.recommended_server
+    zh = (get_language() or "").startswith("zh")
+    return {"slug": server.slug, "name": (server.name_zh if zh and server.name_zh else server.name)}
+
+
+def _comparable(value: Any) -> str:
+    """A form value as compared with the preset's: blank, unchecked and "false" are one thing, and
+    numbers compare by value ("0.90" is "0.9", "16" is "16.0")."""
+    text = str(value if value is not None else "").strip()
+    if text.lower() in ("", "false", "off"):
+        return ""
+    if text.lower() in ("on", "true"):
+        return "on"
+    try:
+        number = Decimal(text)
+    except (InvalidOperation, ValueError):
+        return text
+    if not number.is_finite():
+        return text
+    return format(number.normalize(), "f")
+
+
+def differences_from_preset(data: dict[str, str], initials: dict[str, Any]) -> list[dict[str, str]]:
+    """Every form field whose value differs from what the current scenario's preset (or, with no
+    scenario, a fresh page) sets: name, current value and preset value, in the form's order.  The
+    page lists them with a reset each and "start over", so a fix or a cap applied under one
+    scenario never carries silently into the next.  ``initials`` maps each field to the value the
+    form shows where the preset sets none (a select's initial choice)."""
+    preset = preset_data(data.get("scenario") or None)
+    out = []
+    for name, initial in initials.items():
+        if name == "scenario":
+            continue
+        shown = "" if initial is None or isinstance(initial, bool) else str(initial)
+        current, original = data.get(name) or shown, preset.get(name, shown)
+        if _comparable(current) != _comparable(original):
+            out.append({"name": name, "current": current, "preset": original})
+    return out
 
 
 def _obj(value: Any) -> dict:
@@ -719,6 +783,8 @@ __all__ = [
     "form_request",
     "proven_fixes",
     "scenario_fields",
+    "recommended_server",
+    "differences_from_preset",
     "RequestError",
     "DjangoCatalog",
     "form_data_from_request",

@@ -113,7 +113,8 @@ def _fold_acknowledged(context: dict, acks: dict[str, str]) -> None:
 def _scenario_notice(before: dict[str, str], after: dict[str, str], changed: list[str]) -> dict | None:
     """What choosing a scenario changed (field label, old → new), with the
     previous values for "undo"."""
-    if not changed:
+    recommended = services.recommended_server(after.get("scenario"), after)
+    if not changed and recommended is None:
         return None
     form = ConfiguratorForm()
     rows = []
@@ -133,6 +134,11 @@ def _scenario_notice(before: dict[str, str], after: dict[str, str], changed: lis
         "rows": rows,
         "undo_json": json.dumps(undo, ensure_ascii=False),
         "base_json": json.dumps(before, ensure_ascii=False),
+        # The server stays as the engineer chose it (services.KEPT_WHEN_CHOOSING); the scenario's own
+        # recommendation is one click away.
+        "recommended": recommended,
+        "after_json": json.dumps(after, ensure_ascii=False),
+        "recommended_json": json.dumps({"server": recommended["slug"]}) if recommended else "",
     }
 
 

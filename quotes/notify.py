@@ -12,14 +12,15 @@ The approval events are caught with ``post_save`` signals (connected in
 ``QuotesConfig.ready``), so every path that creates a pending revision or an
 approval notifies, without touching the services.  The e-mail is sent after
 the transaction commits; a failing mail server is logged and never undoes the
-change (the in-app notice stays).  The text is in the site's default language
-(``settings.LANGUAGE_CODE``), which is the team's working language.
+change (the in-app notice stays).  Each recipient's notice and e-mail are written in the
+language they chose in the page's switch (``Profile.language``; the site's language until they
+choose), links are absolute (``SITE_URL``) and times are in the site's time zone with the zone named.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -32,6 +33,8 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from accounts import roles
+from accounts.services import user_language
+from accounts.timefmt import local_stamp
 
 from .models import Approval, QuoteRevision
 from .statuses import ApprovalDecision, ApprovalState
@@ -45,16 +48,26 @@ def _absolute(path: str) -> str:
     return f"{base}{path}" if base else path
 
 
+Composer = Callable[[], tuple[str, str]]
+
+
 def notify(
-    *, recipients: Iterable, kind: str, revision: QuoteRevision, subject: str, body: str
+    *, recipients: Iterable, kind: str, revision: QuoteRevision, compose: Composer
 ) -> list[Notification]:
-    """Write one notice per distinct active recipient and e-mail those with an address (after commit)."""
+    """Write one notice per distinct active recipient, in that recipient's language (``compose`` is
+    called under it and returns the subject and body), and e-mail those with an address (after commit)."""
     seen: set[int] = set()
     created = []
+    texts: dict[str, tuple[str, str]] = {}
     for user in recipients:
         if user is None or not user.is_active or user.pk in seen:
             continue
         seen.add(user.pk)
+        language = user_language(user)
+        if language not in texts:
+            with translation.override(language):
+                texts[language] = compose()
+        subject, body = texts[language]
         created.append(
             Notification.objects.create(
                 recipient=user,
@@ -65,14 +78,14 @@ def notify(
                 body=body,
             )
         )
-    mails = [(n.pk, n.recipient.email) for n in created if n.recipient.email]
+    mails = [(n.pk, n.recipient.email, n.subject, n.body) for n in created if n.recipient.email]
     if mails:
-        transaction.on_commit(lambda: _send(mails, subject, body))
+        transaction.on_commit(lambda: _send(mails))
     return created
 
 
-def _send(mails: list[tuple[int, str]], subject: str, body: str) -> None:
-    for pk, address in mails:
+def _send(mails: list[tuple[int, str, str, str]]) -> None:
+    for pk, address, subject, body in mails:
         try:
             send_mail(subject[:300], body, None, [address], fail_silently=False)
         except Exception:  # the mail server is down: the in-app notice stays
@@ -100,7 +113,7 @@ def _quote_link(revision: QuoteRevision) -> str:
 
 
 def approval_requested(revision: QuoteRevision) -> list[Notification]:
-    with translation.override(settings.LANGUAGE_CODE):
+    def compose() -> tuple[str, str]:
         subject = _("Discount approval requested: %(number)s (%(customer)s)") % {
             "number": revision.number,
             "customer": revision.quote.customer.name,
@@ -116,18 +129,20 @@ def approval_requested(revision: QuoteRevision) -> list[Notification]:
             "currency": revision.currency,
             "link": _quote_link(revision),
         }
+        return subject, body
+
     return notify(
         recipients=team_managers(revision),
         kind=Notification.Kind.APPROVAL_REQUESTED,
         revision=revision,
-        subject=subject,
-        body=body,
+        compose=compose,
     )
 
 
 def approval_decided(approval: Approval) -> list[Notification]:
     revision = approval.revision
-    with translation.override(settings.LANGUAGE_CODE):
+
+    def compose() -> tuple[str, str]:
         verdict = _("approved") if approval.decision == ApprovalDecision.APPROVED else _("rejected")
         subject = _("Discount %(verdict)s: %(number)s") % {"verdict": verdict, "number": revision.number}
         body = _("%(who)s %(verdict)s the discount of %(number)s.") % {
@@ -138,18 +153,20 @@ def approval_decided(approval: Approval) -> list[Notification]:
         if approval.comment:
             body += "\n\n" + _("Comment: %(comment)s") % {"comment": approval.comment}
         body += "\n\n" + _("Open the quote: %(link)s") % {"link": _quote_link(revision)}
+        return subject, body
+
     return notify(
         recipients=[revision.quote.owner, revision.created_by],
         kind=Notification.Kind.APPROVAL_DECIDED,
         revision=revision,
-        subject=subject,
-        body=body,
+        compose=compose,
     )
 
 
 def customer_accepted(acceptance) -> list[Notification]:
     revision = acceptance.revision
-    with translation.override(settings.LANGUAGE_CODE):
+
+    def compose() -> tuple[str, str]:
         subject = _("Accepted by the customer: %(number)s (%(customer)s)") % {
             "number": revision.number,
             "customer": revision.quote.customer.name,
@@ -158,24 +175,26 @@ def customer_accepted(acceptance) -> list[Notification]:
             "name": acceptance.name,
             "title": acceptance.title,
             "number": revision.number,
-            "when": acceptance.accepted_at.strftime("%Y-%m-%d %H:%M UTC"),
+            "when": local_stamp(acceptance.accepted_at),
             "ip": acceptance.ip or "?",
         }
         if acceptance.option:
             body += "\n" + _("Option: %(option)s") % {"option": acceptance.option}
         body += "\n\n" + _("Open the quote: %(link)s") % {"link": _quote_link(revision)}
+        return subject, body
+
     return notify(
         recipients=[revision.quote.owner],
         kind=Notification.Kind.CUSTOMER_ACCEPTED,
         revision=revision,
-        subject=subject,
-        body=body,
+        compose=compose,
     )
 
 
 def customer_question(question) -> list[Notification]:
     revision = question.revision
-    with translation.override(settings.LANGUAGE_CODE):
+
+    def compose() -> tuple[str, str]:
         subject = _("Question from the customer on %(number)s (%(customer)s)") % {
             "number": revision.number,
             "customer": revision.quote.customer.name,
@@ -187,12 +206,13 @@ def customer_question(question) -> list[Notification]:
         body += (
             "\n\n" + question.text + "\n\n" + _("Open the quote: %(link)s") % {"link": _quote_link(revision)}
         )
+        return subject, body
+
     return notify(
         recipients=[revision.quote.owner],
         kind=Notification.Kind.CUSTOMER_QUESTION,
         revision=revision,
-        subject=subject,
-        body=body,
+        compose=compose,
     )
 
 
@@ -232,7 +252,8 @@ def price_changed(item) -> list[Notification]:
         revision = line.revision
         if revision.quote.revisions.order_by("-index").values_list("pk", flat=True).first() != revision.pk:
             continue  # only the latest revision of a quote is open
-        with translation.override(settings.LANGUAGE_CODE):
+
+        def compose(revision=revision, line=line) -> tuple[str, str]:
             subject = _("Price change affects %(number)s: %(sku)s %(old)s → %(new)s") % {
                 "number": revision.number,
                 "sku": item.sku,
@@ -251,12 +272,13 @@ def price_changed(item) -> list[Notification]:
                 "old": f"{line.unit_price:,.2f}",
                 "link": _absolute(reverse("quotes:price_impact")),
             }
+            return subject, body
+
         created += notify(
             recipients=[revision.quote.owner],
             kind=Notification.Kind.PRICE_CHANGED,
             revision=revision,
-            subject=subject,
-            body=body,
+            compose=compose,
         )
     return created
 

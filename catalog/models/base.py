@@ -153,6 +153,19 @@ class SourcedModel(models.Model):
             raise ValidationError({"sources": problems})
 
 
+def chinese_name_field(max_length: int = 120) -> models.CharField:
+    """A row's name in Chinese, beside its ``name``: shown in the Chinese interface and proposals."""
+    from catalog.validators import single_line
+
+    return models.CharField(
+        _("name (Chinese)"),
+        max_length=max_length,
+        blank=True,
+        help_text=_("Shown in the Chinese interface and proposals; empty: the name."),
+        validators=[single_line],
+    )
+
+
 def non_negative(errors: dict[str, list], obj: models.Model, names: list[str] | tuple[str, ...]) -> None:
     """Add a field error for every numeric field below zero."""
     for name in names:

@@ -16,7 +16,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from .base import SourcedModel, non_negative
+from .base import SourcedModel, chinese_name_field, non_negative
 from .llm import ActivationFormat, LlmModel, WeightFormat
 
 PLATFORMS = ("cuda", "ascend")
@@ -32,6 +32,7 @@ class Checkpoint(SourcedModel):
     )
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=160)
+    name_zh = chinese_name_field(160)
     hf_repo = models.CharField(_("where to download it"), max_length=200, blank=True)
     architecture = models.CharField(
         _("architecture (HF model_type)"),

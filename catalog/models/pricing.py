@@ -13,7 +13,7 @@ from simple_history.models import HistoricalRecords
 
 from catalog.validators import single_line
 
-from .base import SourcedModel
+from .base import SourcedModel, chinese_name_field
 
 
 def money(verbose, **kw) -> models.DecimalField:
@@ -29,6 +29,7 @@ class PriceList(SourcedModel):
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=120, validators=[single_line])
+    name_zh = chinese_name_field()
     currency = models.CharField(_("currency"), max_length=3, default="CNY")
     effective_from = models.DateField(_("effective from"))
     effective_to = models.DateField(
@@ -63,8 +64,12 @@ class PriceList(SourcedModel):
         ]
 
     def __str__(self) -> str:
+        return self.label(self.name)
+
+    def label(self, name: str) -> str:
+        """``name`` (the list's name in the reader's language) with its currency and period."""
         end = self.effective_to.isoformat() if self.effective_to else "…"
-        return f"{self.name} ({self.currency}, {self.effective_from.isoformat() if self.effective_from else '?'}–{end})"
+        return f"{name} ({self.currency}, {self.effective_from.isoformat() if self.effective_from else '?'}–{end})"
 
     def in_force_on(self, day) -> bool:
         return self.effective_from <= day and (self.effective_to is None or day <= self.effective_to)

@@ -13,7 +13,7 @@ from simple_history.models import HistoricalRecords
 
 from catalog.validators import single_line
 
-from .base import SourcedModel, non_negative
+from .base import SourcedModel, chinese_name_field, non_negative
 
 # IEC 60898 / 60947 rated currents used to pick a breaker (A).
 DEFAULT_BREAKER_LADDER = [
@@ -51,6 +51,7 @@ class SiteProfile(SourcedModel):
 
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     name = models.CharField(_("name"), max_length=120, validators=[single_line])
+    name_zh = chinese_name_field()
     voltage_ll = models.DecimalField(
         _("line-to-line voltage (V)"),
         max_digits=6,

@@ -67,7 +67,7 @@ from .types import (
     SwitchUnit,
     TopologyKind,
 )
-from .vocabulary import group_label, plane_in_text
+from .vocabulary import fabric_label, group_label, plane_in_text, scope_label
 
 RDMA_FABRICS = frozenset({"lingqu", "ub", "roce", "infiniband", "nvlink", "hccs"})
 IN_NODE_FABRICS = frozenset({"pcie", "hccs", "nvlink"})  # scale-up buses without external switches
@@ -343,8 +343,8 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
             cables=0,
             switch_units=0,
             switch_kw=0.0,
-            note_en=f"{server.scale_up_fabric} inside each node: no switch",
-            note_zh=f"{server.scale_up_fabric} 节点内互联，无需交换机",
+            note_en=f"{fabric_label(server.scale_up_fabric, 'en')} inside each node: no switch",
+            note_zh=f"节点内{fabric_label(server.scale_up_fabric, 'zh')}互联，无需交换机",
         )
     )
 
@@ -512,27 +512,56 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
 
     if req.topology.kind == TopologyKind.TENANT_PAIR:
         # Tenant isolation: switches carrying both tenants' traffic are one failure domain and one
-        # shared data path; say so, so the proposal can state it (issue 16: failure domains).
+        # shared data path; say so, so the proposal can state it (issue 16: failure domains).  The
+        # management switch carries the operator's out-of-band management, no tenant traffic: shared
+        # by design, said as such, not a warning without a fix (issue 31).
         shared = [s for s in switches if len(s.groups) > 1]
-        if shared:
-            names = ", ".join(sorted({s.model for s in shared}))
+        data = [s for s in shared if s.role != "management"]
+        management = [s for s in shared if s.role == "management"]
+        if data:
+            names = ", ".join(sorted({s.model for s in data}))
+            parameter_plane = any(s.role in ("scale_up", "scale_out") for s in data)
+            fix = {"topology.pair_switches": "separate"} if parameter_plane and not separate else {}
             checks.append(
                 Check(
                     code="network.tenants_share_switch",
                     severity=Severity.WARNING,
                     area="network",
                     message_en=(
-                        f"The two tenant clusters share {len(shared)} switch(es) ({names}): a switch failure "
+                        f"The two tenant clusters share {len(data)} switch(es) ({names}): a switch failure "
                         "stops both tenants, and their traffic crosses the same switch."
                     ),
                     message_zh=(
-                        f"两个租户集群共用 {len(shared)} 台交换机（{names}）：单台交换机故障会同时中断两个租户，"
+                        f"两个租户集群共用 {len(data)} 台交换机（{names}）：单台交换机故障会同时中断两个租户，"
                         "且两者流量经过同一交换机。"
                     ),
-                    figures={"shared_switches": len(shared)},
-                    field="switches",
-                    fix_en="give each tenant cluster its own switches, or accept the shared switches with a reason",
-                    fix_zh="为每个租户集群配置独立交换机，或注明理由后接受共用",
+                    figures={"shared_switches": len(data)},
+                    field="topology.pair_switches" if fix else "switches",
+                    fix=fix,
+                    fix_en=(
+                        "give each tenant cluster its own parameter-plane switches (priced in the plan once applied)"
+                        if fix
+                        else "give each tenant cluster its own switches, or accept the shared switches with a reason"
+                    ),
+                    fix_zh=(
+                        "为每个租户集群配置独立的参数面交换机（应用后方案按独立交换机计价）"
+                        if fix
+                        else "为每个租户集群配置独立交换机，或注明理由后接受共用"
+                    ),
+                )
+            )
+        if management:
+            checks.append(
+                Check(
+                    code="network.tenants_share_management",
+                    severity=Severity.OK,
+                    area="network",
+                    message_en=(
+                        "The tenants share the management switch: it carries the operator's out-of-band "
+                        "management, no tenant traffic."
+                    ),
+                    message_zh="两个租户共用管理网交换机：该交换机只承载运维带外管理流量，不承载租户业务流量。",
+                    figures={"shared_switches": len(management)},
                 )
             )
 
@@ -604,8 +633,8 @@ def _scale_up_rows(
                 sum(g.nodes for g in members),
                 cabled,
                 switch,
-                f"{nic.fabric} between the nodes of {', '.join(names)}",
-                f"{', '.join(names)} 节点间 {nic.fabric} 互联",
+                f"{fabric_label(nic.fabric, 'en')} between the nodes of {scope_label('+'.join(names), 'en')}",
+                f"{scope_label('+'.join(names), 'zh')} 节点间{fabric_label(nic.fabric, 'zh')}互联",
             )
         )
     return rows
@@ -648,6 +677,7 @@ def _row_figures(book: FigureBook, rows: list[FabricRow], packages: int) -> None
             "scope": row.scope,
             "role_zh": plane_in_text(row.role, "zh"),
             "switch": row.switch_model or row.fabric,
+            "switch_zh": row.switch_model_zh or row.switch_model or row.fabric,
         }
         if row.cabled_per_node == 0 and row.ports_per_node > 0:
             cabling = "none"
@@ -708,11 +738,14 @@ def _no_switch_check(row: FabricRow) -> Check:
             f"No switch model for the {row.fabric} {row.role} fabric ({row.ports_needed} ports): "
             "the plan counts no switches for it."
         ),
-        message_zh=f"{plane_in_text(row.role, 'zh')}（{row.fabric}，{row.ports_needed} 个端口）未选交换机型号，未计入交换机。",
+        message_zh=(
+            f"{plane_in_text(row.role, 'zh')}（{fabric_label(row.fabric, 'zh')}，{row.ports_needed} 个端口）"
+            "未选交换机型号，未计入交换机。"
+        ),
         figures={"ports_needed": row.ports_needed},
         field="switches",
         fix_en=f"add a {row.fabric} switch to the plan",
-        fix_zh=f"添加 {row.fabric} 交换机",
+        fix_zh=f"添加{fabric_label(row.fabric, 'zh')}交换机",
     )
 
 
@@ -1028,6 +1061,10 @@ def _kv_transfer(
     return kv, checks
 
 
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _seed_checks(
     seed: SeedReference, switches: tuple[SwitchUnit, ...], rows: list[FabricRow], book: FigureBook
 ) -> list[Check]:
@@ -1035,6 +1072,7 @@ def _seed_checks(
     for s in switches:
         ours[s.fabric] = ours.get(s.fabric, 0) + 1
     diffs_en, diffs_zh = [], []
+    more = fewer = False
     for fabric, count in seed.switches.items():
         book.put(f"network.seed.switches.{fabric}", count, source=seed.source, seed_switches=count)
         mine = ours.get(fabric, 0)
@@ -1042,6 +1080,7 @@ def _seed_checks(
             rws = [r for r in rows if r.switch_fabric == fabric and r.switches]
             ports = sum(r.ports_needed for r in rws)
             p = rws[0].ports_per_switch if rws else 0
+            more, fewer = more or mine > count, fewer or mine < count
             diffs_en.append(f"{fabric}: seed {count}, plan {mine} ({ports} ports on {p}-port switches)")
             diffs_zh.append(f"{fabric}：种子方案 {count} 台，本方案 {mine} 台（{ports} 个端口，单台 {p} 口）")
     if not diffs_en:
@@ -1055,6 +1094,23 @@ def _seed_checks(
                 figures=dict(seed.switches),
             )
         ]
+    # The explanation follows the direction of the difference: more switches than the seed means
+    # the seed counted larger switches than the catalog's; fewer means the seed counted spares or
+    # smaller switches, while the plan sizes each fabric by the ports it needs.
+    why_en, why_zh = [], []
+    if more:
+        why_en.append(
+            "where the plan has more, the seed's figures imply switches with more ports than the catalog's"
+        )
+        why_zh.append("本方案台数更多之处，说明种子方案按单台端口更多的交换机计算")
+    if fewer:
+        why_en.append(
+            "where the plan has fewer, it sizes the fabric by the ports it needs and the seed counts spares or "
+            "smaller switches"
+        )
+        why_zh.append(
+            "本方案台数更少之处，本方案按实际所需端口数配置，种子方案计入了备用或更小端口数的交换机"
+        )
     return [
         Check(
             code="network.switch_count_vs_seed",
@@ -1063,13 +1119,16 @@ def _seed_checks(
             message_en=(
                 f"Switch counts differ from the seed ({seed.source.ref}): "
                 + "; ".join(diffs_en)
-                + ". The seed's figures imply switches with more ports than the catalog's "
-                "(ports per switch are assumed until confirmed with the vendor)."
+                + ". "
+                + _sentence("; ".join(why_en))
+                + " (ports per switch are assumed until confirmed with the vendor)."
             ),
             message_zh=(
                 f"交换机数量与种子方案（{seed.source.ref}）不同："
                 + "；".join(diffs_zh)
-                + "。种子方案的数量意味着单台端口更多的交换机（端口数为假设值，需与厂商确认）。"
+                + "。"
+                + "；".join(why_zh)
+                + "（端口数为假设值，需与厂商确认）。"
             ),
             figures={"seed": dict(seed.switches), "plan": ours},
             field="switches",

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .figures import FigureBook
+from .formatting import format_number
 from .names import node_name
 from .network import NetworkResult, SeedReference, SwitchUnit, seed_reference
 from .power import PowerResult, rack_feed
@@ -337,7 +338,7 @@ def place_racks(
     checks.extend(feed_checks)
     checks.extend(_separation_checks(layout, racks))
     if seed is not None and seed.racks is not None:
-        checks.append(_seed_check(seed, racks))
+        checks.append(_seed_check(seed, racks, req))
 
     return RackResult(
         racks=tuple(racks),
@@ -376,7 +377,9 @@ def _fit_checks(req: PlanRequest, usable: int) -> list[Check]:
             severity=Severity.ERROR,
             area="racks",
             message_en=f"{server.name} does not fit the {spec.name}: " + "; ".join(problems_en) + ".",
-            message_zh=f"{server.name} 无法装入 {spec.name}：" + "；".join(problems_zh) + "。",
+            message_zh=f"{server.name_zh or server.name} 无法装入 {spec.name_zh or spec.name}："
+            + "；".join(problems_zh)
+            + "。",
             figures={
                 "server_u": server.rack_units,
                 "usable_u": usable,
@@ -418,11 +421,11 @@ def _cooling_check(
         severity=Severity.WARNING,
         area="cooling",
         message_en=(
-            f"{len(hot)} rack(s) ({names}) draw up to {worst:.1f} kW, beyond the site's {cooling_en} limit "
+            f"{len(hot)} rack(s) ({names}) draw up to {format_number(worst, 1)} kW, beyond the site's {cooling_en} limit "
             f"of {limit:g} kW per rack. 35–40 kW per rack needs hot/cold-aisle containment or liquid cooling."
         ),
         message_zh=(
-            f"{len(hot)} 个机柜（{names}）单柜功耗最高 {worst:.1f} kW，超过机房{cooling_zh}单柜上限 {limit:g} kW；"
+            f"{len(hot)} 个机柜（{names}）单柜功耗最高 {format_number(worst, 1)} kW，超过机房{cooling_zh}单柜上限 {limit:g} kW；"
             "单柜 35–40 kW 需要冷/热通道封闭或液冷。"
         ),
         figures={"racks": [r.name for r in hot], "max_rack_kw": round(worst, 2), "limit_kw": limit},
@@ -463,9 +466,10 @@ def _separation_checks(layout: LayoutResult, racks: list[RackLayout]) -> list[Ch
     ]
 
 
-def _seed_check(seed: SeedReference, racks: list[RackLayout]) -> Check:
+def _seed_check(seed: SeedReference, racks: list[RackLayout], req: PlanRequest) -> Check:
     n = len(racks)
     units = sum(r.units_used for r in racks)
+    figures: dict[str, float | int | None] = {"racks": n, "seed_racks": seed.racks, "units_used": units}
     if n == seed.racks:
         return Check(
             code="racks.count_vs_seed",
@@ -475,15 +479,46 @@ def _seed_check(seed: SeedReference, racks: list[RackLayout]) -> Check:
             f"≈{seed.rack_units}U, {seed.racks} racks).",
             message_zh=f"{n} 个机柜，已用 {units}U（含交换机、PDU），与种子方案一致（{seed.source.ref}：约 "
             f"{seed.rack_units}U，{seed.racks} 个机柜）。",
-            figures={"racks": n, "seed_racks": seed.racks, "units_used": units},
+            figures=figures,
         )
+    # Why the counts differ, in the terms the engineer can act on: servers per rack is
+    # min(⌊usable U ÷ server U⌋, ⌊rack kW ÷ server kW⌋) (servers_per_rack); a rack cap typed in (or
+    # applied as a fix) that lowers the second is the usual cause of more racks than the seed.
+    spec, server = req.rack, req.server
+    usable = spec.rack_units - spec.reserved_units - spec.pdu_units
+    by_u = usable // server.rack_units if server.rack_units > 0 else usable
+    by_kw = (
+        math.floor(spec.max_kw / server.max_input_kw + _EPS)
+        if server.max_input_kw > 0 and spec.max_kw > 0
+        else by_u
+    )
+    per_rack = max(1, min(by_u, by_kw))
+    figures.update(servers_per_rack=per_rack, by_space=by_u, by_power=by_kw, rack_max_kw=spec.max_kw)
+    if n > (seed.racks or 0) and by_kw < by_u:
+        why_en = (
+            f"the rack's power limit of {spec.max_kw:g} kW holds {by_kw} server(s) of {server.max_input_kw:g} kW "
+            f"where its space holds {by_u}"
+        )
+        why_zh = f"机柜功率上限 {spec.max_kw:g} kW 只能容纳 {by_kw} 台 {server.max_input_kw:g} kW 的服务器（按空间可放 {by_u} 台）"
+        fix_en, fix_zh = "raise the rack power limit if the site allows", "如机房允许，提高机柜功率上限"
+    elif n > (seed.racks or 0):
+        why_en = f"{per_rack} server(s) per rack fit in {usable}U usable, with the switches and PDUs placed as well"
+        why_zh = f"每柜可用 {usable}U 只能容纳 {per_rack} 台服务器（另需放置交换机与 PDU）"
+        fix_en = fix_zh = ""
+    else:
+        why_en = f"this rack type holds {per_rack} server(s) per rack, more than the seed assumes"
+        why_zh = f"该机柜型号每柜可容纳 {per_rack} 台服务器，多于种子方案的假设"
+        fix_en = fix_zh = ""
     return Check(
         code="racks.count_vs_seed",
-        severity=Severity.WARNING,
+        severity=Severity.WARNING if n > (seed.racks or 0) else Severity.OK,
         area="racks",
-        message_en=f"{n} racks ({units}U used) where the seed ({seed.source.ref}) plans {seed.racks}.",
-        message_zh=f"本方案 {n} 个机柜（已用 {units}U），种子方案（{seed.source.ref}）为 {seed.racks} 个。",
-        figures={"racks": n, "seed_racks": seed.racks, "units_used": units},
+        message_en=f"{n} racks ({units}U used) where the seed ({seed.source.ref}) plans {seed.racks}: {why_en}.",
+        message_zh=f"本方案 {n} 个机柜（已用 {units}U），种子方案（{seed.source.ref}）为 {seed.racks} 个：{why_zh}。",
+        figures=figures,
+        field="rack.max_kw" if fix_en else "",
+        fix_en=fix_en,
+        fix_zh=fix_zh,
     )
 
 

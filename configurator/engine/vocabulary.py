@@ -144,6 +144,17 @@ def fabric_label(fabric: str, lang: str | None) -> str:
     return _pick(FABRICS, fabric, lang)
 
 
+SCOPE_ALL = Term("all", "全部")
+
+
+def scope_label(scope: str, lang: str | None) -> str:
+    """The serving groups a fabric row serves ("all", or group codes joined by "+"), as the page
+    names them: "all" → 全部, "prefill+decode" → "预填充+解码" ("P+D" in English stays readable)."""
+    if scope == "all":
+        return SCOPE_ALL.pick(lang)
+    return "+".join(group_short(code, lang) if code in GROUPS else code for code in scope.split("+"))
+
+
 @dataclass(frozen=True)
 class PlaneTerm:
     """The forms of a network plane (a NIC's or a switch row's role)."""
@@ -155,12 +166,12 @@ class PlaneTerm:
 
 PLANES: dict[str, PlaneTerm] = {
     "scale_up": PlaneTerm(
-        Term("scale-up (parameter plane)", "Scale-up（参数面）"),
+        Term("scale-up (parameter plane)", "超节点内互联（参数面）"),
         Term("scale-up", "灵衢/超节点"),
         Term("scale-up", "超节点互联（灵衢/卡间）"),
     ),
     "scale_out": PlaneTerm(
-        Term("scale-out (parameter plane)", "Scale-out（参数面）"),
+        Term("scale-out (parameter plane)", "节点间互联（参数面）"),
         Term("scale-out", "参数面"),
         Term("scale-out", "参数面"),
     ),
@@ -265,6 +276,27 @@ def scenario_label(slug: str, lang: str | None) -> str:
     return _pick(SCENARIOS, slug, lang) if slug else ""
 
 
+# --------------------------------------------------------------------------- units
+# The counting units a figure carries (figures/book.py Unit) as a reader writes them after a number;
+# physical units (kW, A, GB, tokens/s) are the same in both languages and are not listed.
+UNITS: dict[str, Term] = {
+    "nodes": Term("nodes", "节点"),
+    "devices": Term("devices", "张卡"),
+    "experts": Term("experts", "个专家"),
+    "ports": Term("ports", "端口"),
+    "processes": Term("processes", "个进程"),
+    "files": Term("files", "个文件"),
+    "sequences": Term("sequences", "条序列"),
+    "users": Term("users", "个并发"),
+    "month": Term("months", "个月"),
+}
+
+
+def unit_label(unit: str, lang: str | None) -> str:
+    """A figure's unit after its number, in ``lang`` (a unit not listed is written as it is)."""
+    return _pick(UNITS, unit, lang)
+
+
 #: Every table of this module by name (the tests check each has both languages).
 TABLES: dict[str, dict[str, Term]] = {
     "GROUP_LABELS": GROUP_LABELS,
@@ -281,4 +313,5 @@ TABLES: dict[str, dict[str, Term]] = {
     "AREAS": AREAS,
     "SOURCE_KINDS": SOURCE_KINDS,
     "SCENARIOS": SCENARIOS,
+    "UNITS": UNITS,
 }

@@ -124,7 +124,11 @@ def pick(obj, name):
 
 def _format_value(value, unit):
     n = _num(value)
-    if n is None or isinstance(value, bool):
+    if isinstance(value, bool):
+        return str(_yes_no(value))
+    if value is None:
+        return "—"
+    if n is None:
         return str(value)
     if unit == "B":
         return gb(n)
@@ -133,7 +137,9 @@ def _format_value(value, unit):
     if unit == "s":
         return seconds(n)  # as the page shows it (15 ms, not "0.01 s")
     text = format_number(n, 2, strip_zeros=True) if n != n.to_integral_value() else format_number(n, 0)
-    return f"{text} {unit}".strip()
+    if not unit:
+        return text
+    return f"{text} {vocabulary.unit_label(unit, 'zh-hans' if _zh() else 'en')}"
 
 
 @register.simple_tag
@@ -170,13 +176,18 @@ def why(figures, key):
         _esc(_format_value(f.get("value"), f.get("unit", ""))),
         "</div>",
     ]
+    # The formula is written over the inputs' names, as code is (the same text in both languages):
+    # ``translate="no"`` says so to the browser and to the Chinese-page reader (tests/i18n).
     if f.get("formula"):
-        parts += ['<div class="formula">', _esc(f["formula"]), "</div>"]
+        parts += ['<div class="formula" translate="no">', _esc(f["formula"]), "</div>"]
     inputs = f.get("inputs") or {}
     if inputs:
         parts.append('<table class="small">')
         for name, value in inputs.items():
-            parts += ['<tr><td class="mono">', _esc(name), '</td><td class="num">']
+            # A value that is a code or a named mapping (a cooling kind, media counts) is data, as its name is.
+            code = isinstance(value, (str, dict, list, tuple)) and _num(value) is None
+            parts += ['<tr><td class="mono" translate="no">', _esc(name), "</td>"]
+            parts.append('<td class="num" translate="no">' if code else '<td class="num">')
             parts += [_esc(_format_input(name, value)), "</td></tr>"]
         parts.append("</table>")
     parts.append(_deeper(figures, key, f, zh))
@@ -189,7 +200,7 @@ def why(figures, key):
         '">',
         _esc(kind_label),
         "</span>",
-        (" · " + _esc(ref)) if ref else "",
+        (' · <span translate="no">' + _esc(ref) + "</span>") if ref else "",
         "</div></details>",
     ]
     return mark_safe("".join(parts))
@@ -231,17 +242,29 @@ def _deeper(figures: dict, key: str, f: dict, zh: bool):
     if not lines:
         return ""
     body = "".join(
-        f'<div><span class="mono">{_esc(name)}</span> = {_esc(formula)} = {_esc(value)}</div>'
+        f'<div translate="no"><span class="mono">{_esc(name)}</span> = {_esc(formula)} = {_esc(value)}</div>'
         for name, formula, value in lines[:4]
     )
     return f'<div class="small deeper">{body}</div>'
 
 
+def _yes_no(value: bool) -> str:
+    return ("是" if value else "否") if _zh() else ("yes" if value else "no")
+
+
 def _format_input(name, value):
-    if isinstance(value, (dict, list)):
-        return str(value)
+    # A mapping or list input (a rack's devices, media counts) reads as "name: value" items, each
+    # value formatted like a single input, never as a Python dict (issue 31).
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_format_input(k, v)}" for k, v in value.items()) or "—"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_format_input(name, v) for v in value) or "—"
+    if isinstance(value, bool):
+        return _yes_no(value)
+    if value is None:
+        return "—"
     n = _num(value)
-    if n is None or isinstance(value, bool):
+    if n is None:
         return str(value)
     if name.endswith("bytes") or name in {"usable", "weights", "activations", "buffers", "graphs", "device"}:
         if abs(n) >= 10**6:

@@ -110,3 +110,15 @@ def test_money_figures_name_their_price_list_and_unit_prices(engineer_client):
     row, whys = next((r, w) for r, w in _rows(page) if ">Servers<" in r)
     why = _text(whys[0])
     assert "nodes × server_unit_price" in why and "server_unit_price" in why
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_no_why_prints_a_python_dict_or_list(engineer_client, name):
+    # Issue 31: inputs such as a rack's devices printed as "{'lingqu-630-v1': …}" and media counts as
+    # "{'fiber': 64, …}"; they read as "name: value" items.
+    data = preset_data(None)
+    data.update(CONFIGS[name])
+    page = engineer_client.post("/", data).content.decode()
+    for why in WHY.findall(page):
+        text = _text(why)
+        assert not re.search(r"\{'|\['|': ", text), text[:300]

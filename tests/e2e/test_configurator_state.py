@@ -183,3 +183,33 @@ def test_accepting_a_warning_with_a_reason_folds_it_and_records_it_on_the_quote(
     ]
     expect(page.locator("#acknowledged-warnings")).to_contain_text("Prompts stay under 32k tokens")
     assert_no_js_errors(page)
+
+
+def test_a_preset_keeps_the_chosen_server_and_offers_the_recommended_one(page):
+    # Issue 31: choosing a scenario on NF5868G8 switched the server to Atlas 800 A3 although the
+    # help text promised the server stays.
+    change_and_wait(page, lambda: page.select_option("#id_server", "nf5868g8"))
+    change_and_wait(page, lambda: page.select_option("#id_scenario", "finance-research"), path=PRESET)
+    expect(page.locator("#id_server")).to_have_value("nf5868g8")
+    expect(page.locator("#scenario-server")).to_contain_text("Atlas 800 A3")
+    # The one click to the scenario's recommendation.
+    change_and_wait(page, lambda: page.click("#use-recommended-server"), path=FIX)
+    expect(page.locator("#id_server")).to_have_value("atlas-800-a3")
+    assert_no_js_errors(page)
+
+
+def test_a_fix_applied_under_one_scenario_is_listed_after_switching_and_start_over_restores(page):
+    change_and_wait(
+        page, lambda: page.select_option("#id_scenario", "software-engineering-agent"), path=PRESET
+    )
+    change_and_wait(page, lambda: page.fill("#id_rack_max_kw", "25"))  # what the cooling fix sets
+    change_and_wait(page, lambda: page.select_option("#id_scenario", "finance-research"), path=PRESET)
+    expect(page.locator("#id_rack_max_kw")).to_have_value("25")  # the scenario does not own it …
+    differences = page.locator("#preset-differences")
+    expect(differences.locator('tr[data-field="rack_max_kw"]')).to_be_visible()  # … and the page says so
+    # Start over: the preset's settings, the cap gone, nothing left to list.
+    change_and_wait(page, lambda: page.click("#start-over"), path=FIX)
+    expect(page.locator("#id_rack_max_kw")).to_have_value("")
+    expect(page.locator("#id_scenario")).to_have_value("finance-research")
+    expect(page.locator("#preset-differences")).to_have_count(0)
+    assert_no_js_errors(page)

@@ -157,6 +157,7 @@ def test_16_a3_8p8d_one_lingqu_per_side_and_roce_leaf_spine():
     seed = _codes(net)["network.switch_count_vs_seed"]
     assert seed.severity == Severity.WARNING
     assert "roce: seed 1, plan 6" in seed.message_en
+    assert "Where the plan has more, the seed's figures imply switches with more ports" in seed.message_en
     tiers = [s.tier for s in net.switches if s.fabric == "roce"]
     assert tiers.count("leaf") == 4 and tiers.count("spine") == 2
     # 2 LingQu × 4U / 3.0 kW + 6 RoCE × 2U / 1.6 kW + management 1U / 0.15 kW
@@ -176,6 +177,10 @@ def test_16_a3_8p8d_seeded_switches_one_lingqu_and_the_roce_core():
     seed = _codes(net)["network.switch_count_vs_seed"]
     assert seed.severity == Severity.WARNING
     assert "lingqu: seed 2, plan 1" in seed.message_en
+    # Issue 31: the explanation follows the direction (the plan has fewer, so the seed did not
+    # imply larger switches: it counts a redundant, spare or smaller switch).
+    assert "imply switches with more ports" not in seed.message_en
+    assert "Where the plan has fewer" in seed.message_en and "本方案台数更少之处" in seed.message_zh
 
 
 def test_nf5868g8_pair_uses_one_x400():
@@ -278,6 +283,14 @@ def test_primary_standby_sharing_a_switch_is_flagged_tenant_pair_is_not():
     # tenants and one data path: said by its own check, which the proposal states as a risk.
     tenants = _codes(_net(tp))["network.tenants_share_switch"]
     assert tenants.severity == Severity.WARNING and tenants.figures["shared_switches"] >= 1
+    # Issue 31: the shared parameter-plane switches come with a fix, and the management switch (no
+    # tenant traffic) is said as shared by design, not counted in the warning.
+    assert tenants.fix == {"topology.pair_switches": "separate"}
+    assert _codes(_net(tp))["network.tenants_share_management"].severity == Severity.OK
+    separate = replace(tp, topology=replace(tp.topology, pair_switches="separate"))
+    codes = _codes(_net(separate))
+    assert "network.tenants_share_switch" not in codes
+    assert codes["network.tenants_share_management"].severity == Severity.OK
 
 
 def test_management_fabric_counted_and_missing_switch_flagged():

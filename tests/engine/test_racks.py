@@ -75,6 +75,18 @@ def test_8_a3_land_in_4_racks_two_servers_each():
     assert _codes(result)["racks.count_vs_seed"].severity == Severity.OK
 
 
+def test_more_racks_than_the_seed_says_why_a_rack_power_cap():
+    # Issue 31: "8 racks where the seed plans 4" right after the cooling fix, with no reason.  A 25 kW
+    # cap: ⌊25 / 16.2⌋ = 1 server per rack (space holds ⌊40 / 10⌋ = 4): 8 servers → 8 compute racks.
+    result = _place(a3_pair(rack={"max_kw": 25.0}))
+    check = _codes(result)["racks.count_vs_seed"]
+    assert check.severity == Severity.WARNING
+    assert result.rack_count == 8
+    assert "power limit of 25 kW holds 1 server(s) of 16.2 kW where its space holds 4" in check.message_en
+    assert check.figures["by_power"] == 1 and check.figures["by_space"] == 4
+    assert check.fix_en and check.field == "rack.max_kw"
+
+
 def test_16_a3_land_in_8_racks():
     result = _place(a3_8p8d())
     # S1 §4.3: ≈160U → 8 racks (two 10U servers per rack)

@@ -59,3 +59,12 @@ def test_language_switch_sets_chinese_and_english(client):
     page = client.get("/").content.decode()
     assert 'lang="zh-hans"' in page
     assert "配置器" in page  # the navigation is translated
+
+
+def test_favicon_answers_without_login_on_every_page(client):
+    # Issue 31: /favicon.ico was a 404 on every page; the admin's pages do not carry base.html's <link rel="icon">.
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"].endswith("favicon.svg")
+    from django.contrib.staticfiles import finders
+
+    assert finders.find("favicon.svg"), "static/favicon.svg is what the redirect points at"

@@ -109,3 +109,39 @@ def test_signed_link_opens_the_same_configuration_and_refuses_tampering(engineer
 def test_other_roles_may_not_use_the_planner(client, seeded, users):
     client.force_login(users["catalog"])
     assert client.get(reverse("configurator:planner")).status_code == 403
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    ["finance-research", "government-policy-qa", "software-engineering-agent", "research-drug-discovery"],
+)
+def test_the_scenarios_recommended_server_is_ranked_or_ruled_out_with_its_reason(engineer, scenario):
+    # Issue 31: the finance preset's own hardware (catalog seed: every scenario recommends
+    # atlas-800-a3) appeared in neither the top ten nor the ruled-out list.
+    engineer.cookies["django_language"] = "en"
+    data = preset_form_data(scenario)
+    body = engineer.post(
+        reverse("configurator:planner_results"), data, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    status = body.split('data-recommended="')[1].split('"')[0]
+    note = body.split('data-recommended="')[1].split("</p>")[0]
+    assert "Atlas 800 A3" in note
+    if status == "top":
+        assert "scenario&#x27;s recommendation" in body or "scenario's recommendation" in body
+    elif status == "below":
+        assert " ranks #" in note and "per million tokens" in note
+    else:
+        assert status == "ruled_out" and "is ruled out:" in note
+
+
+def test_a_recommended_server_that_was_not_searched_says_so(engineer):
+    from configurator.planner_forms import PlannerForm
+    from configurator.planner_presentation import results_context
+    from configurator.planner_services import run_search
+
+    form = PlannerForm(preset_form_data("finance-research"))
+    assert form.is_valid(), form.errors
+    result = run_search(form.to_request())
+    context = results_context(result, "en", recommended_server="not-in-this-search")
+    assert context["recommended"]["status"] == "not_searched"
+    assert "was not searched" in context["recommended"]["message"]

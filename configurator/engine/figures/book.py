@@ -62,7 +62,7 @@ from functools import cache
 from typing import Any
 
 from ..types import Figure, Source
-from ..vocabulary import group_label
+from ..vocabulary import fabric_label, group_label, scope_label
 
 
 class Unit(StrEnum):
@@ -323,6 +323,22 @@ class _Blank(dict):
         return "{" + key + "}"
 
 
+def _in_language(args: Mapping[str, Any], lang: str) -> dict[str, Any]:
+    """A label's arguments in ``lang``: a fabric code and a scope of serving groups read as the page
+    names them ("lingqu" → 灵衢（UB）, "prefill+decode" → 预填充+解码), and an argument given in
+    both languages (``switch`` / ``switch_zh``) in this one — the Chinese label never shows a code."""
+    out = dict(args)
+    if isinstance(out.get("fabric"), str):
+        out["fabric"] = fabric_label(out["fabric"], lang)
+    if isinstance(out.get("scope"), str):
+        out["scope"] = scope_label(out["scope"], lang)
+    for name in [k for k in out if k.endswith("_zh")]:
+        base = name[: -len("_zh")]
+        if lang == "zh" and out[name] and base in out:
+            out[base] = out[name]
+    return out
+
+
 def _label(template: str, args: Mapping[str, Any]) -> str:
     return template.format_map(_Blank(args)) if "{" in template else template
 
@@ -388,8 +404,8 @@ class FigureBook:
             key=key,
             value=value,
             unit=unit,
-            label_en=_label(definition.en, args),
-            label_zh=_label(definition.zh, args),
+            label_en=_label(definition.en, _in_language(args, "en")),
+            label_zh=_label(definition.zh, _in_language(args, "zh")),
             formula=display,
             inputs=inputs,
             source=source if source is not None else Source(definition.source.value),
