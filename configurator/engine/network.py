@@ -488,6 +488,7 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
         shared = [s for s in switches if len(s.groups) > 1 and s.role in ("scale_up", "scale_out")]
         if shared:
             names = ", ".join(sorted({s.model for s in shared}))
+            names_zh = "、".join(sorted({s.model_zh or s.model for s in shared}))
             checks.append(
                 Check(
                     code="network.pair_shares_switch",
@@ -498,7 +499,7 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
                         "a single switch failure stops both, which defeats the hot standby."
                     ),
                     message_zh=(
-                        f"主备两个集群共用 {len(shared)} 台交换机（{names}），单台交换机故障会同时中断主备，"
+                        f"主备两个集群共用 {len(shared)} 台交换机（{names_zh}），单台交换机故障会同时中断主备，"
                         "削弱主备高可用。"
                     ),
                     figures={"shared_switches": len(shared)},
@@ -520,6 +521,7 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
         management = [s for s in shared if s.role == "management"]
         if data:
             names = ", ".join(sorted({s.model for s in data}))
+            names_zh = "、".join(sorted({s.model_zh or s.model for s in data}))
             parameter_plane = any(s.role in ("scale_up", "scale_out") for s in data)
             fix = {"topology.pair_switches": "separate"} if parameter_plane and not separate else {}
             checks.append(
@@ -532,7 +534,7 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
                         "stops both tenants, and their traffic crosses the same switch."
                     ),
                     message_zh=(
-                        f"两个租户集群共用 {len(data)} 台交换机（{names}）：单台交换机故障会同时中断两个租户，"
+                        f"两个租户集群共用 {len(data)} 台交换机（{names_zh}）：单台交换机故障会同时中断两个租户，"
                         "且两者流量经过同一交换机。"
                     ),
                     figures={"shared_switches": len(data)},
@@ -805,20 +807,22 @@ def _cross_node_links(
 
 def _link_en(x: CrossNodeLink) -> str:
     if not x.fabric:
-        return f"{x.group} ({x.traffic}) has no switched fabric between its nodes"
+        return f"{group_label(x.group, 'en')} ({x.traffic}) has no switched fabric between its nodes"
     rdma = "RDMA" if x.rdma else "without RDMA"
     return (
-        f"{x.group} ({x.traffic}) over {x.link_gbps} Gb/s {x.switch_fabric or x.fabric} {rdma}, "
+        f"{group_label(x.group, 'en')} ({x.traffic}) over {x.link_gbps} Gb/s "
+        f"{fabric_label(x.switch_fabric or x.fabric, 'en')} {rdma}, "
         f"{x.node_bandwidth_gbps / 1000:g} Tb/s per node"
     )
 
 
 def _link_zh(x: CrossNodeLink) -> str:
     if not x.fabric:
-        return f"{x.group}（{x.traffic}）节点间没有交换网络"
+        return f"{group_label(x.group, 'zh')}（{x.traffic}）节点间没有交换网络"
     rdma = "RDMA" if x.rdma else "无 RDMA"
     return (
-        f"{x.group}（{x.traffic}）经 {x.link_gbps} Gb/s {x.switch_fabric or x.fabric}（{rdma}），"
+        f"{group_label(x.group, 'zh')}（{x.traffic}）经 {x.link_gbps} Gb/s "
+        f"{fabric_label(x.switch_fabric or x.fabric, 'zh')}（{rdma}），"
         f"每节点 {x.node_bandwidth_gbps / 1000:g} Tb/s"
     )
 

@@ -485,7 +485,7 @@ def _psu_check(req: PlanRequest) -> Check | None:
             f"is sized for the full load."
         ),
         message_zh=(
-            f"{s.name}：{s.psu_count} 个 {s.psu_watts / 1000:g} kW 电源（{redundancy} 冗余）分接 A/B 路供电后，"
+            f"{s.name_zh or s.name}：{s.psu_count} 个 {s.psu_watts / 1000:g} kW 电源（{redundancy} 冗余）分接 A/B 路供电后，"
             f"单路仅 {per_side} 个电源 = {format_number(side_kw, 1)} kW，低于最大输入功率 {s.max_input_kw:g} kW；"
             f"即使每路按满载配电，单路失电时服务器仍可能降频或宕机。"
         ),

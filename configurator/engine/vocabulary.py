@@ -276,6 +276,20 @@ def scenario_label(slug: str, lang: str | None) -> str:
     return _pick(SCENARIOS, slug, lang) if slug else ""
 
 
+# --------------------------------------------------------------------------- severities
+# A check's severity as the page, the quote and the proposal name it (the glossary's 告警 / 错误).
+SEVERITIES: dict[str, Term] = {
+    "ok": Term("ok", "正常"),
+    "warning": Term("warning", "警告"),
+    "error": Term("error", "错误"),
+}
+
+
+def severity_label(severity: str, lang: str | None) -> str:
+    """A check's severity in ``lang`` ("warning" → 警告)."""
+    return _pick(SEVERITIES, severity, lang)
+
+
 # --------------------------------------------------------------------------- units
 # The counting units a figure carries (figures/book.py Unit) as a reader writes them after a number;
 # physical units (kW, A, GB, tokens/s) are the same in both languages and are not listed.
@@ -314,4 +328,5 @@ TABLES: dict[str, dict[str, Term]] = {
     "SOURCE_KINDS": SOURCE_KINDS,
     "SCENARIOS": SCENARIOS,
     "UNITS": UNITS,
+    "SEVERITIES": SEVERITIES,
 }

@@ -272,3 +272,9 @@ def _format_input(name, value):
     if n == n.to_integral_value():
         return format_number(n, 0)
     return format_number(n, 4, strip_zeros=True)
+
+
+@register.filter
+def severity_word(severity) -> str:
+    """A check's severity in the page's language ("warning" → 警告), from the one vocabulary."""
+    return vocabulary.severity_label(str(getattr(severity, "value", severity) or ""), get_language())
