@@ -25,7 +25,8 @@ ALLOWED = {
     "PDF", "XLSX", "CSV", "JSON", "YAML", "URL", "SVG", "ID", "IP", "DNS", "HTTP", "HTTPS", "SSH", "OS",
     "xPyD", "P", "D", "A", "B", "A2", "A3", "C", "N", "M", "K", "G", "T", "U", "V", "W", "S", "H", "x",
     "docker", "Docker", "Kubernetes", "LWS", "LeaderWorkerSet", "nginx", "keepalived", "Prometheus",
-    "Grafana", "Redis", "PostgreSQL", "Celery", "Django", "htmx",
+    "Grafana", "Redis", "PostgreSQL", "Celery", "Django", "htmx", "vLLM-Ascend", "ModelSlim", "SXM", "OAM",
+    "Agent", "PUE", "N+N", "zip", "ZIP", "English", "bench", "serve", "QSFP-DD", "rank", "ranks",
     # units
     "kW", "kWh", "MW", "Hz", "GB", "GiB", "TB", "TiB", "MB", "MiB", "Gb", "Gbps", "Gb/s",
     "TFLOPS", "PFLOPS", "tok", "tokens", "Token", "token", "ms", "s", "mm", "kg", "m", "km",
@@ -76,17 +77,25 @@ def visible_text(html: str) -> str:
     return " ".join(parser.parts)
 
 
+_FLAGS_IN_TEXT = re.compile(r"(?<![A-Za-z0-9])--?[a-z][a-z0-9-]*")
+_FILE = re.compile(r"^[\w-]+\.(sh|py|json|yaml|yml|zip|pdf|xlsx|csv|txt|md)$")
+_PLACEHOLDER = re.compile(r"^[A-Z][A-Z0-9_]*__$")  # a launch field's placeholder (DATA_NIC__)
+_IDENTIFIER = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")  # vLLM parameters (max_num_seqs)
+
+
 def latin_words(text: str, allowed: set[str] = ALLOWED) -> list[str]:
-    """Latin words in ``text`` that a Chinese reader should not meet (sorted, unique)."""
+    """Latin words in ``text`` that a Chinese reader should not meet (sorted, unique): not a product
+    name, unit or abbreviation (``ALLOWED``), a command-line flag (--enforce-eager) or a parameter
+    name (max_num_seqs), a model or part number, or a path."""
     found = set()
-    for word in _WORD.findall(text):
+    for word in _WORD.findall(_FLAGS_IN_TEXT.sub(" ", text)):
         w = word.strip("./+-")
         if not w or _FLAG.match(word) or w in allowed or w.lower() in {a.lower() for a in allowed}:
             continue
         if any(ch.isdigit() for ch in w):  # model numbers, part numbers, sizes (8P8D, 910C, 400GE)
             continue
-        if "/" in w:  # paths and units per second (tokens/s, Gb/s)
-            continue
+        if "/" in w or _IDENTIFIER.match(w) or _FILE.match(w) or _PLACEHOLDER.match(w):
+            continue  # paths, units per second (tokens/s), parameters, file names, placeholders
         if len(w) <= 2 and w.isupper():  # short abbreviations (KV, TP, …) and plane letters
             continue
         found.add(w)
