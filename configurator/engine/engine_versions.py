@@ -46,10 +46,12 @@ ENGINE_OF_STACK = {"cuda": VLLM, "ascend": VLLM_ASCEND}
 
 # Versions whose memory accounting is read and encoded here (inclusive bounds, major.minor): vLLM from
 # 0.10 (V1 worker with the sampler warm-up in profile_run; the oldest logs of the start-up set) to 0.27
-# (the newest the launch recipes name); vLLM-Ascend from 0.10 (v0.10.0rc1) to 0.26 (releases/v0.26.0rc).
+# (the newest the launch recipes name); vLLM-Ascend from 0.10 (v0.10.0rc1) to 0.27: its accounting is
+# the same in every release read (v0.10.0rc1 … releases/v0.26.0rc), and plans stored before the version
+# was chosen name 0.27.1 (vLLM-Ascend pairs with the vLLM release of the same number).
 SUPPORTED: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
     VLLM: ((0, 10), (0, 27)),
-    VLLM_ASCEND: ((0, 10), (0, 26)),
+    VLLM_ASCEND: ((0, 10), (0, 27)),
 }
 
 # vLLM profiles the CUDA-graph pool by default from 0.21 (vllm/envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
