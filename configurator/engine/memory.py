@@ -47,7 +47,7 @@ from .defaults import (
     platform_labels,
     stack_of,
 )
-from .engine_versions import ENGINE_LABELS, budget_rules, engine_for
+from .engine_versions import ENGINE_LABELS, budget_rules
 from .explain import assumed, check, gb, plural, public, ratio, sentence_start, thousands, typed
 from .figures import FigureBook
 from .layout import (
@@ -490,7 +490,9 @@ class _Budget:
             self.full_len_seqs = 0
         else:
             if self.groups:  # full + sliding-window layers share one pool by KV-cache group
-                self.kv_tokens = hybrid_kv_tokens(self.kv_cache, self.layer_bpt, block, self.group_size, self.groups)
+                self.kv_tokens = hybrid_kv_tokens(
+                    self.kv_cache, self.layer_bpt, block, self.group_size, self.groups
+                )
             else:
                 self.kv_tokens = (self.kv_cache // (self.bpt * block)) * block if self.bpt else 0
             self.full_len_seqs = self.kv_cache // self.per_seq if self.per_seq else serving.max_num_seqs
