@@ -45,18 +45,26 @@ ENGINE_LABELS = {VLLM: "vLLM", VLLM_ASCEND: "vLLM-Ascend"}
 ENGINE_OF_STACK = {"cuda": VLLM, "ascend": VLLM_ASCEND}
 
 # Versions whose memory accounting is read and encoded here (inclusive bounds, major.minor): vLLM from
-# 0.10 (V1 worker with the sampler warm-up in profile_run; the oldest logs of the start-up set) to 0.27
-# (the newest the launch recipes name); vLLM-Ascend from 0.10 (v0.10.0rc1) to 0.27: its accounting is
+# 0.10 (V1 worker with the sampler warm-up in profile_run; the oldest logs of the start-up set) to 0.29
+# (0.27.1 is the newest the launch recipes name; a vLLM 0.29 start-up logs the same terms: "Actual usage
+# is … for consumed memory (weights + non-torch), … for peak activation, and … for CUDAGraph memory",
+# tests/data/vllm_startup_logs.yaml); vLLM-Ascend from 0.10 (v0.10.0rc1) to 0.27: its accounting is
 # the same in every release read (v0.10.0rc1 … releases/v0.26.0rc), and plans stored before the version
 # was chosen name 0.27.1 (vLLM-Ascend pairs with the vLLM release of the same number).
 SUPPORTED: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
-    VLLM: ((0, 10), (0, 27)),
+    VLLM: ((0, 10), (0, 29)),
     VLLM_ASCEND: ((0, 10), (0, 27)),
 }
 
 # vLLM profiles the CUDA-graph pool by default from 0.21 (vllm/envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
 GRAPHS_PROFILED_FROM = (0, 21)
 GRAPHS_OPT_IN_FROM = (0, 19)
+# The sampler warm-up of profile_run sorts the logits (PyTorch-native top-k/top-p) unless FlashInfer's
+# sampling kernels run: vllm-project/vllm PR #26859 "Disable FlashInfer sampler by default" (2025-10),
+# PR #40376 "[Perf] Enable FlashInfer top-k/top-p sampler by default" (merged after 0.19.1; vllm/envs.py
+# VLLM_USE_FLASHINFER_SAMPLER "Enabled by default when the hardware supports it").  0.10 logs print
+# "Using FlashInfer for top-p & top-k sampling" only where flashinfer was installed: read as off.
+FLASHINFER_SAMPLER_FROM = (0, 20)
 
 _VERSION = re.compile(r"^v?(\d{1,3})\.(\d{1,3})(?:\.(\d{1,4}))?(?:\.post\d{1,3}|rc\d{1,3}|\.\d{1,3})?$")
 
@@ -106,6 +114,15 @@ def version_error(engine: str, text: str) -> str | None:
             f"follows ({_fmt(low)} to {_fmt(high)}.x)."
         )
     return None
+
+
+def flashinfer_sampler_default(stack: str, engine: str, version: str) -> bool:
+    """Whether the targeted vLLM runs FlashInfer's top-k/top-p sampler unless told otherwise."""
+    engine = engine_for(stack, engine)
+    if engine != VLLM:
+        return False
+    v = parse_version(version) or SUPPORTED[VLLM][1]
+    return v >= FLASHINFER_SAMPLER_FROM
 
 
 @dataclass(frozen=True)
@@ -166,6 +183,7 @@ __all__ = [
     "budget_rules",
     "engine_error",
     "engine_for",
+    "flashinfer_sampler_default",
     "parse_version",
     "version_error",
 ]

@@ -47,7 +47,7 @@ from .defaults import (
     platform_labels,
     stack_of,
 )
-from .engine_versions import ENGINE_LABELS, budget_rules
+from .engine_versions import ENGINE_LABELS, budget_rules, flashinfer_sampler_default
 from .explain import assumed, check, gb, plural, public, ratio, sentence_start, thousands, typed
 from .figures import FigureBook
 from .layout import (
@@ -102,9 +102,9 @@ ACTIVATION_MOE_COPIES_PER_EXPERT = 2
 # sort indices (8), the masked logits scattered back (4), softmax probabilities
 # (4), the exponential noise q (4) and probs ÷ q (4) = 38 B.
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 8 + 4 + 4 + 4 + 4
-# With FlashInfer's top-k/top-p kernels (VLLM_USE_FLASHINFER_SAMPLER=1, or vLLM
-# 0.10.x with flashinfer installed: "Using FlashInfer for top-p & top-k
-# sampling") nothing is sorted: BF16 logits (2), FP32 logits (4), probabilities (4).
+# With FlashInfer's top-k/top-p kernels (VLLM_USE_FLASHINFER_SAMPLER=1, the default from vLLM 0.20,
+# or vLLM 0.10.x with flashinfer installed: "Using FlashInfer for top-p & top-k sampling") nothing is
+# sorted: BF16 logits (2), FP32 logits (4), probabilities (4).
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4
 # vLLM-Ascend's _dummy_sampler_run only computes the logits of max_num_seqs requests ("TODO: need
 # to run a dummy sampler", vllm_ascend/worker/model_runner_v1.py, releases/v0.26.0rc): BF16 logits.
@@ -250,7 +250,10 @@ def forward_activation_estimate(model: ModelSpec, serving: ServingSpec) -> int:
 def sampler_bytes_per_logit(serving: ServingSpec, software_stack: str = "cuda") -> int:
     if software_stack == "ascend":
         return ASCEND_LOGITS_BYTES_PER_LOGIT
-    return FLASHINFER_SAMPLER_BYTES_PER_LOGIT if serving.flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT
+    flashinfer = serving.flashinfer_sampler
+    if flashinfer is None:  # the engine version's default (engine/engine_versions.py)
+        flashinfer = flashinfer_sampler_default(software_stack, serving.engine, serving.vllm_version)
+    return FLASHINFER_SAMPLER_BYTES_PER_LOGIT if flashinfer else SAMPLER_BYTES_PER_LOGIT
 
 
 def sampler_warmup_estimate(model: ModelSpec, serving: ServingSpec, software_stack: str = "cuda") -> int:

@@ -117,11 +117,23 @@ def test_a_limit_within_the_error_band_is_a_warning_not_a_refusal():
     assert "memory.one_sequence_does_not_fit" in {c.code for c in far.checks if c.severity == Severity.ERROR}
 
 
+# dennislee22/vLLM-benchmarking log/vllm-120B-4gpuA10080GB-0.8GRAM-diff-nodes.log (vLLM 0.10.1.1, 4 × A100
+# 80GB, TP4 across nodes): non-default args max_model_len 16384, tensor_parallel_size 4,
+# gpu_memory_utilization 0.8; "max_num_batched_tokens=2048" (A100 API default, max_num_seqs 256);
+# "Using FlashInfer for top-p & top-k sampling"; "Model loading took 17.2217 GiB";
+# "Available KV cache memory: 45.32 GiB"; "GPU KV cache size: 2,640,144 tokens".
 GPT_OSS_ON_4_A100 = {
     "model": "gpt-oss-120b",
     "server": inline_server("a100-sxm4-80gb", "NVIDIA A100-SXM4-80GB", A100_GIB, 4),
     "topology": {"kind": "single", "nodes": 1, "parallel": {"tp": 4, "dp": 1, "expert_parallel": False}},
-    "serving": {"max_model_len": 131072, "vllm_version": "0.10.1"},
+    "serving": {
+        "max_model_len": 16384,
+        "gpu_memory_utilization": 0.8,
+        "max_num_seqs": 256,
+        "max_num_batched_tokens": 2048,
+        "flashinfer_sampler": True,
+        "vllm_version": "0.10.1.1",
+    },
 }
 
 
@@ -149,10 +161,12 @@ def test_gpt_oss_120b_kv_tokens_follow_the_kv_cache_groups():
     assert rank.kv_tokens == (blocks // 2) * 16
     # Every layer costs memory per token: tokens ≈ KV bytes ÷ (512 B × 36 layers), not ÷ 18.
     assert rank.kv_tokens == pytest.approx(rank.kv_cache_bytes / (512 * 36), rel=0.001)
-    # At the KV memory of vLLM's log (2.64 M tokens × 18,432 B ≈ 45.3 GiB) the rule gives its 2.64 M,
-    # where counting full-attention layers only gave twice as many.
-    logged_kv = 2_640_000 * 512 * 36
-    assert hybrid_kv_tokens(logged_kv, 512, 16, 18, 2) == pytest.approx(2_640_000, rel=0.001)
+    # At the KV memory vLLM logged (45.32 GiB) the rule gives its 2,640,144 tokens (to the rounding of the
+    # logged GiB), where counting full-attention layers only gave twice as many.
+    assert hybrid_kv_tokens(int(45.32 * GIB), 512, 16, 18, 2) == pytest.approx(2_640_144, rel=0.0002)
+    # End to end, from the catalog's gpt-oss-120b and the log's flags: KV memory and tokens within 5 %.
+    assert rank.kv_cache_bytes / GIB == pytest.approx(45.32, rel=0.05)
+    assert rank.kv_tokens == pytest.approx(2_640_144, rel=0.05)
 
 
 def test_unset_version_is_the_recipes_everywhere_and_bad_ones_are_refused():
