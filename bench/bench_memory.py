@@ -25,7 +25,7 @@ from configurator.engine.calibration import summarise, table  # noqa: E402
 def hardware_family(device: str) -> str:
     """The accelerator family a start-up ran on (A100, H100, Ascend …), from the logged device name."""
     text = device.lower()
-    for family in ("a100", "h100", "h200", "h20", "b200", "l40s"):
+    for family in ("a100", "h100", "h200", "h20", "b200", "l40s", "l4"):
         if family in text:
             return family.upper()
     return "Ascend" if "ascend" in text or "npu" in text else "other"

@@ -863,6 +863,8 @@ def _group_figures(
     groups = replicated_groups(ck, stack)
     dtype = kv_dtype_bytes(serving.kv_cache_dtype)
     block = b.block
+    rules = budget_rules(stack, serving.engine, serving.vllm_version)
+    engine_label = f"{ENGINE_LABELS[rules.engine]} {serving.vllm_version}"
 
     if acc.runtime_memory_bytes:
         book.put(
@@ -983,7 +985,11 @@ def _group_figures(
             f"memory.{at}per_rank.activation_bytes",
             b.activation,
             variant="estimate",
-            source=assumed("activation estimate"),
+            source=assumed(
+                "profile_run peak (vllm gpu_model_runner.profile_run): forward over max_num_batched_tokens, "
+                f"then _dummy_sampler_run over max_num_seqs at {sampler_bytes_per_logit(serving, stack)} B per "
+                f"logit ({engine_label})"
+            ),
             max_num_batched_tokens=serving.max_num_batched_tokens,
             hidden_size=model.hidden_size,
             activation_dtype_bytes=ACTIVATION_DTYPE_BYTES,
@@ -1060,8 +1066,6 @@ def _group_figures(
             communication_bytes=b.comm,
         )
 
-    rules = budget_rules(stack, serving.engine, serving.vllm_version)
-    engine_label = f"{ENGINE_LABELS[rules.engine]} {serving.vllm_version}"
     if serving.graph_memory_bytes is not None:
         book.put(
             f"memory.{at}per_rank.graph_bytes",
