@@ -740,7 +740,7 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
                 f"cache memory\u201d).",
                 f"{who_zh}：一条 {thousands(serving.max_model_len)} tokens 的请求每卡需 {gb(b.per_seq)} KV 缓存，"
                 f"预计可用约 {gb(max(b.kv_cache, 0))}，处于估算误差（±{gb(b.kv_margin)}）范围内：可能放不下，"
-                f"请以启动日志中的 \u201cAvailable KV cache memory\u201d 为准。",
+                f"请以实际启动日志中的 KV 缓存可用量为准。",
                 field="serving.max_model_len",
                 figures={
                     "per_seq_bytes": b.per_seq,

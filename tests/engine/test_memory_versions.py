@@ -187,3 +187,30 @@ def test_unset_version_is_the_recipes_everywhere_and_bad_ones_are_refused():
     assert "vLLM-Ascend does not run" in wrong.value.errors["serving.engine"][0]
     named = reference.request({**reference.CASES["a3-4-single"], "serving": {"vllm_version": "0.18.0"}})
     assert replace(named.serving, vllm_version="0.23.0") == a3.serving
+
+
+@pytest.mark.parametrize(
+    "full, sliding, expected",
+    [
+        # vllm kv_cache_utils._get_kv_cache_groups_uniform_page_size: the smaller type's layer count is the
+        # group size, the last group of a type padded — Gemma-3-27B, 10 full + 52 sliding: 1 + 6 groups of 10.
+        (10, 52, (10, 7)),
+        # gpt-oss-120b: 18 + 18 → 2 groups of 18.
+        (18, 18, (18, 2)),
+        # Types within 25 % of each other use the larger count (the gpt-oss-20b + EAGLE comment: 13 full +
+        # 12 sliding → groups of 13, one each).
+        (13, 12, (13, 2)),
+        # One attention type: no grouping (the plain per-token arithmetic).
+        (32, 0, (1, 0)),
+    ],
+)
+def test_kv_cache_groups_follow_vllm(full, sliding, expected):
+    from configurator.engine.memory import kv_cache_groups
+    from configurator.engine.types import ModelSpec
+
+    model = ModelSpec(
+        slug="m", name="m", total_params=0, active_params=0, num_layers=full + sliding, hidden_size=1,
+        vocab_size=1, num_attention_heads=8, num_kv_heads=8, head_dim=128, gqa_layers=full,
+        sliding_layers=sliding, sliding_window=1024 if sliding else 0,
+    )  # fmt: skip
+    assert kv_cache_groups(model) == expected
