@@ -99,7 +99,7 @@ def test_the_page_chooses_a_checkpoint_and_refuses_one_of_another_model(api):
     assert 'name="checkpoint"' in page
 
 
-def test_an_engine_version_typed_on_the_page_reaches_the_plan_as_from_the_api():
+def test_an_engine_version_typed_on_the_page_reaches_the_plan_as_from_the_api(api):
     data = page_form_data() | {"vllm_version": "0.18.0"}
     form = ConfiguratorForm(data)
     assert form.is_valid(), form.errors

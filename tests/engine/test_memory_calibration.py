@@ -9,7 +9,7 @@ import pytest
 
 from configurator.calibration_data import load_entries
 from configurator.engine.calibration import predict, request_for, summarise, table
-from configurator.engine.memory import KV_ERROR_BAND, size_memory
+from configurator.engine.memory import kv_error_margin, size_memory
 
 ENTRIES = load_entries()
 GIB = 2**30
@@ -51,15 +51,17 @@ def test_each_start_up(entry):
     # vLLM refused ⇔ the engine reports an error check: no false "does not fit".
     assert p.agrees, (p.outcome, p.error_codes)
     # A start-up whose gap is a term the engine assumes (the CUDA-graph pool of vLLM ≥ 0.21) is held to
-    # the KV error band the plan warns with (memory.KV_ERROR_BAND of KV and estimated overheads).
+    # the KV error band the plan warns with (memory.kv_error_margin).
     if entry.get("known_gap"):
         assert entry["known_gap"] == "graph pool"
         request, layout = request_for(entry)
         rank = size_memory(request, layout).groups[0].per_rank
         assert rank.graph_bytes > 0 and request.serving.graph_memory_bytes is None
-        margin = KV_ERROR_BAND * (
-            rank.kv_cache_bytes + rank.activation_bytes + rank.buffer_bytes + rank.graph_bytes
-        )
+        # memory.kv_error_margin: 5 % of KV, activations and buffers, plus the whole assumed graph pool.
+        margin = 0.05 * (rank.kv_cache_bytes + rank.activation_bytes + rank.buffer_bytes) + rank.graph_bytes
+        assert kv_error_margin(
+            rank.kv_cache_bytes, rank.activation_bytes, rank.buffer_bytes, rank.graph_bytes
+        ) == pytest.approx(margin, abs=1)
         assert abs(p.predicted_kv_gib - p.logged_kv_gib) * GIB <= margin
         return
     if p.kv_error is not None:
