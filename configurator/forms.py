@@ -161,6 +161,14 @@ class ConfiguratorForm(forms.Form):
     kv_cache_dtype = forms.ChoiceField(
         choices=KV_DTYPE_CHOICES, label=_("KV cache dtype"), initial=SERVING_DEFAULTS.kv_cache_dtype.value
     )
+    # The engine version the memory budget follows (engine/engine_versions.py); empty: the launch
+    # recipe's, the same default the API and manage.py plan take.
+    vllm_version = forms.CharField(
+        label=_("Engine version (vLLM / vLLM-Ascend)"),
+        required=False,
+        max_length=32,
+        help_text=_("Empty: the version of the launch recipe."),
+    )
     comm_buffer_mb = _int(
         _("Communication buffer (MB)"),
         min_value=SERVING_RANGES["comm_buffer_mb"][0],
@@ -399,6 +407,7 @@ class ConfiguratorForm(forms.Form):
                 "comm_buffer_mb": d["comm_buffer_mb"],
                 "enable_prefix_caching": bool(d.get("enable_prefix_caching")),
                 "language_model_only": bool(d.get("language_model_only")),
+                **({"vllm_version": d["vllm_version"].strip()} if d.get("vllm_version", "").strip() else {}),
             },
             "workload": workload,
             "site": d["site"].slug,

@@ -402,12 +402,18 @@ def _compressed_tensors_bpp(weights: Mapping[str, Any], fmt: str) -> tuple[str, 
 
 
 def _ignored(name: str, patterns: list[str]) -> bool:
+    """Whether a module is left unquantised: ``re:`` patterns, exact names and their children, and
+    ``*`` wildcards for one name part (gpt-oss: ``model.layers.*.self_attn``)."""
     for pattern in patterns:
         if pattern.startswith("re:"):
             if re.match(pattern[3:], name):
                 return True
         elif name == pattern or name.startswith(pattern + "."):
             return True
+        elif "*" in pattern:
+            wildcard = r"[^.]+".join(re.escape(part) for part in pattern.split("*"))
+            if re.fullmatch(wildcard + r"(\..*)?", name):
+                return True
     return False
 
 

@@ -14,7 +14,8 @@ For one logical device (rank) of a serving group::
                   or serving.activation_bytes
     buffers     = communicators (HCCL: 2 buffers each, MC2 at HCCL_BUFFSIZE;
                   NCCL per TP/PP/EP group) + runtime non-torch memory
-    graphs      = 0 on vLLM-Ascend, before vLLM 0.21 and in eager mode, else an estimate
+    graphs      = what the targeted engine version subtracts (engine/engine_versions.py): 0 on
+                  vLLM-Ascend, before vLLM 0.21 and in eager mode, else an estimate
     kv_cache    = usable − weights − activations − buffers − graphs
 
 What the KV pool holds:
@@ -46,6 +47,7 @@ from .defaults import (
     platform_labels,
     stack_of,
 )
+from .engine_versions import ENGINE_LABELS, budget_rules, flashinfer_sampler_default
 from .explain import assumed, check, gb, plural, public, ratio, sentence_start, thousands, typed
 from .figures import FigureBook
 from .layout import (
@@ -100,19 +102,19 @@ ACTIVATION_MOE_COPIES_PER_EXPERT = 2
 # sort indices (8), the masked logits scattered back (4), softmax probabilities
 # (4), the exponential noise q (4) and probs ÷ q (4) = 38 B.
 SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 8 + 4 + 4 + 4 + 4
-# With FlashInfer's top-k/top-p kernels (VLLM_USE_FLASHINFER_SAMPLER=1, or vLLM
-# 0.10.x with flashinfer installed: "Using FlashInfer for top-p & top-k
-# sampling") nothing is sorted: BF16 logits (2), FP32 logits (4), probabilities (4).
+# With FlashInfer's top-k/top-p kernels (VLLM_USE_FLASHINFER_SAMPLER=1, the default from vLLM 0.20,
+# or vLLM 0.10.x with flashinfer installed: "Using FlashInfer for top-p & top-k sampling") nothing is
+# sorted: BF16 logits (2), FP32 logits (4), probabilities (4).
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4
 # vLLM-Ascend's _dummy_sampler_run only computes the logits of max_num_seqs requests ("TODO: need
 # to run a dummy sampler", vllm_ascend/worker/model_runner_v1.py, releases/v0.26.0rc): BF16 logits.
 ASCEND_LOGITS_BYTES_PER_LOGIT = 2
-# Graph capture (CUDA graphs): vLLM ≥ 0.21 subtracts an estimate of the graph
-# pool from the KV budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, docs/domain.md §12);
-# earlier vLLM and vLLM-Ascend (worker.py determine_available_memory,
-# releases/v0.26.0rc) do not, and eager engines capture none.
+# Graph capture (CUDA graphs): vLLM ≥ 0.21 profiles the graph pool and subtracts it from the KV
+# budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default, docs/domain.md §12); earlier vLLM
+# and every vLLM-Ascend do not, and eager engines capture none (engine/engine_versions.py).  The pool
+# itself is not derived here: 1 GiB is an assumption (public logs: 0.3–1.5 GiB at the default
+# capture sizes), shown as such on the figure.
 GRAPH_MEMORY_DEFAULT_BYTES = 1 * 2**30
-GRAPH_SUBTRACTED_FROM_CUDA_VERSION = (0, 21)
 # Runtime memory outside PyTorch's allocator on a rank with no communicator
 # (cuBLAS / ACL workspaces): 0.13 GiB in public start-up logs on both stacks
 # (vllm-ascend PR #8289's log; vLLM TP1 logs in tests/data/vllm_startup_logs.yaml).
@@ -131,6 +133,21 @@ HCCL_BUFFERS_PER_COMMUNICATOR = 2
 HCCL_SOURCE = (
     "vllm-ascend vllm_ascend/utils.py get_hccl_config_for_pg_options (releases/v0.26.0rc); CANN HCCL_BUFFSIZE"
 )
+
+
+# The KV prediction's own error band (a limit within it is a warning, "may not fit; confirm at
+# start-up", never a hard "does not fit"): 5 % of the KV cache and of the derived overheads it is the
+# remainder of (activations, buffers) — the worst |KV error| of the start-ups whose terms are all
+# derived is 3.5 % (bench/bench_memory.py, docs/domain.md §12) — plus the whole CUDA-graph pool where
+# it is an assumption (vLLM ≥ 0.21: 1 GiB assumed, ≈ 1.8 GiB measured on an L4 with vLLM 0.27.1).
+KV_ERROR_BAND = 0.05
+GRAPH_ERROR_BAND = 1.0
+
+
+def kv_error_margin(kv_cache: int, activation: int, buffers: int, graph: int) -> int:
+    """Bytes of the KV prediction's error band: KV_ERROR_BAND of the KV cache, activations and buffers,
+    plus GRAPH_ERROR_BAND of an estimated graph pool."""
+    return int(KV_ERROR_BAND * (max(kv_cache, 0) + activation + buffers) + GRAPH_ERROR_BAND * graph)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -175,6 +192,43 @@ def sliding_window_bytes_per_seq(
     return per_token * _stage_layers(model.sliding_layers, pp) * tokens
 
 
+def kv_cache_groups(model: ModelSpec, pp: int = 1) -> tuple[int, int]:
+    """(layers per group, groups) of the KV-cache groups vLLM forms for a full + sliding-window model.
+
+    vLLM ``vllm/v1/core/kv_cache_utils.py`` ``_get_kv_cache_groups_uniform_page_size``: layers of one
+    attention type are cut into groups of ``group_size`` layers, the smallest type's layer count (the
+    largest when the types differ by less than 25 %), the last group of a type padded; every group
+    draws its blocks from one shared pool of ``group_size`` layer-sized tensors.  (1, 0) for a model
+    with one attention type (one group of all its layers: the plain per-token arithmetic applies).
+    """
+    if model.mla_layers or model.linear_layers:
+        return 1, 0
+    counts = [c for c in (_stage_layers(model.gqa_layers, pp), _stage_layers(model.sliding_layers, pp)) if c]
+    if len(counts) < 2 or model.sliding_window <= 0:
+        return 1, 0
+    group_size = min(counts)
+    if max(counts) < group_size * 1.25:
+        group_size = max(counts)
+    return group_size, sum(_ceil_div(c, group_size) for c in counts)
+
+
+def layer_kv_bytes_per_token(model: ModelSpec, tp: int, kv_cache_dtype: str = "auto") -> int:
+    """K and V of one GQA layer per token on one rank: 2 × max(1, kv_heads ÷ TP) × head_dim × dtype bytes."""
+    return 2 * kv_heads_per_rank(model, tp) * model.head_dim * kv_dtype_bytes(kv_cache_dtype)
+
+
+def hybrid_kv_tokens(kv_cache: int, layer_bytes: int, block: int, group_size: int, groups: int) -> int:
+    """Tokens vLLM reports for a hybrid model: blocks of the shared pool ÷ groups × block size.
+
+    ``kv_cache_utils.get_kv_cache_config``: num_blocks = memory ÷ (page bytes × group_size);
+    ``_report_kv_cache_config``: "GPU KV cache size" = num_blocks ÷ number of groups × block size.
+    """
+    if kv_cache <= 0 or layer_bytes <= 0 or groups <= 0:
+        return 0
+    blocks = kv_cache // (layer_bytes * block * group_size)
+    return (blocks // groups) * block
+
+
 def linear_state_bytes_per_seq(model: ModelSpec, tp: int, pp: int = 1) -> int:
     """Linear-attention state per running sequence on one rank (heads and conv channels split by TP).
 
@@ -205,7 +259,10 @@ def forward_activation_estimate(model: ModelSpec, serving: ServingSpec) -> int:
 def sampler_bytes_per_logit(serving: ServingSpec, software_stack: str = "cuda") -> int:
     if software_stack == "ascend":
         return ASCEND_LOGITS_BYTES_PER_LOGIT
-    return FLASHINFER_SAMPLER_BYTES_PER_LOGIT if serving.flashinfer_sampler else SAMPLER_BYTES_PER_LOGIT
+    flashinfer = serving.flashinfer_sampler
+    if flashinfer is None:  # the engine version's default (engine/engine_versions.py)
+        flashinfer = flashinfer_sampler_default(software_stack, serving.engine, serving.vllm_version)
+    return FLASHINFER_SAMPLER_BYTES_PER_LOGIT if flashinfer else SAMPLER_BYTES_PER_LOGIT
 
 
 def sampler_warmup_estimate(model: ModelSpec, serving: ServingSpec, software_stack: str = "cuda") -> int:
@@ -231,21 +288,12 @@ def activation_estimate(
     return max(forward, sampler_warmup_estimate(model, serving, software_stack))
 
 
-def _version(text: str) -> tuple[int, int]:
-    parts = []
-    for piece in str(text).split(".")[:2]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    while len(parts) < 2:
-        parts.append(0)
-    return parts[0], parts[1]
-
-
 def graph_memory_estimate(serving: ServingSpec, software_stack: str, *, eager: bool = False) -> int:
-    """Graph memory vLLM takes out of the KV budget: 0 in eager mode, on vLLM-Ascend and before vLLM 0.21."""
-    if eager or serving.enforce_eager or software_stack == "ascend":
+    """Graph memory the targeted engine version takes out of the KV budget (engine/engine_versions.py):
+    0 in eager mode, on vLLM-Ascend and before vLLM 0.21; the estimate of the graph pool from 0.21."""
+    if eager or serving.enforce_eager:
         return 0
-    if _version(serving.vllm_version) < GRAPH_SUBTRACTED_FROM_CUDA_VERSION:
+    if not budget_rules(software_stack, serving.engine, serving.vllm_version).graphs_subtracted:
         return 0
     return GRAPH_MEMORY_DEFAULT_BYTES
 
@@ -298,6 +346,50 @@ def _weight_parts(req: PlanRequest) -> tuple[int, int, int]:
     return model.expert_weight_bytes, model.non_expert_weight_bytes, vision
 
 
+# MXFP4 experts on a CUDA GPU without FP4 tensor cores are held in the layout of the kernel that runs
+# them (vllm/model_executor/layers/quantization/mxfp4.py Mxfp4MoEMethod.create_weights):
+# * Marlin (Ampere and Ada: A100, L40S; Hopper before vLLM 0.11, vllm issue #23278's H100 log "Weight-only
+#   FP4 compression will be used leveraging the Marlin kernel"): n % 256 == 0 and k % 128 == 0 for each
+#   linear, so the hidden size is padded to a multiple of 256 and each rank's expert width to 128;
+# * Triton (Hopper from vLLM 0.11, "mxfp4.py Using Triton backend"): hidden to 256, width to 64 —
+#   gpt-oss-20b on one H100 loads 13.47 GiB at vLLM 0.11.0 (llm-d log), its padded size.
+# Blackwell runs MXFP4 natively and is left unpadded here.
+MXFP4_HIDDEN_MULTIPLE = 256
+MXFP4_WIDTH_MULTIPLE = {"marlin": 128, "triton": 64}
+MXFP4_BYTES_PER_WEIGHT = 4.25 / 8  # E2M1 + one E8M0 scale per 32 (catalog/importers/hf_config.py MXFP4_BPP)
+MXFP4_BLOCK = 32
+HOPPER_TRITON_FROM = (0, 11)
+
+
+def mxfp4_padding(req: PlanRequest, p: ParallelSpec) -> tuple[str, int, int, int, int] | None:
+    """(kernel, hidden, hidden as padded, expert FFN width per rank, as padded) when vLLM holds the
+    MXFP4 experts in a padded layout; None otherwise.
+
+    The FFN width is recovered from the checkpoint's expert bytes (experts × MoE layers × 3 matrices of
+    hidden × width at 4.25 bits), rounded to the MXFP4 block of 32.
+    """
+    from .engine_versions import parse_version
+    from .recipes import hardware_of  # recipes import nothing of memory; local to keep the layers clear
+
+    model, acc = req.model, req.server.accelerator
+    fmt = (req.checkpoint.weight_format if req.checkpoint else model.weight_format).lower()
+    if acc.software_stack != "cuda" or fmt != "mxfp4" or not model.is_moe or model.hidden_size <= 0:
+        return None
+    generation = hardware_of(req.server)
+    if acc.tflops.get("mxfp4") or generation.startswith("blackwell"):
+        return None
+    version = parse_version(req.serving.vllm_version) or (0, 27)
+    kernel = "triton" if generation == "hopper" and version >= HOPPER_TRITON_FROM else "marlin"
+    expert_total = _weight_parts(req)[0]
+    layers = model.moe_layers or model.num_layers
+    per_matrix = expert_total / (MXFP4_BYTES_PER_WEIGHT * layers * model.num_experts * 3 * model.hidden_size)
+    width = max(round(per_matrix / MXFP4_BLOCK), 1) * MXFP4_BLOCK
+    per_rank = width if p.expert_parallel else _ceil_div(width, max(p.tp, 1))
+    hidden_padded = _ceil_div(model.hidden_size, MXFP4_HIDDEN_MULTIPLE) * MXFP4_HIDDEN_MULTIPLE
+    multiple = MXFP4_WIDTH_MULTIPLE[kernel]
+    return kernel, model.hidden_size, hidden_padded, per_rank, _ceil_div(per_rank, multiple) * multiple
+
+
 def weights_breakdown(req: PlanRequest, p: ParallelSpec) -> tuple[int, int, int]:
     """(non-expert, expert, replicated) weight bytes on one rank; replicated is part of non-expert.
 
@@ -315,6 +407,10 @@ def weights_breakdown(req: PlanRequest, p: ParallelSpec) -> tuple[int, int, int]
     non_expert = _ceil_div(language, tp * pp) + replicated + (0 if serving.language_model_only else vision)
     expert_divisor = (max(p.ep, 1) if p.expert_parallel else tp) * pp
     expert = _ceil_div(expert_total, expert_divisor) if expert_total else 0
+    padding = mxfp4_padding(req, p)
+    if padding and expert:
+        _kernel, hidden, hidden_padded, width, width_padded = padding
+        expert = _ceil_div(expert * hidden_padded * width_padded, hidden * width)
     return non_expert, expert, replicated
 
 
@@ -359,6 +455,9 @@ class _Budget:
         "kv_tokens",
         "full_len_seqs",
         "seq_tokens",
+        "group_size",
+        "groups",
+        "layer_bpt",
     )
 
     def __init__(self, req: PlanRequest, p: ParallelSpec, role: str = ""):
@@ -396,15 +495,31 @@ class _Budget:
         )
         self.seq_tokens = _ceil_div(max(serving.max_model_len, 0), block) * block
         self.per_seq = self.seq_tokens * self.bpt + self.state + self.window
+        self.group_size, self.groups = kv_cache_groups(model, p.pp)
+        self.layer_bpt = layer_kv_bytes_per_token(model, p.tp, serving.kv_cache_dtype)
         if self.kv_cache <= 0:
             self.kv_tokens = 0
             self.full_len_seqs = 0
         else:
-            self.kv_tokens = (self.kv_cache // (self.bpt * block)) * block if self.bpt else 0
+            if self.groups:  # full + sliding-window layers share one pool by KV-cache group
+                self.kv_tokens = hybrid_kv_tokens(
+                    self.kv_cache, self.layer_bpt, block, self.group_size, self.groups
+                )
+            else:
+                self.kv_tokens = (self.kv_cache // (self.bpt * block)) * block if self.bpt else 0
             self.full_len_seqs = self.kv_cache // self.per_seq if self.per_seq else serving.max_num_seqs
 
     def fits_one_sequence(self) -> bool:
         return self.kv_cache >= self.per_seq and self.kv_cache > 0
+
+    @property
+    def kv_margin(self) -> int:
+        """The KV prediction's own error band in bytes (KV_ERROR_BAND, GRAPH_ERROR_BAND)."""
+        return kv_error_margin(self.kv_cache, self.activation, self.buffers, self.graph)
+
+    def within_band_of_one_sequence(self) -> bool:
+        """One max_model_len sequence is within the prediction's error band of the KV cache."""
+        return abs(self.kv_cache - self.per_seq) <= self.kv_margin
 
     def rank_memory(self) -> RankMemory:
         return RankMemory(
@@ -620,6 +735,33 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
         )
         return out
 
+    if b.within_band_of_one_sequence() and b.weights <= b.usable:
+        # Within the model's own error band of the limit: say so, never a hard "does not fit".
+        out.append(
+            check(
+                "memory.one_sequence_may_not_fit",
+                Severity.WARNING,
+                AREA,
+                f"{who_en}: one {thousands(serving.max_model_len)}-token sequence needs {gb(b.per_seq)} of KV cache "
+                f"per rank and about {gb(max(b.kv_cache, 0))} is predicted, within the estimate's "
+                f"±{gb(b.kv_margin)} band: it may not fit; confirm at start-up (vLLM logs \u201cAvailable KV "
+                f"cache memory\u201d).",
+                f"{who_zh}：一条 {thousands(serving.max_model_len)} tokens 的请求每卡需 {gb(b.per_seq)} KV 缓存，"
+                f"预计可用约 {gb(max(b.kv_cache, 0))}，处于估算误差（±{gb(b.kv_margin)}）范围内：可能放不下，"
+                f"请以实际启动日志中的 KV 缓存可用量为准。",
+                field="serving.max_model_len",
+                figures={
+                    "per_seq_bytes": b.per_seq,
+                    "kv_cache_bytes": b.kv_cache,
+                    "band_bytes": b.kv_margin,
+                    "band": KV_ERROR_BAND,
+                    "graph_band": GRAPH_ERROR_BAND,
+                },
+            )
+        )
+        if not b.fits_one_sequence():
+            return out
+
     if not b.fits_one_sequence():
         shortfall = b.per_seq - b.kv_cache
         fit_len = 0
@@ -730,6 +872,8 @@ def _group_figures(
     groups = replicated_groups(ck, stack)
     dtype = kv_dtype_bytes(serving.kv_cache_dtype)
     block = b.block
+    rules = budget_rules(stack, serving.engine, serving.vllm_version)
+    engine_label = f"{ENGINE_LABELS[rules.engine]} {serving.vllm_version}"
 
     if acc.runtime_memory_bytes:
         book.put(
@@ -793,7 +937,27 @@ def _group_figures(
         pp=p.pp,
     )
     expert_total = _weight_parts(req)[0]
-    if p.expert_parallel:
+    padding = mxfp4_padding(req, p)
+    if padding and b.expert:
+        kernel, hidden, hidden_padded, width, width_padded = padding
+        book.put(
+            f"memory.{at}per_rank.expert_weights_bytes",
+            b.expert,
+            variant="padded",
+            source=public(
+                f"vLLM quantization/mxfp4.py Mxfp4MoEMethod.create_weights ({kernel} kernel: hidden padded to "
+                f"{MXFP4_HIDDEN_MULTIPLE}, expert width per rank to {MXFP4_WIDTH_MULTIPLE[kernel]})"
+            ),
+            checkpoint_expert_bytes=expert_total,
+            expert_bytes=model.expert_weight_bytes,
+            expert_divisor=(p.ep if p.expert_parallel else p.tp),
+            pp=p.pp,
+            hidden_size=hidden,
+            hidden_padded=hidden_padded,
+            intermediate_per_rank=width,
+            intermediate_padded=width_padded,
+        )
+    elif p.expert_parallel:
         book.put(
             f"memory.{at}per_rank.expert_weights_bytes",
             b.expert,
@@ -830,7 +994,11 @@ def _group_figures(
             f"memory.{at}per_rank.activation_bytes",
             b.activation,
             variant="estimate",
-            source=assumed("activation estimate"),
+            source=assumed(
+                "profile_run peak (vllm gpu_model_runner.profile_run): forward over max_num_batched_tokens, "
+                f"then _dummy_sampler_run over max_num_seqs at {sampler_bytes_per_logit(serving, stack)} B per "
+                f"logit ({engine_label})"
+            ),
             max_num_batched_tokens=serving.max_num_batched_tokens,
             hidden_size=model.hidden_size,
             activation_dtype_bytes=ACTIVATION_DTYPE_BYTES,
@@ -914,7 +1082,7 @@ def _group_figures(
             variant="typed",
             source=typed("serving.graph_memory_bytes"),
             graph_memory_bytes=serving.graph_memory_bytes,
-            vllm_version=serving.vllm_version,
+            engine=engine_label,
             eager=b.eager,
         )
     elif b.graph == 0:
@@ -922,16 +1090,8 @@ def _group_figures(
             f"memory.{at}per_rank.graph_bytes",
             b.graph,
             variant="none",
-            source=public(
-                "vllm-ascend worker.py determine_available_memory (releases/v0.26.0rc): graphs not subtracted"
-                if stack == "ascend"
-                else (
-                    "--enforce-eager: no graphs captured"
-                    if b.eager
-                    else "vLLM before 0.21: graphs not subtracted"
-                )
-            ),
-            vllm_version=serving.vllm_version,
+            source=public("--enforce-eager: no graphs captured" if b.eager else rules.graphs_source),
+            engine=engine_label,
             eager=b.eager,
         )
     else:
@@ -939,9 +1099,9 @@ def _group_figures(
             f"memory.{at}per_rank.graph_bytes",
             b.graph,
             variant="estimate",
-            source=assumed("graph estimate (vLLM ≥ 0.21 subtracts the CUDA-graph pool)"),
+            source=assumed(f"graph pool estimate; {rules.graphs_source}"),
             graph_estimate_bytes=GRAPH_MEMORY_DEFAULT_BYTES,
-            vllm_version=serving.vllm_version,
+            engine=engine_label,
             eager=b.eager,
         )
     book.put(
@@ -989,14 +1149,31 @@ def _group_figures(
         block_size=block,
         sliding_kv_bytes_per_token=2 * kv_heads_per_rank(model, p.tp) * model.head_dim * dtype,
     )
-    book.put(
-        f"memory.{at}per_rank.kv_tokens",
-        b.kv_tokens,
-        source=public("vLLM num_blocks × block_size"),
-        kv_cache_bytes=b.kv_cache,
-        kv_bytes_per_token=b.bpt,
-        block_size=block,
-    )
+    if b.groups:
+        book.put(
+            f"memory.{at}per_rank.kv_tokens",
+            b.kv_tokens,
+            variant="groups",
+            source=public(
+                "vLLM kv_cache_utils.py _get_kv_cache_groups_uniform_page_size / get_kv_cache_config / "
+                "_report_kv_cache_config: one pool shared by the KV-cache groups"
+            ),
+            kv_cache_bytes=b.kv_cache,
+            layer_kv_bytes_per_token=b.layer_bpt,
+            block_size=block,
+            group_size=b.group_size,
+            groups=b.groups,
+        )
+    else:
+        book.put(
+            f"memory.{at}per_rank.kv_tokens",
+            b.kv_tokens,
+            variant="uniform",
+            source=public("vLLM num_blocks × block_size"),
+            kv_cache_bytes=b.kv_cache,
+            kv_bytes_per_token=b.bpt,
+            block_size=block,
+        )
 
     # ---- per DP rank and for the group
     book.put(
@@ -1140,7 +1317,9 @@ def group_memory(result: MemoryResult, name: str) -> GroupMemory:
 __all__ = [
     "activation_estimate",
     "group_memory",
+    "hybrid_kv_tokens",
     "kv_bytes_per_token",
+    "kv_cache_groups",
     "kv_dtype_bytes",
     "kv_heads_per_rank",
     "linear_state_bytes_per_seq",

@@ -910,6 +910,11 @@ def serving_with_defaults(
         value = getattr(d, name)
         if name not in given and value is not None:
             changes[name] = value
+    # The engine version the recipe was validated with (vLLM-Ascend's on Ascend): the plan's memory budget
+    # follows what that version subtracts (engine/engine_versions.py) unless the request names another.
+    if "vllm_version" not in given:
+        recipe = recipe_for(model, server, kind)
+        changes["vllm_version"] = recipe.vllm_ascend or recipe.vllm
     if "max_model_len" not in given and model.max_context > 0:
         changes["max_model_len"] = min(
             int(changes.get("max_model_len", serving.max_model_len)), model.max_context

@@ -425,7 +425,13 @@ class ServingSpec:
     language_model_only: bool = False
     block_size: int = 0  # 0: the platform default (CUDA 16, Ascend 128; engine/defaults.py)
     enforce_eager: bool = False  # no graph capture (P/D prefill engines always run eager)
-    flashinfer_sampler: bool = False  # VLLM_USE_FLASHINFER_SAMPLER=1: top-k/top-p without a full sort
+    # VLLM_USE_FLASHINFER_SAMPLER: top-k/top-p without a full sort; None = the engine version's default
+    # (engine/engine_versions.py: on by default from vLLM 0.20, off before).
+    flashinfer_sampler: bool | None = None
+    # The serving engine and version the plan targets (engine/engine_versions.py): "vllm" or
+    # "vllm-ascend" ("" = the platform's), and its version; a request that leaves them unset gets the
+    # launch recipe's.  The version decides what is taken out of the KV budget (CUDA-graph pool …).
+    engine: str = ""
     vllm_version: str = "0.27.1"
 
 

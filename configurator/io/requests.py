@@ -27,6 +27,7 @@ from typing import Any
 from configurator.engine import site_values as sv
 from configurator.engine import types as et
 from configurator.engine.defaults import SERVING_RANGES
+from configurator.engine.engine_versions import engine_error, engine_for, version_error
 from configurator.engine.launch import launch_port_conflicts
 from configurator.engine.recipes import serving_with_defaults
 
@@ -569,6 +570,9 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     # Fields the request leaves unset take the launch recipe's validated values, clamped to the model (issue 19).
     given = set(data["serving"]) if isinstance(data.get("serving"), dict) else set()
     sections["serving"] = serving_with_defaults(sections["serving"], given, model, server, topology.kind)
+    version_errors = _engine_errors(sections["serving"], server)
+    if version_errors:
+        raise RequestError(version_errors)
     port_errors = launch_port_conflicts(topology, sections["launch"])
     if port_errors:
         raise RequestError(port_errors)
@@ -588,6 +592,17 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         scenario=scenario,
         checkpoint=checkpoint,
     )
+
+
+def _engine_errors(serving: et.ServingSpec, server: et.ServerSpec) -> dict[str, list[str]]:
+    """The engine the request names must run on the server, and its version must be one whose memory
+    accounting the engine follows (engine/engine_versions.py)."""
+    stack = server.accelerator.software_stack
+    if problem := engine_error(serving.engine, stack, server.name):
+        return {"serving.engine": [problem]}
+    if problem := version_error(engine_for(stack, serving.engine), serving.vllm_version):
+        return {"serving.vllm_version": [problem]}
+    return {}
 
 
 @dataclasses.dataclass(frozen=True)

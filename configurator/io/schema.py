@@ -18,6 +18,7 @@ from enum import Enum
 from pathlib import Path
 
 from ..engine import types as et
+from ..engine.engine_versions import ENGINES, SUPPORTED
 from .requests import RANGES, SECTIONS, _hints, _range_key
 
 NUMBER_OR_STRING = {
@@ -151,6 +152,18 @@ def request_schema() -> dict:
     }
     for name, cls in SECTIONS.items():
         properties[name] = _object_schema(cls, name, all_optional=True)
+    serving = properties["serving"]["properties"]
+    serving["engine"] = {
+        "enum": ["", *ENGINES],
+        "description": "the serving engine; empty: the platform's (vllm on CUDA, vllm-ascend on Ascend)",
+    }
+    serving["vllm_version"] = {
+        "type": "string",
+        "maxLength": 32,
+        "description": "the engine's version (supported: "
+        + "; ".join(f"{e} {lo[0]}.{lo[1]} to {hi[0]}.{hi[1]}.x" for e, (lo, hi) in SUPPORTED.items())
+        + "); unset: the launch recipe's",
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "plan-request.schema.json",

@@ -6,6 +6,7 @@ untouched form plans the same deployment.
 """
 
 import json
+from dataclasses import replace
 from io import StringIO
 
 import pytest
@@ -63,8 +64,10 @@ def test_api_page_and_cli_plan_the_same_deployment(api, tmp_path):
     assert form.is_valid(), form.errors
     page_request, page_result = services.plan_from_json(form.to_request())
     api_request = services.resolve_request(NO_SERVING)
-    # The page's serving section resolves to exactly what the API and the CLI use.
-    assert page_request.serving == api_request.serving == SERVING_DEFAULTS
+    # The page's serving section resolves to exactly what the API and the CLI use: ServingSpec's defaults,
+    # with the engine version of the launch recipe (vLLM-Ascend K3 tutorial, releases/v0.23.0; recipes.py).
+    assert page_request.serving == api_request.serving == replace(SERVING_DEFAULTS, vllm_version="0.23.0")
+    assert cli_body["figures"]["memory.per_rank.graph_bytes"]["inputs"]["engine"] == "vLLM-Ascend 0.23.0"
     page_body = services.plan_response(page_result)
 
     for body in (cli_body, page_body):
@@ -94,3 +97,18 @@ def test_the_page_chooses_a_checkpoint_and_refuses_one_of_another_model(api):
     assert not other.is_valid() and "checkpoint" in other.errors
     page = api.post("/", data).content.decode()
     assert 'name="checkpoint"' in page
+
+
+def test_an_engine_version_typed_on_the_page_reaches_the_plan_as_from_the_api(api):
+    data = page_form_data() | {"vllm_version": "0.18.0"}
+    form = ConfiguratorForm(data)
+    assert form.is_valid(), form.errors
+    page_request, _ = services.plan_from_json(form.to_request())
+    api_request = services.resolve_request({**NO_SERVING, "serving": {"vllm_version": "0.18.0"}})
+    assert page_request.serving == api_request.serving
+    assert page_request.serving.vllm_version == "0.18.0"
+
+
+def test_an_unknown_engine_version_on_the_page_is_a_field_error(api):
+    page = api.post("/", page_form_data() | {"vllm_version": "0.3.1"}).content.decode()
+    assert "outside the versions whose memory accounting" in page

@@ -137,13 +137,20 @@ def test_activation_is_the_larger_of_forward_and_sampler_warm_up():
     req = reference.request(NF_2)  # vLLM on CUDA
     forward = 8192 * 7168 * 2 * (24 + 2 * 16)
     assert run(req).groups[0].per_rank.activation_bytes == forward  # 16 × 163,840 × 38 B is smaller
-    many = replace(req, serving=replace(req.serving, max_num_seqs=2048))
-    # vLLM's sampler warm-up: 38 B per request per vocabulary entry (memory.py, vllm/v1/sample).
+    many = replace(req, serving=replace(req.serving, max_num_seqs=2048, flashinfer_sampler=False))
+    # vLLM's PyTorch-native sampler warm-up: 38 B per request per vocabulary entry (memory.py, vllm/v1/sample).
     sampler = 2048 * 163_840 * 38
     assert sampler > forward
     assert run(many).groups[0].per_rank.activation_bytes == sampler
     fi = replace(many, serving=replace(many.serving, flashinfer_sampler=True))
     assert run(fi).groups[0].per_rank.activation_bytes == max(forward, 2048 * 163_840 * 10)
+    # Unset, the sampler is the version's default: FlashInfer from vLLM 0.20 (PR #40376), the
+    # PyTorch-native one before (PR #26859).
+    default = replace(many, serving=replace(many.serving, flashinfer_sampler=None))
+    assert default.serving.vllm_version == "0.27.1"
+    assert run(default).groups[0].per_rank.activation_bytes == max(forward, 2048 * 163_840 * 10)
+    older = replace(default, serving=replace(default.serving, vllm_version="0.19.1"))
+    assert run(older).groups[0].per_rank.activation_bytes == sampler
     # vLLM-Ascend's _dummy_sampler_run computes the logits only (BF16, 2 B) — model_runner_v1.py.
     a3 = reference.request({**A3_4, "serving": {"max_num_seqs": 8192}})
     assert run(a3).groups[0].per_rank.activation_bytes == max(forward, 8192 * 163_840 * 2)

@@ -63,6 +63,10 @@ DEFS = (
             "ep": "ceil(checkpoint_expert_bytes / (ep * pp))",
             # Expert parallelism off: the experts are split by TP like every other layer.
             "tp": "ceil(checkpoint_expert_bytes / (tp * pp))",
+            # MXFP4 experts on a GPU without FP4 tensor cores, held in the Marlin / Triton kernels' padded
+            # layout (vLLM quantization/mxfp4.py): hidden to a multiple of 256, each rank's width to 128 / 64.
+            "padded": "ceil(ceil(checkpoint_expert_bytes / (expert_divisor * pp)) * hidden_padded"
+            " * intermediate_padded / (hidden_size * intermediate_per_rank))",
         },
         context=("expert_bytes",),
     ),
@@ -117,12 +121,13 @@ DEFS = (
         "每卡图捕获内存",
         formulas={
             "typed": "graph_memory_bytes",
-            # Eager mode, vLLM-Ascend and vLLM before 0.21 take no graph memory out of the KV budget.
+            # Eager mode, vLLM-Ascend and vLLM before 0.21 take no graph memory out of the KV budget
+            # (engine/engine_versions.py: what each engine version subtracts).
             "none": "0",
-            # vLLM ≥ 0.21 with CUDA graphs subtracts its estimate of the graph pool.
+            # vLLM ≥ 0.21 with CUDA graphs profiles the graph pool and subtracts it.
             "estimate": "graph_estimate_bytes",
         },
-        context=("vllm_version", "eager"),
+        context=("engine", "eager"),
         source=SourceKind.ASSUMED,
     ),
     FigureDef(
@@ -168,7 +173,14 @@ DEFS = (
         Unit.TOKENS,
         "KV tokens per rank",
         "每卡 KV 容量（tokens）",
-        "max(floor(kv_cache_bytes / (kv_bytes_per_token * block_size)), 0) * block_size",
+        formulas={
+            # One attention type: vLLM's blocks of kv_bytes_per_token × block_size.
+            "uniform": "max(floor(kv_cache_bytes / (kv_bytes_per_token * block_size)), 0) * block_size",
+            # Full + sliding-window layers (vLLM kv_cache_utils): group_size-layer blocks of one shared
+            # pool, reported per KV-cache group.
+            "groups": "floor(max(floor(kv_cache_bytes / (layer_kv_bytes_per_token * block_size * group_size)), 0)"
+            " / groups) * block_size",
+        },
         source=SourceKind.PUBLIC,
     ),
     # ------------------------------------------------------------------ per DP rank and per group

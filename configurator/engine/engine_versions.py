@@ -1,0 +1,189 @@
+"""Which serving engine and version a plan targets, and what that version takes out of the KV budget.
+
+A request names the engine (``serving.engine``: ``vllm`` on CUDA, ``vllm-ascend`` on Ascend; empty =
+the platform's) and its version (``serving.vllm_version``; vLLM-Ascend's releases follow vLLM's
+numbering).  Left unset, both are the launch recipe's (``engine/recipes.py``), so the page, the API
+and ``manage.py plan`` default to the same version.  The request boundary refuses an engine the
+server cannot run and a version outside :data:`SUPPORTED` (``configurator/io/requests.py``).
+
+What a version subtracts before it sizes the KV cache (the terms of ``engine/memory.py``), read in
+the engines' source:
+
+* **Weights, peak activation, non-torch memory** — every supported version: vLLM
+  ``vllm/v1/worker/gpu_worker.py`` ``determine_available_memory`` (``memory_profiling`` around
+  ``profile_run``: ``non_kv_cache_memory = weights + torch_peak_increase + non_torch_increase``);
+  vLLM-Ascend ``vllm_ascend/worker/worker.py`` ``determine_available_memory`` (releases/v0.23.0,
+  releases/v0.26.0rc; before 0.18 ``worker_v1.py`` / ``worker.py`` subtracted the absolute torch
+  peak plus every non-torch allocation, v0.11.0, releases/v0.13.0 — the same terms).
+* **Sampler warm-up** — inside ``profile_run`` (``gpu_model_runner._dummy_sampler_run`` on the last
+  PP stage) in every supported vLLM; vLLM-Ascend's computes the logits only (``memory.py``).
+* **Communicator buffers (NCCL / HCCL)** — counted: vLLM-Ascend takes its memory snapshot before
+  ``_init_worker_distributed_environment()`` (worker.py ``_init_device``, releases/v0.23.0 and
+  v0.26.0rc), so HCCL's buffers fall in ``non_torch_increase``; vLLM's NCCL channel and custom
+  all-reduce buffers show up in the profiled non-torch memory of public TP2 logs (0.54 GiB against
+  0.13 GiB at TP1, vLLM 0.11.0, tests/data/vllm_startup_logs.yaml).
+* **CUDA-graph pool** — vLLM before 0.19 captures graphs after the KV cache is sized
+  (``compile_or_warm_up_model`` → ``capture_model``), so the pool is not subtracted; 0.19 and 0.20
+  profile it only with ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`` (vllm/envs.py, default "0");
+  from 0.21 that profiling is on by default (vllm/envs.py: "Enabled by default as of v0.21.0") and
+  ``determine_available_memory`` subtracts ``profile_cudagraph_memory()``.  vLLM-Ascend records its
+  peak before graph capture and never subtracts the NPU graph pool (worker.py, releases/v0.23.0:
+  "Record torch peak INSIDE the context and BEFORE graph capture"; releases/v0.26.0rc the same).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+VLLM = "vllm"
+VLLM_ASCEND = "vllm-ascend"
+ENGINES = (VLLM, VLLM_ASCEND)
+ENGINE_LABELS = {VLLM: "vLLM", VLLM_ASCEND: "vLLM-Ascend"}
+
+# The engine each software stack runs.
+ENGINE_OF_STACK = {"cuda": VLLM, "ascend": VLLM_ASCEND}
+
+# Versions whose memory accounting is read and encoded here (inclusive bounds, major.minor): vLLM from
+# 0.10 (V1 worker with the sampler warm-up in profile_run; the oldest logs of the start-up set) to 0.29
+# (0.27.1 is the newest the launch recipes name; a vLLM 0.29 start-up logs the same terms: "Actual usage
+# is … for consumed memory (weights + non-torch), … for peak activation, and … for CUDAGraph memory",
+# tests/data/vllm_startup_logs.yaml); vLLM-Ascend from 0.10 (v0.10.0rc1) to 0.27: its accounting is
+# the same in every release read (v0.10.0rc1 … releases/v0.26.0rc), and plans stored before the version
+# was chosen name 0.27.1 (vLLM-Ascend pairs with the vLLM release of the same number).
+SUPPORTED: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
+    VLLM: ((0, 10), (0, 29)),
+    VLLM_ASCEND: ((0, 10), (0, 27)),
+}
+
+# vLLM profiles the CUDA-graph pool by default from 0.21 (vllm/envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
+GRAPHS_PROFILED_FROM = (0, 21)
+GRAPHS_OPT_IN_FROM = (0, 19)
+# The sampler warm-up of profile_run sorts the logits (PyTorch-native top-k/top-p) unless FlashInfer's
+# sampling kernels run: vllm-project/vllm PR #26859 "Disable FlashInfer sampler by default" (2025-10),
+# PR #40376 "[Perf] Enable FlashInfer top-k/top-p sampler by default" (merged after 0.19.1; vllm/envs.py
+# VLLM_USE_FLASHINFER_SAMPLER "Enabled by default when the hardware supports it").  0.10 logs print
+# "Using FlashInfer for top-p & top-k sampling" only where flashinfer was installed: read as off.
+FLASHINFER_SAMPLER_FROM = (0, 20)
+
+_VERSION = re.compile(r"^v?(\d{1,3})\.(\d{1,3})(?:\.(\d{1,4}))?(?:\.post\d{1,3}|rc\d{1,3}|\.\d{1,3})?$")
+
+
+def parse_version(text: str) -> tuple[int, int] | None:
+    """``"0.11.0"``, ``"0.10.1.1"``, ``"v0.26.0rc1"``, ``"0.23"`` → (major, minor); None when malformed."""
+    m = _VERSION.match(str(text).strip())
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2))
+
+
+def engine_for(stack: str, named: str = "") -> str:
+    """The engine a plan targets: the one named, else the platform's."""
+    return named or ENGINE_OF_STACK.get(stack, VLLM)
+
+
+def _fmt(v: tuple[int, int]) -> str:
+    return f"{v[0]}.{v[1]}"
+
+
+def engine_error(named: str, stack: str, server_name: str = "") -> str | None:
+    """Why ``named`` cannot serve on this platform (None when it can)."""
+    if not named:
+        return None
+    if named not in ENGINES:
+        return f"must be one of: {', '.join(ENGINES)} (or empty for the platform's engine)."
+    expected = ENGINE_OF_STACK.get(stack, VLLM)
+    if named != expected:
+        where = f" on {server_name}" if server_name else ""
+        return (
+            f"{ENGINE_LABELS[named]} does not run{where}: its accelerators need "
+            f"{ENGINE_LABELS[expected]} ({expected})."
+        )
+    return None
+
+
+def version_error(engine: str, text: str) -> str | None:
+    """Why ``text`` is not a version of ``engine`` whose memory accounting is known (None when it is)."""
+    low, high = SUPPORTED[engine]
+    v = parse_version(text)
+    if v is None:
+        return f"must be a version such as {_fmt(high)}.0 (digits and dots; rc/post suffixes allowed)."
+    if not low <= v <= high:
+        return (
+            f"{ENGINE_LABELS[engine]} {text} is outside the versions whose memory accounting this tool "
+            f"follows ({_fmt(low)} to {_fmt(high)}.x)."
+        )
+    return None
+
+
+def flashinfer_sampler_default(stack: str, engine: str, version: str) -> bool:
+    """Whether the targeted vLLM runs FlashInfer's top-k/top-p sampler unless told otherwise."""
+    engine = engine_for(stack, engine)
+    if engine != VLLM:
+        return False
+    v = parse_version(version) or SUPPORTED[VLLM][1]
+    return v >= FLASHINFER_SAMPLER_FROM
+
+
+@dataclass(frozen=True)
+class BudgetRules:
+    """What one engine version takes out of the KV budget besides weights, activations and buffers."""
+
+    engine: str
+    version: tuple[int, int]
+    graphs_subtracted: bool  # the graph pool is profiled and subtracted before the KV cache is sized
+    graphs_source: str
+    comm_source: str
+
+
+def budget_rules(stack: str, engine: str, version: str) -> BudgetRules:
+    """The rules of ``engine`` at ``version`` (an unparseable version reads as the newest supported)."""
+    engine = engine_for(stack, engine)
+    v = parse_version(version) or SUPPORTED.get(engine, SUPPORTED[VLLM])[1]
+    if engine == VLLM_ASCEND:
+        return BudgetRules(
+            engine,
+            v,
+            False,
+            "vllm-ascend vllm_ascend/worker/worker.py determine_available_memory: peak recorded before graph "
+            "capture, NPU graph pool not subtracted (releases/v0.23.0, v0.26.0rc)",
+            "vllm-ascend worker.py _init_device: memory snapshot before _init_worker_distributed_environment "
+            "(HCCL buffers counted)",
+        )
+    if v >= GRAPHS_PROFILED_FROM:
+        graphs = (
+            "vLLM ≥ 0.21: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default (vllm/envs.py); "
+            "gpu_worker.determine_available_memory subtracts profile_cudagraph_memory()"
+        )
+    elif v >= GRAPHS_OPT_IN_FROM:
+        graphs = (
+            "vLLM 0.19–0.20: CUDA-graph memory profiled only with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 "
+            "(vllm/envs.py default 0): not subtracted"
+        )
+    else:
+        graphs = (
+            "vLLM before 0.19: CUDA graphs captured after the KV cache is sized "
+            "(gpu_worker.compile_or_warm_up_model → capture_model): not subtracted"
+        )
+    return BudgetRules(
+        engine,
+        v,
+        v >= GRAPHS_PROFILED_FROM,
+        graphs,
+        "vLLM gpu_worker.determine_available_memory: NCCL buffers allocated during profile_run fall in "
+        "non_torch_increase",
+    )
+
+
+__all__ = [
+    "ENGINES",
+    "ENGINE_LABELS",
+    "SUPPORTED",
+    "BudgetRules",
+    "budget_rules",
+    "engine_error",
+    "engine_for",
+    "flashinfer_sampler_default",
+    "parse_version",
+    "version_error",
+]
