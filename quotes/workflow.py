@@ -9,8 +9,10 @@ Every state change runs in one transaction and writes an audit event, like
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import logging
 import secrets
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -403,8 +405,16 @@ def share_resolve(token: str) -> ShareLink:
 
 
 def client_ip(request) -> str | None:
-    """The client's address as the server saw it (REMOTE_ADDR; a trusted proxy must set it)."""
-    address = request.META.get("REMOTE_ADDR") or None
+    """The client's address by the same trusted-proxy rule as log-in (``accounts.client_ip``):
+    behind the proxies named in ``TRUSTED_PROXIES`` the client the nearest proxy saw, else
+    REMOTE_ADDR.  None when neither is an address (the field stores addresses only)."""
+    from accounts.client_ip import client_ip as trusted_client_ip
+
+    address = trusted_client_ip(request)
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        return None
     return address
 
 
@@ -437,14 +447,37 @@ def acceptance_refusal(link: ShareLink) -> str:
     return ""
 
 
-def _clean_text(value: Any, field: str, label: str, *, required: bool, max_length: int) -> str:
+# Control (Cc), format (Cf: bidi overrides such as U+202E, zero-width characters), line and
+# paragraph separators (Zl, Zp), surrogates and private use: never in a name on an offer.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def control_chars(text: str) -> list[str]:
+    """The distinct unsafe characters of ``text`` as U+XXXX codes (empty if none)."""
+    found = sorted({ch for ch in text if unicodedata.category(ch) in _UNSAFE_CATEGORIES})
+    return [f"U+{ord(ch):04X}" for ch in found]
+
+
+def _clean_text(
+    value: Any, field: str, label: str, *, required: bool, max_length: int, multiline: bool = False
+) -> str:
     text = str(value or "").strip()
     if required and not text:
         raise ValidationError({field: _("Please enter your %(what)s.") % {"what": label}})
     if len(text) > max_length:
         raise ValidationError({field: _("At most %(n)s characters, please.") % {"n": max_length}})
-    if any(ord(ch) < 32 and ch not in "\n\t" for ch in text):
-        raise ValidationError({field: _("Please remove the control characters.")})
+    # One line for a name or a title (they are printed in the audit trail, the notice and the
+    # acceptance statement); a question may have line breaks.  Control characters, bidi
+    # overrides (U+202E …) and line separators are refused either way, as the catalog does.
+    allowed = "\n\t" if multiline else ""
+    bad = control_chars("".join(ch for ch in text if ch not in allowed))
+    if bad:
+        raise ValidationError(
+            {
+                field: _("Please remove the control or text-direction characters (%(chars)s).")
+                % {"chars": ", ".join(bad[:5])}
+            }
+        )
     return text
 
 
@@ -516,15 +549,20 @@ def customer_ask(*, link: ShareLink, request, name: str, contact: str, text: str
     """Record a question from the share page and pass it to the quote's owner."""
     name = _clean_text(name, "name", _("name"), required=True, max_length=200)
     contact = _clean_text(contact, "contact", _("e-mail or phone"), required=False, max_length=200)
-    text = _clean_text(text, "text", _("question"), required=True, max_length=4000)
-    recent = CustomerQuestion.objects.filter(link=link, asked_at__gte=timezone.now() - dt.timedelta(hours=1))
-    if recent.count() >= QUESTIONS_PER_LINK_PER_HOUR:  # a link is no way to flood an engineer's inbox
-        raise ValidationError(
-            _(
-                "Many questions were sent through this link in the last hour; please write to your contact directly."
-            )
-        )
+    text = _clean_text(text, "text", _("question"), required=True, max_length=4000, multiline=True)
     with transaction.atomic():
+        # Counted per revision (a new link to the same offer does not start again) under the
+        # revision's row lock, so parallel posts are counted one after the other.
+        QuoteRevision.objects.select_for_update().filter(pk=link.revision_id).first()
+        recent = CustomerQuestion.objects.filter(
+            revision_id=link.revision_id, asked_at__gte=timezone.now() - dt.timedelta(hours=1)
+        )
+        if recent.count() >= QUESTIONS_PER_LINK_PER_HOUR:  # a link is no way to flood an engineer's inbox
+            raise ValidationError(
+                _(
+                    "Many questions were sent about this offer in the last hour; please write to your contact directly."
+                )
+            )
         question = CustomerQuestion.objects.create(
             revision=link.revision, link=link, name=name, contact=contact, text=text, ip=client_ip(request)
         )
