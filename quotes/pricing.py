@@ -32,6 +32,8 @@ OVERRIDE_NOTE = gettext_noop("Special price: differs from the list price")
 NON_CATALOG_NOTE = gettext_noop("Non-standard hardware: not in the product catalog")
 
 ZERO = Decimal("0")
+# Categories whose list prices come from the catalog's commercial terms (``list_terms``).
+TERMS_CATEGORIES = frozenset({BomCategory.SERVER, BomCategory.SWITCH, BomCategory.OPTICS, BomCategory.RACK})
 
 
 def _list_prices(prices: Mapping, terms: Mapping) -> dict:
@@ -49,11 +51,16 @@ def _list_prices(prices: Mapping, terms: Mapping) -> dict:
             out[key] = terms[key]
     if isinstance(terms.get("server"), Mapping) and isinstance(out.get("server"), Mapping):
         out["server"] = {**out["server"], **terms["server"]}
-    if isinstance(terms.get("switches"), Mapping):
-        out["switches"] = dict(terms["switches"])
+    for key in ("switches", "media_unit_prices", "rack_unit_prices_by_cooling"):
+        if isinstance(terms.get(key), Mapping):
+            out[key] = dict(terms[key])
     items = []
     for item in out.get("items") or []:
         if isinstance(item, Mapping):
+            if item.get("category") in TERMS_CATEGORIES:
+                # Priced by the terms above (today's list): a plan priced from an older list
+                # carries that list's prices in its items, which must not stand in for the list.
+                continue
             item = dict(item)
             if item.get("list_unit_price") is not None:
                 item["unit_price"] = item["list_unit_price"]

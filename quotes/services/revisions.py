@@ -38,6 +38,46 @@ def _planned_discount(plan: PlannedConfiguration) -> Decimal | None:
     return to_decimal(commercial["quote_discount"])
 
 
+def _typed_measurement(request_json: Any) -> Any:
+    """The measured throughput a request types in (``workload.measured_output_tokens_per_s``), if any."""
+    workload = request_json.get("workload") if isinstance(request_json, Mapping) else None
+    value = workload.get("measured_output_tokens_per_s") if isinstance(workload, Mapping) else None
+    return value if value not in (None, "") else None
+
+
+def refuse_unpriceable(plan: PlannedConfiguration) -> None:
+    """Refuse what a quote cannot carry honestly (issue 27, findings 1 and 2).
+
+    * A currency with no price list in force: nothing to compare its prices with, so any price
+      typed in (USD 1 for a server) would pass as the list.  ``plan_for_quote`` records
+      ``list_terms: None`` then; plans without the record (hand-made, older) are not refused.
+    * A measured throughput typed into the request: only an imported benchmark file, attached
+      to the revision with its hash, marks a figure measured (``quotes.benchmark_import``).
+    """
+    prices = plan.prices_json
+    if isinstance(prices, Mapping) and "list_terms" in prices and prices["list_terms"] is None:
+        raise ValidationError(
+            {
+                "request_json": _(
+                    "There is no price list in force in %(currency)s, so the prices of this configuration "
+                    "cannot be checked against a list price. Quote in a currency that has a price list "
+                    "(or ask an administrator to add a %(currency)s price list)."
+                )
+                % {"currency": plan.currency or "?"}
+            }
+        )
+    if _typed_measurement(plan.request_json) is not None or _typed_measurement(plan.resolved_json) is not None:
+        raise ValidationError(
+            {
+                "request_json": _(
+                    "A measured throughput can only come from a benchmark file: clear “measured output "
+                    "tokens/s” in the configurator, save the quote, then import the result of "
+                    "“vllm bench serve” on the quote page."
+                )
+            }
+        )
+
+
 def revision_build(
     *,
     quote: Quote,
@@ -50,6 +90,7 @@ def revision_build(
     change_note: str,
 ) -> QuoteRevision:
     """Create a draft revision with its BOM lines and totals (inside the caller's transaction)."""
+    refuse_unpriceable(plan)
     planned = _planned_discount(plan)
     if planned is not None and planned != discount:
         raise ValidationError(
