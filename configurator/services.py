@@ -7,6 +7,7 @@ here, so every figure shown anywhere comes from the same ``plan()`` call.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as dt
 import json
 import threading
@@ -269,7 +270,23 @@ def _list_terms(request_json: dict, request: et.PlanRequest) -> dict | None:
         )
     except (LookupError, ValueError):
         return None
-    return {**_terms_json(terms), "price_list": price_list.name, "effective_from": price_list.effective_from.isoformat()}
+    return {
+        **_terms_json(terms),
+        "price_list": price_list.name,
+        "effective_from": price_list.effective_from.isoformat(),
+    }
+
+
+def _is_catalog_rack(listed: et.RackSpec | None, rack: et.RackSpec) -> bool:
+    """Whether ``rack`` is the catalog's rack of its slug as the page sends it (issue 31: every
+    quote called the seeded rack "typed in by hand").  The configurator sends the rack inline with
+    the site's power cap per rack (25 kW where the rack is rated 40 kW) and its layout reserve: a
+    cap at or below the rack's rating and the reserved units are the site's choices, not other
+    hardware.  Size, cooling, PDUs and names must be the catalog's; a cap above the rating is."""
+    if listed is None:
+        return False
+    same = dataclasses.replace(rack, max_kw=listed.max_kw, reserved_units=listed.reserved_units)
+    return same == listed and rack.max_kw <= listed.max_kw
 
 
 def _non_catalog_hardware(request_json: dict, request: et.PlanRequest) -> list[str]:
@@ -278,7 +295,9 @@ def _non_catalog_hardware(request_json: dict, request: et.PlanRequest) -> list[s
     out = []
     if isinstance(request_json.get("server"), dict) and catalog.server(request.server.slug) != request.server:
         out.append("server")
-    if isinstance(request_json.get("rack"), dict) and catalog.rack(request.rack.slug) != request.rack:
+    if isinstance(request_json.get("rack"), dict) and not _is_catalog_rack(
+        catalog.rack(request.rack.slug), request.rack
+    ):
         out.append("rack")
     raw_switches = request_json.get("switches")
     if isinstance(raw_switches, list) and any(isinstance(s, dict) for s in raw_switches):

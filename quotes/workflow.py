@@ -38,6 +38,9 @@ from .services.planning import (
     PlannedConfiguration,
     PlanningUnavailable,
     configuration_plan,
+    has_list_record,
+    plan_again,
+    request_at_todays_list,
     request_with_discount,
 )
 from .services.quotes import quote_number_allocate
@@ -104,7 +107,7 @@ def replan_at_current_prices(
     *, revision: QuoteRevision, by, expected_version: int | None = None
 ) -> QuoteRevision:
     """A new draft revision of the same configuration, planned with today's catalog and prices."""
-    changes = _planned_changes(revision.request_json, revision.discount)
+    changes = _planned_changes(request_at_todays_list(revision.request_json), revision.discount)
     changes["note"] = _("Re-planned with today's prices (from %(number)s).") % {"number": revision.number}
     return revision_create_from(revision=revision, changes=changes, by=by, expected_version=expected_version)
 
@@ -113,27 +116,45 @@ def replan_at_current_prices(
 
 
 def quote_clone(
-    *, revision: QuoteRevision, by, customer: Any, title: str = "", valid_until: dt.date | None = None
+    *,
+    revision: QuoteRevision,
+    by,
+    customer: Any,
+    title: str = "",
+    valid_until: dt.date | None = None,
+    keep_prices: bool = False,
 ) -> Quote:
-    """A new quote (new number) for ``customer`` with the configuration, prices and terms of ``revision``.
+    """A new quote (new number) for ``customer`` with the configuration and terms of ``revision``.
 
-    The frozen snapshots are copied as they are (the clone prices exactly what
-    the source priced), with the same quote and line discounts and proposal
-    language; the validity starts again from today.  The source is untouched.
+    The clone is re-priced at today's list (issue 27, finding 5: a clone made after a price rise
+    went out at the old price with "approval not needed"), unless ``keep_prices``: then it keeps
+    the source's prices, and the approval check compares them with today's list.  Same quote and
+    line discounts and proposal language; the validity starts again from today.  When the source
+    was approved and nothing priced changed, its approval covers the clone (issue 31).  Revisions
+    planned without the catalog's list record (hand-made, older) are copied as they are.  The
+    source is untouched.
     """
     require_perm(by, "quotes.add_quote")
     source_quote = selectors.quote_get_visible(user=by, pk=revision.quote_id)
     line_discounts = {
         f"{line.category}:{line.sku}": line.discount for line in revision.lines.all() if line.discount
     }
-    plan = PlannedConfiguration(
-        request_json=revision.request_json,
-        resolved_json=revision.resolved_json,
-        result_json=revision.result_json,
-        prices_json=revision.prices_json,
-        usd_rate=revision.usd_rate,
-        currency=revision.currency,
-    )
+    if has_list_record(revision.prices_json):
+        plan = plan_again(
+            request_json=revision.request_json,
+            resolved_json=revision.resolved_json,
+            discount=revision.discount,
+            keep_prices=keep_prices,
+        )
+    else:
+        plan = PlannedConfiguration(
+            request_json=revision.request_json,
+            resolved_json=revision.resolved_json,
+            result_json=revision.result_json,
+            prices_json=revision.prices_json,
+            usd_rate=revision.usd_rate,
+            currency=revision.currency,
+        )
     today = timezone.localdate()
     with transaction.atomic():
         customer_obj = customer_resolve(by=by, customer=customer)
@@ -168,7 +189,13 @@ def quote_clone(
             discount=revision.discount,
             line_discounts=line_discounts,
             based_on=None,
-            change_note=_("Cloned from %(number)s.") % {"number": revision.number},
+            change_note=(
+                _("Cloned from %(number)s, keeping its prices.")
+                if keep_prices
+                else _("Cloned from %(number)s, re-priced at today's list.")
+            )
+            % {"number": revision.number},
+            approval_basis=revision,
         )
     return quote
 
