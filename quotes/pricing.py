@@ -21,9 +21,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext_noop
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
 
 from .bom import bom_lines_from_plan, plan_totals, to_decimal
 from .statuses import CAPEX_CATEGORIES, ApprovalState, BomCategory
