@@ -134,3 +134,59 @@ def test_customer_questions_are_limited_per_revision_a_new_link_does_not_reset_t
     response = customer.post(reverse("quotes:share_question", args=[second]), {"name": "Li Wei", "text": "Q11"})
     assert response.status_code == 400
     assert CustomerQuestion.objects.count() == QUESTIONS_PER_LINK_PER_HOUR
+
+
+# --------------------------------------------------------------------------- finding 7 (and issue 31)
+
+
+def configurator_form(client) -> dict:
+    """The fields of the configurator page's "Save as quote" form, as the browser would post them."""
+    import html
+
+    page = client.get("/").content.decode()
+    form = re.search(r'<form[^>]*id="quote-form".*?</form>', page, re.S).group(0)
+    fields = dict(
+        (name, html.unescape(value))
+        for name, value in re.findall(r'<input type="hidden" name="([a-z_]+)" value="([^"]*)"', form)
+    )
+    return {**fields, "customer_name": "Bank of Example", "discount": "0", "language": "en"}
+
+
+def test_double_submit_on_the_real_page(users, catalog, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(users["engineer"])
+    form = configurator_form(client)
+    # The real form carries its idempotency key (the one that had one was included nowhere).
+    assert re.fullmatch(r"[0-9a-f]{32}", form["idempotency_key"])
+    assert configurator_form(client)["idempotency_key"] != form["idempotency_key"]  # one per page load
+    first = client.post(reverse("quotes:create"), form)
+    second = client.post(reverse("quotes:create"), form)  # a double click
+    assert first.status_code == second.status_code == 302
+    assert first["Location"] == second["Location"]
+    assert Quote.objects.count() == 1
+
+
+def test_back_after_saving_then_save_again_leads_to_the_saved_quote(users, catalog, settings, tmp_path):
+    # Back shows the first-loaded form again with the typed customer; the browser asks which quote
+    # the saved form made (static/js/configurator.js, on pageshow) and opens it.  Posting it again
+    # with a different configuration is the same quote, not a second one.
+    settings.MEDIA_ROOT = tmp_path
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(users["engineer"])
+    form = configurator_form(client)
+    saved = client.post(reverse("quotes:create"), form)
+    quote = Quote.objects.get()
+    answer = client.get(reverse("quotes:created_by_key", args=[form["idempotency_key"]]))
+    assert answer.status_code == 200 and answer.json()["url"] == quote.get_absolute_url() == saved["Location"]
+    stale = {**form, "request_json": json.dumps({**REQUEST, "topology": {"kind": "single", "nodes": 4}})}
+    again = client.post(reverse("quotes:create"), stale)
+    assert again["Location"] == quote.get_absolute_url() and Quote.objects.count() == 1
+    # Another engineer's key, or one nobody used, answers 404.
+    other = Client()
+    other.force_login(users["engineer2"])
+    assert other.get(reverse("quotes:created_by_key", args=[form["idempotency_key"]])).status_code == 404
+    assert client.get(reverse("quotes:created_by_key", args=["f" * 32])).status_code == 404
+    # The page's script knows where to ask.
+    page = client.get("/").content.decode()
+    assert 'data-created-url="/quotes/created/__key__/"' in page
