@@ -35,6 +35,7 @@ from accounts import roles
 
 from .models import Approval, QuoteRevision
 from .statuses import ApprovalDecision, ApprovalState
+from .textcheck import one_line
 from .workflow_models import Notification
 
 logger = logging.getLogger(__name__)
@@ -61,10 +62,13 @@ def notify(
                 kind=kind,
                 quote=revision.quote,
                 revision=revision,
-                subject=subject[:300],
+                subject=one_line(subject)[:300],
                 body=body,
             )
         )
+    # One line: a customer name typed with a line break made the subject a header Django refuses
+    # (BadHeaderError), so the manager's approval request was only logged, never sent (issue 27).
+    subject = one_line(subject)[:300]
     mails = [(n.pk, n.recipient.email) for n in created if n.recipient.email]
     if mails:
         transaction.on_commit(lambda: _send(mails, subject, body))

@@ -12,7 +12,6 @@ import datetime as dt
 import ipaddress
 import logging
 import secrets
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -48,6 +47,7 @@ from .services.revisions import revision_build, revision_create_from
 from .services.snapshot import revision_totals
 from .services.transitions import transition_locked
 from .statuses import AuditAction, BomCategory, PdfStatus, QuoteStatus, RevisionStatus
+from .textcheck import control_chars
 from .workflow_models import CustomerAcceptance, CustomerQuestion, ShareLink, ShareView, token_digest
 
 logger = logging.getLogger(__name__)
@@ -472,17 +472,6 @@ def acceptance_refusal(link: ShareLink) -> str:
             "date": valid_until.isoformat()
         }
     return ""
-
-
-# Control (Cc), format (Cf: bidi overrides such as U+202E, zero-width characters), line and
-# paragraph separators (Zl, Zp), surrogates and private use: never in a name on an offer.
-_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
-def control_chars(text: str) -> list[str]:
-    """The distinct unsafe characters of ``text`` as U+XXXX codes (empty if none)."""
-    found = sorted({ch for ch in text if unicodedata.category(ch) in _UNSAFE_CATEGORIES})
-    return [f"U+{ord(ch):04X}" for ch in found]
 
 
 def _clean_text(

@@ -16,6 +16,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from accounts import roles
+
 from .. import selectors
 from ..forms import (
     QuoteCreateForm,
@@ -44,6 +46,9 @@ logger = logging.getLogger(__name__)
 @require_GET
 def quote_list(request: HttpRequest) -> HttpResponse:
     """Visible quotes with search and filters; htmx requests get only the results table."""
+    if not roles.is_sales(request.user):
+        # The catalog admin keeps the catalog, not quotes (issue 27: /quotes/ was reachable).
+        raise PermissionDenied(_("Quotes are for the sales roles."))
     form = QuoteFilterForm(request.user, request.GET or None)
     quotes = selectors.quote_search(user=request.user, **form.filters())
     page = Paginator(quotes, PAGE_SIZE).get_page(request.GET.get("page"))

@@ -232,3 +232,23 @@ def test_an_import_never_changes_an_issued_or_accepted_revision(
     response = upload(client, r1, raw)
     assert response.status_code == 400 and "clone it as a new quote" in response.content.decode()
     assert MeasuredBenchmark.objects.count() == 1
+
+
+def test_uploads_up_to_the_importers_limit_reach_it_and_larger_ones_get_a_readable_413(
+    users, quote, tmp_path
+):
+    # Finding 13: the 2 MB form limit answered every larger upload with a raw JSON 413, so the
+    # importer's 20 MB limit was never reached.  Per-request arrays make real files this size.
+    revision = quote.revisions.get()
+    data = json.loads(bundle_results(revision, tmp_path)[0].read_bytes())
+    big = json.dumps({**data, "ttfts": [1.25] * 400_000}).encode()
+    assert 2 * 1024 * 1024 < len(big) < 20 * 1024 * 1024
+    client = engineer_client(users)
+    assert upload(client, revision, big).status_code == 302
+    huge = json.dumps({**data, "ttfts": [1.25] * 3_600_000}).encode()
+    assert len(huge) > 20 * 1024 * 1024 + 64 * 1024
+    response = upload(client, revision, huge)
+    assert response.status_code == 413
+    assert response["Content-Type"].startswith("text/html")
+    assert "The file is too large: at most 20 MB can be uploaded here." in response.content.decode()
+    assert MeasuredBenchmark.objects.count() == 1

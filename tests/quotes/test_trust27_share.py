@@ -131,7 +131,9 @@ def test_customer_questions_are_limited_per_revision_a_new_link_does_not_reset_t
             assert response.status_code == 302
     second = share(client, revision, django_capture_on_commit_callbacks)
     assert second != first
-    response = customer.post(reverse("quotes:share_question", args=[second]), {"name": "Li Wei", "text": "Q11"})
+    response = customer.post(
+        reverse("quotes:share_question", args=[second]), {"name": "Li Wei", "text": "Q11"}
+    )
     assert response.status_code == 400
     assert CustomerQuestion.objects.count() == QUESTIONS_PER_LINK_PER_HOUR
 
@@ -190,3 +192,32 @@ def test_back_after_saving_then_save_again_leads_to_the_saved_quote(users, catal
     # The page's script knows where to ask.
     page = client.get("/").content.decode()
     assert 'data-created-url="/quotes/created/__key__/"' in page
+
+
+def test_a_customer_name_with_a_line_break_still_reaches_the_manager(
+    users, catalog, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    # Finding 10: the name went into the subject, Django refused the header (BadHeaderError),
+    # and the approval request was only logged.  The subject is written as one line instead.
+    from django.core import mail
+
+    settings.MEDIA_ROOT = tmp_path
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    users["manager"].email = "manager@example.com"
+    users["manager"].save()
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(users["engineer"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("quotes:create"),
+            {
+                "request_json": json.dumps(REQUEST),
+                "customer_name": "Bank\r\nBcc: all@example.com",
+                "discount": "0.15",
+            },
+        )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert [m.to for m in mail.outbox] == [["manager@example.com"]]
+    subject = mail.outbox[0].subject
+    assert "\n" not in subject and "\r" not in subject and "Bank Bcc: all@example.com" in subject
+    assert mail.outbox[0].bcc == []
