@@ -242,6 +242,11 @@ def reason_texts(reasons: Any) -> list[str]:
             )
         elif code == "non_catalog":
             out.append(_("%(what)s is not a catalog item (hardware typed in by hand).") % {"what": what})
+        elif code == "no_price_list":
+            out.append(
+                _("No price list is in force in %(currency)s today.")
+                % {"currency": str(reason.get("currency") or "")}
+            )
         elif code == "approved_earlier":
             out.append(
                 _(

@@ -343,3 +343,47 @@ def revision_create_from(
         )
         quote_save(quote, [])
     return new
+
+
+def below_todays_list(revision: QuoteRevision) -> list[dict]:
+    """The approval reasons ``revision``'s priced lines have against **today's** list (beyond the
+    threshold), for a revision planned before a price change: [] when there are none, when
+    today's list is the one it was planned with, or for a revision without the catalog's list
+    record (hand-made, older).  Issuing refuses a revision with reasons it was never approved
+    for (issue 27: no path sends a line below its list price without a recorded approval)."""
+    prices = revision.prices_json
+    if not has_list_record(prices):
+        return []
+    plan = plan_again(
+        request_json=revision.request_json,
+        resolved_json=revision.resolved_json,
+        discount=revision.discount,
+        keep_prices=True,
+    )
+    today = plan.prices_json.get("list_terms") if isinstance(plan.prices_json, Mapping) else None
+    if today is None:
+        return [{"code": "no_price_list", "currency": revision.currency}]
+    if today == prices.get("list_terms"):
+        return []
+    lines = [
+        {
+            "category": row.category,
+            "sku": row.sku,
+            "description_en": row.description_en,
+            "quantity": row.quantity,
+            "unit_price": row.unit_price,
+            "discount": row.discount,
+            "note": row.note,
+            "non_catalog": row.non_catalog,
+        }
+        for row in revision.lines.all()
+    ]
+    dropped = mark_lines(
+        lines,
+        result=revision.result_json,
+        prices={**prices, "list_terms": today},
+        currency=revision.currency,
+        request=revision.resolved_json,
+    )
+    state, reasons = approval_assessment(lines, dropped, revision.discount, discount_threshold())
+    return reasons if state == ApprovalState.PENDING else []
