@@ -25,7 +25,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models.signals import post_save
+from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 from django.urls import reverse
 from django.utils import translation
@@ -265,9 +265,21 @@ def price_changed(item) -> list[Notification]:
     return created
 
 
+def _price_item_saving(sender, instance, raw: bool = False, **kwargs):
+    """Remember the prices a price item had before this save (``_price_item_saved`` compares)."""
+    if raw or instance.pk is None:
+        return
+    instance._prices_before = (
+        type(instance).objects.filter(pk=instance.pk).values_list("unit_price", "lease_per_month").first()
+    )
+
+
 def _price_item_saved(sender, instance, created: bool, raw: bool = False, **kwargs):
     if raw:
         return
+    before = getattr(instance, "_prices_before", None)
+    if not created and before is not None and before == (instance.unit_price, instance.lease_per_month):
+        return  # only the description, SKU text or source changed: no price changed (issue 27, finding 12)
     item_pk = instance.pk
     # After the admin's transaction commits (the price is then the one in force).
 
@@ -284,4 +296,5 @@ def _price_item_saved(sender, instance, created: bool, raw: bool = False, **kwar
 def connect_catalog_signals() -> None:
     from catalog.models import PriceItem
 
+    pre_save.connect(_price_item_saving, sender=PriceItem, dispatch_uid="quotes.notify.price_item_saving")
     post_save.connect(_price_item_saved, sender=PriceItem, dispatch_uid="quotes.notify.price_item_saved")

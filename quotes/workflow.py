@@ -689,26 +689,68 @@ def may_be_affected(revision: QuoteRevision, cache: dict) -> bool:
 def price_impact(user) -> list[PriceImpact]:
     """Open revisions whose prices differ from today's catalog, with their old and new net totals.
 
-    Only revisions whose frozen prices differ from the list in force are re-planned
-    (:func:`may_be_affected`), so the report stays quick with many open quotes.
+    Each revision is looked at once per price change: what was found is stored with the catalog's
+    version (:class:`PriceImpactEntry`) and read back on the next visit, so the report costs a
+    query per quote instead of a re-plan (issue 27, finding 12).  Of the rest, only revisions whose
+    frozen prices differ from the list in force are re-planned (:func:`may_be_affected`).
     """
+    from configurator.public import catalog_version
+
+    from .workflow_models import PriceImpactEntry
+
+    version = catalog_version()
+    revisions = open_revisions(user)
+    stored = {
+        entry.revision_id: entry
+        for entry in PriceImpactEntry.objects.filter(
+            catalog_version=version, revision__in=[r.pk for r in revisions]
+        )
+    }
     rows = []
     cache: dict = {}
-    for revision in open_revisions(user):
-        if not may_be_affected(revision, cache):
+    for revision in revisions:
+        entry = stored.get(revision.pk) or _impact_entry(revision, version, cache)
+        if not entry.affected:
             continue
+        rows.append(
+            PriceImpact(
+                revision,
+                entry.old_net,
+                entry.new_net,
+                [(sku, Decimal(old), Decimal(new)) for sku, old, new in entry.changed_items],
+                error=entry.error,
+            )
+        )
+    return rows
+
+
+def _impact_entry(revision: QuoteRevision, version: int, cache: dict):
+    """Work out and store what a price change does to ``revision`` (once per catalog version)."""
+    from django.db import IntegrityError
+
+    from .workflow_models import PriceImpactEntry
+
+    entry = PriceImpactEntry(revision=revision, catalog_version=version, old_net=revision.net_total)
+    if may_be_affected(revision, cache):
         before = {f"{line.category}:{line.sku}": line.unit_price for line in revision.lines.all()}
         try:
             new_net, after = priced_preview(revision)
         except (ValidationError, PlanningUnavailable) as exc:
-            message = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
-            rows.append(PriceImpact(revision, revision.net_total, None, [], error=message))
-            continue
-        changed = [
-            (key.split(":", 1)[1], before[key], after[key])
-            for key in after
-            if key in before and before[key] != after[key]
-        ]
-        if changed or new_net != revision.net_total:
-            rows.append(PriceImpact(revision, revision.net_total, new_net, changed))
-    return rows
+            entry.affected = True
+            entry.error = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+        else:
+            changed = [
+                (key.split(":", 1)[1], before[key], after[key])
+                for key in after
+                if key in before and before[key] != after[key]
+            ]
+            entry.new_net = new_net
+            entry.changed_items = [[sku, str(old), str(new)] for sku, old, new in changed]
+            entry.affected = bool(changed) or new_net != revision.net_total
+    try:
+        with transaction.atomic():
+            entry.save()
+            PriceImpactEntry.objects.filter(revision=revision).exclude(catalog_version=version).delete()
+    except IntegrityError:  # another visit stored it first
+        return PriceImpactEntry.objects.get(revision=revision, catalog_version=version)
+    return entry

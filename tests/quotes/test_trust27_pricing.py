@@ -304,3 +304,55 @@ def html_text(page: str) -> str:
     import html
 
     return html.unescape(page)
+
+
+# --------------------------------------------------------------------------- finding 12
+
+
+def test_the_price_change_report_re_plans_every_affected_quote_on_each_request(
+    users, catalog, monkeypatch, django_capture_on_commit_callbacks
+):
+    from quotes import workflow
+
+    engineer = english(users["engineer"])
+    first, second = created(engineer), created(engineer)
+    replans = []
+    real_preview = workflow.priced_preview
+    monkeypatch.setattr(workflow, "priced_preview", lambda r: replans.append(r.number) or real_preview(r))
+    old = list_price("server", "atlas-800-a3")
+    with django_capture_on_commit_callbacks(execute=True):
+        raise_list_price("server", "atlas-800-a3", old + Decimal("200000"))
+    rows = engineer.get(reverse("quotes:price_impact")).context["rows"]
+    assert sorted(replans) == sorted([first.number, second.number])
+    # 8 nodes × ¥200,000 more, no discount, both quotes.
+    assert [row.new_net - row.old_net for row in rows] == [Decimal("1600000.00")] * 2
+    # Computed once per price change: the next visits re-plan nothing and show the same.
+    for _ in range(3):
+        again = engineer.get(reverse("quotes:price_impact")).context["rows"]
+        assert [(r.revision.pk, r.new_net, r.changed_items) for r in again] == [
+            (r.revision.pk, r.new_net, r.changed_items) for r in rows
+        ]
+    assert len(replans) == 2
+    # Another price change is a new computation.
+    raise_list_price("server", "atlas-800-a3", old + Decimal("300000"))
+    rows = engineer.get(reverse("quotes:price_impact")).context["rows"]
+    assert len(replans) == 4
+    assert [row.new_net - row.old_net for row in rows] == [Decimal("2400000.00")] * 2
+
+
+def test_saving_only_a_price_items_description_sends_no_price_changed_notice(
+    users, catalog, django_capture_on_commit_callbacks
+):
+    from quotes.workflow_models import Notification
+
+    engineer = english(users["engineer"])
+    created(engineer)
+    item = price_list_in_force("CNY").items.get(kind="server", item_slug="atlas-800-a3")
+    with django_capture_on_commit_callbacks(execute=True):
+        item.unit_price = item.unit_price + 1
+        item.save()
+    assert Notification.objects.filter(kind="price_changed").count() == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        item.description = item.description + " (new photo)"
+        item.save()
+    assert Notification.objects.filter(kind="price_changed").count() == 1
