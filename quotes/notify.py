@@ -277,6 +277,8 @@ def _price_item_saving(sender, instance, raw: bool = False, **kwargs):
 def _price_item_saved(sender, instance, created: bool, raw: bool = False, **kwargs):
     if raw:
         return
+    if getattr(instance, "_unchanged_copy", False):
+        return  # an unchanged item copied into a new version of its list (catalog/price_versions.py)
     before = getattr(instance, "_prices_before", None)
     if not created and before is not None and before == (instance.unit_price, instance.lease_per_month):
         return  # only the description, SKU text or source changed: no price changed (issue 27, finding 12)
