@@ -124,7 +124,9 @@ def run(users, create, steps) -> None:
     currency, factor, discount = create
     base = server_list_price("CNY")
     try:
-        plan = configuration_plan(request_with_discount(request_for(currency, factor, base), Decimal(discount)))
+        plan = configuration_plan(
+            request_with_discount(request_for(currency, factor, base), Decimal(discount))
+        )
         quote = quote_create_from_configuration(
             by=engineer, customer="Bank of Example", request_json=plan.request_json,
             resolved_json=plan.resolved_json, result_json=plan.result_json, prices_json=plan.prices_json,
@@ -174,7 +176,9 @@ def run(users, create, steps) -> None:
 @example(create=("CNY", None, "0"), steps=[("price", "1.5"), ("clone", False), ("send",)])
 @example(create=("CNY", None, "0"), steps=[("price", "1.5"), ("send",)])
 @example(create=("CNY", None, "0.12"), steps=[("approve",), ("override", "0.5"), ("send",)])
-@example(create=("CNY", None, "0.12"), steps=[("approve",), ("price", "1.5"), ("revise", True, None), ("send",)])
+@example(
+    create=("CNY", None, "0.12"), steps=[("approve",), ("price", "1.5"), ("revise", True, None), ("send",)]
+)
 def test_no_path_creates_issues_or_sends_a_line_below_list_without_approval(users, catalog, create, steps):
     with transaction.atomic():
         try:
