@@ -11,6 +11,7 @@ reads and compares with its plan.
 from __future__ import annotations
 
 from .. import recipes as rc
+from .. import site_values as sv
 from ..types import BundleContext
 from .shell import quote, script
 
@@ -63,7 +64,7 @@ def benchmark_script(ctx: BundleContext, entrypoint: str, total_seats: int) -> s
         "    --metric-percentiles 50,90,99 \\",
         # what the quote's import compares with its plan (quotes/benchmark_import.py
         # benchmark_mismatches): vllm/benchmarks/serve.py writes each KEY=VALUE into the result
-        f"    --metadata {quote('server=' + ctx.server_name)} {quote(f'nodes={int(ctx.node_count)}')} \\",
+        f"    --metadata {quote('server=' + sv.one_line(ctx.server_name, 120))} {quote(f'nodes={int(ctx.node_count)}')} \\",
         "    --save-result \\",
         '    --result-dir "$result_dir" \\',
         '    --result-filename "bench-c${concurrency}-in${input_len}-out${output_len}.json"',
