@@ -64,6 +64,18 @@ REQUEST_TIMEOUT_S = 120
 KINDS = ["update", "save", "quote", "pdf", "pdf-status"]
 
 
+def pdf_render_outcome(status: int, body: bytes) -> str:
+    """What an htmx POST …/pdf/render/ answered: "queued" (200, the status panel of a job that
+    is queued, rendering or ready), "refused" (429: the user's render limit, the panel says why,
+    nothing was queued) or "error" (anything else, including a 200 that carries a refusal)."""
+    panel = re.search(rb'data-pdf-status="([a-z]+)"', body or b"")
+    if status == 429:
+        return "refused"
+    if status == 200 and panel and panel.group(1) in (b"queued", b"rendering", b"ready"):
+        return "queued"
+    return "error"
+
+
 def report(name: str, value: float, unit: str, target: str = "") -> None:
     """One line for bench/run_all.py."""
     print(f"BENCH\t{name}\t{value:.3f}\t{unit}\t{target}", flush=True)
@@ -209,7 +221,13 @@ class Shared:
     saves: list[tuple[int, int]] = field(default_factory=list)  # (client, quote pk)
     pdfs: dict[int, int] = field(default_factory=dict)  # revision pk → client
     pdf_budget: int = MAX_PDFS
+    pdf_refused: int = 0
     fatal: list[str] = field(default_factory=list)
+
+    def give_pdf_slot(self, *, refused: bool = False) -> None:
+        with self.lock:
+            self.pdf_budget += 1
+            self.pdf_refused += int(refused)
 
     def take_pdf_slot(self) -> bool:
         with self.lock:
@@ -300,9 +318,19 @@ class Engineer(threading.Thread):
     def do_pdf(self) -> None:
         revision = self.quotes.pop(self.rng.randrange(len(self.quotes)))
         status, _, body = self.timed(
-            "pdf", "POST", f"/quotes/revisions/{revision}/pdf/render/", {}, htmx=True
+            "pdf", "POST", f"/quotes/revisions/{revision}/pdf/render/", {}, htmx=True, expect=(200, 429)
         )
         if body is None:
+            return
+        outcome = pdf_render_outcome(status, body)
+        if outcome == "refused":
+            # The user's renders are all busy (PDF_MAX_ACTIVE_PER_USER): nothing was queued, so
+            # nothing to wait for or audit; the quote goes back to be tried again later.
+            self.quotes.append(revision)
+            self.shared.give_pdf_slot(refused=True)
+            return
+        if outcome != "queued":
+            self.record("check", time.perf_counter(), False, f"pdf render: {page_text(body)}")
             return
         with self.shared.lock:
             self.shared.pdfs[revision] = self.index
@@ -500,7 +528,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{percentile(times, 0.95):8.0f} {percentile(times, 0.99):8.0f} {max(times):8.0f} {bad:7d}"
         )
     print(
-        f"quotes saved: {len(shared.saves)}; PDFs requested: {len(shared.pdfs)} (all done {waited:.0f} s after the load)"
+        f"quotes saved: {len(shared.saves)}; PDFs requested: {len(shared.pdfs)} (all done {waited:.0f} s after the load); "
+        f"renders refused by the per-user limit (429): {shared.pdf_refused}"
     )
     loadavg = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"machine load average (1/5/15 min) at the end: {loadavg} on {os.cpu_count()} CPUs")

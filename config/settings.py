@@ -294,5 +294,10 @@ EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "quotes@localhost")
-SITE_URL = os.environ.get("SITE_URL", "")
+# Without SITE_URL the links are built from the first named host (https behind the documented
+# proxy in production; the development server's address in embedded mode), never left relative.
+_first_host = next((h for h in ALLOWED_HOSTS if h not in ("*",) and not h.startswith(".")), "localhost")
+SITE_URL = os.environ.get("SITE_URL", "") or (
+    f"https://{_first_host}" if PRODUCTION else f"http://{_first_host}:8000"
+)
 QUOTE_SHARE_DAYS = int(os.environ.get("QUOTE_SHARE_DAYS", "30"))  # a customer link expires after this

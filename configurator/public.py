@@ -28,6 +28,7 @@ What the other apps get:
   (rebuilt from a frozen inline request) and :func:`launch_bundle_zip`.
 * **acknowledged warnings** – :func:`parse_acknowledged`, :func:`record_on_revision`.
 * :class:`CommercialSpec` – the commercial terms a catalog port returns.
+* :func:`catalog_version` – the catalog's version, which every catalog save increments.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 
 from . import reference
 from .acknowledge import parse_acknowledged, record_on_revision
+from .catalog_cache import current_version as catalog_version
 from .drawings.charts import tornado_svg
 from .drawings.fmt import format_money
 from .drawings.power_feed import power_feed_svg
@@ -74,6 +76,7 @@ __all__ = [
     "PlanRequest",
     "RequestError",
     "TopologyKind",
+    "catalog_version",
     "context_from_dict",
     "figval",
     "form_data_from_request",

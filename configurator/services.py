@@ -7,6 +7,7 @@ here, so every figure shown anywhere comes from the same ``plan()`` call.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as dt
 import json
 import threading
@@ -224,8 +225,10 @@ def plan_for_quote(request_json: dict) -> tuple[dict, dict, dict, Decimal, str]:
     price_list = _price_list_for(request_json, c.currency)
     if price_list is not None:
         prices["price_list"] = price_list.name
+        prices["price_list_slug"] = price_list.slug
         prices["items"] = _items_as_planned(price_snapshot(price_list), request)
-    # What the catalog says, for the quote's approval check (quotes/pricing.py, issue 13).
+    # What the catalog says today, for the quote's approval check (quotes/pricing.py, issues 13
+    # and 27): None when no price list is in force in this currency (the quote refuses it).
     prices["list_terms"] = _list_terms(request_json, request)
     prices["non_catalog"] = _non_catalog_hardware(request_json, request)
     return resolved, plan_to_dict(result), prices, c.usd_rate, c.currency
@@ -236,6 +239,8 @@ def _terms_json(c: et.CommercialSpec) -> dict:
         "server": {"unit_price": str(c.server_unit_price), "lease_per_month": str(c.server_lease_per_month)},
         "switches": {k: str(v) for k, v in c.switch_unit_prices.items()},
         "optics_unit_price": str(c.optics_unit_price),
+        "media_unit_prices": {k: str(v) for k, v in c.media_unit_prices.items()},
+        "rack_unit_prices_by_cooling": {k: str(v) for k, v in c.rack_unit_prices_by_cooling.items()},
         "rack_unit_price": str(c.rack_unit_price),
         "installation": str(c.installation),
         "software_support_per_year": str(c.software_support_per_year),
@@ -245,22 +250,44 @@ def _terms_json(c: et.CommercialSpec) -> dict:
 
 
 def _list_terms(request_json: dict, request: et.PlanRequest) -> dict | None:
-    """The commercial terms of the price list in force, without the engineer's overrides."""
-    raw = request_json.get("commercial") if isinstance(request_json.get("commercial"), dict) else {}
-    price_list = raw.get("price_list") if isinstance(raw.get("price_list"), str) else None
+    """The commercial terms of the price list in force **today** in the plan's currency, without
+    the engineer's overrides — and whatever list or date the request pins: a plan priced from an
+    older list (a clone or revision that keeps its prices) is compared with today's list.
+
+    None when no list is in force in that currency: nothing to compare a price with, so the quote
+    refuses the currency (``quotes.services.revisions``)."""
+    today = timezone.localdate()
+    price_list = price_list_in_force(request.commercial.currency, today)
+    if price_list is None:
+        return None
     try:
-        on_date = dt.date.fromisoformat(str(raw["date"])) if raw.get("date") else timezone.localdate()
         terms = DjangoCatalog().commercial(
             server=request.server,
-            price_list=price_list,
-            on_date=on_date,
+            price_list=price_list.slug,
+            on_date=today,
             currency=request.commercial.currency,
             nodes=request.topology.nodes,
             rack=request.rack,
         )
     except (LookupError, ValueError):
         return None
-    return _terms_json(terms)
+    return {
+        **_terms_json(terms),
+        "price_list": price_list.name,
+        "effective_from": price_list.effective_from.isoformat(),
+    }
+
+
+def _is_catalog_rack(listed: et.RackSpec | None, rack: et.RackSpec) -> bool:
+    """Whether ``rack`` is the catalog's rack of its slug as the page sends it (issue 31: every
+    quote called the seeded rack "typed in by hand").  The configurator sends the rack inline with
+    the site's power cap per rack (25 kW where the rack is rated 40 kW) and its layout reserve: a
+    cap at or below the rack's rating and the reserved units are the site's choices, not other
+    hardware.  Size, cooling, PDUs and names must be the catalog's; a cap above the rating is."""
+    if listed is None:
+        return False
+    same = dataclasses.replace(rack, max_kw=listed.max_kw, reserved_units=listed.reserved_units)
+    return same == listed and rack.max_kw <= listed.max_kw
 
 
 def _non_catalog_hardware(request_json: dict, request: et.PlanRequest) -> list[str]:
@@ -269,7 +296,9 @@ def _non_catalog_hardware(request_json: dict, request: et.PlanRequest) -> list[s
     out = []
     if isinstance(request_json.get("server"), dict) and catalog.server(request.server.slug) != request.server:
         out.append("server")
-    if isinstance(request_json.get("rack"), dict) and catalog.rack(request.rack.slug) != request.rack:
+    if isinstance(request_json.get("rack"), dict) and not _is_catalog_rack(
+        catalog.rack(request.rack.slug), request.rack
+    ):
         out.append("rack")
     raw_switches = request_json.get("switches")
     if isinstance(raw_switches, list) and any(isinstance(s, dict) for s in raw_switches):
@@ -316,6 +345,12 @@ def price_basis(request_json: dict, request: et.PlanRequest) -> str:
             "currency": c.currency,
             "date": price_list.effective_from.isoformat(),
         }
+    if price_list_in_force(c.currency, timezone.localdate()) is None:
+        # quotes.services.revisions.refuse_unpriceable: nothing to check the prices against.
+        text += " " + _(
+            "This configuration cannot be saved as a quote in %(currency)s: no price list is in force "
+            "in that currency to check its prices against."
+        ) % {"currency": c.currency}
     if overrides:
         text += " " + _("Overridden by the engineer: %(fields)s.") % {"fields": ", ".join(overrides)}
     return text

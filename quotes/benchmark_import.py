@@ -4,9 +4,16 @@ The format is the result dict of vLLM's ``vllm/benchmarks/serve.py`` (``main``):
 ``duration``, ``completed``, ``total_input_tokens``, ``total_output_tokens``,
 ``request_throughput``, ``output_throughput``, ``total_token_throughput`` and,
 per selected metric, ``mean_/median_/std_/p{N}_{ttft,tpot,itl,e2el}_ms``;
-``--save-result`` adds ``date``, ``backend``, ``model_id``, ``num_prompts``,
-``request_rate``, ``burstiness`` and ``max_concurrency``.  Per-request arrays
-(``ttfts``, ``itls``, ``generated_texts`` …) are not kept.
+``--save-result`` adds ``date``, ``endpoint_type`` (``backend`` in the older
+``benchmarks/benchmark_serving.py``), ``label``, ``model_id``, ``tokenizer_id``,
+``num_prompts``, ``request_rate``, ``burstiness`` and ``max_concurrency``, and one
+text entry per ``--metadata KEY=VALUE``.  The request rate is written as the
+**string** ``"inf"`` for the default unlimited rate (``result_json["request_rate"] =
+args.request_rate if args.request_rate < float("inf") else "inf"``, in both files), which
+is how the bundle's ``benchmark.sh`` runs it; it is kept as ``"inf"``.  The bundle's
+script also passes ``--metadata server=<server> nodes=<n>``, which
+:func:`benchmark_mismatches` compares with the plan.  Per-request arrays (``ttfts``,
+``itls``, ``generated_texts`` …) are not kept.
 
 :func:`parse_benchmark` never raises anything but :class:`BenchmarkImportError`,
 whose ``errors`` maps a field to messages (the view answers 400 with them).
@@ -24,6 +31,7 @@ MAX_TEXT = 200
 
 REQUIRED_NUMBERS = ("output_throughput", "request_throughput", "mean_ttft_ms", "mean_tpot_ms", "duration")
 OPTIONAL_NUMBERS = (
+    "burstiness",
     "total_token_throughput",
     "median_ttft_ms",
     "p90_ttft_ms",
@@ -36,7 +44,7 @@ OPTIONAL_NUMBERS = (
     "request_rate",
 )
 OPTIONAL_COUNTS = ("completed", "failed", "total_input_tokens", "total_output_tokens", "num_prompts")
-TEXT_FIELDS = ("date", "backend", "model_id", "tokenizer_id", "label", "endpoint_type")
+TEXT_FIELDS = ("date", "backend", "model_id", "tokenizer_id", "label", "endpoint_type", "server")
 UPPER = 1e12  # no serving figure is this large; guards against 1e308-style input
 _NON_FINITE = object()  # what NaN / Infinity / -Infinity parse to
 
@@ -52,6 +60,11 @@ def _number(value: Any) -> float | None:
         return None
     v = float(value)
     return v if math.isfinite(v) and 0 <= v <= UPPER else None
+
+
+def _int_text(text: str) -> int | None:
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
 
 
 def parse_benchmark(raw: bytes | str) -> dict[str, Any]:
@@ -87,17 +100,24 @@ def parse_benchmark(raw: bytes | str) -> dict[str, Any]:
             continue
         v = _number(data[key])
         if v is None:
-            errors.setdefault(key, []).append("must be a finite number ≥ 0.")
+            errors.setdefault(key, []).append("must be a number ≥ 0 and below 10¹².")
         else:
             out[key] = v
     for key in OPTIONAL_NUMBERS:
         if data.get(key) is None:
             continue
-        if key == "request_rate" and data[key] is _NON_FINITE:
-            continue  # vLLM saves an unlimited rate (the default "inf") as Infinity
+        if key == "request_rate" and (
+            data[key] is _NON_FINITE or (isinstance(data[key], str) and data[key].strip().lower() == "inf")
+        ):
+            out[key] = "inf"  # the default unlimited rate: the string "inf" (an older writer: Infinity)
+            continue
         v = _number(data[key])
         if v is None:
-            errors.setdefault(key, []).append("must be a finite number ≥ 0.")
+            errors.setdefault(key, []).append(
+                'must be a number ≥ 0 (the unlimited request rate is written "inf").'
+                if key == "request_rate"
+                else "must be a number ≥ 0 and below 10¹²."
+            )
         else:
             out[key] = v
     for key in OPTIONAL_COUNTS:
@@ -115,6 +135,13 @@ def parse_benchmark(raw: bytes | str) -> dict[str, Any]:
             errors.setdefault("max_concurrency", []).append("must be a whole number ≥ 1 (or null).")
         else:
             out["max_concurrency"] = int(v)
+    nodes = data.get("nodes")  # --metadata nodes=<n>: text
+    if nodes is not None:
+        v = _number(nodes) if not isinstance(nodes, str) else _number(_int_text(nodes))
+        if v is None or not float(v).is_integer() or v < 1:
+            errors.setdefault("nodes", []).append("must be a whole number ≥ 1.")
+        else:
+            out["nodes"] = int(v)
     for key in TEXT_FIELDS:
         value = data.get(key)
         if value is None:
@@ -132,3 +159,81 @@ def parse_benchmark(raw: bytes | str) -> dict[str, Any]:
     if errors:
         raise BenchmarkImportError(errors)
     return out
+
+
+# --------------------------------------------------------------------------- does it match the plan?
+
+
+def _names(value: Any) -> str:
+    """A model or hardware name compared loosely: its last path part, lower case, letters and
+    digits only ("moonshotai/Kimi-K3" → "kimik3", "kimi-k3" → "kimik3")."""
+    text = str(value or "").strip().rstrip("/").rsplit("/", 1)[-1]
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def _dig(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+def plan_identity(resolved: Mapping) -> dict[str, Any]:
+    """What a measurement must match, from a revision's resolved (inline) request: the names the
+    model is served and published under, the server's names and the node count."""
+    model = _dig(resolved, "model")
+    checkpoint = _dig(resolved, "checkpoint")
+    launch = _dig(resolved, "launch")
+    server = _dig(resolved, "server")
+    model_names = [
+        _dig(model, "slug"),
+        _dig(model, "name"),
+        _dig(checkpoint, "slug"),
+        _dig(checkpoint, "name"),
+        _dig(launch, "served_model_name"),
+        _dig(launch, "model_path"),
+    ]
+    if isinstance(model, str):
+        model_names.append(model)
+    server_names = [_dig(server, "slug"), _dig(server, "name")] + (
+        [server] if isinstance(server, str) else []
+    )
+    nodes = _dig(resolved, "topology", "nodes")
+    return {
+        "model": str(_dig(model, "name") or _dig(model, "slug") or model or ""),
+        "model_names": {n for n in map(_names, model_names) if n},
+        "server": str(_dig(server, "name") or _dig(server, "slug") or server or ""),
+        "server_names": {n for n in map(_names, server_names) if n},
+        "nodes": nodes if isinstance(nodes, int) and not isinstance(nodes, bool) else None,
+    }
+
+
+def benchmark_mismatches(figures: Mapping[str, Any], resolved: Mapping) -> dict[str, list[str]]:
+    """Why a parsed result (:func:`parse_benchmark`) does not belong to a plan, by field; {} when it does.
+
+    ``resolved`` is the revision's resolved request (``QuoteRevision.resolved_json``).  The model
+    is always compared (``model_id``: what ``--model`` named; the bundle's ``benchmark.sh`` passes
+    the served name); the server and the node count when the file carries them (the bundle's
+    script writes them with ``--metadata``).  A result with no ``model_id`` is refused: nothing
+    says what was measured.  Plain function: the importer and the calibration set both call it.
+    """
+    plan = plan_identity(resolved)
+    errors: dict[str, list[str]] = {}
+    model_id = figures.get("model_id")
+    if not model_id:
+        errors["model_id"] = [
+            f"is missing: the file does not say which model was measured (this plan serves {plan['model']})."
+        ]
+    elif plan["model_names"] and _names(model_id) not in plan["model_names"]:
+        errors["model_id"] = [
+            f"is {model_id!r}, but this plan serves {plan['model']}: "
+            "a measurement of another model cannot stand for this one."
+        ]
+    server = figures.get("server")
+    if server and plan["server_names"] and _names(server) not in plan["server_names"]:
+        errors["server"] = [f"is {server!r}, but this plan runs on {plan['server']}."]
+    nodes = figures.get("nodes")
+    if nodes is not None and plan["nodes"] is not None and nodes != plan["nodes"]:
+        errors["nodes"] = [f"is {nodes}, but this plan has {plan['nodes']} nodes."]
+    return errors

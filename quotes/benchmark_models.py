@@ -27,6 +27,8 @@ class MeasuredBenchmark(models.Model):
     filename = models.CharField(_("file name"), max_length=200, blank=True)
     # The validated scalar figures of the bench result (quotes/benchmark_import.py).
     figures = models.JSONField(_("measured figures"), encoder=DjangoJSONEncoder, default=dict)
+    # SHA-256 of the file as uploaded: the evidence a figure marked "measured" rests on.
+    sha256 = models.CharField(_("SHA-256 of the file"), max_length=64, blank=True)
 
     class Meta:
         ordering = ["-uploaded_at", "-id"]

@@ -9,10 +9,12 @@ for the estimate.
 
 from __future__ import annotations
 
+import hashlib
 from decimal import Decimal
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -20,7 +22,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from . import selectors
-from .benchmark_import import MAX_BYTES, BenchmarkImportError, parse_benchmark
+from .benchmark_import import MAX_BYTES, BenchmarkImportError, benchmark_mismatches, parse_benchmark
 from .benchmark_models import MeasuredBenchmark
 
 SECONDS_PER_YEAR = 31_536_000
@@ -150,23 +152,70 @@ def revision_benchmark_upload(request: HttpRequest, pk: int) -> HttpResponse:
     upload = request.FILES.get("file")
     errors: dict[str, list[str]] = {}
     figures = None
+    digest = ""
     if upload is None:
         errors["file"] = [_("Choose the JSON file `vllm bench serve --save-result` wrote.")]
     elif upload.size is not None and upload.size > MAX_BYTES:
         errors["file"] = [_("is larger than %(mb)s MB.") % {"mb": MAX_BYTES // (1024 * 1024)}]
     else:
+        raw = upload.read(MAX_BYTES + 1)
+        digest = hashlib.sha256(raw).hexdigest()
         try:
-            figures = parse_benchmark(upload.read(MAX_BYTES + 1))
+            figures = parse_benchmark(raw)
         except BenchmarkImportError as exc:
             errors = exc.errors
+    if not errors and figures is not None:
+        # Issue 27, finding 4: a result for another model, server or node count is refused by name.
+        errors = benchmark_mismatches(
+            figures, revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
+        )
+    target = revision
+    if not errors and revision.is_issued:
+        # An issued (sent, accepted) offer never changes: the measurement goes onto a new draft.
+        try:
+            target = _draft_for_measurement(revision, request.user, upload.name)
+        except ValidationError as exc:
+            errors = {"file": exc.messages}
     if errors:
         context = {"revision": revision, "quote": quote, "benchmark_errors": errors, "can_edit": True}
         return render(request, "quotes/_benchmark_errors.html", context, status=400)
     MeasuredBenchmark.objects.create(
-        revision=revision,
+        revision=target,
         uploaded_by=request.user,
         filename=("".join(ch for ch in upload.name if ch.isprintable()))[:200],
         figures=figures,
+        sha256=digest,
     )
-    url = reverse("quotes:detail", args=[quote.pk]) + f"?rev={revision.index}#measured"
+    if target.pk != revision.pk:
+        messages.info(
+            request,
+            _(
+                "%(issued)s is issued and stays as it was; the measurement is attached to the new draft %(draft)s."
+            )
+            % {"issued": revision.number, "draft": target.number},
+        )
+    url = reverse("quotes:detail", args=[quote.pk]) + f"?rev={target.index}#measured"
     return redirect(url, permanent=False)
+
+
+def _draft_for_measurement(revision, by, filename: str):
+    """A new draft revision of ``revision``'s quote (same configuration and prices) to carry a
+    measurement; refused for a closed quote (accepted, won, lost), whose offer is settled."""
+    from .services.revisions import revision_create_from
+    from .statuses import CLOSED_STATUSES, QuoteStatus
+
+    quote = revision.quote
+    if quote.status in CLOSED_STATUSES:
+        raise ValidationError(
+            _(
+                "%(number)s is %(status)s and cannot change; clone it as a new quote and import the "
+                "measurement there."
+            )
+            % {"number": revision.number, "status": QuoteStatus(quote.status).label}
+        )
+    name = "".join(ch for ch in filename if ch.isprintable())[:100]
+    return revision_create_from(
+        revision=revision,
+        changes={"keep_prices": True, "note": _("Measured results imported (%(file)s).") % {"file": name}},
+        by=by,
+    )

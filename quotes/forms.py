@@ -183,7 +183,15 @@ class ReviseForm(forms.Form):
     replan = forms.BooleanField(
         label=_("Re-plan with today's catalog and prices"),
         required=False,
-        help_text=_("Otherwise the new revision keeps the frozen configuration and prices."),
+        help_text=_("A revision is re-priced at today's list unless its old prices are kept."),
+    )
+    keep_prices = forms.BooleanField(
+        label=_("Keep the prices of this revision"),
+        required=False,
+        help_text=_(
+            "Otherwise the new revision is re-priced at today's list. Kept prices below today's list "
+            "need a sales manager's approval."
+        ),
     )
 
 

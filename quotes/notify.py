@@ -26,7 +26,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models.signals import post_save
+from django.db.models.signals import post_save, pre_save
 from django.dispatch import receiver
 from django.urls import reverse
 from django.utils import translation
@@ -38,6 +38,7 @@ from accounts.timefmt import local_stamp
 
 from .models import Approval, QuoteRevision
 from .statuses import ApprovalDecision, ApprovalState
+from .textcheck import one_line
 from .workflow_models import Notification
 
 logger = logging.getLogger(__name__)
@@ -68,13 +69,16 @@ def notify(
             with translation.override(language):
                 texts[language] = compose()
         subject, body = texts[language]
+        # One line: a customer name typed with a line break made the subject a header Django refuses
+        # (BadHeaderError), so the manager's approval request was only logged, never sent (issue 27).
+        subject = one_line(subject)[:300]
         created.append(
             Notification.objects.create(
                 recipient=user,
                 kind=kind,
                 quote=revision.quote,
                 revision=revision,
-                subject=subject[:300],
+                subject=one_line(subject)[:300],
                 body=body,
             )
         )
@@ -283,9 +287,23 @@ def price_changed(item) -> list[Notification]:
     return created
 
 
+def _price_item_saving(sender, instance, raw: bool = False, **kwargs):
+    """Remember the prices a price item had before this save (``_price_item_saved`` compares)."""
+    if raw or instance.pk is None:
+        return
+    instance._prices_before = (
+        type(instance).objects.filter(pk=instance.pk).values_list("unit_price", "lease_per_month").first()
+    )
+
+
 def _price_item_saved(sender, instance, created: bool, raw: bool = False, **kwargs):
     if raw:
         return
+    if getattr(instance, "_unchanged_copy", False):
+        return  # an unchanged item copied into a new version of its list (catalog/price_versions.py)
+    before = getattr(instance, "_prices_before", None)
+    if not created and before is not None and before == (instance.unit_price, instance.lease_per_month):
+        return  # only the description, SKU text or source changed: no price changed (issue 27, finding 12)
     item_pk = instance.pk
     # After the admin's transaction commits (the price is then the one in force).
 
@@ -302,4 +320,5 @@ def _price_item_saved(sender, instance, created: bool, raw: bool = False, **kwar
 def connect_catalog_signals() -> None:
     from catalog.models import PriceItem
 
+    pre_save.connect(_price_item_saving, sender=PriceItem, dispatch_uid="quotes.notify.price_item_saving")
     post_save.connect(_price_item_saved, sender=PriceItem, dispatch_uid="quotes.notify.price_item_saved")

@@ -79,13 +79,17 @@ def _request_pdf(request: HttpRequest, pk: int, *, retry: bool) -> HttpResponse:
         revision = proposal_request(revision=revision, by=request.user, force=force)
     except RenderRefused as exc:
         if request.htmx:
-            # htmx swaps only 2xx answers: the panel comes back with the reason in it.
+            # The panel comes back with the reason in it, under the refusal's own status (429 for
+            # the per-user limit), so a client counting answers never takes it for a render it
+            # asked for.
             context = {
                 "revision": revision,
                 "pdf_refusal": exc.message,
                 **pdf_panel_context(revision, request.user),
             }
-            return render(request, "quotes/_pdf_status.html", context)
+            response = render(request, "quotes/_pdf_status.html", context, status=exc.status)
+            response["X-Refusal"] = "panel"  # static/js/app.js: swap it in, though it is an error answer
+            return response
         return render(
             request,
             "quotes/pdf/not_ready.html",

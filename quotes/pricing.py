@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from django.utils.translation import get_language, gettext_noop
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_noop
 
 from .bom import bom_lines_from_plan, plan_totals, to_decimal
 from .statuses import CAPEX_CATEGORIES, ApprovalState, BomCategory
@@ -32,6 +32,8 @@ OVERRIDE_NOTE = gettext_noop("Special price: differs from the list price")
 NON_CATALOG_NOTE = gettext_noop("Non-standard hardware: not in the product catalog")
 
 ZERO = Decimal("0")
+# Categories whose list prices come from the catalog's commercial terms (``list_terms``).
+TERMS_CATEGORIES = frozenset({BomCategory.SERVER, BomCategory.SWITCH, BomCategory.OPTICS, BomCategory.RACK})
 
 
 def _list_prices(prices: Mapping, terms: Mapping) -> dict:
@@ -49,11 +51,16 @@ def _list_prices(prices: Mapping, terms: Mapping) -> dict:
             out[key] = terms[key]
     if isinstance(terms.get("server"), Mapping) and isinstance(out.get("server"), Mapping):
         out["server"] = {**out["server"], **terms["server"]}
-    if isinstance(terms.get("switches"), Mapping):
-        out["switches"] = dict(terms["switches"])
+    for key in ("switches", "media_unit_prices", "rack_unit_prices_by_cooling"):
+        if isinstance(terms.get(key), Mapping):
+            out[key] = dict(terms[key])
     items = []
     for item in out.get("items") or []:
         if isinstance(item, Mapping):
+            if item.get("category") in TERMS_CATEGORIES:
+                # Priced by the terms above (today's list): a plan priced from an older list
+                # carries that list's prices in its items, which must not stand in for the list.
+                continue
             item = dict(item)
             if item.get("list_unit_price") is not None:
                 item["unit_price"] = item["list_unit_price"]
@@ -235,4 +242,73 @@ def reason_texts(reasons: Any) -> list[str]:
             )
         elif code == "non_catalog":
             out.append(_("%(what)s is not a catalog item (hardware typed in by hand).") % {"what": what})
+        elif code == "no_price_list":
+            out.append(
+                _("No price list is in force in %(currency)s today.")
+                % {"currency": str(reason.get("currency") or "")}
+            )
+        elif code == "approved_earlier":
+            out.append(
+                _(
+                    "Approved with %(revision)s by %(by)s on %(date)s. The approval covers the same "
+                    "prices, list prices, discounts and quantities; a change to any of them asks again."
+                )
+                % {
+                    "revision": str(reason.get("revision") or ""),
+                    "by": str(reason.get("by") or ""),
+                    "date": str(reason.get("at") or ""),
+                }
+            )
+    return out
+
+
+def discount_breakdown(revision: Any, lines: list[Any]) -> list[str]:
+    """The discount of a revision explained line by line, in the user's language (issue 31:
+    "12.00 %; all discounts 9.55 %" read as a contradiction).
+
+    One sentence per line discount (its amount), one for the quote discount (the share of
+    the one-time purchase lines it applies to, and the yearly services it does not), and the
+    sum as a share of the list total — the same arithmetic as
+    ``quotes.services.snapshot.revision_totals``: quote discount = round(Σ capex line totals
+    × discount); all discounts = list total − net total.
+    """
+    from .bom import money
+
+    out: list[str] = []
+    offer = [line for line in lines if line.category != BomCategory.LEASE]
+    zh = (get_language() or "").startswith("zh")
+    for line in offer:
+        if line.discount:
+            amount = money(line.quantity * line.unit_price) - line.line_total
+            what = line.description_zh if zh and line.description_zh else line.description_en
+            out.append(
+                _("%(what)s: line discount %(pct)s = %(amount)s.")
+                % {"what": what, "pct": _percent(line.discount), "amount": _amount(amount)}
+            )
+    capex = [line for line in offer if line.category in CAPEX_CATEGORIES]
+    services = [line for line in offer if line.category not in CAPEX_CATEGORIES]
+    capex_total = sum((line.line_total for line in capex), ZERO)
+    services_total = sum((line.line_total for line in services), ZERO)
+    if revision.discount:
+        out.append(
+            _(
+                "Quote discount %(pct)s on the one-time purchase lines (%(base)s) = %(amount)s; "
+                "it does not apply to the yearly services (%(services)s)."
+            )
+            % {
+                "pct": _percent(revision.discount),
+                "base": _amount(capex_total),
+                "amount": _amount(money(capex_total * revision.discount)),
+                "services": _amount(services_total),
+            }
+        )
+    if out:
+        out.append(
+            _("All discounts together: %(amount)s, %(pct)s of the list total %(total)s.")
+            % {
+                "amount": _amount(revision.list_total - revision.net_total),
+                "pct": _percent(revision.effective_discount),
+                "total": _amount(revision.list_total),
+            }
+        )
     return out

@@ -9,6 +9,7 @@ app_name = "quotes"
 urlpatterns = [
     path("", quotes.quote_list, name="list"),
     path("create/", quotes.quote_create, name="create"),
+    path("created/<str:key>/", quotes.quote_created_by_key, name="created_by_key"),
     path("customers/", customers.customer_list, name="customers"),
     path("<int:pk>/", quotes.quote_detail, name="detail"),
     path("<int:pk>/edit/", quotes.quote_edit, name="edit"),

@@ -9,6 +9,7 @@ Every state change runs in one transaction and writes an audit event, like
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import logging
 import secrets
 from collections.abc import Mapping
@@ -36,6 +37,9 @@ from .services.planning import (
     PlannedConfiguration,
     PlanningUnavailable,
     configuration_plan,
+    has_list_record,
+    plan_again,
+    request_at_todays_list,
     request_with_discount,
 )
 from .services.quotes import quote_number_allocate
@@ -43,6 +47,7 @@ from .services.revisions import revision_build, revision_create_from
 from .services.snapshot import revision_totals
 from .services.transitions import transition_locked
 from .statuses import AuditAction, BomCategory, PdfStatus, QuoteStatus, RevisionStatus
+from .textcheck import control_chars
 from .workflow_models import CustomerAcceptance, CustomerQuestion, ShareLink, ShareView, token_digest
 
 logger = logging.getLogger(__name__)
@@ -102,7 +107,7 @@ def replan_at_current_prices(
     *, revision: QuoteRevision, by, expected_version: int | None = None
 ) -> QuoteRevision:
     """A new draft revision of the same configuration, planned with today's catalog and prices."""
-    changes = _planned_changes(revision.request_json, revision.discount)
+    changes = _planned_changes(request_at_todays_list(revision.request_json), revision.discount)
     changes["note"] = _("Re-planned with today's prices (from %(number)s).") % {"number": revision.number}
     return revision_create_from(revision=revision, changes=changes, by=by, expected_version=expected_version)
 
@@ -111,27 +116,45 @@ def replan_at_current_prices(
 
 
 def quote_clone(
-    *, revision: QuoteRevision, by, customer: Any, title: str = "", valid_until: dt.date | None = None
+    *,
+    revision: QuoteRevision,
+    by,
+    customer: Any,
+    title: str = "",
+    valid_until: dt.date | None = None,
+    keep_prices: bool = False,
 ) -> Quote:
-    """A new quote (new number) for ``customer`` with the configuration, prices and terms of ``revision``.
+    """A new quote (new number) for ``customer`` with the configuration and terms of ``revision``.
 
-    The frozen snapshots are copied as they are (the clone prices exactly what
-    the source priced), with the same quote and line discounts and proposal
-    language; the validity starts again from today.  The source is untouched.
+    The clone is re-priced at today's list (issue 27, finding 5: a clone made after a price rise
+    went out at the old price with "approval not needed"), unless ``keep_prices``: then it keeps
+    the source's prices, and the approval check compares them with today's list.  Same quote and
+    line discounts and proposal language; the validity starts again from today.  When the source
+    was approved and nothing priced changed, its approval covers the clone (issue 31).  Revisions
+    planned without the catalog's list record (hand-made, older) are copied as they are.  The
+    source is untouched.
     """
     require_perm(by, "quotes.add_quote")
     source_quote = selectors.quote_get_visible(user=by, pk=revision.quote_id)
     line_discounts = {
         f"{line.category}:{line.sku}": line.discount for line in revision.lines.all() if line.discount
     }
-    plan = PlannedConfiguration(
-        request_json=revision.request_json,
-        resolved_json=revision.resolved_json,
-        result_json=revision.result_json,
-        prices_json=revision.prices_json,
-        usd_rate=revision.usd_rate,
-        currency=revision.currency,
-    )
+    if has_list_record(revision.prices_json):
+        plan = plan_again(
+            request_json=revision.request_json,
+            resolved_json=revision.resolved_json,
+            discount=revision.discount,
+            keep_prices=keep_prices,
+        )
+    else:
+        plan = PlannedConfiguration(
+            request_json=revision.request_json,
+            resolved_json=revision.resolved_json,
+            result_json=revision.result_json,
+            prices_json=revision.prices_json,
+            usd_rate=revision.usd_rate,
+            currency=revision.currency,
+        )
     today = timezone.localdate()
     with transaction.atomic():
         customer_obj = customer_resolve(by=by, customer=customer)
@@ -166,7 +189,13 @@ def quote_clone(
             discount=revision.discount,
             line_discounts=line_discounts,
             based_on=None,
-            change_note=_("Cloned from %(number)s.") % {"number": revision.number},
+            change_note=(
+                _("Cloned from %(number)s, keeping its prices.")
+                if keep_prices
+                else _("Cloned from %(number)s, re-priced at today's list.")
+            )
+            % {"number": revision.number},
+            approval_basis=revision,
         )
     return quote
 
@@ -403,8 +432,16 @@ def share_resolve(token: str) -> ShareLink:
 
 
 def client_ip(request) -> str | None:
-    """The client's address as the server saw it (REMOTE_ADDR; a trusted proxy must set it)."""
-    address = request.META.get("REMOTE_ADDR") or None
+    """The client's address by the same trusted-proxy rule as log-in (``accounts.client_ip``):
+    behind the proxies named in ``TRUSTED_PROXIES`` the client the nearest proxy saw, else
+    REMOTE_ADDR.  None when neither is an address (the field stores addresses only)."""
+    from accounts.client_ip import client_ip as trusted_client_ip
+
+    address = trusted_client_ip(request)
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        return None
     return address
 
 
@@ -437,14 +474,26 @@ def acceptance_refusal(link: ShareLink) -> str:
     return ""
 
 
-def _clean_text(value: Any, field: str, label: str, *, required: bool, max_length: int) -> str:
+def _clean_text(
+    value: Any, field: str, label: str, *, required: bool, max_length: int, multiline: bool = False
+) -> str:
     text = str(value or "").strip()
     if required and not text:
         raise ValidationError({field: _("Please enter your %(what)s.") % {"what": label}})
     if len(text) > max_length:
         raise ValidationError({field: _("At most %(n)s characters, please.") % {"n": max_length}})
-    if any(ord(ch) < 32 and ch not in "\n\t" for ch in text):
-        raise ValidationError({field: _("Please remove the control characters.")})
+    # One line for a name or a title (they are printed in the audit trail, the notice and the
+    # acceptance statement); a question may have line breaks.  Control characters, bidi
+    # overrides (U+202E …) and line separators are refused either way, as the catalog does.
+    allowed = "\n\t" if multiline else ""
+    bad = control_chars("".join(ch for ch in text if ch not in allowed))
+    if bad:
+        raise ValidationError(
+            {
+                field: _("Please remove the control or text-direction characters (%(chars)s).")
+                % {"chars": ", ".join(bad[:5])}
+            }
+        )
     return text
 
 
@@ -516,15 +565,20 @@ def customer_ask(*, link: ShareLink, request, name: str, contact: str, text: str
     """Record a question from the share page and pass it to the quote's owner."""
     name = _clean_text(name, "name", _("name"), required=True, max_length=200)
     contact = _clean_text(contact, "contact", _("e-mail or phone"), required=False, max_length=200)
-    text = _clean_text(text, "text", _("question"), required=True, max_length=4000)
-    recent = CustomerQuestion.objects.filter(link=link, asked_at__gte=timezone.now() - dt.timedelta(hours=1))
-    if recent.count() >= QUESTIONS_PER_LINK_PER_HOUR:  # a link is no way to flood an engineer's inbox
-        raise ValidationError(
-            _(
-                "Many questions were sent through this link in the last hour; please write to your contact directly."
-            )
-        )
+    text = _clean_text(text, "text", _("question"), required=True, max_length=4000, multiline=True)
     with transaction.atomic():
+        # Counted per revision (a new link to the same offer does not start again) under the
+        # revision's row lock, so parallel posts are counted one after the other.
+        QuoteRevision.objects.select_for_update().filter(pk=link.revision_id).first()
+        recent = CustomerQuestion.objects.filter(
+            revision_id=link.revision_id, asked_at__gte=timezone.now() - dt.timedelta(hours=1)
+        )
+        if recent.count() >= QUESTIONS_PER_LINK_PER_HOUR:  # a link is no way to flood an engineer's inbox
+            raise ValidationError(
+                _(
+                    "Many questions were sent about this offer in the last hour; please write to your contact directly."
+                )
+            )
         question = CustomerQuestion.objects.create(
             revision=link.revision, link=link, name=name, contact=contact, text=text, ip=client_ip(request)
         )
@@ -635,26 +689,68 @@ def may_be_affected(revision: QuoteRevision, cache: dict) -> bool:
 def price_impact(user) -> list[PriceImpact]:
     """Open revisions whose prices differ from today's catalog, with their old and new net totals.
 
-    Only revisions whose frozen prices differ from the list in force are re-planned
-    (:func:`may_be_affected`), so the report stays quick with many open quotes.
+    Each revision is looked at once per price change: what was found is stored with the catalog's
+    version (:class:`PriceImpactEntry`) and read back on the next visit, so the report costs a
+    query per quote instead of a re-plan (issue 27, finding 12).  Of the rest, only revisions whose
+    frozen prices differ from the list in force are re-planned (:func:`may_be_affected`).
     """
+    from configurator.public import catalog_version
+
+    from .workflow_models import PriceImpactEntry
+
+    version = catalog_version()
+    revisions = open_revisions(user)
+    stored = {
+        entry.revision_id: entry
+        for entry in PriceImpactEntry.objects.filter(
+            catalog_version=version, revision__in=[r.pk for r in revisions]
+        )
+    }
     rows = []
     cache: dict = {}
-    for revision in open_revisions(user):
-        if not may_be_affected(revision, cache):
+    for revision in revisions:
+        entry = stored.get(revision.pk) or _impact_entry(revision, version, cache)
+        if not entry.affected:
             continue
+        rows.append(
+            PriceImpact(
+                revision,
+                entry.old_net,
+                entry.new_net,
+                [(sku, Decimal(old), Decimal(new)) for sku, old, new in entry.changed_items],
+                error=entry.error,
+            )
+        )
+    return rows
+
+
+def _impact_entry(revision: QuoteRevision, version: int, cache: dict):
+    """Work out and store what a price change does to ``revision`` (once per catalog version)."""
+    from django.db import IntegrityError
+
+    from .workflow_models import PriceImpactEntry
+
+    entry = PriceImpactEntry(revision=revision, catalog_version=version, old_net=revision.net_total)
+    if may_be_affected(revision, cache):
         before = {f"{line.category}:{line.sku}": line.unit_price for line in revision.lines.all()}
         try:
             new_net, after = priced_preview(revision)
         except (ValidationError, PlanningUnavailable) as exc:
-            message = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
-            rows.append(PriceImpact(revision, revision.net_total, None, [], error=message))
-            continue
-        changed = [
-            (key.split(":", 1)[1], before[key], after[key])
-            for key in after
-            if key in before and before[key] != after[key]
-        ]
-        if changed or new_net != revision.net_total:
-            rows.append(PriceImpact(revision, revision.net_total, new_net, changed))
-    return rows
+            entry.affected = True
+            entry.error = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+        else:
+            changed = [
+                (key.split(":", 1)[1], before[key], after[key])
+                for key in after
+                if key in before and before[key] != after[key]
+            ]
+            entry.new_net = new_net
+            entry.changed_items = [[sku, str(old), str(new)] for sku, old, new in changed]
+            entry.affected = bool(changed) or new_net != revision.net_total
+    try:
+        with transaction.atomic():
+            entry.save()
+            PriceImpactEntry.objects.filter(revision=revision).exclude(catalog_version=version).delete()
+    except IntegrityError:  # another visit stored it first
+        return PriceImpactEntry.objects.get(revision=revision, catalog_version=version)
+    return entry

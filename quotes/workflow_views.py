@@ -189,7 +189,13 @@ def quote_clone_view(request: HttpRequest, pk: int) -> HttpResponse:
     customer = request.POST.get("customer_name", "").strip()[:200]
     title = request.POST.get("title", "").strip()[:200]
     try:
-        quote = workflow.quote_clone(revision=revision, by=request.user, customer=customer, title=title)
+        quote = workflow.quote_clone(
+            revision=revision,
+            by=request.user,
+            customer=customer,
+            title=title,
+            keep_prices=request.POST.get("keep_prices") in ("on", "1", "true"),
+        )
     except ValidationError as exc:
         return render(
             request,

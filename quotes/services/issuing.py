@@ -42,6 +42,21 @@ def revision_issue_locked(*, quote: Quote, revision: QuoteRevision, by) -> Quote
         raise ValidationError(
             _("The discount of %(number)s was rejected; it cannot be issued.") % {"number": revision.number}
         )
+    if revision.approval_state == ApprovalState.NOT_NEEDED:
+        # A price list changed since the revision was planned: its prices may now be below the list.
+        from .revisions import below_todays_list
+
+        reasons = below_todays_list(revision)
+        if reasons:
+            raise ValidationError(
+                _(
+                    "The price list changed since %(number)s was planned, and its prices are now below "
+                    "today's list: make a new revision, re-priced at today's list or keeping these prices "
+                    "with a sales manager's approval."
+                )
+                % {"number": revision.number}
+                + "".join(f" {text}" for text in reason_texts(reasons))
+            )
     revision.status = RevisionStatus.ISSUED
     revision.issued_by = by
     revision.issued_at = timezone.now()

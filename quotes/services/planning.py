@@ -111,3 +111,44 @@ def configuration_plan(request_json: Any) -> PlannedConfiguration:
         usd_rate=parse_rate(usd_rate),
         currency=str(currency or "").upper(),
     )
+
+
+def has_list_record(prices: Any) -> bool:
+    """Whether ``prices`` were planned with the catalog's record of its list (``list_terms``,
+    ``configurator.services.plan_for_quote``); hand-made and older revisions have none and are
+    copied as they are."""
+    return isinstance(prices, Mapping) and "list_terms" in prices
+
+
+def request_at_todays_list(request_json: Mapping) -> dict:
+    """A copy of a configuration request priced from the list in force today: without the
+    price list or date it may pin (``commercial.price_list``, ``commercial.date``)."""
+    data = copy.deepcopy(dict(request_json))
+    commercial = data.get("commercial")
+    if isinstance(commercial, dict):
+        data["commercial"] = {k: v for k, v in commercial.items() if k not in ("price_list", "date")}
+    return data
+
+
+def plan_again(*, request_json: Mapping, resolved_json: Mapping, discount: Decimal, keep_prices: bool):
+    """Plan a revision's configuration again for a clone or a new revision (issue 27, finding 5).
+
+    By default it is re-priced at today's list (its request, without a pinned list or date).
+    ``keep_prices`` plans the frozen inline request instead — the same hardware and the prices it
+    was quoted at — and the approval check then compares those prices with today's list, so a
+    price below it asks a sales manager (``quotes.pricing``).
+    """
+    source = resolved_json if keep_prices else request_at_todays_list(request_json)
+    try:
+        plan = configuration_plan(request_with_discount(source, discount))
+    except PlanningUnavailable as exc:
+        raise ValidationError(str(exc)) from exc
+    request = request_with_discount(request_json if keep_prices else source, discount)
+    return PlannedConfiguration(
+        request_json=request,
+        resolved_json=plan.resolved_json,
+        result_json=plan.result_json,
+        prices_json=plan.prices_json,
+        usd_rate=plan.usd_rate,
+        currency=plan.currency,
+    )

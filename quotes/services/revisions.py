@@ -13,9 +13,9 @@ from django.db.models import Max
 from django.utils.translation import gettext as _
 
 from ..bom import apply_line_discounts, bom_lines_from_plan, line_total, to_decimal
-from ..models import BomLine, Quote, QuoteRevision
+from ..models import Approval, BomLine, Quote, QuoteRevision
 from ..pricing import approval_assessment, mark_lines
-from ..statuses import CLOSED_STATUSES, AuditAction, QuoteStatus
+from ..statuses import CLOSED_STATUSES, ApprovalDecision, ApprovalState, AuditAction, QuoteStatus
 from .base import (
     audit,
     discount_threshold,
@@ -25,7 +25,7 @@ from .base import (
     quote_save,
     require_edit,
 )
-from .planning import PlannedConfiguration
+from .planning import PlannedConfiguration, has_list_record, plan_again
 from .snapshot import revision_totals, snapshot_sha256
 from .transitions import transition_locked
 
@@ -38,6 +38,49 @@ def _planned_discount(plan: PlannedConfiguration) -> Decimal | None:
     return to_decimal(commercial["quote_discount"])
 
 
+def _typed_measurement(request_json: Any) -> Any:
+    """The measured throughput a request types in (``workload.measured_output_tokens_per_s``), if any."""
+    workload = request_json.get("workload") if isinstance(request_json, Mapping) else None
+    value = workload.get("measured_output_tokens_per_s") if isinstance(workload, Mapping) else None
+    return value if value not in (None, "") else None
+
+
+def refuse_unpriceable(plan: PlannedConfiguration) -> None:
+    """Refuse what a quote cannot carry honestly (issue 27, findings 1 and 2).
+
+    * A currency with no price list in force: nothing to compare its prices with, so any price
+      typed in (USD 1 for a server) would pass as the list.  ``plan_for_quote`` records
+      ``list_terms: None`` then; plans without the record (hand-made, older) are not refused.
+    * A measured throughput typed into the request: only an imported benchmark file, attached
+      to the revision with its hash, marks a figure measured (``quotes.benchmark_import``).
+    """
+    prices = plan.prices_json
+    if isinstance(prices, Mapping) and "list_terms" in prices and prices["list_terms"] is None:
+        raise ValidationError(
+            {
+                "request_json": _(
+                    "There is no price list in force in %(currency)s, so the prices of this configuration "
+                    "cannot be checked against a list price. Quote in a currency that has a price list "
+                    "(or ask an administrator to add a %(currency)s price list)."
+                )
+                % {"currency": plan.currency or "?"}
+            }
+        )
+    if (
+        _typed_measurement(plan.request_json) is not None
+        or _typed_measurement(plan.resolved_json) is not None
+    ):
+        raise ValidationError(
+            {
+                "request_json": _(
+                    "A measured throughput can only come from a benchmark file: clear “measured output "
+                    "tokens/s” in the configurator, save the quote, then import the result of "
+                    "“vllm bench serve” on the quote page."
+                )
+            }
+        )
+
+
 def revision_build(
     *,
     quote: Quote,
@@ -48,8 +91,15 @@ def revision_build(
     line_discounts: Mapping[str, Decimal],
     based_on: QuoteRevision | None,
     change_note: str,
+    approval_basis: QuoteRevision | None = None,
 ) -> QuoteRevision:
-    """Create a draft revision with its BOM lines and totals (inside the caller's transaction)."""
+    """Create a draft revision with its BOM lines and totals (inside the caller's transaction).
+
+    ``approval_basis`` (the revision it was made from: an earlier revision, or a clone's source):
+    when that one was approved and the new one has the same priced lines — every price, list
+    price, discount and quantity — and the same quote discount, the approval covers it too
+    (issue 31); any change there asks a sales manager again."""
+    refuse_unpriceable(plan)
     planned = _planned_discount(plan)
     if planned is not None and planned != discount:
         raise ValidationError(
@@ -86,6 +136,11 @@ def revision_build(
         request=plan.resolved_json,
     )
     approval_state, approval_reasons = approval_assessment(lines, dropped, discount, discount_threshold())
+    if approval_state == ApprovalState.PENDING and approval_basis is not None:
+        carried = approval_carried(approval_basis, lines, discount)
+        if carried is not None:
+            approval_state = ApprovalState.APPROVED
+            approval_reasons = [*approval_reasons, carried]
     totals = revision_totals(lines, discount, plan.result_json)
     revision = QuoteRevision(
         quote=quote,
@@ -135,10 +190,66 @@ def revision_build(
     return revision
 
 
+def approval_signature(lines: Any, discount: Decimal) -> tuple:
+    """What an approval covers: the quote discount and each priced line's item, quantity, price,
+    list price, line discount and catalog status (line dicts or BomLine rows)."""
+
+    def get(line: Any, name: str) -> Any:
+        return line.get(name) if isinstance(line, Mapping) else getattr(line, name)
+
+    def number(value: Any) -> Decimal | None:
+        return None if value is None else Decimal(value).normalize()
+
+    rows = sorted(
+        (
+            str(get(line, "category")),
+            str(get(line, "sku")),
+            number(get(line, "quantity")),
+            number(get(line, "unit_price")),
+            number(get(line, "list_unit_price") or None),
+            number(get(line, "discount")),
+            bool(get(line, "non_catalog")),
+        )
+        for line in lines
+    )
+    return (Decimal(discount).normalize(), tuple(rows))
+
+
+def approval_carried(basis: QuoteRevision, lines: list[dict], discount: Decimal) -> dict | None:
+    """The approval reason a new revision inherits from ``basis`` (approved, same signature), or None.
+
+    The entry names the manager's decision it rests on (``approval``: the Approval row's id,
+    followed through revisions that inherited it), so the approval stays on record."""
+    if basis.approval_state != ApprovalState.APPROVED:
+        return None
+    if approval_signature(lines, discount) != approval_signature(basis.lines.all(), basis.discount):
+        return None
+    inherited = next(
+        (
+            r
+            for r in basis.approval_reasons or []
+            if isinstance(r, Mapping) and r.get("code") == "approved_earlier"
+        ),
+        None,
+    )
+    if inherited is not None:
+        return dict(inherited)
+    approval = Approval.objects.filter(revision=basis, decision=ApprovalDecision.APPROVED).first()
+    if approval is None:
+        return None
+    return {
+        "code": "approved_earlier",
+        "revision": basis.number,
+        "approval": approval.pk,
+        "by": approval.decided_by.get_username(),
+        "at": approval.decided_at.date().isoformat(),
+    }
+
+
 PLAN_CHANGE_KEYS = ("request_json", "resolved_json", "result_json", "prices_json", "usd_rate", "currency")
 
 
-REVISION_CHANGE_KEYS = frozenset({*PLAN_CHANGE_KEYS, "discount", "line_discounts", "note"})
+REVISION_CHANGE_KEYS = frozenset({*PLAN_CHANGE_KEYS, "discount", "line_discounts", "note", "keep_prices"})
 
 
 def revision_create_from(
@@ -185,6 +296,15 @@ def revision_create_from(
                 usd_rate=rate,
                 currency=str(changes.get("currency") or quote.currency).upper(),
             )
+        elif has_list_record(base.prices_json):
+            # Re-priced at today's list unless the engineer keeps the old prices (issue 27,
+            # finding 5); either way the approval check compares with today's list.
+            plan = plan_again(
+                request_json=base.request_json,
+                resolved_json=base.resolved_json,
+                discount=parse_discount(changes["discount"]) if "discount" in changes else base.discount,
+                keep_prices=bool(changes.get("keep_prices")),
+            )
         else:
             plan = PlannedConfiguration(
                 request_json=base.request_json,
@@ -219,6 +339,51 @@ def revision_create_from(
             line_discounts=line_discounts,
             based_on=base,
             change_note=str(changes.get("note", "")).strip(),
+            approval_basis=base,
         )
         quote_save(quote, [])
     return new
+
+
+def below_todays_list(revision: QuoteRevision) -> list[dict]:
+    """The approval reasons ``revision``'s priced lines have against **today's** list (beyond the
+    threshold), for a revision planned before a price change: [] when there are none, when
+    today's list is the one it was planned with, or for a revision without the catalog's list
+    record (hand-made, older).  Issuing refuses a revision with reasons it was never approved
+    for (issue 27: no path sends a line below its list price without a recorded approval)."""
+    prices = revision.prices_json
+    if not has_list_record(prices):
+        return []
+    plan = plan_again(
+        request_json=revision.request_json,
+        resolved_json=revision.resolved_json,
+        discount=revision.discount,
+        keep_prices=True,
+    )
+    today = plan.prices_json.get("list_terms") if isinstance(plan.prices_json, Mapping) else None
+    if today is None:
+        return [{"code": "no_price_list", "currency": revision.currency}]
+    if today == prices.get("list_terms"):
+        return []
+    lines = [
+        {
+            "category": row.category,
+            "sku": row.sku,
+            "description_en": row.description_en,
+            "quantity": row.quantity,
+            "unit_price": row.unit_price,
+            "discount": row.discount,
+            "note": row.note,
+            "non_catalog": row.non_catalog,
+        }
+        for row in revision.lines.all()
+    ]
+    dropped = mark_lines(
+        lines,
+        result=revision.result_json,
+        prices={**prices, "list_terms": today},
+        currency=revision.currency,
+        request=revision.resolved_json,
+    )
+    state, reasons = approval_assessment(lines, dropped, revision.discount, discount_threshold())
+    return reasons if state == ApprovalState.PENDING else []

@@ -92,6 +92,12 @@ def check_message(check, language_code: str = "") -> str:
     return english or check.get("message_zh") or check.get("code", "")
 
 
+@register.simple_tag
+def new_idempotency_key() -> str:
+    """A fresh idempotency key for a form that creates something (one per rendering)."""
+    return uuid.uuid4().hex
+
+
 @register.inclusion_tag("quotes/_create_form.html", takes_context=True)
 def quote_create_form(context, request_json: str = "", form_id: str = "quote-create-form"):
     """The "Create quote" form for the configurator page.

@@ -18,7 +18,7 @@ from ..forms import (
     TransitionForm,
 )
 from ..models import Quote, QuoteRevision
-from ..pricing import reason_texts
+from ..pricing import discount_breakdown, reason_texts
 from ..services.base import QuoteConflictError
 from ..statuses import BomCategory
 
@@ -72,6 +72,7 @@ def detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision |
         "audit_events": selectors.quote_audit_trail(quote)[:50],
         "approval": getattr(revision, "approval", None) if revision else None,
         "approval_reason_texts": reason_texts(revision.approval_reasons) if revision else [],
+        "discount_explained": discount_breakdown(revision, list(revision.lines.all())) if revision else [],
         "transition_form": forms.get("transition_form") or TransitionForm(initial={"version": quote.version}),
         "revise_form": forms.get("revise_form")
         or ReviseForm(

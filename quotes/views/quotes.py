@@ -4,16 +4,19 @@ and a new quote from a configuration posted by the configurator."""
 from __future__ import annotations
 
 import logging
+import re
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db import DatabaseError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
+
+from accounts import roles
 
 from .. import selectors
 from ..forms import (
@@ -43,6 +46,9 @@ logger = logging.getLogger(__name__)
 @require_GET
 def quote_list(request: HttpRequest) -> HttpResponse:
     """Visible quotes with search and filters; htmx requests get only the results table."""
+    if not roles.is_sales(request.user):
+        # The catalog admin keeps the catalog, not quotes (issue 27: /quotes/ was reachable).
+        raise PermissionDenied(_("Quotes are for the sales roles."))
     form = QuoteFilterForm(request.user, request.GET or None)
     quotes = selectors.quote_search(user=request.user, **form.filters())
     page = Paginator(quotes, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -145,6 +151,19 @@ def quote_transition_view(request: HttpRequest, pk: int) -> HttpResponse:
         _("%(number)s is now %(status)s.") % {"number": quote.number, "status": status_label},
         "transition_form",
     )
+
+
+IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9_-]{16,64}")
+
+
+@require_GET
+def quote_created_by_key(request: HttpRequest, key: str) -> HttpResponse:
+    """``{"url": …}`` of the quote this user created from the form with idempotency key ``key``
+    (the configurator page asks when Back brings a saved form again); 404 when there is none."""
+    quote = quote_created_with(by=request.user, creation_key=key) if IDEMPOTENCY_KEY.fullmatch(key) else None
+    if quote is None or not request.user.has_perm("quotes.add_quote"):
+        return JsonResponse({"url": None}, status=404)
+    return JsonResponse({"url": quote.get_absolute_url(), "number": quote.number})
 
 
 @require_POST

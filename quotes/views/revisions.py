@@ -16,7 +16,12 @@ from ..forms import (
     ReviseForm,
 )
 from ..services.issuing import revision_issue
-from ..services.planning import PlanningUnavailable, configuration_plan, request_with_discount
+from ..services.planning import (
+    PlanningUnavailable,
+    configuration_plan,
+    has_list_record,
+    request_with_discount,
+)
 from ..services.revisions import revision_create_from
 from .common import (
     redirect_to,
@@ -36,6 +41,13 @@ def revision_revise(request: HttpRequest, pk: int) -> HttpResponse:
     def act(data):
         discount = data["discount"]
         changes = {"discount": discount, "note": data["note"]}
+        if has_list_record(revision.prices_json):
+            # Re-priced at today's list, unless the engineer keeps the old prices (then today's
+            # list decides whether a manager must approve them): revision_create_from.
+            changes["keep_prices"] = data["keep_prices"] and not data["replan"]
+            return revision_create_from(
+                revision=revision, changes=changes, by=request.user, expected_version=data["version"]
+            )
         if data["replan"] or discount != revision.discount:
             # The engine prices the discount (tco.capex.discount), so a new
             # discount is planned again: from the frozen inline request (same

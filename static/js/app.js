@@ -14,6 +14,17 @@
     if (target && target.name === "scenario") event.preventDefault();
   });
 
+  /* A refused request (429: too many renders at once; 409, 413 …) answers under its own status
+     with the panel that says why, marked "X-Refusal: panel"; htmx leaves error answers out of
+     the page unless told, so swap those in. */
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var xhr = event.detail && event.detail.xhr;
+    if (xhr && xhr.status >= 400 && xhr.getResponseHeader("X-Refusal") === "panel") {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
+
   /* "Copy" buttons: copy the text of the element named by data-copy. */
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("button.copy");

@@ -38,7 +38,30 @@
   document.addEventListener("submit", function (event) {
     if (event.target.id === "quote-form") {
       try { sessionStorage.removeItem(KEY); } catch (e) { /* storage off */ }
+      // Remember on this history entry which form was saved: Back to it opens the saved quote.
+      var key = event.target.querySelector("input[name=idempotency_key]");
+      if (key && window.history && history.replaceState) {
+        var state = Object.assign({}, history.state || {}, { quoteSavedKey: key.value });
+        try { history.replaceState(state, ""); } catch (e) { /* state too large: Back shows the form */ }
+      }
     }
+  });
+
+  /* Back after "Save as quote": the browser shows this page again, from its cache or afresh,
+     with the configuration it first loaded and the customer it restores.  Saving that would
+     quietly make a second quote, so the page asks the server which quote the saved form made
+     and opens it instead (the form's key is the quote's idempotency key). */
+  window.addEventListener("pageshow", function () {
+    var form = document.getElementById("quote-form");
+    var saved = window.history && history.state && history.state.quoteSavedKey;
+    if (!form || !saved || !window.fetch || !/^[A-Za-z0-9_-]{16,64}$/.test(saved)) return;
+    fetch(form.dataset.createdUrl.replace("__key__", saved), {
+      headers: { Accept: "application/json" }, credentials: "same-origin"
+    }).then(function (response) {
+      return response.ok ? response.json() : null;
+    }).then(function (data) {
+      if (data && data.url) window.location.replace(data.url);
+    }, function () { /* offline: the form stays, and its key still makes saving again one quote */ });
   });
 
   var switching = false;

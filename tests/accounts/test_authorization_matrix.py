@@ -88,9 +88,17 @@ MATRIX = {
         sales(200, other_team=200, anonymous=401),
     ),
     # A catalog admin sees an empty quote list (no quotes of their own) and 404 on any quote.
-    "quotes:list": ("GET", None, None, sales(200, other_team=200, catalog=200)),
+    # Quotes are the sales roles' (issue 27: the catalog admin reached /quotes/).
+    "quotes:list": ("GET", None, None, sales(200, other_team=200)),
     "quotes:customers": ("GET", None, None, sales(200, other_team=200)),
     "quotes:create": ("POST", None, lambda c: {}, sales(400, other_team=400)),
+    # Which quote a saved configurator form made: nobody made one with this key (their own only).
+    "quotes:created_by_key": (
+        "GET",
+        lambda c: {"key": "0" * 32},
+        None,
+        sales(404, other_team=404, catalog=404),
+    ),
     # Quote pages: the owner and the team's manager; another team and the catalog
     # admin get 404, so ids and numbers cannot be probed.  Empty POSTs are 400
     # (the form's version field is missing), never a 500.

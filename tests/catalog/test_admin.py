@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from decimal import Decimal
 
@@ -191,29 +192,77 @@ def test_llm_list_shows_readable_columns(admin_client, seeded):
 
 
 def test_price_history_shows_who_changed_what(admin_client, seeded, admin_user):
+    # A price change makes a new dated version of the list (issue 31); each item's history shows
+    # who changed what: the new list's item was created by the admin at the new price.
     item = PriceItem.objects.get(sku="SRV-ATLAS-800-A3")
-    response = post_change(admin_client, item, unit_price="2900000")
+    start = item.price_list.effective_from + dt.timedelta(days=10)
+    response = post_change(
+        admin_client, item, unit_price="2900000", change_reason="Q2 list", effective_from=start.isoformat()
+    )
     assert response.status_code == 302
-    latest = item.history.first()
-    assert latest.history_user == admin_user
-    assert latest.unit_price == Decimal("2900000")
-    assert item.history.all()[1].unit_price == Decimal("3000000")
-    html = admin_client.get(_url(item, "history")).content.decode()
+    new = PriceItem.objects.get(sku="SRV-ATLAS-800-A3", price_list__effective_from=start)
+    assert new.history.first().history_user == admin_user and new.unit_price == Decimal("2900000")
+    item.refresh_from_db()
+    assert item.unit_price == Decimal("3000000") and item.history.first().unit_price == Decimal("3000000")
+    html = admin_client.get(_url(new, "history")).content.decode()
     assert admin_user.get_username() in html
 
 
+def test_a_price_change_asks_for_a_reason_and_creates_a_new_dated_price_list(admin_client, seeded):
+    item = PriceItem.objects.get(sku="SRV-ATLAS-800-A3")
+    old_list = item.price_list
+    items_before = old_list.items.count()
+    # No reason: refused on the field, nothing changed.
+    response = post_change(admin_client, item, unit_price="4500000")
+    assert "Say why the price changes" in " ".join(field_errors(response, "change_reason"))
+    assert PriceList.objects.count() == 1 and PriceItem.objects.get(pk=item.pk).unit_price == Decimal(
+        "3000000"
+    )
+    # With a reason, from a date: the list in force ends the day before; a copy with the new
+    # price starts that day; every other item is copied unchanged; both lists are kept.
+    start = dt.date(2026, 7, 1)
+    response = post_change(
+        admin_client, item, unit_price="4500000", change_reason="Vendor increase, letter 2026-06-12",
+        effective_from=start.isoformat(),
+    )  # fmt: skip
+    assert response.status_code == 302
+    old_list.refresh_from_db()
+    new_list = PriceList.objects.exclude(pk=old_list.pk).get()
+    assert old_list.effective_to == dt.date(2026, 6, 30)
+    assert (new_list.effective_from, new_list.effective_to, new_list.currency) == (start, None, "CNY")
+    assert "Vendor increase, letter 2026-06-12" in new_list.notes
+    assert new_list.items.count() == items_before == old_list.items.count()
+    assert new_list.items.get(sku=item.sku).unit_price == Decimal("4500000")
+    assert old_list.items.get(sku=item.sku).unit_price == Decimal("3000000")
+    assert "Vendor increase" in new_list.items.get(sku=item.sku).source_for("unit_price")["ref"]
+    others = {i.sku: i.unit_price for i in old_list.items.exclude(sku=item.sku)}
+    assert {i.sku: i.unit_price for i in new_list.items.exclude(sku=item.sku)} == others
+    # The price on each day is the list in force that day.
+    from catalog.selectors import price_list_in_force
+
+    assert price_list_in_force("CNY", dt.date(2026, 6, 30)) == old_list
+    assert price_list_in_force("CNY", start) == new_list
+    # Saving only a description edits the item in place (no new list).
+    response = post_change(admin_client, item, description="Atlas 800 A3 server (new photo)")
+    assert response.status_code == 302 and PriceList.objects.count() == 2
+
+
 def test_inline_price_edit_is_recorded(admin_client, seeded, admin_user):
+    # Prices already on a list are changed on the item's page (with a reason, issue 31): the
+    # inline shows them disabled and ignores a posted change; other inline edits are recorded.
     price_list = PriceList.objects.get(slug="cny-2026")
     response = admin_client.get(_url(price_list))
     data = change_form_data(response)
     prefix = next(
         k[: -len("-sku")] for k, v in data.items() if k.endswith("-sku") and v == "SVC-OM-NODE-YEAR"
     )
+    before = PriceItem.objects.get(sku="SVC-OM-NODE-YEAR").unit_price
     data[f"{prefix}-unit_price"] = "260000"
+    data[f"{prefix}-description"] = "O&M per node-year (renamed)"
     assert admin_client.post(_url(price_list), data).status_code == 302
     item = PriceItem.objects.get(sku="SVC-OM-NODE-YEAR")
-    assert item.unit_price == Decimal("260000")
-    assert item.source_for("unit_price")["kind"] == "admin"
+    assert item.unit_price == before
+    assert item.description == "O&M per node-year (renamed)"
     assert item.history.first().history_user == admin_user
 
 

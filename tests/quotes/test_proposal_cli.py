@@ -26,7 +26,9 @@ def text_of(path) -> str:
 
 
 @pytest.mark.django_db
-def test_the_cli_renders_the_8p8d_proposal_without_saving_a_quote(tmp_path, seller):
+def test_the_cli_renders_the_8p8d_proposal_without_saving_a_quote(tmp_path, seller, catalog):
+    # The seeded catalog's price list: a proposal's prices are checked against a list in force
+    # (issue 27, finding 1), as they are in any installation.
     request = tmp_path / "request.json"
     request.write_text(json.dumps(sample_plan_kwargs("8p8d")["request_json"]), encoding="utf-8")
     out = tmp_path / "proposal.pdf"
@@ -68,7 +70,7 @@ def test_bad_requests_get_one_clear_line(tmp_path, content, message):
 
 
 @pytest.mark.django_db
-def test_a_quote_with_three_options_renders_one_proposal_comparing_them(tmp_path):
+def test_a_quote_with_three_options_renders_one_proposal_comparing_them(tmp_path, catalog):
     """Good / better / best: 4 × A3, 8 × A3 tenant pair and 16 × A3 8P8D side by side, one recommended."""
     paths = {}
     for name in ("4node", "8node-tenant", "8p8d"):

@@ -197,9 +197,12 @@ def test_one_user_has_at_most_two_renders_queued(engineer, renderer, settings, c
     assert response.status_code == 429
     assert "You already have 2 proposal PDFs waiting or rendering" in response.content.decode()
     assert QuoteRevision.objects.get(pk=revisions[2].pk).pdf_status == PdfStatus.NONE
-    # Over htmx the panel comes back (2xx, so htmx swaps it) with the reason.
+    # Over htmx the panel comes back with the reason, under the same 429 (issue 27, finding 11:
+    # a 200 made bench/load.py count a refused render as served); "X-Refusal: panel" tells
+    # static/js/app.js to swap it in all the same.
     response = client.post(reverse("quotes:pdf_render", args=[revisions[2].pk]), HTTP_HX_REQUEST="true")
-    assert response.status_code == 200 and "You already have 2" in response.content.decode()
+    assert response.status_code == 429 and "You already have 2" in response.content.decode()
+    assert response["X-Refusal"] == "panel"
     # Another engineer is not held up by the first one's queue.
     other = sample_quote_create(by=revisions[0].quote.owner, language="en", name="4node")
     QuoteRevision.objects.filter(pk=revisions[0].pk).update(pdf_status=PdfStatus.READY)
@@ -235,3 +238,42 @@ def test_sending_a_draft_issues_it_and_renders_the_issued_copy(
     assert sent.pdf_status == PdfStatus.READY and sent.pdf_issued and renderer.calls == 1
     assert sent.header_json["title"] == "Sent as is"
     assert sent.header_json["customer"]["name"] == revision.quote.customer.name
+
+
+def _load_script():
+    """bench/load.py as a module (it sits outside the packages; its stack is not started)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_load", bench / "load.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["bench_load"] = module  # its dataclasses look their module up there
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(bench))
+    return module
+
+
+@pytest.mark.django_db
+def test_refused_renders_answer_429_to_htmx_too(engineer, renderer, settings, client):
+    # Issue 27, finding 11: a render refused by the per-user limit answered htmx with 200, so
+    # bench/load.py counted it as queued, waited for a PDF that never came, and its own audit
+    # failed.  The load script's decision is checked here against the answers of this stack.
+    load = _load_script()
+    settings.PDF_MAX_ACTIVE_PER_USER = 1
+    client.force_login(engineer)
+    first, second = (sample_quote_create(by=engineer, language="en", name="4node") for _ in range(2))
+    queued = client.post(reverse("quotes:pdf_render", args=[first.pk]), HTTP_HX_REQUEST="true")
+    assert queued.status_code == 200
+    assert load.pdf_render_outcome(queued.status_code, queued.content) == "queued"
+    refused = client.post(reverse("quotes:pdf_render", args=[second.pk]), HTTP_HX_REQUEST="true")
+    assert refused.status_code == 429
+    assert "You already have 1 proposal PDF" in refused.content.decode()
+    assert load.pdf_render_outcome(refused.status_code, refused.content) == "refused"
+    assert QuoteRevision.objects.get(pk=second.pk).pdf_status == PdfStatus.NONE
+    # What the old answer looked like (200 with the refusal panel) is an error to the script.
+    assert load.pdf_render_outcome(200, refused.content) == "error"

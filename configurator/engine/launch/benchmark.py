@@ -4,12 +4,14 @@
 /v1/chat/completions --dataset-name random --random-input-len --random-output-len --max-concurrency
 --num-prompts --save-result --result-dir --result-filename``; the saved file is vLLM's standard result
 JSON (``duration``, ``completed``, ``output_throughput``, ``mean_ttft_ms``, ``mean_tpot_ms``, … and the
-``max_concurrency`` it ran at), which the quote's import reads.
+``max_concurrency`` it ran at, and the ``--metadata`` server and node count), which the quote's import
+reads and compares with its plan.
 """
 
 from __future__ import annotations
 
 from .. import recipes as rc
+from .. import site_values as sv
 from ..types import BundleContext
 from .shell import quote, script
 
@@ -60,6 +62,9 @@ def benchmark_script(ctx: BundleContext, entrypoint: str, total_seats: int) -> s
         '    --num-prompts "$prompts" \\',
         "    --percentile-metrics ttft,tpot,itl,e2el \\",
         "    --metric-percentiles 50,90,99 \\",
+        # what the quote's import compares with its plan (quotes/benchmark_import.py
+        # benchmark_mismatches): vllm/benchmarks/serve.py writes each KEY=VALUE into the result
+        f"    --metadata {quote('server=' + sv.one_line(ctx.server_name, 120))} {quote(f'nodes={int(ctx.node_count)}')} \\",
         "    --save-result \\",
         '    --result-dir "$result_dir" \\',
         '    --result-filename "bench-c${concurrency}-in${input_len}-out${output_len}.json"',

@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('quotes', '0007_tco_total_with_its_horizon'),
+        ('quotes', '0009_price_impact_entry_once_per_price_change'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

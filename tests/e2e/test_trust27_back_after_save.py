@@ -1,0 +1,43 @@
+"""Issue 27 finding 7 and issue 31: Back after "Save as quote", then Save again, leaves one quote.
+
+Back brought the first-loaded configuration back with the typed customer, and saving it made a
+second quote with a different configuration.  The form now carries an idempotency key, and the
+page, shown again by Back, asks which quote that key made and opens it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_configurator_flow import assert_no_js_errors
+
+pytestmark = pytest.mark.browser
+
+
+def test_back_after_save_then_save_again_leaves_one_quote(page):
+    from quotes.models import Quote
+
+    page.fill("#q-customer", "Bank of Example")
+    with page.expect_navigation():
+        page.click("#quote-form button[type=submit]")
+    quote = Quote.objects.get()
+    assert page.url.endswith(quote.get_absolute_url())
+    page.go_back()
+    # The configurator page comes back (from the cache or afresh) and hands over to the saved quote.
+    page.wait_for_url(f"**{quote.get_absolute_url()}")
+    assert Quote.objects.count() == 1
+    # Had the form stayed, posting it again is the same quote (its key was used).
+    assert_no_js_errors(page)
+
+
+def test_a_double_click_on_save_makes_one_quote(page):
+    from quotes.models import Quote
+
+    page.fill("#q-customer", "Bank of Example")
+    form_key = page.locator("#quote-form input[name=idempotency_key]").input_value()
+    assert len(form_key) == 32
+    page.dblclick("#quote-form button[type=submit]")
+    page.wait_for_url("**/quotes/*/")
+    page.wait_for_load_state("networkidle")  # both posts answered before the server goes away
+    assert Quote.objects.count() == 1 and Quote.objects.get().creation_key == form_key
+    assert_no_js_errors(page)
