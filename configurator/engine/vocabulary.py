@@ -276,6 +276,20 @@ def scenario_label(slug: str, lang: str | None) -> str:
     return _pick(SCENARIOS, slug, lang) if slug else ""
 
 
+# --------------------------------------------------------------------------- P/D bottleneck
+# Which pool of a prefill/decode split limits it (performance/disaggregated.py).
+BOTTLENECKS: dict[str, Term] = {
+    "prefill": Term("prefill", "预填充"),
+    "decode": Term("decode", "解码"),
+    "balanced": Term("balanced", "均衡"),
+}
+
+
+def bottleneck_label(code: str, lang: str | None) -> str:
+    """The pool that limits a P/D split, in ``lang`` ("balanced" → 均衡)."""
+    return _pick(BOTTLENECKS, code, lang)
+
+
 # --------------------------------------------------------------------------- severities
 # A check's severity as the page, the quote and the proposal name it (the glossary's 告警 / 错误).
 SEVERITIES: dict[str, Term] = {
@@ -329,4 +343,5 @@ TABLES: dict[str, dict[str, Term]] = {
     "SCENARIOS": SCENARIOS,
     "UNITS": UNITS,
     "SEVERITIES": SEVERITIES,
+    "BOTTLENECKS": BOTTLENECKS,
 }

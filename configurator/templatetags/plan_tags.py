@@ -126,7 +126,7 @@ def _format_value(value, unit):
     n = _num(value)
     if isinstance(value, bool):
         return str(_yes_no(value))
-    if value is None:
+    if value is None or value == "none":  # "none": no such point (a break-even the API never reaches)
         return "—"
     if n is None:
         return str(value)
@@ -278,3 +278,9 @@ def _format_input(name, value):
 def severity_word(severity) -> str:
     """A check's severity in the page's language ("warning" → 警告), from the one vocabulary."""
     return vocabulary.severity_label(str(getattr(severity, "value", severity) or ""), get_language())
+
+
+@register.filter
+def bottleneck_word(code) -> str:
+    """The pool that limits a prefill/decode split, in the page's language."""
+    return vocabulary.bottleneck_label(str(code or ""), get_language())

@@ -7,6 +7,7 @@ from dataclasses import replace
 from .. import serving_model as sm
 from ..figures import FigureBook
 from ..types import Check, GroupLayout, GroupPerformance, PlanRequest, Severity, Source
+from ..vocabulary import group_label
 from .common import AREA, COUNTED_DECODE_ROLES, ESTIMATE_SOURCE, fig_input, fig_value
 from .decode import add_step_figures
 from .group_model import GroupModel
@@ -81,9 +82,9 @@ def group_estimate(
                     "performance.batch_limited_by_kv",
                     Severity.WARNING,
                     AREA,
-                    f"{g.name}: the KV cache holds {kv_fit} sequences of {context_tokens:,} tokens per DP rank, "
+                    f"{group_label(g.name, 'en')}: the KV cache holds {kv_fit} sequences of {context_tokens:,} tokens per DP rank, "
                     f"fewer than the {min(offered, serving.max_num_seqs)} offered; the rest queue.",
-                    f"{g.name}：每个 DP rank 的 KV 缓存仅能容纳 {kv_fit} 条 {context_tokens:,} Token 的序列，"
+                    f"{group_label(g.name, 'zh')}：每个 DP rank 的 KV 缓存仅能容纳 {kv_fit} 条 {context_tokens:,} Token 的序列，"
                     f"少于需承载的 {min(offered, serving.max_num_seqs)} 条并发，其余请求将排队。",
                     {"kv_seqs_fit": kv_fit, "offered": offered},
                     field="workload.concurrency",
@@ -97,9 +98,9 @@ def group_estimate(
                     "performance.batch_limited_by_max_num_seqs",
                     Severity.WARNING,
                     AREA,
-                    f"{g.name}: {offered} concurrent requests per DP rank exceed --max-num-seqs "
+                    f"{group_label(g.name, 'en')}: {offered} concurrent requests per DP rank exceed --max-num-seqs "
                     f"{serving.max_num_seqs}; the rest queue and TTFT grows.",
-                    f"{g.name}：每个 DP rank 需承载 {offered} 路并发，超过 --max-num-seqs {serving.max_num_seqs}，"
+                    f"{group_label(g.name, 'zh')}：每个 DP rank 需承载 {offered} 路并发，超过 --max-num-seqs {serving.max_num_seqs}，"
                     "超出部分排队，首字延迟上升。",
                     {"offered": offered, "max_num_seqs": serving.max_num_seqs},
                     field="serving.max_num_seqs",
