@@ -228,6 +228,8 @@ def accelerator_spec(
     software_stack: str = "cuda",
     runtime_memory_gib: Decimal | None = None,
     sources: Mapping[str, Any] | None = None,
+    vllm_support: str = "supported",
+    vllm_support_note: str = "",
     **_other: Any,
 ) -> et.AcceleratorSpec:
     """Per logical device: GB → bytes (10⁹), TB/s → bytes/s; TFLOPS only where supported (> 0)."""
@@ -251,6 +253,8 @@ def accelerator_spec(
         software_stack=software_stack,
         runtime_memory_bytes=int((runtime_memory_gib or 0) * et.GIB),
         runtime_memory_source=((sources or {}).get("runtime_memory_gib") or {}).get("ref", ""),
+        vllm_support=vllm_support or "supported",
+        vllm_support_note=vllm_support_note or "",
     )
 
 

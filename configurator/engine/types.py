@@ -222,11 +222,14 @@ class AcceleratorSpec:
     logical_devices_per_package: int = 1
     vendor: str = ""
     domestic: bool = False
-    software_stack: str = "cuda"  # "cuda" (NCCL) or "ascend" (HCCL)
+    software_stack: str = "cuda"  # "cuda" (NCCL), "rocm" (RCCL) or "ascend" (HCCL)
     # Device memory as the runtime reports it (torch.cuda / torch.npu mem_get_info total),
     # which vLLM multiplies by gpu_memory_utilization; 0 = use ``memory_bytes``.
     runtime_memory_bytes: int = 0
     runtime_memory_source: str = ""
+    # Whether vLLM / vLLM-Ascend runs on the device ("supported", "experimental", "none"), and why.
+    vllm_support: str = "supported"
+    vllm_support_note: str = ""
 
     @property
     def usable_base_bytes(self) -> int:

@@ -90,7 +90,15 @@ class Judge:
                 f"{name}: {acc.name} ({acc.vendor or 'foreign vendor'}) is not domestic (Xinchuang) hardware.",
                 f"{name}：{acc.name}（{acc.vendor or '国外厂商'}）不属于国产（信创）硬件。",
             )
-        # The engine's own rule (engine/capability.py), so the planner and the configurator agree.
+        # The engine's own rules (engine/capability.py), so the planner and the configurator agree.
+        if acc.vllm_support == "none":
+            why = acc.vllm_support_note or "not in vLLM's supported hardware"
+            return reject(
+                "planner.vllm_unsupported",
+                "server",
+                f"{name}: vLLM does not run on {acc.name} ({why}).",
+                f"{name}：vLLM 不支持 {acc.name}（{why}）。",
+            )
         if self.w.needs_vision and (s.validated_text_only or s.slug in self.q.model.text_only_servers):
             return reject(
                 "planner.text_only_server",
