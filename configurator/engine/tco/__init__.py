@@ -131,7 +131,7 @@ def compute_tco(
         return _refused(req, nodes, kw, n_racks, sw_counts, n_optics, tuple(checks))
 
     capex = price_capex(req, nodes, racks, network, book, checks)
-    on_request = _on_request_lines(c.prices_on_request, checks)
+    on_request = _on_request_lines(req, checks)
     if on_request:
         # A line without a price: no total counts it at 0.  The result carries the counts and one
         # check naming every line on request, like a refusal but as a warning.
@@ -195,16 +195,18 @@ def compute_tco(
 _COUNTED_AT_ZERO = ("commercial.switch_price_missing", "commercial.media_price_missing")
 
 
-def _on_request_lines(prices_on_request: tuple[str, ...], checks: list[Check]) -> list[tuple[str, str, str]]:
+def _on_request_lines(req: PlanRequest, checks: list[Check]) -> list[tuple[str, str, str]]:
     """(code, English, Chinese) of every line priced on request: the servers, then switches and media
     the network placed that the price list does not price."""
     lines: list[tuple[str, str, str]] = []
-    if "server" in prices_on_request:
-        lines.append(("server", "servers", "服务器"))
+    if "server" in req.commercial.prices_on_request:
+        lines.append(("server", f"servers ({req.server.name})", f"服务器（{req.server.name_zh or req.server.name}）"))
+    names = {s.slug: (s.name, s.name_zh or s.name) for s in req.switches}
     for x in checks:
         if x.code == "commercial.switch_price_missing":
             slug = str(x.figures.get("slug", ""))
-            lines.append((f"switch:{slug}", f"switch {slug}", f"交换机 {slug}"))
+            en, zh = names.get(slug, (slug, slug))
+            lines.append((f"switch:{slug}", f"switch {en}", f"交换机 {zh}"))
         elif x.code == "commercial.media_price_missing":
             code = str(x.figures.get("media", ""))
             lines.append((f"media:{code}", code, code))
