@@ -19,12 +19,18 @@ H200 = reference.CASES["hgx-h200-2-single"]
 
 
 def _plan(data: dict):
-    return plan(reference.request({**data, "commercial": {**reference.COMMERCIAL, **data.get("commercial", {})}}))
+    return plan(
+        reference.request({**data, "commercial": {**reference.COMMERCIAL, **data.get("commercial", {})}})
+    )
 
 
 def _seed_item(slug: str):
     return next(
-        (r for r in loader.load().of("price_item") if r.values.get("item_slug") == slug and r.values["kind"] == "server"),
+        (
+            r
+            for r in loader.load().of("price_item")
+            if r.values.get("item_slug") == slug and r.values["kind"] == "server"
+        ),
         None,
     )
 
@@ -43,7 +49,9 @@ def test_no_lease_offer_means_no_lease_figures():
     assert all(row.lease_cumulative is None for row in t.monthly)
     assert t.tokens.cost_per_m_output_lease is None and t.tokens.annual_cost_lease is None
     assert all(row.basis != "lease" for row in t.sensitivity)
-    assert not [k for k in t.figures if k.startswith(("tco.lease_total", "tco.npv_lease", "tco.annual.lease_"))]
+    assert not [
+        k for k in t.figures if k.startswith(("tco.lease_total", "tco.npv_lease", "tco.annual.lease_"))
+    ]
     check = next(c for c in t.checks if c.code == "commercial.lease_price_missing")
     assert "No lease offer in the catalog" in check.message_en and check.severity == Severity.WARNING
 
@@ -67,9 +75,15 @@ def test_a_server_without_a_price_is_priced_on_request():
     assert "server" in t.prices_on_request and t.valid is False
     assert t.tokens is None and result.economics is None
     check = next(c for c in result.checks if c.code == "commercial.price_on_request")
-    assert check.severity == Severity.WARNING and "servers" in check.message_en and "服务器" in check.message_zh
+    assert (
+        check.severity == Severity.WARNING and "servers" in check.message_en and "服务器" in check.message_zh
+    )
     # Nothing is "counted at 0".
-    assert not [c for c in result.checks if c.code in ("commercial.switch_price_missing", "commercial.media_price_missing")]
+    assert not [
+        c
+        for c in result.checks
+        if c.code in ("commercial.switch_price_missing", "commercial.media_price_missing")
+    ]
     # The quote takes no zero totals from it, and the server line says "Price on request".
     data = result_dict(result)
     assert set(plan_totals(data).values()) == {None}
