@@ -120,14 +120,18 @@ class Accelerator(SourcedModel):
         max_length=12,
         choices=VllmSupport.choices,
         default=VllmSupport.SUPPORTED,
-        help_text=_("As the vLLM / vLLM-Ascend documentation lists the device; plans are refused when not supported."),
+        help_text=_(
+            "As the vLLM / vLLM-Ascend documentation lists the device; plans are refused when not supported."
+        ),
     )
     vllm_support_note = models.CharField(
         _("vLLM support: why"),
         max_length=200,
         blank=True,
         validators=[single_line],
-        help_text=_("The reason shown when a plan is refused or warned (e.g. “not in vLLM-Ascend's device list”)."),
+        help_text=_(
+            "The reason shown when a plan is refused or warned (e.g. “not in vLLM-Ascend's device list”)."
+        ),
     )
 
     history = HistoricalRecords(excluded_fields=["seed_values"])

@@ -200,7 +200,9 @@ def _on_request_lines(req: PlanRequest, checks: list[Check]) -> list[tuple[str, 
     the network placed that the price list does not price."""
     lines: list[tuple[str, str, str]] = []
     if "server" in req.commercial.prices_on_request:
-        lines.append(("server", f"servers ({req.server.name})", f"服务器（{req.server.name_zh or req.server.name}）"))
+        lines.append(
+            ("server", f"servers ({req.server.name})", f"服务器（{req.server.name_zh or req.server.name}）")
+        )
     names = {s.slug: (s.name, s.name_zh or s.name) for s in req.switches}
     for x in checks:
         if x.code == "commercial.switch_price_missing":
@@ -230,7 +232,13 @@ def _price_on_request_check(req: PlanRequest, lines: list[tuple[str, str, str]])
     )
 
 
-_LEASE_FIGURES = ("tco.lease_total", "tco.npv_lease", "tco.break_even_month", "tco.annual.lease_", "tco.tokens.lease.")
+_LEASE_FIGURES = (
+    "tco.lease_total",
+    "tco.npv_lease",
+    "tco.break_even_month",
+    "tco.annual.lease_",
+    "tco.tokens.lease.",
+)
 
 
 def without_lease(result: TcoResult) -> TcoResult:
