@@ -38,7 +38,7 @@ class Fabric(models.TextChoices):
     NVLINK = "nvlink", _("NVLink")
     PCIE = "pcie", _("PCIe")
     HCCS = "hccs", _("HCCS")
-    XGMI = "xgmi", _("AMD Infinity Fabric (xGMI)")
+    XGMI = "xgmi", _("Infinity Fabric (xGMI)")
     MANAGEMENT = "management", _("Management")
 
 

@@ -136,7 +136,7 @@ FABRICS: dict[str, Term] = {
     "nvlink": Term("NVLink", "NVLink"),
     "pcie": Term("PCIe", "PCIe"),
     "hccs": Term("HCCS", "HCCS"),
-    "xgmi": Term("Infinity Fabric", "Infinity Fabric"),
+    "xgmi": Term("Infinity Fabric (xGMI)", "Infinity Fabric（xGMI）"),
 }
 
 
