@@ -175,7 +175,10 @@ def commercial_spec(
     if price_list is None:
         price_list = price_list_in_force(currency, day)
     if price_list is None:
-        return _apply_overrides(et.CommercialSpec(currency=currency), overrides)
+        # No list in force: nothing is priced, so the servers are on request (no total counts them at 0).
+        return _apply_overrides(
+            et.CommercialSpec(currency=currency, prices_on_request=("server",)), overrides
+        )
 
     items = price_lines(price_list)
     rack_slug = _slug(rack) or _slug(default_rack())

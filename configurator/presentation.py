@@ -164,13 +164,16 @@ def _tco(result: dict, lang: str) -> dict | None:
             "style": "solid",
             "color": "#1f4e79",
         },
-        {
-            "name": "租赁（累计）" if zh else "Lease (cumulative)",
-            "points": [(row["month"], float(row["lease_cumulative"])) for row in monthly],
-            "style": "dashed",
-            "color": "#d99a00",
-        },
     ]
+    if tco.get("lease_offered", True):  # no lease line without a lease offer in the catalog
+        series.append(
+            {
+                "name": "租赁（累计）" if zh else "Lease (cumulative)",
+                "points": [(row["month"], float(row["lease_cumulative"])) for row in monthly],
+                "style": "dashed",
+                "color": "#d99a00",
+            }
+        )
     markers = []
     if tco.get("break_even_month"):
         markers.append({"x": tco["break_even_month"], "label": "盈亏平衡" if zh else "break-even"})
@@ -195,10 +198,16 @@ def _tco(result: dict, lang: str) -> dict | None:
                 "label": "自建·购买（输出）" if zh else "Self-hosted, buy (output)",
                 "value": float(tokens["cost_per_m_output_buy"]),
             },
-            {
-                "label": "自建·租赁（输出）" if zh else "Self-hosted, lease (output)",
-                "value": float(tokens["cost_per_m_output_lease"]),
-            },
+            *(
+                [
+                    {
+                        "label": "自建·租赁（输出）" if zh else "Self-hosted, lease (output)",
+                        "value": float(tokens["cost_per_m_output_lease"]),
+                    }
+                ]
+                if tokens.get("cost_per_m_output_lease") is not None
+                else []
+            ),
             {
                 "label": "公有 API（输出）" if zh else "Public API (output)",
                 "value": float(tokens["api_price_output_per_m"]),

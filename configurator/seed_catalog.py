@@ -165,7 +165,7 @@ class SeedCatalog:
         else:
             record = self.price_list_in_force(currency or "CNY", on_date)
             if record is None:
-                return et.CommercialSpec(currency=currency or "CNY")
+                return et.CommercialSpec(currency=currency or "CNY", prices_on_request=("server",))
         default_rack = self._default_rack_record()
         return specs.commercial_spec(
             currency=record.values["currency"],

@@ -139,7 +139,7 @@ class DjangoCatalog:
             else:
                 pl = price_list_in_force(currency or "CNY", on_date)
                 if pl is None:
-                    return et.CommercialSpec(currency=currency or "CNY")
+                    return et.CommercialSpec(currency=currency or "CNY", prices_on_request=("server",))
             return inputs.commercial_spec(
                 price_list=pl, server=server, on_date=on_date, nodes=nodes, rack=rack
             )

@@ -228,6 +228,8 @@ def accelerator_spec(
     software_stack: str = "cuda",
     runtime_memory_gib: Decimal | None = None,
     sources: Mapping[str, Any] | None = None,
+    vllm_support: str = "supported",
+    vllm_support_note: str = "",
     **_other: Any,
 ) -> et.AcceleratorSpec:
     """Per logical device: GB → bytes (10⁹), TB/s → bytes/s; TFLOPS only where supported (> 0)."""
@@ -251,6 +253,8 @@ def accelerator_spec(
         software_stack=software_stack,
         runtime_memory_bytes=int((runtime_memory_gib or 0) * et.GIB),
         runtime_memory_source=((sources or {}).get("runtime_memory_gib") or {}).get("ref", ""),
+        vllm_support=vllm_support or "supported",
+        vllm_support_note=vllm_support_note or "",
     )
 
 
@@ -456,7 +460,14 @@ _DECIMAL_FIELDS = {
     f.name
     for f in dataclasses.fields(et.CommercialSpec)
     if f.name
-    not in ("currency", "horizon_years", "depreciation_years", "lease_includes_power", "switch_unit_prices")
+    not in (
+        "currency",
+        "horizon_years",
+        "depreciation_years",
+        "lease_includes_power",
+        "switch_unit_prices",
+        "prices_on_request",
+    )
 }
 
 
@@ -547,6 +558,8 @@ def commercial_spec(
         software_support_per_year=software,
         om_per_year=om_per_year,
         om_percent_of_capex=om_percent,
+        # No server item on the list: the server is priced on request, never counted at 0.
+        prices_on_request=() if server_item is not None else ("server",),
     )
     return apply_overrides(spec, overrides)
 
@@ -565,7 +578,12 @@ def apply_overrides(spec: et.CommercialSpec, overrides: Mapping[str, Any] | None
             value = Decimal(str(value))
         elif name == "switch_unit_prices":
             value = {k: Decimal(str(v)) for k, v in dict(value).items()}
+        elif name == "prices_on_request":
+            value = tuple(str(v) for v in value or ())
         changes[name] = value
+    if changes.get("server_unit_price") is not None and "prices_on_request" not in changes:
+        # A price typed in (0 for servers the customer already owns) replaces "on request".
+        changes["prices_on_request"] = tuple(p for p in spec.prices_on_request if p != "server")
     return dataclasses.replace(spec, **changes)
 
 

@@ -40,7 +40,7 @@ from configurator.public import MEDIA
 from .statuses import BomCategory
 
 CENT = Decimal("0.01")
-NO_PRICE_NOTE = gettext_noop("No price in the price list")
+NO_PRICE_NOTE = gettext_noop("Price on request")
 # Racks over the air-cooling limit, by the cooling they need (configurator.engine.racks).
 RACKS_BY_COOLING = {
     "containment": ("Rack with hot/cold-aisle containment, with PDUs", "冷/热通道封闭机柜（含 PDU）"),
@@ -174,6 +174,9 @@ def plan_totals(result: Mapping) -> dict[str, Decimal | None]:
     ``tco.capex``.
     """
     tco = _dig(result, "tco")
+    if isinstance(tco, Mapping) and tco.get("valid") is False:
+        # A TCO withheld (refused inputs, or a line priced on request) has no totals: never zeros.
+        tco = None
     lease_rent = _amount(_dig(tco, "annual", "lease_rent"))
     return {
         "capex_total": _amount(_dig(tco, "capex", "total")),

@@ -19,6 +19,15 @@ from .base import SourcedModel, non_negative
 class SoftwareStack(models.TextChoices):
     ASCEND = "ascend", _("Ascend (CANN, HCCL)")
     CUDA = "cuda", _("CUDA (NCCL)")
+    ROCM = "rocm", _("ROCm (RCCL)")
+
+
+class VllmSupport(models.TextChoices):
+    """Whether vLLM (or its hardware plugin, vLLM-Ascend) runs on the accelerator, as its docs say."""
+
+    SUPPORTED = "supported", _("supported")
+    EXPERIMENTAL = "experimental", _("experimental")
+    NONE = "none", _("not supported")
 
 
 class Fabric(models.TextChoices):
@@ -29,6 +38,7 @@ class Fabric(models.TextChoices):
     NVLINK = "nvlink", _("NVLink")
     PCIE = "pcie", _("PCIe")
     HCCS = "hccs", _("HCCS")
+    XGMI = "xgmi", _("Infinity Fabric (xGMI)")
     MANAGEMENT = "management", _("Management")
 
 
@@ -105,9 +115,27 @@ class Accelerator(SourcedModel):
         _("dense MXFP4 TFLOPS per logical device"), 10, 1, _("0 when not supported natively.")
     )
     tdp_w = _dec(_("TDP per package (W)"), 8, 0)
+    vllm_support = models.CharField(
+        _("vLLM support"),
+        max_length=12,
+        choices=VllmSupport.choices,
+        default=VllmSupport.SUPPORTED,
+        help_text=_(
+            "As the vLLM / vLLM-Ascend documentation lists the device; plans are refused when not supported."
+        ),
+    )
+    vllm_support_note = models.CharField(
+        _("vLLM support: why"),
+        max_length=200,
+        blank=True,
+        validators=[single_line],
+        help_text=_(
+            "The reason shown when a plan is refused or warned (e.g. “not in vLLM-Ascend's device list”)."
+        ),
+    )
 
     history = HistoricalRecords(excluded_fields=["seed_values"])
-    extra_sourced_fields = ("software_stack", "domestic")
+    extra_sourced_fields = ("software_stack", "domestic", "vllm_support")
 
     class Meta:
         ordering = ["vendor", "name"]

@@ -11,6 +11,10 @@ caller remembered to check it.
   (vLLM ``vllm/config/multimodal.py``, ``language_model_only``, branch main),
   so images are refused.  An error: the deployment does not do what the
   workload needs.
+* An accelerator vLLM does not run on (the catalog's ``vllm_support`` "none", e.g. a
+  device outside vLLM-Ascend's list: docs.vllm.ai/projects/ascend FAQ "What devices are
+  currently supported?") is refused with the catalog's reason; "experimental" support
+  (vLLM-Ascend marks Atlas 300I Duo so) is a warning.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ def capability_checks(req: PlanRequest) -> list[Check]:
     """Checks of what the workload needs against what the model does on the server."""
     out: list[Check] = []
     model, server, workload = req.model, req.server, req.workload
+    out.extend(vllm_support_checks(req))
     if workload.needs_vision and model.has_vision and text_only_here(req):
         out.append(
             check(
@@ -46,3 +51,40 @@ def capability_checks(req: PlanRequest) -> list[Check]:
             )
         )
     return out
+
+
+def vllm_support_checks(req: PlanRequest) -> list[Check]:
+    """Refuse (or warn about) an accelerator vLLM does not support, with the catalog's reason."""
+    acc = req.server.accelerator
+    reason = acc.vllm_support_note.strip()
+    if acc.vllm_support == "none":
+        because_en = f": {reason}" if reason else "."
+        because_zh = f"：{reason}" if reason else "。"
+        return [
+            check(
+                "hardware.vllm_unsupported",
+                Severity.ERROR,
+                "hardware",
+                f"vLLM does not run on {acc.name}{because_en} This server cannot serve the model with vLLM.",
+                f"vLLM 不支持 {acc.name}{because_zh}该服务器无法用 vLLM 部署模型。",
+                field="server",
+                figures={"accelerator": acc.slug, "vllm_support": acc.vllm_support, "reason": reason},
+                fix_en="Choose a server whose accelerator vLLM or vLLM-Ascend supports.",
+                fix_zh="请选用 vLLM 或 vLLM-Ascend 支持的加速卡服务器。",
+            )
+        ]
+    if acc.vllm_support == "experimental":
+        because_en = f" ({reason})" if reason else ""
+        because_zh = f"（{reason}）" if reason else ""
+        return [
+            check(
+                "hardware.vllm_experimental",
+                Severity.WARNING,
+                "hardware",
+                f"vLLM support for {acc.name} is experimental{because_en}: validate the deployment before quoting it.",
+                f"vLLM 对 {acc.name} 的支持为实验性{because_zh}，报价前请先实测验证。",
+                field="server",
+                figures={"accelerator": acc.slug, "vllm_support": acc.vllm_support, "reason": reason},
+            )
+        ]
+    return []

@@ -69,8 +69,8 @@ from .types import (
 )
 from .vocabulary import fabric_label, group_label, plane_in_text, scope_label
 
-RDMA_FABRICS = frozenset({"lingqu", "ub", "roce", "infiniband", "nvlink", "hccs"})
-IN_NODE_FABRICS = frozenset({"pcie", "hccs", "nvlink"})  # scale-up buses without external switches
+RDMA_FABRICS = frozenset({"lingqu", "ub", "roce", "infiniband", "nvlink", "hccs", "xgmi"})
+IN_NODE_FABRICS = frozenset({"pcie", "hccs", "nvlink", "xgmi"})  # scale-up buses without external switches
 MIN_CROSS_NODE_GBPS = 400  # [S1 §6.3] 400GE LingQu or RoCE between nodes
 # The slowest RDMA fabric a public K3 deployment is validated on: the vLLM-Ascend tutorial's
 # 8 × Atlas 800 A2 (DP8 / TP8 / EP64) on the A2's 200GE RoCE ports.  Between this and

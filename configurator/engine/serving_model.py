@@ -374,7 +374,11 @@ def inter_node_bytes_s_per_device(server: ServerSpec, *, scale_up_allowed: bool 
     domain = server.scale_up_domain_devices or server.logical_devices
     devices = max(server.logical_devices, 1)
     if scale_up_allowed and domain > server.logical_devices:
-        up = [n for n in server.nics if n.role == "scale_up" and n.fabric not in ("pcie", "hccs", "nvlink")]
+        up = [
+            n
+            for n in server.nics
+            if n.role == "scale_up" and n.fabric not in ("pcie", "hccs", "nvlink", "xgmi")
+        ]
         if up:
             return sum(n.count * n.speed_gbps for n in up) * 1e9 / 8 / devices, up[0].fabric
     out = [n for n in server.nics if n.role == "scale_out"]

@@ -222,11 +222,14 @@ class AcceleratorSpec:
     logical_devices_per_package: int = 1
     vendor: str = ""
     domestic: bool = False
-    software_stack: str = "cuda"  # "cuda" (NCCL) or "ascend" (HCCL)
+    software_stack: str = "cuda"  # "cuda" (NCCL), "rocm" (RCCL) or "ascend" (HCCL)
     # Device memory as the runtime reports it (torch.cuda / torch.npu mem_get_info total),
     # which vLLM multiplies by gpu_memory_utilization; 0 = use ``memory_bytes``.
     runtime_memory_bytes: int = 0
     runtime_memory_source: str = ""
+    # Whether vLLM / vLLM-Ascend runs on the device ("supported", "experimental", "none"), and why.
+    vllm_support: str = "supported"
+    vllm_support_note: str = ""
 
     @property
     def usable_base_bytes(self) -> int:
@@ -526,6 +529,9 @@ class CommercialSpec:
     storage_price_per_tb: Decimal = Decimal("0")
     # Racks by the cooling they need ("containment", "liquid"), when it differs from the rack type's.
     rack_unit_prices_by_cooling: Mapping[str, Decimal] = field(default_factory=dict)
+    # Lines the price list has no price for ("server": the server is priced on request).  The TCO
+    # shows no total while one is missing, rather than counting it at 0 (tco/__init__.py).
+    prices_on_request: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1158,12 +1164,13 @@ class AnnualCosts:
     electricity: Decimal
     colocation: Decimal
     buy_opex: Decimal  # om + software_support + electricity + colocation
-    lease_rent: Decimal
-    lease_electricity: Decimal  # 0 when the lease includes power
-    lease_colocation: Decimal
-    lease_total: Decimal
-    lease_om: Decimal = Decimal("0.00")  # O&M on the lease side (0 when the lessor operates)
-    lease_software_support: Decimal = Decimal("0.00")
+    # The lease side: None when the catalog has no lease offer for the server (no lease figures).
+    lease_rent: Decimal | None
+    lease_electricity: Decimal | None  # 0 when the lease includes power
+    lease_colocation: Decimal | None
+    lease_total: Decimal | None
+    lease_om: Decimal | None = Decimal("0.00")  # O&M on the lease side (0 when the lessor operates)
+    lease_software_support: Decimal | None = Decimal("0.00")
 
 
 @dataclass(frozen=True)
@@ -1176,25 +1183,26 @@ class TcoYearRow:
     buy_colocation: Decimal
     buy_cost: Decimal
     buy_cumulative: Decimal
-    lease_rent: Decimal
-    lease_electricity: Decimal
-    lease_colocation: Decimal
-    lease_cost: Decimal
-    lease_cumulative: Decimal
-    lease_minus_buy_cumulative: Decimal
+    # The lease columns are None when the catalog has no lease offer for the server.
+    lease_rent: Decimal | None
+    lease_electricity: Decimal | None
+    lease_colocation: Decimal | None
+    lease_cost: Decimal | None
+    lease_cumulative: Decimal | None
+    lease_minus_buy_cumulative: Decimal | None
     # The rest of each side's cost, so that a row's columns add up to its cost (the workbook's
     # formulas sum them); defaults keep rows of plans stored before these columns readable.
     buy_residual: Decimal = Decimal("0.00")  # servers sold at the end of the horizon: a credit (≤ 0)
-    lease_upfront: Decimal = Decimal("0.00")  # network, racks, installation bought in year 1
-    lease_om: Decimal = Decimal("0.00")
-    lease_software_support: Decimal = Decimal("0.00")
+    lease_upfront: Decimal | None = Decimal("0.00")  # network, racks, installation bought in year 1
+    lease_om: Decimal | None = Decimal("0.00")
+    lease_software_support: Decimal | None = Decimal("0.00")
 
 
 @dataclass(frozen=True)
 class TcoMonthRow:
     month: int
     buy_cumulative: Decimal
-    lease_cumulative: Decimal
+    lease_cumulative: Decimal | None  # None: no lease offer in the catalog
 
 
 @dataclass(frozen=True)
@@ -1208,7 +1216,7 @@ class TokenEconomics:
     output_m_tokens_per_year: Decimal
     input_cost_share: Decimal  # share of the annual cost charged to input tokens
     annual_cost_buy: Decimal
-    annual_cost_lease: Decimal
+    annual_cost_lease: Decimal | None  # None: no lease offer in the catalog
     cost_per_m_input_buy: Decimal | None
     cost_per_m_output_buy: Decimal | None
     cost_per_m_blended_buy: Decimal | None
@@ -1255,9 +1263,9 @@ class TcoResult:
     capex: CapexBreakdown
     annual: AnnualCosts
     buy_total: Decimal  # over the horizon
-    lease_total: Decimal
+    lease_total: Decimal | None  # None: no lease offer in the catalog for the server
     npv_buy: Decimal
-    npv_lease: Decimal
+    npv_lease: Decimal | None
     monthly_discount_rate: Decimal
     break_even_month: int | None
     yearly: tuple[TcoYearRow, ...]
@@ -1270,6 +1278,10 @@ class TcoResult:
     lease_upfront: Decimal = Decimal("0.00")  # network, racks, installation: bought on the lease side too
     # What the lease side includes besides the servers' rent (the same scope as the purchase).
     lease_includes: tuple[str, ...] = ()
+    # False when the catalog has no lease offer (no lease price) for the server: no lease figures.
+    lease_offered: bool = True
+    # Lines priced on request ("server", "switch:<slug>", "media:<code>"): no total is computed.
+    prices_on_request: tuple[str, ...] = ()
 
 
 # economics (engine/economics.py)

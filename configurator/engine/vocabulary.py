@@ -136,6 +136,7 @@ FABRICS: dict[str, Term] = {
     "nvlink": Term("NVLink", "NVLink"),
     "pcie": Term("PCIe", "PCIe"),
     "hccs": Term("HCCS", "HCCS"),
+    "xgmi": Term("Infinity Fabric (xGMI)", "Infinity Fabric（xGMI）"),
 }
 
 
@@ -236,6 +237,7 @@ AREAS: dict[str, Term] = {
     "performance": Term("Performance", "性能"),
     "commercial": Term("Commercial", "商务"),
     "model": Term("Model", "模型"),
+    "hardware": Term("Hardware", "硬件"),
 }
 
 

@@ -554,6 +554,15 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             errs.add("commercial.price_list", str(exc))
             base = et.CommercialSpec()
         commercial = _dataclass_from(et.CommercialSpec, raw_commercial, "commercial", errs, base=base)
+        if (
+            commercial is not None
+            and raw_commercial.get("server_unit_price") is not None
+            and "prices_on_request" not in raw_commercial
+        ):
+            # A server price typed in (0 for servers the customer owns) replaces "on request".
+            commercial = dataclasses.replace(
+                commercial, prices_on_request=tuple(p for p in commercial.prices_on_request if p != "server")
+            )
 
     checkpoint = _resolve_checkpoint(data, model, server, catalog, errs)
 

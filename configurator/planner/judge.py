@@ -90,7 +90,15 @@ class Judge:
                 f"{name}: {acc.name} ({acc.vendor or 'foreign vendor'}) is not domestic (Xinchuang) hardware.",
                 f"{name}：{acc.name}（{acc.vendor or '国外厂商'}）不属于国产（信创）硬件。",
             )
-        # The engine's own rule (engine/capability.py), so the planner and the configurator agree.
+        # The engine's own rules (engine/capability.py), so the planner and the configurator agree.
+        if acc.vllm_support == "none":
+            why = acc.vllm_support_note or "not in vLLM's supported hardware"
+            return reject(
+                "planner.vllm_unsupported",
+                "server",
+                f"{name}: vLLM does not run on {acc.name} ({why}).",
+                f"{name}：vLLM 不支持 {acc.name}（{why}）。",
+            )
         if self.w.needs_vision and (s.validated_text_only or s.slug in self.q.model.text_only_servers):
             return reject(
                 "planner.text_only_server",
@@ -127,8 +135,8 @@ class Judge:
             return reject(
                 "planner.no_price",
                 "constraints.currency",
-                f"{name}: no purchase price in price list {list_name}.",
-                f"{name}：价格表 {list_name} 中没有采购价格。",
+                f"{name}: price on request (no purchase price in price list {list_name}).",
+                f"{name}：价格待询（价格表 {list_name} 中没有采购价格）。",
             )
         if self.c.purchase == "lease" and commercial.server_lease_per_month <= 0:
             return reject(
@@ -398,6 +406,15 @@ class Judge:
         codes = {c.code for c in result.checks if c.severity == Severity.WARNING}
         tco = result.tco
         perf = result.performance
+        if tco is not None and tco.prices_on_request:
+            lines = ", ".join(tco.prices_on_request)
+            return reject(
+                "planner.price_on_request",
+                "commercial.server_unit_price",
+                STAGE_ENGINE,
+                f"priced on request ({lines}): no cost to rank it by; enter a quoted price to compare it.",
+                f"价格待询（{lines}）：无成本可供排序，请录入报价后再比较。",
+            )
         if tco is None or tco.tokens is None or perf is None:
             return reject(
                 "planner.no_throughput",
@@ -419,7 +436,9 @@ class Judge:
                 gap=round(gap, 4),
                 kv_limited=limit == "kv",
             )
-        lease_month = (tco.annual.lease_rent / 12).quantize(Decimal("0.01"))
+        # No lease offer in the catalog: no rent (a lease request was refused above for that reason).
+        rent = tco.annual.lease_rent
+        lease_month = (rent / 12).quantize(Decimal("0.01")) if rent is not None else None
         if self.c.purchase == "buy" and self.c.max_capex is not None and tco.capex.total > self.c.max_capex:
             return reject(
                 "planner.over_budget",
@@ -433,6 +452,7 @@ class Judge:
         if (
             self.c.purchase == "lease"
             and self.c.max_lease_per_month is not None
+            and lease_month is not None
             and lease_month > self.c.max_lease_per_month
         ):
             return reject(

@@ -90,7 +90,7 @@ class Candidate:
     cost_per_m: Decimal
     tco_total: Decimal
     capex: Decimal
-    lease_per_month: Decimal
+    lease_per_month: Decimal | None  # None: no lease offer in the catalog
     annual_cost: Decimal
     output_tokens_per_s: float
     requests_per_s: float
@@ -256,7 +256,7 @@ def candidate_dict(c: Candidate) -> dict:
             "cost_per_m_tokens": str(c.cost_per_m),
             "tco_total": str(c.tco_total),
             "capex": str(c.capex),
-            "lease_per_month": str(c.lease_per_month),
+            "lease_per_month": str(c.lease_per_month) if c.lease_per_month is not None else None,
             "annual_cost": str(c.annual_cost),
             "output_tokens_per_s": round(c.output_tokens_per_s, 3),
             "requests_per_s": round(c.requests_per_s, 5),

@@ -44,7 +44,7 @@ from configurator.public import (
 from proposals.options import comparison
 from proposals.terms import commercial_context
 
-from ..bom import UNITS
+from ..bom import NO_PRICE_NOTE, UNITS
 from ..frozen import revision_prepared_by, revision_quote
 from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
@@ -783,6 +783,8 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
 
     lines = list(revision.lines.all())
     purchase_lines = [line for line in lines if line.category != BomCategory.LEASE]
+    # Lines the price list has no price for (quotes.bom.NO_PRICE_NOTE): shown as "price on request".
+    lines_on_request = [line for line in purchase_lines if line.note == NO_PRICE_NOTE and not line.unit_price]
     lease_lines = [line for line in lines if line.category == BomCategory.LEASE]
     zh = _zh(lang)
     for line in lines:
@@ -981,6 +983,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "sensitivity_groups": _sensitivity_groups(tco, lang),
         "purchase_lines": purchase_lines,
         "lease_lines": lease_lines,
+        "lines_on_request": lines_on_request,
         "launch": plan.get("launch") or {},
         "launch_groups": _launch_groups(plan.get("launch") or {}, str(server.get("name") or "")),
         "problems": [c for c in checks if c["severity"] != "ok"],

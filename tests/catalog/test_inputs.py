@@ -141,7 +141,8 @@ def test_commercial_spec_overrides_and_missing_list(seeded):
     with pytest.raises(ValueError, match="unknown commercial field"):
         inputs.commercial_spec(None, server, 4, DAY, overrides={"discount": 1})
     none = inputs.commercial_spec(None, server, 4, dt.date(2020, 1, 1))
-    assert none == et.CommercialSpec(currency="CNY")
+    # No list in force: nothing priced, the servers are on request (issue 30: never counted at 0).
+    assert none == et.CommercialSpec(currency="CNY", prices_on_request=("server",))
 
 
 def test_bom_items(seeded):

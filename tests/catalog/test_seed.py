@@ -56,6 +56,10 @@ def test_seeded_slugs(seeded):
         "gpt-oss-120b",
         "llama-3-1-8b",
         "llama-3-3-70b",
+        "qwen3-30b-a3b",
+        "qwen3-32b",
+        "glm-5",
+        "gpt-oss-20b",
     }
     assert {"atlas-800-a3", "atlas-800-a2", "nf5868g8", "hgx-h200-8gpu"} <= set(
         ServerModel.objects.values_list("slug", flat=True)

@@ -129,3 +129,18 @@ def test_catalog_admin_lands_in_the_admin_and_cannot_configure(client, catalog, 
     data = preset_data(None)
     assert client.post("/", data).status_code == 403
     assert htmx_post(client, reverse("configurator:update"), data).status_code == 403
+
+
+def test_the_page_says_no_lease_offer_and_price_on_request(engineer_client):
+    """Issue 30 / 25: 2 × HGX H200 (priced, no lease price in cny-2026) leaves the lease column out
+    instead of showing rent ¥0; 2 × DGX H100 (no price item) shows "price on request", no totals."""
+    data = preset_data(None)
+    data.update({"server": "hgx-h200-8gpu", "nodes": "2", "topology": "single", "model": "kimi-k3"})
+    url = reverse("configurator:update")
+    body = engineer_client.post(url, data, HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert 'id="no-lease-offer"' in body and "no lease offer" in body
+    assert 'id="price-on-request"' not in body and "Total over 3 years" in body
+    data.update({"server": "dgx-h100", "model": "qwen3-32b"})
+    body = engineer_client.post(url, data, HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert 'id="price-on-request"' in body and "commercial.price_on_request" in body
+    assert "Total over 3 years" not in body

@@ -42,14 +42,20 @@ ELECTRICITY_8 = (Decimal("129.6") * Decimal("0.8") * 8760 * Decimal("1.3") * Dec
 # also prices switches, optics, racks, installation, software support, the gateway and checkpoint
 # storage, and leases at ¥125 k; those are set to nothing (the lease to S1's low end) so the totals
 # show exactly [S1]'s components plus electricity (the network and racks the engine places for the
-# case are unpriced here, so they cost nothing).
+# case are priced at 0 here, so they cost nothing: a line with no price at all would be "price on
+# request" and withhold the totals, issue 30).
 S1_MONEY = {
     "server_unit_price": "3000000",
     "server_lease_per_month": "100000",
     "om_per_year": "2000000",
-    "switch_unit_prices": {},
+    "switch_unit_prices": {
+        "lingqu-630-v1": "0",
+        "roce-400ge-access": "0",
+        "mgmt-1ge": "0",
+        "eth-100ge-service": "0",
+    },
     "optics_unit_price": "0",
-    "media_unit_prices": {},
+    "media_unit_prices": {"cat6": "0", "fiber": "0"},
     "rack_unit_price": "0",
     "rack_unit_prices_by_cooling": {},
     "installation": "0",
@@ -283,8 +289,11 @@ def test_unpriced_switch_is_flagged_not_hidden():
     assert "roce-200ge" not in req.commercial.switch_unit_prices
     assert "roce-200ge" not in reference.commercial("atlas-800-a3", nodes=8).switch_unit_prices
     result = _tco(req, layout, switches=["roce-200ge"])
-    check = next(c for c in result.checks if c.code == "commercial.switch_price_missing")
-    assert check.field == "commercial.switch_unit_prices.roce-200ge"
+    # Issue 30: not counted at 0 but "price on request", and the totals are withheld.
+    check = next(c for c in result.checks if c.code == "commercial.price_on_request")
+    assert "switch:roce-200ge" in result.prices_on_request and "roce-200ge" in check.message_en
+    assert result.valid is False and result.tokens is None
+    assert not [c for c in result.checks if c.code == "commercial.switch_price_missing"]
 
 
 def _performance(out_tps=2000.0, in_tps=16000.0, share=0.4, measured=True):

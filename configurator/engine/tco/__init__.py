@@ -45,7 +45,7 @@ Conventions (each is shown in the result's figures):
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from decimal import Decimal
 from typing import Any
 
@@ -131,6 +131,16 @@ def compute_tco(
         return _refused(req, nodes, kw, n_racks, sw_counts, n_optics, tuple(checks))
 
     capex = price_capex(req, nodes, racks, network, book, checks)
+    on_request = _on_request_lines(req, checks)
+    if on_request:
+        # A line without a price: no total counts it at 0.  The result carries the counts and one
+        # check naming every line on request, like a refusal but as a warning.
+        kept = [x for x in checks if x.code not in _COUNTED_AT_ZERO]
+        kept.append(_price_on_request_check(req, on_request))
+        return replace(
+            _refused(req, nodes, kw, n_racks, sw_counts, n_optics, tuple(kept)),
+            prices_on_request=tuple(code for code, _en, _zh in on_request),
+        )
     running = running_costs(req, nodes, kw, n_racks, capex, book, checks)
     totals = buy_vs_lease(req, capex, running, book, checks)
     if c.server_unit_price == 0:
@@ -146,7 +156,7 @@ def compute_tco(
         )
     tokens, rows = token_economics(req, performance, capex, running, totals, book, checks)
 
-    return TcoResult(
+    result = TcoResult(
         valid=True,
         currency=c.currency,
         usd_rate=c.usd_rate,
@@ -177,6 +187,111 @@ def compute_tco(
             for name, included in (("power", c.lease_includes_power), ("om", c.lease_includes_om))
             if included
         ),
+    )
+    return result if c.server_lease_per_month > 0 else without_lease(result)
+
+
+# A capex line without a price, as price_capex reports it: withdrawn into one price-on-request check.
+_COUNTED_AT_ZERO = ("commercial.switch_price_missing", "commercial.media_price_missing")
+
+
+def _on_request_lines(req: PlanRequest, checks: list[Check]) -> list[tuple[str, str, str]]:
+    """(code, English, Chinese) of every line priced on request: the servers, then switches and media
+    the network placed that the price list does not price."""
+    lines: list[tuple[str, str, str]] = []
+    if "server" in req.commercial.prices_on_request:
+        lines.append(
+            ("server", f"servers ({req.server.name})", f"服务器（{req.server.name_zh or req.server.name}）")
+        )
+    names = {s.slug: (s.name, s.name_zh or s.name) for s in req.switches}
+    for x in checks:
+        if x.code == "commercial.switch_price_missing":
+            slug = str(x.figures.get("slug", ""))
+            en, zh = names.get(slug, (slug, slug))
+            lines.append((f"switch:{slug}", f"switch {en}", f"交换机 {zh}"))
+        elif x.code == "commercial.media_price_missing":
+            code = str(x.figures.get("media", ""))
+            lines.append((f"media:{code}", code, code))
+    return lines
+
+
+def _price_on_request_check(req: PlanRequest, lines: list[tuple[str, str, str]]) -> Check:
+    en = ", ".join(e for _c, e, _z in lines)
+    zh = "、".join(z for _c, _e, z in lines)
+    return Check(
+        "commercial.price_on_request",
+        Severity.WARNING,
+        AREA,
+        f"Price on request: {en}. The price list has no price for these lines, so no purchase, lease or "
+        "per-token total is shown (none is counted at 0).",
+        f"价格待询：{zh}。价格表中没有这些项目的价格，因此不显示采购、租赁及每百万 tokens 的成本合计（不按 0 计入）。",
+        {"lines": [code for code, _e, _z in lines], "server": req.server.slug},
+        field="commercial.server_unit_price" if lines[0][0] == "server" else "commercial.switch_unit_prices",
+        fix_en="Enter the quoted prices (or add them to the price list) to see the cost of ownership.",
+        fix_zh="请录入报价（或在价格表中补充价格）后查看总拥有成本。",
+    )
+
+
+_LEASE_FIGURES = (
+    "tco.lease_total",
+    "tco.npv_lease",
+    "tco.break_even_month",
+    "tco.annual.lease_",
+    "tco.tokens.lease.",
+)
+
+
+def without_lease(result: TcoResult) -> TcoResult:
+    """The result with every lease figure withdrawn (None): the catalog has no lease offer, and a
+    lease at zero rent is not a lease.  The purchase side is unchanged."""
+    annual = replace(
+        result.annual,
+        lease_rent=None,
+        lease_electricity=None,
+        lease_colocation=None,
+        lease_total=None,
+        lease_om=None,
+        lease_software_support=None,
+    )
+    yearly = tuple(
+        replace(
+            row,
+            lease_rent=None,
+            lease_electricity=None,
+            lease_colocation=None,
+            lease_cost=None,
+            lease_cumulative=None,
+            lease_minus_buy_cumulative=None,
+            lease_upfront=None,
+            lease_om=None,
+            lease_software_support=None,
+        )
+        for row in result.yearly
+    )
+    monthly = tuple(replace(row, lease_cumulative=None) for row in result.monthly)
+    tokens = result.tokens
+    if tokens is not None:
+        tokens = replace(
+            tokens,
+            annual_cost_lease=None,
+            cost_per_m_input_lease=None,
+            cost_per_m_output_lease=None,
+            cost_per_m_blended_lease=None,
+            saving_vs_api_lease=None,
+        )
+    figures = {k: v for k, v in result.figures.items() if not k.startswith(_LEASE_FIGURES)}
+    return replace(
+        result,
+        annual=annual,
+        yearly=yearly,
+        monthly=monthly,
+        tokens=tokens,
+        lease_total=None,
+        npv_lease=None,
+        break_even_month=None,
+        sensitivity=tuple(r for r in result.sensitivity if r.basis != "lease"),
+        figures=figures,
+        lease_offered=False,
     )
 
 

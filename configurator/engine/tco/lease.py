@@ -179,16 +179,18 @@ def buy_vs_lease(
         months=months,
     )
     if c.server_lease_per_month == 0:
+        # No lease offer: compute_tco withdraws every lease figure (never a lease at zero rent).
         checks.append(
             Check(
                 "commercial.lease_price_missing",
                 Severity.WARNING,
                 AREA,
-                "No lease price per server-month: the lease side and the break-even point are not meaningful.",
-                "未录入单台月租价格，租赁测算及盈亏平衡点无参考意义。",
+                "No lease offer in the catalog for this server: no lease figures are shown "
+                "(lease total, NPV, break-even, cost per token on lease).",
+                "目录中没有该服务器的租赁报价：不显示租赁测算（租赁总成本、净现值、盈亏平衡点、租赁方式的每百万 tokens 成本）。",
                 field="commercial.server_lease_per_month",
-                fix_en="Enter the monthly rent per server.",
-                fix_zh="请录入单台服务器月租。",
+                fix_en="Enter a monthly rent per server from a leasing offer to compare buying with leasing.",
+                fix_zh="如需比较采购与租赁，请按租赁报价录入单台服务器月租。",
             )
         )
     elif break_even is None:

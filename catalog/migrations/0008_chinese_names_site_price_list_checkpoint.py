@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('catalog', '0006_name_zh_single_line'),
+        ('catalog', '0007_accelerator_vllm_support_rocm_xgmi'),
     ]
 
     operations = [
