@@ -35,7 +35,9 @@ def main() -> int:
             entry.msgstr = table[entry.msgid]
             if "fuzzy" in entry.flags:
                 entry.flags.remove("fuzzy")
-        elif not entry.msgstr:
+        elif not entry.msgstr or "fuzzy" in entry.flags:
+            # A fuzzy entry is makemessages' guess from a similar old string: it is not compiled,
+            # so the page shows English until the TSV gives the real translation.
             missing.append(entry.msgid)
     po.metadata["Content-Type"] = "text/plain; charset=UTF-8"
     po.metadata["Language"] = "zh_Hans"
