@@ -42,15 +42,30 @@ class DemoUser:
     role: str
     team: str | None
     display_name: str
+    first_name: str = ""  # the name the admin greets (Chinese, as the team writes it)
 
 
 DEMO_USERS = (
-    DemoUser("engineer", "demo-engineer-2026", roles.SALES_ENGINEER, "East China", "Li Wei (sales engineer)"),
     DemoUser(
-        "engineer2", "demo-engineer2-2026", roles.SALES_ENGINEER, "North China", "Zhang Min (sales engineer)"
+        "engineer",
+        "demo-engineer-2026",
+        roles.SALES_ENGINEER,
+        "East China",
+        "Li Wei (sales engineer)",
+        "李伟",
     ),
-    DemoUser("manager", "demo-manager-2026", roles.SALES_MANAGER, "East China", "Chen Jing (sales manager)"),
-    DemoUser("catalog", "demo-catalog-2026", roles.CATALOG_ADMIN, None, "Wang Fang (catalog admin)"),
+    DemoUser(
+        "engineer2",
+        "demo-engineer2-2026",
+        roles.SALES_ENGINEER,
+        "North China",
+        "Zhang Min (sales engineer)",
+        "张敏",
+    ),
+    DemoUser(
+        "manager", "demo-manager-2026", roles.SALES_MANAGER, "East China", "Chen Jing (sales manager)", "陈静"
+    ),
+    DemoUser("catalog", "demo-catalog-2026", roles.CATALOG_ADMIN, None, "Wang Fang (catalog admin)", "王芳"),
 )
 
 
@@ -66,6 +81,7 @@ def demo_users_create() -> list[tuple[DemoUser, bool]]:
         if created:
             user.set_password(demo.password)
         user.is_staff = demo.role == roles.CATALOG_ADMIN
+        user.first_name = user.first_name or demo.first_name
         user.save()
         user.groups.add(groups[demo.role])
         team = Team.objects.get_or_create(name=demo.team)[0] if demo.team else None
