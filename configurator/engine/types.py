@@ -1060,6 +1060,35 @@ class CurvePoint:
 
 
 @dataclass(frozen=True)
+class DesignPoint:
+    """The load this hardware carries within the latency targets (engine/performance/design.py).
+
+    The largest concurrency whose TTFT and TPOT percentiles meet the targets with as many
+    running sequences per DP rank as the KV cache at the workload's request lengths and the
+    step's token budget allow (not the request's ``max_num_seqs``); ``limited_by`` says why it
+    stops there: ``kv`` (the KV cache is full), ``batch`` (the token budget per step),
+    ``ttft`` or ``tpot`` (one more request breaks that target), ``unreachable`` (even one
+    request misses a target: the figures are then those of one request, the best reached).
+    """
+
+    concurrency: int
+    max_num_seqs_per_dp_rank: int
+    output_tokens_per_s: float
+    input_tokens_per_s: float
+    requests_per_s: float
+    ttft_p90_s: float
+    tpot_p90_s: float
+    ttft_s: float
+    tpot_s: float
+    limited_by: str  # kv | batch | ttft | tpot | unreachable
+    targets: Mapping[str, float]  # ttft_p50_s, ttft_p90_s, tpot_p50_ms, tpot_p90_ms (those applied)
+    targets_assumed: bool  # the request set no target: the default targets applied
+    unmet_targets: tuple[str, ...] = ()  # the targets even one request misses
+    kv_seqs_fit_per_dp_rank: int = 0
+    serving_dp_ranks: int = 0
+
+
+@dataclass(frozen=True)
 class SlaResult:
     """The latency targets and whether the estimate meets them at the quoted concurrency."""
 
@@ -1098,6 +1127,7 @@ class PerformanceResult:
     error_band: tuple[float, float] = (ERROR_BAND_LOW, ERROR_BAND_HIGH)
     serving_devices: int = 0
     concurrency: int = 0  # the workload's concurrency the figures are quoted at
+    design_point: DesignPoint | None = None  # the load carried within the latency targets
 
     @property
     def is_estimate(self) -> bool:

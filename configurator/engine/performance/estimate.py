@@ -34,6 +34,7 @@ from .common import (
     fig_input,
     fig_value,
 )
+from .design import add_design_figures, design_point, unreachable_check
 from .disaggregated import add_pd_figures, capacity_balance
 from .group_model import GroupModel, build_group_model
 from .groups import group_estimate, scaled_to_measured
@@ -388,6 +389,26 @@ def estimate_performance(
         measured_output_tokens_per_s=measured_tps,
     )
 
+    # ---- the design point: the load this hardware carries within the latency targets
+    design = design_point(
+        req,
+        prefill_models,
+        decode_models if disaggregated and prefill_models and decode_models else counted_models,
+        disaggregated=bool(disaggregated and prefill_models and decode_models),
+        input_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+    )
+    if design is not None:
+        add_design_figures(
+            book,
+            design,
+            max_num_batched_tokens=serving.max_num_batched_tokens,
+            draft=draft,
+            output_tokens=output_tokens,
+        )
+        if design.limited_by == "unreachable" and design.unmet_targets:
+            checks.append(unreachable_check(design))
+
     curve = load_curve(point_fn, concurrency, capacity_users, serving_devices)
     sla = sla_result(req, op, point_fn, capacity_users)
     if sla is not None:
@@ -448,4 +469,5 @@ def estimate_performance(
         error_band=(low, high),
         serving_devices=serving_devices,
         concurrency=concurrency,
+        design_point=design,
     )
