@@ -120,6 +120,9 @@ class Check:
     fix: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     fix_en: str = ""
     fix_zh: str = ""
+    # A proven change of the customer's requirement (load, lengths, context) that clears the
+    # finding: offered as "change the requirement", never as a fix (engine/advice.py).
+    requirement: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- model
@@ -1313,6 +1316,12 @@ class EconomicsResult:
     quoted_saving: Decimal | None
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    # The two labelled points (issue 25): the design point (the load the hardware carries within the
+    # latency targets, at the recommended settings) and the stated load; None without one.
+    design: EconomicsPoint | None = None
+    stated: EconomicsPoint | None = None
+    load_share: float | None = None  # stated concurrency ÷ design concurrency
+    right_sized: bool | None = None  # False: the stated load uses less than half the design capacity
 
 
 # launch (engine/launch/)

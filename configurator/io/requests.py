@@ -379,6 +379,10 @@ class CatalogPort(typing.Protocol):
     def default_rack(self) -> et.RackSpec | None: ...
 
 
+def _plain_slug(value) -> bool:
+    return isinstance(value, str) and "\x00" not in value and 0 < len(value) <= 200
+
+
 def _resolve_entry(kind: str, value, lookup, cls, errs: _Collector):
     if isinstance(value, str) and ("\x00" in value or len(value) > 200):
         errs.add(kind, f"is not a valid {kind} slug.")
@@ -485,10 +489,17 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     else:
         site = catalog.default_site() or et.SiteSpec()
     rack = None
-    if "rack" in data:
+    default_rack = catalog.default_rack() or et.RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
+    if "rack" in data and isinstance(data["rack"], dict):
+        # A partial rack object (a fix such as {"rack": {"max_kw": 25}}) overrides the rack it names,
+        # or the default rack when it names none; a full inline rack is taken as it is.
+        slug = data["rack"].get("slug")
+        base = default_rack if slug is None else (catalog.rack(slug) if _plain_slug(slug) else None)
+        rack = _dataclass_from(et.RackSpec, data["rack"], "rack", errs, base=base)
+    elif "rack" in data:
         rack = _resolve_entry("rack", data["rack"], catalog.rack, et.RackSpec, errs)
     else:
-        rack = catalog.default_rack() or et.RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
+        rack = default_rack
 
     switches: tuple[et.SwitchSpec, ...] = ()
     raw_switches = data.get("switches")

@@ -143,6 +143,19 @@ def search(
     return lo, reason, []
 
 
+def design_decode_capacity(decode_models: list[GroupModel], batch: int, output_tokens: int) -> float:
+    """Requests per second the decode pool finishes at ``batch`` sequences per DP rank (xPyD)."""
+    total = 0.0
+    for m in decode_models:
+        b = min(batch, max(m.kv_fit, 0))
+        if b <= 0:
+            continue
+        st = m.step(b)
+        if st.step_s > 0:
+            total += m.shape.dp * b * st.tokens_per_step / (max(output_tokens, 1) * st.step_s)
+    return total
+
+
 def design_point(
     req: PlanRequest,
     prefill_models: list[GroupModel],
@@ -269,7 +282,9 @@ def unreachable_check(dp: DesignPoint) -> Check:
     assumed_zh = "（默认目标：请求未设定时延目标）" if dp.targets_assumed else ""
     return Check(
         "performance.design_point_unreachable",
-        Severity.WARNING if dp.targets_assumed else Severity.ERROR,
+        # A warning, not an error: the plan still carries load (at longer latencies), the engineer
+        # accepts it with a reason or changes the hardware; an error would block every quote of it.
+        Severity.WARNING,
         AREA,
         "This hardware cannot reach " + " and ".join(parts_en) + assumed_en + ".",
         "该硬件无法达到" + "、".join(parts_zh) + assumed_zh + "。",

@@ -413,9 +413,10 @@ DEPLOYMENT = (
     FigureDef(
         "performance.pd.decode_requests_per_s",
         Unit.REQUESTS_PER_S,
-        "Decode pool capacity",
-        "解码池处理能力",
-        "Σ DP × B × tokens per step ÷ (output_tokens × step_s) over {decode_groups}",
+        "Decode pool capacity at the design point",
+        "设计容量下的解码池处理能力",
+        "Σ DP × B × tokens per step ÷ (output_tokens × step_s) over {decode_groups}, B the design point's"
+        " sequences per DP rank",
     ),
     FigureDef(
         "performance.pd.ratio",
