@@ -161,13 +161,13 @@ def advise(result: PlanResult, replan: Replan, extra: tuple[Check, ...] = ()) ->
         if i not in cleared:
             out.append(c)
             continue
-        owner = offered.get(i)
-        if owner is None:
+        given = offered.get(i)
+        if given is None:
             if i < len(result.checks):
                 out.append(_without_fix(c))
             continue
-        source = checks[owner]
-        if owner != i:  # merged: the fix and its words are the other check's
+        source = checks[given]
+        if given != i:  # merged: the fix and its words are the other check's
             c = dataclasses.replace(c, fix=source.fix, fix_en=source.fix_en, fix_zh=source.fix_zh)
         if is_requirement(c.fix):
             c = dataclasses.replace(c, fix={}, requirement=dict(c.fix))

@@ -5,8 +5,9 @@ within the latency targets: the cost of the deployment does not move with the fl
 most tokens per yuan is the highest output throughput at the design point
 (:mod:`.performance.design`).  Searched:
 
-* the P:D split of an xPyD deployment (every split both sides of which lay out validly, each side
-  with the layout "auto" gives it), the design point of each;
+* the P:D split of an xPyD deployment: the request's, and those within two nodes of it and of the
+  split that balances the pools at the design point, both sides laid out validly with the layout
+  "auto" gives each; the design point of each;
 * ``max_num_batched_tokens``: the request's, 16,384 and 32,768 (a larger step budget takes a
   prompt in fewer chunks: vLLM ``SchedulerConfig.max_num_batched_tokens``; the memory module
   charges its activations against the KV cache);
@@ -24,13 +25,15 @@ request: the check names them beside the proposal.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 
 from .defaults import resolve_serving
 from .layout import auto_layout, layout_is_valid, resolve_layout
 from .memory import size_memory
 from .performance import estimate_performance
-from .types import Check, DesignPoint, PlanRequest, PlanResult, Severity, TopologyKind
+from .performance.design import batch_cap
+from .types import Check, DesignPoint, PerformanceResult, PlanRequest, PlanResult, Severity, TopologyKind
 
 BATCHED_TOKENS_CHOICES = (16_384, 32_768)
 # A proposal is offered when it carries this much more at the targets (else the request's settings stand).
@@ -63,15 +66,20 @@ def _design(req: PlanRequest) -> DesignPoint | None:
     return dp
 
 
-def _splits(req: PlanRequest) -> Iterable[PlanRequest]:
+def _splits(req: PlanRequest, balanced: int | None) -> Iterable[PlanRequest]:
+    """The request's split, and the splits within two nodes of the one that balances the two
+    pools at the design point (``PdBalance.suggested_prefill_nodes``) and of the request's."""
     topo = req.topology
     if topo.kind != TopologyKind.DISAGGREGATED:
         yield req
         return
     total = topo.prefill_nodes + topo.decode_nodes
     yield req
-    for p in range(1, total):
-        if p == topo.prefill_nodes:
+    near = {topo.prefill_nodes + k for k in range(-2, 3)}
+    if balanced is not None:
+        near |= {balanced + k for k in range(-2, 3)}
+    for p in sorted(near):
+        if p == topo.prefill_nodes or not 0 < p < total:
             continue
         d = total - p
         probe = dataclasses.replace(
@@ -89,10 +97,10 @@ def _splits(req: PlanRequest) -> Iterable[PlanRequest]:
         )
 
 
-def propose_serving(req: PlanRequest) -> ServingProposal | None:
+def propose_serving(req: PlanRequest, balanced_prefill_nodes: int | None = None) -> ServingProposal | None:
     """The settings with the highest output throughput within the targets (module doc), or None."""
     best: tuple[float, PlanRequest, DesignPoint] | None = None
-    for cand in _splits(req):
+    for cand in _splits(req, balanced_prefill_nodes):
         dp = _design(cand)
         if dp is not None and (best is None or dp.output_tokens_per_s > best[0] * 1.0001):
             best = (dp.output_tokens_per_s, cand, dp)
@@ -128,9 +136,10 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
     if perf is None or not result.layout.groups:
         return ()
     current = perf.design_point
-    prop = propose_serving(req)
+    balance = perf.pd_balance
+    prop = propose_serving(req, balance.suggested_prefill_nodes if balance is not None else None)
     if prop is None:
-        return ()
+        return _carry_the_load(req, perf)
     s, topo = req.serving, req.topology
     fix: dict[str, object] = {}
     if prop.max_num_seqs != s.max_num_seqs:
@@ -189,6 +198,40 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
             },
             field="serving.max_num_seqs",
             fix=fix,
+            fix_en="Use the recommended serving settings.",
+            fix_zh="采用推荐的服务参数。",
+        ),
+    )
+
+
+def _carry_the_load(req: PlanRequest, perf: PerformanceResult) -> tuple[Check, ...]:
+    """No setting meets the latency targets: the running sequences per DP rank that at least carry the
+    stated load without queueing, when the KV cache holds them (the targets' check says the rest)."""
+    dp = perf.design_point
+    conc = req.workload.concurrency
+    if dp is None or dp.serving_dp_ranks <= 0 or perf.capacity_concurrency >= conc:
+        return ()
+    need = math.ceil(conc / dp.serving_dp_ranks)
+    room = min(
+        dp.kv_seqs_fit_per_dp_rank,
+        batch_cap(req.serving.max_num_batched_tokens, req.performance.speculative_tokens),
+    )
+    if need > room or need <= req.serving.max_num_seqs:
+        return ()
+    return (
+        Check(
+            "performance.serving_settings_recommended",
+            Severity.WARNING,
+            "performance",
+            f"max_num_seqs {need} per DP rank lets the {dp.serving_dp_ranks} DP ranks run the {conc} concurrent "
+            f"requests at once (the KV cache holds {dp.kv_seqs_fit_per_dp_rank} per DP rank); the latency targets "
+            f"are out of this hardware's reach either way (the request's max_num_seqs: {req.serving.max_num_seqs}).",
+            f"将每个 DP rank 的 max_num_seqs 设为 {need}，{dp.serving_dp_ranks} 个 DP rank 即可同时运行 {conc} 路并发"
+            f"（KV 缓存每个 DP rank 可容纳 {dp.kv_seqs_fit_per_dp_rank} 条）；无论如何该硬件均达不到时延目标"
+            f"（原 max_num_seqs：{req.serving.max_num_seqs}）。",
+            {"max_num_seqs": need, "request_max_num_seqs": req.serving.max_num_seqs},
+            field="serving.max_num_seqs",
+            fix={"serving.max_num_seqs": need},
             fix_en="Use the recommended serving settings.",
             fix_zh="采用推荐的服务参数。",
         ),

@@ -501,6 +501,9 @@ class CommercialSpec:
     discount_rate: Decimal = Decimal("0.08")
     utilisation: Decimal = Decimal("0.6")  # fraction of the year the cluster serves at the estimated rate
     power_load_factor: Decimal = Decimal("0.8")  # average draw ÷ max input
+    # A hot standby's average draw ÷ max input: its engine runs with the model loaded but serves no
+    # request, so its accelerators sit at idle power (engine/tco/opex.py has the figure's basis).
+    standby_power_load_factor: Decimal = Decimal("0.25")
     quote_discount: Decimal = Decimal("0")
     # Transceivers below 400G and cables, by media code (network.MEDIA): "100g-optics", "fiber", "cat6" ...
     media_unit_prices: Mapping[str, Decimal] = field(default_factory=dict)

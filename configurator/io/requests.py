@@ -87,6 +87,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "commercial.discount_rate": (0, 1),
     "commercial.utilisation": (0.01, 1),
     "commercial.power_load_factor": (0.05, 1),
+    "commercial.standby_power_load_factor": (0.0, 1),
     "commercial.quote_discount": (0, 0.9),
     "performance.decode_bandwidth_efficiency": (0.01, 1),
     "performance.prefill_mfu": (0.01, 1),
@@ -562,6 +563,20 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             errs.add("commercial.price_list", str(exc))
             base = et.CommercialSpec()
         commercial = _dataclass_from(et.CommercialSpec, raw_commercial, "commercial", errs, base=base)
+        if (
+            commercial is not None
+            and "residual_value_fraction" not in raw_commercial
+            and not (base.residual_value_fraction)
+        ):
+            # No residual value stated: the servers' straight-line book value at the end of the horizon.
+            from configurator.engine.tco.lease import book_value_fraction
+
+            commercial = dataclasses.replace(
+                commercial,
+                residual_value_fraction=book_value_fraction(
+                    commercial.horizon_years, commercial.depreciation_years
+                ),
+            )
 
     checkpoint = _resolve_checkpoint(data, model, server, catalog, errs)
 

@@ -131,7 +131,9 @@ def compute_tco(
         return _refused(req, nodes, kw, n_racks, sw_counts, n_optics, tuple(checks))
 
     capex = price_capex(req, nodes, racks, network, book, checks)
-    running = running_costs(req, nodes, kw, n_racks, capex, book, checks)
+    standby_nodes = sum(g.nodes for g in layout.groups if g.role == "standby")
+    standby_kw = min(kw, as_decimal(req.server.max_input_kw) * standby_nodes)
+    running = running_costs(req, nodes, kw, n_racks, capex, book, checks, standby_kw=standby_kw)
     totals = buy_vs_lease(req, capex, running, book, checks)
     if c.server_unit_price == 0:
         checks.append(
