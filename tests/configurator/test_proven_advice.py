@@ -180,3 +180,17 @@ def test_16_a3_capacity_is_not_the_seed_max_num_seqs(api):
     fit = rank["kv_cache_bytes"] // per_seq
     assert design["kv_seqs_fit_per_dp_rank"] == fit
     assert 16 * 8 < design["concurrency"] <= fit * 8
+
+
+def test_the_page_shows_the_design_capacity_beside_the_stated_load_and_one_click_settings(api):
+    """16 × A3 8P8D on the configurator page: the design point, the cost at it beside the cost at the
+    stated load, and the recommended serving settings as one button that re-plans with them."""
+    from configurator import services
+
+    data = services.preset_data(None)
+    data.update(topology="disaggregated", nodes="16", prefill_nodes="8", decode_nodes="8")
+    body = api.post("/", data, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Design capacity within the latency targets" in body
+    assert "at the design capacity of" in body and "at the stated load of 16 concurrent requests" in body
+    assert '<button type="submit" class="small" data-code="performance.serving_settings_recommended">' in body
+    assert "Use the recommended serving settings" in body

@@ -100,7 +100,9 @@ def test_a_hot_standby_is_charged_at_idle_power():
     c, site = req.commercial, req.site
     average = (it_kw - standby_kw) * c.power_load_factor + standby_kw * c.standby_power_load_factor
     expected = average * 8760 * Decimal(str(site.pue)) * site.electricity_price_per_kwh
-    assert float(result.tco.figures["tco.annual.electricity"].value) == pytest.approx(float(expected), abs=0.01)
+    assert float(result.tco.figures["tco.annual.electricity"].value) == pytest.approx(
+        float(expected), abs=0.01
+    )
     # the tenant pair serves on both clusters: every server at the serving load factor
     pair = plan(reference.request(reference.case("a3-8-tenant-pair")))
     assert (
