@@ -40,7 +40,7 @@ from ..figures import FigureBook
 from ..types import Check, DesignPoint, PlanRequest, Severity, Source
 from .common import AREA, ESTIMATE_SOURCE, fig_input, fig_value
 from .group_model import GroupModel
-from .queueing import aggregated_point, disaggregated_point, sustained_concurrency
+from .queueing import aggregated_point, disaggregated_point
 
 # Default targets when the request sets none (assumed, so every plan states a design
 # capacity; edit per customer with workload.ttft_p90_target_s / tpot_p90_target_ms):
@@ -125,21 +125,26 @@ def search(
     unmet = _missed(first, targets)
     if unmet:
         return 0, "unreachable", unmet
-    upper = sustained_concurrency(point_fn, slots_total) if saturates_early else slots_total
-    upper = max(upper, 1)
-    if not _missed(point_fn(upper), targets):
-        if upper < slots_total:
-            return upper, "ttft", []  # the prefill pool saturates first: the queue is the TTFT's
-        return upper, "kv" if kv_bound else "batch", []
-    lo, hi = 1, upper
+
+    def ok(c: int) -> bool:
+        op = point_fn(c)
+        return not _missed(op, targets) and not (saturates_early and op.saturated)
+
+    # One bisection over both monotone conditions (targets met, and for xPyD the prefill pool not
+    # saturated): about log2(slots) operating points.
+    if ok(slots_total):
+        return slots_total, "kv" if kv_bound else "batch", []
+    lo, hi = 1, slots_total
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if _missed(point_fn(mid), targets):
-            hi = mid
-        else:
+        if ok(mid):
             lo = mid
+        else:
+            hi = mid
     broken = _missed(point_fn(hi), targets)
-    reason = "tpot" if broken and all(k.startswith("tpot") for k in broken) else "ttft"
+    if not broken:
+        return lo, "ttft", []  # the prefill pool saturates first: the queue is the TTFT's
+    reason = "tpot" if all(k.startswith("tpot") for k in broken) else "ttft"
     return lo, reason, []
 
 
