@@ -490,17 +490,20 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     else:
         site = catalog.default_site() or et.SiteSpec()
     rack = None
-    default_rack = catalog.default_rack() or et.RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
-    if "rack" in data and isinstance(data["rack"], dict):
+
+    def default_rack() -> et.RackSpec:
+        return catalog.default_rack() or et.RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
+
+    if "rack" in data and isinstance(data["rack"], dict) and "name" not in data["rack"]:
         # A partial rack object (a fix such as {"rack": {"max_kw": 25}}) overrides the rack it names,
-        # or the default rack when it names none; a full inline rack is taken as it is.
+        # or the default rack when it names none; a full inline rack (with its name) is taken as it is.
         slug = data["rack"].get("slug")
-        base = default_rack if slug is None else (catalog.rack(slug) if _plain_slug(slug) else None)
+        base = default_rack() if slug is None else (catalog.rack(slug) if _plain_slug(slug) else None)
         rack = _dataclass_from(et.RackSpec, data["rack"], "rack", errs, base=base)
     elif "rack" in data:
         rack = _resolve_entry("rack", data["rack"], catalog.rack, et.RackSpec, errs)
     else:
-        rack = default_rack
+        rack = default_rack()
 
     switches: tuple[et.SwitchSpec, ...] = ()
     raw_switches = data.get("switches")
