@@ -79,7 +79,7 @@ class PlannerForm(forms.Form):
         super().__init__(*args, **kwargs)
         zh = (get_language() or "").startswith("zh")
         self.fields["scenario"].label_from_instance = lambda s: s.name_zh if zh else s.name_en
-        self.fields["site"].label_from_instance = lambda row: ((row.name_zh if zh else "") or row.name)
+        self.fields["site"].label_from_instance = lambda row: (row.name_zh if zh else "") or row.name
 
     def to_request(self) -> dict:
         d = self.cleaned_data

@@ -69,6 +69,25 @@ def verdicts(checks: list[dict], lang: str) -> list[dict]:
     return out
 
 
+_REQUIREMENT_NAMES = {
+    "workload.concurrency": ("concurrent requests", "并发请求数"),
+    "workload.input_tokens": ("input tokens per request", "每请求输入 Token 数"),
+    "workload.output_tokens": ("output tokens per request", "每请求输出 Token 数"),
+    "workload.needs_vision": ("image input", "图像输入"),
+    "serving.max_model_len": ("context length", "上下文长度"),
+}
+
+
+def _requirement_text(requirement: dict, lang: str) -> str:
+    """A proven change of the customer's requirement, in words ("concurrent requests → 10")."""
+    parts = []
+    for path, value in requirement.items():
+        en, zh = _REQUIREMENT_NAMES.get(path, (path, path))
+        shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+        parts.append(f"{_pick(en, zh, lang)} → {shown}")
+    return "; ".join(parts)
+
+
 def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | None = None) -> list[dict]:
     """Checks in the page's language, errors first, 'ok' notes last.
 
@@ -91,6 +110,7 @@ def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | No
                     json.dumps(proven[index], ensure_ascii=False, sort_keys=True) if index in proven else ""
                 ),
                 "field": c.get("field", ""),
+                "requirement": _requirement_text(c.get("requirement") or {}, lang),
             }
         )
     out.sort(key=lambda c: -SEVERITY_ORDER.get(c["severity"], 0))
@@ -347,7 +367,14 @@ def context_from_dict(result: dict, lang: str, proven: dict[int, dict] | None = 
         "ok": result.get("ok", False),
         "verdicts": verdicts(checks, lang),
         "checks": localized,
-        "problems": [c for c in localized if c["severity"] != "ok"],
+        "problems": [
+            c
+            for c in localized
+            if c["severity"] != "ok" and c["code"] != "performance.serving_settings_recommended"
+        ],
+        "recommendation": next(
+            (c for c in localized if c["code"] == "performance.serving_settings_recommended"), None
+        ),
         "figures": result.get("figures") or {},
         "memory_panels": _memory_panels(result, lang),
         "topology_svg": _topology(result, lang),

@@ -125,6 +125,16 @@ def request(data: dict[str, Any], *, today: dt.date = PLAN_DATE) -> et.PlanReque
     return resolve(data, seed_catalog(), today=today)
 
 
+def advised_plan(data: dict[str, Any], *, today: dt.date = PLAN_DATE) -> tuple[et.PlanRequest, et.PlanResult]:
+    """``data`` planned as ``POST /api/plan`` plans it: resolved, planned, every fix proven
+    (``configurator/io/fixes.py``).  Raises ``RequestError`` for an invalid request."""
+    from .engine.plan import plan
+    from .io.fixes import advised
+
+    req = request(data, today=today)
+    return req, advised(data, req, plan(req), lambda d: request(d, today=today))
+
+
 def _found(value: Any, kind: str, slug: str | None) -> Any:
     if value is None:
         raise KeyError(f"no seeded {kind} {slug!r}")

@@ -35,6 +35,7 @@ from .engine import types as et
 from .engine.defaults import SERVING_DEFAULTS
 from .engine.plan import plan
 from .engine.serialize import plan_to_dict
+from .io.fixes import advised
 from .io.requests import RequestError, request_to_inline, resolve
 
 
@@ -176,12 +177,17 @@ def resolve_request(
 
 
 def plan_from_json(
-    data: Any, *, today: dt.date | None = None, catalog: DjangoCatalog | None = None
+    data: Any, *, today: dt.date | None = None, catalog: DjangoCatalog | None = None, advise: bool = True
 ) -> tuple[et.PlanRequest, et.PlanResult]:
     """Resolve and plan.  Bad input raises RequestError; the engine never raises
     on a resolved request (problems are checks)."""
+    catalog = catalog or DjangoCatalog()
     request = resolve_request(data, today=today, catalog=catalog)
-    return request, plan(request)
+    result = plan(request)
+    if advise:
+        # Every fix proven by re-planning the request with it (engine/advice.py, io/fixes.py).
+        result = advised(data, request, result, lambda d: resolve_request(d, today=today, catalog=catalog))
+    return request, result
 
 
 def plan_response(result: et.PlanResult) -> dict:
@@ -767,7 +773,7 @@ def _proof(candidate: dict, catalog: DjangoCatalog) -> tuple[frozenset, frozense
             _PROOFS.move_to_end(key)
             return _PROOFS[key]
     try:
-        after = plan_from_json(candidate, catalog=catalog)[1]
+        after = plan_from_json(candidate, catalog=catalog, advise=False)[1]
     except RequestError:
         return None
     value = (
@@ -791,7 +797,7 @@ def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.Pl
     tried: dict[str, tuple[dict, tuple[frozenset, frozenset]] | None] = {}
     out: dict[int, dict] = {}
     for index, check in enumerate(result.checks):
-        if check.severity == et.Severity.OK or not check.fix:
+        if not check.fix:  # the engine offers only proven fixes (engine/advice.py)
             continue
         key = json.dumps(dict(check.fix), sort_keys=True, default=str)
         if key not in tried:

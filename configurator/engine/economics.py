@@ -39,6 +39,8 @@ SECONDS_PER_YEAR = 31_536_000
 MILLION = Decimal(1_000_000)
 SEED_CLAIM = Decimal("0.60")  # [S1]: "unit token cost 60–70 % lower" than the API (the lower end)
 CENT = Decimal("0.01")
+# Below half of the design capacity the cluster is oversized for the stated load (the verdict).
+RIGHT_SIZED_SHARE = 0.5
 
 
 def _d(x: Any) -> Decimal:
@@ -91,9 +93,9 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
         effective_in = api_in if api_cached is None else (1 - hit) * api_in + hit * api_cached
 
     out_tokens = max(w.output_tokens, 1)
-    points: list[EconomicsPoint] = []
-    for p in curve:
-        out_tps = _d(round(p.output_tokens_per_s, 6))
+
+    def point(concurrency: int, output_tokens_per_s: float) -> EconomicsPoint:
+        out_tps = _d(round(output_tokens_per_s, 6))
         in_tps = out_tps * w.input_tokens / out_tokens
         seconds = SECONDS_PER_YEAR * utilisation
         tin = in_tps * seconds / MILLION
@@ -105,9 +107,9 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
             api_cost = tin * effective_in + tout * api_out
             saving = (1 - annual / api_cost).quantize(Decimal("0.0001")) if api_cost > 0 else None
             api_cost = api_cost.quantize(CENT)
-        points.append(
-            EconomicsPoint(p.concurrency, p.output_tokens_per_s, cost_in, cost_out, api_cost, saving)
-        )
+        return EconomicsPoint(concurrency, output_tokens_per_s, cost_in, cost_out, api_cost, saving)
+
+    points = [point(p.concurrency, p.output_tokens_per_s) for p in curve]
 
     break_even = _crossing(points, Decimal(0))
     claim = _crossing(points, SEED_CLAIM)
@@ -117,6 +119,74 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
     book = FigureBook(currency=c.currency)
     checks: list[Check] = []
     src = Source("derived", "performance curve × TCO annual cost")
+
+    # ---- the two labelled points: the design point and the stated load
+    design_dp = getattr(performance, "design_point", None)
+    design = stated = None
+    load_share: float | None = None
+    right_sized: bool | None = None
+    if quoted is not None:
+        stated = quoted
+    elif w.concurrency > 0:
+        stated = point(w.concurrency, float(getattr(performance, "output_tokens_per_s", 0.0)))
+    if design_dp is not None and design_dp.concurrency > 0:
+        design = point(design_dp.concurrency, design_dp.output_tokens_per_s)
+        load_share = w.concurrency / design_dp.concurrency
+        right_sized = load_share >= RIGHT_SIZED_SHARE
+
+        def shown(x: Decimal | None) -> Decimal | str:
+            return x if x is not None else "none"
+
+        book.put(
+            "economics.design.cost_per_m_output",
+            shown(design.cost_per_m_output),
+            source=src,
+            concurrency=design.concurrency,
+            output_tokens_per_s=round(design.output_tokens_per_s, 6),
+            output_cost_share=str(out_share),
+            annual_cost=str(annual),
+            utilisation=str(utilisation),
+        )
+        book.put(
+            "economics.design.cost_per_m_input",
+            shown(design.cost_per_m_input),
+            source=src,
+            concurrency=design.concurrency,
+            input_tokens_per_output_token=round(w.input_tokens / out_tokens, 6),
+            input_cost_share=str(in_share),
+            annual_cost=str(annual),
+            utilisation=str(utilisation),
+        )
+        if stated is not None:
+            book.put(
+                "economics.stated.cost_per_m_output",
+                shown(stated.cost_per_m_output),
+                source=src,
+                concurrency=stated.concurrency,
+                output_tokens_per_s=round(stated.output_tokens_per_s, 6),
+                output_cost_share=str(out_share),
+                annual_cost=str(annual),
+                utilisation=str(utilisation),
+            )
+            book.put(
+                "economics.stated.cost_per_m_input",
+                shown(stated.cost_per_m_input),
+                source=src,
+                concurrency=stated.concurrency,
+                input_tokens_per_output_token=round(w.input_tokens / out_tokens, 6),
+                input_cost_share=str(in_share),
+                annual_cost=str(annual),
+                utilisation=str(utilisation),
+            )
+        book.put(
+            "economics.load_share",
+            round(load_share, 6),
+            source=src,
+            concurrency=w.concurrency,
+            design_concurrency=design_dp.concurrency,
+        )
+        if not right_sized:
+            checks.append(right_sizing_check(req, design_dp.concurrency, load_share, design, stated))
     if effective_in is not None and api_out is not None:
         book.put(
             "economics.break_even_concurrency",
@@ -233,4 +303,49 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
         quoted_saving=quoted_saving,
         figures=book.figures,
         checks=tuple(checks),
+        design=design,
+        stated=stated,
+        load_share=load_share,
+        right_sized=right_sized,
+    )
+
+
+def _money(x: Decimal | None, currency: str) -> str:
+    return "n/a" if x is None else f"{x:,.2f} {currency}"
+
+
+def right_sizing_check(
+    req: PlanRequest,
+    design_concurrency: int,
+    share: float,
+    design: EconomicsPoint,
+    stated: EconomicsPoint | None,
+) -> Check:
+    """The stated load uses less than half of what the cluster carries within the targets."""
+    cur = req.commercial.currency
+    conc = req.workload.concurrency
+    at_load = stated.cost_per_m_output if stated is not None else None
+    return Check(
+        "commercial.right_sizing",
+        Severity.WARNING,
+        AREA,
+        f"The stated load of {conc} concurrent requests uses {share:.0%} of this cluster's design capacity "
+        f"({design_concurrency} within the latency targets): a million output tokens costs "
+        f"{_money(at_load, cur)} at the stated load against {_money(design.cost_per_m_output, cur)} at the "
+        f"design capacity. Quote the headroom as growth, or size a smaller deployment for this load (the "
+        f"auto-planner finds the smallest that meets the targets).",
+        f"报价负载 {conc} 路并发仅占本集群设计容量（满足时延目标时 {design_concurrency} 路）的 {share:.0%}："
+        f"每百万输出 Token 成本在报价负载下为 {_money(at_load, cur)}，在设计容量下为 "
+        f"{_money(design.cost_per_m_output, cur)}。可将余量作为业务增长空间报价，或按此负载缩小部署规模"
+        "（自动规划可找出满足时延目标的最小部署）。",
+        {
+            "concurrency": conc,
+            "design_concurrency": design_concurrency,
+            "load_share": round(share, 4),
+            "cost_per_m_output_at_load": str(at_load) if at_load is not None else None,
+            "cost_per_m_output_at_design": str(design.cost_per_m_output)
+            if design.cost_per_m_output is not None
+            else None,
+        },
+        field="workload.concurrency",
     )

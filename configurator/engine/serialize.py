@@ -124,6 +124,7 @@ def check_to_dict(c: Check) -> dict[str, Any]:
         "fix": to_jsonable(c.fix, _path=f"{c.code}.fix"),
         "fix_en": c.fix_en,
         "fix_zh": c.fix_zh,
+        "requirement": to_jsonable(c.requirement, _path=f"{c.code}.requirement"),
         "figures": to_jsonable(c.figures, _path=f"{c.code}.figures"),
     }
 

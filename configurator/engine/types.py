@@ -120,6 +120,9 @@ class Check:
     fix: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     fix_en: str = ""
     fix_zh: str = ""
+    # A proven change of the customer's requirement (load, lengths, context) that clears the
+    # finding: offered as "change the requirement", never as a fix (engine/advice.py).
+    requirement: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- model
@@ -515,6 +518,9 @@ class CommercialSpec:
     discount_rate: Decimal = Decimal("0.08")
     utilisation: Decimal = Decimal("0.6")  # fraction of the year the cluster serves at the estimated rate
     power_load_factor: Decimal = Decimal("0.8")  # average draw ÷ max input
+    # A hot standby's average draw ÷ max input: its engine runs with the model loaded but serves no
+    # request, so its accelerators sit at idle power (engine/tco/opex.py has the figure's basis).
+    standby_power_load_factor: Decimal = Decimal("0.25")
     quote_discount: Decimal = Decimal("0")
     # Transceivers below 400G and cables, by media code (network.MEDIA): "100g-optics", "fiber", "cat6" ...
     media_unit_prices: Mapping[str, Decimal] = field(default_factory=dict)
@@ -1080,6 +1086,35 @@ class CurvePoint:
 
 
 @dataclass(frozen=True)
+class DesignPoint:
+    """The load this hardware carries within the latency targets (engine/performance/design.py).
+
+    The largest concurrency whose TTFT and TPOT percentiles meet the targets with as many
+    running sequences per DP rank as the KV cache at the workload's request lengths and the
+    step's token budget allow (not the request's ``max_num_seqs``); ``limited_by`` says why it
+    stops there: ``kv`` (the KV cache is full), ``batch`` (the token budget per step),
+    ``ttft`` or ``tpot`` (one more request breaks that target), ``unreachable`` (even one
+    request misses a target: the figures are then those of one request, the best reached).
+    """
+
+    concurrency: int
+    max_num_seqs_per_dp_rank: int
+    output_tokens_per_s: float
+    input_tokens_per_s: float
+    requests_per_s: float
+    ttft_p90_s: float
+    tpot_p90_s: float
+    ttft_s: float
+    tpot_s: float
+    limited_by: str  # kv | batch | ttft | tpot | unreachable
+    targets: Mapping[str, float]  # ttft_p50_s, ttft_p90_s, tpot_p50_ms, tpot_p90_ms (those applied)
+    targets_assumed: bool  # the request set no target: the default targets applied
+    unmet_targets: tuple[str, ...] = ()  # the targets even one request misses
+    kv_seqs_fit_per_dp_rank: int = 0
+    serving_dp_ranks: int = 0
+
+
+@dataclass(frozen=True)
 class SlaResult:
     """The latency targets and whether the estimate meets them at the quoted concurrency."""
 
@@ -1122,6 +1157,7 @@ class PerformanceResult:
     error_band_few_sources: bool = False
     serving_devices: int = 0
     concurrency: int = 0  # the workload's concurrency the figures are quoted at
+    design_point: DesignPoint | None = None  # the load carried within the latency targets
 
     @property
     def is_estimate(self) -> bool:
@@ -1313,6 +1349,12 @@ class EconomicsResult:
     quoted_saving: Decimal | None
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    # The two labelled points (issue 25): the design point (the load the hardware carries within the
+    # latency targets, at the recommended settings) and the stated load; None without one.
+    design: EconomicsPoint | None = None
+    stated: EconomicsPoint | None = None
+    load_share: float | None = None  # stated concurrency ÷ design concurrency
+    right_sized: bool | None = None  # False: the stated load uses less than half the design capacity
 
 
 # launch (engine/launch/)

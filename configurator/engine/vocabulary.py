@@ -292,6 +292,22 @@ def bottleneck_label(code: str, lang: str | None) -> str:
     return _pick(BOTTLENECKS, code, lang)
 
 
+# --------------------------------------------------------------------------- design point
+# What stops the design capacity from growing (performance/design.py limited_by).
+DESIGN_LIMITS: dict[str, Term] = {
+    "kv": Term("KV cache", "KV 缓存容量"),
+    "batch": Term("batch per step", "单步批次上限"),
+    "ttft": Term("TTFT target", "首字延迟目标"),
+    "tpot": Term("TPOT target", "每字延迟目标"),
+    "unreachable": Term("targets out of reach", "时延目标无法达到"),
+}
+
+
+def design_limit_label(code: str, lang: str | None) -> str:
+    """What limits the design capacity, in ``lang`` ("tpot" → 每字延迟目标)."""
+    return _pick(DESIGN_LIMITS, code, lang)
+
+
 # --------------------------------------------------------------------------- severities
 # A check's severity as the page, the quote and the proposal name it (the glossary's 告警 / 错误).
 SEVERITIES: dict[str, Term] = {
@@ -346,4 +362,5 @@ TABLES: dict[str, dict[str, Term]] = {
     "UNITS": UNITS,
     "SEVERITIES": SEVERITIES,
     "BOTTLENECKS": BOTTLENECKS,
+    "DESIGN_LIMITS": DESIGN_LIMITS,
 }

@@ -88,6 +88,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "commercial.discount_rate": (0, 1),
     "commercial.utilisation": (0.01, 1),
     "commercial.power_load_factor": (0.05, 1),
+    "commercial.standby_power_load_factor": (0.0, 1),
     "commercial.quote_discount": (0, 0.9),
     "performance.decode_bandwidth_efficiency": (0.01, 1),
     "performance.prefill_mfu": (0.01, 1),
@@ -382,6 +383,10 @@ class CatalogPort(typing.Protocol):
     def default_rack(self) -> et.RackSpec | None: ...
 
 
+def _plain_slug(value) -> bool:
+    return isinstance(value, str) and "\x00" not in value and 0 < len(value) <= 200
+
+
 def _resolve_entry(kind: str, value, lookup, cls, errs: _Collector):
     if isinstance(value, str) and ("\x00" in value or len(value) > 200):
         errs.add(kind, f"is not a valid {kind} slug.")
@@ -488,10 +493,20 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     else:
         site = catalog.default_site() or et.SiteSpec()
     rack = None
-    if "rack" in data:
+
+    def default_rack() -> et.RackSpec:
+        return catalog.default_rack() or et.RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
+
+    if "rack" in data and isinstance(data["rack"], dict) and "name" not in data["rack"]:
+        # A partial rack object (a fix such as {"rack": {"max_kw": 25}}) overrides the rack it names,
+        # or the default rack when it names none; a full inline rack (with its name) is taken as it is.
+        slug = data["rack"].get("slug")
+        base = default_rack() if slug is None else (catalog.rack(slug) if _plain_slug(slug) else None)
+        rack = _dataclass_from(et.RackSpec, data["rack"], "rack", errs, base=base)
+    elif "rack" in data:
         rack = _resolve_entry("rack", data["rack"], catalog.rack, et.RackSpec, errs)
     else:
-        rack = catalog.default_rack() or et.RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
+        rack = default_rack()
 
     switches: tuple[et.SwitchSpec, ...] = ()
     raw_switches = data.get("switches")
@@ -562,6 +577,20 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             # A server price typed in (0 for servers the customer owns) replaces "on request".
             commercial = dataclasses.replace(
                 commercial, prices_on_request=tuple(p for p in commercial.prices_on_request if p != "server")
+            )
+        if (
+            commercial is not None
+            and "residual_value_fraction" not in raw_commercial
+            and not (base.residual_value_fraction)
+        ):
+            # No residual value stated: the servers' straight-line book value at the end of the horizon.
+            from configurator.engine.tco.lease import book_value_fraction
+
+            commercial = dataclasses.replace(
+                commercial,
+                residual_value_fraction=book_value_fraction(
+                    commercial.horizon_years, commercial.depreciation_years
+                ),
             )
 
     checkpoint = _resolve_checkpoint(data, model, server, catalog, errs)

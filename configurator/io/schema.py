@@ -187,6 +187,10 @@ CHECK = {
         "fix": {"type": "object"},
         "fix_en": {"type": "string"},
         "fix_zh": {"type": "string"},
+        "requirement": {
+            "type": "object",
+            "description": "a proven change of the customer's requirement that clears the finding (not a fix)",
+        },
         "figures": {"type": "object"},
     },
     "required": ["code", "severity", "message", "message_zh", "field", "fix"],
@@ -250,7 +254,18 @@ def response_schema() -> dict:
             "power": section,
             "racks": section,
             "network": section,
-            "performance": section,
+            "performance": {
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "capacity_concurrency": {"type": "integer"},
+                            "design_point": {"anyOf": [_object_schema(et.DesignPoint, ""), {"type": "null"}]},
+                        },
+                    },
+                    {"type": "null"},
+                ]
+            },
             "tco": section,
             "launch": section,
             "figures": {"type": "object", "additionalProperties": FIGURE},

@@ -4,9 +4,11 @@ and ``plan()``, and the configurator request (docs/api.md) that replans a candid
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..engine.defaults import PLANNER_HCCL_BUFFSIZE_MB, SERVING_DEFAULTS, kv_dtype_supported
+from ..engine.tco.lease import book_value_fraction
 from ..engine.types import (
     CheckpointSpec,
     CommercialSpec,
@@ -50,9 +52,17 @@ class RequestBuilder:
     def commercial(self, server: ServerSpec, nodes: int, rack: RackSpec) -> CommercialSpec:
         key = (server.slug, nodes, rack.slug)
         if key not in self.commercial_cache:
-            self.commercial_cache[key] = self.catalog.commercial(
-                server, nodes, rack, self.q.price_list, self.c.currency
-            )
+            terms = self.catalog.commercial(server, nodes, rack, self.q.price_list, self.c.currency)
+            if not terms.residual_value_fraction:
+                # The default the request parser gives a request stating no residual value
+                # (configurator/io/requests.py), so the candidate's request plans the same figures.
+                terms = dataclasses.replace(
+                    terms,
+                    residual_value_fraction=book_value_fraction(
+                        terms.horizon_years, terms.depreciation_years
+                    ),
+                )
+            self.commercial_cache[key] = terms
         return self.commercial_cache[key]
 
     def serving(self, server: ServerSpec, util: float, kv: str, seqs: int) -> ServingSpec:

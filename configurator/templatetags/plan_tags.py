@@ -284,3 +284,9 @@ def severity_word(severity) -> str:
 def bottleneck_word(code) -> str:
     """The pool that limits a prefill/decode split, in the page's language."""
     return vocabulary.bottleneck_label(str(code or ""), get_language())
+
+
+@register.filter
+def limit_word(code) -> str:
+    """What limits the design capacity, in the page's language."""
+    return vocabulary.design_limit_label(str(code or ""), get_language())

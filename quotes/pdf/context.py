@@ -754,6 +754,35 @@ def _throughput_band(plan: Mapping) -> tuple[float, float] | None:
     return throughput_band(plan)
 
 
+def _sizing(result: Mapping, tokens: Mapping, *, internal: bool) -> dict[str, Any] | None:
+    """The design capacity and the cost per million tokens at it and at the stated load (both
+    labelled), and whether the saving against the API may be printed: the customer edition never
+    prints a negative saving; it says what the cluster buys instead (issue 25)."""
+    design_point = _get(result, "performance", "design_point")
+    economics = result.get("economics") or {}
+    design, stated = economics.get("design"), economics.get("stated")
+    saving = tokens.get("saving_vs_api_buy")
+    saving_dec = Decimal(str(saving)) if saving is not None else None
+    out: dict[str, Any] = {
+        "show_saving": saving_dec is not None and (internal or saving_dec >= 0),
+        "api_cheaper": saving_dec is not None and saving_dec < 0,
+    }
+    if not isinstance(design_point, Mapping) or not design_point.get("concurrency") or not design:
+        return out
+    out.update(
+        design_concurrency=design_point["concurrency"],
+        design_output_tokens_per_s=design_point.get("output_tokens_per_s"),
+        design_cost_per_m_input=design.get("cost_per_m_input"),
+        design_cost_per_m_output=design.get("cost_per_m_output"),
+        stated_concurrency=(stated or {}).get("concurrency"),
+        stated_cost_per_m_input=(stated or {}).get("cost_per_m_input"),
+        stated_cost_per_m_output=(stated or {}).get("cost_per_m_output"),
+        load_share=economics.get("load_share"),
+        right_sized=economics.get("right_sized"),
+    )
+    return out
+
+
 def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str, Any]:
     """Everything the proposal template shows for ``revision``, in ``lang``, for one edition.
 
@@ -886,6 +915,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             if api_year and total_m
             else None,
         }
+    sizing = _sizing(result, tokens, internal=internal)
     servers_net = Decimal(str(_get(tco_data, "capex", "servers", default=0))) * (
         1 - Decimal(revision.discount or 0)
     )
@@ -975,6 +1005,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         ],
         "tco": tco,
         "token_headline": token_headline,
+        "sizing": sizing,
         "option_columns": option_columns,
         "tco_servers_net": servers_net.quantize(Decimal("0.01")),
         "tco_upfront": upfront,

@@ -81,25 +81,49 @@ def test_every_offered_fix_removes_its_finding_and_adds_no_error(catalog):
     assert offered >= 5  # the sweep found fixes to prove (max_num_seqs, node counts, P:D split)
 
 
-def test_the_p_d_split_fix_is_offered_only_when_re_planning_proves_it(catalog):
-    """The 8P8D P:D balance suggests another split (3P13D).  It is offered only
-    when the re-planned split has no P:D finding and no new error (issue 17: the
-    old page offered 3P13D although 3 × 16 = 48 ranks do not divide K3's 896
-    experts)."""
-    data = services.preset_data(None)
-    data.update(topology="disaggregated", nodes="16", prefill_nodes="8", decode_nodes="8")
-    request_json = _request(data)
-    plan_request, result = services.plan_from_json(request_json)
-    proven = services.proven_fixes(request_json, plan_request, result)
-    imbalance = [i for i, c in enumerate(result.checks) if c.code == "performance.pd_imbalance"]
-    assert imbalance
-    for index in imbalance:
-        fixed = services.fixed_request(request_json, dict(result.checks[index].fix), plan_request)
-        _, after = services.plan_from_json(services.form_request(fixed))
-        works = "performance.pd_imbalance" not in _codes(after) and _codes(after, "error") <= _codes(
-            result, "error"
+def test_the_p_d_advice_is_the_same_at_any_quoted_load(catalog):
+    """The P:D split is advised for the load the cluster is built for (its design point), not the
+    quoted load (issue 25: the seeded 8P8D said "1P15D" at 16 users and "5P11D" at 128)."""
+    advice = set()
+    for users in ("16", "128"):
+        data = services.preset_data(None)
+        data.update(
+            topology="disaggregated", nodes="16", prefill_nodes="8", decode_nodes="8", concurrency=users
         )
-        assert (index in proven) is works
+        _, result = services.plan_from_json(_request(data))
+        bal = result.performance.pd_balance
+        advice.add((bal.suggested_prefill_nodes, bal.suggested_decode_nodes, round(bal.ratio, 9)))
+    assert len(advice) == 1, advice
+
+
+def test_the_p_d_split_fix_is_offered_only_when_re_planning_proves_it(catalog):
+    """A lopsided split (4P12D) is told its imbalance; the split it suggests is offered only when the
+    re-planned split has no P:D finding and no new error (issue 17: the old page offered 3P13D although
+    3 × 16 = 48 ranks do not divide K3's 896 experts)."""
+    data = services.preset_data(None)
+    data.update(topology="disaggregated", nodes="16", prefill_nodes="4", decode_nodes="12")
+    request_json = _request(data)
+    plan_request, raw = services.plan_from_json(request_json, advise=False)
+    _, result = services.plan_from_json(request_json)
+    raw_imbalance = [c for c in raw.checks if c.code == "performance.pd_imbalance"]
+    assert raw_imbalance
+    (check,) = [c for c in result.checks if c.code == "performance.pd_imbalance"]
+
+    def works(fix):
+        fixed = services.fixed_request(request_json, dict(fix), plan_request)
+        if fixed is None:
+            return False
+        _, after = services.plan_from_json(services.form_request(fixed), advise=False)
+        return "performance.pd_imbalance" not in _codes(after) and _codes(after, "error") <= _codes(
+            raw, "error"
+        )
+
+    # Offered (its own split, or the one another check's fix merged into it) only when it works;
+    # the raw suggestion is dropped only when it does not.
+    if check.fix:
+        assert works(check.fix)
+    else:
+        assert not works(raw_imbalance[0].fix)
 
 
 def test_unknown_or_unformable_paths_are_not_applied():
@@ -130,11 +154,14 @@ def test_applying_an_offered_fix_on_the_page_re_plans_the_configuration(engineer
     # it leaves 4 DP ranks × 2 sequences = 8 slots for the quoted 16 concurrent requests, a new error
     # (performance.concurrency_above_capacity), so the fix is not proven.
     request_json = _request(data)
-    plan_request, result = services.plan_from_json(request_json)
+    plan_request, result = services.plan_from_json(request_json, advise=False)
     seqs = next(c for c in result.checks if c.code == "memory.max_num_seqs_not_full_length")
     copy = services.fixed_request(request_json, dict(seqs.fix), plan_request)
-    _, after = services.plan_from_json(services.form_request(copy))
+    _, after = services.plan_from_json(services.form_request(copy), advise=False)
     assert "performance.concurrency_above_capacity" in _codes(after, "error")
+    _, advised = services.plan_from_json(request_json)
+    (offered_seqs,) = [c for c in advised.checks if c.code == "memory.max_num_seqs_not_full_length"]
+    assert not offered_seqs.fix  # the engine refused it too, so the API does not return it either
     assert "memory.max_num_seqs_not_full_length" not in codes
     assert "cooling.rack_exceeds_air_limit" in codes  # the cap-rack-power fix, proven
     code, fixed = offered[codes.index("cooling.rack_exceeds_air_limit")]

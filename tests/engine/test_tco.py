@@ -69,7 +69,13 @@ PAIR = {**reference.CASES["a3-8-primary-standby"], "commercial": {**reference.CO
 def _seed_8node(**commercial):
     """The seeded 8 × A3 primary/standby case with [S1]'s money; ``commercial``: the terms a test varies."""
     req = reference.request(PAIR)
-    req = replace(req, commercial=replace(req.commercial, **commercial))
+    # [S1]'s arithmetic: no residual value, and all 8 servers (the standby too) charged at the load
+    # factor; the engine's own defaults (book value, standby at idle power) are tested in test_sizing.
+    seed = {
+        "residual_value_fraction": Decimal(0),
+        "standby_power_load_factor": req.commercial.power_load_factor,
+    }
+    req = replace(req, commercial=replace(req.commercial, **{**seed, **commercial}))
     return req, resolve_layout(req)
 
 

@@ -1,5 +1,5 @@
 """The seed files plan like the database (issue 20): every golden plan, re-planned without a database
-through ``configurator.reference`` (the seed files → SeedCatalog → the API's resolve), is the golden
+through ``configurator.reference`` (the seed files → SeedCatalog → the API's resolve and advice), is the golden
 plan, compared as ``test_golden`` compares (only formula wording and newly named inputs forgiven)."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import json
 import pytest
 
 from configurator import reference
-from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
 from tests.golden import golden_cases
 from tests.golden.test_golden import FILES, _differences, _intended
@@ -25,8 +24,9 @@ def test_the_topology_cases_are_the_reference_cases():
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_the_seed_files_plan_the_golden_plan(path):
     recorded = json.loads(path.read_text(encoding="utf-8"))
-    request = reference.request(recorded["request"], today=reference.PLAN_DATE)
-    planned = json.loads(json.dumps(plan_to_dict(plan(request)), ensure_ascii=False))
+    # As the API plans it: every fix proven (configurator/io/fixes.py), which the golden plan records.
+    _, result = reference.advised_plan(recorded["request"], today=reference.PLAN_DATE)
+    planned = json.loads(json.dumps(plan_to_dict(result), ensure_ascii=False))
     diffs = [d for d in _differences(recorded["plan"], planned) if not _intended(d)]
     shown = "\n".join(diffs[:40]) + (f"\n… and {len(diffs) - 40} more" if len(diffs) > 40 else "")
     assert not diffs, f"{path.name}: the seed files plan differently ({len(diffs)} differences):\n{shown}"

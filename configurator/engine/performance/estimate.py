@@ -33,6 +33,7 @@ from .common import (
     fig_input,
     fig_value,
 )
+from .design import add_design_figures, design_decode_capacity, design_point, unreachable_check
 from .disaggregated import add_pd_figures, capacity_balance
 from .group_model import GroupModel, build_group_model
 from .groups import group_estimate, scaled_to_measured
@@ -205,6 +206,26 @@ def estimate_performance(
     if disaggregated and prefill_models and decode_models:
         capacity_users = sustained_concurrency(point_fn, capacity_users)
 
+    # ---- the design point: the load this hardware carries within the latency targets
+    design = design_point(
+        req,
+        prefill_models,
+        decode_models if disaggregated and prefill_models and decode_models else counted_models,
+        disaggregated=bool(disaggregated and prefill_models and decode_models),
+        input_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+    )
+    if design is not None:
+        add_design_figures(
+            book,
+            design,
+            max_num_batched_tokens=serving.max_num_batched_tokens,
+            draft=draft,
+            output_tokens=output_tokens,
+        )
+        if design.limited_by == "unreachable" and design.unmet_targets:
+            checks.append(unreachable_check(design))
+
     pd_balance: PdBalance | None = None
     prefill_groups = [g for g in groups if g.role == "prefill"]
     decode_groups = [g for g in groups if g.role == "decode"]
@@ -217,6 +238,10 @@ def estimate_performance(
     if disaggregated and prefill_groups and decode_groups:
         p_cap = sum(g.requests_per_s for g in prefill_groups)
         d_cap = sum(g.requests_per_s for g in decode_groups)
+        if design is not None and design.max_num_seqs_per_dp_rank > 0:
+            # The split is advised for the load the cluster is built for (the design point), not the
+            # quoted load: the decode pool's capacity at the design batch per DP rank.
+            d_cap = design_decode_capacity(decode_models, design.max_num_seqs_per_dp_rank, output_tokens)
         pd_balance = capacity_balance(p_cap, d_cap, prefill_groups, decode_groups)
         p_nodes = sum(g.nodes for g in prefill_groups)
         d_nodes = sum(g.nodes for g in decode_groups)
@@ -481,4 +506,5 @@ def estimate_performance(
         error_band_few_sources=few_sources,
         serving_devices=serving_devices,
         concurrency=concurrency,
+        design_point=design,
     )

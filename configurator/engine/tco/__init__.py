@@ -141,7 +141,9 @@ def compute_tco(
             _refused(req, nodes, kw, n_racks, sw_counts, n_optics, tuple(kept)),
             prices_on_request=tuple(code for code, _en, _zh in on_request),
         )
-    running = running_costs(req, nodes, kw, n_racks, capex, book, checks)
+    standby_nodes = sum(g.nodes for g in layout.groups if g.role == "standby")
+    standby_kw = min(kw, as_decimal(req.server.max_input_kw) * standby_nodes)
+    running = running_costs(req, nodes, kw, n_racks, capex, book, checks, standby_kw=standby_kw)
     totals = buy_vs_lease(req, capex, running, book, checks)
     if c.server_unit_price == 0:
         checks.append(

@@ -19,6 +19,19 @@ from .money import AREA, MONTHS_PER_YEAR, bill, cents
 from .opex import RunningCosts
 
 
+def book_value_fraction(horizon_years: int, depreciation_years: int) -> Decimal:
+    """The default residual value: the servers' straight-line book value at the end of the horizon,
+    ``1 − horizon ÷ depreciation period`` (0 once fully depreciated).  The depreciation period is the
+    request's ``commercial.depreciation_years`` (default 5 years for accelerator servers; the minimum the
+    PRC Enterprise Income Tax Law Implementation Regulations, art. 60, allow for electronic equipment is
+    3 years).  A request that states ``residual_value_fraction`` keeps its own figure."""
+    if depreciation_years <= 0:
+        return Decimal(0)
+    return max(Decimal(0), 1 - Decimal(horizon_years) / Decimal(depreciation_years)).quantize(
+        Decimal("0.0001")
+    )
+
+
 @dataclass(frozen=True)
 class HorizonTotals:
     """Both columns over the horizon at full precision (the rows are to the cent)."""

@@ -1,7 +1,10 @@
 """Running costs per year: electricity, colocation, O&M, software/support, and the lease's rent.
 
 Electricity is IT kW (the power module's maximum input) × ``power_load_factor`` × 8,760 h × PUE ×
-the price per kWh; site prices are converted to the quote's currency when a rate is known.  On the
+the price per kWh, except the servers of a hot standby, which serve nothing and are charged at
+``standby_power_load_factor`` of their maximum input (default 0.25, assumed: an engine with the
+model loaded and no request keeps its accelerators at idle power, roughly 10–15 % of their TDP as
+``nvidia-smi`` / ``npu-smi`` report it, while the host's CPUs, fans, memory and NICs keep running); site prices are converted to the quote's currency when a rate is known.  On the
 lease side power and O&M are paid unless the lease includes them.
 """
 
@@ -59,6 +62,8 @@ def running_costs(
     capex: Capex,
     book: FigureBook,
     checks: list[Check],
+    *,
+    standby_kw: Decimal = Decimal(0),
 ) -> RunningCosts:
     """The yearly costs of both columns; put their figures (and the IT load they start from)."""
     c = req.commercial
@@ -78,7 +83,11 @@ def running_costs(
         )
     price_kwh = req.site.electricity_price_per_kwh * elec_factor
     pue = as_decimal(req.site.pue)
-    electricity = bill(kw * c.power_load_factor * HOURS_PER_YEAR * pue * price_kwh)
+    # A hot standby serves nothing: its servers draw idle power (standby_power_load_factor), the
+    # serving servers and the switches their average draw (power_load_factor).
+    serving_kw = kw - standby_kw
+    average_kw = serving_kw * c.power_load_factor + standby_kw * c.standby_power_load_factor
+    electricity = bill(average_kw * HOURS_PER_YEAR * pue * price_kwh)
     colocation = bill(n_racks * req.site.colocation_per_rack_month * elec_factor * MONTHS_PER_YEAR)
     om = bill(c.om_per_year if c.om_per_year is not None else c.om_percent_of_capex * capex.total)
     software = c.software_support_per_year
@@ -94,7 +103,9 @@ def running_costs(
         cents(electricity),
         source=Source("input", "site.electricity_price_per_kwh, site.pue, commercial.power_load_factor"),
         it_kw=cents(kw),
+        standby_kw=cents(standby_kw),
         power_load_factor=c.power_load_factor,
+        standby_power_load_factor=c.standby_power_load_factor,
         hours=8760,
         pue=pue,
         price_per_kwh=price_kwh,

@@ -33,4 +33,27 @@ DEFS = (
         "与 API 成本持平所需的吞吐倍数（满负载）",
         "round(annual_cost / api_cost_at_full_load, 1)",
     ),
+    FigureDef(
+        "economics.load_share",
+        Unit.FRACTION,
+        "Share of the design capacity the stated load uses",
+        "报价负载占设计容量的比例",
+        "round(concurrency / design_concurrency, 6)",
+    ),
+    *(
+        FigureDef(
+            f"economics.{point}.cost_per_m_{side}",
+            Unit.MONEY_PER_M_TOKENS,
+            f"Cost per million {side} tokens at the {label_en}",
+            f"{label_zh}每百万{side_zh} Token 成本",
+            f"{{annual_cost}} × {{{side}_cost_share}} ÷ ({side} tokens a year at {{concurrency}} concurrent requests"
+            f" and {{utilisation}} utilisation)",
+            context=("output_tokens_per_s",) if side == "output" else ("input_tokens_per_output_token",),
+        )
+        for point, label_en, label_zh in (
+            ("design", "design capacity", "设计容量下"),
+            ("stated", "stated load", "报价负载下"),
+        )
+        for side, side_zh in (("input", "输入"), ("output", "输出"))
+    ),
 )

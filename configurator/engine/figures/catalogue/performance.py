@@ -457,9 +457,10 @@ DEPLOYMENT = (
     FigureDef(
         "performance.pd.decode_requests_per_s",
         Unit.REQUESTS_PER_S,
-        "Decode pool capacity",
-        "解码池处理能力",
-        "Σ DP × B × tokens per step ÷ (output_tokens × step_s) over {decode_groups}",
+        "Decode pool capacity at the design point",
+        "设计容量下的解码池处理能力",
+        "Σ DP × B × tokens per step ÷ (output_tokens × step_s) over {decode_groups}, B the design point's"
+        " sequences per DP rank",
     ),
     FigureDef(
         "performance.pd.ratio",
@@ -475,4 +476,51 @@ DEPLOYMENT = (
     ),
 )
 
-DEFS = FACTORS + GROUP + DEPLOYMENT
+DESIGN = (
+    FigureDef(
+        "performance.design.concurrency",
+        Unit.COUNT_USERS,
+        "Design capacity: concurrent requests carried within the latency targets",
+        "设计容量：满足时延目标时可承载的并发数",
+        formulas={
+            "reached": "largest C ≤ {serving_dp_ranks} DP ranks × min({kv_seqs_fit_per_dp_rank} sequences the KV"
+            " cache holds, {batch_cap} the step's token budget) with TTFT P50 ≤ {ttft_p50_s} s, TTFT P90 ≤"
+            " {ttft_p90_s} s, TPOT P50 ≤ {tpot_p50_ms} ms, TPOT P90 ≤ {tpot_p90_ms} ms (those set); bisection"
+            " over the step model, stopped by {limited_by}",
+            "unreachable": "0: one request already misses a target (TTFT P50 {ttft_p50_s} s, TTFT P90"
+            " {ttft_p90_s} s, TPOT P50 {tpot_p50_ms} ms, TPOT P90 {tpot_p90_ms} ms; {limited_by}; KV room"
+            " {kv_seqs_fit_per_dp_rank}, budget {batch_cap}, {serving_dp_ranks} DP ranks)",
+        },
+    ),
+    FigureDef(
+        "performance.design.max_num_seqs_per_dp_rank",
+        Unit.COUNT_SEQUENCES,
+        "Running sequences per DP rank at the design capacity (--max-num-seqs to set)",
+        "设计容量下每个 DP rank 的运行序列数（应设置的 --max-num-seqs）",
+        "ceil(concurrency / serving_dp_ranks)",
+    ),
+    FigureDef(
+        "performance.design.output_tokens_per_s",
+        Unit.TOKENS_PER_S,
+        "Output throughput at the design capacity",
+        "设计容量下的输出吞吐",
+        "requests_per_s * output_tokens",
+        context=("concurrency",),
+    ),
+    FigureDef(
+        "performance.design.ttft_p90_s",
+        Unit.SECONDS,
+        "TTFT P90 at the design capacity",
+        "设计容量下的首字延迟 P90",
+        "the step model's TTFT P90 at {concurrency} concurrent requests",
+    ),
+    FigureDef(
+        "performance.design.tpot_p90_s",
+        Unit.SECONDS,
+        "TPOT P90 at the design capacity",
+        "设计容量下的每字延迟 P90",
+        "the step model's TPOT P90 at {concurrency} concurrent requests",
+    ),
+)
+
+DEFS = FACTORS + GROUP + DEPLOYMENT + DESIGN

@@ -97,7 +97,8 @@ DEFS = (
         M,
         "Electricity per year",
         "年电费",
-        "it_kw * power_load_factor * hours * pue * price_per_kwh",
+        "((it_kw - standby_kw) * power_load_factor + standby_kw * standby_power_load_factor) * hours * pue"
+        " * price_per_kwh",
         source=SourceKind.INPUT,
     ),
     FigureDef(

@@ -1,0 +1,238 @@
+"""The serving settings proposed for the chosen hardware, not copied from the seed's flags.
+
+For the request's hardware and node count, the settings that give the most tokens per yuan
+within the latency targets: the cost of the deployment does not move with the flags, so the
+most tokens per yuan is the highest output throughput at the design point
+(:mod:`.performance.design`).  Searched:
+
+* the P:D split of an xPyD deployment: the request's, and those within two nodes of it and of the
+  split that balances the pools at the design point, both sides laid out validly with the layout
+  "auto" gives each; the design point of each;
+* ``max_num_batched_tokens``: the request's, 16,384 and 32,768 (a larger step budget takes a
+  prompt in fewer chunks: vLLM ``SchedulerConfig.max_num_batched_tokens``; the memory module
+  charges its activations against the KV cache);
+* ``max_num_seqs``: the design point's running sequences per DP rank (the KV cache and the
+  targets set it, the search does not guess it);
+* speculative decoding stays as requested: the launch recipes carry no draft model, so a
+  proposal to turn it on could not be launched as planned.
+
+The result is one check, ``performance.serving_settings_recommended``, whose fix is the full
+set of settings (one click on the page, one object in the API); the advice pass proves it like
+every fix.  The request's own values (the seed's, for a seeded configuration) stay in the
+request: the check names them beside the proposal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable
+
+from .defaults import resolve_serving
+from .layout import auto_layout, layout_is_valid, resolve_layout
+from .memory import size_memory
+from .performance import estimate_performance
+from .performance.design import batch_cap
+from .types import Check, DesignPoint, PerformanceResult, PlanRequest, PlanResult, Severity, TopologyKind
+
+BATCHED_TOKENS_CHOICES = (16_384, 32_768)
+# A proposal is offered when it carries this much more at the targets (else the request's settings stand).
+MIN_GAIN = 1.05
+
+
+@dataclasses.dataclass(frozen=True)
+class ServingProposal:
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    speculative_tokens: int
+    prefill_nodes: int
+    decode_nodes: int
+    design: DesignPoint
+
+
+def _design(req: PlanRequest) -> DesignPoint | None:
+    serving = resolve_serving(req.serving, req.server.accelerator.software_stack)
+    if serving is not req.serving:
+        req = dataclasses.replace(req, serving=serving)
+    layout = resolve_layout(req)
+    if any(c.severity == Severity.ERROR for c in layout.checks):
+        return None
+    memory = size_memory(req, layout)
+    if any(c.severity == Severity.ERROR for c in memory.checks):
+        return None
+    dp = estimate_performance(req, layout, memory).design_point
+    if dp is None or dp.limited_by == "unreachable" or dp.concurrency <= 0:
+        return None
+    return dp
+
+
+def _splits(req: PlanRequest, balanced: int | None) -> Iterable[PlanRequest]:
+    """The request's split, and the splits within two nodes of the one that balances the two
+    pools at the design point (``PdBalance.suggested_prefill_nodes``) and of the request's."""
+    topo = req.topology
+    if topo.kind != TopologyKind.DISAGGREGATED:
+        yield req
+        return
+    total = topo.prefill_nodes + topo.decode_nodes
+    yield req
+    near = {topo.prefill_nodes + k for k in range(-2, 3)}
+    if balanced is not None:
+        near |= {balanced + k for k in range(-2, 3)}
+    for p in sorted(near):
+        if p == topo.prefill_nodes or not 0 < p < total:
+            continue
+        d = total - p
+        probe = dataclasses.replace(
+            req, topology=dataclasses.replace(topo, kind=TopologyKind.SINGLE, nodes=p)
+        )
+        pp = auto_layout(probe, p)
+        dd = auto_layout(probe, d)
+        if not (layout_is_valid(probe, p, pp) and layout_is_valid(probe, d, dd)):
+            continue
+        yield dataclasses.replace(
+            req,
+            topology=dataclasses.replace(
+                topo, prefill_nodes=p, decode_nodes=d, parallel=pp, decode_parallel=dd
+            ),
+        )
+
+
+def propose_serving(req: PlanRequest, balanced_prefill_nodes: int | None = None) -> ServingProposal | None:
+    """The settings with the highest output throughput within the targets (module doc), or None."""
+    best: tuple[float, PlanRequest, DesignPoint] | None = None
+    for cand in _splits(req, balanced_prefill_nodes):
+        dp = _design(cand)
+        if dp is not None and (best is None or dp.output_tokens_per_s > best[0] * 1.0001):
+            best = (dp.output_tokens_per_s, cand, dp)
+    if best is None:
+        return None
+    _, chosen, design = best
+    for mnbt in BATCHED_TOKENS_CHOICES:
+        if mnbt <= chosen.serving.max_num_batched_tokens:
+            continue
+        cand = dataclasses.replace(
+            chosen, serving=dataclasses.replace(chosen.serving, max_num_batched_tokens=mnbt)
+        )
+        dp = _design(cand)
+        if (
+            dp is not None and dp.output_tokens_per_s > best[0] * 1.02
+        ):  # a bigger budget costs KV: only for a gain
+            best = (dp.output_tokens_per_s, cand, dp)
+    _, chosen, design = best
+    return ServingProposal(
+        max_num_seqs=max(1, design.max_num_seqs_per_dp_rank),
+        max_num_batched_tokens=chosen.serving.max_num_batched_tokens,
+        speculative_tokens=chosen.performance.speculative_tokens,
+        prefill_nodes=chosen.topology.prefill_nodes,
+        decode_nodes=chosen.topology.decode_nodes,
+        design=design,
+    )
+
+
+def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Check, ...]:
+    """The proposal as a check with a one-click fix, when it differs from the request's settings and
+    carries more within the targets (or the request's settings cannot carry the stated load)."""
+    perf = result.performance
+    if perf is None or not result.layout.groups:
+        return ()
+    current = perf.design_point
+    balance = perf.pd_balance
+    prop = propose_serving(req, balance.suggested_prefill_nodes if balance is not None else None)
+    if prop is None:
+        return _carry_the_load(req, perf)
+    s, topo = req.serving, req.topology
+    fix: dict[str, object] = {}
+    if prop.max_num_seqs != s.max_num_seqs:
+        fix["serving.max_num_seqs"] = prop.max_num_seqs
+    if prop.max_num_batched_tokens != s.max_num_batched_tokens:
+        fix["serving.max_num_batched_tokens"] = prop.max_num_batched_tokens
+    split_changed = topo.kind == TopologyKind.DISAGGREGATED and prop.prefill_nodes != topo.prefill_nodes
+    if split_changed:
+        fix["topology.prefill_nodes"] = prop.prefill_nodes
+        fix["topology.decode_nodes"] = prop.decode_nodes
+    if not fix:
+        return ()
+    cur_tps = current.output_tokens_per_s if current is not None else 0.0
+    short = perf.capacity_concurrency < req.workload.concurrency
+    if (
+        not short
+        and "serving.max_num_seqs" not in fix
+        and prop.design.output_tokens_per_s < cur_tps * MIN_GAIN
+    ):
+        return ()
+    d = prop.design
+    split_en = f", {prop.prefill_nodes}P{prop.decode_nodes}D" if split_changed else ""
+    seed_en = (
+        f"the request's settings: max_num_seqs {s.max_num_seqs}, max_num_batched_tokens {s.max_num_batched_tokens}"
+        + (f", {topo.prefill_nodes}P{topo.decode_nodes}D" if topo.kind == TopologyKind.DISAGGREGATED else "")
+    )
+    seed_zh = f"原设置：max_num_seqs {s.max_num_seqs}，max_num_batched_tokens {s.max_num_batched_tokens}" + (
+        f"，{topo.prefill_nodes}P{topo.decode_nodes}D" if topo.kind == TopologyKind.DISAGGREGATED else ""
+    )
+    spec_en = "on" if prop.speculative_tokens else "off"
+    spec_zh = "开启" if prop.speculative_tokens else "关闭"
+    return (
+        Check(
+            "performance.serving_settings_recommended",
+            Severity.WARNING if short else Severity.OK,
+            "performance",
+            f"Recommended serving settings for this hardware: max_num_seqs {prop.max_num_seqs} per DP rank, "
+            f"max_num_batched_tokens {prop.max_num_batched_tokens}{split_en}, speculative decoding {spec_en}; "
+            f"they carry {d.concurrency} concurrent requests ({d.output_tokens_per_s:,.0f} output tokens/s) "
+            f"within the latency targets ({seed_en}).",
+            f"本硬件的推荐服务参数：每个 DP rank max_num_seqs {prop.max_num_seqs}，max_num_batched_tokens "
+            f"{prop.max_num_batched_tokens}"
+            + (f"，{prop.prefill_nodes}P{prop.decode_nodes}D" if split_changed else "")
+            + f"，投机解码{spec_zh}；满足时延目标时可承载 {d.concurrency} 路并发"
+            f"（输出 {d.output_tokens_per_s:,.0f} tokens/s）（{seed_zh}）。",
+            {
+                "max_num_seqs": prop.max_num_seqs,
+                "max_num_batched_tokens": prop.max_num_batched_tokens,
+                "speculative_tokens": prop.speculative_tokens,
+                "prefill_nodes": prop.prefill_nodes,
+                "decode_nodes": prop.decode_nodes,
+                "design_concurrency": d.concurrency,
+                "design_output_tokens_per_s": round(d.output_tokens_per_s, 3),
+                "request_max_num_seqs": s.max_num_seqs,
+                "request_max_num_batched_tokens": s.max_num_batched_tokens,
+            },
+            field="serving.max_num_seqs",
+            fix=fix,
+            fix_en="Use the recommended serving settings.",
+            fix_zh="采用推荐的服务参数。",
+        ),
+    )
+
+
+def _carry_the_load(req: PlanRequest, perf: PerformanceResult) -> tuple[Check, ...]:
+    """No setting meets the latency targets: the running sequences per DP rank that at least carry the
+    stated load without queueing, when the KV cache holds them (the targets' check says the rest)."""
+    dp = perf.design_point
+    conc = req.workload.concurrency
+    if dp is None or dp.serving_dp_ranks <= 0 or perf.capacity_concurrency >= conc:
+        return ()
+    need = math.ceil(conc / dp.serving_dp_ranks)
+    room = min(
+        dp.kv_seqs_fit_per_dp_rank,
+        batch_cap(req.serving.max_num_batched_tokens, req.performance.speculative_tokens),
+    )
+    if need > room or need <= req.serving.max_num_seqs:
+        return ()
+    return (
+        Check(
+            "performance.serving_settings_recommended",
+            Severity.WARNING,
+            "performance",
+            f"max_num_seqs {need} per DP rank lets the {dp.serving_dp_ranks} DP ranks run the {conc} concurrent "
+            f"requests at once (the KV cache holds {dp.kv_seqs_fit_per_dp_rank} per DP rank); the latency targets "
+            f"are out of this hardware's reach either way (the request's max_num_seqs: {req.serving.max_num_seqs}).",
+            f"将每个 DP rank 的 max_num_seqs 设为 {need}，{dp.serving_dp_ranks} 个 DP rank 即可同时运行 {conc} 路并发"
+            f"（KV 缓存每个 DP rank 可容纳 {dp.kv_seqs_fit_per_dp_rank} 条）；无论如何该硬件均达不到时延目标"
+            f"（原 max_num_seqs：{req.serving.max_num_seqs}）。",
+            {"max_num_seqs": need, "request_max_num_seqs": req.serving.max_num_seqs},
+            field="serving.max_num_seqs",
+            fix={"serving.max_num_seqs": need},
+            fix_en="Use the recommended serving settings.",
+            fix_zh="采用推荐的服务参数。",
+        ),
+    )

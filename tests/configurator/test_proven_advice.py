@@ -1,0 +1,196 @@
+"""Advice proven in the engine, and the design point, as ``POST /api/plan`` returns them (issue 25).
+
+Every fix the API returns for the seeded configurations and the scenario presets is applied to the
+request exactly as returned (each dotted path set in the request JSON, creating the objects the
+request does not name: a client's reading of docs/api.md, written here independently of the
+configurator's own helper) and posted again: its finding must be gone and no error may appear.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import pytest
+
+from tests.golden.golden_cases import all_requests
+
+pytestmark = pytest.mark.django_db
+
+SEEDED = (
+    "a3-4-single",
+    "a3-8-primary-standby",
+    "a3-16-8p8d",
+    "a2-8-text-only-modelslim",
+    "nf5868g8-2-single",
+    "hgx-h200-2-single",
+)
+
+
+@pytest.fixture
+def api(client, catalog, users):
+    client.force_login(users["engineer"])
+    return client
+
+
+def _post(client, body):
+    response = client.post("/api/plan", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 200, response.content[:500]
+    return response.json()
+
+
+def _apply(request: dict, fix: dict) -> dict:
+    """A client applying ``{"a.b": v}``: set request["a"]["b"] = v, making ``a`` an object when the
+    request names none (or names a catalog rack by its slug)."""
+    data = copy.deepcopy(request)
+    for path, value in fix.items():
+        *parents, last = path.split(".")
+        node = data
+        for part in parents:
+            if isinstance(node.get(part), str):
+                node[part] = {"slug": node[part]}
+            node = node.setdefault(part, {})
+        node[last] = value
+    return data
+
+
+def _codes(body, severity=None):
+    return {
+        c["code"]
+        for c in body["checks"]
+        if c["severity"] != "ok" and (severity is None or c["severity"] == severity)
+    }
+
+
+def test_every_fix_the_api_returns_clears_its_finding_and_adds_no_error(api):
+    cases = all_requests()
+    tried = 0
+    for name, request in cases.items():
+        body = _post(api, request)
+        for check in body["checks"]:
+            for kind in ("fix", "requirement"):
+                change = check.get(kind) or {}
+                if not change:
+                    continue
+                after = _post(api, _apply(request, change))
+                if check["code"] != "performance.serving_settings_recommended":
+                    assert check["code"] not in _codes(after), (name, check["code"], change)
+                assert _codes(after, "error") <= _codes(body, "error"), (name, check["code"], change)
+                tried += 1
+    # The sweep proved fixes of several kinds (rack power, serving settings, switches, requirement changes).
+    assert tried >= 10
+
+
+def test_a_rack_power_fix_applies_to_a_request_naming_no_rack(api):
+    """4 × A3 (docs/domain.md §7): the rack's 2 × 16.2 kW exceed the site's 25 kW air limit; the fix
+    ``rack.max_kw`` is a partial rack object the API now takes (the default rack, capped)."""
+    request = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}
+    body = _post(api, request)
+    (cooling,) = [c for c in body["checks"] if c["code"] == "cooling.rack_exceeds_air_limit"]
+    assert cooling["fix"] == {"rack.max_kw": 25.0}
+    after = _post(api, _apply(request, cooling["fix"]))
+    assert "cooling.rack_exceeds_air_limit" not in _codes(after)
+    assert after["racks"]["servers_per_rack"] == math.floor(25.0 / 16.2) == 1
+
+
+def test_a_fix_that_cuts_capacity_below_the_load_is_not_returned(api):
+    """4 × A3 at 16 concurrent requests: setting max_num_seqs to the 2 full-length (133,120-token)
+    sequences a DP rank holds leaves 4 DP ranks × 2 = 8 slots, below the 16 quoted."""
+    request = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}
+    body = _post(api, request)
+    (seqs,) = [c for c in body["checks"] if c["code"] == "memory.max_num_seqs_not_full_length"]
+    assert seqs["fix"] == {}
+    after = _post(api, _apply(request, {"serving.max_num_seqs": 2}))
+    assert after["performance"]["capacity_concurrency"] == 4 * 2 < 16
+
+
+def test_a_requirement_change_is_never_a_fix(api):
+    """2 × H200 with the recipe's 5 sequences per DP rank (DP2): 10 slots for 16 users.  Quoting 10
+    users is a change of the requirement; raising max_num_seqs (the KV cache holds far more) is the fix."""
+    request = {"model": "kimi-k3", "server": "hgx-h200-8gpu", "topology": {"kind": "single", "nodes": 2}}
+    body = _post(api, request)
+    (over,) = [c for c in body["checks"] if c["code"] == "performance.concurrency_above_capacity"]
+    assert "workload.concurrency" not in over["fix"]
+    assert over["requirement"] == {"workload.concurrency": 10}
+    for check in body["checks"]:
+        assert not any(path.startswith("workload.") for path in check["fix"]), check["code"]
+    (rec,) = [c for c in body["checks"] if c["code"] == "performance.serving_settings_recommended"]
+    after = _post(api, _apply(request, rec["fix"]))
+    assert "performance.concurrency_above_capacity" not in _codes(after)
+    assert after["performance"]["capacity_concurrency"] >= 16
+
+
+@pytest.mark.parametrize("name", SEEDED)
+def test_the_design_point_meets_the_targets_or_says_which_it_cannot(api, name):
+    from configurator import reference
+
+    request = reference.case(name)
+    body = _post(api, request)
+    design = body["performance"]["design_point"]
+    assert design is not None
+    targets = design["targets"]
+    if design["limited_by"] == "unreachable":
+        (check,) = [c for c in body["checks"] if c["code"] == "performance.design_point_unreachable"]
+        assert all(t.split("_")[0].upper() in check["message"] for t in design["unmet_targets"])
+        return
+    assert design["concurrency"] > 0
+    if "ttft_p90_s" in targets:
+        assert design["ttft_p90_s"] <= targets["ttft_p90_s"] * (1 + 1e-9)
+    if "tpot_p90_ms" in targets:
+        assert design["tpot_p90_s"] * 1000 <= targets["tpot_p90_ms"] * (1 + 1e-9)
+    # The design point is the load itself: quoting it with its max_num_seqs meets the targets at load.
+    at = _apply(
+        request,
+        {
+            "workload.concurrency": design["concurrency"],
+            "serving.max_num_seqs": design["max_num_seqs_per_dp_rank"],
+        },
+    )
+    at_body = _post(api, at)
+    perf = at_body["performance"]
+    assert perf["capacity_concurrency"] >= design["concurrency"]
+    if "tpot_p90_ms" in targets:
+        assert perf["tpot_p90_s"] * 1000 <= targets["tpot_p90_ms"] * (1 + 1e-6)
+    if design["limited_by"] in ("ttft", "tpot"):
+        # One more concurrent request (with room for it) breaks the target the search names.
+        more = design["concurrency"] + 1
+        dp = design["serving_dp_ranks"]
+        over = _post(
+            api,
+            _apply(request, {"workload.concurrency": more, "serving.max_num_seqs": math.ceil(more / dp)}),
+        )["performance"]
+        key = "tpot_p90_ms" if design["limited_by"] == "tpot" else "ttft_p90_s"
+        value = over["tpot_p90_s"] * 1000 if key == "tpot_p90_ms" else over["ttft_p90_s"]
+        assert value > targets[key]
+
+
+def test_16_a3_capacity_is_not_the_seed_max_num_seqs(api):
+    """16 × A3 8P8D: the seed's --max-num-seqs 16 × 8 decode DP ranks = 128; the KV cache of a decode
+    DP rank holds its KV bytes ÷ (8,192 + 1,024 tokens in 128-token blocks, vLLM-Ascend's block size,
+    plus the sequence's state) requests, so the design point may exceed 128 while the targets allow."""
+    from configurator import reference
+
+    body = _post(api, reference.case("a3-16-8p8d"))
+    design = body["performance"]["design_point"]
+    decode = next(g for g in body["memory"]["groups"] if g["group"] == "decode")
+    rank = decode["per_rank"]
+    # Each sequence takes its blocks of KV and its fixed recurrent state (K3's linear-attention layers).
+    per_seq = math.ceil((8192 + 1024) / 128) * 128 * rank["kv_bytes_per_token"] + rank["state_bytes_per_seq"]
+    fit = rank["kv_cache_bytes"] // per_seq
+    assert design["kv_seqs_fit_per_dp_rank"] == fit
+    assert 16 * 8 < design["concurrency"] <= fit * 8
+
+
+def test_the_page_shows_the_design_capacity_beside_the_stated_load_and_one_click_settings(api):
+    """16 × A3 8P8D on the configurator page: the design point, the cost at it beside the cost at the
+    stated load, and the recommended serving settings as one button that re-plans with them."""
+    from configurator import services
+
+    data = services.preset_data(None)
+    data.update(topology="disaggregated", nodes="16", prefill_nodes="8", decode_nodes="8")
+    body = api.post("/", data, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Design capacity within the latency targets" in body
+    assert "at the design capacity of" in body and "at the stated load of 16 concurrent requests" in body
+    assert '<button type="submit" class="small" data-code="performance.serving_settings_recommended">' in body
+    assert "Use the recommended serving settings" in body

@@ -1,0 +1,98 @@
+"""The proposal states what the cluster carries and what a million tokens costs there (issue 25).
+
+The customer edition (HTML, as WeasyPrint receives it) of every seeded configuration never prints a
+negative saving against the API; where the API is cheaper per token it says what the customer buys
+instead.  The 16 × A3 8P8D proposal states its design capacity and the cost per million output
+tokens at it, beside the cost at the stated load.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from decimal import Decimal
+
+import pytest
+
+from configurator import reference
+from configurator.drawings.fmt import format_money
+from quotes.pdf import sample
+from quotes.pdf.context import _sizing
+from quotes.pdf.render import proposal_html
+from quotes.pdf.sample import sample_quote_create
+
+pytestmark = pytest.mark.django_db
+
+# The seeded topologies of the sample, plus the 8 × A2 and 2 × H200 configurations (reference.CASES).
+EXTRA = {"a2": "a2-8-text-only-modelslim", "h200": "hgx-h200-2-single"}
+NAMES = (*sample.SEEDED_TOPOLOGIES, *EXTRA)
+SAVING = {
+    "en": "Saving against the API for the same tokens (buy)",
+    "zh-hans": None,  # found through the row's percentage below
+}
+
+
+def _text(markup: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", markup))
+
+
+@pytest.fixture
+def more_samples(monkeypatch):
+    for short, case in EXTRA.items():
+        monkeypatch.setitem(sample.CASES, short, case)
+        monkeypatch.setitem(sample.TITLES, short, (f"Kimi K3 · {case}", f"Kimi K3 · {case}"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-hans"])
+def test_no_customer_edition_prints_a_negative_saving(engineer, seller, more_samples, lang):
+    for name in NAMES:
+        revision = sample_quote_create(by=engineer, language=lang, name=name)
+        text = _text(proposal_html(revision, lang=lang, edition="customer"))
+        # Every percentage printed, signed with an ASCII hyphen or the typographic minus.
+        negatives = [float(m.replace("−", "-")) for m in re.findall(r"[−-]\d[\d,.]*(?=\s*%)", text)]
+        assert all(v >= -100 for v in negatives), (name, lang, negatives)
+        saving = revision.result_json["tco"]["tokens"]["saving_vs_api_buy"]
+        if saving is not None and Decimal(str(saving)) < 0 and lang == "en":
+            assert SAVING["en"] not in text, name
+            assert "the data stays on the customer's premises" in text, name
+
+
+def test_the_16_a3_proposal_states_its_design_capacity_and_the_cost_there(engineer, seller):
+    revision = sample_quote_create(by=engineer, language="en", name="8p8d")
+    result = revision.result_json
+    design = result["performance"]["design_point"]
+    # The seed's --max-num-seqs 16 × 8 decode DP ranks = 128: the design capacity is the hardware's.
+    assert design["concurrency"] > 128
+    econ = result["economics"]["design"]
+    # Cost per million output tokens at the design point, recomputed here: the yearly cost's output
+    # share over the output tokens a year at the design throughput and the plan's utilisation.
+    tokens = result["tco"]["tokens"]
+    annual = Decimal(str(result["economics"]["annual_cost"]))
+    out_share = 1 - Decimal(str(tokens["input_cost_share"]))
+    utilisation = Decimal(str(revision.resolved_json["commercial"]["utilisation"]))
+    per_year_m = Decimal(str(round(design["output_tokens_per_s"], 6))) * 31_536_000 * utilisation / 1_000_000
+    expected = (annual * out_share / per_year_m).quantize(Decimal("0.01"))
+    assert Decimal(str(econ["cost_per_m_output"])) == expected
+    text = _text(proposal_html(revision, lang="en", edition="customer"))
+    assert "Design capacity within the latency targets" in text
+    assert f"{design['concurrency']:,} concurrent requests" in text
+    assert f"at the design capacity of {design['concurrency']:,} concurrent requests" in text
+    assert format_money(expected, "CNY", False) in text or f"{expected:,.2f}" in text
+    stated = result["economics"]["stated"]
+    assert f"at the stated load of {stated['concurrency']:,} concurrent requests" in text
+
+
+def test_the_internal_edition_keeps_the_signed_saving_and_the_customer_edition_does_not():
+    result = {
+        "performance": {"design_point": {"concurrency": 229, "output_tokens_per_s": 2376.2}},
+        "economics": {"design": {"cost_per_m_output": "267.35"}, "stated": {"concurrency": 16}},
+    }
+    tokens = {"saving_vs_api_buy": "-19.088"}
+    assert _sizing(result, tokens, internal=True)["show_saving"] is True
+    customer = _sizing(result, tokens, internal=False)
+    assert customer["show_saving"] is False and customer["api_cheaper"] is True
+    assert _sizing(result, {"saving_vs_api_buy": "0.4"}, internal=False)["show_saving"] is True
+
+
+def test_reference_cases_named_here_exist():
+    assert set(EXTRA.values()) <= set(reference.CASES)
