@@ -327,11 +327,16 @@ def test_8p8d_sizes_prefill_and_decode_pools_separately_and_names_the_bottleneck
     pre = _prefill_s(16, 8, 8, _rank(req, 0))
     assert prefill.prefill_s == pytest.approx(pre, rel=1e-6)
     prefill_capacity = 8 / pre  # 8 prefill DP ranks, one prompt at a time each
-    # The split is judged at the design point (issue 25): B sequences per decode DP rank, the design's.
-    b_design = result.design_point.max_num_seqs_per_dp_rank
+    # The split is judged at the design point (issue 25): B sequences per decode DP rank, the design's;
+    # where no concurrency meets the targets, at the batch the KV cache and the token budget carry.
+    d = result.design_point
+    b_design = d.max_num_seqs_per_dp_rank or min(
+        d.kv_seqs_fit_per_dp_rank, req.serving.max_num_batched_tokens
+    )
     assert b_design > 8
-    step = _decode_step_s(tp=16, dp=8, batch=b_design, nodes=8, rank=_rank(req, 1))
-    decode_capacity = 8 * b_design / (1024 * step)
+    step_design = _decode_step_s(tp=16, dp=8, batch=b_design, nodes=8, rank=_rank(req, 1))
+    decode_capacity = 8 * b_design / (1024 * step_design)
+    step = _decode_step_s(tp=16, dp=8, batch=8, nodes=8, rank=_rank(req, 1))  # the quoted load's B = 8
     bal = result.pd_balance
     assert bal.prefill_requests_per_s == pytest.approx(prefill_capacity, rel=1e-6)
     assert bal.decode_requests_per_s == pytest.approx(decode_capacity, rel=1e-6)

@@ -24,6 +24,7 @@ def add_step_figures(
         top_k=model.experts_per_token,
         experts=model.num_experts,
         B=max(batch, 1),
+        PP=max(shape.pp, 1),
         tokens_per_seq_per_step=1 + gm.draft_tokens,
         DP_sharing_experts=shape.dp if shape.expert_parallel else 1,
         experts_per_rank=g.experts_per_rank,

@@ -148,6 +148,21 @@ def search(
     return lo, reason, []
 
 
+def design_batch_per_rank(req: PlanRequest, design: DesignPoint | None) -> int:
+    """Sequences per decode DP rank the P:D split is judged at: the design point's; where no
+    concurrency meets the targets (``unreachable``), the batch the hardware carries (the KV cache and
+    the scheduler's token budget), so the advice sizes the pools for the load the cluster runs once
+    the target is relaxed, never for one request at a time."""
+    if design is None:
+        return 0
+    if design.max_num_seqs_per_dp_rank > 0:
+        return design.max_num_seqs_per_dp_rank
+    if design.limited_by == "unreachable":
+        cap = batch_cap(req.serving.max_num_batched_tokens, req.performance.speculative_tokens)
+        return max(0, min(design.kv_seqs_fit_per_dp_rank, cap))
+    return 0
+
+
 def design_decode_capacity(decode_models: list[GroupModel], batch: int, output_tokens: int) -> float:
     """Requests per second the decode pool finishes at ``batch`` sequences per DP rank (xPyD)."""
     total = 0.0

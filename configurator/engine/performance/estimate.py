@@ -33,7 +33,13 @@ from .common import (
     fig_input,
     fig_value,
 )
-from .design import add_design_figures, design_decode_capacity, design_point, unreachable_check
+from .design import (
+    add_design_figures,
+    design_batch_per_rank,
+    design_decode_capacity,
+    design_point,
+    unreachable_check,
+)
 from .disaggregated import add_pd_figures, capacity_balance
 from .group_model import GroupModel, build_group_model
 from .groups import group_estimate, scaled_to_measured
@@ -238,10 +244,11 @@ def estimate_performance(
     if disaggregated and prefill_groups and decode_groups:
         p_cap = sum(g.requests_per_s for g in prefill_groups)
         d_cap = sum(g.requests_per_s for g in decode_groups)
-        if design is not None and design.max_num_seqs_per_dp_rank > 0:
+        design_batch = design_batch_per_rank(req, design)
+        if design_batch > 0:
             # The split is advised for the load the cluster is built for (the design point), not the
             # quoted load: the decode pool's capacity at the design batch per DP rank.
-            d_cap = design_decode_capacity(decode_models, design.max_num_seqs_per_dp_rank, output_tokens)
+            d_cap = design_decode_capacity(decode_models, design_batch, output_tokens)
         pd_balance = capacity_balance(p_cap, d_cap, prefill_groups, decode_groups)
         p_nodes = sum(g.nodes for g in prefill_groups)
         d_nodes = sum(g.nodes for g in decode_groups)

@@ -117,7 +117,8 @@ GROUP = (
         "{group_en}: share of a rank's experts touched per decode step",
         "{group_zh}：每个解码步中单卡被激活的专家比例",
         formulas={
-            "moe": "1 - (1 - min(1, top_k / experts)) ** (B * tokens_per_seq_per_step * DP_sharing_experts)",
+            # With pipeline parallelism each stage decodes a micro-batch of B ÷ PP sequences (serving_model.decode_step).
+            "moe": "1 - (1 - min(1, top_k / experts)) ** (max(B / PP, 1) * tokens_per_seq_per_step * DP_sharing_experts)",
             "dense": "1: a dense model ({experts} routed experts) reads all its weights every step",
         },
         context=("top_k", "B", "tokens_per_seq_per_step", "DP_sharing_experts", "experts_per_rank"),

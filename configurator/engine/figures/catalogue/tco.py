@@ -260,6 +260,7 @@ DEFS = (
         "input_m_tokens * api_price_input_per_m + output_m_tokens * api_price_output_per_m",
         context=("api_currency", "usd_rate"),
         source=SourceKind.SEED,
+        approximate="the M tokens are shown to 0.01 M tokens; the cost multiplies the tokens before rounding",
     ),
     FigureDef(
         "tco.tokens.{basis}.saving_vs_api",
