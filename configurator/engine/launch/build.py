@@ -45,9 +45,8 @@ def build_launch(req: PlanRequest, layout: LayoutResult) -> LaunchResult:
         ),
         model_path=site.model_path,
         nic=site.nic,
-        image=site.image
-        if (req.launch.image or "").strip()
-        else recipe.image,  # the recipe's image by default
+        # the recipe's image for this SoC by default (vLLM-Ascend's -a3 builds for Atlas A3)
+        image=site.image if (req.launch.image or "").strip() else recipe.image_for(rc.hardware_of(req.server)),
         ascend=site.ascend,
         api_port=req.launch.api_port,
         proxy_port=req.launch.proxy_port,
