@@ -101,7 +101,7 @@ def test_pd_on_two_h200_uses_nixl_across_nodes_and_vllm_router(catalog, model):
     assert words[:4] == ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation"]
     assert words[words.index("--prefill") + 1] == f"http://{p.host}:{p.api_ports[0]}"
     assert words[words.index("--decode") + 1] == f"http://{d.host}:{d.api_ports[0]}"
-    assert "pip install vllm-router" in proxy
+    assert "pip install" not in proxy and "vllm/vllm-router:v0.1.15" in proxy  # its own image, never installed at start
     check_flags_exist(launch)
     docs = list(_docs(launch.files))
     assert [d["kind"] for _, d in docs].count("LeaderWorkerSet") == 2

@@ -286,7 +286,9 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
         # (UCX_TLS=rc) between the P/D sides; the docker scripts map /dev/infiniband for the same reason.
         rdma = not ctx.ascend and (g.nodes > 1 or pd)
         sidecars = (
-            [_metaservice_sidecar(ctx)] if g.role == "prefill" and recipe.connector == "mooncake-memcache" else []
+            [_metaservice_sidecar(ctx)]
+            if g.role == "prefill" and recipe.connector == "mooncake-memcache"
+            else []
         )
         doc: dict[str, Any] = {
             "apiVersion": LWS_API,
