@@ -54,7 +54,7 @@ Sources (all public; read on the branch named):
   ``VLLM_NIXL_SIDE_CHANNEL_PORT``, default 5600).
 * [ROUTER] vllm-project/recipes, main, src/lib/command-synthesis.js (pd_cluster):
   ``vllm-router --policy round_robin --vllm-pd-disaggregation --prefill URL … --decode URL …``,
-  installed with ``pip install vllm-router`` (github.com/vllm-project/router).
+  (github.com/vllm-project/router), run from its own image [ROUTER-IMAGE], never installed at start.
 * [DP]     vllm-project/vllm docs/serving/data_parallel_deployment.md (multi-node DP,
   ``--headless``, ``--data-parallel-start-rank``; external LB with ``--data-parallel-rank``).
 * [K8S]    vllm-project/vllm docs/deployment/frameworks/lws.md (LeaderWorkerSet);

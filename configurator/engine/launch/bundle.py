@@ -133,11 +133,24 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
         out += [
             "## Placeholders to replace first / 需先替换的占位符",
             "",
-            "Every script checks itself and refuses to start (exit code 2) while one of these remains:",
+            "Every script checks itself and refuses to start (exit code 2) while one of these remains; the "
+            "Kubernetes manifests hold the same values (a placeholder model path is a hostPath that does not "
+            "exist, so the pods do not start):",
             "",
             *[f"- {_code(p)}" for p in result.placeholders],
-            *[f"- {_code(p)} (in `gateway/keepalived-*.conf`)" for p in gateway_placeholders],
             "",
+            *(
+                [
+                    "keepalived has no such check: with a placeholder left, `gateway/keepalived-*.conf` does "
+                    "not parse as a valid interface or address, so replace these before starting keepalived "
+                    "(`keepalived -t -f <file>` checks a config):",
+                    "",
+                    *[f"- {_code(p)}" for p in gateway_placeholders],
+                    "",
+                ]
+                if gateway_placeholders
+                else []
+            ),
         ]
     out += ["## Files / 文件说明", "", "| file | run on | what it does |", "|---|---|---|"]
     for n in nodes:
