@@ -370,7 +370,13 @@ def test_every_pod_runs_what_its_node_script_runs(tmp_path, label):
                     if k2 not in NOISE and not k2.startswith("LWS_")
                 }
                 devices = [bare_env.pop(var) for var in DEVICE_VARS if var in bare_env]
+                pod_devices = [pod_env.pop(var) for var in DEVICE_VARS if var in pod_env]
                 assert pod_env == bare_env, (label, pod_name, e)
+                # a privileged Ascend container sees the node's NPUs: with two engines each keeps its half
+                if ctx.ascend and len(node.argv) > 1:
+                    assert pod_devices == devices
+                else:
+                    assert pod_devices == []  # the device plugin's allocation
                 # the device plugin gives the container as many accelerators as the node script lists
                 count = len(devices[0].split(",")) if devices else ctx.devices_per_node
                 limits = container["resources"]["limits"]

@@ -191,11 +191,18 @@ def _pod_spec(
         limits: dict[str, int] = {resource: per_engine}
         if rdma:
             limits[RDMA_RESOURCE] = 1
+        env = _container_env(node.env, node.host)
+        prefix = node.argv[e][0]
+        if ctx.ascend and engines > 1 and "=" in prefix and not prefix.startswith("-"):
+            # A privileged container (the tutorial's docker run is --privileged) sees every NPU of the node;
+            # the pod holds them all, so each engine keeps the node script's own half, as on bare metal.
+            var, devices = prefix.split("=", 1)
+            env = [x for x in env if x["name"] != var] + [{"name": var, "value": devices}]
         container: dict[str, Any] = {
             "name": "vllm" if engines == 1 else f"vllm-{e}",
             "image": ctx.image,
             "command": ["bash", "-c", pod_program(ctx, node, terms, e)],
-            "env": _container_env(node.env, node.host),
+            "env": env,
             "resources": {"limits": limits, "requests": dict(limits)},
             "volumeMounts": [
                 {"name": "model", "mountPath": ctx.model_path, "readOnly": True},
