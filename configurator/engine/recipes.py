@@ -38,8 +38,8 @@ Sources (all public; read on the branch named):
   a ModelSlim checkpoint (``quant_model_description.json``) selects the ``ascend``
   quantization by itself, so the tutorials pass no ``--quantization``.
 * [K3-CUDA] vllm-project/recipes, main, models/moonshotai/Kimi-K3.yaml:
-  ``hardware_overrides.hopper`` / ``.blackwell``, ``strategy_hardware.multi_node_tp_dp``
-  (H200: TP8 per node × DP2), guide notes "Cross node communication:
+  ``hardware_overrides.hopper`` / ``.blackwell``, ``min_vllm_version: "0.27.1"``, images
+  ``vllm/vllm-openai:kimi-k3``; layouts per GPU in [LAYOUTS]; guide notes "Cross node communication:
   ``--all2all-backend deepep_v2`` for RDMA" and "RDMA: ``UCX_TLS=rc,cuda_copy``".
 * [LLAMA]  vllm-project/recipes, main, models/meta-llama/Llama-3.3-70B-Instruct.yaml
   (``base_args: []``: no ``--trust-remote-code``; hopper: ``--async-scheduling``).
@@ -54,20 +54,32 @@ Sources (all public; read on the branch named):
   ``VLLM_NIXL_SIDE_CHANNEL_PORT``, default 5600).
 * [ROUTER] vllm-project/recipes, main, src/lib/command-synthesis.js (pd_cluster):
   ``vllm-router --policy round_robin --vllm-pd-disaggregation --prefill URL … --decode URL …``,
-  installed with ``pip install vllm-router`` (github.com/vllm-project/router).
+  (github.com/vllm-project/router), run from its own image [ROUTER-IMAGE], never installed at start.
 * [DP]     vllm-project/vllm docs/serving/data_parallel_deployment.md (multi-node DP,
   ``--headless``, ``--data-parallel-start-rank``; external LB with ``--data-parallel-rank``).
 * [K8S]    vllm-project/vllm docs/deployment/frameworks/lws.md (LeaderWorkerSet);
   Ascend device plugin resource names ``huawei.com/Ascend910`` (Ascend/ascend-device-plugin).
+* [DS-R1]  vllm-project/vllm-ascend, releases/v0.23.0, docs/source/tutorials/models/DeepSeek-R1.md:
+  §3.1 the ``vllm-ascend/DeepSeek-R1-W8A8`` checkpoint; §4.1 images ``vllm-ascend:<version>-a3`` (A3
+  tab) and ``vllm-ascend:<version>`` (A2 tab); §5.2 Multi-Node Data Parallel Deployment (both tabs:
+  the environment, ``--quantization ascend``, ``--seed 1024``, ``--trust-remote-code``, FULL_DECODE_ONLY).
+* [LAYOUTS] vllm-project/recipes, main, models/moonshotai/Kimi-K3.yaml ``strategy_hardware``
+  (``multi_node_tp_dp: {h200: supported}``, ``multi_node_dep: {h100: unsupported, h200: unsupported}``)
+  and strategies/multi_node_tp_dp.yaml (TP = GPUs per node, DP = nodes, no ``--enable-expert-parallel``)
+  / strategies/multi_node_dep.yaml (``--enable-expert-parallel`` with DP across nodes).
+* [ROUTER-IMAGE] vllm-project/router, .buildkite/scripts/publish-release-images.sh (release images
+  ``vllm/vllm-router:v<version>``), Dockerfile.router (the ``vllm-router`` binary on the PATH), Cargo.toml
+  (version 0.1.15).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .types import ModelSpec, PlanRequest, ServerSpec, ServingSpec, TopologyKind
+from .types import ModelSpec, ParallelSpec, PlanRequest, ServerSpec, ServingSpec, TopologyKind
 
 # Per-node tokens in env values.
 IP = "<node ip>"
@@ -210,10 +222,21 @@ class Recipe:
     blocks: tuple[Block, ...] = ()
     connector: str = ""  # P/D: "mooncake-memcache" | "nixl"
     proxy: str = ""  # P/D: "ascend-load-balance-proxy" | "vllm-router"
+    proxy_image: str = ""  # the image the P/D proxy runs in ("": the engines' image, which ships it)
     container: Container = Container((), (), ())
     defaults: ServingDefaults = ServingDefaults()  # comm_buffer_mb: the blocks' HCCL_BUFFSIZE when unset
     deviations: tuple[Deviation, ...] = ()
     notes: tuple[str, ...] = ()
+    # The image per SoC where the variants differ (vLLM-Ascend builds its custom ops per SoC: ``-a3`` for
+    # Atlas A3); ``image`` otherwise.
+    images: Mapping[str, str] = field(default_factory=dict)
+    # The plan-sized flags the source sets, as it sets them: a plan launching another value records a
+    # deviation naming the source's value (``plan_deviations``).
+    validated: Mapping[str, str] = field(default_factory=dict)
+    # Layouts per hardware the source marks: hardware → (supported layout, its description); layouts the
+    # source marks unsupported on it: hardware → layout names (see :func:`layout_of`).
+    supported_layouts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    unsupported_layouts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     env: Mapping[str, str] = field(init=False)  # every engine
     role_env: Mapping[str, Mapping[str, str]] = field(init=False)
     path_prepend: Mapping[str, str] = field(init=False)
@@ -274,6 +297,10 @@ class Recipe:
 
     def flags_for(self, role: str) -> list[Flag]:
         return [*self.flags, *self.role_flags.get(role, ())]
+
+    def image_for(self, hardware: str) -> str:
+        """The recipe's image for this SoC / GPU generation."""
+        return self.images.get(hardware, self.image)
 
     @property
     def versions(self) -> str:
@@ -454,7 +481,7 @@ DEEPEP_ACROSS_NODES = Block(  # the guide: "Use --all2all-backend deepep_v2 for 
 )
 K3_CUDA_READY = Block(
     "k3-cuda-ready",
-    "[K3-CUDA] strategy_hardware.multi_node_tp_dp",
+    "[K3-CUDA] hardware_overrides.hopper / .blackwell extra_env",
     env={"VLLM_ENGINE_READY_TIMEOUT_S": "3600"},
 )
 K3_CUDA_RUNTIME = Block(
@@ -516,6 +543,12 @@ _NO_MEDIA_PATH = Deviation(
     "pass image URLs or data URLs instead",
 )
 _A3_MIXED_ENV_BLOCKS = (ASCEND_NODE_NETWORK, ASCEND_RUNTIME, A3_MIXED_ENV, MASTER_WAITS_FOR_WEIGHTS)
+# The release images per SoC ([DS-R1] §4.1: the A3 tab runs ``<version>-a3``, the A2 tab ``<version>``;
+# vLLM-Ascend builds its custom operators per SoC, so an A2 image on an A3 node lacks them).
+ASCEND_RELEASE_IMAGES = {
+    "a3": "quay.io/ascend/vllm-ascend:v0.23.0-a3",
+    "a2": "quay.io/ascend/vllm-ascend:v0.23.0",
+}
 
 ASCEND_A3_K3_AGGREGATED = Recipe(
     key="ascend-a3-kimi-k3-dp",
@@ -538,7 +571,14 @@ ASCEND_A3_K3_AGGREGATED = Recipe(
     ),
     container=ASCEND_CONTAINER,
     # Only HCCL_BUFFSIZE defaults from the tutorial (comm_buffer_mb, from the blocks): its context, batch
-    # and utilisation (131072, 24576, 0.9) are the plan's to choose and the memory estimate's to check.
+    # and utilisation (131072, 24576, 0.9) are the plan's to choose and the memory estimate's to check;
+    # a plan launching other values records each as a deviation (§5.1.1 four-node default).
+    validated={
+        "--max-model-len": "131072",
+        "--max-num-seqs": "16",
+        "--max-num-batched-tokens": "24576",
+        "--gpu-memory-utilization": "0.9",
+    },
     deviations=(HOST_IP_ADDED, _NO_MEDIA_PATH),
 )
 
@@ -578,6 +618,12 @@ ASCEND_A3_K3_PD = Recipe(
     connector="mooncake-memcache",
     proxy="ascend-load-balance-proxy",
     container=ASCEND_CONTAINER,
+    validated={  # §5.1.2.2, both engine templates
+        "--max-model-len": "133120",
+        "--max-num-batched-tokens": "8192",
+        "--max-num-seqs": "16",
+        "--gpu-memory-utilization": "0.9",
+    },
     notes=(
         "ASCEND_BUFFER_POOL is not set: the tutorial dropped it in vllm-ascend #13834 "
         "('Sunset ASCEND_BUFFER_POOL on updated v0.23.0 base').",
@@ -620,6 +666,7 @@ ASCEND_A2_K3_AGGREGATED = Recipe(
         A2_FLAGS,
     ),
     container=ASCEND_CONTAINER,
+    validated={"--max-model-len": "262144", "--gpu-memory-utilization": "0.90"},  # §5.2.1, both tabs
     deviations=(
         Deviation(
             "env",
@@ -642,6 +689,7 @@ ASCEND_GENERIC = Recipe(
     vllm="0.23.0",
     vllm_ascend="0.23.0",
     image="quay.io/ascend/vllm-ascend:v0.23.0",
+    images=ASCEND_RELEASE_IMAGES,
     source=_KIMI_K3_TUTORIAL + "#511-four-node-mixed-deployment",
     blocks=_A3_MIXED_ENV_BLOCKS,
     container=ASCEND_CONTAINER,
@@ -663,13 +711,74 @@ ASCEND_GENERIC_PD = replace(
     defaults=ServingDefaults(),
 )
 
+# DeepSeek-R1 / V3 on vLLM-Ascend: the W8A8 conversion the tutorial serves [DS-R1]
+_DEEPSEEK_R1_TUTORIAL = "https://github.com/vllm-project/vllm-ascend/blob/releases/v0.23.0/docs/source/tutorials/models/DeepSeek-R1.md"
+DS_R1_MULTI_NODE_ENV = Block(
+    "ds-r1-multi-node-env",
+    "[DS-R1] §5.2, Node 0 and Node 1 tabs (identical environment)",
+    env={
+        "OMP_PROC_BIND": "false",
+        "OMP_NUM_THREADS": "1",
+        "HCCL_BUFFSIZE": "200",
+        "PYTORCH_NPU_ALLOC_CONF": "expandable_segments:True",
+        "VLLM_ASCEND_BALANCE_SCHEDULING": "1",
+        "HCCL_INTRA_PCIE_ENABLE": "1",
+        "HCCL_INTRA_ROCE_ENABLE": "0",
+    },
+)
+DS_R1_SEED = Block("ds-r1-seed", "[DS-R1] §5.1, §5.2", flags=(("--seed", "1024"),))
+ASCEND_DEEPSEEK = Recipe(
+    key="ascend-deepseek-r1-dp",
+    title="DeepSeek-R1 / V3 (W8A8) on Atlas 800 A3 / A2, DP over nodes",
+    platform="ascend",
+    hardware=frozenset({"a3", "a2"}),
+    families=frozenset({"deepseek"}),
+    topology="aggregated",
+    vllm="0.23.0",
+    vllm_ascend="0.23.0",
+    image=ASCEND_RELEASE_IMAGES["a2"],
+    images=ASCEND_RELEASE_IMAGES,
+    source=_DEEPSEEK_R1_TUTORIAL + "#52-multi-node-data-parallel-deployment",
+    blocks=(ASCEND_NODE_NETWORK, DS_R1_MULTI_NODE_ENV, DS_R1_SEED, TRUST_REMOTE_CODE, FULL_DECODE_GRAPHS),
+    container=ASCEND_CONTAINER,
+    validated={  # §5.2, both tabs
+        "--max-num-seqs": "16",
+        "--max-model-len": "16384",
+        "--max-num-batched-tokens": "4096",
+        "--gpu-memory-utilization": "0.92",
+    },
+    deviations=(
+        HOST_IP_ADDED,
+        Deviation(
+            "flag",
+            "--speculative-config",
+            None,
+            "MTP speculative decoding (num_speculative_tokens 3) is left out: the plan's memory and step-time "
+            "estimates do not count the MTP layer; turn it on after a load test on this cluster",
+        ),
+    ),
+    notes=(
+        "The tutorial serves the W8A8 conversion (vllm-ascend/DeepSeek-R1-W8A8 on ModelScope) with "
+        "--quantization ascend; the FP8 release is not loaded on Ascend.",
+        "The tutorial was validated on vLLM-Ascend v0.13.0; the copy on the v0.23.0 branch is followed.",
+    ),
+)
+
 # --------------------------------------------------------------------------- CUDA
 
 _RECIPES = "https://github.com/vllm-project/recipes/blob/main/"
+# [LAYOUTS]: the K3 recipe's layouts on Hopper, keyed by GPU id (the recipe's keyspace: GPU id first).
+_K3_HOPPER_LAYOUTS = {
+    "h200": (
+        "multi_node_tp_dp",
+        "TP8 within each node and DP across nodes, expert parallelism off (one model replica per node)",
+    )
+}
+_K3_HOPPER_UNSUPPORTED = {"h200": ("multi_node_dep",), "h100": ("multi_node_dep",)}
 
 CUDA_HOPPER_K3 = Recipe(
     key="cuda-hopper-kimi-k3",
-    title="Kimi K3 on Hopper (H200): TP8 per node, DP across nodes, DeepEP over InfiniBand",
+    title="Kimi K3 on Hopper (H200): TP8 per node, DP across nodes",
     platform="cuda",
     hardware=frozenset({"hopper"}),
     families=frozenset({"kimi-k3"}),
@@ -692,13 +801,22 @@ CUDA_HOPPER_K3 = Recipe(
     defaults=ServingDefaults(
         max_model_len=32768, max_num_seqs=5, max_num_batched_tokens=4096, gpu_memory_utilization=0.97
     ),
-    notes=("Multi-node: --all2all-backend deepep_v2 over RDMA (recipe guide, 'Cross node communication').",),
+    supported_layouts=_K3_HOPPER_LAYOUTS,
+    unsupported_layouts=_K3_HOPPER_UNSUPPORTED,
+    notes=(
+        "The recipe supports multi_node_tp_dp on H200 (TP8 per node, DP across nodes, no expert "
+        "parallelism) and marks multi_node_dep unsupported there; with expert parallelism across nodes the "
+        "bundle adds --all2all-backend deepep_v2 over RDMA (recipe guide, 'Cross node communication').",
+    ),
 )
 CUDA_BLACKWELL_K3 = replace(
     CUDA_HOPPER_K3,
     key="cuda-blackwell-kimi-k3",
     title="Kimi K3 on Blackwell (B200/B300)",
     hardware=frozenset({"blackwell"}),
+    supported_layouts={},
+    unsupported_layouts={},
+    notes=("Multi-node: --all2all-backend deepep_v2 over RDMA (recipe guide, 'Cross node communication').",),
     blocks=(
         CUDA_NODE_NETWORK,
         K3_CUDA_READY,
@@ -788,6 +906,11 @@ CUDA_GENERIC = Recipe(
 )
 
 
+# The router's release image [ROUTER-IMAGE]: vllm/vllm-openai does not ship vllm-router, and installing it
+# when the pod starts needs the Internet from the cluster.
+ROUTER_IMAGE = "vllm/vllm-router:v0.1.15"
+
+
 # P/D on CUDA: the family recipe plus NIXL and the router [NIXL] [ROUTER] [K3-CUDA].
 def _pd(base: Recipe) -> Recipe:
     return replace(
@@ -798,12 +921,13 @@ def _pd(base: Recipe) -> Recipe:
         blocks=(*base.blocks, NIXL_PD),
         connector="nixl",
         proxy="vllm-router",
+        proxy_image=ROUTER_IMAGE,
         source=base.source,
         notes=(
             *base.notes,
             "P/D across nodes: NixlConnector with VLLM_NIXL_SIDE_CHANNEL_HOST set to the node's own address "
             "(default localhost fails across nodes) and UCX over RDMA (UCX_TLS=rc,cuda_copy); vllm-router "
-            "(pip install vllm-router) fronts both sides.",
+            f"fronts both sides from its own image ({ROUTER_IMAGE}): the vLLM image does not ship it.",
         ),
     )
 
@@ -822,6 +946,7 @@ ALL_RECIPES: tuple[Recipe, ...] = (
     ASCEND_A3_K3_AGGREGATED,
     ASCEND_A3_K3_PD,
     ASCEND_A2_K3_AGGREGATED,
+    ASCEND_DEEPSEEK,
     ASCEND_GENERIC,
     ASCEND_GENERIC_PD,
     *CUDA_RECIPES,
@@ -853,6 +978,81 @@ def hardware_of(server: ServerSpec) -> str:
         if slug.startswith(prefix):
             return gen
     return "a3" if server.accelerator.software_stack == "ascend" else "any"
+
+
+def gpu_id(server: ServerSpec) -> str:
+    """The accelerator as the recipes key it (``h200``, ``b300`` …; the generation when unknown)."""
+    slug = server.accelerator.slug
+    for prefix in sorted(_GENERATION, key=len, reverse=True):
+        if slug.startswith(prefix):
+            return prefix
+    return hardware_of(server)
+
+
+def layout_of(p: ParallelSpec, nodes: int) -> str:
+    """The recipes' strategy name for a group's layout (vllm-project/recipes strategies/*.yaml)."""
+    if nodes <= 1:
+        return "single_node_tep" if p.expert_parallel else "single_node_tp"
+    if p.pp > 1:
+        return "multi_node_tp_pp"
+    if p.expert_parallel:
+        return "multi_node_dep" if p.dp > 1 else "multi_node_tep"
+    return "multi_node_tp_dp" if p.dp > 1 else "multi_node_tp"
+
+
+def unsupported_layout(
+    recipe: Recipe, server: ServerSpec, p: ParallelSpec, nodes: int
+) -> tuple[str, str, str] | None:
+    """(layout, supported layout, its description) when the recipe marks this layout unsupported on this
+    GPU [LAYOUTS]: the GPU id's entry first, then the generation's (the recipes' keyspace order)."""
+    name = layout_of(p, nodes)
+    for key in (gpu_id(server), hardware_of(server)):
+        if name in recipe.unsupported_layouts.get(key, ()):
+            supported = recipe.supported_layouts.get(key)
+            return (name, supported[0], supported[1]) if supported else (name, "", "")
+    return None
+
+
+def image_tag(image: str) -> str:
+    """The tag of an image reference (``registry:5000/ns/name:tag`` → ``tag``; none → ``latest``)."""
+    ref = image.split("@", 1)[0]
+    last = ref.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else "latest"
+
+
+def _version(tag: str) -> tuple[int, ...] | None:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:[-.].*)?", tag)
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+# The first vLLM release that serves K3 on CUDA ([K3-CUDA] model.min_vllm_version).
+K3_MIN_VLLM = (0, 27, 1)
+
+
+def image_serves_family(image: str, platform: str, family: str) -> bool:
+    """Whether an image can serve the model family, where the sources say which images can.
+
+    Kimi K3 runs on vLLM-Ascend only in the ``kimi-k3`` builds (Kimi-K3.md §4.1: ``vllm-ascend:kimi-k3-a3``,
+    ``vllm-ascend:kimi-k3``; the release images carry neither the model nor its custom operators); on CUDA
+    in the ``kimi-k3`` build or a release from 0.27.1 on ([K3-CUDA] min_vllm_version).  Other families: any.
+    """
+    if family != "kimi-k3":
+        return True
+    tag = image_tag(image)
+    if "kimi-k3" in tag:
+        return True
+    version = _version(tag)
+    return platform == "cuda" and version is not None and version >= K3_MIN_VLLM
+
+
+def image_soc(image: str) -> str | None:
+    """The Ascend SoC a vLLM-Ascend image is built for, read from its tag (``…-a3`` → a3), if it says."""
+    tag = image_tag(image)
+    if re.search(r"(^|-)a3($|-)", tag):
+        return "a3"
+    if _version(tag) is not None or tag.startswith("kimi-k3"):
+        return "a2"  # the release and K3 images without the suffix are the A2 (910B) builds [DS-R1] §4.1
+    return None
 
 
 def family_of(model: ModelSpec) -> str:

@@ -181,17 +181,24 @@ def test_services_select_the_leader_pod_and_pd_has_a_proxy():
     lws_names = {d["metadata"]["name"] for _, d in _docs(result.files) if d["kind"] == "LeaderWorkerSet"}
     for svc in services:
         sel = svc["spec"]["selector"]
+        assert (
+            svc["metadata"]["name"] not in lws_names
+        )  # the LWS controller's headless Service takes that name
         if "leaderworkerset.sigs.k8s.io/name" in sel:
             assert sel["leaderworkerset.sigs.k8s.io/name"] in lws_names
+            assert svc["metadata"]["name"] == sel["leaderworkerset.sigs.k8s.io/name"] + "-api"
             assert sel["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
     proxy = [d for n, d in _docs(result.files) if n == "k8s/pd-proxy.yaml"]
     assert [d["kind"] for d in proxy] == ["Deployment", "Service"]
     cmd = proxy[0]["spec"]["template"]["spec"]["containers"][0]["command"][2]
     assert "--prefiller-hosts kimi-k3-prefill-0.kimi-k3-prefill kimi-k3-prefill-0-1.kimi-k3-prefill" in cmd
-    # the KV pool: a MetaService Deployment, and every prefill pod mounts the memcache configs
-    meta = [d for n, d in _docs(result.files) if n == "k8s/memcache-metaservice.yaml"]
-    assert [d["kind"] for d in meta] == ["Deployment"]
+    # the KV pool: the MetaService is a sidecar of the prefill leader (on the prefill master's node, as
+    # start-memcache-metaservice.sh is), and every prefill pod mounts the memcache configs
+    assert "k8s/memcache-metaservice.yaml" not in result.files
     prefill = _lws(result.files, "prefill")["spec"]["leaderWorkerTemplate"]
+    (sidecar,) = prefill["leaderTemplate"]["spec"]["initContainers"]
+    assert sidecar["name"] == "memcache-metaservice" and sidecar["restartPolicy"] == "Always"
+    assert "initContainers" not in prefill["workerTemplate"]["spec"]
     for key in ("leaderTemplate", "workerTemplate"):
         mounts = prefill[key]["spec"]["containers"][0]["volumeMounts"]
         assert {"name": "memcache", "mountPath": "/etc/memcache", "readOnly": True} in mounts

@@ -101,7 +101,9 @@ def test_pd_on_two_h200_uses_nixl_across_nodes_and_vllm_router(catalog, model):
     assert words[:4] == ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation"]
     assert words[words.index("--prefill") + 1] == f"http://{p.host}:{p.api_ports[0]}"
     assert words[words.index("--decode") + 1] == f"http://{d.host}:{d.api_ports[0]}"
-    assert "pip install vllm-router" in proxy
+    assert (
+        "pip install" not in proxy and "vllm/vllm-router:v0.1.15" in proxy
+    )  # its own image, never installed at start
     check_flags_exist(launch)
     docs = list(_docs(launch.files))
     assert [d["kind"] for _, d in docs].count("LeaderWorkerSet") == 2
@@ -110,7 +112,11 @@ def test_pd_on_two_h200_uses_nixl_across_nodes_and_vllm_router(catalog, model):
         if doc["kind"] == "LeaderWorkerSet":
             assert doc["spec"]["leaderWorkerTemplate"]["size"] == 1  # one node per side
             pod = doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
-            assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8}
+            # 8 GPUs and the RDMA HCAs (NIXL's UCX_TLS=rc needs a verbs device in the pod)
+            assert pod["containers"][0]["resources"]["limits"] == {
+                "nvidia.com/gpu": 8,
+                "rdma/rdma_shared_device_a": 1,
+            }
 
 
 def test_the_auto_planner_lists_a_multi_node_nvidia_candidate_for_k3(catalog):

@@ -203,7 +203,7 @@ def _apply(env, flags, deviations, role, ip):
     env, flags = dict(env), dict(flags)
     fill = {rc.IP: ip, rc.NIC: NIC}
     for d in deviations:
-        if role not in d.roles:
+        if role not in d.roles or d.name in PLAN:  # plan-sized flags: checked against the argv below
             continue
         target = env if d.kind == "env" else flags
         if d.value is None:
@@ -236,6 +236,10 @@ def test_seeded_bundle_is_the_tutorial_plus_its_recorded_deviations(label):
         for argv in node.argv:
             got = {k: v for k, v in _flags(argv).items() if k not in PLAN}
             assert _norm(got) == _norm(want_flags), (label, node.script)
+            # a plan-sized flag that differs from the tutorial's is launched as the deviation says
+            for d in ctx.deviations:
+                if d.kind == "flag" and d.name in PLAN:
+                    assert _flags(argv)[d.name] == d.value, (label, d.name)
 
 
 def test_the_deviations_are_the_reasoned_ones():
@@ -245,20 +249,29 @@ def test_the_deviations_are_the_reasoned_ones():
         return {(d.name, d.value) for d in build_launch(req, resolve_layout(req)).context.deviations}
 
     host = ("VLLM_HOST_IP", rc.IP)  # S1's pitfall: set on every node
-    assert devs(_request("4 × A3")) == {host, ("--allowed-local-media-path", None)}
+    # §5.1.1's four-node default batches 24576 tokens; the seeded plans size 8192 (the tutorial's own
+    # 1M-context value), which the bundle launches and lists
+    batch = ("--max-num-batched-tokens", "8192")
+    assert devs(_request("4 × A3")) == {host, ("--allowed-local-media-path", None), batch}
     # the pair lowers HCCL's ≈30 min execution timeout so a hung collective fails over
     assert devs(_request("8 × A3 pair")) == {host, ("--allowed-local-media-path", None),
-                                             ("HCCL_EXEC_TIMEOUT", "204")}  # fmt: skip
-    # the seeded 8P8D and A2 requests leave the buffer to the tutorial (1024 MB §5.1.2.2, 256 MB §5.2.1)
-    assert devs(_request("16 × A3 8P8D")) == {host, ("VLLM_ENGINE_READY_TIMEOUT_S", "7200")}
-    assert devs(_request("8 × A2")) == {("VLLM_ENGINE_READY_TIMEOUT_S", "7200")}
+                                             ("HCCL_EXEC_TIMEOUT", "204"), batch}  # fmt: skip
+    # the seeded 8P8D and A2 requests leave the buffer to the tutorial (1024 MB §5.1.2.2, 256 MB §5.2.1);
+    # §5.1.2.2 runs a 133120-token context, the plan 131072
+    ctx_len = ("--max-model-len", "131072")
+    assert devs(_request("16 × A3 8P8D")) == {host, ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"), ctx_len}
+    a2_req = _request("8 × A2")
+    a2_devs = {("VLLM_ENGINE_READY_TIMEOUT_S", "7200")}
+    if a2_req.serving.max_model_len != 262144:  # §5.2.1: 262144
+        a2_devs.add(("--max-model-len", str(a2_req.serving.max_model_len)))
+    assert devs(a2_req) == a2_devs
     # a request that sizes the communication buffer at 800 MB (counted in the memory estimate) launches
     # 800 and records it as a deviation from either section
     pd_800 = reference.request(_with_serving(SEEDED["16 × A3 8P8D"][0](), comm_buffer_mb=800))
-    assert devs(pd_800) == {host, ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"), ("HCCL_BUFFSIZE", "800")}
+    assert devs(pd_800) == {host, ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"), ("HCCL_BUFFSIZE", "800"), ctx_len}
     assert build_launch(pd_800, resolve_layout(pd_800)).nodes[0].env["HCCL_BUFFSIZE"] == "800"
     a2_800 = reference.request(_with_serving(_a2_text_only(), comm_buffer_mb=800))
-    assert devs(a2_800) == {("VLLM_ENGINE_READY_TIMEOUT_S", "7200"), ("HCCL_BUFFSIZE", "800")}
+    assert devs(a2_800) == a2_devs | {("HCCL_BUFFSIZE", "800")}
     # at the tutorial's own buffer size the 8P8D bundle keeps 1024
     req = _request("16 × A3 8P8D")
     assert req.serving.comm_buffer_mb == 1024
@@ -361,7 +374,10 @@ def test_recipe_selection_by_platform_gpu_generation_family_and_topology():
     assert rc.recipe_for(k3, a3, single).key == "ascend-a3-kimi-k3-dp"
     assert rc.recipe_for(k3, a3, pd).key == "ascend-a3-kimi-k3-pd"
     assert rc.recipe_for(k3, a2, single).key == "ascend-a2-kimi-k3-dp"
-    assert rc.recipe_for(ds, a3, single).key == "ascend-generic"  # no DeepSeek tutorial encoded
+    # DeepSeek-R1 / V3 (one architecture) follow the vLLM-Ascend DeepSeek-R1 tutorial on A3 and A2
+    assert rc.recipe_for(ds, a3, single).key == "ascend-deepseek-r1-dp"
+    assert rc.recipe_for(ds, a2, single).key == "ascend-deepseek-r1-dp"
+    assert rc.recipe_for(llama, a3, single).key == "ascend-generic"  # no tutorial: the generic recipe
     # RTX PRO 6000D is not the B200/B300 profile of the K3 recipe: only its base arguments
     assert rc.recipe_for(k3, nf, single).key == "cuda-kimi-k3"
     assert rc.recipe_for(ds, nf, pd).key == "cuda-deepseek-pd"

@@ -14,7 +14,7 @@ from ..types import (
     Source,
     TopologyKind,
 )
-from .checks import launch_checks
+from .checks import launch_checks, recipe_checks
 from .nodes import build_aggregated, build_pd, plan_deviations, resolve_site
 
 SOURCE_DOCS = Source("public", "vLLM data_parallel_deployment.md; vLLM-Ascend Kimi-K3 tutorial")
@@ -35,6 +35,8 @@ def build_launch(req: PlanRequest, layout: LayoutResult) -> LaunchResult:
         entrypoint = build_aggregated(req, layout, site, recipe, deviations, nodes)
         services = 0
     w = req.workload
+    image = site.image if (req.launch.image or "").strip() else recipe.image_for(rc.hardware_of(req.server))
+    checks += recipe_checks(req, layout, recipe, image)
     context = BundleContext(
         model_name=req.model.name,
         server_name=req.server.name,
@@ -45,9 +47,7 @@ def build_launch(req: PlanRequest, layout: LayoutResult) -> LaunchResult:
         ),
         model_path=site.model_path,
         nic=site.nic,
-        image=site.image
-        if (req.launch.image or "").strip()
-        else recipe.image,  # the recipe's image by default
+        image=image,  # the recipe's image for this SoC by default (vLLM-Ascend's -a3 builds for Atlas A3)
         ascend=site.ascend,
         api_port=req.launch.api_port,
         proxy_port=req.launch.proxy_port,

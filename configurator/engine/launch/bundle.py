@@ -23,8 +23,15 @@ from .gateway import (
     proxy_script,
 )
 from .monitoring import prometheus_yml
-from .nodes import MMC_LOCAL_CONF, MMC_META_CONF, node_script
-from .shell import file_exists_guard, quote, script, template
+from .nodes import (
+    METASERVICE_BODY,
+    METASERVICE_ENV,
+    METASERVICE_GUARD,
+    MMC_LOCAL_CONF,
+    MMC_META_CONF,
+    node_script,
+)
+from .shell import quote, script, template
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 # The README's closing sections (load test, containers, monitoring, stop): constant text.
@@ -41,9 +48,9 @@ def render_bundle(result: LaunchResult) -> dict[str, str]:
         if ctx.ascend:
             files["start-memcache-metaservice.sh"] = script(
                 f"memcache MetaService for the prefill KV pool; run on {proxy_host} before any prefill engine",
-                {"MMC_META_CONFIG_PATH": MMC_META_CONF},
-                "exec python -c " + quote("from memcache_hybrid import MetaService; MetaService.main()"),
-                file_exists_guard(MMC_META_CONF, "memcache MetaService config"),
+                METASERVICE_ENV,
+                METASERVICE_BODY,
+                METASERVICE_GUARD,
             )
         files["start-proxy.sh"] = proxy_script(ctx, nodes, proxy_host)
     masters = [n for n in nodes if n.is_master]
@@ -126,11 +133,24 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
         out += [
             "## Placeholders to replace first / 需先替换的占位符",
             "",
-            "Every script checks itself and refuses to start (exit code 2) while one of these remains:",
+            "Every script checks itself and refuses to start (exit code 2) while one of these remains; the "
+            "Kubernetes manifests hold the same values (a placeholder model path is a hostPath that does not "
+            "exist, so the pods do not start):",
             "",
             *[f"- {_code(p)}" for p in result.placeholders],
-            *[f"- {_code(p)} (in `gateway/keepalived-*.conf`)" for p in gateway_placeholders],
             "",
+            *(
+                [
+                    "keepalived has no such check: with a placeholder left, `gateway/keepalived-*.conf` does "
+                    "not parse as a valid interface or address, so replace these before starting keepalived "
+                    "(`keepalived -t -f <file>` checks a config):",
+                    "",
+                    *[f"- {_code(p)}" for p in gateway_placeholders],
+                    "",
+                ]
+                if gateway_placeholders
+                else []
+            ),
         ]
     out += ["## Files / 文件说明", "", "| file | run on | what it does |", "|---|---|---|"]
     for n in nodes:
@@ -145,7 +165,7 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
         "start-memcache-metaservice.sh": "memcache MetaService for the prefill KV pool",
         "start-proxy.sh": "load-balancing proxy listing every prefill and decode endpoint",
         "gateway/nginx.conf": "nginx gateway in front of the two clusters",
-        "gateway/llm-healthcheck.sh": "active health check: a one-token completion to the primary every few seconds",
+        "gateway/llm-healthcheck.sh": "active health check: the primary's /health and its token progress (/metrics) every few seconds",
         "gateway/keepalived-master.conf": "VRRP: the clients' virtual IP on the first gateway",
         "gateway/keepalived-backup.conf": "VRRP: takes the virtual IP over if the first gateway's nginx stops",
         "benchmark.sh": "load test with the quote's workload (vllm bench serve); writes result JSON to import",
@@ -183,8 +203,7 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
     for f in k8s:
         what = {
             "k8s/pd-proxy.yaml": "Deployment and Service of the P/D proxy",
-            "k8s/memcache-metaservice.yaml": "Deployment of the memcache MetaService (apply first)",
-        }.get(f, "LeaderWorkerSet and Service for the same deployment")
+        }.get(f, "LeaderWorkerSet and its clients' Service (`<name>-api`) for the same deployment")
         out.append(f"| {_code(f)} | `kubectl apply -f` | {what} |")
     out += ["", "## Start-up order / 启动顺序", ""]
     if kind == TopologyKind.DISAGGREGATED:

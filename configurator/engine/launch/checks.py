@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import recipes as rc
 from .. import site_values as sv
 from ..types import Check, LaunchSpec, LayoutResult, PlanRequest, Severity, TopologyKind, TopologySpec
 from .nodes import PLACEHOLDER_MODEL_PATH, PLACEHOLDER_NIC, Site
@@ -191,6 +192,101 @@ def launch_checks(req: PlanRequest, layout: LayoutResult, site: Site) -> list[Ch
                 "validates this model on this GPU with P/D, so run benchmark.sh before go-live.",
                 "CUDA 平台的 PD 分离按 vLLM 部署配方采用 NixlConnector 与 vLLM Router；该模型与 GPU 的 PD 组合尚无配方验证，上线前须用 benchmark.sh 压测。",
                 field="topology.kind",
+            )
+        )
+    return out
+
+
+def recipe_checks(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe, image: str) -> list[Check]:
+    """What the plan's recipe says about its image, its layout and its checkpoint."""
+    from ..layout import parallel_field  # at call time: layout imports the launch checks' neighbours
+
+    out: list[Check] = []
+    platform = "ascend" if req.server.accelerator.software_stack == "ascend" else "cuda"
+    family = rc.family_of(req.model)
+    given = (req.launch.image or "").strip()
+    hw = rc.hardware_of(req.server)
+    if given and not rc.image_serves_family(given, platform, family):
+        out.append(
+            Check(
+                "launch.image_cannot_serve_model",
+                Severity.ERROR,
+                AREA,
+                f"The image {given} cannot serve {req.model.name}: it runs only in the {recipe.image_for(hw)} "
+                "build (or another image that carries the model); vLLM would refuse the model's arguments at "
+                "start.",
+                f"镜像 {given} 无法运行 {req.model.name}：该模型仅在 {recipe.image_for(hw)} 等包含该模型的镜像中运行，"
+                "否则 vLLM 启动时参数校验即失败。",
+                field="launch.image",
+                fix={"launch.image": recipe.image_for(hw)},
+                fix_en=f"Use {recipe.image_for(hw)}.",
+                fix_zh=f"改用 {recipe.image_for(hw)}。",
+            )
+        )
+    soc = rc.image_soc(given) if given and platform == "ascend" else None
+    if soc is not None and soc != hw and hw in ("a3", "a2"):
+        want = recipe.image_for(hw)
+        out.append(
+            Check(
+                "launch.image_for_other_soc",
+                Severity.WARNING,
+                AREA,
+                f"The image {given} is the {soc.upper()} build; on {req.server.name} ({hw.upper()}) vLLM-Ascend "
+                f"needs the {hw.upper()} build (custom operators are compiled per SoC), e.g. {want}.",
+                f"镜像 {given} 为 {soc.upper()} 版本；{req.server.name}（{hw.upper()}）需使用 {hw.upper()} 版本镜像"
+                f"（自定义算子按芯片型号编译），如 {want}。",
+                field="launch.image",
+                fix={"launch.image": want},
+                fix_en=f"Use {want}.",
+                fix_zh=f"改用 {want}。",
+            )
+        )
+    for g in layout.groups:
+        found = rc.unsupported_layout(recipe, req.server, g.parallel, g.nodes)
+        if found is None:
+            continue
+        name, supported, what = found
+        pfield = parallel_field(req.topology, g.name)
+        fix = {f"{pfield}.expert_parallel": False} if supported == "multi_node_tp_dp" else {}
+        out.append(
+            Check(
+                "launch.layout_unsupported_by_recipe",
+                Severity.WARNING,
+                AREA,
+                f"{g.name}: the {req.model.name} recipe marks its {name} layout (expert parallelism across "
+                f"nodes) unsupported on {rc.gpu_id(req.server).upper()}"
+                + (f"; the layout it supports there is {supported}: {what}." if supported else "."),
+                f"{g.name}：{req.model.name} 部署配方将跨节点专家并行布局标为在 "
+                f"{rc.gpu_id(req.server).upper()} 上不支持"
+                + (
+                    "；该硬件上支持的布局为节点内张量并行、节点间数据并行（关闭专家并行）。"
+                    if supported
+                    else "。"
+                ),
+                {"layout": name, "supported": supported},
+                field=f"{pfield}.expert_parallel",
+                fix=fix,
+                fix_en=(
+                    f"Use {supported}: turn expert parallelism off (every node then holds a whole replica; the "
+                    "memory check says whether it fits)."
+                    if fix
+                    else ""
+                ),
+                fix_zh="关闭专家并行（每个节点持有完整模型副本，显存检查会判断能否放下）。" if fix else "",
+            )
+        )
+    ckpt = req.checkpoint
+    if platform == "ascend" and family == "deepseek" and (ckpt is None or ckpt.quant_method != "ascend"):
+        out.append(
+            Check(
+                "launch.checkpoint_not_for_ascend",
+                Severity.ERROR,
+                AREA,
+                f"{req.model.name} on vLLM-Ascend is served from the W8A8 conversion with --quantization ascend "
+                "(vLLM-Ascend DeepSeek-R1 tutorial); the FP8 release does not load there.",
+                f"{req.model.name} 在 vLLM-Ascend 上须使用 W8A8 量化权重并加 --quantization ascend（vLLM-Ascend "
+                "DeepSeek-R1 教程）；FP8 原版权重无法加载。",
+                field="checkpoint",
             )
         )
     return out

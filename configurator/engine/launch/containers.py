@@ -9,19 +9,23 @@ Sources:
   ``npu-smi`` and ``dcmi`` mounts, ``--net=host --privileged=true --shm-size=1g``); on CUDA: vLLM
   docs deployment/docker.md (``--gpus all --ipc=host``) with the InfiniBand devices for RDMA.
 * Kubernetes: vLLM docs deployment/frameworks/lws.md (one LeaderWorkerSet per multi-node
-  group: ``LWS_LEADER_ADDRESS`` and ``LWS_WORKER_INDEX`` in every pod; API-server ``Service``
-  selecting ``leaderworkerset.sigs.k8s.io/worker-index: "0"``); LWS API
-  ``leaderworkerset.x-k8s.io/v1`` (kubernetes-sigs/lws, api/leaderworkerset/v1);
-  Ascend NPUs are the extended resource ``huawei.com/Ascend910`` of the MindCluster Ascend
-  Device Plugin (gitcode.com/Ascend/mind-cluster, component/ascend-device-plugin), GPUs
-  ``nvidia.com/gpu`` of the NVIDIA device plugin.
+  group: ``LWS_LEADER_ADDRESS`` and ``LWS_WORKER_INDEX`` in every pod); LWS API
+  ``leaderworkerset.x-k8s.io/v1`` (kubernetes-sigs/lws, api/leaderworkerset/v1) and its controller
+  (pkg/controllers/leaderworkerset_controller.go: the headless Service named after the LWS, created only
+  if no Service of that name exists; pkg/utils/pod/pod_utils.go: ``LWS_LEADER_ADDRESS`` =
+  ``<lws>-<group>.<subdomain>.<namespace>``), so each group's clients' Service is ``<lws>-api``
+  (docs/examples/vllm/GPU/lws.yaml names its Service ``vllm-leader``).  Every container runs the node
+  script's own program (``nodes.node_program``) with the rank, address and engine id computed from the
+  LWS variables.  Ascend NPUs are the extended resource ``huawei.com/Ascend910`` of the MindCluster
+  Ascend Device Plugin for the Atlas training series, A2 and A3 included (hiascend.com MindCluster
+  "public addresses" appendix: ``huawei.com/Ascend910``; gitcode.com/Ascend/mind-cluster,
+  component/ascend-device-plugin), GPUs ``nvidia.com/gpu`` of the NVIDIA device plugin and RDMA HCAs
+  ``rdma/rdma_shared_device_a`` of the RDMA shared device plugin.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,12 +34,16 @@ import yaml
 from .. import recipes as rc
 from ..names import node_name
 from ..types import BundleContext, NodeLaunch
-from .gateway import proxy_argv
-from .nodes import MEMCACHE_DIR
-from .shell import continued_lines, header, quote, quote_always, script
+from .gateway import proxy_body
+from .nodes import MEMCACHE_DIR, METASERVICE_BODY, METASERVICE_ENV, METASERVICE_GUARD, PodTerms, pod_program
+from .shell import continued_lines, header, quote_always, script
 
 ASCEND_RESOURCE = "huawei.com/Ascend910"
 NVIDIA_RESOURCE = "nvidia.com/gpu"
+# RDMA HCAs for the CUDA engines that talk across nodes: the resource of the RDMA shared device plugin
+# (Mellanox/k8s-rdma-shared-dev-plugin README: resourcePrefix "rdma", resourceName "rdma_shared_device_a";
+# the NVIDIA Network Operator deploys the same plugin).  A cluster whose plugin names it otherwise renames it.
+RDMA_RESOURCE = "rdma/rdma_shared_device_a"
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
@@ -111,7 +119,9 @@ def docker_scripts(
         if "memcache" in name:
             words += ["-v", quote_always(f"{MEMCACHE_DIR}:{MEMCACHE_DIR}:ro")]
         words += ["-v", '"$bundle_dir"' + quote_always(":/bundle:ro")]
-        words += ["--entrypoint", "bash", quote_always(ctx.image), quote_always(f"/bundle/{name}")]
+        # the router has its own image (the vLLM image lacks it); vLLM-Ascend's proxy ships in the engines'
+        image = recipe.proxy_image if name == "start-proxy.sh" and recipe.proxy_image else ctx.image
+        words += ["--entrypoint", "bash", quote_always(image), quote_always(f"/bundle/{name}")]
         title = f"Container for {name} on {host} (the prefill master): no accelerators, host network"
         out[f"docker/{name}"] = script(title, {}, _docker_body(words))
     return out
@@ -123,63 +133,77 @@ def _container_env(env: Mapping[str, str], host: str) -> list[dict[str, Any]]:
     for key in sorted(env):
         if env[key] == host:
             out.append({"name": key, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}})
-        elif key not in ("ASCEND_RT_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):
+        elif key not in DEVICE_VARS:
             # devices are the ones the device plugin allocates to the container
             out.append({"name": key, "value": str(env[key])})
     return out
 
 
-def _command(argv: tuple[str, ...], replace: Mapping[str, str], engine_id: str = "") -> str:
-    """One ``bash -c`` command line: every word quoted, except the LWS expressions given in ``replace``.
+# The accelerators' visible-devices variables: on a node the script lists the node's devices; in a pod the
+# device plugin sets them for the devices it allocated to the container (so a pod leaves them out).
+DEVICE_VARS = ("ASCEND_RT_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
 
-    ``engine_id`` (a shell arithmetic expression) replaces the KV connector's engine id, which must be
-    unique per engine while every worker pod shares one template.
-    """
-    words: list[str] = []
-    skip_prefix = "=" in argv[0] and not argv[0].startswith("-")
-    for i, word in enumerate(argv):
-        if i == 0 and skip_prefix:
-            continue  # VAR=devices prefix: the device plugin allocates the devices
-        flag = argv[i - 1] if i else ""
-        if flag in replace:
-            words.append(replace[flag])
-        elif flag == "--kv-transfer-config" and engine_id:
-            cfg = json.loads(word)
-            cfg["engine_id"] = "__ENGINE_ID__"
-            quoted = quote(json.dumps(cfg, separators=(",", ":")))
-            words.append(quoted.replace("__ENGINE_ID__", f"'\"$(({engine_id}))\"'"))
-        else:
-            words.append(quote(word))
-    return "exec " + " ".join(words)
+
+def lws_pod_name(lws: str, worker: int) -> str:
+    """The pod of group 0 with this worker index: the leader StatefulSet ``<lws>`` makes ``<lws>-0``; the
+    group's worker StatefulSet ``<lws>-0`` (ordinals from 1) makes ``<lws>-0-<k>`` (kubernetes-sigs/lws
+    pkg/controllers/leaderworkerset_controller.go and pod_controller.go, constructWorkerStatefulSet)."""
+    return f"{lws}-0" if worker == 0 else f"{lws}-0-{worker}"
+
+
+def lws_pod_host(lws: str, worker: int) -> str:
+    """The pod's DNS name within its namespace: ``<pod>.<subdomain>``, the subdomain being the LWS's own
+    headless Service (SubdomainPolicy Shared, the default: ``serviceName`` = the LWS name)."""
+    return f"{lws_pod_name(lws, worker)}.{lws}"
+
+
+def client_service_name(lws: str) -> str:
+    """The clients' Service of a group, named apart from the LWS: the controller creates its headless
+    Service named after the LWS only if no Service of that name exists (CreateHeadlessServiceIfNotExists,
+    pkg/utils/controller/controller_utils.go); LWS's own vLLM example names its Service ``vllm-leader``."""
+    return f"{lws}-api"
+
+
+def _terms(g_role: str, members: Sequence[NodeLaunch]) -> PodTerms:
+    leader = members[0]
+    engines = max(1, len(leader.argv))
+    ranks = members[1].dp_rank - leader.dp_rank if len(members) > 1 else engines
+    pd = g_role in ("prefill", "decode")
+    return PodTerms(
+        ranks_per_pod=max(1, ranks), engines=engines, engine_base=leader.index * engines if pd else None
+    )
 
 
 def _pod_spec(
     ctx: BundleContext,
     node: NodeLaunch,
-    replace: Mapping[str, str],
+    terms: PodTerms,
     recipe: rc.Recipe,
     leader: bool,
-    engine_base: int | None = None,
+    rdma: bool,
+    sidecars: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     resource = ASCEND_RESOURCE if ctx.ascend else NVIDIA_RESOURCE
     engines = len(node.argv)
     per_engine = max(1, _device_count(ctx, node) // engines)
     containers = []
-    for e, argv in enumerate(node.argv):
+    for e in range(engines):
+        limits: dict[str, int] = {resource: per_engine}
+        if rdma:
+            limits[RDMA_RESOURCE] = 1
+        env = _container_env(node.env, node.host)
+        prefix = node.argv[e][0]
+        if ctx.ascend and engines > 1 and "=" in prefix and not prefix.startswith("-"):
+            # A privileged container (the tutorial's docker run is --privileged) sees every NPU of the node;
+            # the pod holds them all, so each engine keeps the node script's own half, as on bare metal.
+            var, devices = prefix.split("=", 1)
+            env = [x for x in env if x["name"] != var] + [{"name": var, "value": devices}]
         container: dict[str, Any] = {
             "name": "vllm" if engines == 1 else f"vllm-{e}",
             "image": ctx.image,
-            "command": [
-                "bash",
-                "-c",
-                _command(
-                    argv,
-                    replace,
-                    f"{engine_base} + LWS_WORKER_INDEX * {engines} + {e}" if engine_base is not None else "",
-                ),
-            ],
-            "env": _container_env(node.env, node.host),
-            "resources": {"limits": {resource: per_engine}, "requests": {resource: per_engine}},
+            "command": ["bash", "-c", pod_program(ctx, node, terms, e)],
+            "env": env,
+            "resources": {"limits": limits, "requests": dict(limits)},
             "volumeMounts": [
                 {"name": "model", "mountPath": ctx.model_path, "readOnly": True},
                 {"name": "dshm", "mountPath": "/dev/shm"},
@@ -212,51 +236,76 @@ def _pod_spec(
             volumes.append({"name": f"ascend-{i}", "hostPath": {"path": host}})
             for c in containers:
                 c["volumeMounts"].append({"name": f"ascend-{i}", "mountPath": inside, "readOnly": True})
-    return {
+    spec: dict[str, Any] = {
         "hostNetwork": True,  # HCCL/NCCL and the DP RPC need the node's own network, as --net=host does
         "dnsPolicy": "ClusterFirstWithHostNet",
         "terminationGracePeriodSeconds": 60,
-        "containers": containers,
-        "volumes": volumes,
+    }
+    if sidecars:
+        spec["initContainers"] = list(sidecars)
+    spec["containers"] = containers
+    spec["volumes"] = volumes
+    return spec
+
+
+def _metaservice_sidecar(ctx: BundleContext) -> dict[str, Any]:
+    """The memcache MetaService as a native sidecar of the prefill leader pod (an init container with
+    ``restartPolicy: Always``, Kubernetes ≥ 1.29): it starts before the prefill engines and runs on the
+    prefill leader's node, as start-memcache-metaservice.sh does on the prefill master."""
+    return {
+        "name": "memcache-metaservice",
+        "image": ctx.image,
+        "restartPolicy": "Always",
+        "command": ["bash", "-c", "set -euo pipefail\n" + METASERVICE_GUARD + METASERVICE_BODY],
+        "env": [{"name": k, "value": v} for k, v in sorted(METASERVICE_ENV.items())],
+        "volumeMounts": [{"name": "memcache", "mountPath": MEMCACHE_DIR, "readOnly": True}],
     }
 
 
-_SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml when present: ≈10 × faster
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]  # libyaml: ≈10 × faster
+    """Safe dumping, with multi-line strings (the containers' programs) as literal blocks an operator reads
+    line by line; the loaded value is the same string."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+
+_Dumper.add_representer(str, _str)
 
 
 def _dump(doc: Mapping[str, Any]) -> str:
-    return yaml.dump(doc, Dumper=_SAFE_DUMPER, sort_keys=False, allow_unicode=True, width=10_000)
+    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=10_000)
+
+
+def lws_names(ctx: BundleContext) -> dict[str, str]:
+    """Group name → its LeaderWorkerSet's name."""
+    base = dns_label(ctx.served_name, 30)
+    return {g.name: dns_label(f"{base}-{g.name}") for g in ctx.groups}
 
 
 def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, str]:
-    """``k8s/*.yaml``: a LeaderWorkerSet and a Service per group (and the P/D proxy)."""
+    """``k8s/*.yaml``: a LeaderWorkerSet and its clients' Service per group (and the P/D proxy)."""
     recipe = rc.for_context(ctx.recipe, ctx.ascend)
     base = dns_label(ctx.served_name, 30)
     out: dict[str, str] = {}
-    names: dict[str, str] = {}
+    names = lws_names(ctx)
+    pd = ctx.topology.value == "disaggregated"
     for g in ctx.groups:
         members = sorted((n for n in nodes if n.group == g.name), key=lambda n: n.index)
         if not members:
             continue
-        name = dns_label(f"{base}-{g.name}")
-        names[g.name] = name
+        name = names[g.name]
         leader, worker = members[0], (members[1] if len(members) > 1 else members[0])
-        dp_local = max(1, len(leader.argv)) if g.role in ("prefill", "decode") else 1
-        rank_flag = (
-            "--data-parallel-rank" if g.role in ("prefill", "decode") else "--data-parallel-start-rank"
+        terms = _terms(g.role, members)
+        # RDMA for CUDA engines that talk across nodes: NCCL/DeepEP inside a multi-node group, NIXL/UCX
+        # (UCX_TLS=rc) between the P/D sides; the docker scripts map /dev/infiniband for the same reason.
+        rdma = not ctx.ascend and (g.nodes > 1 or pd)
+        sidecars = (
+            [_metaservice_sidecar(ctx)]
+            if g.role == "prefill" and recipe.connector == "mooncake-memcache"
+            else []
         )
-        per_node = max(1, g.dp // max(1, g.nodes))
-        # P/D engine ids: the node's index × engines per node + engine (as the node scripts number them)
-        engine_base = leader.index * len(leader.argv) if g.role in ("prefill", "decode") else None
-        leader_replace = {"--data-parallel-address": '"$LWS_LEADER_ADDRESS"'}
-        worker_replace = {
-            "--data-parallel-address": '"$LWS_LEADER_ADDRESS"',
-            rank_flag: f'"$((LWS_WORKER_INDEX * {per_node}))"',
-        }
-        if (
-            dp_local > 1
-        ):  # several engines per pod: rank = node's first rank + engine index (set per container)
-            worker_replace = {"--data-parallel-address": '"$LWS_LEADER_ADDRESS"'}
         doc: dict[str, Any] = {
             "apiVersion": LWS_API,
             "kind": "LeaderWorkerSet",
@@ -269,17 +318,15 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
                     "restartPolicy": "RecreateGroupOnPodRestart",
                     "leaderTemplate": {
                         "metadata": {"labels": {"role": "leader"}},
-                        "spec": _pod_spec(ctx, leader, leader_replace, recipe, True, engine_base),
+                        "spec": _pod_spec(ctx, leader, terms, recipe, True, rdma, sidecars),
                     },
                     "workerTemplate": {
                         "metadata": {"labels": {"role": "worker"}},
-                        "spec": _pod_spec(ctx, worker, worker_replace, recipe, False, engine_base),
+                        "spec": _pod_spec(ctx, worker, terms, recipe, False, rdma),
                     },
                 },
             },
         }
-        if dp_local > 1:
-            _per_container_ranks(doc, dp_local)
         if g.nodes == 1:  # one pod: the LWS CRD requires workerTemplate, leaderTemplate is optional
             tmpl = doc["spec"]["leaderWorkerTemplate"]
             tmpl["workerTemplate"] = tmpl.pop("leaderTemplate")
@@ -287,7 +334,7 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
         service = {
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": {"name": name, "labels": {"app.kubernetes.io/name": base}},
+            "metadata": {"name": client_service_name(name), "labels": {"app.kubernetes.io/name": base}},
             "spec": {
                 "type": "ClusterIP",
                 "selector": {LWS_NAME_LABEL: name, LWS_INDEX_LABEL: "0"},
@@ -297,96 +344,29 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
         out[f"k8s/{name}.yaml"] = (
             header(f"{ctx.model_name}: {g.name} ({g.role}, {g.nodes} nodes, TP{g.tp} DP{g.dp}).")
             + header(
-                "Needs the LeaderWorkerSet controller (kubernetes-sigs/lws) and the accelerator device plugin."
+                "Needs the LeaderWorkerSet controller (kubernetes-sigs/lws) and the accelerator device plugin"
+                + ("" if ctx.ascend else f" and an RDMA device plugin ({RDMA_RESOURCE})")
+                + "."
             )
             + _dump(doc)
             + "---\n"
             + _dump(service)
         )
-    if ctx.topology.value == "disaggregated":
+    if pd:
         out["k8s/pd-proxy.yaml"] = _k8s_proxy(ctx, nodes, names, base, recipe)
-        if recipe.connector == "mooncake-memcache":
-            out["k8s/memcache-metaservice.yaml"] = _k8s_metaservice(ctx, base)
     return out
-
-
-def _k8s_metaservice(ctx: BundleContext, base: str) -> str:
-    """The memcache MetaService the prefill KV pool needs, started before the prefill engines."""
-    name = dns_label(f"{base}-memcache-meta")
-    doc = {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "labels": {"app.kubernetes.io/name": base}},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {
-                    "hostNetwork": True,  # the prefill engines reach it at the address in mmc-local.conf
-                    "dnsPolicy": "ClusterFirstWithHostNet",
-                    "containers": [
-                        {
-                            "name": "metaservice",
-                            "image": ctx.image,
-                            "command": [
-                                "python",
-                                "-c",
-                                "from memcache_hybrid import MetaService; MetaService.main()",
-                            ],
-                            "env": [
-                                {"name": "MMC_META_CONFIG_PATH", "value": f"{MEMCACHE_DIR}/mmc-meta.conf"}
-                            ],
-                            "volumeMounts": [
-                                {"name": "memcache", "mountPath": MEMCACHE_DIR, "readOnly": True}
-                            ],
-                        }
-                    ],
-                    "volumes": [
-                        {"name": "memcache", "hostPath": {"path": MEMCACHE_DIR, "type": "Directory"}}
-                    ],
-                },
-            },
-        },
-    }
-    return header(
-        f"{ctx.model_name}: memcache MetaService for the prefill KV pool; apply before the prefill group."
-    ) + _dump(doc)
-
-
-def _per_container_ranks(doc: dict[str, Any], dp_local: int) -> None:
-    """With several engines per pod each container's DP rank is the node's first rank plus its index."""
-    tmpl = doc["spec"]["leaderWorkerTemplate"]
-    for key in ("leaderTemplate", "workerTemplate"):
-        for e, c in enumerate(tmpl[key]["spec"]["containers"]):
-            words = shlex.split(c["command"][2])
-            if "--data-parallel-rank" in words:
-                i = words.index("--data-parallel-rank")
-                words[i + 1] = "__RANK__"
-            cmd = " ".join(quote(w) for w in words).replace(
-                quote("__RANK__"), f'"$((LWS_WORKER_INDEX * {dp_local} + {e}))"'
-            )
-            c["command"][2] = cmd.replace(quote("$LWS_LEADER_ADDRESS"), '"$LWS_LEADER_ADDRESS"')
 
 
 def _k8s_proxy(
     ctx: BundleContext, nodes: Sequence[NodeLaunch], names: Mapping[str, str], base: str, recipe: rc.Recipe
 ) -> str:
     def host(n: NodeLaunch) -> str:
-        name = names[n.group]
         members = sorted(m.index for m in nodes if m.group == n.group)
-        k = members.index(n.index)
-        return f"{name}-0.{name}" if k == 0 else f"{name}-0-{k}.{name}"
+        return lws_pod_host(names[n.group], members.index(n.index))
 
     pre = [(host(n), p) for n in nodes if n.role == "prefill" for p in n.api_ports]
     dec = [(host(n), p) for n in nodes if n.role == "decode" for p in n.api_ports]
-    argv = proxy_argv(ctx, pre, dec)
     name = dns_label(f"{base}-pd-proxy")
-    command = " ".join(quote(a) for a in argv)
-    if recipe.proxy == "vllm-router":
-        command = "pip install vllm-router && exec " + command
-    else:
-        command = "exec " + command
     deployment = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -400,8 +380,8 @@ def _k8s_proxy(
                     "containers": [
                         {
                             "name": "proxy",
-                            "image": ctx.image,
-                            "command": ["bash", "-c", command],
+                            "image": recipe.proxy_image or ctx.image,
+                            "command": ["bash", "-c", "set -euo pipefail\n" + proxy_body(ctx, pre, dec)],
                             "ports": [{"name": "http", "containerPort": ctx.proxy_port}],
                             "readinessProbe": {"tcpSocket": {"port": ctx.proxy_port}, "periodSeconds": 10},
                         }

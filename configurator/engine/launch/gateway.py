@@ -8,7 +8,6 @@ keepalived.org, keepalived.conf(5)); the proxy command through ``shlex.quote``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
@@ -26,30 +25,37 @@ PASSIVE_CHECK = (
 )  # an upstream server's options: out for 10 s after 2 fails
 
 
-def proxy_script(ctx: BundleContext, nodes: list[NodeLaunch], proxy_host: str) -> str:
-    pre = [(n.host, port) for n in nodes if n.role == "prefill" for port in n.api_ports]
-    dec = [(n.host, port) for n in nodes if n.role == "decode" for port in n.api_ports]
+def proxy_body(ctx: BundleContext, pre: Sequence[tuple[str, int]], dec: Sequence[tuple[str, int]]) -> str:
+    """The P/D proxy's program, for ``start-proxy.sh`` and the Kubernetes Deployment alike (only the
+    endpoints differ: node addresses there, the LeaderWorkerSet pods' DNS names here)."""
     argv = proxy_argv(ctx, pre, dec)
     recipe = rc.for_context(ctx.recipe, ctx.ascend)
     if recipe.proxy == "vllm-router":
-        body = (
+        image = recipe.proxy_image or rc.ROUTER_IMAGE
+        return (
             "# vLLM's router (github.com/vllm-project/router): P/D aware, round robin over both sides.\n"
+            f"# It runs from its own image ({image}; docker/start-proxy.sh starts it): the vLLM image lacks it.\n"
             "if ! command -v vllm-router >/dev/null 2>&1; then\n"
-            "  echo 'refusing to start: vllm-router is not installed (pip install vllm-router)' >&2\n"
+            f"  echo {quote('refusing to start: vllm-router is not on the PATH; run docker/start-proxy.sh (' + image + ')')} >&2\n"
             "  exit 2\n"
             "fi\n"
             f"exec {join_argv(tuple(argv))}\n"
         )
-    else:
-        body = (
-            "# Requests go to a prefill engine first, then to a decode engine (MooncakeConnectorV1).\n"
-            "# The proxy ships in the vLLM-Ascend image (examples/disaggregated_prefill_v1/).\n"
-            f"if [ ! -f {quote(argv[1])} ]; then\n"
-            f"  echo {quote('refusing to start: ' + argv[1] + ' is missing; run this inside the vLLM-Ascend image')} >&2\n"
-            "  exit 2\n"
-            "fi\n"
-            f"exec {join_argv(tuple(argv))}\n"
-        )
+    return (
+        "# Requests go to a prefill engine first, then to a decode engine (MooncakeConnectorV1).\n"
+        "# The proxy ships in the vLLM-Ascend image (examples/disaggregated_prefill_v1/).\n"
+        f"if [ ! -f {quote(argv[1])} ]; then\n"
+        f"  echo {quote('refusing to start: ' + argv[1] + ' is missing; run this inside the vLLM-Ascend image')} >&2\n"
+        "  exit 2\n"
+        "fi\n"
+        f"exec {join_argv(tuple(argv))}\n"
+    )
+
+
+def proxy_script(ctx: BundleContext, nodes: list[NodeLaunch], proxy_host: str) -> str:
+    pre = [(n.host, port) for n in nodes if n.role == "prefill" for port in n.api_ports]
+    dec = [(n.host, port) for n in nodes if n.role == "decode" for port in n.api_ports]
+    body = proxy_body(ctx, pre, dec)
     return script(f"P/D load-balancing proxy; run on {proxy_host} after every engine is up", {}, body)
 
 
@@ -110,8 +116,8 @@ def nginx_conf(ctx: BundleContext, masters: list[NodeLaunch]) -> str:
             ("#", f"Primary/standby gateway for {ctx.model_name}: {a.group} serves, {b.group} is the hot standby."),
             ("#", "Place inside the http {} block (e.g. /etc/nginx/conf.d/) on both gateway hosts; keepalived"),
             ("#", "(keepalived-master.conf / keepalived-backup.conf) moves the clients' virtual IP between them."),
-            ("#", "Active check: llm-healthcheck.sh sends the primary a one-token completion every "
-                  f"{HEALTH_INTERVAL_S} s and, after {HEALTH_FAILS} failures, marks the primary's server "
+            ("#", "Active check: llm-healthcheck.sh probes the primary's /health and /metrics every "
+                  f"{HEALTH_INTERVAL_S} s and, after {HEALTH_WINDOW_S} s of failed probes, marks the primary's server "
                   "line below 'down' and reloads nginx."),
             ("#", "Passive check: a refused connection, a timeout or a 502/503/504 is retried on the standby at"),
             ("#", "once, POSTs included (non_idempotent): vLLM answers 502/503/504 only when it did not serve the "
@@ -190,8 +196,8 @@ def nginx_conf(ctx: BundleContext, masters: list[NodeLaunch]) -> str:
 
 GATEWAY_CONF = "/etc/nginx/conf.d/llm-gateway.conf"  # where the gateway host installs gateway/nginx.conf
 HEALTH_INTERVAL_S = 5
-HEALTH_TIMEOUT_S = 10
-HEALTH_FAILS = 2  # consecutive failed probes before the primary is taken out
+HEALTH_TIMEOUT_S = 5  # for /health and /metrics, which vLLM answers beside a full batch
+HEALTH_WINDOW_S = 30  # failed probes for this long, in a row, before the primary is taken out
 HEALTH_RISES = 3  # consecutive good probes before it is put back
 
 
@@ -236,41 +242,97 @@ def primary_line(host_port: str, up: bool) -> str:
 
 
 def healthcheck_script(ctx: BundleContext, primary: str) -> str:
-    """Active health check for the primary (nginx open source has none): a one-token completion."""
-    probe = json.dumps({"model": ctx.served_name, "prompt": "ping", "max_tokens": 1}, separators=(",", ":"))
+    """Active health check for the primary (nginx open source has none): health measured, not guessed.
+
+    A probe asks the primary's ``/health`` (vLLM answers 200 while its engine core is alive,
+    vllm/entrypoints/openai/api_server.py ``health``) and ``/metrics``: the running and waiting requests
+    (gauges ``vllm:num_requests_running`` / ``vllm:num_requests_waiting``) and the generated-token counter
+    (``vllm:generation_tokens_total``), per engine, from vllm/v1/metrics/loggers.py (PrometheusStatLogger).
+    A busy primary is healthy: its queue grows but tokens keep coming.  A hung one (a stuck collective keeps
+    ``/health`` at 200) has requests running and no new token.  The primary is marked down after
+    :data:`HEALTH_WINDOW_S` seconds of failed probes in a row, not after two slow answers; every log line
+    says what the check saw and what it did, and a config change nginx refuses is undone and said so.
+    """
     body = f"""\
-# Every {HEALTH_INTERVAL_S} s, send the primary a one-token completion with a {HEALTH_TIMEOUT_S} s timeout.
-# After {HEALTH_FAILS} failures in a row the primary's server line in the gateway config is marked down
-# and nginx reloads, so every request goes to the standby; after {HEALTH_RISES} good answers in a row it
-# is put back.  A hung engine (a stuck collective keeps /health at 200) fails this probe in seconds.
+# Every {HEALTH_INTERVAL_S} s: /health must answer 200 within {HEALTH_TIMEOUT_S} s, and while requests run
+# the generated-token counter in /metrics must grow.  A primary that is busy (its queue grows, tokens keep
+# coming) is healthy; one that fails every probe for {HEALTH_WINDOW_S} s is marked down in the gateway
+# config and nginx reloads, so every request goes to the standby; after {HEALTH_RISES} good probes in a row
+# it is put back.  The intervals can be overridden with HEALTH_INTERVAL_S, HEALTH_TIMEOUT_S,
+# HEALTH_WINDOW_S and HEALTH_RISES.
 conf=${{NGINX_CONF:-{quote(GATEWAY_CONF)}}}
-url={quote("http://" + primary + "/v1/completions")}
-probe={quote(probe)}
+interval=${{HEALTH_INTERVAL_S:-{HEALTH_INTERVAL_S}}}
+timeout=${{HEALTH_TIMEOUT_S:-{HEALTH_TIMEOUT_S}}}
+window=${{HEALTH_WINDOW_S:-{HEALTH_WINDOW_S}}}
+rises_needed=${{HEALTH_RISES:-{HEALTH_RISES}}}
+base={quote("http://" + primary)}
 up_line={quote(primary_line(primary, True))}
 down_line={quote(primary_line(primary, False))}
-swap() {{  # swap "$1" for "$2" (whole lines, compared literally), then reload nginx
+log() {{ echo "$(date -Is) $*" >&2; }}
+metric() {{  # the sum of one vLLM metric over its label sets (one per engine), as a whole number
+  awk -v name="$1" '$1 == name || index($1, name "{{") == 1 {{ s += $NF }} END {{ printf "%d\\n", s }}' <<<"$2"
+}}
+why=""
+swap() {{  # put line "$2" for line "$1" in the gateway config and reload nginx; on any failure restore it
+  if ! grep -qxF -- "$1" "$conf"; then why="the line to change is not in $conf"; return 1; fi
+  if ! cp -- "$conf" "$conf.bak"; then why="$conf could not be backed up"; return 1; fi
   local line
   while IFS= read -r line; do
     if [ "$line" = "$1" ]; then printf '%s\\n' "$2"; else printf '%s\\n' "$line"; fi
-  done < "$conf" > "$conf.new" && mv "$conf.new" "$conf" && nginx -t && nginx -s reload
+  done < "$conf.bak" > "$conf"
+  if ! nginx -t >/dev/null 2>&1; then
+    mv -- "$conf.bak" "$conf"; why="nginx -t rejected the changed config (the old one is restored)"; return 1
+  fi
+  if ! nginx -s reload; then
+    mv -- "$conf.bak" "$conf"; why="nginx -s reload failed (the old config is restored)"; return 1
+  fi
+  rm -f -- "$conf.bak"
 }}
-fails=0
+last_tokens=""
+bad_since=""
+reason=""
 rises=0
 current=up
 while true; do
-  if curl -sf -m {HEALTH_TIMEOUT_S} -H 'Content-Type: application/json' -d "$probe" "$url" >/dev/null; then
-    fails=0; rises=$((rises + 1))
+  now=$(date +%s)
+  reason=""
+  if ! curl -sf -m "$timeout" -o /dev/null "$base/health"; then
+    reason="/health did not answer 200 within $timeout s"
+  elif ! metrics=$(curl -sf -m "$timeout" "$base/metrics"); then
+    reason="/metrics did not answer within $timeout s"
   else
-    rises=0; fails=$((fails + 1))
+    running=$(metric vllm:num_requests_running "$metrics")
+    waiting=$(metric vllm:num_requests_waiting "$metrics")
+    tokens=$(metric vllm:generation_tokens_total "$metrics")
+    if [ "$running" -gt 0 ] && [ -n "$last_tokens" ] && [ "$tokens" -le "$last_tokens" ]; then
+      reason="$running requests running ($waiting waiting) and no token generated since the last probe"
+    fi
+    last_tokens=$tokens
   fi
-  if [ "$current" = up ] && [ "$fails" -ge {HEALTH_FAILS} ]; then
-    swap "$up_line" "$down_line" && current=down
-    echo "$(date -Is) primary failed {HEALTH_FAILS} probes: traffic moved to the standby" >&2
-  elif [ "$current" = down ] && [ "$rises" -ge {HEALTH_RISES} ]; then
-    swap "$down_line" "$up_line" && current=up
-    echo "$(date -Is) primary answered {HEALTH_RISES} probes: traffic back on the primary" >&2
+  if [ -z "$reason" ]; then
+    bad_since=""
+    rises=$((rises + 1))
+  else
+    rises=0
+    if [ -z "$bad_since" ]; then bad_since=$now; fi
+    log "primary probe failed: $reason"
   fi
-  sleep {HEALTH_INTERVAL_S}
+  if [ "$current" = up ] && [ -n "$bad_since" ] && [ $((now - bad_since)) -ge "$window" ]; then
+    if swap "$up_line" "$down_line"; then
+      current=down
+      log "primary failing for $((now - bad_since)) s ($reason): traffic moved to the standby"
+    else
+      log "primary failing for $((now - bad_since)) s ($reason), but traffic was NOT moved: $why"
+    fi
+  elif [ "$current" = down ] && [ "$rises" -ge "$rises_needed" ]; then
+    if swap "$down_line" "$up_line"; then
+      current=up
+      log "primary passed $rises probes in a row: traffic back on the primary"
+    else
+      log "primary passed $rises probes in a row, but traffic stays on the standby: $why"
+    fi
+  fi
+  sleep "$interval"
 done
 """
     return script(

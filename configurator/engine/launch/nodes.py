@@ -121,12 +121,7 @@ def _engine_flags(
     flags: list[tuple[str, str | None]] = []
     if p.expert_parallel and m.is_moe:
         flags.append(("--enable-expert-parallel", None))
-    flags += [
-        ("--max-model-len", str(s.max_model_len)),
-        ("--max-num-seqs", str(s.max_num_seqs)),
-        ("--max-num-batched-tokens", str(s.max_num_batched_tokens)),
-        ("--gpu-memory-utilization", f"{s.gpu_memory_utilization:g}"),
-    ]
+    flags += list(_plan_sizes(req).items())
     flags += serving_flags_for_checkpoint(req)  # --quantization / --block-size (engine/placement.py)
     if s.kv_cache_dtype not in ("auto", ""):
         flags.append(("--kv-cache-dtype", s.kv_cache_dtype))
@@ -229,6 +224,17 @@ def _env(
     return env
 
 
+def _plan_sizes(req: PlanRequest) -> dict[str, str]:
+    """The plan-sized flags as :func:`_engine_flags` writes them."""
+    s = req.serving
+    return {
+        "--max-model-len": str(s.max_model_len),
+        "--max-num-seqs": str(s.max_num_seqs),
+        "--max-num-batched-tokens": str(s.max_num_batched_tokens),
+        "--gpu-memory-utilization": f"{s.gpu_memory_utilization:g}",
+    }
+
+
 def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -> tuple[rc.Deviation, ...]:
     """The recipe's own deviations plus the ones this plan adds, each with its reason."""
     out = list(recipe.deviations)
@@ -257,6 +263,19 @@ def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -
                 "health check moves traffic to the standby",
             )
         )
+    sizes = _plan_sizes(req)
+    for flag, theirs in recipe.validated.items():
+        ours = sizes.get(flag)
+        if ours is not None and float(ours) != float(theirs):
+            out.append(
+                rc.Deviation(
+                    "flag",
+                    flag,
+                    ours,
+                    f"the plan's value (sized by its memory and performance estimate) instead of the "
+                    f"source's {theirs}",
+                )
+            )
     if not ascend and any(n.fabric in ("infiniband", "roce") for n in req.server.nics):
         out.append(
             rc.Deviation(
@@ -451,28 +470,113 @@ def _path_prepends(ctx: BundleContext) -> str:
 # Every engine of a node must run: the first to exit (for any reason) stops the others and fails the script.
 MULTI_ENGINE_TAIL = template("multi-engine-tail.sh")
 
+# What a LeaderWorkerSet pod computes where a node script holds the node's own value.  The LWS controller
+# gives every container LWS_LEADER_ADDRESS (``<lws>-<group>.<subdomain>.<namespace>``) and
+# LWS_WORKER_INDEX (0 for the leader) (kubernetes-sigs/lws pkg/utils/pod/pod_utils.go, AddLWSVariables).
+LEADER_ADDRESS = '"$LWS_LEADER_ADDRESS"'
+_ENGINE_ID_HOLE = "@@ENGINE_ID@@"
 
-def node_script(ctx: BundleContext, node: NodeLaunch) -> str:
-    pre = _prelude(ctx) + _path_prepends(ctx)
-    if len(node.argv) == 1 and "=" not in node.argv[0][0]:
-        body = pre + "exec " + render_command(node.argv[0])
-    else:
-        # several engines on one node, each with its own devices
-        lines = [
-            "pids=()",
-            'stop_engines() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }',
-            "trap 'stop_engines; exit 143' INT TERM",
-        ]
-        for a in node.argv:
-            lines.append(render_command(a[1:], prefix=f"{quote(a[0])} ") + " &")
-            lines.append('pids+=("$!")')
-        body = pre + "\n".join(lines) + "\n" + MULTI_ENGINE_TAIL
-    extra = (
+
+@dataclass(frozen=True)
+class PodTerms:
+    """How one pod template of a group computes its node's rank and engine ids from LWS_WORKER_INDEX.
+
+    ``ranks_per_pod``: DP ranks per node (a node's first rank is ``worker index × ranks_per_pod``);
+    ``engine_base``: P/D only, the engine id of the group leader's first engine (engine ids are numbered
+    ``node index × engines + engine``, as :func:`build_pd` numbers them), ``None`` when engines carry none.
+    """
+
+    ranks_per_pod: int
+    engines: int = 1
+    engine_base: int | None = None
+
+
+def _with_hole(text: str, expr: str) -> str:
+    """``text`` quoted, with its one :data:`_ENGINE_ID_HOLE` replaced by the double-quoted ``expr``."""
+    before, after = text.split(_ENGINE_ID_HOLE)
+    return (quote(before) if before else "") + expr + (quote(after) if after else "")
+
+
+def engine_words(argv: tuple[str, ...], pod: PodTerms | None = None, engine: int = 0) -> list[str]:
+    """The shell words of one engine command.  On a node: every word quoted.  In a pod: the DP address,
+    the DP (start) rank and the KV connector's engine id become expansions of the LWS variables, in
+    double quotes so the shell computes them when the pod starts; the device-list prefix is left to the
+    device plugin, which gives each container its own accelerators.
+
+    The Mooncake connector keys a remote engine's KV by its engine id and port (vllm-ascend
+    releases/v0.23.0 vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py:
+    ``kv_caches_base_addr[remote_engine_id][remote_handshake_port]``), so every engine needs its own id.
+    """
+    if pod is None:
+        return [quote(w) for w in argv]
+    words: list[str] = []
+    skip_prefix = "=" in argv[0] and not argv[0].startswith("-")
+    for i, word in enumerate(argv):
+        flag = argv[i - 1] if i else ""
+        if i == 0 and skip_prefix:
+            continue
+        if flag == "--data-parallel-address":
+            words.append(LEADER_ADDRESS)
+        elif flag == "--data-parallel-start-rank":
+            words.append(f'"$((LWS_WORKER_INDEX * {pod.ranks_per_pod}))"')
+        elif flag == "--data-parallel-rank":
+            words.append(f'"$((LWS_WORKER_INDEX * {pod.ranks_per_pod} + {engine}))"')
+        elif flag == "--kv-transfer-config" and pod.engine_base is not None:
+            cfg = json.loads(word)
+            cfg["engine_id"] = _ENGINE_ID_HOLE
+            expr = f'"$(({pod.engine_base} + LWS_WORKER_INDEX * {pod.engines} + {engine}))"'
+            words.append(_with_hole(_json(cfg), expr))
+        else:
+            words.append(quote(word))
+    return words
+
+
+def _node_guard(ctx: BundleContext, node: NodeLaunch) -> str:
+    return (
         file_exists_guard(MMC_LOCAL_CONF, "memcache local config")
         if node.role == "prefill" and ctx.ascend
         else ""
     )
-    return script(node.title, node.env, body, extra)
+
+
+def node_program(ctx: BundleContext, node: NodeLaunch, pod: PodTerms | None = None, engine: int = 0) -> str:
+    """What a node runs after its environment: the recipe's shell steps (proxies unset, CANN and custom-op
+    environments sourced, library paths), then its engine(s).  The node script (bare metal; the docker
+    scripts run the node script itself) and every Kubernetes container run this same text: a pod's
+    container runs engine ``engine`` with the LWS expressions of :func:`engine_words`.
+    """
+    pre = _prelude(ctx) + _path_prepends(ctx)
+    if pod is not None:
+        return pre + "exec " + " ".join(engine_words(node.argv[engine], pod, engine)) + "\n"
+    if len(node.argv) == 1 and "=" not in node.argv[0][0]:
+        return pre + "exec " + render_command(node.argv[0])
+    # several engines on one node, each with its own devices
+    lines = [
+        "pids=()",
+        'stop_engines() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }',
+        "trap 'stop_engines; exit 143' INT TERM",
+    ]
+    for a in node.argv:
+        lines.append(render_command(a[1:], prefix=f"{quote(a[0])} ") + " &")
+        lines.append('pids+=("$!")')
+    return pre + "\n".join(lines) + "\n" + MULTI_ENGINE_TAIL
+
+
+def pod_program(ctx: BundleContext, node: NodeLaunch, pod: PodTerms, engine: int = 0) -> str:
+    """A container's ``bash -c`` text: the node script's checks, then :func:`node_program` for one engine
+    (its environment is the node script's, set by Kubernetes: ``containers``)."""
+    return "set -euo pipefail\n" + _node_guard(ctx, node) + node_program(ctx, node, pod, engine)
+
+
+def node_script(ctx: BundleContext, node: NodeLaunch) -> str:
+    return script(node.title, node.env, node_program(ctx, node), _node_guard(ctx, node))
+
+
+# The memcache MetaService the prefill KV pool needs ([A3-PD] §5.1.2.1): one program for the node
+# script and the Kubernetes sidecar.
+METASERVICE_ENV = {"MMC_META_CONFIG_PATH": MMC_META_CONF}
+METASERVICE_GUARD = file_exists_guard(MMC_META_CONF, "memcache MetaService config")
+METASERVICE_BODY = "exec python -c " + quote("from memcache_hybrid import MetaService; MetaService.main()")
 
 
 def upstream_host(node: NodeLaunch) -> str:
