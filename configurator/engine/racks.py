@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .figures import FigureBook
+from .formatting import format_number
 from .names import node_name
 from .network import NetworkResult, SeedReference, SwitchUnit, seed_reference
 from .power import PowerResult, rack_feed
@@ -418,11 +419,11 @@ def _cooling_check(
         severity=Severity.WARNING,
         area="cooling",
         message_en=(
-            f"{len(hot)} rack(s) ({names}) draw up to {worst:.1f} kW, beyond the site's {cooling_en} limit "
+            f"{len(hot)} rack(s) ({names}) draw up to {format_number(worst, 1)} kW, beyond the site's {cooling_en} limit "
             f"of {limit:g} kW per rack. 35–40 kW per rack needs hot/cold-aisle containment or liquid cooling."
         ),
         message_zh=(
-            f"{len(hot)} 个机柜（{names}）单柜功耗最高 {worst:.1f} kW，超过机房{cooling_zh}单柜上限 {limit:g} kW；"
+            f"{len(hot)} 个机柜（{names}）单柜功耗最高 {format_number(worst, 1)} kW，超过机房{cooling_zh}单柜上限 {limit:g} kW；"
             "单柜 35–40 kW 需要冷/热通道封闭或液冷。"
         ),
         figures={"racks": [r.name for r in hot], "max_rack_kw": round(worst, 2), "limit_kw": limit},

@@ -249,3 +249,12 @@ def _format_input(name, value):
     if n == n.to_integral_value():
         return format_number(n, 0)
     return format_number(n, 4, strip_zeros=True)
+
+
+@register.simple_tag
+def section_rows(name, figures, currency="CNY"):
+    """The rows of a declared section (``configurator.sections``) for this plan, in the page's language:
+    the page renders the same rows, labels and formatting as the proposal PDF and the workbook."""
+    from configurator import sections
+
+    return sections.rows(name, figures or {}, get_language() or "en", currency=currency or "CNY")

@@ -35,13 +35,17 @@ from configurator.public import (
     figval,
     format_money,
     formatting,
+    node_name,
     power_feed_svg,
     seconds,
     svg_to_data_uri,
     tornado_svg,
     vocabulary,
 )
-from proposals.options import comparison
+from configurator.public import (
+    sections as section_model,
+)
+from proposals.options import comparison, comparison_table, recommendation_reason
 from proposals.terms import commercial_context
 
 from ..bom import UNITS
@@ -413,15 +417,33 @@ def _power_feed_drawings(racks: list[dict], power: Mapping | None, lang: str) ->
                 "tone": "warning" if rack.get("exceeds_cooling") else "ok",
             }
         )
-    feeds = None
     recommended = (power or {}).get("recommended_feed") or {}
-    if recommended:
-        description = _pick(
-            recommended.get("description_en", ""), recommended.get("description_zh", ""), lang
-        )
-        feeds = {"A": description, "B": description}
     step = RACKS_PER_FEED_DRAWING
-    return [drawing(power_feed_svg(rows[i : i + step], lang, feeds=feeds)) for i in range(0, len(rows), step)]
+    out = []
+    for i in range(0, len(rows), step):
+        feeds = None
+        if recommended:
+            # One hall feed A and one feed B, however many drawings the racks need: each feed is
+            # named with its own circuit (not "× 2 (A/B)"), and a later drawing says it continues
+            # the same two feeds instead of drawing another pair of buses.
+            circuits = int(recommended.get("circuits") or 1)
+            circuit = (
+                f"{circuits} × {recommended.get('breaker_amps')} A"
+                if circuits > 1
+                else f"{recommended.get('breaker_amps')} A"
+            )
+            text = _("%(circuit)s, three-phase %(volts)s V") % {
+                "circuit": circuit,
+                "volts": formatting.thousands(recommended.get("voltage_ll") or 0),
+            }
+            if i:
+                text = _("the same feed, continued (racks %(first)s–%(last)s)") % {
+                    "first": rows[i]["name"],
+                    "last": rows[min(i + step, len(rows)) - 1]["name"],
+                }
+            feeds = {"A": text, "B": text}
+        out.append(drawing(power_feed_svg(rows[i : i + step], lang, feeds=feeds)))
+    return out
 
 
 def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True) -> list[dict]:
@@ -527,12 +549,6 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True
             }
         )
     return risks
-
-
-def node_name(server_name: str, index: int) -> str:
-    """The node's name as the rack elevations print it (configurator.engine.racks): "A3-01" for node 0."""
-    words = (str(server_name).split("(")[0].strip() or "node").split()
-    return f"{words[-1] if words else 'node'}-{int(index) + 1:02d}"
 
 
 def _json_value(token: str) -> Any:
@@ -675,7 +691,7 @@ def _launch_groups(launch: Mapping, server_name: str = "") -> list[dict]:
         for i, (node, env) in enumerate(zip(nodes, envs, strict=True)):
             rows.append(
                 {
-                    "name": node_name(server_name, int(node.get("index", 0))),
+                    "name": node_name(int(node.get("index", 0))),
                     "index": node.get("index"),
                     "host": node.get("host", ""),
                     "script": node.get("script", ""),
@@ -771,7 +787,8 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
     resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
     request = revision.request_json if isinstance(revision.request_json, dict) else {}
-    plan = context_from_dict(result, lang)
+    scenario = str(request.get("scenario") or resolved.get("scenario") or "")
+    plan = context_from_dict(result, lang, api_comparison=scenario not in DATA_RESIDENCY_SCENARIOS)
     figures = plan["figures"]
     model = resolved.get("model") or {}
     server = resolved.get("server") or {}
@@ -818,7 +835,6 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     used_switches = {s.get("slug") for s in network.get("switches") or [] if isinstance(s, Mapping)}
     sources = _sources(figures, resolved, lang)
     date = timezone.localtime(revision.issued_at or revision.created_at).date()
-    scenario = str(request.get("scenario") or resolved.get("scenario") or "")
     option_columns = comparison(revision, lang)
     sections = section_titles(edition, options=bool(option_columns))
 
@@ -826,7 +842,15 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     checks = [
         {**c, "severity_label": severity_labels.get(c["severity"], c["severity"])} for c in plan["checks"]
     ]
+    cross_node_severity = section_model.worst_severity(checks, "network.cross_node")
+    if (
+        cross_node_severity == "ok"
+    ):  # not ok without a check saying why: the engine's own worst network severity
+        cross_node_severity = section_model.worst_severity(checks, "network.")
     power_checks = [c for c in checks if c["code"].startswith("power.")]
+    # One truth about losing a feed, from the engine: the feeds are sized for the whole load, but a
+    # server whose power supplies are split over A and B may not run at full power on one of them.
+    psu_split = section_model.worst_severity(checks, "power.psu_not_ab_redundant") != "ok"
     cooling_checks = [c for c in checks if c["code"].startswith(("cooling.", "racks."))]
     network_checks = [c for c in checks if c["code"].startswith("network.")]
     commercial_checks = [c for c in checks if c["code"].startswith("commercial.")]
@@ -870,26 +894,13 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 )
                 if name and name not in shared_switches:
                     shared_switches.append(name)
-    tco_data = tco or {}
-    tokens = tco_data.get("tokens") or {}
-    token_headline = None
-    if tokens.get("cost_per_m_blended_buy") is not None:
-        total_m = Decimal(str(tokens.get("input_m_tokens_per_year") or 0)) + Decimal(
-            str(tokens.get("output_m_tokens_per_year") or 0)
-        )
-        api_year = tokens.get("api_cost_per_year")
-        token_headline = {
-            "self_hosted": tokens["cost_per_m_blended_buy"],
-            "api": (Decimal(str(api_year)) / total_m).quantize(Decimal("0.01"))
-            if api_year and total_m
-            else None,
-        }
-    servers_net = Decimal(str(_get(tco_data, "capex", "servers", default=0))) * (
-        1 - Decimal(revision.discount or 0)
+    # The engine's blended cost per million tokens (tco.tokens.cost_per_m_blended_buy); the PDF
+    # computes none of its own.
+    token_headline = (
+        {"self_hosted": ((tco or {}).get("tokens") or {}).get("cost_per_m_blended_buy")}
+        if ((tco or {}).get("tokens") or {}).get("cost_per_m_blended_buy") is not None
+        else None
     )
-    upfront = tco_data.get("lease_upfront")
-    if upfront is None:
-        upfront = Decimal(str(_get(tco_data, "capex", "total", default=0))) - servers_net
     layout_summary = separator.join(
         f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
         for g in groups
@@ -968,14 +979,40 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 **x,
                 "group_label": group_label(str(x.get("group", ""))),
                 "fabric_label": fabric_label(str(x.get("fabric", "")), lang),
+                # The word is the severity the engine gave its check (a slower fabric is a warning),
+                # never "error" for whatever is not ok.
+                "severity": "ok" if x.get("ok") else cross_node_severity,
+                "severity_label": section_model.severity_word(
+                    "ok" if x.get("ok") else cross_node_severity, lang
+                ),
             }
             for x in network.get("cross_node") or []
+        ],
+        # The network's optics by class, as the engine counts them: 400G-class transceivers
+        # (network.optics) and the slower ones by media code (network.media), never one "0".
+        "optics_by_class": [
+            f"{formatting.thousands(count)} × {code.split('-', 1)[0].upper()}"
+            for code, count in [("400g-optics", network.get("optics") or 0)]
+            + sorted((network.get("media") or {}).items())
+            if code.endswith("-optics") and count
         ],
         "tco": tco,
         "token_headline": token_headline,
         "option_columns": option_columns,
-        "tco_servers_net": servers_net.quantize(Decimal("0.01")),
-        "tco_upfront": upfront,
+        "option_table": comparison_table(option_columns) if option_columns else [],
+        "option_reason": recommendation_reason(
+            option_columns, (resolved.get("workload") or {}).get("concurrency"), lang
+        )
+        if option_columns
+        else "",
+        "chosen_option": next((c for c in option_columns if c["quoted"]), None),
+        "performance_rows": section_model.rows(
+            section_model.PERFORMANCE, figures, lang, currency=revision.currency
+        ),
+        "power_rows": section_model.rows(section_model.POWER, figures, lang, currency=revision.currency),
+        "total_rows": section_model.rows(
+            section_model.TOTALS, figures, lang, currency=revision.currency, terms=commercial
+        ),
         "data_residency": scenario in DATA_RESIDENCY_SCENARIOS,
         "tco_valid": bool(tco) and tco.get("valid", True) is not False,
         "sensitivity_groups": _sensitivity_groups(tco, lang),
@@ -996,7 +1033,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             for v in plan["verdicts"]
         ],
         "layout_summary": layout_summary,
-        "first_node_name": node_name(str(server.get("name") or ""), 0),
+        "first_node_name": node_name(0),
         "paren_open": opening.strip(),
         "paren_close": closing,
         "power_checks": power_checks,
@@ -1022,7 +1059,9 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             shared_switches,
             int((result.get("racks") or {}).get("rack_count") or 0),
             "、" if zh else ", ",
+            one_feed_carries_servers=not psu_split,
         ),
+        "psu_split": psu_split,
         "customer_risks": story.customer_risks(plan["checks"], {**plan, "result": result}, resolved),
         "risks": _risks({**plan, "result": result}, resolved, lang, internal=internal),
         "edition": edition,
