@@ -842,11 +842,11 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     checks = [
         {**c, "severity_label": severity_labels.get(c["severity"], c["severity"])} for c in plan["checks"]
     ]
+    # A cross-node link that is not ok is as severe as the engine's check on it says (a slower
+    # fabric is a warning); "warning" where no check names it.
     cross_node_severity = section_model.worst_severity(checks, "network.cross_node")
-    if (
-        cross_node_severity == "ok"
-    ):  # not ok without a check saying why: the engine's own worst network severity
-        cross_node_severity = section_model.worst_severity(checks, "network.")
+    if cross_node_severity == "ok":
+        cross_node_severity = "warning"
     power_checks = [c for c in checks if c["code"].startswith("power.")]
     # One truth about losing a feed, from the engine: the feeds are sized for the whole load, but a
     # server whose power supplies are split over A and B may not run at full power on one of them.
@@ -1062,6 +1062,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             one_feed_carries_servers=not psu_split,
         ),
         "psu_split": psu_split,
+        "cross_node_slow": any(not x.get("ok") for x in network.get("cross_node") or []),
         "customer_risks": story.customer_risks(plan["checks"], {**plan, "result": result}, resolved),
         "risks": _risks({**plan, "result": result}, resolved, lang, internal=internal),
         "edition": edition,
