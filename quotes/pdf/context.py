@@ -48,7 +48,7 @@ from configurator.public import (
 from proposals.options import comparison, comparison_table, recommendation_reason
 from proposals.terms import commercial_context
 
-from ..bom import UNITS
+from ..bom import UNITS, effective_discount
 from ..frozen import revision_prepared_by, revision_quote
 from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
@@ -871,11 +871,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     for line in purchase_lines:
         line.applies_quote_discount = line.category in CAPEX_CATEGORIES and bool(quote_discount)
         line.display_net = commercial["line_nets"][id(line)]
-        line.display_discount = (
-            1 - (1 - Decimal(line.discount or 0)) * (1 - quote_discount)
-            if line.applies_quote_discount
-            else Decimal(line.discount or 0)
-        )
+        line.display_discount = effective_discount(line.discount, quote_discount, line.applies_quote_discount)
     prices = revision.prices_json if isinstance(revision.prices_json, dict) else {}
     lease_per_node = _get(prices, "server", "lease_per_month") or next(
         (

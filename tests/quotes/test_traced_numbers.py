@@ -306,7 +306,7 @@ def allowed(r: Rendered) -> set[tuple[str, str]]:
         if number is not None:
             out |= renderings(number)
             out |= renderings(-number)  # "Discounts −1,349,232.00": an amount taken off
-        elif isinstance(value, str):
+        if isinstance(value, str):  # written as it is too: "7200" in a launch environment
             strings.append(value)
     for line in r.lines:
         strings.append(line["description"])
