@@ -18,6 +18,7 @@ rows, and every row names where its number comes from —
 from __future__ import annotations
 
 from .model import (
+    MEMORY,
     OPTIONS,
     PERFORMANCE,
     POWER,
@@ -33,6 +34,7 @@ from .model import (
 )
 
 __all__ = [
+    "MEMORY",
     "OPTIONS",
     "PERFORMANCE",
     "POWER",

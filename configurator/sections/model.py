@@ -38,6 +38,7 @@ class Fig:
     decimals: int | None = None
     label_en: str = ""
     label_zh: str = ""
+    hide_zero: bool = False  # a row that says nothing at 0 (no linear-attention state) is left out
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,30 @@ TOTALS = Section(
     ),
 )
 
-SECTIONS = {s.name: s for s in (PERFORMANCE, POWER, OPTIONS, TOTALS)}
+# One accelerator's memory, per serving group: ``{rank}`` is the group's per-rank figure prefix
+# ("memory.per_rank", "memory.decode.per_rank"), ``{group}`` its group prefix ("memory", "memory.decode").
+MEMORY = Section(
+    "memory",
+    "Accelerator memory per rank",
+    "每卡显存分配",
+    (
+        Fig("{rank}.device_bytes"),
+        Fig("{rank}.usable_bytes"),
+        Fig("{rank}.weights_bytes"),
+        Fig("{rank}.non_expert_weights_bytes"),
+        Fig("{rank}.expert_weights_bytes", hide_zero=True),
+        Fig("{rank}.activation_bytes"),
+        Fig("{rank}.buffer_bytes"),
+        Fig("{rank}.graph_bytes"),
+        Fig("{rank}.kv_cache_bytes", total=True),
+        Fig("{rank}.kv_bytes_per_token"),
+        Fig("{rank}.state_bytes_per_seq", hide_zero=True),
+        Fig("{group}.kv_tokens_per_dp_rank", total=True),
+        Fig("{group}.full_len_seqs_per_dp_rank"),
+    ),
+)
+
+SECTIONS = {s.name: s for s in (PERFORMANCE, POWER, MEMORY, OPTIONS, TOTALS)}
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -161,6 +185,10 @@ def format_value(
         return formatting.format_percent(number, decimals or 0)
     if unit == "B":
         return formatting.format_bytes_gb(number, 1 if decimals is None else decimals)
+    if unit == "B/token":
+        return f"{formatting.thousands(number)} B"
+    if unit == "B/seq":
+        return formatting.format_bytes_gb(number, 2 if decimals is None else decimals)
     if unit.endswith("/M tokens"):
         return formatting.format_money(number, currency, lang, scale=1, decimals=2)
     if unit == currency or unit in formatting.CURRENCY_SYMBOLS:
@@ -170,9 +198,14 @@ def format_value(
     return formatting.thousands(number, decimals or 0)
 
 
-def _figure_row(row: Fig, figures: Mapping[str, Any], lang: str, currency: str) -> dict | None:
-    figure = figures.get(row.key)
+def _figure_row(
+    row: Fig, figures: Mapping[str, Any], lang: str, currency: str, keys: Mapping[str, str]
+) -> dict | None:
+    key = row.key.format(**keys) if keys else row.key
+    figure = figures.get(key)
     if not isinstance(figure, Mapping) or figure.get("value") is None:
+        return None
+    if row.hide_zero and not figure["value"]:
         return None
     unit = str(figure.get("unit") or "")
     label = _pick(
@@ -181,13 +214,15 @@ def _figure_row(row: Fig, figures: Mapping[str, Any], lang: str, currency: str) 
         lang,
     )
     return {
-        "key": row.key,
+        "key": key,
         "label": label,
         "value": figure["value"],
         "unit": unit,
         "text": format_value(figure["value"], unit, lang, currency=currency, decimals=row.decimals),
         "total": row.total,
         "kind": "figure",
+        "formula": str(figure.get("formula") or ""),
+        "source_kind": str((figure.get("source") or {}).get("kind") or ""),
     }
 
 
@@ -233,18 +268,20 @@ def rows(
     *,
     currency: str = "CNY",
     terms: Mapping[str, Any] | None = None,
+    keys: Mapping[str, str] | None = None,
 ) -> list[dict]:
     """The rows of ``section`` for one plan (its figure book, ``result_json["figures"]``) in ``lang``.
 
     Each row: ``key``, ``label``, ``value`` (the figure's own value), ``unit``, ``text`` (formatted),
-    ``total`` (drawn as a total line) and ``kind`` ("figure" or "term").
+    ``total`` (drawn as a total line) and ``kind`` ("figure" or "term"); a figure row also has its
+    ``formula`` and ``source_kind``.  ``keys`` fills the placeholders of templated keys ("{rank}").
     """
     if isinstance(section, str):
         section = SECTIONS[section]
     out: list[dict] = []
     for row in section.rows:
         if isinstance(row, Fig):
-            rendered = _figure_row(row, figures, lang, currency)
+            rendered = _figure_row(row, figures, lang, currency, keys or {})
             if rendered is not None:
                 out.append(rendered)
         else:

@@ -252,9 +252,16 @@ def _format_input(name, value):
 
 
 @register.simple_tag
-def section_rows(name, figures, currency="CNY"):
+def section_rows(name, figures, currency="CNY", **keys):
     """The rows of a declared section (``configurator.sections``) for this plan, in the page's language:
-    the page renders the same rows, labels and formatting as the proposal PDF and the workbook."""
+    the page renders the same rows, labels and formatting as the proposal PDF and the workbook.
+    ``keys`` fill a templated section's keys (``rank=m.figure_prefix group=m.group_prefix``)."""
     from configurator import sections
 
-    return sections.rows(name, figures or {}, get_language() or "en", currency=currency or "CNY")
+    return sections.rows(
+        name,
+        figures or {},
+        get_language() or "en",
+        currency=currency or "CNY",
+        keys={k: str(v) for k, v in keys.items()},
+    )

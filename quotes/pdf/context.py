@@ -234,51 +234,6 @@ def section_titles(edition: str = "internal", *, options: bool = False) -> Order
     return titles
 
 
-def _memory_rows(panel: Mapping, figures: Mapping) -> list[dict]:
-    """Rows of one memory panel's table: label, value, how it is derived, where it comes from."""
-    rank = panel.get("rank") or {}
-    group = panel.get("group_data") or {}
-    prefix = panel.get("figure_prefix", "memory.per_rank")
-    group_prefix = panel.get("group_prefix", "memory")
-    spec = [
-        ("device_bytes", _("Device memory"), "bytes", rank, prefix),
-        ("usable_bytes", _("Usable (× utilisation)"), "bytes", rank, prefix),
-        ("weights_bytes", _("Weights"), "bytes", rank, prefix),
-        ("activation_bytes", _("Activation peak"), "bytes", rank, prefix),
-        ("buffer_bytes", _("Communication buffers"), "bytes", rank, prefix),
-        ("graph_bytes", _("Graph capture"), "bytes", rank, prefix),
-        ("kv_cache_bytes", _("KV cache and state"), "bytes", rank, prefix),
-        ("kv_bytes_per_token", _("KV bytes per token (per rank)"), "bytes_per_token", rank, prefix),
-        ("state_bytes_per_seq", _("Linear-attention state per sequence"), "bytes2", rank, prefix),
-        ("kv_tokens_per_dp_rank", _("KV capacity per DP rank (tokens)"), "count", group, group_prefix),
-        (
-            "full_len_seqs_per_dp_rank",
-            _("Full-length sequences at once per DP rank"),
-            "count",
-            group,
-            group_prefix,
-        ),
-    ]
-    rows = []
-    for name, label, kind, source, key_prefix in spec:
-        value = source.get(name)
-        if value is None or (name == "state_bytes_per_seq" and not value):
-            continue
-        figure = figures.get(f"{key_prefix}.{name}") or {}
-        rows.append(
-            {
-                "name": name,
-                "label": label,
-                "value": value,
-                "kind": kind,
-                "formula": figure.get("formula", ""),
-                "source_kind": (figure.get("source") or {}).get("kind", ""),
-                "total": name in ("kv_cache_bytes", "kv_tokens_per_dp_rank"),
-            }
-        )
-    return rows
-
-
 def drawing(svg: str) -> dict[str, str] | None:
     """An SVG drawing as an ``<img>`` source (a data: URI) with its accessible label.
 
@@ -828,9 +783,16 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
 
     memory_panels = []
     for panel in plan["memory_panels"]:
-        memory_panels.append(
-            {**panel, "rows": _memory_rows(panel, figures), "drawing": drawing(panel["svg"])}
+        rows = section_model.rows(
+            section_model.MEMORY,
+            figures,
+            lang,
+            keys={
+                "rank": panel.get("figure_prefix", "memory.per_rank"),
+                "group": panel.get("group_prefix", "memory"),
+            },
         )
+        memory_panels.append({**panel, "rows": rows, "drawing": drawing(panel["svg"])})
 
     used_switches = {s.get("slug") for s in network.get("switches") or [] if isinstance(s, Mapping)}
     sources = _sources(figures, resolved, lang)

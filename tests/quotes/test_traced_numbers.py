@@ -238,7 +238,7 @@ def renderings(value: Decimal) -> set[tuple[str, str]]:
 
 
 NUMBER = re.compile(
-    r"(?<![\w.\-/])([−-]?\d(?:[\d,]*\d)?(?:\.\d+)?)(?![\w\-]|\.\d)\s?(%|万|亿|GB|TB|MB|ms|M\b|k\b|B\b)?"
+    r"(?<![\w.\-/])([−-]?\d(?:[\d,]*\d)?(?:\.\d+)?)(?![\w\-]|\.\d|,\d)\s?(%|万|亿|GB|TB|MB|ms|M\b|k\b|B\b)?"
 )
 
 
