@@ -964,6 +964,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         if option_columns
         else "",
         "chosen_option": next((c for c in option_columns if c["quoted"]), None),
+        "recommended_option": next((c for c in option_columns if c["recommended"]), None),
         "performance_rows": section_model.rows(
             section_model.PERFORMANCE, figures, lang, currency=revision.currency
         ),
