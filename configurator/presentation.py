@@ -170,7 +170,7 @@ def _racks(result: dict, lang: str) -> list[dict]:
     return out
 
 
-def _tco(result: dict, lang: str) -> dict | None:
+def _tco(result: dict, lang: str, *, api: bool = True) -> dict | None:
     tco = result.get("tco")
     if not tco or not tco.get("valid", True):
         return tco
@@ -228,11 +228,14 @@ def _tco(result: dict, lang: str) -> dict | None:
                 if tokens.get("cost_per_m_output_lease") is not None
                 else []
             ),
-            {
-                "label": "公有 API（输出）" if zh else "Public API (output)",
-                "value": float(tokens["api_price_output_per_m"]),
-            },
         ]
+        if api:  # no API bar where the public API is no alternative (data that stays on premises)
+            bars_rows.append(
+                {
+                    "label": "公有 API（输出）" if zh else "Public API (output)",
+                    "value": float(tokens["api_price_output_per_m"]),
+                }
+            )
         bars = bar_chart_svg(bars_rows, lang, money)
     sens_rows = []
     base = None
@@ -358,8 +361,13 @@ def _sla(result: dict, lang: str) -> dict | None:
     }
 
 
-def context_from_dict(result: dict, lang: str, proven: dict[int, dict] | None = None) -> dict:
-    """Everything the results panel (and the PDF) shows, from a plan dict."""
+def context_from_dict(
+    result: dict, lang: str, proven: dict[int, dict] | None = None, *, api_comparison: bool = True
+) -> dict:
+    """Everything the results panel (and the PDF) shows, from a plan dict.
+
+    ``api_comparison`` False leaves the public API out of the cost chart (a deployment whose data
+    must stay on the customer's premises has no API alternative)."""
     checks = result.get("checks") or []
     localized = localized_checks(checks, lang, proven)
     return {
@@ -383,7 +391,7 @@ def context_from_dict(result: dict, lang: str, proven: dict[int, dict] | None = 
         "network": _network(result, lang),
         "performance": result.get("performance"),
         "sla": _sla(result, lang),
-        "tco": _tco(result, lang),
+        "tco": _tco(result, lang, api=api_comparison),
         "launch": _launch(result, lang),
         "layout": _layout(result, lang),
         "lang": lang,

@@ -20,6 +20,8 @@ What the other apps get:
   :func:`svg_to_data_uri`, :func:`format_money`).
 * **the numbers** – :mod:`formatting` (configurator/engine/formatting.py): thousands, bytes,
   percent, seconds and money written one way on the page, in the drawings and in the PDF.
+* **the sections** – :mod:`sections` (configurator/sections/): the rows of each section (figure keys,
+  quote terms) the page, the PDF and the workbook render; :func:`node_name`, the one node name.
 * **the words** – :mod:`vocabulary` (configurator/engine/vocabulary.py): the English and Chinese
   names of groups, roles, fabrics, planes, topologies, areas, sources and scenarios.
 * **the bill of materials** – :data:`MEDIA` (transceiver and cable names by media code).
@@ -36,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import reference
+from . import reference, sections
 from .acknowledge import parse_acknowledged, record_on_revision
 from .catalog_cache import current_version as catalog_version
 from .drawings.charts import tornado_svg
@@ -46,6 +48,7 @@ from .drawings.svg import svg_to_data_uri
 from .engine import formatting, vocabulary
 from .engine.launch import build_launch, bundle_files, bundle_zip
 from .engine.layout import resolve_layout
+from .engine.names import node_name
 from .engine.network import MEDIA
 from .engine.plan import plan
 from .engine.serialize import plan_to_dict
@@ -84,6 +87,7 @@ __all__ = [
     "formatting",
     "launch_bundle_zip",
     "launch_from_resolved",
+    "node_name",
     "parse_acknowledged",
     "plan_as_dict",
     "reference",
@@ -94,6 +98,7 @@ __all__ = [
     "record_on_revision",
     "request_to_inline",
     "seconds",
+    "sections",
     "svg_to_data_uri",
     "tornado_svg",
     "vocabulary",

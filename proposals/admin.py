@@ -10,7 +10,14 @@ class SellerProfileAdmin(admin.ModelAdmin):
         (None, {"fields": ("company_zh", "company_en", "address_zh", "address_en", "logo")}),
         ("Contact", {"fields": ("contact_name", "contact_phone", "contact_email")}),
         ("Signature", {"fields": ("signer_name", "signer_title_zh", "signer_title_en")}),
+        ("Status", {"fields": ("is_demo",)}),
     )
+
+    def save_model(self, request, obj, form, change):
+        # Editing the company's own details makes the profile real: the covers stop saying "demo".
+        if change and set(form.changed_data) - {"is_demo"}:
+            obj.is_demo = False
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(QuoteTerms)

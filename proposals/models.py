@@ -69,6 +69,13 @@ class SellerProfile(models.Model):
     logo = models.FileField(
         _("logo (PNG or JPEG)"), upload_to="seller/", blank=True, validators=[validate_logo]
     )
+    is_demo = models.BooleanField(
+        _("demo data"),
+        default=False,
+        help_text=_(
+            "Sample data to start from: every proposal's cover says so until the profile is edited here."
+        ),
+    )
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
     class Meta:

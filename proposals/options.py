@@ -68,15 +68,25 @@ def column(
     *, label: str, resolved: Mapping, result: Mapping, zh: bool, quoted: bool, recommended: bool
 ) -> dict:
     """One column of the comparison, from one frozen plan."""
+    from configurator.public import sections
     from quotes.pdf import story
     from quotes.pdf.context import topology_label
 
+    lang = "zh-hans" if zh else "en"
     server = resolved.get("server") or {}
     name = (server.get("name_zh") if zh else "") or server.get("name") or ""
     topology = resolved.get("topology") or {}
     workload = resolved.get("workload") or {}
     risks = story.customer_risks(result.get("checks") or [], {"result": result, **result}, resolved)
+    kind = str(topology.get("kind", ""))
+    currency = str(_get(result, "tco", "currency") or "CNY")
+    rows = sections.rows(sections.OPTIONS, result.get("figures") or {}, lang, currency=currency)
     return {
+        "kind": kind,
+        # Every figure row of the comparison, from this option's own figure book (configurator.sections).
+        "rows": {row["key"]: row for row in rows},
+        "availability": AVAILABILITY.get(kind, lambda: "")(),
+        "failure_domains": len(story.failure_domains(kind, result.get("layout") or {}, [], 0)),
         "label": label,
         "quoted": quoted,
         "recommended": recommended,
@@ -93,6 +103,73 @@ def column(
         "tco": _num(_get(result, "tco", "buy_total")),
         "horizon": _get(result, "tco", "horizon_years"),
         "risks": [r["title"] for r in risks],
+    }
+
+
+# What a failure leaves running, per topology (docs/domain.md §4).
+AVAILABILITY = {
+    "single": lambda: _("one instance, no standby: a server failure stops the service"),
+    "disaggregated": lambda: _(
+        "one prefill and one decode instance, no standby: a server failure stops the service"
+    ),
+    "primary_standby": lambda: _("a pair: the standby cluster takes over within about 30 seconds"),
+    "tenant_pair": lambda: _("two isolated clusters: a failure stops one tenant's service, not the other's"),
+}
+
+
+def comparison_table(columns: list[dict]) -> list[dict]:
+    """The comparison's figure rows (label, one text per column), in the section's order."""
+    from configurator.public import sections
+
+    out = []
+    for declared in sections.OPTIONS.rows:
+        cells = [c["rows"].get(declared.key) for c in columns]
+        present = [cell for cell in cells if cell]
+        if not present:
+            continue
+        out.append(
+            {
+                "key": declared.key,
+                "label": present[0]["label"],
+                "total": present[0]["total"],
+                "cells": [cell["text"] if cell else "—" for cell in cells],
+            }
+        )
+    return out
+
+
+def recommendation_reason(columns: list[dict], concurrency: Any, lang: str = "en") -> str:
+    """Why the recommended column is recommended, in the figures of the table: what it serves at the
+    stated load, how it survives a failure, and where it stands on cost against the others."""
+    chosen = next((c for c in columns if c["recommended"]), None)
+    if chosen is None:
+        return ""
+    parts = []
+    capacity = (chosen["rows"].get("performance.capacity_concurrency") or {}).get("value")
+    if capacity is not None and concurrency:
+        if _num(capacity) >= _num(concurrency):
+            parts.append(
+                _("it serves the %(n)s requests in flight of the stated load before any request queues")
+                % {"n": concurrency}
+            )
+        else:
+            parts.append(
+                _("it queues requests beyond %(capacity)s of the %(n)s in flight of the stated load")
+                % {"capacity": capacity, "n": concurrency}
+            )
+    if chosen["kind"] in ("primary_standby", "tenant_pair"):
+        parts.append(chosen["availability"])
+    costs = {
+        id(c): _num((c["rows"].get("tco.tokens.buy.cost_per_m_output") or {}).get("value")) for c in columns
+    }
+    known = [v for v in costs.values() if v is not None]
+    if costs.get(id(chosen)) is not None and known and costs[id(chosen)] == min(known):
+        parts.append(_("it has the lowest cost per million output tokens of the options"))
+    if not parts:
+        return ""
+    return _("%(option)s is recommended: %(reasons)s.") % {
+        "option": chosen["label"],
+        "reasons": ("；" if (lang or "").startswith("zh") else "; ").join(parts),
     }
 
 

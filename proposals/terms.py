@@ -122,6 +122,7 @@ def seller_context(lang: str) -> dict:
         or profile.signer_title_zh
         or profile.signer_title_en,
         "logo": logo,
+        "demo": profile.is_demo,  # the cover says the seller is sample data until edited in the admin
     }
 
 

@@ -74,6 +74,15 @@ def line_total(quantity: Decimal, unit_price: Decimal, discount: Decimal = Decim
 # --------------------------------------------------------------------------- reading the result
 
 
+def effective_discount(line_discount: Decimal, quote_discount: Decimal, applies: bool) -> Decimal:
+    """A line's whole discount: its own, and the quote discount after it where that applies
+    (capex lines): 1 − (1 − line) × (1 − quote), the share the proposal's Discount column prints."""
+    line_discount = Decimal(line_discount or 0)
+    if not applies:
+        return line_discount
+    return 1 - (1 - line_discount) * (1 - Decimal(quote_discount or 0))
+
+
 def _dig(data: Any, *path: str) -> Any:
     for key in path:
         if not isinstance(data, Mapping):

@@ -45,6 +45,8 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from proposals.terms import SERVICE_CATEGORIES  # lines taxed at the services rate, as the proposal
+
 from .statuses import CAPEX_CATEGORIES, BomCategory
 
 CENT = Decimal("0.01")
@@ -147,6 +149,8 @@ BOM_HEADERS = (
     ("in_total", "In purchase total (1/0)"),
     ("capex", "Capex line (1/0)"),
     ("server", "Server line (1/0)"),
+    ("service", "Service line, VAT at the services rate (1/0)"),
+    ("discount_share", "Share of the quote discount"),
 )
 COL = {key: i for i, (key, _label) in enumerate(BOM_HEADERS)}
 
@@ -170,6 +174,8 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         "in_total": _("In purchase total (1/0)"),
         "capex": _("Capex line (1/0)"),
         "server": _("Server line (1/0)"),
+        "service": _("Service line, VAT at the services rate (1/0)"),
+        "discount_share": _("Share of the quote discount"),
     }
     for key, index in COL.items():
         sheet.write_string(0, index, labels[key], w.bold)
@@ -177,6 +183,7 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
     first, last = 2, len(lines) + 1  # Excel rows of the lines
     sums = {"list": Decimal("0"), "after_lines": Decimal("0"), "capex_lines": Decimal("0")}
     sums["servers"] = Decimal("0")
+    sums["services_after_lines"] = sums["services_discount"] = Decimal("0")
     for r, line in enumerate(lines, start=1):
         x = r + 1  # Excel row
         category = (
@@ -207,6 +214,21 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         w.value(sheet, r, COL["in_total"], in_total, w.input)
         w.value(sheet, r, COL["capex"], capex, w.input)
         w.value(sheet, r, COL["server"], server, w.input)
+        service = 1 if line.category in SERVICE_CATEGORIES else 0
+        w.value(sheet, r, COL["service"], service, w.input)
+        share = _cents(total * Decimal(str(revision.discount))) if capex and in_total else Decimal(0)
+        w.formula(
+            sheet,
+            r,
+            COL["discount_share"],
+            f"=ROUND({_col(COL['line_total'])}{x}*{_col(COL['capex'])}{x}*{_col(COL['in_total'])}{x}"
+            f"*{inputs['quote_discount']},2)",
+            share,
+            w.money,
+        )
+        if in_total and service:
+            sums["services_after_lines"] += total
+            sums["services_discount"] += share
         if in_total:
             sums["list"] += amount
             sums["after_lines"] += total
@@ -220,10 +242,17 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         return f"{letter}{first}:{letter}{last}" if lines else f"{letter}2:{letter}2"
 
     discount = Decimal(str(revision.discount))
-    vat_rate = _dec(inputs.get("vat_rate_value")) or Decimal("0")
     quote_discount = -_cents(sums["capex_lines"] * discount)
     net = sums["after_lines"] + quote_discount
-    vat = _cents(net * vat_rate)
+    # VAT by rate, as the proposal states it (proposals.terms.vat_rows): services (installation,
+    # support, operations) at the services rate, their net after their own shares of the quote
+    # discount; goods at the goods rate on the rest of the net total (the discount's rounding cent
+    # stays with the largest capex line, a server).  The same cents as the PDF.
+    services_net = sums["services_after_lines"] - sums["services_discount"]
+    goods_net = net - services_net
+    vat_goods = _cents(goods_net * Decimal(str(inputs["vat_rate_goods_value"])))
+    vat_services = _cents(services_net * Decimal(str(inputs["vat_rate_services_value"])))
+    vat = vat_goods + vat_services
     row = last + 1  # a blank row, then the totals (0-based row index = Excel row − 1)
     refs: dict[str, str] = {}
     I_, D_, J_ = COL["line_total"], COL["description"], COL["currency"]
@@ -251,7 +280,24 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
     )
     total_row("net", _("Net total"), f"={refs['after_lines']}+{refs['quote_discount']}", net, w.money_bold)
     total_row("discount", _("Discount"), f"={refs['net']}-{refs['list']}", net - sums["list"])
-    total_row("vat", _("VAT"), f"=ROUND({refs['net']}*{inputs['vat_rate']},2)", vat)
+    total_row(
+        "services_net",
+        _("Net amount of the services"),
+        f"=SUMPRODUCT({rng('in_total')},{rng('service')},{rng('line_total')})"
+        f"-SUMPRODUCT({rng('in_total')},{rng('service')},{rng('discount_share')})",
+        services_net,
+    )
+    total_row("goods_net", _("Net amount of the goods"), f"={refs['net']}-{refs['services_net']}", goods_net)
+    total_row(
+        "vat_goods", _("VAT on the goods"), f"=ROUND({refs['goods_net']}*{inputs['vat_rate']},2)", vat_goods
+    )
+    total_row(
+        "vat_services",
+        _("VAT on the services"),
+        f"=ROUND({refs['services_net']}*{inputs['vat_rate_services']},2)",
+        vat_services,
+    )
+    total_row("vat", _("VAT"), f"={refs['vat_goods']}+{refs['vat_services']}", vat)
     total_row("gross", _("Total including VAT"), f"={refs['net']}+{refs['vat']}", net + vat, w.money_bold)
     total_row(
         "capex",
@@ -286,7 +332,8 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
 INPUT_ROWS = (
     # key, label, kind: fraction | money | number | flag (yellow inputs); link | formula (computed)
     ("quote_discount", "Quote discount", "fraction"),
-    ("vat_rate", "VAT rate", "fraction"),
+    ("vat_rate", "VAT rate on goods", "fraction"),
+    ("vat_rate_services", "VAT rate on services", "fraction"),
     ("usd_rate", "Exchange rate (per USD)", "number"),
     ("horizon", "Horizon (years)", "number"),
     ("npv_rate", "Discount rate (NPV, per year)", "fraction"),
@@ -351,7 +398,7 @@ def _tco_values(revision) -> dict[str, Any] | None:
     return values
 
 
-def write_inputs(w: Writer, revision, vat_rate: Decimal) -> Any:
+def write_inputs(w: Writer, revision, vat_rate: tuple[Decimal, Decimal]) -> Any:
     """The Inputs sheet (values filled in once the BOM's capex is known: see :func:`fill_inputs`)."""
     sheet = w.book.add_worksheet("Inputs")
     for c, label in enumerate((_("Item"), _("Value"), _("Note"))):
@@ -366,7 +413,8 @@ def write_inputs(w: Writer, revision, vat_rate: Decimal) -> Any:
 def _labels() -> dict[str, str]:
     return {
         "quote_discount": _("Quote discount"),
-        "vat_rate": _("VAT rate"),
+        "vat_rate": _("VAT rate on goods"),
+        "vat_rate_services": _("VAT rate on services"),
         "usd_rate": _("Exchange rate (per USD)"),
         "horizon": _("Horizon (years)"),
         "npv_rate": _("Discount rate (NPV, per year)"),
@@ -412,7 +460,7 @@ def write_tco_and_results(
     sheet,
     revision,
     bom: dict,
-    vat_rate: Decimal,
+    vat_rate: tuple[Decimal, Decimal],
     currency: str,
     yearly_columns: list[tuple[str, str]],
 ) -> None:
@@ -431,7 +479,8 @@ def write_tco_and_results(
     quote_discount = Decimal(str(revision.discount))
     v: dict[str, Decimal] = {
         "quote_discount": quote_discount,
-        "vat_rate": vat_rate,
+        "vat_rate": vat_rate[0],
+        "vat_rate_services": vat_rate[1],
         "usd_rate": Decimal(str(revision.usd_rate)),
         "horizon": Decimal(0),
         "npv_rate": npv_rate,
@@ -626,11 +675,17 @@ def build(revision, *, zh: bool, value_sheets: list[tuple[str, list[dict], list[
     )
     book.set_properties({"title": title, "author": "inference-configurator"})
     w = Writer(book)
-    resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
-    commercial = resolved.get("commercial") if isinstance(resolved.get("commercial"), dict) else {}
-    vat_rate = _dec(commercial.get("vat_rate")) or Decimal("0")
+    from proposals.terms import terms_for
+
+    terms = terms_for(revision.quote)  # the VAT rates of the quote's terms, as the proposal prints them
+    vat_rate = (Decimal(str(terms.vat_rate_goods)), Decimal(str(terms.vat_rate_services)))
     refs = input_refs()
-    bom = write_bom(w, revision, zh, {**refs, "vat_rate_value": str(vat_rate)})
+    bom = write_bom(
+        w,
+        revision,
+        zh,
+        {**refs, "vat_rate_goods_value": str(vat_rate[0]), "vat_rate_services_value": str(vat_rate[1])},
+    )
     inputs_sheet = write_inputs(w, revision, vat_rate)
     currency = revision.currency
     write_tco_and_results(w, inputs_sheet, revision, bom, vat_rate, currency, yearly_columns)

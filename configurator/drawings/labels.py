@@ -32,10 +32,10 @@ LABELS: dict[str, tuple[str, str]] = {
     "n_nodes": ("{n} nodes", "{n} 节点"),
     "one_node": ("1 node", "1 节点"),
     "group_devices": (
-        "{servers} × {per_node} devices = {devices} devices",
-        "{servers} × {per_node} 卡 = {devices} 卡",
+        "{servers} × {per_node} logical devices = {devices}",
+        "{servers} × {per_node} 逻辑卡 = {devices} 逻辑卡",
     ),
-    "group_devices_total": ("{servers} · {devices} devices", "{servers} · {devices} 卡"),
+    "group_devices_total": ("{servers} · {devices} logical devices", "{servers} · {devices} 逻辑卡"),
     "failover": ("failover ≤ 30 s", "故障切换 ≤ 30 s"),
     "shared_storage": ("Shared storage (e.g. OceanStor)", "共享存储 (如 OceanStor)"),
     "weights_sync": ("weights sync", "权重同步"),

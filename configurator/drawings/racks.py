@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape as _xml_escape
 
+from ..engine.formatting import format_number
 from ..engine.names import display_text
 from ..engine.types import RackLayout
 from ..engine.vocabulary import group_short
@@ -136,7 +137,7 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
             f'fill="{fill}" stroke="{stroke}" stroke-width="1"/>'
         )
         show_kw = slot.kw > 0 and slot.kind in ("server", "switch")
-        kw_text = (f"{slot.kw:.2f} kW" if slot.kw < 1 else f"{slot.kw:.1f} kW") if show_kw else ""
+        kw_text = f"{format_number(slot.kw, 2 if slot.kw < 1 else 1)} kW" if show_kw else ""
         if slot.height_u >= 3:
             shown, size = _fit_label(label, inner_w - 12, 11)
             cy = y + h / 2
@@ -169,12 +170,12 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
     over = rack.exceeds_cooling
     load_colour = "#b44d12" if over else "#1f2933"
     if zh:
-        line1 = f"总功耗 {rack.kw:.1f} kW · 已用 {rack.units_used}/{rack.rack_units}U"
+        line1 = f"总功耗 {format_number(rack.kw, 1)} kW · 已用 {rack.units_used}/{rack.rack_units}U"
         line2 = f"{rack.feed.description_zh} 断路器"
         if over:
             line2 += f" · 超过风冷上限 {rack.cooling_limit_kw:g} kW"
     else:
-        line1 = f"{rack.kw:.1f} kW · {rack.units_used}/{rack.rack_units} U used"
+        line1 = f"{format_number(rack.kw, 1)} kW · {rack.units_used}/{rack.rack_units} U used"
         line2 = f"Feeds {rack.feed.description_en}"
         if over:
             line2 += f" · above {rack.cooling_limit_kw:g} kW cooling limit"

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from .figures import FigureBook
+from .formatting import format_number
 from .memory import kv_bytes_per_token, kv_dtype_bytes, linear_state_bytes_per_seq
 from .serving_model import effective_factors
 from .types import (
@@ -1016,13 +1017,13 @@ def _kv_transfer(
     if share is not None and gbps is not None:  # share is only ever set together with gbps
         book.put("network.kv_transfer.share", round(share, 4), kv_gbps=round(gbps, 2), link_gbps=link)
         msg = (
-            f"P→D KV transfer at the prefill nodes' full rate: {gbps:.1f} Gb/s per node "
-            f"({per_request / 1e6:.1f} MB per {w.input_tokens}-token request × {req_s:.2f} req/s), "
+            f"P→D KV transfer at the prefill nodes' full rate: {format_number(gbps, 1)} Gb/s per node "
+            f"({format_number(per_request / 1e6, 1)} MB per {w.input_tokens}-token request × {format_number(req_s or 0, 2)} req/s), "
             f"{share:.1%} of {link:,} Gb/s scale-out per node."
         )
         msg_zh = (
-            f"预填充节点满负荷时 P→D 的 KV 传输：每节点 {gbps:.1f} Gb/s（每个 {w.input_tokens} token 请求 "
-            f"{per_request / 1e6:.1f} MB × {req_s:.2f} 请求/秒），占每节点 {link:,} Gb/s 参数面带宽的 {share:.1%}。"
+            f"预填充节点满负荷时 P→D 的 KV 传输：每节点 {format_number(gbps, 1)} Gb/s（每个 {w.input_tokens} token 请求 "
+            f"{format_number(per_request / 1e6, 1)} MB × {format_number(req_s or 0, 2)} 请求/秒），占每节点 {link:,} Gb/s 参数面带宽的 {share:.1%}。"
         )
         if share > KV_SHARE_WARN:
             checks.append(

@@ -176,13 +176,13 @@ def _exceeds_check(
         severity=severity,
         area="power",
         message_en=(
-            f"{where_en}: {format_number(feed.load_kw, 1)} kW needs {feed.required_amps:.0f} A per feed "
-            f"({feed.current_amps:.0f} A ÷ {feed.derating:g}), more than the largest breaker on the "
+            f"{where_en}: {format_number(feed.load_kw, 1)} kW needs {format_number(feed.required_amps)} A per feed "
+            f"({format_number(feed.current_amps)} A ÷ {feed.derating:g}), more than the largest breaker on the "
             f"site's ladder ({largest} A)."
         ),
         message_zh=(
-            f"{where_zh}：{format_number(feed.load_kw, 1)} kW 每路需 {feed.required_amps:.0f} A"
-            f"（{feed.current_amps:.0f} A ÷ {feed.derating:g}），超过现场最大断路器规格 {largest} A。"
+            f"{where_zh}：{format_number(feed.load_kw, 1)} kW 每路需 {format_number(feed.required_amps)} A"
+            f"（{format_number(feed.current_amps)} A ÷ {feed.derating:g}），超过现场最大断路器规格 {largest} A。"
         ),
         figures={
             "load_kw": round(feed.load_kw, 1),
@@ -398,7 +398,7 @@ def _feed_checks(
                 severity=Severity.WARNING if seed_stated else Severity.OK,
                 area="power",
                 message_en=(
-                    f"The seed's method sizes each feed at {seed.breaker_amps} A for {seed.current_amps:.1f} A of "
+                    f"The seed's method sizes each feed at {seed.breaker_amps} A for {format_number(seed.current_amps, 1)} A of "
                     f"full load ({format_number(servers_kw, 1)} kW at {phase_en} {v} V, PF 1): the breaker runs at "
                     f"{seed.utilisation:.0%} of its rating, while a continuous load should stay within "
                     f"{limit_pct} %. There is no continuous-load headroom and no margin for a power factor "
@@ -407,7 +407,7 @@ def _feed_checks(
                 ),
                 message_zh=(
                     f"种子方案按功率因数 1 计算：{format_number(servers_kw, 1)} kW（{phase_zh} {v}V）每路满载电流 "
-                    f"{seed.current_amps:.1f} A，选 {seed.breaker_amps} A 独立回路，断路器负载率 "
+                    f"{format_number(seed.current_amps, 1)} A，选 {seed.breaker_amps} A 独立回路，断路器负载率 "
                     f"{seed.utilisation:.0%}，而持续负载不宜超过额定电流的 {limit_pct}%，没有余量，"
                     f"也未考虑功率因数低于 1。推荐：{rec.description_zh} 断路器"
                     f"（{format_number(rec.load_kw, 1)} kW 含交换机，功率因数 {rec.power_factor:g}，÷ {rec.derating:g}）。"
@@ -441,14 +441,14 @@ def _feed_checks(
             area="power",
             message_en=(
                 f"Feeds sized by the recommended method: {format_number(rec.load_kw, 1)} kW IT load "
-                f"({format_number(servers_kw, 1)} kW servers + {format_number(switches_kw, 1)} kW switches) → {rec.current_amps:.1f} A at "
-                f"PF {rec.power_factor:g} → {rec.required_amps:.1f} A after ÷ {rec.derating:g} → "
+                f"({format_number(servers_kw, 1)} kW servers + {format_number(switches_kw, 1)} kW switches) → {format_number(rec.current_amps, 1)} A at "
+                f"PF {rec.power_factor:g} → {format_number(rec.required_amps, 1)} A after ÷ {rec.derating:g} → "
                 f"{rec.description_en}. The seed's method gives {seed.description_en} for the servers alone."
             ),
             message_zh=(
                 f"配电按推荐算法：IT 负载 {format_number(rec.load_kw, 1)} kW（服务器 {format_number(servers_kw, 1)} kW + 交换机 "
-                f"{format_number(switches_kw, 1)} kW）→ 功率因数 {rec.power_factor:g} 时 {rec.current_amps:.1f} A → "
-                f"÷ {rec.derating:g} 得 {rec.required_amps:.1f} A → {rec.description_zh}。种子方案算法（仅服务器）为 "
+                f"{format_number(switches_kw, 1)} kW）→ 功率因数 {rec.power_factor:g} 时 {format_number(rec.current_amps, 1)} A → "
+                f"÷ {rec.derating:g} 得 {format_number(rec.required_amps, 1)} A → {rec.description_zh}。种子方案算法（仅服务器）为 "
                 f"{seed.description_zh}。"
             ),
             figures={"recommended_breaker_amps": rec.breaker_amps, "seed_breaker_amps": seed.breaker_amps},

@@ -290,3 +290,19 @@ def bottleneck_word(code) -> str:
 def limit_word(code) -> str:
     """What limits the design capacity, in the page's language."""
     return vocabulary.design_limit_label(str(code or ""), get_language())
+
+
+@register.simple_tag
+def section_rows(name, figures, currency="CNY", **keys):
+    """The rows of a declared section (``configurator.sections``) for this plan, in the page's language:
+    the page renders the same rows, labels and formatting as the proposal PDF and the workbook.
+    ``keys`` fill a templated section's keys (``rank=m.figure_prefix group=m.group_prefix``)."""
+    from configurator import sections
+
+    return sections.rows(
+        name,
+        figures or {},
+        get_language() or "en",
+        currency=currency or "CNY",
+        keys={k: str(v) for k, v in keys.items()},
+    )

@@ -35,16 +35,20 @@ from configurator.public import (
     figval,
     format_money,
     formatting,
+    node_name,
     power_feed_svg,
     seconds,
     svg_to_data_uri,
     tornado_svg,
     vocabulary,
 )
-from proposals.options import comparison
+from configurator.public import (
+    sections as section_model,
+)
+from proposals.options import comparison, comparison_table, recommendation_reason
 from proposals.terms import commercial_context
 
-from ..bom import NO_PRICE_NOTE, UNITS
+from ..bom import NO_PRICE_NOTE, UNITS, effective_discount
 from ..frozen import revision_prepared_by, revision_quote
 from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
@@ -230,51 +234,6 @@ def section_titles(edition: str = "internal", *, options: bool = False) -> Order
     return titles
 
 
-def _memory_rows(panel: Mapping, figures: Mapping) -> list[dict]:
-    """Rows of one memory panel's table: label, value, how it is derived, where it comes from."""
-    rank = panel.get("rank") or {}
-    group = panel.get("group_data") or {}
-    prefix = panel.get("figure_prefix", "memory.per_rank")
-    group_prefix = panel.get("group_prefix", "memory")
-    spec = [
-        ("device_bytes", _("Device memory"), "bytes", rank, prefix),
-        ("usable_bytes", _("Usable (× utilisation)"), "bytes", rank, prefix),
-        ("weights_bytes", _("Weights"), "bytes", rank, prefix),
-        ("activation_bytes", _("Activation peak"), "bytes", rank, prefix),
-        ("buffer_bytes", _("Communication buffers"), "bytes", rank, prefix),
-        ("graph_bytes", _("Graph capture"), "bytes", rank, prefix),
-        ("kv_cache_bytes", _("KV cache and state"), "bytes", rank, prefix),
-        ("kv_bytes_per_token", _("KV bytes per token (per rank)"), "bytes_per_token", rank, prefix),
-        ("state_bytes_per_seq", _("Linear-attention state per sequence"), "bytes2", rank, prefix),
-        ("kv_tokens_per_dp_rank", _("KV capacity per DP rank (tokens)"), "count", group, group_prefix),
-        (
-            "full_len_seqs_per_dp_rank",
-            _("Full-length sequences at once per DP rank"),
-            "count",
-            group,
-            group_prefix,
-        ),
-    ]
-    rows = []
-    for name, label, kind, source, key_prefix in spec:
-        value = source.get(name)
-        if value is None or (name == "state_bytes_per_seq" and not value):
-            continue
-        figure = figures.get(f"{key_prefix}.{name}") or {}
-        rows.append(
-            {
-                "name": name,
-                "label": label,
-                "value": value,
-                "kind": kind,
-                "formula": figure.get("formula", ""),
-                "source_kind": (figure.get("source") or {}).get("kind", ""),
-                "total": name in ("kv_cache_bytes", "kv_tokens_per_dp_rank"),
-            }
-        )
-    return rows
-
-
 def drawing(svg: str) -> dict[str, str] | None:
     """An SVG drawing as an ``<img>`` source (a data: URI) with its accessible label.
 
@@ -413,15 +372,33 @@ def _power_feed_drawings(racks: list[dict], power: Mapping | None, lang: str) ->
                 "tone": "warning" if rack.get("exceeds_cooling") else "ok",
             }
         )
-    feeds = None
     recommended = (power or {}).get("recommended_feed") or {}
-    if recommended:
-        description = _pick(
-            recommended.get("description_en", ""), recommended.get("description_zh", ""), lang
-        )
-        feeds = {"A": description, "B": description}
     step = RACKS_PER_FEED_DRAWING
-    return [drawing(power_feed_svg(rows[i : i + step], lang, feeds=feeds)) for i in range(0, len(rows), step)]
+    out = []
+    for i in range(0, len(rows), step):
+        feeds = None
+        if recommended:
+            # One hall feed A and one feed B, however many drawings the racks need: each feed is
+            # named with its own circuit (not "× 2 (A/B)"), and a later drawing says it continues
+            # the same two feeds instead of drawing another pair of buses.
+            circuits = int(recommended.get("circuits") or 1)
+            circuit = (
+                f"{circuits} × {recommended.get('breaker_amps')} A"
+                if circuits > 1
+                else f"{recommended.get('breaker_amps')} A"
+            )
+            text = _("%(circuit)s, three-phase %(volts)s V") % {
+                "circuit": circuit,
+                "volts": formatting.thousands(recommended.get("voltage_ll") or 0),
+            }
+            if i:
+                text = _("the same feed, continued (racks %(first)s–%(last)s)") % {
+                    "first": rows[i]["name"],
+                    "last": rows[min(i + step, len(rows)) - 1]["name"],
+                }
+            feeds = {"A": text, "B": text}
+        out.append(drawing(power_feed_svg(rows[i : i + step], lang, feeds=feeds)))
+    return out
 
 
 def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True) -> list[dict]:
@@ -527,12 +504,6 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True
             }
         )
     return risks
-
-
-def node_name(server_name: str, index: int) -> str:
-    """The node's name as the rack elevations print it (configurator.engine.racks): "A3-01" for node 0."""
-    words = (str(server_name).split("(")[0].strip() or "node").split()
-    return f"{words[-1] if words else 'node'}-{int(index) + 1:02d}"
 
 
 def _json_value(token: str) -> Any:
@@ -675,7 +646,7 @@ def _launch_groups(launch: Mapping, server_name: str = "") -> list[dict]:
         for i, (node, env) in enumerate(zip(nodes, envs, strict=True)):
             rows.append(
                 {
-                    "name": node_name(server_name, int(node.get("index", 0))),
+                    "name": node_name(int(node.get("index", 0))),
                     "index": node.get("index"),
                     "host": node.get("host", ""),
                     "script": node.get("script", ""),
@@ -800,7 +771,8 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
     resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
     request = revision.request_json if isinstance(revision.request_json, dict) else {}
-    plan = context_from_dict(result, lang)
+    scenario = str(request.get("scenario") or resolved.get("scenario") or "")
+    plan = context_from_dict(result, lang, api_comparison=scenario not in DATA_RESIDENCY_SCENARIOS)
     figures = plan["figures"]
     model = resolved.get("model") or {}
     server = resolved.get("server") or {}
@@ -842,14 +814,20 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
 
     memory_panels = []
     for panel in plan["memory_panels"]:
-        memory_panels.append(
-            {**panel, "rows": _memory_rows(panel, figures), "drawing": drawing(panel["svg"])}
+        rows = section_model.rows(
+            section_model.MEMORY,
+            figures,
+            lang,
+            keys={
+                "rank": panel.get("figure_prefix", "memory.per_rank"),
+                "group": panel.get("group_prefix", "memory"),
+            },
         )
+        memory_panels.append({**panel, "rows": rows, "drawing": drawing(panel["svg"])})
 
     used_switches = {s.get("slug") for s in network.get("switches") or [] if isinstance(s, Mapping)}
     sources = _sources(figures, resolved, lang)
     date = timezone.localtime(revision.issued_at or revision.created_at).date()
-    scenario = str(request.get("scenario") or resolved.get("scenario") or "")
     option_columns = comparison(revision, lang)
     sections = section_titles(edition, options=bool(option_columns))
 
@@ -857,7 +835,15 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     checks = [
         {**c, "severity_label": severity_labels.get(c["severity"], c["severity"])} for c in plan["checks"]
     ]
+    # A cross-node link that is not ok is as severe as the engine's check on it says (a slower
+    # fabric is a warning); "warning" where no check names it.
+    cross_node_severity = section_model.worst_severity(checks, "network.cross_node")
+    if cross_node_severity == "ok":
+        cross_node_severity = "warning"
     power_checks = [c for c in checks if c["code"].startswith("power.")]
+    # One truth about losing a feed, from the engine: the feeds are sized for the whole load, but a
+    # server whose power supplies are split over A and B may not run at full power on one of them.
+    psu_split = section_model.worst_severity(checks, "power.psu_not_ab_redundant") != "ok"
     cooling_checks = [c for c in checks if c["code"].startswith(("cooling.", "racks."))]
     network_checks = [c for c in checks if c["code"].startswith("network.")]
     commercial_checks = [c for c in checks if c["code"].startswith("commercial.")]
@@ -878,11 +864,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     for line in purchase_lines:
         line.applies_quote_discount = line.category in CAPEX_CATEGORIES and bool(quote_discount)
         line.display_net = commercial["line_nets"][id(line)]
-        line.display_discount = (
-            1 - (1 - Decimal(line.discount or 0)) * (1 - quote_discount)
-            if line.applies_quote_discount
-            else Decimal(line.discount or 0)
-        )
+        line.display_discount = effective_discount(line.discount, quote_discount, line.applies_quote_discount)
     prices = revision.prices_json if isinstance(revision.prices_json, dict) else {}
     lease_per_node = _get(prices, "server", "lease_per_month") or next(
         (
@@ -901,27 +883,15 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 )
                 if name and name not in shared_switches:
                     shared_switches.append(name)
-    tco_data = tco or {}
-    tokens = tco_data.get("tokens") or {}
-    token_headline = None
-    if tokens.get("cost_per_m_blended_buy") is not None:
-        total_m = Decimal(str(tokens.get("input_m_tokens_per_year") or 0)) + Decimal(
-            str(tokens.get("output_m_tokens_per_year") or 0)
-        )
-        api_year = tokens.get("api_cost_per_year")
-        token_headline = {
-            "self_hosted": tokens["cost_per_m_blended_buy"],
-            "api": (Decimal(str(api_year)) / total_m).quantize(Decimal("0.01"))
-            if api_year and total_m
-            else None,
-        }
-    sizing = _sizing(result, tokens, internal=internal)
-    servers_net = Decimal(str(_get(tco_data, "capex", "servers", default=0))) * (
-        1 - Decimal(revision.discount or 0)
+    # The engine's blended cost per million tokens (tco.tokens.cost_per_m_blended_buy); the PDF
+    # computes none of its own.
+    tokens = (tco or {}).get("tokens") or {}
+    token_headline = (
+        {"self_hosted": tokens.get("cost_per_m_blended_buy")}
+        if tokens.get("cost_per_m_blended_buy") is not None
+        else None
     )
-    upfront = tco_data.get("lease_upfront")
-    if upfront is None:
-        upfront = Decimal(str(_get(tco_data, "capex", "total", default=0))) - servers_net
+    sizing = _sizing(result, tokens, internal=internal)
     layout_summary = separator.join(
         f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
         for g in groups
@@ -1000,15 +970,42 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 **x,
                 "group_label": group_label(str(x.get("group", ""))),
                 "fabric_label": fabric_label(str(x.get("fabric", "")), lang),
+                # The word is the severity the engine gave its check (a slower fabric is a warning),
+                # never "error" for whatever is not ok.
+                "severity": "ok" if x.get("ok") else cross_node_severity,
+                "severity_label": section_model.severity_word(
+                    "ok" if x.get("ok") else cross_node_severity, lang
+                ),
             }
             for x in network.get("cross_node") or []
+        ],
+        # The network's optics by class, as the engine counts them: 400G-class transceivers
+        # (network.optics) and the slower ones by media code (network.media), never one "0".
+        "optics_by_class": [
+            f"{formatting.thousands(count)} × {code.split('-', 1)[0].upper()}"
+            for code, count in [("400g-optics", network.get("optics") or 0)]
+            + sorted((network.get("media") or {}).items())
+            if code.endswith("-optics") and count
         ],
         "tco": tco,
         "token_headline": token_headline,
         "sizing": sizing,
         "option_columns": option_columns,
-        "tco_servers_net": servers_net.quantize(Decimal("0.01")),
-        "tco_upfront": upfront,
+        "option_table": comparison_table(option_columns) if option_columns else [],
+        "option_reason": recommendation_reason(
+            option_columns, (resolved.get("workload") or {}).get("concurrency"), lang
+        )
+        if option_columns
+        else "",
+        "chosen_option": next((c for c in option_columns if c["quoted"]), None),
+        "recommended_option": next((c for c in option_columns if c["recommended"]), None),
+        "performance_rows": section_model.rows(
+            section_model.PERFORMANCE, figures, lang, currency=revision.currency
+        ),
+        "power_rows": section_model.rows(section_model.POWER, figures, lang, currency=revision.currency),
+        "total_rows": section_model.rows(
+            section_model.TOTALS, figures, lang, currency=revision.currency, terms=commercial
+        ),
         "data_residency": scenario in DATA_RESIDENCY_SCENARIOS,
         "tco_valid": bool(tco) and tco.get("valid", True) is not False,
         "sensitivity_groups": _sensitivity_groups(tco, lang),
@@ -1030,7 +1027,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             for v in plan["verdicts"]
         ],
         "layout_summary": layout_summary,
-        "first_node_name": node_name(str(server.get("name") or ""), 0),
+        "first_node_name": node_name(0),
         "paren_open": opening.strip(),
         "paren_close": closing,
         "power_checks": power_checks,
@@ -1056,7 +1053,10 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             shared_switches,
             int((result.get("racks") or {}).get("rack_count") or 0),
             "、" if zh else ", ",
+            one_feed_carries_servers=not psu_split,
         ),
+        "psu_split": psu_split,
+        "cross_node_slow": any(not x.get("ok") for x in network.get("cross_node") or []),
         "customer_risks": story.customer_risks(plan["checks"], {**plan, "result": result}, resolved),
         "risks": _risks({**plan, "result": result}, resolved, lang, internal=internal),
         "edition": edition,

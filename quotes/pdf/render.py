@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 
+from django.core.exceptions import ImproperlyConfigured
 from django.template.loader import render_to_string
 from django.utils import translation
 
@@ -25,12 +26,34 @@ logger = logging.getLogger(__name__)
 TEMPLATE = "quotes/pdf/proposal.html"
 
 
+class TranslationsMissing(ImproperlyConfigured):
+    """The proposal's language has no compiled catalogue: it would come out with English headings."""
+
+
+# A heading every proposal prints; untranslated, the catalogue of that language is not loaded.
+_PROBE = "Executive summary"
+
+
+def require_translations(lang: str) -> None:
+    """Refuse to write a proposal in a language whose compiled messages (``django.mo``) are missing."""
+    if lang.split("-")[0] == "en":
+        return
+    with translation.override(lang):
+        if translation.gettext(_PROBE) == _PROBE:
+            raise TranslationsMissing(
+                f"the compiled translations for {lang!r} are missing (locale/<lang>/LC_MESSAGES/django.mo): "
+                "run 'manage.py compilemessages'; a proposal is not written with English headings"
+            )
+
+
 def proposal_html(revision, *, lang: str | None = None, edition: str = "customer") -> str:
     """The proposal as one self-contained HTML document (styles inline, drawings as inline SVG).
 
     ``edition``: "customer" (the default) or "internal" (adds the engineering appendix).
+    Raises :class:`TranslationsMissing` when the language's compiled messages are not installed.
     """
     lang = lang or proposal_language(revision)
+    require_translations(lang)
     with translation.override(lang):
         return render_to_string(TEMPLATE, proposal_context(revision, lang, edition))
 

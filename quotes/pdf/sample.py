@@ -24,6 +24,7 @@ CASES = {
     "8node-standby": "a3-8-primary-standby",
     "8node-tenant": "a3-8-tenant-pair",
     "nf5868g8": "nf5868g8-2-single",
+    "a2": "a2-8-text-only-modelslim",
 }
 
 # The seeded topologies every proposal test renders (docs/domain.md §4).
@@ -46,6 +47,7 @@ TITLES = {
         "Kimi K3 私有化部署 · 8 × Atlas 800 A3 租户隔离",
     ),
     "nf5868g8": ("Kimi K3 private deployment · 2 × NF5868G8", "Kimi K3 私有化部署 · 2 × NF5868G8"),
+    "a2": ("Kimi K3 private deployment · 8 × Atlas 800 A2", "Kimi K3 私有化部署 · 8 × Atlas 800 A2"),
 }
 
 

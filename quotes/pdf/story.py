@@ -133,7 +133,13 @@ def _expansion(kind: str, nodes: int, groups: list[int], server: str, topology: 
 
 
 def failure_domains(
-    kind: str, layout: Mapping, shared_switches: list[str], rack_count: int, separator: str = ", "
+    kind: str,
+    layout: Mapping,
+    shared_switches: list[str],
+    rack_count: int,
+    separator: str = ", ",
+    *,
+    one_feed_carries_servers: bool = True,
 ) -> list[str]:
     """What fails together and what the availability of this design assumes, in plain words."""
     groups = _group_nodes(layout)
@@ -180,11 +186,21 @@ def failure_domains(
             )
             % {"switches": separator.join(shared_switches)}
         )
-    if rack_count:
+    if rack_count and one_feed_carries_servers:
         lines.append(
             _(
                 "Every rack is fed from two independent power feeds (A and B); either feed carries the whole "
                 "load of the rack alone."
+            )
+        )
+    elif (
+        rack_count
+    ):  # the engine's power.psu_not_ab_redundant: the feeds can, a server's PSUs on one feed cannot
+        lines.append(
+            _(
+                "Every rack is fed from two independent power feeds (A and B), each sized for the whole load "
+                "of the rack; a server's power supplies are split across the two feeds, so if one feed fails "
+                "the servers keep running but may slow down."
             )
         )
     return lines
@@ -193,8 +209,11 @@ def failure_domains(
 def customer_risks(checks: list[Mapping], plan: Mapping, resolved: Mapping) -> list[dict]:
     """The engine's warnings the customer must know, as risks with mitigations in the customer's words."""
     serving = resolved.get("serving") or {}
-    memory = plan.get("memory") or {}
-    racks = (plan.get("result") or {}).get("racks") or {}
+    # The engine's own result: the proposal passes its page context with the plan under "result"
+    # (which has no "memory" of its own), the options table passes the plan itself.
+    result = plan.get("result") or plan
+    memory = result.get("memory") or {}
+    racks = result.get("racks") or {}
     out = []
     seen = set()
     for check in checks:

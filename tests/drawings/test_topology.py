@@ -34,7 +34,7 @@ def test_single_cluster_marks_node_0_master_and_the_rest_workers():
     assert "DP4 / TP16 / EP64" in labels
     assert [f"node-{i:02d}" for i in range(4)] == [s for s in labels if s.startswith("node-")]
     assert labels.count("master") == 1 and labels.count("worker") == 3
-    assert "4 nodes × 16 devices = 64 devices" in labels  # 64 devices / 4 nodes
+    assert "4 nodes × 16 logical devices = 64" in labels  # 64 devices / 4 nodes
     assert len(node_boxes(root)) == 4
 
 
@@ -44,7 +44,7 @@ def test_one_node():
     )
     labels = texts(root)
     assert "node-00" in labels and "master" in labels and "worker" not in labels
-    assert "1 × Atlas 800 A3 × 16 devices = 16 devices" in labels
+    assert "1 × Atlas 800 A3 × 16 logical devices = 16" in labels
     assert len(node_boxes(root)) == 1
 
 
@@ -112,7 +112,7 @@ def test_8p8d_in_chinese():
         "预填充（P）",
         "解码（D）",
         "node-15",
-        "8 节点 × 16 卡 = 128 卡",
+        "8 节点 × 16 逻辑卡 = 128 逻辑卡",
     ):
         assert word in text
 
@@ -132,7 +132,7 @@ def test_no_gateway_no_groups_and_unknown_role():
     assert "cluster" in texts(root)
     # Devices that do not divide evenly: only the total is given.
     root = parse_svg(topology_svg([group("Odd", "cluster", 3, "", 40)], "en"))
-    assert "3 nodes · 40 devices" in texts(root)
+    assert "3 nodes · 40 logical devices" in texts(root)
 
 
 @pytest.mark.parametrize("field", ["name", "label", "node_name"])
@@ -156,7 +156,7 @@ def test_groups_from_the_layout_engine():
     assert groups[0]["label"] == "DP8 / TP16 / EP128"
     assert groups[0]["name"] == "预填充" and groups[1]["first_node"] == 8
     text = all_text(parse_svg(topology_svg(groups, "zh-hans", kv_transfer=True)))
-    assert "8 × Atlas 800 A3 × 16 卡 = 128 卡" in text
+    assert "8 × Atlas 800 A3 × 16 逻辑卡 = 128 逻辑卡" in text
     pp = topology_groups(
         [GroupLayout("x", "serve", 2, 0, ParallelSpec(tp=8, dp=1, pp=2, expert_parallel=False), 16, 0)], "en"
     )

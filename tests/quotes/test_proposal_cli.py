@@ -144,3 +144,57 @@ def test_options_from_the_auto_planners_candidates_skip_the_quoted_one(engineer)
     assert [o.label for o in added] == [f"8 × {a3}", f"16 × {a3}"]
     columns = comparison(quote.revisions.get(), "en")
     assert [(c["nodes"], c["recommended"]) for c in columns] == [(4, True), (8, False), (16, False)]
+
+
+@pytest.mark.django_db
+def test_an_issued_revision_renders_as_the_issued_document_without_the_draft_stamp(
+    tmp_path, settings, engineer, seller, django_capture_on_commit_callbacks
+):
+    """``--quote Q-… --revision N`` of an issued revision: the bytes of the PDF stored on issuing."""
+    from quotes.models import QuoteRevision
+    from quotes.pdf import render_proposal_pdf
+    from quotes.pdf.sample import sample_quote_create
+    from quotes.services.issuing import revision_issue
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    draft = sample_quote_create(by=engineer, language="en", name="4node", discount="0")
+    out = tmp_path / "draft.pdf"
+    call_command("proposal", "--quote", draft.quote.number, "--revision", "1", str(out))
+    assert "Draft—notissued" in text_of(out)  # a draft says so
+    with django_capture_on_commit_callbacks(execute=True):
+        revision_issue(revision=draft, by=engineer)
+    issued = QuoteRevision.objects.get(pk=draft.pk)
+    stored = issued.pdf_file.read()
+    assert stored.startswith(b"%PDF")
+    out = tmp_path / "issued.pdf"
+    call_command("proposal", "--quote", issued.quote.number, "--revision", "1", str(out))
+    assert out.read_bytes() == stored
+    # The rendering is deterministic: a fresh render of the issued revision is the same document.
+    assert render_proposal_pdf(issued) == stored
+    text = text_of(out)
+    assert "Draft" not in text and "DRAFT" not in text and "草稿" not in text
+
+
+@pytest.mark.django_db
+def test_saved_quote_errors_are_one_line(tmp_path, engineer):
+    with pytest.raises(CommandError, match="no such quote"):
+        call_command("proposal", "--quote", "Q-1999-0001", str(tmp_path / "x.pdf"))
+    from quotes.pdf.sample import sample_quote_create
+
+    revision = sample_quote_create(by=engineer, language="en", name="4node", discount="0")
+    with pytest.raises(CommandError, match="no revision 7"):
+        call_command("proposal", "--quote", revision.quote.number, "--revision", "7", str(tmp_path / "x.pdf"))
+    with pytest.raises(CommandError, match="--revision needs --quote"):
+        call_command("proposal", "--revision", "2", str(tmp_path / "x.pdf"))
+
+
+@pytest.mark.django_db
+def test_missing_compiled_translations_stop_the_chinese_proposal(tmp_path, settings):
+    """Without the Chinese catalogue the proposal would print English headings: it is an error."""
+    settings.LOCALE_PATHS = [str(tmp_path / "no-locale")]  # the project's django.mo is not found
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(sample_plan_kwargs("4node")["request_json"]), encoding="utf-8")
+    with pytest.raises(CommandError, match="compiled translations for 'zh-hans' are missing"):
+        call_command("proposal", str(request), str(tmp_path / "out.pdf"), "--language", "zh-hans")
+    assert not (tmp_path / "out.pdf").exists()

@@ -199,8 +199,12 @@ def test_customer_edition_speaks_the_customers_language_and_can_be_signed(name, 
     tco = revision.result_json["tco"]
     blended = format_money(Decimal(tco["tokens"]["cost_per_m_blended_buy"]), "CNY", lang, scale=1, decimals=2)
     assert flat.count(squash(blended)) >= 2, blended
+    # the TCO table reads the engine's figures: capex bought at the start (buy), and the network,
+    # racks and installation the lease buys too (tco.lease_upfront), never a servers-net re-derived
     upfront = format_money(Decimal(tco["lease_upfront"]), "CNY", lang)
-    assert flat.count(squash(upfront)) >= 2, upfront
+    assert squash(upfront) in flat, upfront
+    capex = format_money(Decimal(tco["capex"]["total"]), "CNY", lang)
+    assert flat.count(squash(capex)) >= 2, capex  # the headline tile and the TCO table
     assert squash(format_money(Decimal(tco["buy_total"]), "CNY", lang)) in flat
     assert ("3年总拥有成本" if zh else "TCOover3years") in flat
 
@@ -318,7 +322,7 @@ def test_launch_commands_print_once_per_group_with_per_node_values_in_a_table():
             argv = by_index[row["index"]]["argv"][0]
             rank = argv[argv.index("--data-parallel-rank") + 1]
             assert row["values"][0] == rank
-            assert row["name"] == f"A3-{row['index'] + 1:02d}"  # the rack elevations' node names
+            assert row["name"] == f"node-{row['index']:02d}"  # engine/names.node_name
             engine = json.loads(argv[argv.index("--kv-transfer-config") + 1])["engine_id"]
             assert row["values"][1] == engine
     # The shell still reads the printed command: quotes balance and the JSON is one argument.

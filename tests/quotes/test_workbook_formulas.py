@@ -77,7 +77,14 @@ def test_total_cells_are_formulas_that_evaluate_to_the_revisions_totals(revision
     assert cents(values[f"BOM!I{rows['Net total']}"]) == revision.net_total
     assert cents(values[f"BOM!I{rows['Discount']}"]) == -revision.discount_amount
     assert cents(values[f"BOM!I{rows['Capex']}"]) == revision.capex_total
-    assert cents(values[f"BOM!I{rows['VAT']}"]) == 0  # no VAT rate in the sample's terms
+    # VAT as the proposal states it: 13 % on goods, 6 % on services (财政部 税务总局 海关总署公告
+    # 2019 年第 39 号), each on its net after the quote discount; computed here from the lines.
+    from tests.quotes.test_proposal_editions import expected_vat
+
+    net, vat, gross = expected_vat(revision)
+    assert cents(values[f"BOM!I{rows['VAT']}"]) == vat > 0
+    assert cents(values[f"BOM!I{rows['Total including VAT']}"]) == gross == net + vat
+    assert cents(values[f"INPUTS!B{result_rows()['gross']}"]) == gross
     tco = revision.result_json["tco"]
     for year, row in enumerate(tco["yearly"], start=2):
         assert cents(values[f"TCO YEARLY!{buy_cum}{year}"]) == Decimal(row["buy_cumulative"])
@@ -105,8 +112,8 @@ def test_changing_a_quantity_or_a_rate_recomputes(revision, tmp_path):
     assert bom[f"E{x}"].value == float(server.quantity)
     bom[f"E{x}"].value = float(server.quantity + 1)  # one more server
     inputs = book["Inputs"]
-    inputs["B3"].value = 0.13  # a 13 % VAT rate (row 3: "VAT rate")
-    assert inputs["A3"].value == "VAT rate"
+    inputs["B3"].value = 0.17  # the goods rate raised to 17 % (row 3: "VAT rate on goods")
+    assert inputs["A3"].value == "VAT rate on goods"
     out = io.BytesIO()
     book.save(out)
     values = evaluate(out.getvalue(), tmp_path, "changed.xlsx")
@@ -121,10 +128,16 @@ def test_changing_a_quantity_or_a_rate_recomputes(revision, tmp_path):
     quote_discount_after = ((capex_lines + extra) * discount).quantize(CENT)
     net = revision.net_total + extra - (quote_discount_after - quote_discount_before)
     assert cents(values[f"BOM!I{rows['Net total']}"]) == net
-    assert cents(values[f"BOM!I{rows['VAT']}"]) == (net * Decimal("0.13")).quantize(CENT)
-    assert cents(values[f"BOM!I{rows['Total including VAT']}"]) == net + (net * Decimal("0.13")).quantize(
-        CENT
-    )
+    # Services (installation after its share of the discount, support, operations) stay at 6 %;
+    # the goods, one server more, at the new 17 %.
+    services = sum(
+        (line.line_total - (line.line_total * discount).quantize(CENT) if line.category == "install"
+         else line.line_total for line in revision.lines.all() if line.category in ("install", "software", "om")),
+        Decimal("0"),
+    )  # fmt: skip
+    vat = ((net - services) * Decimal("0.17")).quantize(CENT) + (services * Decimal("0.06")).quantize(CENT)
+    assert cents(values[f"BOM!I{rows['VAT']}"]) == vat
+    assert cents(values[f"BOM!I{rows['Total including VAT']}"]) == net + vat
     # The TCO follows the capex.
     capex = revision.capex_total + extra - (quote_discount_after - quote_discount_before)
     assert cents(values["TCO YEARLY!B2"]) == capex

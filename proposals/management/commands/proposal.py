@@ -1,4 +1,11 @@
-"""``manage.py proposal REQUEST.json OUT.pdf``: the proposal PDF of a plan request, without saving a quote.
+"""``manage.py proposal REQUEST.json OUT.pdf``: the proposal PDF of a plan request, without saving a quote;
+``manage.py proposal --quote Q-2026-0001 --revision 2 OUT.pdf``: the proposal of a saved revision.
+
+A saved revision is rendered as the PDF job renders it (``quotes.pdf.render_proposal_pdf``, in the
+quote's language unless ``--language`` says otherwise): an issued revision carries no draft stamp,
+and when its issued PDF is stored, the customer edition written is that document, byte for byte
+(rendering is deterministic, so a fresh render gives the same bytes unless the seller profile or
+the terms were edited since; then the stored document of record wins and the command says so).
 
 The request is planned on the server exactly as the configurator's "create
 quote" does (``quotes.services.planning.configuration_plan``), a quote and its first
@@ -36,9 +43,18 @@ class Command(BaseCommand):
     help = "Render the proposal PDF of a configuration request (JSON) without saving a quote."
 
     def add_arguments(self, parser):
-        parser.add_argument("request", help="configuration request, JSON (as the configurator posts it)")
-        parser.add_argument("output", help="where to write the PDF")
-        parser.add_argument("--language", choices=list(Language.values), default=Language.ZH_HANS)
+        parser.add_argument(
+            "request",
+            nargs="?",
+            default="",
+            help="configuration request, JSON (as the configurator posts it); with --quote, the output",
+        )
+        parser.add_argument("output", nargs="?", default="", help="where to write the PDF")
+        parser.add_argument("--quote", default="", metavar="Q-YYYY-NNNN", help="a saved quote's number")
+        parser.add_argument(
+            "--revision", type=int, default=0, metavar="N", help="its revision (default: the latest)"
+        )
+        parser.add_argument("--language", choices=list(Language.values), default=None)
         parser.add_argument("--edition", choices=["customer", "internal"], default="customer")
         parser.add_argument(
             "--customer", default="", help="customer name on the cover and the signature page"
@@ -64,6 +80,13 @@ class Command(BaseCommand):
         from quotes.services.planning import PlanningUnavailable, configuration_plan
         from quotes.services.quotes import quote_create_from_configuration
 
+        if options["quote"]:
+            return self._saved(options)
+        if options["revision"]:
+            raise CommandError("--revision needs --quote")
+        if not options["request"] or not options["output"]:
+            raise CommandError("give a request file and an output file, or --quote with an output file")
+        options["language"] = options["language"] or Language.ZH_HANS
         request_json = self._read_request(Path(options["request"]))
         if len(options["option"]) > ProposalOption.MAX_OPTIONS:
             raise CommandError(f"at most {ProposalOption.MAX_OPTIONS} --option requests")
@@ -119,7 +142,9 @@ class Command(BaseCommand):
                             f"option {number - 1} cannot be planned: " + "; ".join(_messages(exc))
                         ) from None
                 revision = quote.revisions.order_by("index").first()
-                pdf = render_proposal_pdf(revision, lang=options["language"], edition=options["edition"])
+                pdf = _render(
+                    render_proposal_pdf, revision, lang=options["language"], edition=options["edition"]
+                )
                 raise _Rollback
         except _Rollback:
             pass
@@ -131,6 +156,58 @@ class Command(BaseCommand):
             raise CommandError(f"{output}: {exc.strerror or exc}") from None
         self.stdout.write(
             f"{output}: {len(pdf):,} bytes, {options['edition']} edition, {options['language']}"
+        )
+
+    def _saved(self, options) -> None:
+        """Write the proposal of a saved quote's revision (the issued document, when there is one)."""
+        from quotes.models import Quote, QuoteRevision
+        from quotes.pdf import render_proposal_pdf
+        from quotes.pdf.jobs import pdf_file_present
+        from quotes.statuses import RevisionStatus
+
+        if options["option"]:
+            raise CommandError("--option plans a new request; a saved quote keeps its own options")
+        output = Path(options["output"] or options["request"] or "")
+        if not str(output) or str(output) == ".":
+            raise CommandError("give the file to write the PDF to")
+        if not output.parent.is_dir():
+            raise CommandError(f"{output.parent}: no such directory for the PDF")
+        quote = Quote.objects.filter(number=options["quote"].strip()).first()
+        if quote is None:
+            raise CommandError(f"{options['quote']}: no such quote")
+        revisions = QuoteRevision.objects.filter(quote=quote)
+        revision = (
+            revisions.filter(index=options["revision"]).first()
+            if options["revision"]
+            else revisions.order_by("-index").first()
+        )
+        if revision is None:
+            raise CommandError(
+                f"{quote.number}: no revision {options['revision']}"
+                if options["revision"]
+                else f"{quote.number}: no revision"
+            )
+        language = options["language"]
+        pdf = _render(render_proposal_pdf, revision, lang=language, edition=options["edition"])
+        note = "issued" if revision.status == RevisionStatus.ISSUED else "draft, not issued"
+        stored_applies = (
+            revision.status == RevisionStatus.ISSUED
+            and options["edition"] == "customer"
+            and (language is None or language == quote.language)
+            and pdf_file_present(revision)
+        )
+        if stored_applies:
+            with revision.pdf_file.open("rb") as handle:
+                stored = handle.read()
+            if stored != pdf:
+                note += "; the issued document is written (the seller profile or terms changed since)"
+            pdf = stored
+        try:
+            output.write_bytes(pdf)
+        except OSError as exc:
+            raise CommandError(f"{output}: {exc.strerror or exc}") from None
+        self.stdout.write(
+            f"{output}: {len(pdf):,} bytes, {revision.number} ({note}), {options['edition']} edition"
         )
 
     def _read_request(self, path: Path) -> dict:
@@ -147,6 +224,16 @@ class Command(BaseCommand):
         if not isinstance(data, dict) or not data:
             raise CommandError(f"{path}: the request must be a non-empty JSON object")
         return data
+
+
+def _render(render, revision, **kwargs) -> bytes:
+    """``render(revision, **kwargs)``; missing compiled translations end the command with one line."""
+    from quotes.pdf.render import TranslationsMissing
+
+    try:
+        return render(revision, **kwargs)
+    except TranslationsMissing as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _planned_discount(resolved: dict):

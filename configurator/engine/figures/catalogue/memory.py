@@ -188,7 +188,7 @@ DEFS = (
         f"{G}kv_tokens_per_dp_rank",
         Unit.TOKENS,
         "KV tokens per DP rank",
-        "每个 DP rank 的 KV 容量",
+        "每个数据并行副本的 KV 容量（Token）",
         # The TP ranks of a DP rank mirror the same tokens.
         "kv_tokens_per_rank",
         context=("tp",),
@@ -197,7 +197,7 @@ DEFS = (
         f"{G}full_len_seqs_per_dp_rank",
         Unit.COUNT_SEQUENCES,
         "Full-length sequences at once per DP rank",
-        "每个 DP rank 可同时容纳的满长度请求",
+        "每个数据并行副本可同时容纳的满长度请求数",
         "max(floor(kv_cache_bytes / (ceil(max_model_len / block_size) * block_size * kv_bytes_per_token"
         " + state_bytes_per_seq)), 0)",
     ),
@@ -205,7 +205,7 @@ DEFS = (
         f"{G}requested_tokens_per_dp_rank",
         Unit.TOKENS,
         "Context requested per DP rank",
-        "每个 DP rank 配置的上下文总量",
+        "每个数据并行副本配置的上下文总量",
         "max_num_seqs * max_model_len",
     ),
     FigureDef(

@@ -86,8 +86,8 @@ DEFS = (
     FigureDef(
         "network.optics",
         Unit.NONE,
-        "Optical transceivers",
-        "光模块数量",
+        "400G-class optical transceivers",
+        "400G 级光模块数量",
         # 400G-class transceivers; slower ones (QSFP28/QSFP56/SFP28) are counted by media code
         "optics - optics_below_400g",
         terms="optics",

@@ -1,0 +1,50 @@
+"""One declaration of what a section shows, rendered by the page, the proposal PDF and the workbook.
+
+The way NetBox declares a panel once and renders it in many views
+(``netbox/ui/panels.py``): each section of the plan is a declared list of
+rows, and every row names where its number comes from —
+
+* :class:`Fig` — a figure of the plan's figure book (``configurator/engine/figures``): its label
+  in both languages and its unit come from the book's definition, its formatting from the unit
+  (``configurator/engine/formatting.py``); nothing here computes a figure;
+* :class:`Term` — a term of the quote (its totals, VAT by rate: ``proposals.terms``), money;
+
+:func:`rows` renders one section for one plan in one language; the configurator page
+(``plan_tags.section_rows``), the proposal PDF (``quotes.pdf.context``) and the BOM/TCO workbook
+(``quotes.workbook``) all call it, so a label is written once and a number is formatted one way.
+:func:`severity_word` is the one word for a check's severity (a warning is never called an error).
+"""
+
+from __future__ import annotations
+
+from .model import (
+    MEMORY,
+    OPTIONS,
+    PERFORMANCE,
+    POWER,
+    SECTIONS,
+    TOTALS,
+    Fig,
+    Section,
+    Term,
+    format_value,
+    rows,
+    severity_word,
+    worst_severity,
+)
+
+__all__ = [
+    "MEMORY",
+    "OPTIONS",
+    "PERFORMANCE",
+    "POWER",
+    "SECTIONS",
+    "TOTALS",
+    "Fig",
+    "Section",
+    "Term",
+    "format_value",
+    "rows",
+    "severity_word",
+    "worst_severity",
+]

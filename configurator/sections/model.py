@@ -1,0 +1,306 @@
+"""The section model: rows declared once (figure keys, quote terms), rendered for the page, the PDF and the XLSX.
+
+Pure Python (no Django): the callers translate nothing here; every label is the
+figure book's (``label_en``/``label_zh`` of the figure's definition) or, for a quote
+term, the pair declared with the row.  A row whose figure the plan does not have is
+left out (a single cluster has no prefill : decode balance), never printed as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from ..engine import formatting, vocabulary
+
+
+def _zh(lang: str) -> bool:
+    return (lang or "").lower().startswith("zh")
+
+
+def _pick(en: str, zh: str, lang: str) -> str:
+    return zh if _zh(lang) and zh else en
+
+
+@dataclass(frozen=True)
+class Fig:
+    """A figure of the plan's figure book, by key; label and unit from its definition.
+
+    ``label_en``/``label_zh`` override the book's label only where the section names the
+    figure more plainly than its definition (the override is declared here, once, for
+    every view); ``decimals`` overrides the unit's usual precision.
+    """
+
+    key: str
+    total: bool = False
+    decimals: int | None = None
+    label_en: str = ""
+    label_zh: str = ""
+    hide_zero: bool = False  # a row that says nothing at 0 (no linear-attention state) is left out
+
+
+@dataclass(frozen=True)
+class Term:
+    """A term of the quote (``proposals.terms.commercial_context``): a total in the quote's currency."""
+
+    key: str
+    label_en: str
+    label_zh: str
+    total: bool = False
+
+
+Row = Fig | Term
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    title_en: str
+    title_zh: str
+    rows: tuple[Row, ...]
+
+
+# ----------------------------------------------------------------------------- the sections
+
+PERFORMANCE = Section(
+    "performance",
+    "Performance",
+    "性能",
+    (
+        Fig("performance.ttft_s"),
+        Fig("performance.ttft_p90_s"),
+        Fig("performance.tpot_s"),
+        Fig("performance.tpot_p90_s"),
+        Fig("performance.output_tokens_per_s", total=True),
+        Fig("performance.output_tokens_per_s_range"),
+        Fig("performance.input_tokens_per_s"),
+        Fig("performance.requests_per_s"),
+        Fig("performance.capacity_concurrency"),
+    ),
+)
+
+POWER = Section(
+    "power",
+    "Power",
+    "供电",
+    (
+        Fig("power.server.max_input_kw"),
+        Fig("power.servers.max_kw"),
+        Fig("power.switches.max_kw"),
+        Fig("power.it.max_kw", total=True),
+        Fig("power.it.design_kw"),
+        Fig("power.pue"),
+        Fig("power.facility.max_kw"),
+    ),
+)
+
+# The options compared side by side (proposals.options): each column renders these rows from
+# its own frozen plan, so every option is measured the same way.
+OPTIONS = Section(
+    "options",
+    "Options compared",
+    "方案对比",
+    (
+        Fig("performance.capacity_concurrency"),
+        Fig("performance.output_tokens_per_s"),
+        Fig("performance.ttft_p90_s"),
+        Fig("performance.tpot_p90_s"),
+        Fig("power.it.max_kw"),
+        Fig("racks.count"),
+        Fig("tco.capex.total"),
+        Fig("tco.buy_total", total=True),
+        Fig("tco.tokens.buy.cost_per_m_output"),
+    ),
+)
+
+# The quote's totals, as the PDF's bill of materials and the workbook's summary both print them.
+TOTALS = Section(
+    "totals",
+    "Totals",
+    "合计",
+    (
+        Term("total_net", "Net total excluding VAT", "不含税合计", total=True),
+        Term("vat_rows", "VAT", "增值税"),
+        Term("total_gross", "Total including VAT", "含税合计", total=True),
+    ),
+)
+
+# One accelerator's memory, per serving group: ``{rank}`` is the group's per-rank figure prefix
+# ("memory.per_rank", "memory.decode.per_rank"), ``{group}`` its group prefix ("memory", "memory.decode").
+MEMORY = Section(
+    "memory",
+    "Accelerator memory per rank",
+    "每卡显存分配",
+    (
+        Fig("{rank}.device_bytes"),
+        Fig("{rank}.usable_bytes"),
+        Fig("{rank}.weights_bytes"),
+        Fig("{rank}.non_expert_weights_bytes"),
+        Fig("{rank}.expert_weights_bytes", hide_zero=True),
+        Fig("{rank}.activation_bytes"),
+        Fig("{rank}.buffer_bytes"),
+        Fig("{rank}.graph_bytes"),
+        Fig("{rank}.kv_cache_bytes", total=True),
+        Fig("{rank}.kv_bytes_per_token"),
+        Fig("{rank}.state_bytes_per_seq", hide_zero=True),
+        Fig("{group}.kv_tokens_per_dp_rank", total=True),
+        Fig("{group}.full_len_seqs_per_dp_rank"),
+    ),
+)
+
+SECTIONS = {s.name: s for s in (PERFORMANCE, POWER, MEMORY, OPTIONS, TOTALS)}
+
+
+# ----------------------------------------------------------------------------- formatting
+
+
+def _number(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def format_value(
+    value: Any, unit: str, lang: str, *, currency: str = "CNY", decimals: int | None = None
+) -> str:
+    """A figure's value as every view prints it, from its unit (the figure book's ``Unit``)."""
+    number = _number(value)
+    if number is None:
+        text = str(value if value not in (None, "") else "—")
+        return f"{text} tok/s" if unit == "tokens/s" and value not in (None, "") else text
+    if unit == "s":
+        return formatting.format_seconds(number)
+    if unit in ("kW", "A"):
+        return f"{formatting.thousands(number, 1 if decimals is None else decimals)} {unit}"
+    if unit == "tokens/s":
+        return f"{formatting.thousands(number, decimals or 0)} tok/s"
+    if unit == "req/s":
+        return formatting.thousands(number, 2 if decimals is None else decimals)
+    if unit in ("fraction", "ratio"):
+        return formatting.format_percent(number, decimals or 0)
+    if unit == "B":
+        return formatting.format_bytes_gb(number, 1 if decimals is None else decimals)
+    if unit == "B/token":
+        return f"{formatting.thousands(number)} B"
+    if unit == "B/seq":
+        return formatting.format_bytes_gb(number, 2 if decimals is None else decimals)
+    if unit.endswith("/M tokens"):
+        return formatting.format_money(number, currency, lang, scale=1, decimals=2)
+    if unit == currency or unit in formatting.CURRENCY_SYMBOLS:
+        return formatting.format_money(number, unit, lang)
+    if decimals is None and number != number.to_integral_value():
+        return formatting.format_number(number, 2, strip_zeros=True)
+    return formatting.thousands(number, decimals or 0)
+
+
+def _figure_row(
+    row: Fig, figures: Mapping[str, Any], lang: str, currency: str, keys: Mapping[str, str]
+) -> dict | None:
+    key = row.key.format(**keys) if keys else row.key
+    figure = figures.get(key)
+    if not isinstance(figure, Mapping) or figure.get("value") is None:
+        return None
+    if row.hide_zero and not figure["value"]:
+        return None
+    unit = str(figure.get("unit") or "")
+    label = _pick(
+        row.label_en or str(figure.get("label_en") or ""),
+        row.label_zh or str(figure.get("label_zh") or ""),
+        lang,
+    )
+    return {
+        "key": key,
+        "label": label,
+        "value": figure["value"],
+        "unit": unit,
+        "text": format_value(figure["value"], unit, lang, currency=currency, decimals=row.decimals),
+        "total": row.total,
+        "kind": "figure",
+        "formula": str(figure.get("formula") or ""),
+        "source_kind": str((figure.get("source") or {}).get("kind") or ""),
+    }
+
+
+def _term_rows(row: Term, terms: Mapping[str, Any], lang: str) -> list[dict]:
+    value = terms.get(row.key)
+    if value is None:
+        return []
+    if row.key == "vat_rows":  # one row per VAT rate, labelled by what it taxes
+        out = []
+        for vat in value:
+            vat = vat if isinstance(vat, Mapping) else vars(vat)
+            rate = vat.get("rate_label") or formatting.format_percent(vat["rate"])
+            label = f"{vat['label']}增值税 {rate}" if _zh(lang) else f"VAT {rate} on {vat['label']}"
+            out.append(
+                {
+                    "key": f"vat.{vat['rate']}",
+                    "label": label,
+                    "value": vat["vat"],
+                    "unit": "money",
+                    "text": formatting.format_number(vat["vat"], 2),
+                    "total": False,
+                    "kind": "term",
+                }
+            )
+        return out
+    return [
+        {
+            "key": row.key,
+            "label": _pick(row.label_en, row.label_zh, lang),
+            "value": value,
+            "unit": "money",
+            "text": formatting.format_number(value, 2),
+            "total": row.total,
+            "kind": "term",
+        }
+    ]
+
+
+def rows(
+    section: Section | str,
+    figures: Mapping[str, Any],
+    lang: str,
+    *,
+    currency: str = "CNY",
+    terms: Mapping[str, Any] | None = None,
+    keys: Mapping[str, str] | None = None,
+) -> list[dict]:
+    """The rows of ``section`` for one plan (its figure book, ``result_json["figures"]``) in ``lang``.
+
+    Each row: ``key``, ``label``, ``value`` (the figure's own value), ``unit``, ``text`` (formatted),
+    ``total`` (drawn as a total line) and ``kind`` ("figure" or "term"); a figure row also has its
+    ``formula`` and ``source_kind``.  ``keys`` fills the placeholders of templated keys ("{rank}").
+    """
+    if isinstance(section, str):
+        section = SECTIONS[section]
+    out: list[dict] = []
+    for row in section.rows:
+        if isinstance(row, Fig):
+            rendered = _figure_row(row, figures, lang, currency, keys or {})
+            if rendered is not None:
+                out.append(rendered)
+        else:
+            out.extend(_term_rows(row, terms or {}, lang))
+    return out
+
+
+def severity_word(severity: str, lang: str) -> str:
+    """The word for a check's severity: a warning reads "warning"/"警告", never "error" (the one
+    vocabulary's ``SEVERITIES``)."""
+    return vocabulary.severity_label(str(severity), lang)
+
+
+def worst_severity(checks: Sequence[Mapping[str, Any]], prefix: str) -> str:
+    """The worst severity among the checks whose code starts with ``prefix`` ("ok" when none)."""
+    order = {"ok": 0, "warning": 1, "error": 2}
+    worst = "ok"
+    for check in checks:
+        severity = str(check.get("severity", "ok"))
+        if str(check.get("code", "")).startswith(prefix) and order.get(severity, 0) > order[worst]:
+            worst = severity
+    return worst
