@@ -121,7 +121,7 @@ GROUP = (
             "moe": "1 - (1 - min(1, top_k / experts)) ** (max(B / PP, 1) * tokens_per_seq_per_step * DP_sharing_experts)",
             "dense": "1: a dense model ({experts} routed experts) reads all its weights every step",
         },
-        context=("top_k", "B", "tokens_per_seq_per_step", "DP_sharing_experts", "experts_per_rank"),
+        context=("top_k", "B", "PP", "tokens_per_seq_per_step", "DP_sharing_experts", "experts_per_rank"),
     ),
     FigureDef(
         "performance.{group}.bytes_per_step_per_rank",
