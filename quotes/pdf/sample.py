@@ -103,17 +103,24 @@ def _prices(request) -> dict[str, Any]:
 
 
 def sample_plan_kwargs(
-    name: str = "8p8d", *, scenario: str = "software-engineering-agent", discount: str = "0"
+    name: str = "8p8d",
+    *,
+    scenario: str = "software-engineering-agent",
+    discount: str = "0",
+    workload: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``quotes.services.quotes.quote_create_from_configuration`` for a sample plan.
 
     ``discount`` is planned in (``commercial.quote_discount``), as the quote
-    services require: the engine's capex and TCO then include it.
+    services require: the engine's capex and TCO then include it.  ``workload`` replaces fields of
+    the sample's workload (latency targets, say).
     """
     request = sample_request(name)
     request = dataclasses.replace(
         request, commercial=dataclasses.replace(request.commercial, quote_discount=Decimal(discount))
     )
+    if workload:
+        request = dataclasses.replace(request, workload=dataclasses.replace(request.workload, **workload))
     resolved = request_to_inline(request)
     resolved["scenario"] = scenario
     request_json = dict(resolved)
@@ -135,6 +142,7 @@ def sample_quote_create(
     language: str = "zh-hans",
     name: str = "8p8d",
     discount: str = "0.05",
+    workload: dict[str, Any] | None = None,
 ):
     """Create the reference quote through the quote services; returns its first revision."""
     from quotes.services.quotes import quote_create_from_configuration
@@ -147,6 +155,6 @@ def sample_quote_create(
         title=title,
         language=language,
         discount=discount,
-        **sample_plan_kwargs(name, discount=discount),
+        **sample_plan_kwargs(name, discount=discount, workload=workload),
     )
     return quote.revisions.order_by("index").first()

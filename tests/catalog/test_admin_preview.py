@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 from django.urls import reverse
@@ -28,7 +29,9 @@ def test_server_and_model_rows_link_to_a_preview_that_shows_the_edited_row(clien
     catalog_cache.clear()
     page = client.get(reverse("configurator:preview"), {"server": "atlas-800-a3"}).content.decode()
     assert 'id="preview-note"' in page and "Atlas 800 A3" in page
-    assert "4 × 20.0 kW" in page  # the default 4-node plan, with the edited input power
+    # The default 4-node plan, with the edited input power: 20 kW a server, 4 × 20 = 80 kW of servers.
+    text = " ".join(re.sub(r"<[^>]+>", " ", page).split())
+    assert "Maximum input per server 20.0 kW" in text and "Servers, maximum input 80.0 kW" in text
     assert 'id="quote-card"' not in page  # read-only for the catalog admin
     assert "inert" in page
 

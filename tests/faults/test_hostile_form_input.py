@@ -90,7 +90,9 @@ SPECIAL = [
     "eth0; rm -rf /",
     "😀" * 20,
 ]
-FINITE_BAD = re.compile(r"\bNaN\b|\bnan\b|\bInfinity\b|-?\binf\b|\bsNaN\b")
+FINITE_BAD = re.compile(
+    r"\bNaN\b|\bnan\b|\bInfinity\b(?! Fabric)|-?\binf\b|\bsNaN\b"
+)  # AMD's Infinity Fabric is a name
 
 numberish = st.one_of(
     st.integers(min_value=-(10**6), max_value=10**6).map(str),

@@ -27,6 +27,7 @@ from .common import (
     CALIBRATION_SOURCE,
     COUNTED_DECODE_ROLES,
     ESTIMATE_SOURCE,
+    FAMILY_NAMES,
     MEASURED_NOTE_EN,
     MEASURED_NOTE_ZH,
     estimate_note,
@@ -393,7 +394,11 @@ def estimate_performance(
         "performance.output_tokens_per_s_range",
         f"{output_tps / high:,.0f}–{output_tps / low:,.0f}" if not measured else f"{output_tps:,.0f}",
         variant="measured" if measured else "estimate",
-        label={"family": family},
+        # The family as a reader names it, in each language (common.FAMILY_NAMES), never its code.
+        label={
+            "family": FAMILY_NAMES.get(family, (family, family))[0],
+            "family_zh": FAMILY_NAMES.get(family, (family, family))[1],
+        },
         source=CALIBRATION_SOURCE,
         band_low=low,
         band_high=high,
