@@ -169,7 +169,10 @@ def size_plane(
     elif need <= ports_per_switch:
         return 1, 0, 0, spare, "single"
     if rails > 1 and nodes > 0 and used == rails * nodes:
-        per_switch = max((k for k in range(1, rails + 1) if k * nodes + spare_ports(k * nodes) <= ports_per_switch), default=0)
+        per_switch = max(
+            (k for k in range(1, rails + 1) if k * nodes + spare_ports(k * nodes) <= ports_per_switch),
+            default=0,
+        )
         if per_switch:
             switches = math.ceil(rails / per_switch)
             spare = sum(spare_ports(min(per_switch, rails - i * per_switch) * nodes) for i in range(switches))
@@ -346,7 +349,11 @@ def _row(
     rails = cabled if nic.role in ("scale_up", "scale_out") else 0
     if switch is not None and ports > 0:
         leaves, spines, uplinks, spare, sizing = size_plane(
-            used, switch.ports, paired=nic.role in PAIRED_PLANES, rails=rails if not attached else 0, nodes=nodes
+            used,
+            switch.ports,
+            paired=nic.role in PAIRED_PLANES,
+            rails=rails if not attached else 0,
+            nodes=nodes,
         )
     else:
         leaves = spines = uplinks = spare = 0
@@ -712,6 +719,7 @@ def _scale_up_rows(
     capacity = switch.ports if switch else 0
     bins: list[list[GroupLayout]] = []
     own: list[GroupLayout] = []
+
     def fits(ports: int) -> bool:  # with the spare ports the switch keeps free (size_plane)
         return ports + spare_ports(ports) <= capacity
 

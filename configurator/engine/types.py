@@ -971,6 +971,11 @@ class RackLayout:
     feed: FeedSizing  # A and B feeds of this rack, each for the full rack load
     cooling: str
     cooling_limit_kw: float | None  # None: liquid cooling, no air limit
+    heat_btu_h: float = 0.0  # kw × 3,412.14 BTU/h per kW: the heat the room's cooling removes at full load
+    # Sockets one feed's PDU needs (every device's PSUs split over the A and B feeds): C19 for PSUs of
+    # 2 kW and more, C13 below.
+    pdu_c19: int = 0
+    pdu_c13: int = 0
 
     @property
     def exceeds_cooling(self) -> bool:
@@ -1004,6 +1009,9 @@ class RackResult:
     seed: SeedReference | None = None
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    heat_btu_h: float = 0.0
+    # Cables by medium ("fiber", "cat6") and length class ("in_rack", "adjacent", "row": racks.CABLE_LENGTHS)
+    cable_lengths: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 # performance (engine/performance/)

@@ -149,7 +149,11 @@ def test_every_plane_is_built_with_headroom_and_its_devices():
     roles = {r.role for r in net.rows if r.scope != "in-node"}
     assert roles == {"scale_up", "scale_out", "service", "storage", "management", "oob"}
     service, storage = _row(net, "service"), _row(net, "storage")
-    assert (service.added_nic, storage.added_nic, _row(net, "management").added_nic) == ("card", "card", "onboard")
+    assert (service.added_nic, storage.added_nic, _row(net, "management").added_nic) == (
+        "card",
+        "card",
+        "onboard",
+    )
     # 16 nodes × 2 ports; the 2 gateways × 2 service ports; 4 uplinks to the customer's core
     assert (service.ports_needed, service.attached_ports, service.external_uplinks) == (32, 4, 4)
     assert service.spare_ports == math.ceil(40 / 16) == 3
@@ -169,7 +173,9 @@ def test_16_a3_8p8d_one_lingqu_per_side_and_roce_leaf_spine():
     # whole rails do not apply (2 rails of 16 + 1 spare fit one switch each; here one rail per switch
     # is too little: a 2-rail server with 40 nodes would); the leaf/spine rule is checked directly.
     lingqu_64 = replace(reference.switch("lingqu-630-v1"), ports=64)
-    req = _case(P8D8, switches=(lingqu_64, *reference.switches("roce-400ge-access", "mgmt-1ge", "ce6866-48s8cq")))
+    req = _case(
+        P8D8, switches=(lingqu_64, *reference.switches("roce-400ge-access", "mgmt-1ge", "ce6866-48s8cq"))
+    )
     net = _net(req)
     lingqu = [r for r in net.rows if r.fabric == "lingqu" and r.scope != "in-node"]
     # S1 §4.3: 2 LingQu switches, one per P/D cluster; 8 nodes × 8 = 64 ports + 4 spare > 64: each side
@@ -199,7 +205,12 @@ def test_16_a3_8p8d_seeded_switches_one_lingqu_per_side():
     roce = _row(net, "scale_out")
     # 128 RoCE ports + 8 spare > 128: by whole rails, 3 × 350 k (access, 3 rails each) beats
     # 2 × 700 k (core, 7 rails each) at the seeded prices (catalog/seed/price_lists.yaml)
-    assert (roce.switch_slug, roce.ports_needed, roce.switches, roce.spines) == ("roce-400ge-access", 128, 3, 0)
+    assert (roce.switch_slug, roce.ports_needed, roce.switches, roce.spines) == (
+        "roce-400ge-access",
+        128,
+        3,
+        0,
+    )
     seed = _codes(net)["network.switch_count_vs_seed"]
     assert seed.severity == Severity.WARNING
     assert "roce: seed 1, plan 3" in seed.message_en
@@ -213,7 +224,11 @@ def test_nf5868g8_pair_uses_one_x400():
     assert _row(net, "scale_out").switch_slug == "inspur-x400"
     # S2's 10G service ports go to a 25GE SFP28 switch with 10G SFP+ modules, not Cat6 into 100GE
     service = _row(net, "service")
-    assert (service.switch_slug, service.link_gbps, service.optics_media) == ("ce6866-48s8cq", 10, "10g-optics")
+    assert (service.switch_slug, service.link_gbps, service.optics_media) == (
+        "ce6866-48s8cq",
+        10,
+        "10g-optics",
+    )
     assert service.added_nic == ""  # the server's own NICs
     assert _codes(net)["network.switch_count_vs_seed"].severity == Severity.OK
     assert _codes(net)["network.cross_node_fabric_ok"].severity == Severity.OK

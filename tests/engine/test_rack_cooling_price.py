@@ -26,9 +26,9 @@ def test_4_node_racks_over_the_air_limit_are_containment_racks():
     result = plan(request)
     racks = result.racks.racks
     # R01: 2 × 16.2 kW + the switches the engine picks from the seeded catalog
-    # (catalog/seed/switches.yaml power_kw: lingqu-630-v1 3.0 + roce-400ge-access 1.6 + mgmt-1ge 0.15
-    # = 4.75 kW) = 37.15 kW; R02: 2 × 16.2 = 32.4 kW.  (The fixture's 400GE RoCE switch drew 2.2 kW: 37.8.)
-    assert [round(r.kw, 2) for r in racks] == [37.15, 32.4]
+    # (catalog/seed/switches.yaml power_kw: lingqu-630-v1 3.0 + roce-400ge-access 1.6 + 4 × ce6866 0.45
+    # + 2 × mgmt-1ge 0.15 = 6.7 kW) = 39.1 kW; R02: 2 × 16.2 = 32.4 kW.
+    assert [round(r.kw, 2) for r in racks] == [39.1, 32.4]
     assert all(r.exceeds_cooling and 25 < r.kw <= 40 for r in racks)
     assert [r.cooling_required for r in racks] == ["containment", "containment"]
     containment = reference.commercial("atlas-800-a3", nodes=4).rack_unit_prices_by_cooling["containment"]
