@@ -28,6 +28,8 @@ from django.utils.translation import gettext_lazy as _
 from accounts.models import Team
 
 from .statuses import (
+    NO_FEE_NOTE,
+    PRICE_ON_REQUEST_NOTE,
     ApprovalDecision,
     ApprovalState,
     AuditAction,
@@ -519,6 +521,16 @@ class BomLine(models.Model):
 
     def __str__(self) -> str:
         return f"{self.position}. {self.description_en}"
+
+    @property
+    def price_on_request(self) -> bool:
+        """No price is known for this line: documents print "price on request", never 0 (quotes.bom)."""
+        return self.note == PRICE_ON_REQUEST_NOTE
+
+    @property
+    def no_fee(self) -> bool:
+        """Software without a licence fee: documents say so instead of printing 0."""
+        return self.note == NO_FEE_NOTE
 
     def save(self, *args, **kwargs):
         self._refuse_if_issued()

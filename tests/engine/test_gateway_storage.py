@@ -37,8 +37,18 @@ def test_gateway_and_checkpoint_storage_lines_match_the_engines_capex():
         if x["category"] == "other"
     }
     assert other == {
-        "Gateway / load balancer server (active/standby)": (2, "pcs", Decimal("60000")),
-        "Shared storage for the model checkpoint (usable TB; two versions)": (4, "TB", Decimal("8000")),
+        "Gateway / load balancer server (active/standby; 1U, 2 × 25GE on the service plane) (generic item)": (
+            2,
+            "pcs",
+            Decimal("60000"),
+        ),
+        # a named product class (S1 §3.1 "e.g. OceanStor"), not "storage" of nothing in particular
+        "All-flash NAS storage for the model checkpoint (dual controllers, NFS over the storage plane; "
+        "OceanStor Dorado class or equivalent), usable TB, two checkpoint versions (generic item)": (
+            4,
+            "TB",
+            Decimal("8000"),
+        ),
     }
     # Every capex line together is the engine's capex subtotal, to the cent.
     capex_lines = sum(

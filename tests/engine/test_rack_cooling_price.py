@@ -42,7 +42,17 @@ def test_4_node_racks_over_the_air_limit_are_containment_racks():
     rack_lines = [
         (x["description_en"], x["quantity"], x["unit_price"]) for x in lines if x["category"] == "rack"
     ]
-    assert rack_lines == [("Rack with hot/cold-aisle containment, with PDUs", 2, Decimal("60000"))]
+    # one line for both racks, with the PDUs each takes: a three-phase PDU per feed at the rack's feed
+    # breaker (R01 39.1 kW → 80 A), with a C19 for each of the two A3s' 3 PSUs per feed (6 × 3 kW PSUs,
+    # S1 §2.1) and a C13 per switch in the fullest rack (R01: 8 switches)
+    assert rack_lines == [
+        (
+            "Rack with hot/cold-aisle containment, with PDUs; A and B PDUs: 3-phase 380 V "
+            f"{racks[0].feed.breaker_amps} A, at least {2 * 3} × C19 + {racks[0].switches} × C13 each (generic item)",
+            2,
+            Decimal("60000"),
+        )
+    ]
 
 
 def test_racks_within_the_air_limit_keep_the_requested_type_and_above_40_kw_are_liquid():
