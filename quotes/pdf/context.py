@@ -41,8 +41,8 @@ from configurator.public import (
     tornado_svg,
     vocabulary,
 )
-from proposals.options import comparison
 from proposals.delivery import delivery_context
+from proposals.options import comparison
 from proposals.terms import commercial_context
 
 from ..bom import UNITS
