@@ -300,8 +300,8 @@ def _acceptance(terms: QuoteTerms, figures: dict) -> list[str]:
     if figures["ttft_p90_s"] and figures["tpot_p90_ms"]:
         items.append(
             _(
-                "In the same run, 90 %% of requests receive their first token within %(ttft)s s, and 90 %% of "
-                "requests generate their output tokens at no more than %(tpot)s ms per token."
+                "In the same run, the 90th percentile of the time to first token is at most %(ttft)s s and "
+                "the 90th percentile of the time per output token at most %(tpot)s ms."
             )
             % {"ttft": f"{figures['ttft_p90_s']:g}", "tpot": f"{figures['tpot_p90_ms']:g}"}
         )

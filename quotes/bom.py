@@ -100,8 +100,8 @@ SOFTWARE_STACKS: dict[str, tuple[Licence, ...]] = {
         ),
         Licence(
             "cann",
-            "Huawei CANN (Ascend heterogeneous compute architecture) 8.x community edition, per node",
-            "华为 CANN 异构计算架构 8.x 社区版（每节点）",
+            "Huawei CANN (Ascend heterogeneous compute architecture) community edition, 8.0.RC1 or later, per node",
+            "华为 CANN 异构计算架构社区版（8.0.RC1 及以上，每节点）",
             "node",
             "none",
             "https://www.hiascend.com/software/cann (free download; vLLM-Ascend needs CANN ≥ 8.0.RC1, S1 §6.4)",
@@ -507,6 +507,8 @@ def bom_lines_from_plan(
                     continue
                 metres, where_en, where_zh = CABLE_LENGTHS[length]
                 line = _line(BomCategory.OPTICS, n, "pcs", currency, item, en=en, zh=zh)
+                if line["sku"]:  # one SKU per length, as patch cords are ordered
+                    line["sku"] = f"{line['sku']}-{metres}M"
                 line["description_en"] = line["description_en"].replace(
                     en, f"{en}, {metres} m ({where_en})", 1
                 )
@@ -656,7 +658,7 @@ def _nic_card_lines(result: Mapping, currency: str) -> list[dict]:
         if nodes and per_node:
             out.append(
                 _line(
-                    BomCategory.SERVER, nodes * per_node, "pcs", currency, None,
+                    BomCategory.OTHER, nodes * per_node, "pcs", currency, None,
                     en=f"Dual-port {speed}GE NIC (PCIe, SFP28) for the {plane_en} plane, one per node",
                     zh=f"双口 {speed}GE 网卡（PCIe，SFP28，{plane_zh}），每节点 1 块",
                 )
