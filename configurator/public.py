@@ -42,7 +42,7 @@ from .drawings.fmt import format_money
 from .drawings.power_feed import power_feed_svg
 from .drawings.svg import svg_to_data_uri
 from .engine import formatting, vocabulary
-from .engine.launch import build_launch, bundle_files, bundle_zip
+from .engine.launch import benchmark_file, build_launch, bundle_files, bundle_zip
 from .engine.layout import resolve_layout
 from .engine.network import MEDIA
 from .engine.plan import plan
@@ -68,6 +68,7 @@ __all__ = [
     "BundleContext",
     "CommercialSpec",
     "ConfiguratorForm",
+    "benchmark_file",
     "GroupSummary",
     "LaunchResult",
     "NodeLaunch",

@@ -397,13 +397,13 @@ def _used_switches(result: Mapping) -> set[str]:
 def benchmark_appendix(revision) -> dict | None:
     """The acceptance benchmark as the launch bundle writes it (``benchmark.sh``), its workload and the
     figures it is held to; None when the revision has no launch configuration."""
+    from configurator.public import benchmark_file
     from quotes.exports import BundleUnavailable, revision_launch_result
 
     try:
-        files = revision_launch_result(revision).files
+        script = benchmark_file(revision_launch_result(revision))
     except BundleUnavailable:
         return None
-    script = files.get("benchmark.sh")
     if not script:
         return None
     # the commands only: the script's comments are for the engineer who runs it
