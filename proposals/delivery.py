@@ -254,6 +254,7 @@ def implementation_plan(result: Mapping, resolved: Mapping, terms: QuoteTerms) -
     support = SupportLevel(terms.support_level).label if terms.support_level in SupportLevel.values else ""
     return {
         "phases": phases,
+        "acceptance_week": accepted,
         "total_weeks": accepted + 1,
         "milestones": milestones,
         "training": [

@@ -246,7 +246,7 @@ def test_implementation_plan_runs_from_signing_to_acceptance():
     # delivery 8 weeks; installation ceil(16 / 8) = 2 weeks; deployment 2 weeks (8P8D); acceptance 1
     accepted = terms.delivery_weeks + 2 + 2 + 1
     assert [m["week"] for m in p["milestones"]] == [1, terms.delivery_weeks, accepted, accepted + 1]
-    assert p["total_weeks"] == accepted + 1
+    assert (p["acceptance_week"], p["total_weeks"]) == (accepted, accepted + 1)
     assert all(ph["start"] <= ph["end"] for ph in p["phases"])
     assert {ph["seller"] for ph in p["phases"]} | {ph["customer"] for ph in p["phases"]} <= {
         "R",
