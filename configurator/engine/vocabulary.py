@@ -168,7 +168,7 @@ PLANES: dict[str, PlaneTerm] = {
         Term("service plane", "业务面"), Term("service", "业务面"), Term("service", "业务面")
     ),
     "storage": PlaneTerm(
-        Term("storage plane", "存储面"), Term("storage", "存储面"), Term("storage", "存储面")
+        Term("storage plane", "存储面"), Term("storage", "存储"), Term("storage plane", "存储面")
     ),
     "management": PlaneTerm(
         Term("management plane", "管理面"), Term("management", "管理面"), Term("management", "管理面")

@@ -34,8 +34,11 @@ def test_gateway_and_checkpoint_storage_lines_match_the_engines_capex():
     other = {
         x["description_en"]: (x["quantity"], x["unit"], x["unit_price"])
         for x in lines
-        if x["category"] == "other"
+        if x["category"] == "other" and not x["description_en"].startswith("Dual-port 25GE NIC")
     }
+    # the NIC cards the plan adds for the service and storage planes (one per node) are priced on request
+    nics = [x for x in lines if x["description_en"].startswith("Dual-port 25GE NIC")]
+    assert [(x["quantity"], x["unit_price"], x["note"]) for x in nics] == [(4, 0, "Price on request")] * 2
     assert other == {
         "Gateway / load balancer server (active/standby; 1U, 2 × 25GE on the service plane) (generic item)": (
             2,
