@@ -46,7 +46,7 @@ from .drawings.fmt import format_money
 from .drawings.power_feed import power_feed_svg
 from .drawings.svg import svg_to_data_uri
 from .engine import formatting, vocabulary
-from .engine.launch import build_launch, bundle_files, bundle_zip
+from .engine.launch import benchmark_file, build_launch, bundle_files, bundle_zip
 from .engine.layout import resolve_layout
 from .engine.names import node_name
 from .engine.network import MEDIA
@@ -73,6 +73,7 @@ __all__ = [
     "BundleContext",
     "CommercialSpec",
     "ConfiguratorForm",
+    "benchmark_file",
     "GroupSummary",
     "LaunchResult",
     "NodeLaunch",

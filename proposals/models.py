@@ -97,6 +97,11 @@ class SupportLevel(models.TextChoices):
     H2 = "7x24-2h", _("7×24, 2-hour on-site with spare parts kept on site")
 
 
+class ServicesBilling(models.TextChoices):
+    QUARTER = "quarter", _("quarterly in arrears")
+    YEAR = "year", _("yearly in arrears")
+
+
 class QuoteTerms(models.Model):
     """One quote's commercial terms; every field has the customary default."""
 
@@ -108,14 +113,32 @@ class QuoteTerms(models.Model):
         **RATE,
         default=Decimal("0.13"),
         validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("0.5"))],
-        help_text=_("China: 13 percent on hardware."),
+        help_text=_("China: 13 percent on hardware and software products."),
     )
     vat_rate_services = models.DecimalField(
         _("VAT rate on services"),
         **RATE,
         default=Decimal("0.06"),
         validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("0.5"))],
-        help_text=_("China: 6 percent on installation, support and operations."),
+        help_text=_("China: 6 percent on software support and operations (modern services)."),
+    )
+    vat_rate_installation = models.DecimalField(
+        _("VAT rate on installation"),
+        **RATE,
+        default=Decimal("0.09"),
+        validators=[MinValueValidator(Decimal("0")), MaxValueValidator(Decimal("0.5"))],
+        help_text=_(
+            "China: 9 percent; installation is a construction service, invoiced apart from the goods."
+        ),
+    )
+    services_billing = models.CharField(
+        _("services billed"),
+        max_length=10,
+        choices=ServicesBilling.choices,
+        default=ServicesBilling.QUARTER,
+        help_text=_(
+            "Yearly services (software support, operations) are paid per period as delivered, in arrears."
+        ),
     )
     payment_on_signing = models.PositiveSmallIntegerField(
         _("payment on signing (%)"), default=30, validators=[MaxValueValidator(100)]

@@ -37,10 +37,131 @@ from django.utils.translation import gettext_noop
 
 from configurator.public import MEDIA
 
+from . import statuses
 from .statuses import BomCategory
 
 CENT = Decimal("0.01")
-NO_PRICE_NOTE = gettext_noop("Price on request")
+# A line whose price no price list and no public source gives: quoted on request, never as 0.  It is
+# stored at 0 so that no total counts it, and every document prints "price on request" instead.
+PRICE_ON_REQUEST_NOTE = gettext_noop(statuses.PRICE_ON_REQUEST_NOTE)
+NO_PRICE_NOTE = PRICE_ON_REQUEST_NOTE  # the former name
+# A line that costs nothing by its licence (open-source or free-of-charge software): printed as such, not as 0.
+NO_FEE_NOTE = gettext_noop(statuses.NO_FEE_NOTE)
+gettext_noop("Price on request")  # the msgids, for makemessages
+gettext_noop("No licence fee")
+NOTES_WITHOUT_PRICE = frozenset({PRICE_ON_REQUEST_NOTE, NO_FEE_NOTE})
+# A hardware line without a vendor part number is marked as a generic item (a class of product any
+# of several vendors supply; the part number is fixed on order).  The price lists' own SKUs start so.
+# A named product whose vendor part number is not public (a server, a vendor's switch) says the part
+# number is fixed on order.
+INTERNAL_SKU_PREFIXES = ("SRV-", "SW-", "OPT-", "CBL-", "GW-", "STO-", "RACK-", "NIC-")
+NAMED_SKU_PREFIXES = ("SRV-", "SW-LINGQU", "SW-INSPUR", "SW-NVIDIA")
+GENERIC_EN = " (generic item)"
+GENERIC_ZH = "（通用项）"
+NAMED_EN = " (vendor part number on order)"
+NAMED_ZH = "（厂商料号以订货为准）"
+HARDWARE_CATEGORIES = frozenset({"server", "switch", "optics", "rack", "other"})
+# Cable length classes (configurator.engine.racks.CABLE_LENGTHS): the fibre and copper lines by length.
+CABLE_LENGTHS = {
+    "in_rack": (3, "in-rack", "柜内"),
+    "adjacent": (10, "to a nearby rack", "邻近机柜"),
+    "row": (30, "along the row", "列间"),
+}
+# The checkpoint storage as a product class (S1 §3.1: weights synchronised through shared storage,
+# "e.g. OceanStor"): an all-flash, dual-controller NAS serving NFS to every node over the storage plane.
+STORAGE_EN = (
+    "All-flash NAS storage for the model checkpoint (dual controllers, NFS over the storage plane; "
+    "OceanStor Dorado class or equivalent), usable TB, two checkpoint versions"
+)
+STORAGE_ZH = "全闪存 NAS 存储（双控制器，经存储面提供 NFS；OceanStor Dorado 同级或等效产品），可用容量 TB，可存两个权重版本"
+# Scenarios whose customers require the domestic (信创) software stack (docs/domain.md §10: government
+# documents, "国产化要求", Xinchuang cloud).
+DOMESTIC_STACK_SCENARIOS = frozenset({"government-policy-qa"})
+
+
+class Licence:
+    """One operating-system or software line per platform: per node or per accelerator, with its source."""
+
+    def __init__(self, ref: str, en: str, zh: str, per: str, fee: str, source: str) -> None:
+        self.ref, self.en, self.zh, self.per, self.fee, self.source = ref, en, zh, per, fee, source
+
+
+# Operating system and software per platform (the accelerator's software stack).  ``fee``: "none"
+# (an open-source licence, no fee) or "on_request" (commercial, no public price for this market).
+SOFTWARE_STACKS: dict[str, tuple[Licence, ...]] = {
+    "ascend": (
+        Licence(
+            "os:openeuler",
+            "openEuler 22.03 LTS SP4 server operating system, per node",
+            "openEuler 22.03 LTS SP4 服务器操作系统（每节点）",
+            "node",
+            "none",
+            "https://www.openeuler.org/en/ (Mulan PSL v2; no licence fee)",
+        ),
+        Licence(
+            "cann",
+            "Huawei CANN (Ascend heterogeneous compute architecture) community edition, 8.0.RC1 or later, per node",
+            "华为 CANN 异构计算架构社区版（8.0.RC1 及以上，每节点）",
+            "node",
+            "none",
+            "https://www.hiascend.com/software/cann (free download; vLLM-Ascend needs CANN ≥ 8.0.RC1, S1 §6.4)",
+        ),
+        Licence(
+            "vllm-ascend",
+            "vLLM-Ascend inference engine, per node",
+            "vLLM-Ascend 推理引擎（每节点）",
+            "node",
+            "none",
+            "https://github.com/vllm-project/vllm-ascend (Apache License 2.0)",
+        ),
+    ),
+    "cuda": (
+        Licence(
+            "os:ubuntu",
+            "Ubuntu Server 22.04 LTS operating system, per node",
+            "Ubuntu Server 22.04 LTS 操作系统（每节点）",
+            "node",
+            "none",
+            "https://ubuntu.com/server (free; Ubuntu Pro support is optional)",
+        ),
+        Licence(
+            "cuda",
+            "NVIDIA data-centre GPU driver and CUDA toolkit, per node",
+            "NVIDIA 数据中心 GPU 驱动与 CUDA 工具包（每节点）",
+            "node",
+            "none",
+            "https://docs.nvidia.com/cuda/eula/ (free of charge under the NVIDIA EULA)",
+        ),
+        Licence(
+            "vllm",
+            "vLLM inference engine, per node",
+            "vLLM 推理引擎（每节点）",
+            "node",
+            "none",
+            "https://github.com/vllm-project/vllm (Apache License 2.0)",
+        ),
+        Licence(
+            "nvaie",
+            "NVIDIA AI Enterprise subscription with support, per GPU, for the horizon of the quote",
+            "NVIDIA AI Enterprise 软件订阅（含支持，每 GPU，覆盖报价期）",
+            "device",
+            "on_request",
+            "https://docs.nvidia.com/ai-enterprise/planning-resource/licensing-guide/latest/licensing.html "
+            "(per-GPU licence; sold through NVIDIA partners, no public price for this market)",
+        ),
+    ),
+}
+# The domestic (信创) operating system replacing openEuler where the scenario requires it.
+DOMESTIC_OS = Licence(
+    "os:kylin",
+    "Kylin Advanced Server OS V10 (domestic operating system), per node",
+    "银河麒麟高级服务器操作系统 V10（每节点）",
+    "node",
+    "on_request",
+    "https://www.kylinos.cn/ (commercial licence; no public price)",
+)
+# Added NIC cards (configurator.engine.network.ADDED_PLANES): one dual-port card per two ports.
+NIC_CARD_PORTS = 2
 # Racks over the air-cooling limit, by the cooling they need (configurator.engine.racks).
 RACKS_BY_COOLING = {
     "containment": ("Rack with hot/cold-aisle containment, with PDUs", "冷/热通道封闭机柜（含 PDU）"),
@@ -298,12 +419,19 @@ def _line(
     note = ""
     if not price:
         price = Decimal("0")
-        note = NO_PRICE_NOTE
+        note = PRICE_ON_REQUEST_NOTE
+    sku = str(item.get("sku") or "")
+    description_en = str(item.get("description_en") or item.get("description") or en)
+    description_zh = str(item.get("description_zh") or zh)
+    if category in HARDWARE_CATEGORIES and (not sku or sku.startswith(INTERNAL_SKU_PREFIXES)):
+        named = sku.startswith(NAMED_SKU_PREFIXES)
+        description_en += NAMED_EN if named else GENERIC_EN
+        description_zh += NAMED_ZH if named else GENERIC_ZH
     return {
         "category": category,
-        "sku": str(item.get("sku") or ""),
-        "description_en": str(item.get("description_en") or item.get("description") or en),
-        "description_zh": str(item.get("description_zh") or zh),
+        "sku": sku,
+        "description_en": description_en,
+        "description_zh": description_zh,
         "quantity": Decimal(quantity),
         "unit": unit,
         "unit_price": price,
@@ -356,6 +484,7 @@ def bom_lines_from_plan(
             _line(BomCategory.SERVER, nodes, "pcs", currency, server_item,
                   en=f"Server {server_name}".strip(), zh=f"服务器 {server_name_zh}".strip())
         )  # fmt: skip
+        lines.extend(_nic_card_lines(result, currency))
 
     names = plan_switch_names(result)
     names_zh = plan_switch_names_zh(result)
@@ -375,11 +504,31 @@ def bom_lines_from_plan(
         )  # fmt: skip
     # Slower transceivers and the cables, by media code (configurator.engine.network.link_media).
     media = _dig(result, "network", "media")
+    lengths = _dig(result, "racks", "cable_lengths")
     for code, count in sorted((media or {}).items()) if isinstance(media, Mapping) else ():
         count = _count(count)
         if not count:
             continue
         en, zh = MEDIA.get(code, (code, code))
+        by_length = lengths.get(code) if isinstance(lengths, Mapping) else None
+        split = {k: _count(v) or 0 for k, v in by_length.items()} if isinstance(by_length, Mapping) else {}
+        if split and sum(split.values()) == count:  # cables by length class, adding up to the count
+            item = _optics_price(items, code)
+            for length, n in split.items():
+                if not n or length not in CABLE_LENGTHS:
+                    continue
+                metres, where_en, where_zh = CABLE_LENGTHS[length]
+                line = _line(BomCategory.OPTICS, n, "pcs", currency, item, en=en, zh=zh)
+                if line["sku"]:  # one SKU per length, as patch cords are ordered
+                    line["sku"] = f"{line['sku']}-{metres}M"
+                line["description_en"] = line["description_en"].replace(
+                    en, f"{en}, {metres} m ({where_en})", 1
+                )
+                line["description_zh"] = line["description_zh"].replace(
+                    zh, f"{zh}，{metres} m（{where_zh}）", 1
+                )
+                lines.append(line)
+            continue
         lines.append(
             _line(BomCategory.OPTICS, count, "pcs", currency, _optics_price(items, code), en=en, zh=zh)
         )
@@ -401,15 +550,17 @@ def bom_lines_from_plan(
     rack_item = _find_price(
         [i for i in items if not str(i.get("ref") or "").startswith("cooling:")], BomCategory.RACK
     )
+    pdu_en, pdu_zh = _pdu_text(result, request)
     for cooling, count in sorted(needed.items(), key=lambda kv: kv[0] != own_cooling):
         if cooling == own_cooling:
             lines.append(
                 _line(BomCategory.RACK, count, "pcs", currency, rack_item,
-                      en=f"Rack {rack_name} with PDUs".replace("  ", " "),
-                      zh=f"机柜 {rack_name_zh}（含 PDU）".replace("  ", " "))
+                      en=f"Rack {rack_name} with PDUs{pdu_en}".replace("  ", " "),
+                      zh=f"机柜 {rack_name_zh}（含 PDU）{pdu_zh}".replace("  ", " "))
             )  # fmt: skip
             continue
         en, zh = RACKS_BY_COOLING.get(cooling, (f"Rack ({cooling}) with PDUs", f"机柜（{cooling}，含 PDU）"))
+        en, zh = en + pdu_en, zh + pdu_zh
         item = next((i for i in items if i.get("ref") == f"cooling:{cooling}"), None)
         if item is None:  # no price for this cooling: the engine counts it at the requested type's price
             item = rack_item
@@ -431,16 +582,18 @@ def bom_lines_from_plan(
     if gateway_price and gateways and _amount(_dig(result, "tco", "capex", "gateway")):
         lines.append(
             _line(BomCategory.OTHER, gateways, "pcs", currency, {"unit_price": gateway_price},
-                  en="Gateway / load balancer server (active/standby)", zh="网关 / 负载均衡服务器（主备）")
+                  en="Gateway / load balancer server (active/standby; 1U, 2 × 25GE on the service plane)",
+                  zh="网关 / 负载均衡服务器（主备；1U，2 × 25GE 接入业务面）")
         )  # fmt: skip
     storage_price = _positive(_dig(prices, "storage_price_per_tb")) if isinstance(prices, Mapping) else None
     storage_tb = _count(_dig(result, "tco", "capex", "storage_tb"))
     if storage_price and storage_tb:
         lines.append(
             _line(BomCategory.OTHER, storage_tb, "TB", currency, {"unit_price": storage_price},
-                  en="Shared storage for the model checkpoint (usable TB; two versions)",
-                  zh="模型权重共享存储（可用容量 TB，可存两个版本）")
+                  en=STORAGE_EN, zh=STORAGE_ZH)
         )  # fmt: skip
+
+    lines.extend(_licence_lines(result, request, currency, nodes))
 
     install_item = _find_price(items, BomCategory.INSTALL)
     if install_item and _positive(install_item.get("unit_price")):
@@ -481,6 +634,68 @@ def bom_lines_from_plan(
         line["unit_cost"] = None
         lines.append(line)
     return lines
+
+
+def _pdu_text(result: Mapping, request: Mapping | None) -> tuple[str, str]:
+    """The PDUs every rack takes: one three-phase PDU per feed, rated at the rack's feed breaker, with
+    the sockets its devices' PSUs need (the largest rack's: configurator.engine.racks)."""
+    racks = [r for r in _dig(result, "racks", "racks") or [] if isinstance(r, Mapping)]
+    if not racks:
+        return "", ""
+    amps = max((_count(_dig(r, "feed", "breaker_amps")) or 0) for r in racks)
+    c19 = max((_count(r.get("pdu_c19")) or 0) for r in racks)
+    c13 = max((_count(r.get("pdu_c13")) or 0) for r in racks)
+    volts = _count(_dig(request, "site", "voltage_ll")) or _count(_dig(racks[0], "feed", "voltage_ll")) or 380
+    if not amps or not (c19 or c13):
+        return "", ""
+    sockets_en = " + ".join(f"{n} × {kind}" for n, kind in ((c19, "C19"), (c13, "C13")) if n)
+    return (
+        f"; A and B PDUs: 3-phase {volts} V {amps} A, at least {sockets_en} each",
+        f"；A/B 两路 PDU：三相 {volts} V {amps} A，每路至少 {sockets_en} 插座",
+    )
+
+
+def _nic_card_lines(result: Mapping, currency: str) -> list[dict]:
+    """A dual-port 25GE card per node for each plane the plan added (network rows with ``added_nic`` "card")."""
+    out = []
+    for row in _dig(result, "network", "rows") or []:
+        if not isinstance(row, Mapping) or row.get("added_nic") != "card" or not row.get("switches"):
+            continue
+        nodes = _count(row.get("nodes")) or 0
+        per_node = -(-(_count(row.get("cabled_per_node")) or 0) // NIC_CARD_PORTS)
+        speed = _count(row.get("port_speed_gbps")) or 0
+        plane_en, plane_zh = {"service": ("service", "业务面"), "storage": ("storage", "存储面")}.get(
+            str(row.get("role")), (str(row.get("role")), str(row.get("role")))
+        )
+        if nodes and per_node:
+            out.append(
+                _line(
+                    BomCategory.OTHER, nodes * per_node, "pcs", currency, None,
+                    en=f"Dual-port {speed}GE NIC (PCIe, SFP28) for the {plane_en} plane, one per node",
+                    zh=f"双口 {speed}GE 网卡（PCIe，SFP28，{plane_zh}），每节点 1 块",
+                )
+            )  # fmt: skip
+    return out
+
+
+def _licence_lines(result: Mapping, request: Mapping | None, currency: str, nodes: int) -> list[dict]:
+    """The operating system and software of the platform (:data:`SOFTWARE_STACKS`), per node or per
+    accelerator; the domestic OS where the scenario requires the domestic stack."""
+    stack = str(_dig(request, "server", "accelerator", "software_stack") or "")
+    scenario = str(_dig(request, "scenario") or "")
+    devices = (_count(_dig(result, "layout", "devices_per_node")) or 0) * nodes
+    packages = (_count(_dig(request, "server", "packages")) or 0) * nodes
+    out = []
+    for licence in SOFTWARE_STACKS.get(stack, ()):
+        if licence.ref == "os:openeuler" and scenario in DOMESTIC_STACK_SCENARIOS:
+            licence = DOMESTIC_OS
+        quantity = nodes if licence.per == "node" else (packages or devices)
+        if not quantity:
+            continue
+        line = _line(BomCategory.SOFTWARE, quantity, "pcs", currency, None, en=licence.en, zh=licence.zh)
+        line["note"] = NO_FEE_NOTE if licence.fee == "none" else PRICE_ON_REQUEST_NOTE
+        out.append(line)
+    return out
 
 
 def apply_line_discounts(lines: Iterable[dict], discounts: Mapping[str, Decimal]) -> list[dict]:

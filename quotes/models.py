@@ -28,6 +28,8 @@ from django.utils.translation import gettext_lazy as _
 from accounts.models import Team
 
 from .statuses import (
+    NO_FEE_NOTE,
+    PRICE_ON_REQUEST_NOTE,
     ApprovalDecision,
     ApprovalState,
     AuditAction,
@@ -531,6 +533,16 @@ class BomLine(models.Model):
     def _refuse_if_issued(self) -> None:
         if QuoteRevision.objects.filter(pk=self.revision_id, status=RevisionStatus.ISSUED).exists():
             raise RevisionImmutableError(_("The bill of materials of an issued revision cannot be changed."))
+
+    @property
+    def price_on_request(self) -> bool:
+        """No price is known for this line: documents print "price on request", never 0 (quotes.bom)."""
+        return self.note == PRICE_ON_REQUEST_NOTE
+
+    @property
+    def no_fee(self) -> bool:
+        """Software without a licence fee: documents say so instead of printing 0."""
+        return self.note == NO_FEE_NOTE
 
 
 @receiver(pre_delete, sender=QuoteRevision)

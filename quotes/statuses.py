@@ -105,6 +105,13 @@ class BomCategory(models.TextChoices):
     OTHER = "other", _("Other")
 
 
+# Notes of a BOM line that has no price to print (quotes.bom): a price nobody has published for this
+# market is quoted on request (stored at 0 so that no total counts it; never printed as 0), and
+# open-source or free-of-charge software has no licence fee.  The strings are msgids (quotes.bom marks them).
+PRICE_ON_REQUEST_NOTE = "Price on request"
+NO_FEE_NOTE = "No licence fee"
+
+
 # One-time purchase categories: what capex is made of.
 CAPEX_CATEGORIES = frozenset(
     {

@@ -79,7 +79,7 @@ MIN_CROSS_NODE_GBPS = 400  # [S1 §6.3] 400GE LingQu or RoCE between nodes
 # RDMA, an error.
 MIN_VALIDATED_RDMA_GBPS = 200
 KV_SHARE_WARN = 0.5  # warn when P→D KV transfer would take more than half of a node's scale-out bandwidth
-ROLE_ORDER = ("scale_up", "scale_out", "service", "management")
+ROLE_ORDER = ("scale_up", "scale_out", "service", "storage", "management", "oob")
 SWITCH_FABRICS_FOR = {
     # NIC fabric → switch fabrics that can take it, in order of preference.  A RoCE NIC on an
     # ordinary Ethernet switch links, but without a lossless RDMA fabric.
@@ -91,6 +91,33 @@ SWITCH_FABRICS_FOR = {
     "infiniband": ("infiniband",),
 }
 _ASSUMED_CABLING = Source("assumed", "one port per accelerator package per fabric (rail-optimised)")
+
+# Port headroom (docs/domain.md §7): every switched plane keeps at least one spare port per 16 it uses,
+# so that a failed port or one more device needs no new switch, and no switch is sold full.
+SPARE_PER_PORTS = 16
+# Links from a plane to the customer's own network (assumed until the customer's design is known): the
+# service pair to the customer's core (two per switch), management and out-of-band to the operations
+# network.  The back-end fabrics (scale-up, scale-out, storage) are closed: no uplink.
+EXTERNAL_UPLINKS = {"service": 4, "management": 2, "oob": 2}
+# Planes built as a switch pair (M-LAG), every node dual-homed with one port on each switch.
+PAIRED_PLANES = frozenset({"service", "storage"})
+# Planes every deployment needs whatever NICs the server's catalog entry lists (proposal anatomy:
+# 参数面 / 业务面 / 存储面 / 管理面, and out-of-band).  When the server lists no NIC of a plane the plan adds
+# one: (NIC fabric, ports per node, Gb/s, how): a dual-port 25GE card for the service and storage
+# planes (a BOM line), the onboard GE port for management.  The catalog's "management" NIC of every
+# server is its BMC port (iBMC / BMC), which is the out-of-band plane.
+ADDED_PLANES: dict[str, tuple[str, int, int, str]] = {
+    "service": ("ethernet", 2, 25, "card"),
+    "storage": ("ethernet", 2, 25, "card"),
+    "management": ("management", 1, 1, "onboard"),
+}
+_ASSUMED_PLANE = Source("assumed", "plane added by the plan: the server's catalog entry lists no NIC for it")
+# What else plugs into each plane (assumed): each gateway / load balancer has 2 × 25GE service ports,
+# 1 management and 1 BMC port; the checkpoint storage system has 2 controllers, each with 2 × 25GE
+# storage ports and 1 management port; every switch has one out-of-band management port.
+GATEWAY_PORTS = {"service": 2, "management": 1, "oob": 1}
+STORAGE_CONTROLLERS = 2
+STORAGE_PORTS = {"storage": 2, "management": 1}  # per controller
 
 
 # --------------------------------------------------------------------------- arithmetic
@@ -114,6 +141,47 @@ def switches_for_ports(ports: int, ports_per_switch: int) -> tuple[int, int, int
     return leaves, spines, uplinks
 
 
+def spare_ports(used: int) -> int:
+    """Ports kept free on a plane: one per :data:`SPARE_PER_PORTS` used (rounded up), none on an empty plane."""
+    return math.ceil(used / SPARE_PER_PORTS) if used > 0 else 0
+
+
+def size_plane(
+    used: int, ports_per_switch: int, *, paired: bool = False, rails: int = 0, nodes: int = 0
+) -> tuple[int, int, int, int, str]:
+    """(leaves, spines, uplinks, spare, sizing) for ``used`` cabled ports on switches of ``ports_per_switch``.
+
+    The switches must hold the ports used plus :func:`spare_ports` of them:
+
+    * ``single`` — one switch takes them all;
+    * ``pair`` — a paired plane (M-LAG) always has two switches, each node on both;
+    * ``rails`` — a rail-optimised back-end fabric (``rails`` ports per node, one per accelerator
+      package, ``nodes`` nodes) too big for one switch: each switch takes whole rails (the nodes' k-th
+      ports) with their spare; traffic between rails crosses the node's own bus, so no spine;
+    * ``leaf_spine`` — otherwise, two tiers (:func:`switches_for_ports` over used + spare ports).
+    """
+    if used <= 0 or ports_per_switch <= 0:
+        return 0, 0, 0, 0, "none"
+    spare = spare_ports(used)
+    need = used + spare
+    if paired:
+        if need <= 2 * ports_per_switch:
+            return 2, 0, 0, spare, "pair"
+    elif need <= ports_per_switch:
+        return 1, 0, 0, spare, "single"
+    if rails > 1 and nodes > 0 and used == rails * nodes:
+        per_switch = max(
+            (k for k in range(1, rails + 1) if k * nodes + spare_ports(k * nodes) <= ports_per_switch),
+            default=0,
+        )
+        if per_switch:
+            switches = math.ceil(rails / per_switch)
+            spare = sum(spare_ports(min(per_switch, rails - i * per_switch) * nodes) for i in range(switches))
+            return switches, 0, 0, spare, "rails"
+    leaves, spines, uplinks = switches_for_ports(need, ports_per_switch)
+    return leaves, spines, uplinks, spare, "leaf_spine"
+
+
 def _pick_switch(
     nic_fabric: str,
     speed: int,
@@ -122,15 +190,19 @@ def _pick_switch(
     ports: int = 0,
     commercial: CommercialSpec | None = None,
     server_vendor: str = "",
+    paired: bool = False,
+    rails: int = 0,
+    nodes: int = 0,
 ) -> SwitchSpec | None:
     """The switch model for a fabric: the first switch fabric that can take the NIC, then among its
     models fast enough for the NIC:
 
     1. when several vendors' switches fit, the server vendor's own switch if it takes every port in
        one tier (the vendor's reference design, e.g. S2: NF5868G8 with the Inspur X400);
-    2. otherwise the cheapest design for ``ports`` server ports: switches (leaf/spine when one
-       switch is too small, :func:`switches_for_ports`) plus a transceiver at each end of every
-       link, at the prices of ``commercial``; unpriced models come after priced ones;
+    2. otherwise the cheapest design for ``ports`` cabled ports: switches (:func:`size_plane`: with
+       their spare ports, a pair, whole rails or leaf/spine when one switch is too small) plus a
+       transceiver at each end of every link, at the prices of ``commercial``; unpriced models come
+       after priced ones;
     3. then fewer switches, then catalog order.
     """
     for fabric in SWITCH_FABRICS_FOR.get(nic_fabric, (nic_fabric,)):
@@ -138,7 +210,9 @@ def _pick_switch(
         if not candidates:
             continue
         fast = [s for s in candidates if s.port_speed_gbps >= speed]
-        pool = fast or candidates
+        # none fast enough: the fastest there is (a 200G NIC on a 100GE switch, not on a 25GE one)
+        top = max(s.port_speed_gbps for s in candidates)
+        pool = fast or [s for s in candidates if s.port_speed_gbps == top]
         if len(pool) == 1 or ports <= 0:
             return pool[0]
         prices = commercial.switch_unit_prices if commercial else {}
@@ -151,7 +225,9 @@ def _pick_switch(
             prices: Mapping[str, Decimal] = prices,
             mixed: bool = mixed,
         ) -> tuple[bool, bool, Decimal | int, int, int]:
-            leaves, spines, uplinks = switches_for_ports(ports, sw.ports)
+            leaves, spines, uplinks, _spare, _how = size_plane(
+                ports, sw.ports, paired=paired, rails=rails, nodes=nodes
+            )
             count = leaves + spines
             optics_media, _cable = link_media(min(speed, sw.port_speed_gbps))
             if commercial is None:
@@ -197,6 +273,7 @@ class _NicGroup:
     role: str
     count: int
     speed: int
+    added: str = ""  # "" (the server's own NIC), "card" or "onboard" (ADDED_PLANES)
 
 
 def _nic_groups(req: PlanRequest) -> list[_NicGroup]:
@@ -204,12 +281,18 @@ def _nic_groups(req: PlanRequest) -> list[_NicGroup]:
     merged: dict[tuple[str, str], _NicGroup] = {}
     for nic in req.server.nics:
         role = "scale_up" if nic.role == "scale_up" or nic.fabric == req.server.scale_up_fabric else nic.role
+        if role == "management":
+            role = "oob"  # the catalog's management NIC is the BMC port (ADDED_PLANES)
         key = (nic.fabric, role)
         if key in merged:
             merged[key].count += nic.count
             merged[key].speed = max(merged[key].speed, nic.speed_gbps)
         else:
             merged[key] = _NicGroup(nic.fabric, role, nic.count, nic.speed_gbps)
+    roles = {g.role for g in merged.values()}
+    for role, (fabric, count, speed, how) in ADDED_PLANES.items():
+        if role not in roles:
+            merged[(fabric, role)] = _NicGroup(fabric, role, count, speed, how)
     order = {r: i for i, r in enumerate(ROLE_ORDER)}
     return sorted(merged.values(), key=lambda n: (order.get(n.role, 9), n.fabric))
 
@@ -223,15 +306,18 @@ def _cabled(nic: _NicGroup, packages: int) -> int:
 # Link media by speed.  A 400G-class link takes a transceiver at each end (network.optics, priced at
 # commercial.optics_unit_price, the 400G QSFP-DD/OSFP SKU) and a fiber patch cord; slower optical
 # links take their own transceivers ("100g-optics" is a QSFP28, "200g-optics" a QSFP56, "25g-optics"
-# an SFP28); 1/10GE management links are copper patch cables (RJ45, Cat6) with no optics.
+# an SFP28, "10g-optics" an SFP+); GE management and BMC links are copper patch cables (RJ45, Cat6).
 MEDIA = {
     "100g-optics": ("100G optical module (QSFP28)", "100G 光模块（QSFP28）"),
     "200g-optics": ("200G optical module (QSFP56)", "200G 光模块（QSFP56）"),
     "25g-optics": ("25G optical module (SFP28)", "25G 光模块（SFP28）"),
+    "10g-optics": ("10G optical module (SFP+)", "10G 光模块（SFP+）"),
     "fiber": ("Fiber patch cord (MPO/LC)", "光纤跳线（MPO/LC）"),
     "cat6": ("Copper patch cable (Cat6, RJ45)", "超六类网线（RJ45）"),
 }
-COPPER_MAX_GBPS = 10
+# Copper RJ45 only for GE (BMC and onboard management ports); a 10GE port (SFP+, e.g. the NF5868G8's
+# 10G service ports) takes a 10G SFP+ module into an SFP28 switch port, never Cat6 into a 100GE switch.
+COPPER_MAX_GBPS = 1
 
 
 def link_media(link_gbps: int) -> tuple[str, str]:
@@ -240,10 +326,10 @@ def link_media(link_gbps: int) -> tuple[str, str]:
         return "", "cat6"
     if link_gbps >= 400:
         return "", "fiber"
-    for speed in (200, 100, 25):
+    for speed in (200, 100, 25, 10):
         if link_gbps >= speed:
             return f"{speed}g-optics", "fiber"
-    return "25g-optics", "fiber"
+    return "10g-optics", "fiber"
 
 
 def _row(
@@ -255,14 +341,26 @@ def _row(
     switch: SwitchSpec | None,
     note_en: str = "",
     note_zh: str = "",
+    attached: int = 0,
 ) -> FabricRow:
     ports = nodes * cabled
+    external = EXTERNAL_UPLINKS.get(nic.role, 0) if ports > 0 else 0
+    attached = attached if ports > 0 else 0
+    used = ports + attached + external
+    rails = cabled if nic.role in ("scale_up", "scale_out") else 0
     if switch is not None and ports > 0:
-        leaves, spines, uplinks = switches_for_ports(ports, switch.ports)
+        leaves, spines, uplinks, spare, sizing = size_plane(
+            used,
+            switch.ports,
+            paired=nic.role in PAIRED_PLANES,
+            rails=rails if not attached else 0,
+            nodes=nodes,
+        )
     else:
-        leaves = spines = uplinks = 0
+        leaves = spines = uplinks = spare = 0
+        sizing = "none"
     n_switches = leaves + spines
-    links = (ports + uplinks) if n_switches else 0
+    links = (used + uplinks) if n_switches else 0
     link_gbps = min(nic.speed, switch.port_speed_gbps) if switch else nic.speed
     rdma = nic.fabric in RDMA_FABRICS and (switch is None or switch.fabric in RDMA_FABRICS)
     return FabricRow(
@@ -294,6 +392,11 @@ def _row(
         switch_kw=n_switches * (switch.power_kw if switch else 0.0),
         note_en=note_en,
         note_zh=note_zh,
+        attached_ports=attached if n_switches else 0,
+        external_uplinks=external if n_switches else 0,
+        spare_ports=spare,
+        added_nic=nic.added,
+        sizing=sizing,
     )
 
 
@@ -349,19 +452,35 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
         )
     )
 
+    # Other devices on each plane (GATEWAY_PORTS, STORAGE_PORTS); the out-of-band plane also takes
+    # every switch's management port, so it is sized last.
+    gateways = req.commercial.gateways if req.commercial else 0
+    attached = {
+        role: gateways * GATEWAY_PORTS.get(role, 0) + STORAGE_CONTROLLERS * STORAGE_PORTS.get(role, 0)
+        for role in ("service", "storage", "management", "oob")
+    }
+    nic_groups = [n for n in nic_groups if n.role != "oob"] + [n for n in nic_groups if n.role == "oob"]
     for nic in nic_groups:
         if nic.role == "scale_up" and nic.fabric in IN_NODE_FABRICS:
             continue
         cabled = _cabled(nic, packages)
+        extra = attached.get(nic.role, 0)
+        if nic.role == "oob":
+            extra += sum(r.switches for r in rows)
+        domain = nodes if nic.role != "scale_up" else max((g.nodes for g in groups), default=0)
+        used = domain * cabled
+        if nic.role not in ("scale_up", "scale_out"):
+            used += extra + EXTERNAL_UPLINKS.get(nic.role, 0)
         switch = _pick_switch(
             nic.fabric,
             nic.speed,
             req.switches,
-            ports=nodes * cabled
-            if nic.role != "scale_up"
-            else max((g.nodes for g in groups), default=0) * cabled,
+            ports=used,
             commercial=req.commercial,
             server_vendor=server.vendor,
+            paired=nic.role in PAIRED_PLANES,
+            rails=cabled if nic.role in ("scale_up", "scale_out") else 0,
+            nodes=domain,
         )
         if nic.role == "scale_up":
             rows.extend(_scale_up_rows(nic, groups, cabled, switch, share=not separate))
@@ -401,7 +520,9 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
                 if switch
                 else ("customer network (no switch in the plan)", "接入客户现网（不在本方案内）")
             )
-            rows.append(_row(nic, "all", all_names, nodes, cabled, switch, *note))
+            if nic.added and switch:
+                note = _ADDED_NOTES.get(nic.role, note)
+            rows.append(_row(nic, "all", all_names, nodes, cabled, switch, *note, attached=extra))
 
     for row in rows:
         if row.ports_needed > 0 and not row.switch_model and row.role in ("scale_up", "scale_out"):
@@ -585,6 +706,22 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
     )
 
 
+_ADDED_NOTES = {
+    "service": (
+        "dual-port 25GE card added per node (dual-homed to the switch pair); gateways attached",
+        "每节点加配双口 25GE 网卡（双归接入交换机对）；网关接入本平面",
+    ),
+    "storage": (
+        "dual-port 25GE card added per node; the checkpoint storage system attached",
+        "每节点加配双口 25GE 网卡；模型权重存储接入本平面",
+    ),
+    "management": (
+        "onboard GE port of each node (operating system, monitoring, image pulls)",
+        "各节点板载 GE 口（操作系统、监控、镜像拉取）",
+    ),
+}
+
+
 def r_key(row: FabricRow) -> str:
     """Stable key of a fabric row: ``<role>.<fabric>.<scope>``."""
     return f"{row.role}.{row.fabric}.{row.scope}"
@@ -607,20 +744,24 @@ def _scale_up_rows(
     share: bool = True,
 ) -> list[FabricRow]:
     """Scale-up switch domains: a group's ports on one switch; small groups share while
-    they fit (unless ``share`` is off: a pair with separate switches)."""
+    they fit with their spare ports (unless ``share`` is off: a pair with separate switches)."""
     multi = [g for g in groups if g.nodes > 1]
     if not multi:
         return []
     capacity = switch.ports if switch else 0
     bins: list[list[GroupLayout]] = []
     own: list[GroupLayout] = []
+
+    def fits(ports: int) -> bool:  # with the spare ports the switch keeps free (size_plane)
+        return ports + spare_ports(ports) <= capacity
+
     for g in multi:
         ports = g.nodes * cabled
-        if not switch or ports > capacity or not share:
+        if not switch or not fits(ports) or not share:
             own.append(g)
             continue
         for b in bins:
-            if sum(x.nodes for x in b) * cabled + ports <= capacity:
+            if fits(sum(x.nodes for x in b) * cabled + ports):
                 b.append(g)
                 break
         else:
@@ -650,7 +791,7 @@ def _switch_units(rows: list[FabricRow]) -> tuple[SwitchUnit, ...]:
         if not row.switches:
             continue
         single = row.spines == 0
-        tiers = ["single"] if single else ["leaf"] * row.leaves + ["spine"] * row.spines
+        tiers = ["single"] * row.switches if single else ["leaf"] * row.leaves + ["spine"] * row.spines
         for tier in tiers:
             counters[row.switch_slug] = counters.get(row.switch_slug, 0) + 1
             units.append(
@@ -706,14 +847,36 @@ def _row_figures(book: FigureBook, rows: list[FabricRow], packages: int) -> None
             nodes=row.nodes,
             cabled_per_node=row.cabled_per_node,
         )
+        used = row.ports_needed + row.attached_ports + row.external_uplinks
+        if row.switches:
+            book.put(
+                f"network.{role}.{fabric}.{scope}.ports_used",
+                row.ports_used,
+                label=names,
+                source=_ASSUMED_PLANE if row.added_nic else None,
+                ports=row.ports_needed,
+                attached=row.attached_ports,
+                external_uplinks=row.external_uplinks,
+                uplinks=row.uplinks,
+            )
+            book.put(
+                f"network.{role}.{fabric}.{scope}.spare_ports",
+                row.spare_ports,
+                variant="rails" if row.sizing == "rails" else None,
+                label=names,
+                used=used,
+                switches=row.switches,
+            )
         book.put(
             f"network.{role}.{fabric}.{scope}.switches",
             row.switches,
+            variant=row.sizing if row.sizing in ("pair", "rails") else None,
             label=names,
-            ports=row.ports_needed,
+            need=used + row.spare_ports,
             P=row.ports_per_switch,
             leaves=row.leaves,
             spines=row.spines,
+            rails=row.cabled_per_node,
         )
         if link_media(row.link_gbps)[1] == "cat6":
             optics = "copper"
@@ -726,7 +889,7 @@ def _row_figures(book: FigureBook, rows: list[FabricRow], packages: int) -> None
             row.optics,
             variant=optics,
             label=names,
-            ports=row.ports_needed,
+            ports=used if row.switches else row.ports_needed,
             uplinks=row.uplinks,
             link_gbps=row.link_gbps,
         )

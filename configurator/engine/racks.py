@@ -47,6 +47,16 @@ from .vocabulary import TIERS, group_short, plane_short
 
 CONTAINMENT_SOURCE = Source("assumed", "35–40 kW per rack with hot/cold-aisle containment")
 _EPS = 1e-9
+# 1 kW of electrical input is 3,412.14 BTU/h of heat (1 BTU/h = 0.29307107 W, the international table BTU).
+BTU_H_PER_KW = 3412.14
+# Cable length classes by how far a link runs (assumed lengths, to be confirmed on the site survey):
+# inside one rack (≤ 3 m), to a rack at most two positions away (≤ 10 m), along the row (≤ 30 m).
+# Devices outside the racks planned here (gateways, the storage system, the customer's network) are
+# reached along the row.
+CABLE_LENGTHS = {"in_rack": 3, "adjacent": 10, "row": 30}
+_LENGTH_SOURCE = Source("assumed", "in-rack ≤ 3 m, within two racks ≤ 10 m, along the row ≤ 30 m")
+C19_MIN_PSU_WATTS = 2000  # IEC 60320 C19/C20 (16 A) for PSUs of 2 kW and more, C13/C14 (10 A) below
+SWITCH_PSUS = 2  # a switch's two PSUs, one on each feed (assumed)
 
 
 # --------------------------------------------------------------------------- placement
@@ -66,6 +76,8 @@ class _Rack:
     design_kw: float = 0.0
     servers: int = 0
     switches: int = 0
+    nodes: list[int] = field(default_factory=list)
+    switch_units: list[int] = field(default_factory=list)  # indices into NetworkResult.switches
 
     @property
     def free(self) -> int:
@@ -179,13 +191,14 @@ def _place(
                     )
                 )
             rack.bottom += server.rack_units
+            rack.nodes.append(node)
             rack.kw += server.max_input_kw
             rack.design_kw += server.max_input_kw * lf
             rack.servers += 1
         group_racks[g.name] = mine
 
     network_racks: list[_Rack] = []
-    for sw in network.switches:
+    for index, sw in enumerate(network.switches):
         if len(sw.groups) == 1 and sw.groups[0] in group_racks:
             candidates = group_racks[sw.groups[0]]
         else:
@@ -212,6 +225,7 @@ def _place(
                 )
             )
         target.top -= u
+        target.switch_units.append(index)
         target.kw += sw.power_kw
         target.design_kw += sw.power_kw
         target.switches += 1
@@ -253,11 +267,30 @@ def place_racks(
     racks: list[RackLayout] = []
     book = FigureBook()
     feed_checks: list[Check] = []
+    psu_per_feed = math.ceil(server.psu_count / 2) if server.psu_count else 1
+    server_c19 = server.psu_watts >= C19_MIN_PSU_WATTS if server.psu_watts else server.max_input_kw >= 2
     for i, r in enumerate(built):
         feed = rack_feed(r.kw, site, key=f"racks.{r.name}.feed", name=r.name)
         feed_checks.extend(feed.checks)
         used = sum(s.height_u for s in r.slots if s.kind != "blank")
         slots = tuple(sorted(r.slots, key=lambda s: s.u_position))
+        heat = round(r.kw * BTU_H_PER_KW)
+        c19 = r.servers * psu_per_feed if server_c19 else 0
+        c13 = (0 if server_c19 else r.servers * psu_per_feed) + r.switches * (SWITCH_PSUS // 2)
+        book.put(
+            f"racks.{r.name}.heat_btu_h",
+            heat,
+            source=Source("public", "1 kW = 3,412.14 BTU/h (international table BTU)"),
+            kw=round(r.kw, 3),
+        )
+        book.put(
+            f"racks.{r.name}.pdu_sockets",
+            c19 + c13,
+            source=Source("input", "server PSUs") if server.psu_count else None,
+            servers=r.servers,
+            psus_per_feed=psu_per_feed,
+            switches=r.switches,
+        )
         racks.append(
             RackLayout(
                 index=i,
@@ -275,6 +308,9 @@ def place_racks(
                 feed=feed,
                 cooling=spec.cooling,
                 cooling_limit_kw=limit,
+                heat_btu_h=heat,
+                pdu_c19=c19,
+                pdu_c13=c13,
             )
         )
         book.put(f"racks.{r.name}.kw", round(r.kw, 3), devices={s.label: s.kw for s in slots if s.kw})
@@ -330,6 +366,24 @@ def place_racks(
         if seed.rack_units is not None:
             book.put("racks.seed.units", seed.rack_units, source=seed.source)
 
+    total_heat = round(total_kw * BTU_H_PER_KW)
+    book.put(
+        "racks.heat_btu_h",
+        total_heat,
+        source=Source("public", "1 kW = 3,412.14 BTU/h (international table BTU)"),
+        kw=round(total_kw, 3),
+    )
+    lengths = _cable_lengths(layout, network, built)
+    for medium, classes in lengths.items():
+        for length, count in classes.items():
+            book.put(
+                f"racks.cables.{medium}.{length}",
+                count,
+                source=_LENGTH_SOURCE,
+                label={"metres": CABLE_LENGTHS[length]},
+                links={k: v for k, v in _links_by_row(layout, network, built, medium, length).items() if v},
+            )
+
     checks: list[Check] = []
     checks.extend(_fit_checks(req, usable))
     cooling = _cooling_check(req, layout, network, racks, limit)
@@ -352,7 +406,69 @@ def place_racks(
         seed=seed,
         figures=book.figures,
         checks=tuple(checks),
+        heat_btu_h=total_heat,
+        cable_lengths=lengths,
     )
+
+
+def _length_class(distance: int) -> str:
+    if distance == 0:
+        return "in_rack"
+    return "adjacent" if distance <= 2 else "row"
+
+
+def _links_by_row(
+    layout: LayoutResult, network: NetworkResult, built: list[_Rack], medium: str, length: str
+) -> dict[str, int]:
+    """Links of one medium and length class, by fabric row (``<role>.<fabric>.<scope>``).
+
+    A server's link runs to the nearest rack holding a switch of its row; the other devices' links
+    and the links to the customer's network run along the row; leaf→spine links between racks of
+    the row's switches.
+    """
+    rack_of_node = {node: i for i, r in enumerate(built) for node in r.nodes}
+    rack_of_switch = {k: i for i, r in enumerate(built) for k in r.switch_units}
+    out: dict[str, int] = {}
+    for row in network.rows:
+        if not row.switches or row.cable_media != medium:
+            continue
+        key = f"{row.role}.{row.fabric}.{row.scope}"
+        homes = [
+            rack_of_switch[k]
+            for k, unit in enumerate(network.switches)
+            if k in rack_of_switch
+            and (unit.slug, unit.role, unit.groups) == (row.switch_slug, row.role, row.groups)
+        ]
+        count = 0
+        for g in layout.groups:
+            if g.name not in row.groups:
+                continue
+            for node in range(g.first_node, g.first_node + g.nodes):
+                where = rack_of_node.get(node)
+                distance = min((abs(where - h) for h in homes), default=99) if where is not None else 99
+                if _length_class(distance) == length:
+                    count += row.cabled_per_node
+        if length == "row":
+            count += row.attached_ports + row.external_uplinks
+        if row.uplinks:
+            spread = max(homes) - min(homes) if homes else 0
+            if _length_class(spread) == length:
+                count += row.uplinks
+        out[key] = count
+    return out
+
+
+def _cable_lengths(
+    layout: LayoutResult, network: NetworkResult, built: list[_Rack]
+) -> dict[str, dict[str, int]]:
+    """Cables by medium and length class (:data:`CABLE_LENGTHS`), summing to each row's cables."""
+    out: dict[str, dict[str, int]] = {}
+    for medium in sorted({r.cable_media for r in network.rows if r.switches and r.cable_media}):
+        for length in CABLE_LENGTHS:
+            n = sum(_links_by_row(layout, network, built, medium, length).values())
+            if n:
+                out.setdefault(medium, {})[length] = n
+    return out
 
 
 def _units(slots: Iterable[RackSlot], kind: str) -> int:

@@ -733,7 +733,7 @@ class SwitchUnit:
     slug: str
     model: str
     fabric: str
-    role: str  # scale_up | scale_out | service | management
+    role: str  # scale_up | scale_out | service | storage | management | oob
     tier: str  # single | leaf | spine
     groups: tuple[str, ...]  # serving groups it connects (one: dedicated, several: shared)
     rack_units: int
@@ -746,7 +746,7 @@ class FabricRow:
     """One fabric (or one switched domain of a scale-up fabric)."""
 
     fabric: str  # the NIC fabric: lingqu | roce | infiniband | ethernet | management | pcie | hccs | nvlink
-    role: str  # scale_up | scale_out | service | management
+    role: str  # scale_up | scale_out | service | storage | management | oob
     scope: str  # "all", "in-node", or the groups it serves joined by "+"
     groups: tuple[str, ...]
     nodes: int
@@ -773,6 +773,25 @@ class FabricRow:
     switch_model_zh: str = ""  # catalog name_zh of the switch; empty: switch_model
     optics_media: str = ""  # media code of the transceivers (MEDIA); "" when optics are 400G-class or none
     cable_media: str = ""  # media code of the cables: "fiber" (optical links) or "cat6" (copper)
+    # Port headroom (network.size_network): other devices on the plane (gateways, the storage
+    # system, switches' management ports), links to the customer's network, spare ports kept free.
+    attached_ports: int = 0
+    external_uplinks: int = 0
+    spare_ports: int = 0
+    # "" when the server has the NICs of this plane; "card" (an added NIC, a BOM line) or "onboard"
+    # (the server's onboard port) when the plan adds the plane the server's catalog entry does not list.
+    added_nic: str = ""
+    # How the switch count was reached: single | pair | rails | leaf_spine | none.
+    sizing: str = ""
+
+    @property
+    def ports_used(self) -> int:
+        """Switch ports cabled: servers, attached devices, uplinks out, and both ends of leaf→spine links."""
+        return self.ports_needed + self.attached_ports + self.external_uplinks + 2 * self.uplinks
+
+    @property
+    def port_capacity(self) -> int:
+        return self.switches * self.ports_per_switch
 
     @property
     def node_bandwidth_gbps(self) -> int:
@@ -978,6 +997,11 @@ class RackLayout:
     feed: FeedSizing  # A and B feeds of this rack, each for the full rack load
     cooling: str
     cooling_limit_kw: float | None  # None: liquid cooling, no air limit
+    heat_btu_h: float = 0.0  # kw × 3,412.14 BTU/h per kW: the heat the room's cooling removes at full load
+    # Sockets one feed's PDU needs (every device's PSUs split over the A and B feeds): C19 for PSUs of
+    # 2 kW and more, C13 below.
+    pdu_c19: int = 0
+    pdu_c13: int = 0
 
     @property
     def exceeds_cooling(self) -> bool:
@@ -1011,6 +1035,9 @@ class RackResult:
     seed: SeedReference | None = None
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+    heat_btu_h: float = 0.0
+    # Cables by medium ("fiber", "cat6") and length class ("in_rack", "adjacent", "row": racks.CABLE_LENGTHS)
+    cable_lengths: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
 
 # performance (engine/performance/)

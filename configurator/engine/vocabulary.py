@@ -179,8 +179,16 @@ PLANES: dict[str, PlaneTerm] = {
     "service": PlaneTerm(
         Term("service plane", "业务面"), Term("service", "业务面"), Term("service", "业务面")
     ),
+    "storage": PlaneTerm(
+        Term("storage plane", "存储面"), Term("storage", "存储"), Term("storage plane", "存储面")
+    ),
     "management": PlaneTerm(
         Term("management plane", "管理面"), Term("management", "管理面"), Term("management", "管理面")
+    ),
+    "oob": PlaneTerm(
+        Term("out-of-band management (BMC)", "带外管理（BMC）"),
+        Term("out-of-band", "带外管理"),
+        Term("out-of-band", "带外管理"),
     ),
 }
 PLANE_LABELS = {k: p.label for k, p in PLANES.items()}

@@ -45,6 +45,7 @@ from configurator.public import (
 from configurator.public import (
     sections as section_model,
 )
+from proposals.delivery import delivery_context
 from proposals.options import comparison, comparison_table, recommendation_reason
 from proposals.terms import commercial_context
 
@@ -1062,6 +1063,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "edition": edition,
         "internal": internal,
         **{k: v for k, v in commercial.items() if k != "line_nets"},
+        **delivery_context(revision, lang),
         "font_family": mark_safe(FONT_FAMILY),  # constants of this module, not user text
         "mono_font_family": mark_safe(MONO_FONT_FAMILY),
         "page_counter_css": mark_safe(page_counter_css(_("Page %(page)s of %(pages)s"))),

@@ -39,7 +39,7 @@ def _rendered_min_font(svg_text: str, display_width: float | None) -> float:
 A3_SWITCHES = ["lingqu-630-v1", "roce-400ge-access", "mgmt-1ge"]
 
 
-def _context(kind: str, nodes: int, switches: list[str] | None = A3_SWITCHES):
+def _context(kind: str, nodes: int, switches: list | None = A3_SWITCHES):
     # the seeded 4 × A3 case (configurator.reference.CASES), re-laid out at every size the engine accepts
     data = dict(reference.CASES["a3-4-single"])
     if switches is not None:
@@ -81,10 +81,22 @@ def test_every_drawing_keeps_labels_of_at_least_8_px(kind):
 
 
 def test_rack_labels_stay_legible_with_the_switches_the_engine_chooses():
-    # At 64 nodes the engine's leaf/spine switches have long model names
-    # ('NVIDIA Spectrum-X SN5600 (64 × 800GbE) #12（集群，脊）'): they keep 8 px and lose the middle
-    # of the name to an ellipsis, keeping the unit number and role; the slot's <title> has it all.
-    _, ctx = _context("single", 64, switches=None)
+    # At 64 nodes on a 1U, 64-port RoCE switch with a long model name (not a seed row: the seeded
+    # catalog would split the rails over 2U switches with short names), a rail of 64 ports and its 4
+    # spare do not fit one switch, so the engine builds leaf/spine and the labels are long
+    # ('NVIDIA Spectrum-X SN5600 1U 64-port RoCE variant #12（集群，脊）'): they keep 8 px and lose the
+    # middle of the name to an ellipsis, keeping the unit number and role; the slot's <title> has it all.
+    long_named = {
+        "slug": "roce-long-name",
+        "name": "NVIDIA Spectrum-X SN5600 1U 64-port RoCE variant (64 × 400GbE)",
+        "vendor": "NVIDIA",
+        "fabric": "roce",
+        "ports": 64,
+        "port_speed_gbps": 400,
+        "rack_units": 1,
+        "power_kw": 1.0,
+    }
+    _, ctx = _context("single", 64, switches=["lingqu-630-v1", long_named, "mgmt-1ge", "ce6866-48s8cq"])
     svgs = "".join(rack["svg"] for rack in ctx["racks"])
     for rack in ctx["racks"]:
         assert _rendered_min_font(rack["svg"], None) >= MIN_PX

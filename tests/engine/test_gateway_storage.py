@@ -34,11 +34,24 @@ def test_gateway_and_checkpoint_storage_lines_match_the_engines_capex():
     other = {
         x["description_en"]: (x["quantity"], x["unit"], x["unit_price"])
         for x in lines
-        if x["category"] == "other"
+        if x["category"] == "other" and not x["description_en"].startswith("Dual-port 25GE NIC")
     }
+    # the NIC cards the plan adds for the service and storage planes (one per node) are priced on request
+    nics = [x for x in lines if x["description_en"].startswith("Dual-port 25GE NIC")]
+    assert [(x["quantity"], x["unit_price"], x["note"]) for x in nics] == [(4, 0, "Price on request")] * 2
     assert other == {
-        "Gateway / load balancer server (active/standby)": (2, "pcs", Decimal("60000")),
-        "Shared storage for the model checkpoint (usable TB; two versions)": (4, "TB", Decimal("8000")),
+        "Gateway / load balancer server (active/standby; 1U, 2 × 25GE on the service plane) (generic item)": (
+            2,
+            "pcs",
+            Decimal("60000"),
+        ),
+        # a named product class (S1 §3.1 "e.g. OceanStor"), not "storage" of nothing in particular
+        "All-flash NAS storage for the model checkpoint (dual controllers, NFS over the storage plane; "
+        "OceanStor Dorado class or equivalent), usable TB, two checkpoint versions (generic item)": (
+            4,
+            "TB",
+            Decimal("8000"),
+        ),
     }
     # Every capex line together is the engine's capex subtotal, to the cent.
     capex_lines = sum(

@@ -113,82 +113,125 @@ def test_leaf_spine_rule():
 
 def test_8_a3_pair_matches_the_seed_switches():
     net = _net(_case(PAIR))
-    # S1 §3.2: 1 × 400GE LingQu switch + 1 × 400GE RoCE access switch for 8 nodes; the seeded A3 also
-    # has a 1GE management port (catalog/seed/servers.yaml atlas-800-a3 nics): one management switch
-    assert net.switches_by_fabric() == {"lingqu": 1, "roce": 1, "management": 1}
-    assert _row(net, "scale_out").switch_slug == "roce-400ge-access"
+    # S1 §3.2: 1 × 400GE LingQu switch + 1 × 400GE RoCE switch for 8 nodes.  With the seeded 64-port
+    # access switch the 64 RoCE ports and their ceil(64/16) = 4 spare ports do not fit (68 > 64); the
+    # 128-port core takes them in one switch (two access switches by whole rails cost the same:
+    # fewer switches win, tests/engine/test_switch_choice.py).
+    assert {k: net.switches_by_fabric()[k] for k in ("lingqu", "roce")} == {"lingqu": 1, "roce": 1}
     roce = _row(net, "scale_out")
+    assert roce.switch_slug == "roce-400ge-core"
     assert roce.ports_needed == 8 * 8  # 8 nodes × 8 × 400GE RoCE (S1 §2.1)
+    assert roce.spare_ports == math.ceil(64 / 16) == 4
     assert (roce.switches, roce.spines) == (1, 0)
     assert roce.optics == 2 * 64  # one transceiver at each end of 64 links
     assert roce.cables == 64
     lingqu = _row(net, "scale_up")
     # 56 LingQu ports per node, one cabled per 910C package (8) → 4 nodes × 8 per cluster;
-    # both clusters' 64 ports fit one 128-port LingQu 630 V1
+    # both clusters' 64 ports and 4 spare fit one 128-port LingQu 630 V1
     assert lingqu.cabled_per_node == 8 and lingqu.ports_per_node == 56
     assert lingqu.ports_needed == 64 and lingqu.groups == ("cluster-a", "cluster-b")
+    assert lingqu.ports_used + lingqu.spare_ports <= lingqu.port_capacity == 128
     assert net.figures["network.scale_up.lingqu.cluster-a+cluster-b.cabled_per_node"].source.kind == "assumed"
     assert _codes(net)["network.switch_count_vs_seed"].severity == Severity.OK
     assert net.figures["network.seed.switches.lingqu"].value == 1
-    # totals for racks and power: LingQu 4U / 3.0 kW + RoCE access 2U / 1.6 kW + management 1U / 0.15 kW
-    # (catalog/seed/switches.yaml; the hand-made builder's two 2U / 2.0 kW switches gave 4U, 4.0 kW)
-    assert net.switch_count == 3
-    assert net.switch_units == 4 + 2 + 1
-    assert net.switch_kw == pytest.approx(3.0 + 1.6 + 0.15)
-    assert net.optics == 2 * 64 + 2 * 64  # management ports are copper: no optics
+    # no switch is sold full: every plane keeps ≥ one spare port per 16 used
+    for row in net.rows:
+        if row.switches:
+            assert row.spare_ports >= math.ceil(row.ports_used / 16) - (row.sizing == "rails")
+            assert row.ports_used + row.spare_ports <= row.port_capacity
+
+
+def test_every_plane_is_built_with_headroom_and_its_devices():
+    # Proposal anatomy §4: 参数面 / 业务面 / 存储面 / 管理面 and out-of-band.  The seeded A3 lists only its
+    # RoCE, LingQu and iBMC ports (catalog/seed/servers.yaml): the plan adds a dual-port 25GE card for
+    # the service and storage planes, the onboard GE port for management; the iBMC is out-of-band.
+    net = _net(_case(P8D8))
+    roles = {r.role for r in net.rows if r.scope != "in-node"}
+    assert roles == {"scale_up", "scale_out", "service", "storage", "management", "oob"}
+    service, storage = _row(net, "service"), _row(net, "storage")
+    assert (service.added_nic, storage.added_nic, _row(net, "management").added_nic) == (
+        "card",
+        "card",
+        "onboard",
+    )
+    # 16 nodes × 2 ports; the 2 gateways × 2 service ports; 4 uplinks to the customer's core
+    assert (service.ports_needed, service.attached_ports, service.external_uplinks) == (32, 4, 4)
+    assert service.spare_ports == math.ceil(40 / 16) == 3
+    assert service.switches == 2 and service.sizing == "pair"  # M-LAG pair
+    # the storage system's 2 controllers × 2 ports; a closed plane: no uplink
+    assert (storage.ports_needed, storage.attached_ports, storage.external_uplinks) == (32, 4, 0)
+    oob = _row(net, "oob")
+    # every other switch's management port and the gateways' BMC ports are on the out-of-band plane
+    others = sum(r.switches for r in net.rows if r.role != "oob")
+    assert oob.attached_ports == others + 2
+    assert oob.ports_needed == 16
 
 
 def test_16_a3_8p8d_one_lingqu_per_side_and_roce_leaf_spine():
-    # S1 §4.3's design with 64-port switches: a 64-port LingQu switch (not a seed row: the seeded
-    # LingQu 630 V1 has 128 ports) and only the seeded 64-port RoCE access switch on offer.
+    # A 64-port LingQu switch (not a seed row: the seeded LingQu 630 V1 has 128 ports) and only the
+    # seeded 64-port RoCE access switch on offer, with a 2-port RoCE server (not a seed row) so that
+    # whole rails do not apply (2 rails of 16 + 1 spare fit one switch each; here one rail per switch
+    # is too little: a 2-rail server with 40 nodes would); the leaf/spine rule is checked directly.
     lingqu_64 = replace(reference.switch("lingqu-630-v1"), ports=64)
-    req = _case(P8D8, switches=(lingqu_64, *reference.switches("roce-400ge-access", "mgmt-1ge")))
+    req = _case(
+        P8D8, switches=(lingqu_64, *reference.switches("roce-400ge-access", "mgmt-1ge", "ce6866-48s8cq"))
+    )
     net = _net(req)
     lingqu = [r for r in net.rows if r.fabric == "lingqu" and r.scope != "in-node"]
-    # S1 §4.3: 2 LingQu switches, one per P/D cluster (8 nodes × 8 cabled ports = 64 each)
+    # S1 §4.3: 2 LingQu switches, one per P/D cluster; 8 nodes × 8 = 64 ports + 4 spare > 64: each side
+    # by whole rails, 3 rails (3 × 8 + 2 spare = 26... ) — k rails fit while 8k + ceil(8k/16) ≤ 64 → k = 7
+    assert [(r.scope, r.ports_needed, r.switches, r.sizing) for r in lingqu] == [
+        ("prefill", 64, 2, "rails"),
+        ("decode", 64, 2, "rails"),
+    ]
+    roce = _row(net, "scale_out")
+    # 16 × 8 = 128 RoCE ports: rails of 16 + 1 spare, 3 per 64-port switch (3 × 17 = 51 ≤ 64 < 68)
+    assert roce.ports_needed == 128
+    assert (roce.switches, roce.spines, roce.sizing) == (math.ceil(8 / 3), 0, "rails")
+    assert roce.optics == 2 * 128
+    seed = _codes(net)["network.switch_count_vs_seed"]
+    assert seed.severity == Severity.WARNING
+    assert "roce: seed 1, plan 3" in seed.message_en
+    # leaf/spine when whole rails cannot help: 136 ports needed on 64-port switches
+    assert switches_for_ports(128 + 8, 64) == (5, 3, 5 * 32)
+
+
+def test_16_a3_8p8d_seeded_switches_one_lingqu_per_side():
+    net = _net(_case(P8D8))
+    # the seeded 128-port LingQu 630 V1: both sides' 2 × 64 ports and their 2 × 4 spare (136) no longer
+    # fit one switch, so each side has its own, as S1 §4.3 plans (one per P/D cluster)
+    lingqu = [r for r in net.rows if r.fabric == "lingqu" and r.scope != "in-node"]
     assert [(r.scope, r.ports_needed, r.switches) for r in lingqu] == [("prefill", 64, 1), ("decode", 64, 1)]
     roce = _row(net, "scale_out")
-    # 16 × 8 = 128 RoCE ports on 64-port switches: leaves = ceil(128/32) = 4, spines = ceil(4·32/64) = 2
-    assert roce.ports_needed == 128
-    assert (roce.leaves, roce.spines, roce.switches) == (4, 2, 6)
-    assert roce.uplinks == 4 * 32
-    assert roce.optics == 2 * (128 + 128)
-    # the seed's single RoCE core switch needs ≥ 128 ports: flagged, not copied
+    # 128 RoCE ports + 8 spare > 128: by whole rails, 3 × 350 k (access, 3 rails each) beats
+    # 2 × 700 k (core, 7 rails each) at the seeded prices (catalog/seed/price_lists.yaml)
+    assert (roce.switch_slug, roce.ports_needed, roce.switches, roce.spines) == (
+        "roce-400ge-access",
+        128,
+        3,
+        0,
+    )
     seed = _codes(net)["network.switch_count_vs_seed"]
     assert seed.severity == Severity.WARNING
-    assert "roce: seed 1, plan 6" in seed.message_en
+    assert "roce: seed 1, plan 3" in seed.message_en
+    # Issue 31: the explanation follows the direction (more switches than the seed's).
     assert "Where the plan has more, the seed's figures imply switches with more ports" in seed.message_en
-    tiers = [s.tier for s in net.switches if s.fabric == "roce"]
-    assert tiers.count("leaf") == 4 and tiers.count("spine") == 2
-    # 2 LingQu × 4U / 3.0 kW + 6 RoCE × 2U / 1.6 kW + management 1U / 0.15 kW
-    assert net.switch_units == 2 * 4 + 6 * 2 + 1
-    assert net.switch_kw == pytest.approx(2 * 3.0 + 6 * 1.6 + 0.15)
-
-
-def test_16_a3_8p8d_seeded_switches_one_lingqu_and_the_roce_core():
-    net = _net(_case(P8D8))
-    # the seeded 128-port LingQu 630 V1 takes both sides' 2 × 64 ports; the 128 RoCE ports fit one
-    # 128-port core switch (cheaper than leaf/spine: tests/engine/test_switch_choice.py)
-    lingqu = [r for r in net.rows if r.fabric == "lingqu" and r.scope != "in-node"]
-    assert [(r.scope, r.ports_needed, r.switches) for r in lingqu] == [("prefill+decode", 128, 1)]
-    roce = _row(net, "scale_out")
-    assert (roce.switch_slug, roce.ports_needed, roce.switches, roce.spines) == ("roce-400ge-core", 128, 1, 0)
-    # S1 §4.3 names two LingQu switches: the difference is said, not hidden
-    seed = _codes(net)["network.switch_count_vs_seed"]
-    assert seed.severity == Severity.WARNING
-    assert "lingqu: seed 2, plan 1" in seed.message_en
-    # Issue 31: the explanation follows the direction (the plan has fewer, so the seed did not
-    # imply larger switches: it counts a redundant, spare or smaller switch).
-    assert "imply switches with more ports" not in seed.message_en
-    assert "Where the plan has fewer" in seed.message_en and "本方案台数更少之处" in seed.message_zh
+    assert all(r.ports_used < r.port_capacity for r in net.rows if r.switches)  # none at 128 of 128
 
 
 def test_nf5868g8_pair_uses_one_x400():
     net = _net(_case("nf5868g8-2-single"))
-    # S2: two NF5868G8 through one X400, 400G RDMA; the seeded server also has a management port and
-    # two 10GE service ports (catalog/seed/servers.yaml nf5868g8 nics), each fabric on its own switch
-    assert net.switches_by_fabric() == {"roce": 1, "ethernet": 1, "management": 1}
+    # S2: two NF5868G8 through one X400, 400G RDMA
+    assert net.switches_by_fabric()["roce"] == 1
     assert _row(net, "scale_out").switch_slug == "inspur-x400"
+    # S2's 10G service ports go to a 25GE SFP28 switch with 10G SFP+ modules, not Cat6 into 100GE
+    service = _row(net, "service")
+    assert (service.switch_slug, service.link_gbps, service.optics_media) == (
+        "ce6866-48s8cq",
+        10,
+        "10g-optics",
+    )
+    assert service.added_nic == ""  # the server's own NICs
     assert _codes(net)["network.switch_count_vs_seed"].severity == Severity.OK
     assert _codes(net)["network.cross_node_fabric_ok"].severity == Severity.OK
 
@@ -263,7 +306,10 @@ def test_single_node_groups_have_no_cross_node_check():
     net = _net(req)
     assert net.cross_node == ()
     assert not any(c.code.startswith("network.cross_node") for c in net.checks)
-    assert net.switch_count == 0  # one node: no fabric between nodes
+    # one node: no fabric between nodes; the service and storage pairs and the management plane (the
+    # 100GE switch is the only one offered) for the node, its gateways and storage
+    assert _row(net, "scale_out").switches == 0
+    assert net.switch_count == 2 + 2 + 1
 
 
 def test_dense_dp_across_nodes_without_ep_is_not_checked():
@@ -299,9 +345,10 @@ def test_management_fabric_counted_and_missing_switch_flagged():
     net = _net(req)
     mgmt = _row(net, "management")
     assert (mgmt.ports_needed, mgmt.switches) == (8, 1)
-    assert net.switch_kw == pytest.approx(
-        3.0 + 1.6 + 0.15
-    )  # catalog/seed/switches.yaml (was 2.0 + 2.0 + 0.15)
+    # LingQu 3.0 kW; RoCE: 64 + 4 spare > 64 → 2 access switches by whole rails (7 of 9 ports each);
+    # management and out-of-band 1GE 0.15 kW each; no service/storage switch offered
+    assert _row(net, "scale_out").switches == 2
+    assert net.switch_kw == pytest.approx(3.0 + 2 * 1.6 + 2 * 0.15)
     # no RoCE (nor management) switch in the catalog: the scale-out ports are uncounted and say so
     bare = _case(PAIR, switches=reference.switches("lingqu-630-v1"))
     assert _codes(_net(bare))["network.no_switch_for_fabric"].severity == Severity.WARNING

@@ -42,9 +42,11 @@ def _power(req):
 
 PAIR = "a3-8-primary-standby"
 P8D8 = "a3-16-8p8d"
-# The switches the engine picks for the 8-node pairs: 1 LingQu 630 V1 (64 ports of its 128), 1 RoCE
-# 400GE access switch (64 ports) and 1 management switch: 3.0 + 1.6 + 0.15 kW.
-PAIR_SWITCHES_KW = 3.0 + 1.6 + 0.15  # 4.75
+# The switches the engine picks for the 8-node pairs (catalog/seed/switches.yaml): 1 LingQu 630 V1
+# (64 ports of its 128), 1 RoCE 400GE core switch (64 ports + 4 spare do not fit the 64-port access
+# switch), the CE6866 pairs of the service and storage planes and the management and out-of-band
+# switches: 3.0 + 3.2 + 4 × 0.45 + 2 × 0.15 kW.
+PAIR_SWITCHES_KW = 3.0 + 3.2 + 4 * 0.45 + 2 * 0.15  # 8.3
 
 
 def test_three_phase_current_is_p_over_root3_v_pf():
@@ -63,10 +65,9 @@ def test_8_a3_servers_129_6_kw_and_seed_200_a_per_feed():
     # docs/domain.md §7 / S1 §3.2: 8 × 16.2 kW = 129.6 kW (servers alone)
     assert power.servers_kw == pytest.approx(8 * 16.2)
     assert power.figures["power.servers.max_kw"].value == pytest.approx(129.6)
-    # switches reported separately: 1 LingQu (3.0 kW) + 1 RoCE access (1.6 kW) + 1 management (0.15 kW)
-    # switch from catalog/seed/switches.yaml = 4.75 kW (the hand-made builder's 2 × 2.0 kW gave 4.0)
+    # switches reported separately (PAIR_SWITCHES_KW, catalog/seed/switches.yaml)
     assert power.switches_kw == pytest.approx(PAIR_SWITCHES_KW)
-    assert power.it_kw == pytest.approx(129.6 + 4.75)  # 134.35
+    assert power.it_kw == pytest.approx(129.6 + PAIR_SWITCHES_KW)  # 137.9
     # seed method: PF 1, no derating: 129.6 kW → 196.9 A → "200 A" per feed, two feeds (S1 §3.2)
     seed = power.seed_feed
     assert seed.current_amps == pytest.approx(129_600 / (SQRT3 * 380 * 1.0))
@@ -89,11 +90,11 @@ def test_16_a3_servers_259_2_kw_and_seed_400_a_per_feed():
 def test_recommended_feed_is_larger_and_explained_8_nodes():
     power = _power(_case(PAIR))
     rec = power.recommended_feed
-    # IT load incl. switches: 129.6 + 4.75 kW; site PF 0.95, ÷ 0.8 continuous derating (NEC 210.19)
+    # IT load incl. switches: 129.6 + 8.3 kW; site PF 0.95, ÷ 0.8 continuous derating (NEC 210.19)
     # (catalog/seed/sites.yaml cn-default: 380 V, PF 0.95, derating 0.8)
-    current = 134_350 / (SQRT3 * 380 * 0.95)  # ≈ 214.9 A (was 133.6 kW → 213.7 A)
+    current = (129_600 + PAIR_SWITCHES_KW * 1000) / (SQRT3 * 380 * 0.95)  # ≈ 220.5 A
     assert rec.current_amps == pytest.approx(current)
-    assert rec.required_amps == pytest.approx(current / 0.8)  # ≈ 268.6 A
+    assert rec.required_amps == pytest.approx(current / 0.8)  # ≈ 275.7 A
     assert rec.breaker_amps == _next(current / 0.8) == 315
     assert rec.breaker_amps > power.seed_feed.breaker_amps
     assert rec.utilisation <= 0.8
@@ -114,11 +115,12 @@ def test_recommended_feed_is_larger_and_explained_8_nodes():
 
 def test_recommended_feed_16_nodes():
     power = _power(_case(P8D8))
-    # switches from the seeded catalog: one 128-port LingQu 630 V1 takes both sides' 2 × 64 ports
-    # (3.0 kW), one 128-port RoCE core switch the 128 RoCE ports (3.2 kW), one management switch
-    # (0.15 kW): 6.35 kW (the hand-made builder's 2 LingQu + 4 + 2 RoCE leaf/spine × 2.0 kW gave 16.0)
-    assert power.switches_kw == pytest.approx(3.0 + 3.2 + 0.15)
-    current = (259_200 + 6_350) / (SQRT3 * 380 * 0.95)  # ≈ 424.7 A (was 440.1 A)
+    # switches from the seeded catalog: a 128-port LingQu 630 V1 per side (64 ports + 4 spare each do
+    # not fit one together: 2 × 3.0 kW), 3 RoCE access switches by whole rails (3 × 1.6 kW), the
+    # CE6866 service and storage pairs (4 × 0.45 kW), management and out-of-band (2 × 0.15 kW)
+    switches_kw = 2 * 3.0 + 3 * 1.6 + 4 * 0.45 + 2 * 0.15  # 12.9
+    assert power.switches_kw == pytest.approx(switches_kw)
+    current = (259_200 + switches_kw * 1000) / (SQRT3 * 380 * 0.95)  # ≈ 435.4 A
     assert power.recommended_feed.current_amps == pytest.approx(current)
     assert power.recommended_feed.breaker_amps == _next(current / 0.8) == 630
 
@@ -126,10 +128,10 @@ def test_recommended_feed_16_nodes():
 def test_facility_load_is_it_times_pue_and_design_load_uses_load_factor():
     power = _power(_case(PAIR))
     # docs/domain.md §7: facility = IT × PUE (catalog/seed/sites.yaml cn-default pue 1.3)
-    assert power.facility_kw == pytest.approx(134.35 * 1.3)
+    assert power.facility_kw == pytest.approx((129.6 + PAIR_SWITCHES_KW) * 1.3)
     # design: servers × typical load factor 0.8 + switches at rating
-    assert power.it_design_kw == pytest.approx(129.6 * 0.8 + 4.75)
-    assert power.facility_design_kw == pytest.approx((129.6 * 0.8 + 4.75) * 1.3)
+    assert power.it_design_kw == pytest.approx(129.6 * 0.8 + PAIR_SWITCHES_KW)
+    assert power.facility_design_kw == pytest.approx((129.6 * 0.8 + PAIR_SWITCHES_KW) * 1.3)
     assert power.per_server_design_kw == pytest.approx(16.2 * 0.8)
 
 
@@ -146,21 +148,17 @@ def test_pair_clusters_have_their_own_feeds():
 
 
 def test_prefill_and_decode_each_carry_their_lingqu_switch():
-    # S1 §4.3 gives each P/D side its own LingQu switch.  The seeded LingQu 630 V1 has 128 ports and
-    # takes both sides' 64 at once, so the seeded plan shares one; a 64-port LingQu switch (not a seed
-    # row: the S1 §4.3 design's switch per side, otherwise the seeded one) makes each side carry its own.
-    lingqu_64 = replace(reference.switch("lingqu-630-v1"), ports=64)
-    switches = (lingqu_64, *reference.switches("roce-400ge-core", "mgmt-1ge"))
+    # S1 §4.3 gives each P/D side its own LingQu switch: with its spare ports (64 + 4 per side) the
+    # seeded 128-port LingQu 630 V1 no longer takes both sides, so each side carries its own.
+    switches = reference.switches("lingqu-630-v1", "roce-400ge-core", "mgmt-1ge")
     power = _power(_case(P8D8, switches=switches))
     by_name = {g.group: g for g in power.groups}
-    # one 3.0 kW LingQu switch per side; the RoCE core switch (3.2 kW) and management (0.15 kW) are shared
+    # one 3.0 kW LingQu switch per side; shared: the RoCE core switches by whole rails (128 + 8 spare
+    # > 128: 7 rails of 17 ports per switch → 2 × 3.2 kW), the management switches of the management
+    # and out-of-band planes (the only Ethernet-capable switch offered: 2 × 0.15 kW)
     assert by_name["prefill"].switches_kw == pytest.approx(3.0)
     assert by_name["decode"].switches_kw == pytest.approx(3.0)
-    assert power.shared_switches_kw == pytest.approx(3.2 + 0.15)
-    # the seeded plan: the one LingQu switch serves both sides, so it is shared
-    seeded = _power(_case(P8D8))
-    assert [g.switches_kw for g in seeded.groups] == [0, 0]
-    assert seeded.shared_switches_kw == pytest.approx(3.0 + 3.2 + 0.15)
+    assert power.shared_switches_kw == pytest.approx(2 * 3.2 + 2 * 0.15)
 
 
 def test_rack_feed_per_rack_full_load_on_a_and_b():

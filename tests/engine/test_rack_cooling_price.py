@@ -26,9 +26,9 @@ def test_4_node_racks_over_the_air_limit_are_containment_racks():
     result = plan(request)
     racks = result.racks.racks
     # R01: 2 × 16.2 kW + the switches the engine picks from the seeded catalog
-    # (catalog/seed/switches.yaml power_kw: lingqu-630-v1 3.0 + roce-400ge-access 1.6 + mgmt-1ge 0.15
-    # = 4.75 kW) = 37.15 kW; R02: 2 × 16.2 = 32.4 kW.  (The fixture's 400GE RoCE switch drew 2.2 kW: 37.8.)
-    assert [round(r.kw, 2) for r in racks] == [37.15, 32.4]
+    # (catalog/seed/switches.yaml power_kw: lingqu-630-v1 3.0 + roce-400ge-access 1.6 + 4 × ce6866 0.45
+    # + 2 × mgmt-1ge 0.15 = 6.7 kW) = 39.1 kW; R02: 2 × 16.2 = 32.4 kW.
+    assert [round(r.kw, 2) for r in racks] == [39.1, 32.4]
     assert all(r.exceeds_cooling and 25 < r.kw <= 40 for r in racks)
     assert [r.cooling_required for r in racks] == ["containment", "containment"]
     containment = reference.commercial("atlas-800-a3", nodes=4).rack_unit_prices_by_cooling["containment"]
@@ -42,7 +42,17 @@ def test_4_node_racks_over_the_air_limit_are_containment_racks():
     rack_lines = [
         (x["description_en"], x["quantity"], x["unit_price"]) for x in lines if x["category"] == "rack"
     ]
-    assert rack_lines == [("Rack with hot/cold-aisle containment, with PDUs", 2, Decimal("60000"))]
+    # one line for both racks, with the PDUs each takes: a three-phase PDU per feed at the rack's feed
+    # breaker (R01 39.1 kW → 80 A), with a C19 for each of the two A3s' 3 PSUs per feed (6 × 3 kW PSUs,
+    # S1 §2.1) and a C13 per switch in the fullest rack (R01: 8 switches)
+    assert rack_lines == [
+        (
+            "Rack with hot/cold-aisle containment, with PDUs; A and B PDUs: 3-phase 380 V "
+            f"{racks[0].feed.breaker_amps} A, at least {2 * 3} × C19 + {racks[0].switches} × C13 each (generic item)",
+            2,
+            Decimal("60000"),
+        )
+    ]
 
 
 def test_racks_within_the_air_limit_keep_the_requested_type_and_above_40_kw_are_liquid():

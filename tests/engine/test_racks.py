@@ -44,6 +44,11 @@ def a3_8p8d(**over):
     return _case("a3-16-8p8d", **over)
 
 
+def a3_8p8d_network():
+    req = a3_8p8d()
+    return size_network(req, resolve_layout(req))
+
+
 def _place(req, layout=None):
     layout = layout or resolve_layout(req)
     network = size_network(req, layout)
@@ -66,11 +71,19 @@ def test_8_a3_land_in_4_racks_two_servers_each():
     assert result.rack_count == 4
     assert [len(_servers(r)) for r in result.racks] == [2, 2, 2, 2]
     assert result.network_racks == 0
-    # the three shared switches (4U + 2U + 1U; 3.0 + 1.6 + 0.15 kW) sit in the first rack with room
+    # the shared switches go, in the network's order, into the first rack with room (U and 40 kW):
+    # LingQu 3.0 kW, RoCE core 3.2 kW and three of the four 0.45 kW CE6866 (service and storage
+    # pairs) fill R01 to 39.95 kW; the fourth CE6866 and the two 0.15 kW management and out-of-band
+    # switches go to R02 (catalog/seed/switches.yaml power_kw)
     first = result.racks[0]
-    assert first.switches == 3
-    assert first.kw == pytest.approx(2 * 16.2 + 3.0 + 1.6 + 0.15)  # 37.15 kW (was 2 × 2.0 kW: 36.4)
-    assert [r.kw for r in result.racks[1:]] == pytest.approx([32.4, 32.4, 32.4])
+    assert first.switches == 5
+    assert first.kw == pytest.approx(2 * 16.2 + 3.0 + 3.2 + 3 * 0.45)  # 39.95 kW
+    assert result.racks[1].switches == 3
+    assert [r.kw for r in result.racks[1:]] == pytest.approx([32.4 + 0.45 + 2 * 0.15, 32.4, 32.4])
+    # heat load: 1 kW = 3,412.14 BTU/h; PDU sockets per feed: each A3 has 6 × 3 kW PSUs (S1 §2.1), 3 per
+    # feed on C19, and each switch one C13 per feed
+    assert first.heat_btu_h == round(first.kw * 3412.14)
+    assert (first.pdu_c19, first.pdu_c13) == (2 * 3, 5)
     assert result.figures["racks.seed.count"].value == 4
     assert _codes(result)["racks.count_vs_seed"].severity == Severity.OK
 
@@ -92,11 +105,17 @@ def test_16_a3_land_in_8_racks():
     # S1 §4.3: ≈160U → 8 racks (two 10U servers per rack)
     assert result.rack_count == 8
     assert sum(len(_servers(r)) for r in result.racks) == 16
-    # the seeded switches (one 128-port LingQu 3.0 kW, one 128-port RoCE core 3.2 kW, one management
-    # 0.15 kW; was 2 LingQu + 6 RoCE leaf/spine of 64 ports) fit in the server racks under 40 kW
+    # the seeded switches (a LingQu 630 V1 per side, 3 RoCE access switches by whole rails, the CE6866
+    # service and storage pairs, the management and out-of-band switches) fit in the server racks
     assert all(r.kw <= 40.0 + 1e-9 for r in result.racks)
     assert result.network_racks == 0
-    assert sum(r.switches for r in result.racks) == 3
+    assert sum(r.switches for r in result.racks) == 2 + 3 + 4 + 2
+    # every cable of the network, by length class: the classes add up to each medium's count
+    lengths = result.cable_lengths
+    assert sum(lengths["fiber"].values()) == sum(
+        r.cables for r in a3_8p8d_network().rows if r.cable_media == "fiber"
+    )
+    assert set(lengths["fiber"]) <= {"in_rack", "adjacent", "row"}
 
 
 def test_primary_standby_clusters_never_share_a_rack():
@@ -110,12 +129,9 @@ def test_primary_standby_clusters_never_share_a_rack():
 
 
 def test_prefill_and_decode_pools_in_separate_racks_with_their_lingqu_switch():
-    # S1 §4.3 gives each side its own LingQu switch; the seeded 128-port LingQu 630 V1 takes both sides'
-    # 64 ports at once, so a 64-port LingQu switch (not a seed row: the seeded one with S1 §4.3's port
-    # split) makes one per side, as the design this test is about.
-    lingqu_64 = replace(reference.switch("lingqu-630-v1"), ports=64)
-    req = replace(a3_8p8d(), switches=(lingqu_64, *reference.switches("roce-400ge-core", "mgmt-1ge")))
-    result = _place(req)
+    # S1 §4.3 gives each side its own LingQu switch; with its spare ports (64 + 4 per side) the seeded
+    # 128-port LingQu 630 V1 takes one side only, so there is one per side.
+    result = _place(a3_8p8d())
     assert sum(1 for r in result.racks for s in r.slots if s.kind == "switch" and "LingQu" in s.label) == 2
     for rack in result.racks:
         assert len({s.group for s in _servers(rack)}) == 1
@@ -158,9 +174,9 @@ def test_each_rack_has_a_and_b_feeds_sized_by_rack_feed():
         expected = rack_feed(rack.kw, req.site)
         assert rack.feed.breaker_amps == expected.breaker_amps
         assert rack.feed.feeds == 2
-    # a 32.4 kW rack: 32,400 / (√3 × 380 × 0.95) ÷ 0.8 = 64.8 A → 80 A per feed
-    assert result.racks[1].feed.required_amps == pytest.approx(32_400 / (SQRT3 * 380 * 0.95) / 0.8)
-    assert result.racks[1].feed.breaker_amps == 80
+    # a 32.4 kW rack (R03: servers only): 32,400 / (√3 × 380 × 0.95) ÷ 0.8 = 64.8 A → 80 A per feed
+    assert result.racks[2].feed.required_amps == pytest.approx(32_400 / (SQRT3 * 380 * 0.95) / 0.8)
+    assert result.racks[2].feed.breaker_amps == 80
 
 
 def test_slots_bottom_up_without_overlap():
@@ -188,14 +204,14 @@ def test_slots_bottom_up_without_overlap():
 
 
 def test_switches_without_room_go_to_a_network_rack():
-    # a 32.5 kW rack takes two 16.2 kW servers (32.4 kW) but not even the 0.15 kW management switch
-    # (the seeded switches draw 3.0, 1.6 and 0.15 kW; the old 33 kW limit let the management switch in)
+    # a 32.5 kW rack takes two 16.2 kW servers (32.4 kW) but not even a 0.15 kW management switch:
+    # every switch (LingQu, RoCE core, 4 × CE6866, management and out-of-band) goes to N01
     result = _place(a3_pair(rack={"max_kw": 32.5}))
     assert result.compute_racks == 4
     assert result.network_racks == 1
     network_rack = result.racks[-1]
     assert network_rack.name == "N01" and network_rack.kind == "network"
-    assert network_rack.switches == 3 and network_rack.servers == 0
+    assert network_rack.switches == 1 + 1 + 4 + 2 and network_rack.servers == 0
 
 
 def test_server_that_does_not_fit_the_rack_is_an_error():

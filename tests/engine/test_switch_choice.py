@@ -40,32 +40,33 @@ def _roce(request):
     return next(r for r in net.rows if r.role == "scale_out")
 
 
-def test_16_a3_takes_the_128_port_core_when_it_is_cheaper_than_leaf_spine():
+def test_16_a3_splits_whole_rails_over_the_cheaper_switches():
     request = _seeded("a3-16-8p8d", "lingqu-630-v1", "roce-400ge-access", "roce-400ge-core", "mgmt-1ge")
     assert request.commercial.switch_unit_prices["roce-400ge-access"] == ACCESS_PRICE
     assert request.commercial.switch_unit_prices["roce-400ge-core"] == CORE_PRICE
     assert request.commercial.optics_unit_price == OPTIC
     roce = _roce(request)
-    # 16 nodes × 8 RoCE ports = 128.  Access (64 ports): 4 leaves + 2 spines, 128 uplinks →
-    # 6 × 350,000 + 2 × (128 + 128) × 4,500 = 4,404,000.  Core (128 ports): one switch →
-    # 700,000 + 2 × 128 × 4,500 = 1,852,000: the core design, as in S1 §4.3.
+    # 16 nodes × 8 RoCE ports = 128, + ceil(128/16) = 8 spare = 136 > 128: no single switch.  By whole
+    # rails (one rail = 16 ports + 1 spare): access (64 ports) holds 3 rails → ceil(8/3) = 3 switches,
+    # 3 × 350,000 = 1,050,000; core (128) holds 7 → 2 switches, 2 × 700,000 = 1,400,000.  The optics
+    # are the same 2 × 128 either way: the access switches win.
     assert roce.ports_needed == 128
-    assert (roce.switch_slug, roce.switches, roce.spines) == ("roce-400ge-core", 1, 0)
-    cost = roce.switches * CORE_PRICE + roce.optics * OPTIC
-    assert cost == Decimal("1852000") < Decimal("4404000")
+    assert (roce.switch_slug, roce.switches, roce.spines, roce.sizing) == ("roce-400ge-access", 3, 0, "rails")
+    assert roce.switches * ACCESS_PRICE == Decimal("1050000") < 2 * CORE_PRICE
 
 
-def test_leaf_spine_wins_when_the_big_switch_is_dearer():
+def test_the_core_wins_when_the_access_switch_is_dearer():
     request = _seeded(
         "a3-16-8p8d",
         "lingqu-630-v1",
         "roce-400ge-access",
         "roce-400ge-core",
         "mgmt-1ge",
-        roce_400ge_core=Decimal("5000000"),
+        roce_400ge_access=Decimal("500000"),
     )
-    # core: 5,000,000 + 1,152,000 = 6,152,000 > access leaf/spine 4,404,000
-    assert _roce(request).switch_slug == "roce-400ge-access"
+    # access: 3 × 500,000 = 1,500,000 > core: 2 × 700,000 = 1,400,000
+    roce = _roce(request)
+    assert (roce.switch_slug, roce.switches) == ("roce-400ge-core", 2)
 
 
 def test_nf5868g8_uses_the_inspur_x400_when_it_fits():

@@ -11,7 +11,7 @@ languages as the customer edition, its text extracted with ``pdftotext``
   names, units and technical abbreviations (and codes: quote numbers, rack
   and node names, part numbers, which all carry a digit);
 * the seller, VAT-exclusive and VAT-inclusive totals (computed here from the
-  revision's lines: 13 % on goods, 6 % on services), payment, delivery,
+  revision's lines: 13 % on goods, 9 % on installation, 6 % on services), payment, delivery,
   warranty, acceptance criteria and a signature block for both parties;
 * the NF5868G8 proposal names no Atlas product, and the step marked as this
   proposal is the purchase, never a lease proof of concept.
@@ -28,6 +28,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import pytest
 
 from configurator.drawings.fmt import format_money
+from proposals.delivery import benchmark_appendix
 from proposals.models import QuoteTerms, SellerProfile
 from quotes.pdf import render_proposal_pdf
 from quotes.pdf.sample import SEEDED_TOPOLOGIES, sample_quote_create
@@ -83,6 +84,9 @@ ZH_WHITELIST = {
     "Memcache", "Agent", "AI", "API", "RDMA", "KV", "GE", "MXFP4", "MXFP8", "M-LAG", "InfiniBand", "NVLink",
     "HCCS", "PCIe", "UB", "vLLM", "DeepSeek", "Qwen", "GLM", "Llama", "NVIDIA",  # UB: 灵衢（UB）, docs/glossary.md
     "QSFP-DD", "OSFP", "MPO/LC", "MPO", "LC",  # optical module and connector form factors
+    "CloudEngine", "SFP28", "QSFP28", "SFP+", "Dorado", "openEuler", "LTS", "CANN", "vLLM-Ascend", "Ubuntu",
+    "Server", "CUDA", "Enterprise",  # products in the bill of materials
+    "NAS", "NFS", "BMC", "GPU", "RACI", "R", "R/A", "BTU/h", "m",  # storage and management terms, RACI letters, units
     # abbreviations written in Latin letters in Chinese proposals
     "TCO", "NPV", "PUE", "PDU", "IT", "TTFT", "TPOT", "DP", "TP", "EP", "PD", "PF", "CNY", "VAT", "SKU",
     "Token", "tokens", "token", "tokens/s", "tok/s",
@@ -110,17 +114,25 @@ def cents(value: Decimal) -> Decimal:
 
 def expected_vat(revision) -> tuple[Decimal, Decimal, Decimal]:
     """(net, VAT, gross) from the revision's purchase lines: the quote discount on capex lines only
-    (quotes.services.snapshot.revision_totals), VAT 13 % on goods and 6 % on services (财政部 税务总局 海关总署公告 2019 年第 39 号)."""
+    (quotes.services.snapshot.revision_totals), VAT 13 % on goods, 9 % on installation (a construction
+    service) and 6 % on software support and operations (财政部 税务总局 海关总署公告 2019 年第 39 号;
+    财税〔2016〕36 号)."""
     discount = revision.discount
-    goods = services = Decimal("0")
+    goods = installation = services = Decimal("0")
     for line in revision.lines.exclude(category=BomCategory.LEASE):
         net = line.line_total * (1 - discount) if line.category in CAPEX_CATEGORIES else line.line_total
-        if line.category in (BomCategory.INSTALL, BomCategory.SOFTWARE, BomCategory.OM):
+        if line.category == BomCategory.INSTALL:
+            installation += net
+        elif line.category in (BomCategory.SOFTWARE, BomCategory.OM):
             services += net
         else:
             goods += net
-    net = cents(goods) + cents(services)
-    vat = cents(cents(goods) * Decimal("0.13")) + cents(cents(services) * Decimal("0.06"))
+    net = cents(goods) + cents(installation) + cents(services)
+    vat = (
+        cents(cents(goods) * Decimal("0.13"))
+        + cents(cents(installation) * Decimal("0.09"))
+        + cents(cents(services) * Decimal("0.06"))
+    )
     return net, vat, net + vat
 
 
@@ -168,7 +180,12 @@ def test_customer_edition_speaks_the_customers_language_and_can_be_signed(name, 
             if typed:
                 stripped = stripped.replace(typed, " ")
         words = set(re.findall(r"[A-Za-z][A-Za-z0-9_./+\-]*", stripped))
-        stray = sorted(w for w in words if w.rstrip(".") not in ZH_WHITELIST and not CODE.search(w))
+        # commands are printed as they are typed (the acceptance benchmark's appendix)
+        appendix = benchmark_appendix(revision)
+        commands = set(re.findall(r"[A-Za-z][A-Za-z0-9_./+\-]*", appendix["commands"])) if appendix else set()
+        stray = sorted(
+            w for w in words if w.rstrip(".") not in ZH_WHITELIST and not CODE.search(w) and w not in commands
+        )
         assert not stray, f"{name}: English in the Chinese edition: {stray}"
 
     # --- signable: seller, VAT, payment, delivery, warranty, acceptance, signatures
@@ -180,19 +197,23 @@ def test_customer_edition_speaks_the_customers_language_and_can_be_signed(name, 
         assert f"{amount:,.2f}" in flat, f"{name}/{lang}: {amount} missing"
     terms = QuoteTerms()
     words = (
-        ["不含税", "含税", "增值税13%", "增值税6%", "合同签订时支付30%", "硬件到货时支付60%", "验收合格时支付10%", "交货", "8周", "质保", "3年",
+        ["不含税", "含税", "增值税13%", "增值税9%", "增值税6%", "合同签订时支付30%", "硬件到货时支付60%", "验收合格时支付10%",
+         "按季度后付", "附录：验收基准测试", "交货", "8周", "质保", "3年",
          "7×24，4小时上门", "验收标准", "不含项", "买方", "卖方", "签字", "公司盖章"]
         if zh
-        else ["excludingVAT", "includingVAT", "VAT13%", "VAT6%", "30%onsigning", "60%ondelivery",
-              "10%onacceptance", "Within8weeks", "3yearsofhardwarewarranty", "7×24,4-houron-site",
+        else ["excludingVAT", "includingVAT", "VAT13%", "VAT9%", "VAT6%", "30%ofthegoodsandinstallationonsigning",
+              "60%ofthegoodsandinstallationondelivery", "10%ofthegoodsandinstallationonacceptance",
+              "quarterlyinarrears", "Appendix:acceptancebenchmark", "Within8weeks", "3yearsofhardwarewarranty", "7×24,4-houron-site",
               "Acceptancecriteria", "Exclusions", "Buyer", "Seller", "Signature:", "Companystamp"]
     )  # fmt: skip
     assert terms.delivery_weeks == 8 and terms.warranty_years == 3  # the defaults the words above name
     for word in words:
         assert word in flat, f"{name}/{lang}: {word!r} missing"
     assert flat.count(squash(CUSTOMERS[lang])) >= 3  # cover, terms, signature block
-    throughput = round(float(revision.result_json["performance"]["output_tokens_per_s"]))
-    assert f"{throughput:,}" in flat  # the acceptance benchmark is at the quoted throughput
+    # the acceptance benchmark holds the cluster to the lower end of the estimated throughput range
+    # (estimate ÷ the calibration band, configurator.engine.performance), rounded down
+    low = int(float(revision.result_json["performance"]["output_tokens_per_s_range"][0]))
+    assert f"{low:,}" in flat
 
     # --- one headline: the summary's cost per million tokens is the TCO table's, and both columns
     # of the TCO table carry the same network, racks and installation (the lease has the same scope)

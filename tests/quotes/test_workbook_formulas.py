@@ -286,9 +286,22 @@ def test_a_plan_stored_before_the_lease_terms_still_gives_a_workbook(revision, t
     assert inputs[f"B{row['Lease includes O&M (1 = yes, 0 = no)']}"].value == 0
     assert inputs[f"B{row[SHARE]}"].value == 0
     values = evaluate(content, tmp_path)
-    # The sample (the seeded price list): capex 50,355,016.00, servers 48,000,000 less 5 %; rent 24,000,000,
-    # O&M 4,000,000, software and support 800,000, electricity 1,572,523.37 a year (the plan's annual
-    # figures), no colocation.
-    yearly = 24_000_000 + 4_000_000 + 800_000 + Decimal("1572523.37")
-    lease = Decimal("50355016.00") - Decimal("45600000.00") + 3 * yearly
-    assert cents(values[f"INPUTS!B{result_rows()['tco_lease']}"]) == lease == Decimal("95872586.11")
+    # The sample (the seeded price list, 16 × A3 8P8D): capex = 0.95 × (servers 48,000,000 + switches
+    # 2,854,000 [2 LingQu × 800,000, 3 RoCE access × 350,000, 4 CE6866 × 45,000, 2 × 1GE 12,000] + optics
+    # 2,465,960 [512 × 4,500 400G, 152 × 400 SFP28, 332 fibre × 300, 52 Cat6 × 30] + racks 480,000 +
+    # installation 480,000 + gateways 120,000 + storage 32,000) = 51,710,362.00, servers 48,000,000 less
+    # 5 %; rent 24,000,000, O&M 4,000,000, software and support 800,000, electricity 1,611,310.90 a year
+    # (the plan's annual figure), no colocation.
+    capex = (
+        (Decimal("48000000") + 2 * 800_000 + 3 * 350_000 + 4 * 45_000 + 2 * 12_000)
+        + (512 * 4500 + 152 * 400 + 332 * 300 + 52 * 30)
+        + 480_000
+        + 480_000
+        + 120_000
+        + 32_000
+    )
+    capex = cents(capex * Decimal("0.95"))
+    assert capex == Decimal("51710362.00")
+    yearly = 24_000_000 + 4_000_000 + 800_000 + Decimal("1611310.90")
+    lease = capex - Decimal("45600000.00") + 3 * yearly
+    assert cents(values[f"INPUTS!B{result_rows()['tco_lease']}"]) == lease == Decimal("97344294.70")

@@ -75,6 +75,7 @@ class Unit(StrEnum):
     GBPS = "Gb/s"
     TFLOPS = "TFLOPS"
     KW = "kW"
+    BTU_PER_H = "BTU/h"
     AMPS = "A"
     RACK_UNITS = "U"
     SECONDS = "s"

@@ -41,12 +41,13 @@ file, the README and the zip) and ``shell`` (the quoting and script helpers they
 from __future__ import annotations
 
 from .build import build_launch
-from .bundle import bundle_files, bundle_zip, render_bundle
+from .bundle import benchmark_file, bundle_files, bundle_zip, render_bundle
 from .checks import launch_port_conflicts
 from .nodes import plan_deviations
 from .shell import join_argv
 
 __all__ = [
+    "benchmark_file",
     "build_launch",
     "bundle_files",
     "bundle_zip",

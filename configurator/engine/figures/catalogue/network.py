@@ -2,7 +2,7 @@
 transfer (engine/network.py).
 
 A fabric row's figures are keyed ``network.<role>.<fabric>.<scope>.*``: the role (scale_up,
-scale_out, service, management), the NIC fabric (lingqu, roce, …) and the groups the row serves
+scale_out, service, storage, management, oob), the NIC fabric (lingqu, roce, …) and the groups the row serves
 (``all``, ``cluster``, ``prefill+decode``, …).
 """
 
@@ -35,25 +35,54 @@ DEFS = (
         "{role_zh}（{scope}）交换机端口",
         "nodes * cabled_per_node",
     ),
-    # With P ports per switch: one switch if the ports fit; otherwise a two-tier leaf/spine with
-    # half of every leaf's ports facing servers, leaves = ceil(ports ÷ (P/2)),
-    # spines = ceil(leaves × P/2 ÷ P) (network.switches_for_ports).  No switch model: P = 0, none.
+    # Every port cabled to the plane's switches: the servers', the other devices' (gateways, the
+    # storage system, switches' management ports) and the links to the customer's network.
+    FigureDef(
+        f"{ROW}.ports_used",
+        Unit.COUNT_PORTS,
+        "{fabric} ({scope}) switch ports used",
+        "{role_zh}（{scope}）交换机已用端口",
+        "ports + attached + external_uplinks + 2 * uplinks",
+    ),
+    # Headroom: one spare port per 16 used (network.spare_ports), kept free on the plane's switches.
+    FigureDef(
+        f"{ROW}.spare_ports",
+        Unit.COUNT_PORTS,
+        "{fabric} ({scope}) spare switch ports",
+        "{role_zh}（{scope}）预留空闲端口",
+        "-(-used // 16)",
+        formulas={
+            # rail-optimised: each switch keeps its own spare (one per 16 of its ports)
+            "rails": "one per 16 of the {used} ports used, on each of the {switches} switches",
+        },
+        context=("switches",),
+        source=SourceKind.ASSUMED,
+    ),
+    # With P ports per switch, sized on the ports used plus the spare (network.size_plane): one
+    # switch if they fit; a pair for the service and storage planes (M-LAG); whole rails per switch
+    # for a rail-optimised back-end fabric; otherwise a two-tier leaf/spine with half of every leaf's
+    # ports facing down, leaves = ceil(need ÷ (P/2)), spines = ceil(leaves × P/2 ÷ P).
     FigureDef(
         f"{ROW}.switches",
         Unit.NONE,
         "{switch} switches ({scope})",
         "{switch} 交换机（{scope}）",
-        "leaves + spines if spines else (1 if 0 < ports <= P else 0)",
+        "leaves + spines if spines else (1 if 0 < need <= P else 0)",
+        formulas={
+            "pair": "2: a pair (M-LAG) of {P}-port switches for {need} ports, every node on both",
+            "rails": "ceil({rails} rails ÷ rails per {P}-port switch with their spare), {need} ports",
+        },
+        context=("rails", "leaves", "spines"),
     ),
     FigureDef(
         f"{ROW}.optics",
         Unit.NONE,
         "Optics ({fabric}, {scope})",
         "光模块（{fabric}，{scope}）",
-        # one transceiver at each end of every link (server ports + leaf uplinks)
+        # one transceiver at each end of every link (ports used + leaf uplinks)
         "2 * (ports + uplinks)",
         formulas={
-            "copper": "0: the {ports} + {uplinks} links are copper (Cat6, ≤ 10 Gb/s), no transceivers",
+            "copper": "0: the {ports} + {uplinks} links are copper (Cat6, GE), no transceivers",
             "unswitched": "0: no switch in the plan for the {ports} + {uplinks} links",
         },
         context=("link_gbps",),

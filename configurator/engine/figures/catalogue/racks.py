@@ -8,6 +8,37 @@ from ..book import FigureDef, SourceKind, Unit
 
 DEFS = (
     FigureDef(
+        "racks.{rack}.heat_btu_h",
+        Unit.BTU_PER_H,
+        "Rack {rack}: heat load",
+        "机柜 {rack}：散热负荷",
+        "round(kw * 3412.14)",
+    ),
+    FigureDef(
+        "racks.heat_btu_h",
+        Unit.BTU_PER_H,
+        "Heat load of all racks",
+        "全部机柜散热负荷",
+        "round(kw * 3412.14)",
+    ),
+    # Each feed's PDU: one socket per PSU on that feed (a server's PSUs split over A and B), one per switch.
+    FigureDef(
+        "racks.{rack}.pdu_sockets",
+        Unit.NONE,
+        "Rack {rack}: PDU sockets per feed",
+        "机柜 {rack}：每路 PDU 插座数",
+        "servers * psus_per_feed + switches",
+    ),
+    FigureDef(
+        "racks.cables.{medium}.{length}",
+        Unit.NONE,
+        "Cables ({medium}, {length}, ≤ {metres} m)",
+        "线缆（{medium}，{length}，≤ {metres} m）",
+        "links",
+        terms="links",
+        source=SourceKind.ASSUMED,
+    ),
+    FigureDef(
         "racks.{rack}.kw",
         Unit.KW,
         "Rack {rack}: maximum input",
