@@ -45,7 +45,8 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from proposals.terms import SERVICE_CATEGORIES  # lines taxed at the services rate, as the proposal
+from proposals.terms import vat_class  # each line's kind of supply and so its VAT rate, as the proposal
+from proposals.terms import vat_rate as terms_vat_rate
 
 from .statuses import CAPEX_CATEGORIES, BomCategory
 
@@ -151,6 +152,7 @@ BOM_HEADERS = (
     ("server", "Server line (1/0)"),
     ("service", "Service line, VAT at the services rate (1/0)"),
     ("discount_share", "Share of the quote discount"),
+    ("installation", "Installation line, VAT at the installation rate (1/0)"),
 )
 COL = {key: i for i, (key, _label) in enumerate(BOM_HEADERS)}
 
@@ -176,6 +178,7 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         "server": _("Server line (1/0)"),
         "service": _("Service line, VAT at the services rate (1/0)"),
         "discount_share": _("Share of the quote discount"),
+        "installation": _("Installation line, VAT at the installation rate (1/0)"),
     }
     for key, index in COL.items():
         sheet.write_string(0, index, labels[key], w.bold)
@@ -184,6 +187,7 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
     sums = {"list": Decimal("0"), "after_lines": Decimal("0"), "capex_lines": Decimal("0")}
     sums["servers"] = Decimal("0")
     sums["services_after_lines"] = sums["services_discount"] = Decimal("0")
+    sums["installation_after_lines"] = sums["installation_discount"] = Decimal("0")
     for r, line in enumerate(lines, start=1):
         x = r + 1  # Excel row
         category = (
@@ -214,8 +218,13 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         w.value(sheet, r, COL["in_total"], in_total, w.input)
         w.value(sheet, r, COL["capex"], capex, w.input)
         w.value(sheet, r, COL["server"], server, w.input)
-        service = 1 if line.category in SERVICE_CATEGORIES else 0
+        # VAT by kind of supply, as the proposal states it (proposals.terms.vat_class): installation
+        # (a construction service) has its own rate; the other services theirs.
+        kind = vat_class(line.category)
+        service = 1 if kind == "services" else 0
+        installation = 1 if kind == "installation" else 0
         w.value(sheet, r, COL["service"], service, w.input)
+        w.value(sheet, r, COL["installation"], installation, w.input)
         share = _cents(total * Decimal(str(revision.discount))) if capex and in_total else Decimal(0)
         w.formula(
             sheet,
@@ -229,6 +238,9 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         if in_total and service:
             sums["services_after_lines"] += total
             sums["services_discount"] += share
+        if in_total and installation:
+            sums["installation_after_lines"] += total
+            sums["installation_discount"] += share
         if in_total:
             sums["list"] += amount
             sums["after_lines"] += total
@@ -249,10 +261,12 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
     # discount; goods at the goods rate on the rest of the net total (the discount's rounding cent
     # stays with the largest capex line, a server).  The same cents as the PDF.
     services_net = sums["services_after_lines"] - sums["services_discount"]
-    goods_net = net - services_net
+    installation_net = sums["installation_after_lines"] - sums["installation_discount"]
+    goods_net = net - services_net - installation_net
     vat_goods = _cents(goods_net * Decimal(str(inputs["vat_rate_goods_value"])))
     vat_services = _cents(services_net * Decimal(str(inputs["vat_rate_services_value"])))
-    vat = vat_goods + vat_services
+    vat_installation = _cents(installation_net * Decimal(str(inputs["vat_rate_installation_value"])))
+    vat = vat_goods + vat_services + vat_installation
     row = last + 1  # a blank row, then the totals (0-based row index = Excel row − 1)
     refs: dict[str, str] = {}
     I_, D_, J_ = COL["line_total"], COL["description"], COL["currency"]
@@ -287,7 +301,19 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         f"-SUMPRODUCT({rng('in_total')},{rng('service')},{rng('discount_share')})",
         services_net,
     )
-    total_row("goods_net", _("Net amount of the goods"), f"={refs['net']}-{refs['services_net']}", goods_net)
+    total_row(
+        "installation_net",
+        _("Net amount of the installation"),
+        f"=SUMPRODUCT({rng('in_total')},{rng('installation')},{rng('line_total')})"
+        f"-SUMPRODUCT({rng('in_total')},{rng('installation')},{rng('discount_share')})",
+        installation_net,
+    )
+    total_row(
+        "goods_net",
+        _("Net amount of the goods"),
+        f"={refs['net']}-{refs['services_net']}-{refs['installation_net']}",
+        goods_net,
+    )
     total_row(
         "vat_goods", _("VAT on the goods"), f"=ROUND({refs['goods_net']}*{inputs['vat_rate']},2)", vat_goods
     )
@@ -297,7 +323,13 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         f"=ROUND({refs['services_net']}*{inputs['vat_rate_services']},2)",
         vat_services,
     )
-    total_row("vat", _("VAT"), f"={refs['vat_goods']}+{refs['vat_services']}", vat)
+    total_row(
+        "vat_installation",
+        _("VAT on the installation"),
+        f"=ROUND({refs['installation_net']}*{inputs['vat_rate_installation']},2)",
+        vat_installation,
+    )
+    total_row("vat", _("VAT"), f"={refs['vat_goods']}+{refs['vat_services']}+{refs['vat_installation']}", vat)
     total_row("gross", _("Total including VAT"), f"={refs['net']}+{refs['vat']}", net + vat, w.money_bold)
     total_row(
         "capex",
@@ -354,6 +386,7 @@ INPUT_ROWS = (
     ("lease_software", "Lease: software and support per year", "formula"),
     ("lease_electricity", "Lease: electricity per year", "formula"),
     ("lease_colocation", "Lease: colocation per year", "formula"),
+    ("vat_rate_installation", "VAT rate on installation", "fraction"),
 )
 
 
@@ -398,7 +431,7 @@ def _tco_values(revision) -> dict[str, Any] | None:
     return values
 
 
-def write_inputs(w: Writer, revision, vat_rate: tuple[Decimal, Decimal]) -> Any:
+def write_inputs(w: Writer, revision, vat_rate: tuple[Decimal, Decimal, Decimal]) -> Any:
     """The Inputs sheet (values filled in once the BOM's capex is known: see :func:`fill_inputs`)."""
     sheet = w.book.add_worksheet("Inputs")
     for c, label in enumerate((_("Item"), _("Value"), _("Note"))):
@@ -415,6 +448,7 @@ def _labels() -> dict[str, str]:
         "quote_discount": _("Quote discount"),
         "vat_rate": _("VAT rate on goods"),
         "vat_rate_services": _("VAT rate on services"),
+        "vat_rate_installation": _("VAT rate on installation"),
         "usd_rate": _("Exchange rate (per USD)"),
         "horizon": _("Horizon (years)"),
         "npv_rate": _("Discount rate (NPV, per year)"),
@@ -460,7 +494,7 @@ def write_tco_and_results(
     sheet,
     revision,
     bom: dict,
-    vat_rate: tuple[Decimal, Decimal],
+    vat_rate: tuple[Decimal, Decimal, Decimal],
     currency: str,
     yearly_columns: list[tuple[str, str]],
 ) -> None:
@@ -481,6 +515,7 @@ def write_tco_and_results(
         "quote_discount": quote_discount,
         "vat_rate": vat_rate[0],
         "vat_rate_services": vat_rate[1],
+        "vat_rate_installation": vat_rate[2],
         "usd_rate": Decimal(str(revision.usd_rate)),
         "horizon": Decimal(0),
         "npv_rate": npv_rate,
@@ -678,13 +713,22 @@ def build(revision, *, zh: bool, value_sheets: list[tuple[str, list[dict], list[
     from proposals.terms import terms_for
 
     terms = terms_for(revision.quote)  # the VAT rates of the quote's terms, as the proposal prints them
-    vat_rate = (Decimal(str(terms.vat_rate_goods)), Decimal(str(terms.vat_rate_services)))
+    vat_rate = (
+        Decimal(str(terms.vat_rate_goods)),
+        Decimal(str(terms.vat_rate_services)),
+        Decimal(str(terms_vat_rate(terms, "installation"))),
+    )
     refs = input_refs()
     bom = write_bom(
         w,
         revision,
         zh,
-        {**refs, "vat_rate_goods_value": str(vat_rate[0]), "vat_rate_services_value": str(vat_rate[1])},
+        {
+            **refs,
+            "vat_rate_goods_value": str(vat_rate[0]),
+            "vat_rate_services_value": str(vat_rate[1]),
+            "vat_rate_installation_value": str(vat_rate[2]),
+        },
     )
     inputs_sheet = write_inputs(w, revision, vat_rate)
     currency = revision.currency

@@ -51,11 +51,13 @@ S1_MONEY = {
     "switch_unit_prices": {
         "lingqu-630-v1": "0",
         "roce-400ge-access": "0",
+        "roce-400ge-core": "0",
         "mgmt-1ge": "0",
         "eth-100ge-service": "0",
+        "ce6866-48s8cq": "0",  # the service and storage planes' switch pair (the complete build, issue 26)
     },
     "optics_unit_price": "0",
-    "media_unit_prices": {"cat6": "0", "fiber": "0"},
+    "media_unit_prices": {"cat6": "0", "fiber": "0", "25g-optics": "0", "10g-optics": "0"},
     "rack_unit_price": "0",
     "rack_unit_prices_by_cooling": {},
     "installation": "0",

@@ -190,7 +190,7 @@ def test_saved_quote_errors_are_one_line(tmp_path, engineer):
 
 
 @pytest.mark.django_db
-def test_missing_compiled_translations_stop_the_chinese_proposal(tmp_path, settings):
+def test_missing_compiled_translations_stop_the_chinese_proposal(tmp_path, settings, catalog):
     """Without the Chinese catalogue the proposal would print English headings: it is an error."""
     settings.LOCALE_PATHS = [str(tmp_path / "no-locale")]  # the project's django.mo is not found
     request = tmp_path / "request.json"

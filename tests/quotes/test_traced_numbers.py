@@ -155,6 +155,23 @@ def rendered(django_db_setup, django_db_blocker) -> dict[tuple[str, str, str], R
                                 revision.usd_rate,
                             ],
                         }
+                        # The quote's own terms beyond the totals: the payment schedule's amounts, the
+                        # acceptance criteria's limits, and the delivery chapters (planes, facilities,
+                        # implementation, the benchmark appendix's script) — each a term of the quote.
+                        from proposals.delivery import delivery_context
+
+                        with translation.override(lang):
+                            delivery = delivery_context(revision, lang)
+                        term_values["schedule"] = list(
+                            walk_values(
+                                [
+                                    commercial.get("payment_schedule"),
+                                    commercial.get("acceptance_figures"),
+                                    commercial.get("acceptance"),
+                                ]
+                            )
+                        )
+                        term_values["delivery"] = list(walk_values(delivery))
                         xlsx = _xlsx_gross(revision_workbook(revision))
                         seller = commercial["seller"]
                         seller_text = [str(v) for v in seller.values() if isinstance(v, str)]
@@ -289,6 +306,7 @@ def allowed(r: Rendered) -> set[tuple[str, str]]:
         values.append(1 - (1 - Decimal(line["discount"])) * (1 - Decimal(r.terms["numbers"][7])))
     values += [r.terms["total_net"], r.terms["total_vat"], r.terms["total_gross"], *r.terms["milestones"]]
     values += list(walk_values(r.terms["vat_rows"])) + list(r.terms["numbers"])
+    values += list(r.terms.get("schedule", [])) + list(r.terms.get("delivery", []))
     # The memory drawing's legend gives each part's share of the device: part ÷ device memory.
     for plan in plans:
         for group in (plan.get("memory") or {}).get("groups") or []:

@@ -128,14 +128,26 @@ def test_changing_a_quantity_or_a_rate_recomputes(revision, tmp_path):
     quote_discount_after = ((capex_lines + extra) * discount).quantize(CENT)
     net = revision.net_total + extra - (quote_discount_after - quote_discount_before)
     assert cents(values[f"BOM!I{rows['Net total']}"]) == net
-    # Services (installation after its share of the discount, support, operations) stay at 6 %;
-    # the goods, one server more, at the new 17 %.
-    services = sum(
-        (line.line_total - (line.line_total * discount).quantize(CENT) if line.category == "install"
-         else line.line_total for line in revision.lines.all() if line.category in ("install", "software", "om")),
+    # Installation (a construction service, after its share of the discount) stays at its rate (9 %:
+    # proposals/terms.py VAT_RATES, 财税〔2016〕36 号), support and operations at 6 %; the goods, one
+    # server more, at the new 17 %.
+    from proposals.terms import terms_for, vat_rate
+
+    terms = terms_for(revision.quote)
+    installation = sum(
+        (line.line_total - (line.line_total * discount).quantize(CENT) for line in revision.lines.all()
+         if line.category == "install"),
         Decimal("0"),
     )  # fmt: skip
-    vat = ((net - services) * Decimal("0.17")).quantize(CENT) + (services * Decimal("0.06")).quantize(CENT)
+    services = sum(
+        (line.line_total for line in revision.lines.all() if line.category in ("software", "om")),
+        Decimal("0"),
+    )
+    vat = (
+        ((net - installation - services) * Decimal("0.17")).quantize(CENT)
+        + (installation * vat_rate(terms, "installation")).quantize(CENT)
+        + (services * vat_rate(terms, "services")).quantize(CENT)
+    )
     assert cents(values[f"BOM!I{rows['VAT']}"]) == vat
     assert cents(values[f"BOM!I{rows['Total including VAT']}"]) == net + vat
     # The TCO follows the capex.
