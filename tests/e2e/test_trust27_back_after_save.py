@@ -7,7 +7,10 @@ page, shown again by Back, asks which quote that key made and opens it.
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.db import connection
 
 from .test_configurator_flow import assert_no_js_errors
 
@@ -30,6 +33,12 @@ def test_back_after_save_then_save_again_leaves_one_quote(page):
     assert_no_js_errors(page)
 
 
+@pytest.mark.skipif(
+    connection.vendor == "sqlite",
+    reason="live_server shares one in-memory SQLite connection between its request threads, so two "
+    "concurrent posts interleave on one transaction; the race runs in .ci/run's PostgreSQL pass "
+    "(the service-level idempotency is tests/quotes/test_trust_idempotent.py)",
+)
 def test_a_double_click_on_save_makes_one_quote(page):
     from quotes.models import Quote
 
@@ -37,7 +46,7 @@ def test_a_double_click_on_save_makes_one_quote(page):
     form_key = page.locator("#quote-form input[name=idempotency_key]").input_value()
     assert len(form_key) == 32
     page.dblclick("#quote-form button[type=submit]")
-    page.wait_for_url("**/quotes/*/")
+    page.wait_for_url(re.compile(r"/quotes/\d+/"))  # the quote's page, not /quotes/create/
     page.wait_for_load_state("networkidle")  # both posts answered before the server goes away
     assert Quote.objects.count() == 1 and Quote.objects.get().creation_key == form_key
     assert_no_js_errors(page)
