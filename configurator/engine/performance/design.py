@@ -41,6 +41,7 @@ from ..types import Check, DesignPoint, PlanRequest, Severity, Source
 from .common import AREA, ESTIMATE_SOURCE, fig_input, fig_value
 from .group_model import GroupModel
 from .queueing import aggregated_point, disaggregated_point
+from .sla import latency_values, stated_targets
 
 # Default targets when the request sets none (assumed, so every plan states a design
 # capacity; edit per customer with workload.ttft_p90_target_s / tpot_p90_target_ms):
@@ -66,35 +67,17 @@ _TARGET_NAMES = {
 
 def targets_of(req: PlanRequest) -> tuple[dict[str, float], bool]:
     """The latency targets the design point meets, and whether they are the defaults."""
-    w = req.workload
-    t: dict[str, float] = {}
-    if w.ttft_target_s is not None:
-        t["ttft_p50_s"] = w.ttft_target_s
-    if w.ttft_p90_target_s is not None:
-        t["ttft_p90_s"] = w.ttft_p90_target_s
-    if w.tpot_target_ms is not None:
-        t["tpot_p50_ms"] = w.tpot_target_ms
-    if w.tpot_p90_target_ms is not None:
-        t["tpot_p90_ms"] = w.tpot_p90_target_ms
+    t = stated_targets(req)
     if t:
         return t, False
     return dict(DEFAULT_TARGETS), True
-
-
-def _values(op: sm.OperatingPoint) -> dict[str, float]:
-    return {
-        "ttft_p50_s": op.ttft_p50_s,
-        "ttft_p90_s": op.ttft_p90_s,
-        "tpot_p50_ms": op.tpot_s * 1000,
-        "tpot_p90_ms": op.tpot_p90_s * 1000,
-    }
 
 
 def _missed(op: sm.OperatingPoint, targets: Mapping[str, float]) -> list[str]:
     """The targets ``op`` misses (all of them when it has no finite latency)."""
     if not (math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)) or op.requests_per_s <= 0:
         return list(targets)
-    values = _values(op)
+    values = latency_values(op)
     return [k for k, v in targets.items() if values[k] > v * (1 + 1e-9)]
 
 

@@ -11,7 +11,8 @@ from ..types import Check, PlanRequest, Severity, SlaResult
 from .common import AREA, ESTIMATE_SOURCE, fig_input
 
 
-def _targets(req: PlanRequest) -> dict[str, float]:
+def stated_targets(req: PlanRequest) -> dict[str, float]:
+    """The latency targets the request states (P50 and P90 of TTFT and TPOT), by name."""
     w = req.workload
     t: dict[str, float] = {}
     if w.ttft_target_s is not None:
@@ -25,7 +26,8 @@ def _targets(req: PlanRequest) -> dict[str, float]:
     return t
 
 
-def _values(op: sm.OperatingPoint) -> dict[str, float]:
+def latency_values(op: sm.OperatingPoint) -> dict[str, float]:
+    """An operating point's latencies under the target names (TPOT in ms)."""
     return {
         "ttft_p50_s": op.ttft_p50_s,
         "ttft_p90_s": op.ttft_p90_s,
@@ -37,18 +39,18 @@ def _values(op: sm.OperatingPoint) -> dict[str, float]:
 def _meets(op: sm.OperatingPoint, targets: Mapping[str, float]) -> bool:
     if not (math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)) or op.requests_per_s <= 0:
         return False
-    values = _values(op)
+    values = latency_values(op)
     return all(values[k] <= v * (1 + 1e-9) for k, v in targets.items())
 
 
 def sla_result(
     req: PlanRequest, op: sm.OperatingPoint, point_fn: Callable[[float], sm.OperatingPoint], capacity: int
 ) -> SlaResult | None:
-    targets = _targets(req)
+    targets = stated_targets(req)
     if not targets:
         return None
     # A point with no capacity (no slot, no KV room) has no finite latency: report it as None.
-    values = {k: (v if math.isfinite(v) else None) for k, v in _values(op).items() if k in targets}
+    values = {k: (v if math.isfinite(v) else None) for k, v in latency_values(op).items() if k in targets}
     met = _meets(op, targets) if req.workload.concurrency > 0 else None
     # Largest concurrency meeting every target: latencies only grow with concurrency.
     hi = max(capacity * 4, req.workload.concurrency * 2, 8)
