@@ -111,62 +111,15 @@ FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4
 ASCEND_LOGITS_BYTES_PER_LOGIT = 2
 # Graph capture (CUDA graphs): vLLM ≥ 0.21 profiles the graph pool and subtracts it from the KV
 # budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default, docs/domain.md §12); earlier vLLM
-# and every vLLM-Ascend do not, and eager engines capture none (engine/engine_versions.py).  What is
-# subtracted is vLLM's own estimate (gpu_model_runner.profile_cudagraph_memory): per cudagraph mode it
-# captures the first two batch descriptors and extrapolates linearly, first capture + second capture ×
-# (descriptors − 1), and adds the largest first capture to every mode's extrapolation — so the pool
-# grows with the number of graphs captured, not with the model alone.  The descriptors follow vLLM's
-# defaults (VllmConfig._set_cudagraph_sizes): max capture size min(2 × max_num_seqs, 512,
-# max_num_batched_tokens); sizes 1, 2, 4, every 8 below 256, every 16 from 256; cudagraph_mode
-# FULL_AND_PIECEWISE (the default since vLLM 0.11) captures PIECEWISE graphs at every size and FULL
-# decode graphs at the sizes ≤ max_num_seqs × (1 + draft tokens).  At max_num_seqs 256 that is
-# 51 PIECEWISE + 35 FULL = 86 graphs, as a public vLLM start-up logs ("Profiling CUDA graph memory:
-# PIECEWISE=51, FULL=35").  The two bytes are read from the estimates public start-ups print
-# ("Estimated CUDA graph memory: … GiB total"): 0.30 GiB for 2 + 2 graphs, 0.61 GiB for 9 + 5,
-# 1.58 GiB for 51 + 35 — a line through them gives ≈ 0.35 GiB of first capture and ≈ 15 MiB per
-# further graph (within ± 0.1 GiB of each).  No start-up of tests/data/vllm_startup_logs.yaml is
-# among them, so the L4 start-up on vLLM 0.27.1 is predicted out of sample.
-GRAPH_FIRST_CAPTURE_BYTES = int(0.35 * 2**30)
-GRAPH_BYTES_PER_FURTHER_CAPTURE = 15 * 2**20
-GRAPH_MAX_CAPTURE_SIZE = 512
-GRAPH_SOURCE = (
-    "vLLM gpu_model_runner.profile_cudagraph_memory (first capture + per-graph × further graphs) over "
-    "the default capture sizes of VllmConfig._set_cudagraph_sizes, FULL_AND_PIECEWISE"
-)
-
-
-def cudagraph_capture_sizes(max_capture_size: int) -> list[int]:
-    """vLLM's default CUDA-graph batch sizes up to ``max_capture_size`` (VllmConfig._set_cudagraph_sizes)."""
-    sizes = [i for i in (1, 2, 4) if i <= max_capture_size]
-    if max_capture_size >= 8:
-        sizes += list(range(8, min(max_capture_size + 1, 256), 8))
-    if max_capture_size >= 256:
-        sizes += list(range(256, max_capture_size + 1, 16))
-    return sorted(set(sizes))
-
-
-def cudagraph_counts(
-    max_num_seqs: int, max_num_batched_tokens: int, draft_tokens: int = 0
-) -> tuple[int, int]:
-    """(PIECEWISE, FULL) graphs vLLM captures by default: every capture size for PIECEWISE, the sizes
-    a uniform decode batch reaches (≤ max_num_seqs × (1 + draft tokens)) for FULL."""
-    largest = min(2 * max(max_num_seqs, 1), GRAPH_MAX_CAPTURE_SIZE)
-    if max_num_batched_tokens > 0:
-        largest = min(largest, max_num_batched_tokens)
-    sizes = cudagraph_capture_sizes(largest)
-    decode = max(max_num_seqs, 1) * (1 + max(draft_tokens, 0))
-    return len(sizes), sum(1 for s in sizes if s <= decode)
-
-
-def graph_pool_bytes(piecewise: int, full: int) -> int:
-    """vLLM's estimate of the graph pool: the first capture plus the per-graph growth of every further one
-    (profile_cudagraph_memory: max first capture + Σ per mode per-graph × (graphs − 1))."""
-    further = max(piecewise - 1, 0) + max(full - 1, 0)
-    if piecewise + full == 0:
-        return 0
-    return GRAPH_FIRST_CAPTURE_BYTES + GRAPH_BYTES_PER_FURTHER_CAPTURE * further
-
-
+# and every vLLM-Ascend do not, and eager engines capture none (engine/engine_versions.py).  The pool
+# itself is not derived here: 1 GiB is an assumption, shown as such on the figure.  What vLLM subtracts
+# is its own estimate (gpu_model_runner.profile_cudagraph_memory: per cudagraph mode the first capture
+# plus the second capture's growth × the further batch descriptors; 51 PIECEWISE + 51 FULL graphs at
+# max_num_seqs 1024), and public logs print it model by model, not by graph count: 0.84 GiB for
+# Llama-3.1-8B and gemma-2-9b-it at 102 graphs, 1.82 GiB for Llama-3.3-70B FP8 at TP2 (vLLM 0.19 on
+# H100, tests/data/vllm_startup_logs.yaml); the L4 start-up on vLLM 0.27.1 lost 1.76 GiB to graph mode,
+# more than any such estimate, and stays a known gap.
+GRAPH_MEMORY_DEFAULT_BYTES = 1 * 2**30
 # Runtime memory outside PyTorch's allocator on a rank with no communicator
 # (cuBLAS / ACL workspaces): 0.13 GiB in public start-up logs on both stacks
 # (vllm-ascend PR #8289's log; vLLM TP1 logs in tests/data/vllm_startup_logs.yaml).
@@ -191,9 +144,7 @@ HCCL_SOURCE = (
 # start-up", never a hard "does not fit"): 5 % of the KV cache and of the derived overheads it is the
 # remainder of (activations, buffers) — the worst |KV error| of the start-ups whose terms are all
 # derived is 3.5 % (bench/bench_memory.py, docs/domain.md §12) — plus the whole CUDA-graph pool where
-# vLLM ≥ 0.21 subtracts its estimate: the pool per graph is read from other models' start-ups
-# (GRAPH_BYTES_PER_FURTHER_CAPTURE), and vLLM's own estimate differs from model to model by up to a
-# third at few graphs (0.30 GiB logged for 4 graphs against 0.38 GiB on the line).
+# it is an assumption (vLLM ≥ 0.21: 1 GiB assumed, ≈ 1.8 GiB measured on an L4 with vLLM 0.27.1).
 KV_ERROR_BAND = 0.05
 GRAPH_ERROR_BAND = 1.0
 
@@ -344,13 +295,12 @@ def activation_estimate(
 
 def graph_memory_estimate(serving: ServingSpec, software_stack: str, *, eager: bool = False) -> int:
     """Graph memory the targeted engine version takes out of the KV budget (engine/engine_versions.py):
-    0 in eager mode, on vLLM-Ascend and before vLLM 0.21; from 0.21 vLLM's own estimate of the pool over the
-    graphs it captures by default (graph_pool_bytes, cudagraph_counts)."""
+    0 in eager mode, on vLLM-Ascend and before vLLM 0.21; the estimate of the graph pool from 0.21."""
     if eager or serving.enforce_eager:
         return 0
     if not budget_rules(software_stack, serving.engine, serving.vllm_version).graphs_subtracted:
         return 0
-    return graph_pool_bytes(*cudagraph_counts(serving.max_num_seqs, serving.max_num_batched_tokens))
+    return GRAPH_MEMORY_DEFAULT_BYTES
 
 
 def communicators(p: ParallelSpec, model: ModelSpec, software_stack: str) -> list[tuple[str, int]]:
@@ -1150,16 +1100,12 @@ def _group_figures(
             eager=b.eager,
         )
     else:
-        pw, full = cudagraph_counts(serving.max_num_seqs, serving.max_num_batched_tokens)
         book.put(
             f"memory.{at}per_rank.graph_bytes",
             b.graph,
             variant="estimate",
-            source=assumed(f"graph pool: {GRAPH_SOURCE}; {rules.graphs_source}"),
-            first_capture_bytes=GRAPH_FIRST_CAPTURE_BYTES,
-            per_graph_bytes=GRAPH_BYTES_PER_FURTHER_CAPTURE,
-            piecewise_graphs=pw,
-            full_graphs=full,
+            source=assumed(f"graph pool estimate; {rules.graphs_source}"),
+            graph_estimate_bytes=GRAPH_MEMORY_DEFAULT_BYTES,
             engine=engine_label,
             eager=b.eager,
         )

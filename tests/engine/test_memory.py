@@ -390,13 +390,10 @@ def test_nf5868g8_pair_per_gpu_weights_and_kv_budget():
     assert 53.9e9 < rank.weights_bytes < 54.1e9
 
     # KV budget per GPU at utilisation 0.95 (the NF5868G8 recipe's value the API defaults to; the
-    # fixture's was 0.9), NCCL for the TP and EP groups, and vLLM ≥ 0.21's estimate of the graph pool
-    # (profile_cudagraph_memory): max_num_seqs 16 → 7 PIECEWISE sizes up to 32 and 5 FULL up to 16, the
-    # first capture 0.35 GiB + 15 MiB for each of the 10 further graphs.
+    # fixture's was 0.9), NCCL for the TP and EP groups, graphs 1 GiB (vLLM ≥ 0.21).
     usable = 84 * GB * 0.95
     act = activation(8192, 7168, 163_840, 16, 16)
-    graphs = int(0.35 * GIB) + 10 * 15 * 2**20
-    kv = usable - weights - act - 2 * NCCL_PER_GROUP - NON_TORCH - graphs
+    kv = usable - weights - act - 2 * NCCL_PER_GROUP - NON_TORCH - GIB
     assert rank.kv_cache_bytes == pytest.approx(kv, abs=2)
     assert mem.figures["memory.per_rank.kv_cache_bytes"].value == rank.kv_cache_bytes
     # CUDA block size 16.

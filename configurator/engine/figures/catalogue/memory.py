@@ -124,10 +124,8 @@ DEFS = (
             # Eager mode, vLLM-Ascend and vLLM before 0.21 take no graph memory out of the KV budget
             # (engine/engine_versions.py: what each engine version subtracts).
             "none": "0",
-            # vLLM ≥ 0.21 with CUDA graphs subtracts its own estimate of the graph pool
-            # (gpu_model_runner.profile_cudagraph_memory) over the graphs it captures by default.
-            "estimate": "first_capture_bytes + per_graph_bytes * "
-            "(max(piecewise_graphs - 1, 0) + max(full_graphs - 1, 0))",
+            # vLLM ≥ 0.21 with CUDA graphs profiles the graph pool and subtracts it.
+            "estimate": "graph_estimate_bytes",
         },
         context=("engine", "eager"),
         source=SourceKind.ASSUMED,
