@@ -386,13 +386,33 @@ def fit_all(records: list[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
     return {family: fit_family(recs, family) for family, recs in sorted(by_family.items())}
 
 
+def stack_sibling_fit(records: list[Mapping[str, Any]], family: str) -> tuple[float, float] | None:
+    """The fit of the family of the same software stack with the most sources among ``records`` (another
+    family than ``family``), or None when the stack has no other family with records.
+
+    A family whose only source is held out has nothing of its own to fit; it is then predicted by its
+    stack's sibling (the 910B and the 910C run the same vLLM-Ascend kernels, task queue and HCCL; the
+    Hopper and Blackwell GPUs the same vLLM / SGLang CUDA code), never by its own records."""
+    stack = sm.FAMILIES.get(family)
+    by_family: dict[str, list[Mapping[str, Any]]] = {}
+    for rec in records:
+        other = family_of(rec)
+        if other != family and sm.FAMILIES.get(other) == stack:
+            by_family.setdefault(other, []).append(rec)
+    if not by_family:
+        return None
+    sibling = max(sorted(by_family), key=lambda f: len({source_of(r) for r in by_family[f]}))
+    return fit_family(by_family[sibling], sibling)
+
+
 def cross_validate(records: list[Mapping[str, Any]]) -> CrossValidation:
     rows: list[Comparison] = []
     for source in sorted({source_of(r) for r in records}):
         held_out = [r for r in records if source_of(r) == source]
         family = family_of(held_out[0])
         seen = [r for r in records if source_of(r) != source and family_of(r) == family]
-        bw, layer = fit_family(seen, family)
+        sibling = None if seen else stack_sibling_fit([r for r in records if source_of(r) != source], family)
+        bw, layer = sibling if sibling is not None else fit_family(seen, family)
         rows += compare_all(held_out, {family: _fit_of(family, bw, layer)})
     order = {r["id"]: i for i, r in enumerate(records)}
     return CrossValidation(tuple(sorted(rows, key=lambda r: order.get(r.record_id, 0))))

@@ -81,17 +81,24 @@ def test_the_fitted_factors_sit_inside_their_physical_bounds(fitted):
 
 
 def test_a_held_out_source_is_predicted_without_its_own_records():
-    # Leaving out the only A2 source leaves the A2 family without data: its prediction is the prior's.
+    # Leaving out the only A2 source leaves the A2 family without data: it is predicted by the fit of its
+    # software stack's other family (A3: vLLM-Ascend on the 910C), which never saw an A2 record.
     a2 = [r for r in RECORDS if cal.family_of(r) == "ascend-a2"]
     assert len({cal.source_of(r) for r in a2}) == 1
-    prior = sm.prior_for("ascend-a2")
+    a3 = [r for r in RECORDS if cal.family_of(r) == "ascend-a3"]
+    bw, layer = cal.fit_family(a3, "ascend-a3")
     cv = cal.cross_validate(RECORDS)
-    with_prior = cal.compare_all(
-        a2[:1],
-        {"ascend-a2": sm.FamilyCalibration(prior.bandwidth_efficiency, prior.layer_overhead_s, 0.5, 2, 0, 0)},
-    )
+    with_sibling = cal.compare_all(a2[:1], {"ascend-a2": sm.FamilyCalibration(bw, layer, 0.5, 2, 0, 0)})
     held_out = next(r for r in cv.rows if r.record_id == a2[0]["id"])
-    assert held_out.predicted_tps == pytest.approx(with_prior[0].predicted_tps, rel=1e-9)
+    assert held_out.predicted_tps == pytest.approx(with_sibling[0].predicted_tps, rel=1e-9)
+    # A source whose family keeps other sources is predicted by the family's own fit without it.
+    k3 = next(r for r in RECORDS if r["source"].endswith("vllm-ascend/pull/14454"))
+    others = [r for r in a3 if cal.source_of(r) != cal.source_of(k3)]
+    bw, layer = cal.fit_family(others, "ascend-a3")
+    own = cal.compare_all([k3], {"ascend-a3": sm.FamilyCalibration(bw, layer, 0.5, 2, 0, 0)})
+    assert next(r for r in cv.rows if r.record_id == k3["id"]).predicted_tps == pytest.approx(
+        own[0].predicted_tps, rel=1e-9
+    )
 
 
 def test_latencies_are_compared_where_the_sources_give_them(fitted):
