@@ -65,6 +65,52 @@ GRAPHS_OPT_IN_FROM = (0, 19)
 # VLLM_USE_FLASHINFER_SAMPLER "Enabled by default when the hardware supports it").  0.10 logs print
 # "Using FlashInfer for top-p & top-k sampling" only where flashinfer was installed: read as off.
 FLASHINFER_SAMPLER_FROM = (0, 20)
+# Without FlashInfer, vLLM masks top-k/top-p with its Triton kernel instead of a full-vocabulary sort:
+# vllm/v1/sample/ops/topk_topp_sampler.py ``apply_top_k_top_p`` → ``apply_top_k_top_p_triton`` whenever
+# Triton is present (vllm-project/vllm PR #33538 "[Kernel] Triton-based Top-k and Top-p sampler kernels",
+# opened 2026-02-02, merged after the 0.15 release branch).  The kernel masks the FP32 logits in place
+# ("logits ... modified in-place", topk_topp_triton.py) with a [min(SMs, batch), vocab] scratch buffer
+# (≈ 80 MiB, the PR's own figure), so nothing of the sort path's 24 B per entry is held.  Taken from 0.16,
+# the first release after the merge; the five vLLM 0.19.0 start-ups of the set confirm it (peak activation
+# 1.89 GiB for Llama-3.1-8B at 1,024 × 128,256 entries = 15.5 B per entry, 3.65 GiB for gemma-2-9b at
+# 1,024 × 256,000 = 15.0 B; the sort path would hold 38 B, tests/data/vllm_startup_logs.yaml).
+TRITON_SAMPLER_FROM = (0, 16)
+
+
+@dataclass(frozen=True)
+class RuntimeTerms:
+    """Memory outside PyTorch's allocator that vLLM's profile counts in ``non_torch_increase``."""
+
+    since: tuple[int, int]
+    base_gib: float  # a rank with no communicator: CUDA context growth, cuBLAS workspaces
+    per_communicator_gib: float  # each NCCL group of more than one rank: channels, all-reduce buffers
+    source: str
+
+
+# Read from the start-ups' own lines ("Actual usage is … GiB for non-torch memory"; llm-d's profile
+# figures), per version: vLLM's gpu_worker.determine_available_memory takes the non-torch growth across
+# profile_run (vllm/utils/mem_utils.py memory_profiling: non_torch_increase), so every communicator
+# buffer allocated by then is in it, whatever allocates it.  What grew between 0.11 and 0.19 at TP2 on
+# the same H100 and the same Llama-3.3-70B FP8 (0.55 → 2.1 GiB) is not traced to one allocation in
+# vLLM's source (the all-reduce paths changed between them: PyTorch symmetric-memory all-reduce and
+# FlashInfer's fused all-reduce workspaces); it is the measured growth, not a derived one.  Versions
+# between two rows take the older row; versions after the newest row take the newest.
+CUDA_RUNTIME_TERMS: tuple[RuntimeTerms, ...] = (
+    RuntimeTerms(
+        (0, 10),
+        0.13,
+        0.42,
+        "vLLM 0.10–0.11 start-ups: 0.13 GiB non-torch at TP1 (four H100 logs), 0.54–0.55 GiB at TP2 "
+        "(Qwen3-32B, Llama-3.3-70B FP8 on H100)",
+    ),
+    RuntimeTerms(
+        (0, 19),
+        0.25,
+        1.84,
+        "vLLM 0.19.0 start-ups on H100: 0.25 GiB non-torch at TP1 (three logs), 2.1 and 2.07 GiB at TP2 "
+        "(Llama-3.3-70B FP8, gpt-oss-20b)",
+    ),
+)
 
 _VERSION = re.compile(r"^v?(\d{1,3})\.(\d{1,3})(?:\.(\d{1,4}))?(?:\.post\d{1,3}|rc\d{1,3}|\.\d{1,3})?$")
 
@@ -125,6 +171,24 @@ def flashinfer_sampler_default(stack: str, engine: str, version: str) -> bool:
     return v >= FLASHINFER_SAMPLER_FROM
 
 
+def triton_sampler_default(stack: str, engine: str, version: str) -> bool:
+    """Whether the targeted vLLM masks top-k/top-p with its Triton kernel when FlashInfer's sampler is off."""
+    if engine_for(stack, engine) != VLLM:
+        return False
+    v = parse_version(version) or SUPPORTED[VLLM][1]
+    return v >= TRITON_SAMPLER_FROM
+
+
+def runtime_terms(version: str) -> RuntimeTerms:
+    """The non-torch terms of the targeted vLLM (an unparseable version reads as the newest supported)."""
+    v = parse_version(version) or SUPPORTED[VLLM][1]
+    chosen = CUDA_RUNTIME_TERMS[0]
+    for row in CUDA_RUNTIME_TERMS:
+        if v >= row.since:
+            chosen = row
+    return chosen
+
+
 @dataclass(frozen=True)
 class BudgetRules:
     """What one engine version takes out of the KV budget besides weights, activations and buffers."""
@@ -180,10 +244,14 @@ __all__ = [
     "ENGINE_LABELS",
     "SUPPORTED",
     "BudgetRules",
+    "CUDA_RUNTIME_TERMS",
+    "RuntimeTerms",
     "budget_rules",
     "engine_error",
     "engine_for",
     "flashinfer_sampler_default",
     "parse_version",
+    "runtime_terms",
+    "triton_sampler_default",
     "version_error",
 ]

@@ -47,7 +47,13 @@ from .defaults import (
     platform_labels,
     stack_of,
 )
-from .engine_versions import ENGINE_LABELS, budget_rules, flashinfer_sampler_default
+from .engine_versions import (
+    ENGINE_LABELS,
+    budget_rules,
+    flashinfer_sampler_default,
+    runtime_terms,
+    triton_sampler_default,
+)
 from .explain import assumed, check, gb, plural, public, ratio, sentence_start, thousands, typed
 from .figures import FigureBook
 from .layout import (
@@ -106,6 +112,12 @@ SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4 + 8 + 4 + 4 + 4 + 4
 # or vLLM 0.10.x with flashinfer installed: "Using FlashInfer for top-p & top-k sampling") nothing is
 # sorted: BF16 logits (2), FP32 logits (4), probabilities (4).
 FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4
+# With vLLM's Triton top-k/top-p kernel (vLLM ≥ 0.16 without FlashInfer, engine/engine_versions.py
+# TRITON_SAMPLER_FROM) the FP32 logits are scaled and masked in place: BF16 logits (2), their FP32 copy
+# (4), softmax probabilities (4) and the exponential noise q (4; probs.div_(q) in place) = 14 B
+# (vllm/v1/sample/ops/topk_topp_sampler.py forward_native, random_sample, sample_with_exponential_noise).
+# The kernel's [min(SMs, batch), vocab] FP32 scratch (≈ 80 MiB, PR #33538) is left out (< 0.1 GiB).
+TRITON_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
 # vLLM-Ascend's _dummy_sampler_run only computes the logits of max_num_seqs requests ("TODO: need
 # to run a dummy sampler", vllm_ascend/worker/model_runner_v1.py, releases/v0.26.0rc): BF16 logits.
 ASCEND_LOGITS_BYTES_PER_LOGIT = 2
@@ -121,12 +133,32 @@ ASCEND_LOGITS_BYTES_PER_LOGIT = 2
 # more than any such estimate, and stays a known gap.
 GRAPH_MEMORY_DEFAULT_BYTES = 1 * 2**30
 # Runtime memory outside PyTorch's allocator on a rank with no communicator
-# (cuBLAS / ACL workspaces): 0.13 GiB in public start-up logs on both stacks
-# (vllm-ascend PR #8289's log; vLLM TP1 logs in tests/data/vllm_startup_logs.yaml).
+# (cuBLAS / ACL workspaces): 0.13 GiB in public start-up logs on vLLM-Ascend
+# (vllm-ascend PR #8289's log) and vLLM 0.10–0.11; vLLM's own figure follows its
+# version (engine_versions.CUDA_RUNTIME_TERMS: 0.25 GiB from 0.19).
 NON_TORCH_BASE_BYTES = int(0.13 * 2**30)
-# NCCL: each communicator of more than one rank adds its channel buffers and
-# vLLM's custom all-reduce buffers: ≈0.42 GiB in public TP2 logs (0.55 − 0.13).
+# NCCL: each communicator of more than one rank adds its channel and all-reduce
+# buffers, by vLLM version (engine_versions.CUDA_RUNTIME_TERMS: 0.42 GiB in the
+# 0.10–0.11 TP2 logs, 1.84 GiB in the 0.19 ones).
 NCCL_BYTES_PER_COMMUNICATOR = int(0.42 * 2**30)
+
+
+def _gib(value: float) -> int:
+    return int(value * 2**30)
+
+
+def non_torch_base_bytes(serving: ServingSpec, software_stack: str) -> int:
+    """Non-torch memory of a rank with no communicator, as the targeted engine version leaves it."""
+    if software_stack == "ascend":
+        return NON_TORCH_BASE_BYTES
+    return _gib(runtime_terms(serving.vllm_version).base_gib)
+
+
+def nccl_bytes_per_communicator(serving: ServingSpec) -> int:
+    """NCCL buffers per communicator of the targeted vLLM version."""
+    return _gib(runtime_terms(serving.vllm_version).per_communicator_gib)
+
+
 # HCCL: each communicator allocates an input and an output buffer of its
 # hccl_buffer_size (CANN docs, HCCL_BUFFSIZE).  vLLM-Ascend gives the MC2 group
 # HCCL_BUFFSIZE, the DP group max(ceil((dp + 1) × 4 B ÷ 1 MiB), 50) MB and every
@@ -267,12 +299,17 @@ def sampler_bytes_per_logit(serving: ServingSpec, software_stack: str = "cuda") 
     flashinfer = serving.flashinfer_sampler
     if flashinfer is None:  # the engine version's default (engine/engine_versions.py)
         flashinfer = flashinfer_sampler_default(software_stack, serving.engine, serving.vllm_version)
-    return FLASHINFER_SAMPLER_BYTES_PER_LOGIT if flashinfer else SAMPLER_BYTES_PER_LOGIT
+    if flashinfer:
+        return FLASHINFER_SAMPLER_BYTES_PER_LOGIT
+    if triton_sampler_default(software_stack, serving.engine, serving.vllm_version):
+        return TRITON_SAMPLER_BYTES_PER_LOGIT
+    return SAMPLER_BYTES_PER_LOGIT
 
 
 def sampler_warmup_estimate(model: ModelSpec, serving: ServingSpec, software_stack: str = "cuda") -> int:
     """Peak of the sampler warm-up: min(max_num_seqs, tokens) requests × vocab × bytes per logit
-    (38 B with vLLM's sampler, 10 B with FlashInfer's, 2 B on vLLM-Ascend: logits only)."""
+    (38 B with vLLM's sort-based sampler, 14 B with its Triton kernel, 10 B with FlashInfer's,
+    2 B on vLLM-Ascend: logits only)."""
     requests = min(serving.max_num_seqs, max(serving.max_num_batched_tokens, 0))
     return requests * model.vocab_size * sampler_bytes_per_logit(serving, software_stack)
 
@@ -333,13 +370,17 @@ def buffer_estimate(req: PlanRequest, p: ParallelSpec) -> tuple[int, int]:
     """(communication buffers, other non-torch memory) per rank, bytes."""
     serving, model = req.serving, req.model
     stack = req.server.accelerator.software_stack
-    base = serving.non_torch_bytes if serving.non_torch_bytes is not None else NON_TORCH_BASE_BYTES
+    base = (
+        serving.non_torch_bytes
+        if serving.non_torch_bytes is not None
+        else non_torch_base_bytes(serving, stack)
+    )
     if serving.comm_buffer_groups is not None:  # explicit override: buffer × groups
         return serving.comm_buffer_mb * MIB * serving.comm_buffer_groups, base
     group_mb, mc2, nccl = _communicator_terms(p, model, stack)
     if stack == "ascend":  # an input and an output buffer per communicator, MC2 at HCCL_BUFFSIZE
         return HCCL_BUFFERS_PER_COMMUNICATOR * (group_mb + mc2 * serving.comm_buffer_mb) * MIB, base
-    return nccl * NCCL_BYTES_PER_COMMUNICATOR, base
+    return nccl * nccl_bytes_per_communicator(serving), base
 
 
 def _weight_parts(req: PlanRequest) -> tuple[int, int, int]:
@@ -1036,7 +1077,9 @@ def _group_figures(
 
     names = ", ".join(name for name, _ in communicators(p, model, stack)) or "none"
     buffer_source = (
-        public(HCCL_SOURCE) if stack == "ascend" else assumed("NCCL buffers from public start-up logs")
+        public(HCCL_SOURCE)
+        if stack == "ascend"
+        else assumed(f"NCCL buffers from public start-up logs: {runtime_terms(serving.vllm_version).source}")
     )
     if serving.comm_buffer_groups is not None:
         book.put(
@@ -1073,7 +1116,7 @@ def _group_figures(
             variant="nccl",
             source=buffer_source,
             nccl_communicators=nccl,
-            bytes_per_communicator=NCCL_BYTES_PER_COMMUNICATOR,
+            bytes_per_communicator=nccl_bytes_per_communicator(serving),
             non_torch_bytes=b.non_torch,
             communicators=names,
             comm_buffer_mb=serving.comm_buffer_mb,
