@@ -361,6 +361,63 @@ def tflops_for(server: ServerSpec, activation_format: str, weight_format: str = 
     return 0.0, ""
 
 
+# Weight formats a MoE release applies to its routed experts only, the rest of the checkpoint staying
+# BF16: gpt-oss ("MXFP4 quantization of the MoE weights", openai/gpt-oss-120b model card; its
+# config.json ``quantization_config.modules_to_not_convert`` lists attention, router, embeddings and
+# lm_head), Kimi-K2-Thinking ("INT4 weight-only quantization to the MoE components",
+# moonshotai/Kimi-K2-Thinking model card), Kimi K3 (MXFP4 experts: 1.446 TB of the 1.561 TB checkpoint
+# at 4.25 bits, the other 114.5 GB at 2 B a parameter, catalog).  Their attention, shared-expert and
+# dense GEMMs multiply in BF16 whatever the experts' kernel computes in.
+EXPERTS_ONLY_FORMATS = ("mxfp4", "int4")
+
+
+def expert_active_params(model: ModelSpec, weight_format: str = "") -> float:
+    """Routed-expert parameters one token multiplies: top-k × (expert bytes ÷ experts) ÷ bytes per parameter."""
+    if not model.is_moe or model.num_experts <= 0 or model.expert_weight_bytes <= 0:
+        return 0.0
+    from .placement import format_bytes
+
+    per_param = format_bytes(weight_format or model.weight_format)
+    active = model.experts_per_token * model.expert_weight_bytes / model.num_experts / per_param
+    return float(min(active, model.active_params))
+
+
+def rest_tflops(server: ServerSpec, model: ModelSpec, tflops: float, weight_format: str) -> float:
+    """TFLOPS of the GEMMs outside the routed experts: BF16 when the release quantises the experts only."""
+    if model.is_moe and (weight_format or "").lower() in EXPERTS_ONLY_FORMATS:
+        bf16 = float(server.accelerator.tflops.get("bf16", 0) or 0)
+        if bf16 > 0:
+            return min(bf16, tflops) if tflops > 0 else bf16
+    return tflops
+
+
+def compute_seconds(
+    model: ModelSpec,
+    tokens: float,
+    attention_per_token: float,
+    tp: float,
+    pp: float,
+    tflops: float,
+    rest: float | None,
+    efficiency: float,
+    weight_format: str = "",
+) -> float:
+    """tokens × (2 × active parameters + attention FLOPs) ÷ TP ÷ PP at ``tflops``; with ``rest`` set
+    apart from it, the routed experts' GEMMs at ``tflops`` and everything else (attention, shared
+    experts, dense layers) at ``rest``."""
+    if tflops <= 0 or efficiency <= 0:
+        return 0.0
+    if not rest or rest <= 0 or rest == tflops:
+        return (
+            tokens * (2 * model.active_params + attention_per_token) / tp / pp / (tflops * 1e12 * efficiency)
+        )
+    experts = expert_active_params(model, weight_format)
+    other = max(model.active_params - experts, 0.0)
+    flops_experts = tokens * 2 * experts / tp / pp
+    flops_other = tokens * (2 * other + attention_per_token) / tp / pp
+    return (flops_experts / tflops + flops_other / rest) / (1e12 * efficiency)
+
+
 def intra_node_bytes_s(server: ServerSpec) -> float:
     """One direction of a device's scale-up link (catalog figures are bidirectional)."""
     gbps = server.scale_up_bandwidth_gbps or 0.0
@@ -596,6 +653,8 @@ def decode_step(
     state_bytes_per_seq: int,
     lm_non_expert_bytes: float,
     tflops: float,
+    rest_tflops: float | None = None,
+    weight_format: str = "",
     draft_tokens: int,
     acceptance: float,
     eight_bit: bool,
@@ -644,8 +703,9 @@ def decode_step(
     # dense weights and KV stream at the dense efficiency, the touched experts at the MoE kernels'
     memory_s = (non_expert + kv) / bw + touched * experts / expert_bw if bw > 0 and expert_bw > 0 else 0.0
     attention = attention_flops_per_token(model, mean_context)
-    flops = tokens_rank * (2 * model.active_params + attention) / shape.tp / pp
-    compute_s = flops / (tflops * 1e12 * f.compute_efficiency) if tflops > 0 else 0.0
+    compute_s = compute_seconds(
+        model, tokens_rank, attention, shape.tp, pp, tflops, rest_tflops, f.compute_efficiency, weight_format
+    )
     tp_s, ep_s, fabric, comm = _comm(
         model, server, shape, tokens_rank, f, eight_bit=eight_bit, scale_out_efficiency=scale_out_efficiency
     )
@@ -722,6 +782,8 @@ def prefill_time(
     prompt_tokens: int,
     lm_non_expert_bytes: float,
     tflops: float,
+    rest_tflops: float | None = None,
+    weight_format: str = "",
     chunk_tokens: int,
     eight_bit: bool,
     scale_out_efficiency: float,
@@ -736,9 +798,20 @@ def prefill_time(
     p = max(prompt_tokens, 1)
     pp = max(shape.pp, 1)
     chunks = max(1, math.ceil(p / max(chunk_tokens, 1)))
-    # Causal attention: token i attends to i earlier tokens → mean context p ÷ 2.
-    flops = p * (2 * model.active_params + attention_flops_per_token(model, p / 2)) / shape.tp
-    compute_s = flops / (tflops * 1e12 * f.prefill_efficiency) if tflops > 0 else 0.0
+    # Causal attention: token i attends to i earlier tokens → mean context p ÷ 2.  The routed experts'
+    # GEMMs at the experts' compute precision, the rest at theirs (``rest_tflops``: BF16 for a release
+    # that quantises its experts only, EXPERTS_ONLY_FORMATS).
+    compute_s = compute_seconds(
+        model,
+        p,
+        attention_flops_per_token(model, p / 2),
+        shape.tp,
+        1,
+        tflops,
+        rest_tflops,
+        f.prefill_efficiency,
+        weight_format,
+    )
     # Every chunk reads the weights the rank holds (all experts are touched by a chunk).
     if rank_weight_bytes is not None:
         weights = float(rank_weight_bytes) * pp

@@ -170,3 +170,29 @@ def test_no_wait_is_added_to_ttft_outside_the_closed_loop():
     f = sm.PLATFORM_FACTORS["ascend-a3"]
     assert result.queue_wait_s == 0
     assert result.ttft_s == pytest.approx(f.request_overhead_s + g.prefill_s + g.decode_step_s / 2, rel=1e-6)
+
+
+def test_an_experts_only_release_runs_its_other_gemms_in_bf16():
+    # Kimi K3's release quantises the routed experts only (catalog: 1,446,456,066,048 B of MXFP4 experts,
+    # 896 experts, top-16; the other 114.5 GB at 2 B a parameter).  Active routed-expert parameters:
+    # 16 × 1,446,456,066,048 ÷ 896 ÷ (0.5 + 1/32 B per MXFP4 parameter) ≈ 48.62 B of the 104.19 B active.
+    k3 = reference.model("kimi-k3")
+    experts = 16 * 1_446_456_066_048 / 896 / (0.5 + 1 / 32)
+    assert sm.expert_active_params(k3) == pytest.approx(experts, rel=1e-9)
+    assert experts == pytest.approx(48.62e9, rel=1e-3)
+    # On B300 the experts multiply at FP8 (MXFP8 activations, 4,500 TFLOPS in the catalog) and the
+    # rest — attention, shared experts, dense layers — at BF16 (2,250 TFLOPS).
+    fp8 = B300.accelerator.tflops["fp8"]
+    bf16 = B300.accelerator.tflops["bf16"]
+    assert sm.rest_tflops(B300, k3, fp8, "mxfp4") == bf16
+    tokens, attention = 8192.0, 1.0e9
+    expected = (
+        tokens * 2 * experts / 8 / fp8 + tokens * (2 * (k3.active_params - experts) + attention) / 8 / bf16
+    ) / (1e12 * 0.5)
+    got = sm.compute_seconds(k3, tokens, attention, 8, 1, fp8, bf16, 0.5, "mxfp4")
+    assert got == pytest.approx(expected, rel=1e-9)
+    # … longer than the whole model at FP8 would take.
+    assert got > tokens * (2 * k3.active_params + attention) / 8 / (fp8 * 1e12 * 0.5) * 1.4
+    # A checkpoint quantised throughout (DeepSeek-R1 FP8) keeps one rate.
+    r1 = reference.model("deepseek-r1")
+    assert sm.rest_tflops(H200, r1, H200.accelerator.tflops["fp8"], "fp8") == H200.accelerator.tflops["fp8"]

@@ -54,6 +54,8 @@ class GroupModel:
     rank_expert: float | None = None
     replicated: float = 0.0
     draft: sm.DraftSpec | None = None
+    rest_tflops: float | None = None  # GEMMs outside the routed experts (None: at ``tflops``)
+    weight_format: str = ""
     _cache: dict[float, sm.StepBreakdown] = field(default_factory=dict)
 
     def step(self, batch: float) -> sm.StepBreakdown:
@@ -71,6 +73,8 @@ class GroupModel:
                 state_bytes_per_seq=self.state_per_seq,
                 lm_non_expert_bytes=self.lm_non_expert,
                 tflops=self.tflops,
+                rest_tflops=self.rest_tflops,
+                weight_format=self.weight_format,
                 draft_tokens=self.draft_tokens,
                 acceptance=self.acceptance,
                 eight_bit=self.eight_bit,
@@ -121,6 +125,10 @@ def build_group_model(
         rank_non_expert = float(max(rank.non_expert_weights_bytes - vision, 0))
         rank_expert = float(rank.expert_weights_bytes)
         replicated = float(rank.replicated_weights_bytes)
+    # The checkpoint's weight format: a release that quantises its routed experts only runs the rest
+    # of its GEMMs in BF16 (serving_model.EXPERTS_ONLY_FORMATS).
+    weight_format = req.checkpoint.weight_format if req.checkpoint is not None else model.weight_format
+    rest = sm.rest_tflops(server, model, tflops, weight_format)
     prefill = sm.prefill_time(
         model,
         server,
@@ -129,6 +137,8 @@ def build_group_model(
         prompt_tokens=computed_prompt_tokens,
         lm_non_expert_bytes=lm_non_expert_bytes,
         tflops=tflops,
+        rest_tflops=rest,
+        weight_format=weight_format,
         chunk_tokens=serving.max_num_batched_tokens,
         eight_bit=eight_bit,
         scale_out_efficiency=perf.scale_out_efficiency,
@@ -155,6 +165,8 @@ def build_group_model(
         state_per_seq=rank.state_bytes_per_seq if rank else 0,
         lm_non_expert=float(lm_non_expert_bytes),
         tflops=tflops,
+        rest_tflops=rest,
+        weight_format=weight_format,
         draft_tokens=draft,
         acceptance=acceptance,
         eight_bit=eight_bit,
