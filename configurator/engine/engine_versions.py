@@ -16,12 +16,15 @@ the engines' source:
   releases/v0.26.0rc; before 0.18 ``worker_v1.py`` / ``worker.py`` subtracted the absolute torch
   peak plus every non-torch allocation, v0.11.0, releases/v0.13.0 — the same terms).
 * **Sampler warm-up** — inside ``profile_run`` (``gpu_model_runner._dummy_sampler_run`` on the last
-  PP stage) in every supported vLLM; vLLM-Ascend's computes the logits only (``memory.py``).
+  PP stage) in every supported vLLM, its peak by version: the sort-based top-k/top-p to 0.15, the
+  Triton kernel that masks in place from 0.16 (:data:`TRITON_SAMPLER_FROM`), FlashInfer's by default
+  from 0.20 (:data:`FLASHINFER_SAMPLER_FROM`); vLLM-Ascend's computes the logits only (``memory.py``).
 * **Communicator buffers (NCCL / HCCL)** — counted: vLLM-Ascend takes its memory snapshot before
   ``_init_worker_distributed_environment()`` (worker.py ``_init_device``, releases/v0.23.0 and
-  v0.26.0rc), so HCCL's buffers fall in ``non_torch_increase``; vLLM's NCCL channel and custom
-  all-reduce buffers show up in the profiled non-torch memory of public TP2 logs (0.54 GiB against
-  0.13 GiB at TP1, vLLM 0.11.0, tests/data/vllm_startup_logs.yaml).
+  v0.26.0rc), so HCCL's buffers fall in ``non_torch_increase``; vLLM's NCCL and all-reduce buffers
+  show up in the profiled non-torch memory of public TP2 logs, by version (:data:`CUDA_RUNTIME_TERMS`:
+  0.54 GiB against 0.13 GiB at TP1 in vLLM 0.11.0, 2.1 GiB against 0.25 GiB in vLLM 0.19.0,
+  tests/data/vllm_startup_logs.yaml).
 * **CUDA-graph pool** — vLLM before 0.19 captures graphs after the KV cache is sized
   (``compile_or_warm_up_model`` → ``capture_model``), so the pool is not subtracted; 0.19 and 0.20
   profile it only with ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1`` (vllm/envs.py, default "0");
