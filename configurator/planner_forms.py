@@ -100,8 +100,8 @@ class PlannerForm(forms.Form):
         elif d.get("concurrency") is not None:
             workload["concurrency"] = d["concurrency"]
         for key in ("ttft_target_s", "tpot_target_ms"):
-            if d.get(key) is not None:
-                workload[key] = str(d[key])
+            # The form is pre-filled with the scenario's targets: a field left blank clears the target.
+            workload[key] = str(d[key]) if d.get(key) is not None else None
         constraints: dict[str, Any] = {
             "purchase": d["purchase"],
             "currency": d["currency"],

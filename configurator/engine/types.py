@@ -1149,11 +1149,8 @@ class DesignPoint:
     # Unreachable targets: the targets the best-effort design point meets (the missed ones relaxed).
     relaxed_targets: Mapping[str, float] = field(default_factory=dict)
     relaxed_limited_by: str = ""  # kv | batch | ttft | tpot (the relaxed search's reason)
-
-    @property
-    def best_effort(self) -> bool:
-        """The targets are out of reach and the figures are the best-effort operating point."""
-        return self.limited_by == "unreachable" and self.concurrency > 0
+    # The targets are out of reach and the figures are the best-effort operating point.
+    best_effort: bool = False
 
 
 @dataclass(frozen=True)

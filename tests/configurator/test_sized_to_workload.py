@@ -194,3 +194,15 @@ def test_the_auto_planner_ranks_by_design_capacity_within_the_targets(client, ca
     ranked = [c.design_concurrency for c in result.candidates]
     assert ranked and ranked == sorted(ranked, reverse=True)
     assert ranked[0] > 0
+
+
+def test_with_the_presets_targets_the_planner_says_domestic_hardware_misses_the_tpot_target(client, catalog):
+    """The multimodal preset on domestic hardware only: no Ascend deployment decodes a K3 request in
+    50 ms (about 116 ms on A3, docs/performance.md), so the planner offers none and says the TPOT
+    target is what binds, instead of offering A3 plans that miss it."""
+    from configurator.planner_services import run_search
+
+    result = run_search({"scenario": "multimodal-knowledge-base", "constraints": {"domestic_only": True}})
+    assert not result.candidates
+    a3 = result.family_reasons["atlas-800-a3"]
+    assert any(r.field == "workload.tpot_target_ms" for r in a3)

@@ -166,12 +166,12 @@ def design_batch_per_rank(req: PlanRequest, design: DesignPoint | None) -> int:
     the target is relaxed, never for one request at a time."""
     if design is None:
         return 0
-    if design.max_num_seqs_per_dp_rank > 0:
-        return design.max_num_seqs_per_dp_rank
     if design.limited_by == "unreachable":
+        # Not the best-effort point: for xPyD its search stops where the prefill pool saturates, where
+        # the pools balance by construction, so the split is judged at the batch the hardware carries.
         cap = batch_cap(req.serving.max_num_batched_tokens, req.performance.speculative_tokens)
         return max(0, min(design.kv_seqs_fit_per_dp_rank, cap))
-    return 0
+    return max(0, design.max_num_seqs_per_dp_rank)
 
 
 def design_decode_capacity(decode_models: list[GroupModel], batch: int, output_tokens: int) -> float:
@@ -256,6 +256,7 @@ def design_point(
         best_tpot_s=one.tpot_s if one_finite else 0.0,
         relaxed_targets=relaxed,
         relaxed_limited_by=relaxed_limited_by,
+        best_effort=limited_by == "unreachable" and concurrency > 0,
     )
 
 
