@@ -64,3 +64,34 @@ def test_2_h200_prints_no_lease_totals_without_a_lease_price(engineer, seller, m
     year_by_year = text[text.index("Year by year") :][:400]
     rows = re.findall(r"(?:^|\s)([123])\s+[^—]*?—\s+—", year_by_year)
     assert rows == ["1", "2", "3"], year_by_year
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-hans"])
+def test_no_customer_edition_of_a_preset_prints_a_saving_below_minus_100_percent(engineer, seller, lang):
+    """Every scenario preset as the configurator page plans it, quoted and rendered for the customer:
+    every percentage printed is at least −100 % (a saving below that is the API being cheaper, which
+    the customer edition says in words instead)."""
+    from configurator import services
+    from quotes.services.quotes import quote_create_from_configuration
+    from tests.golden.golden_cases import SCENARIOS, scenario_request
+
+    for slug in SCENARIOS:
+        request_json = scenario_request(slug)
+        resolved, result, prices, usd_rate, currency = services.plan_for_quote(request_json)
+        quote = quote_create_from_configuration(
+            by=engineer,
+            customer="Sample customer",
+            title=slug,
+            language=lang,
+            discount="0",
+            request_json=request_json,
+            resolved_json=resolved,
+            result_json=result,
+            prices_json=prices,
+            usd_rate=usd_rate,
+            currency=currency,
+        )
+        revision = quote.revisions.order_by("index").first()
+        text = _text(proposal_html(revision, lang=lang, edition="customer"))
+        negatives = [float(m.replace("−", "-")) for m in re.findall(r"[−-]\d[\d,.]*(?=\s*%)", text)]
+        assert all(v >= -100 for v in negatives), (slug, lang, negatives)
