@@ -206,3 +206,26 @@ def test_with_the_presets_targets_the_planner_says_domestic_hardware_misses_the_
     assert not result.candidates
     a3 = result.family_reasons["atlas-800-a3"]
     assert any(r.field == "workload.tpot_target_ms" for r in a3)
+
+
+def test_the_recommendation_says_speculative_decoding_is_off_because_the_catalog_has_no_draft(api):
+    """Kimi K3's public config.json has no MTP head (num_nextn_predict_layers 0) and the catalog lists
+    no draft model: the recommended settings say speculative decoding is off, and why; none invented."""
+    from pathlib import Path
+
+    from configurator import reference
+
+    config = json.loads(
+        (
+            Path(__file__).resolve().parents[2] / "catalog/seed/model-configs/moonshotai--Kimi-K3.config.json"
+        ).read_text()
+    )
+    assert (
+        config.get("num_nextn_predict_layers", config.get("text_config", {}).get("num_nextn_predict_layers"))
+        == 0
+    )
+    body = _post(api, reference.case("hgx-h200-2-single"))
+    (rec,) = [c for c in body["checks"] if c["code"] == "performance.serving_settings_recommended"]
+    assert "speculative decoding off: the catalog lists no draft for Kimi K3" in rec["message"]
+    assert rec["figures"]["speculative_tokens"] == 0
+    assert not any(path.startswith("performance.speculative") for path in rec["fix"])
