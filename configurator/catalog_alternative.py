@@ -15,8 +15,9 @@ that none does.  The engine is pure and knows one server; the catalog search is 
   (not ``unreachable``) and carries the stated load;
 * "smallest" is the fewest nodes, then the lowest cost per million tokens.
 
-Searches are cached per workload and targets for the life of the process (a preset is planned
-again on every page update), so the planner's second of work is spent once per question.
+Searches are cached per workload, targets, day and catalog version (``catalog_cache``: every catalog
+save bumps it; this process forgets its answers with the spec cache), so the planner's second of work
+is spent once per question, not on every page update of a preset.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .engine import types as et
 from .engine.performance.design import targets_of
 
 CODE = "performance.design_point_unreachable"
+_registered: list[bool] = []  # the cache is cleared with catalog_cache's (once registered)
 # docs/performance.md §3: the step model's TPOT P90 is 1.08 × its mean.
 TPOT_P90_OVER_MEAN = 1.08
 MAX_NODES = 32
@@ -92,11 +94,12 @@ def find(
     req: et.PlanRequest,
     search: Callable[[dict], Any],
     replan: Callable[[dict], et.PlanResult | None],
+    stamp: tuple = (),
 ) -> Alternative | None:
     """The smallest catalog deployment meeting ``req``'s targets (the defaults when it states none) at
     its load (module doc).  ``search`` runs the planner on a query, ``replan`` plans a candidate's
-    request JSON."""
-    return _cached(_key(req), req, search, replan)
+    request JSON; ``stamp`` (catalog version, day) joins the cache key."""
+    return _cached((*_key(req), *stamp), req, search, replan)
 
 
 @lru_cache(maxsize=256)
@@ -215,9 +218,13 @@ def for_request(
     dp = result.performance.design_point if result.performance is not None else None
     if dp is None or dp.limited_by != "unreachable":
         return result
-    from . import planner
+    from . import catalog_cache, planner
     from .engine.plan import plan
     from .planner_services import DjangoPlannerCatalog
+
+    if not _registered:
+        catalog_cache.on_clear(_cached_result.cache_clear)
+        _registered.append(True)
 
     def search(query: dict) -> Any:
         catalog = DjangoPlannerCatalog(today)
@@ -229,4 +236,5 @@ def for_request(
         except Exception:  # noqa: BLE001 - a candidate that no longer resolves is skipped
             return None
 
-    return with_alternative(result, find(req, search, replan))
+    stamp = (catalog_cache.current_version(), (today or dt.date.today()).isoformat())
+    return with_alternative(result, find(req, search, replan, stamp))
