@@ -16,7 +16,11 @@ from . import services
 from .planner_services import DjangoPlannerCatalog
 
 PURCHASE_CHOICES = [("buy", _("Buy")), ("lease", _("Lease"))]
-SORT_CHOICES = [("cost_per_m", _("Cost per million tokens")), ("tco", _("3-year TCO"))]
+SORT_CHOICES = [
+    ("cost_per_m", _("Cost per million tokens")),
+    ("tco", _("3-year TCO")),
+    ("design_capacity", _("Design capacity within the latency targets")),
+]
 
 
 def _int(label, lo, hi, required=False, initial=None, help_text=""):
@@ -96,8 +100,8 @@ class PlannerForm(forms.Form):
         elif d.get("concurrency") is not None:
             workload["concurrency"] = d["concurrency"]
         for key in ("ttft_target_s", "tpot_target_ms"):
-            if d.get(key) is not None:
-                workload[key] = str(d[key])
+            # The form is pre-filled with the scenario's targets: a field left blank clears the target.
+            workload[key] = str(d[key]) if d.get(key) is not None else None
         constraints: dict[str, Any] = {
             "purchase": d["purchase"],
             "currency": d["currency"],
@@ -151,6 +155,9 @@ def preset_form_data(scenario: str | None = None) -> dict[str, Any]:
         data["scenario"] = scenario
         for key in ("input_tokens", "output_tokens", "context", "concurrency", "availability_target"):
             data[key] = str(row[key])
+        for key in ("ttft_target_s", "tpot_target_ms"):  # the scenario's latency targets
+            if row.get(key) is not None:
+                data[key] = f"{row[key]:g}"
         if row["needs_vision"]:
             data["needs_vision"] = "on"
         if row.get("model"):

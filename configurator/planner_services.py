@@ -51,6 +51,9 @@ class DjangoPlannerCatalog:
             "concurrency": row.concurrency,
             "needs_vision": row.needs_vision,
             "availability_target": float(row.availability_target),
+            # The scenario's latency targets (P50, docs/performance.md §4): the planner judges them.
+            "ttft_target_s": float(row.ttft_target_s) if row.ttft_target_s is not None else None,
+            "tpot_target_ms": float(row.tpot_target_ms) if row.tpot_target_ms is not None else None,
             "model": row.recommended_model.slug if row.recommended_model_id else None,
             "name_en": row.name_en,
             "name_zh": row.name_zh,

@@ -361,6 +361,9 @@ def _sla(result: dict, lang: str) -> dict | None:
     }
 
 
+UNREACHABLE = "performance.design_point_unreachable"
+
+
 def context_from_dict(
     result: dict, lang: str, proven: dict[int, dict] | None = None, *, api_comparison: bool = True
 ) -> dict:
@@ -370,6 +373,13 @@ def context_from_dict(
     must stay on the customer's premises has no API alternative)."""
     checks = result.get("checks") or []
     localized = localized_checks(checks, lang, proven)
+    # A latency target out of this hardware's reach opens the results as one statement (what the
+    # hardware achieves, the smallest catalog deployment that meets the target); the stated-load
+    # findings on the same target add nothing to it and are folded into it.
+    headline = next((c for c in localized if c["code"] == UNREACHABLE), None)
+    design = (result.get("performance") or {}).get("design_point") or {}
+    unmet = {str(t).split("_")[0] for t in design.get("unmet_targets") or ()} if headline else set()
+    folded = {f"performance.{kind}_above_target" for kind in unmet} | ({UNREACHABLE} if headline else set())
     return {
         "result": result,
         "ok": result.get("ok", False),
@@ -378,8 +388,11 @@ def context_from_dict(
         "problems": [
             c
             for c in localized
-            if c["severity"] != "ok" and c["code"] != "performance.serving_settings_recommended"
+            if c["severity"] != "ok"
+            and c["code"] != "performance.serving_settings_recommended"
+            and c["code"] not in folded
         ],
+        "headline": headline,
         "recommendation": next(
             (c for c in localized if c["code"] == "performance.serving_settings_recommended"), None
         ),

@@ -187,6 +187,12 @@ def plan_from_json(
     if advise:
         # Every fix proven by re-planning the request with it (engine/advice.py, io/fixes.py).
         result = advised(data, request, result, lambda d: resolve_request(d, today=today, catalog=catalog))
+        # A target out of this hardware's reach: the smallest catalog deployment that meets it.
+        from .catalog_alternative import for_request
+
+        result = for_request(
+            request, result, today, lambda d: resolve_request(d, today=today, catalog=catalog)
+        )
     return request, result
 
 

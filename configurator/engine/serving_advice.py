@@ -13,8 +13,14 @@ most tokens per yuan is the highest output throughput at the design point
   charges its activations against the KV cache);
 * ``max_num_seqs``: the design point's running sequences per DP rank (the KV cache and the
   targets set it, the search does not guess it);
-* speculative decoding stays as requested: the launch recipes carry no draft model, so a
-  proposal to turn it on could not be launched as planned.
+* speculative decoding is part of the settings, said either way: it can be proposed only for a
+  model with a draft the catalog describes (an MTP head, or a separate draft model with its own
+  weights and step cost, ``PerformanceSpec.draft_model_gb`` / ``draft_model_layers``, accepted at
+  vLLM's mean acceptance length).  The catalog's models carry no draft (Kimi K3 has no MTP head:
+  ``num_nextn_predict_layers`` 0 in its config.json, and no draft model is listed; the importer
+  leaves the MTP layers of DeepSeek-V3/R1 and GLM out of the model), and the launch recipes carry
+  no draft, so the recommendation keeps the request's setting and says why it cannot propose one
+  (:func:`speculative_reason`); none is invented.
 
 The result is one check, ``performance.serving_settings_recommended``, whose fix is the full
 set of settings (one click on the page, one object in the API); the advice pass proves it like
@@ -29,6 +35,7 @@ import math
 from collections.abc import Iterable
 
 from .defaults import resolve_serving
+from .explain import check
 from .layout import auto_layout, layout_is_valid, resolve_layout
 from .memory import size_memory
 from .performance import estimate_performance
@@ -129,6 +136,24 @@ def propose_serving(req: PlanRequest, balanced_prefill_nodes: int | None = None)
     )
 
 
+def speculative_reason(req: PlanRequest) -> tuple[str, str]:
+    """Why speculative decoding is as recommended (module doc): the request's own draft when it sets
+    one, else the catalog lists none for the model."""
+    perf = req.performance
+    name = req.model.name
+    if perf.speculative_tokens > 0:
+        kind = "a draft model" if perf.draft_model_gb > 0 else "an MTP head"
+        kind_zh = "独立草稿模型" if perf.draft_model_gb > 0 else "MTP 头"
+        return (
+            f"as requested: {perf.speculative_tokens} draft tokens from {kind}",
+            f"按请求设置：{kind_zh}每步 {perf.speculative_tokens} 个草稿 token",
+        )
+    return (
+        f"off: the catalog lists no draft for {name} (no MTP head, no draft model)",
+        f"关闭：目录中没有 {name} 的草稿模型（无 MTP 头，也无独立草稿模型）",
+    )
+
+
 def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Check, ...]:
     """The proposal as a check with a one-click fix, when it differs from the request's settings and
     carries more within the targets (or the request's settings cannot carry the stated load)."""
@@ -169,10 +194,9 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
     seed_zh = f"原设置：max_num_seqs {s.max_num_seqs}，max_num_batched_tokens {s.max_num_batched_tokens}" + (
         f"，{topo.prefill_nodes}P{topo.decode_nodes}D" if topo.kind == TopologyKind.DISAGGREGATED else ""
     )
-    spec_en = "on" if prop.speculative_tokens else "off"
-    spec_zh = "开启" if prop.speculative_tokens else "关闭"
+    spec_en, spec_zh = speculative_reason(req)
     return (
-        Check(
+        check(
             "performance.serving_settings_recommended",
             Severity.WARNING if short else Severity.OK,
             "performance",
@@ -185,10 +209,11 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
             + (f"，{prop.prefill_nodes}P{prop.decode_nodes}D" if split_changed else "")
             + f"，投机解码{spec_zh}；满足时延目标时可承载 {d.concurrency} 路并发"
             f"（输出 {d.output_tokens_per_s:,.0f} tokens/s）（{seed_zh}）。",
-            {
+            figures={
                 "max_num_seqs": prop.max_num_seqs,
                 "max_num_batched_tokens": prop.max_num_batched_tokens,
                 "speculative_tokens": prop.speculative_tokens,
+                "speculative_decoding": spec_en,
                 "prefill_nodes": prop.prefill_nodes,
                 "decode_nodes": prop.decode_nodes,
                 "design_concurrency": d.concurrency,
@@ -218,18 +243,24 @@ def _carry_the_load(req: PlanRequest, perf: PerformanceResult) -> tuple[Check, .
     )
     if need > room or need <= req.serving.max_num_seqs:
         return ()
+    spec_en, spec_zh = speculative_reason(req)
     return (
-        Check(
+        check(
             "performance.serving_settings_recommended",
             Severity.WARNING,
             "performance",
             f"max_num_seqs {need} per DP rank lets the {dp.serving_dp_ranks} DP ranks run the {conc} concurrent "
             f"requests at once (the KV cache holds {dp.kv_seqs_fit_per_dp_rank} per DP rank); the latency targets "
-            f"are out of this hardware's reach either way (the request's max_num_seqs: {req.serving.max_num_seqs}).",
+            f"are out of this hardware's reach either way (the request's max_num_seqs: {req.serving.max_num_seqs}); "
+            f"speculative decoding {spec_en}.",
             f"将每个 DP rank 的 max_num_seqs 设为 {need}，{dp.serving_dp_ranks} 个 DP rank 即可同时运行 {conc} 路并发"
             f"（KV 缓存每个 DP rank 可容纳 {dp.kv_seqs_fit_per_dp_rank} 条）；无论如何该硬件均达不到时延目标"
-            f"（原 max_num_seqs：{req.serving.max_num_seqs}）。",
-            {"max_num_seqs": need, "request_max_num_seqs": req.serving.max_num_seqs},
+            f"（原 max_num_seqs：{req.serving.max_num_seqs}）；投机解码{spec_zh}。",
+            figures={
+                "max_num_seqs": need,
+                "request_max_num_seqs": req.serving.max_num_seqs,
+                "speculative_decoding": spec_en,
+            },
             field="serving.max_num_seqs",
             fix={"serving.max_num_seqs": need},
             fix_en="Use the recommended serving settings.",

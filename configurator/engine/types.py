@@ -1121,7 +1121,9 @@ class DesignPoint:
     step's token budget allow (not the request's ``max_num_seqs``); ``limited_by`` says why it
     stops there: ``kv`` (the KV cache is full), ``batch`` (the token budget per step),
     ``ttft`` or ``tpot`` (one more request breaks that target), ``unreachable`` (even one
-    request misses a target: the figures are then those of one request, the best reached).
+    request misses a target: ``best_*`` are the figures of one request, the best reached, and the
+    design figures are the best-effort operating point within ``relaxed_targets``, stopped by
+    ``relaxed_limited_by``; performance/design.py).
     """
 
     concurrency: int
@@ -1139,6 +1141,16 @@ class DesignPoint:
     unmet_targets: tuple[str, ...] = ()  # the targets even one request misses
     kv_seqs_fit_per_dp_rank: int = 0
     serving_dp_ranks: int = 0
+    # One request alone: the best latencies this hardware reaches (P90 and mean).
+    best_ttft_p90_s: float = 0.0
+    best_tpot_p90_s: float = 0.0
+    best_ttft_s: float = 0.0
+    best_tpot_s: float = 0.0
+    # Unreachable targets: the targets the best-effort design point meets (the missed ones relaxed).
+    relaxed_targets: Mapping[str, float] = field(default_factory=dict)
+    relaxed_limited_by: str = ""  # kv | batch | ttft | tpot (the relaxed search's reason)
+    # The targets are out of reach and the figures are the best-effort operating point.
+    best_effort: bool = False
 
 
 @dataclass(frozen=True)

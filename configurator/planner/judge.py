@@ -516,6 +516,8 @@ class Judge:
         warnings = tuple(
             (c.code, c.message_en, c.message_zh) for c in result.checks if c.severity == Severity.WARNING
         )
+        dp = perf.design_point
+        within = dp is not None and dp.limited_by != "unreachable"
         ident = f"{s.slug}:{shape.kind.value}:{'-'.join(str(g) for g in shape.group_nodes)}:tp{variant.parallel.tp}"
         return Candidate(
             id=ident,
@@ -542,6 +544,8 @@ class Judge:
             saving_vs_api=saving,
             warnings=warnings,
             request_json=self.build.request_json(s, shape, variant, req, rack, inline),
+            design_concurrency=dp.concurrency if within and dp is not None else 0,
+            design_output_tokens_per_s=dp.output_tokens_per_s if within and dp is not None else 0.0,
         )
 
     # ------------------------------------------------------------------ ranking
@@ -549,6 +553,8 @@ class Judge:
     def sort_key(self, c: Candidate) -> tuple:
         if self.o.sort == "tco":
             return (c.tco_total, c.cost_per_m, c.shape.nodes, c.id)
+        if self.o.sort == "design_capacity":
+            return (-c.design_concurrency, c.cost_per_m, c.shape.nodes, c.id)
         return (c.cost_per_m, c.tco_total, c.shape.nodes, c.id)
 
 

@@ -20,6 +20,9 @@ from ..io.requests import RequestError
 
 HA_AVAILABILITY = 0.999  # at or above: only a primary/standby pair meets it (docs/domain.md §4)
 KV_DTYPES = ("auto", "fp8")
+# Rankings: cost per million tokens at the stated load, 3-year TCO, or the design capacity within the
+# latency targets (the most load carried within them first; engine/performance/design.py).
+SORTS = ("cost_per_m", "tco", "design_capacity")
 MEMORY_UTILISATIONS = (0.85, 0.9)
 
 DEFAULT_WORKLOAD: dict[str, Any] = {
@@ -63,7 +66,7 @@ class Constraints:
 class Options:
     max_nodes: int = 32
     limit: int = 10
-    sort: str = "cost_per_m"  # cost_per_m | tco
+    sort: str = "cost_per_m"  # cost_per_m | tco | design_capacity
     servers: tuple[str, ...] = ()  # restrict the families (slugs); empty: every server
     topologies: tuple[str, ...] = ()  # restrict the topology kinds; empty: every applicable kind
     kv_cache_dtypes: tuple[str, ...] = KV_DTYPES
@@ -289,6 +292,10 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
         if model is not None and model.max_context:
             base["context"] = min(base["context"], model.max_context)  # the default, within the model
     values: dict[str, Any] = dict(base)
+    if scenario is not None:
+        for key in ("ttft_target_s", "tpot_target_ms"):  # the scenario's latency targets carry over
+            if scenario.get(key) is not None:
+                values[key] = scenario[key]
     values.setdefault("requests_per_s", None)
     values.setdefault("ttft_target_s", None)
     values.setdefault("tpot_target_ms", None)
@@ -405,8 +412,8 @@ def _parse_options(data, errs: _Errors, server_slugs: set[str]) -> Options:
         if d is not None:
             kw["limit"] = int(d)
     if raw.get("sort") is not None:
-        if raw["sort"] not in ("cost_per_m", "tco"):
-            errs.add("options.sort", "must be cost_per_m or tco.")
+        if raw["sort"] not in SORTS:
+            errs.add("options.sort", "must be cost_per_m, tco or design_capacity.")
         else:
             kw["sort"] = raw["sort"]
     if raw.get("servers") is not None:

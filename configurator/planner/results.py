@@ -104,6 +104,10 @@ class Candidate:
     request_json: dict
     pareto: bool = False
     rank: int = 0
+    # The design point (engine/performance/design.py): concurrent requests and output tokens/s carried
+    # within the latency targets; 0 when a target is out of the candidate's reach.
+    design_concurrency: int = 0
+    design_output_tokens_per_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -266,6 +270,8 @@ def candidate_dict(c: Candidate) -> dict:
             "it_kw": round(c.it_kw, 2),
             "racks": c.racks,
             "saving_vs_api": str(c.saving_vs_api) if c.saving_vs_api is not None else None,
+            "design_concurrency": c.design_concurrency,
+            "design_output_tokens_per_s": round(c.design_output_tokens_per_s, 3),
         },
         "warnings": [{"code": code, "message_en": en, "message_zh": zh} for code, en, zh in c.warnings],
         "request": c.request_json,

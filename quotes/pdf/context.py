@@ -743,6 +743,8 @@ def _sizing(result: Mapping, tokens: Mapping, *, internal: bool) -> dict[str, An
         return out
     out.update(
         design_concurrency=design_point["concurrency"],
+        # A latency target out of reach: the design point is the best-effort one (performance/design.py).
+        design_best_effort=design_point.get("limited_by") == "unreachable",
         design_output_tokens_per_s=design_point.get("output_tokens_per_s"),
         design_cost_per_m_input=design.get("cost_per_m_input"),
         design_cost_per_m_output=design.get("cost_per_m_output"),

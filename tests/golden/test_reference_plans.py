@@ -27,6 +27,28 @@ def test_the_seed_files_plan_the_golden_plan(path):
     # As the API plans it: every fix proven (configurator/io/fixes.py), which the golden plan records.
     _, result = reference.advised_plan(recorded["request"], today=reference.PLAN_DATE)
     planned = json.loads(json.dumps(plan_to_dict(result), ensure_ascii=False))
-    diffs = [d for d in _differences(recorded["plan"], planned) if not _intended(d)]
+    diffs = [d for d in _differences(_without_catalog_search(recorded["plan"]), planned) if not _intended(d)]
     shown = "\n".join(diffs[:40]) + (f"\n… and {len(diffs) - 40} more" if len(diffs) > 40 else "")
     assert not diffs, f"{path.name}: the seed files plan differently ({len(diffs)} differences):\n{shown}"
+
+
+def _without_catalog_search(plan: dict) -> dict:
+    """The golden plan without the catalog's answer to a target out of reach: that search is the
+    auto-planner's over the database catalog (configurator/catalog_alternative.py, run by the API's
+    ``services.plan_from_json``); the seed files have no planner catalog, so ``reference`` leaves the
+    statement at what this hardware achieves."""
+    plan = json.loads(json.dumps(plan))
+    for check in plan.get("checks") or []:
+        figures = check.get("figures") or {}
+        if "catalog_alternative" not in figures:
+            continue
+        del figures["catalog_alternative"]
+        for key, cut in (
+            ("message", " The smallest deployment"),
+            ("message", " No deployment in the catalog"),
+        ):
+            if cut in check.get(key, ""):
+                check[key] = check[key].split(cut)[0]
+        if "目录中" in check.get("message_zh", ""):
+            check["message_zh"] = check["message_zh"].split("目录中")[0]
+    return plan

@@ -5,6 +5,8 @@ import json
 import pytest
 from django.urls import reverse
 
+from .helpers import NO_TARGETS
+
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.planner.urls")]
 
 
@@ -15,7 +17,13 @@ def post(client, data, **extra):
 
 def test_recommend_returns_ranked_candidates_with_their_configurator_requests(engineer):
     response = post(
-        engineer, {"scenario": "multimodal-knowledge-base", "constraints": {"domestic_only": True}}
+        engineer,
+        # The scenario's TPOT 50 ms is out of A3's reach (tests/planner/helpers.py NO_TARGETS): cleared.
+        {
+            "scenario": "multimodal-knowledge-base",
+            "constraints": {"domestic_only": True},
+            "workload": NO_TARGETS,
+        },
     )
     assert response.status_code == 200
     body = response.json()

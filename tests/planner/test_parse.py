@@ -64,7 +64,11 @@ def errors_of(data):
             "options.servers[0]",
             "unknown server",
         ),
-        ({"model": "kimi-k3", "options": {"sort": "speed"}}, "options.sort", "cost_per_m or tco"),
+        (
+            {"model": "kimi-k3", "options": {"sort": "speed"}},
+            "options.sort",
+            "cost_per_m, tco or design_capacity",
+        ),
         ({"model": "kimi-k3", "site": "moon-base"}, "site", "unknown site"),
     ],
 )

@@ -15,11 +15,15 @@ from configurator.engine.types import (
     TopologySpec,
 )
 
-from .helpers import assert_meets_every_constraint, search
+from .helpers import NO_TARGETS, assert_meets_every_constraint, search
 
 pytestmark = pytest.mark.django_db
 
-MULTIMODAL_DOMESTIC = {"scenario": "multimodal-knowledge-base", "constraints": {"domestic_only": True}}
+MULTIMODAL_DOMESTIC = {
+    "scenario": "multimodal-knowledge-base",
+    "constraints": {"domestic_only": True},
+    "workload": NO_TARGETS,
+}
 
 
 @pytest.mark.parametrize(
@@ -91,7 +95,7 @@ def test_text_only_scenario_rules_out_8_a2_and_serves_text_only_on_more_a2(seede
     # f_a-projections as split by TP; vLLM-Ascend replicates them (vllm_ascend/models/kimi_k3.py,
     # releases/v0.26.0rc), ≈11.5 GB more per rank, so one 133,120-token sequence no longer fits
     # (issue 14).  The engine says so, and the planner's A2 plans start where one does fit.
-    result = search({"scenario": "government-policy-qa"})
+    result = search({"scenario": "government-policy-qa", "workload": NO_TARGETS})
     request = {
         "model": "kimi-k3",
         "server": "atlas-800-a2",
@@ -226,7 +230,9 @@ def _capacity(request_json, **serving):
 
 
 def test_high_availability_scenario_only_offers_primary_standby_pairs(seeded):
-    result = search({"scenario": "finance-research", "constraints": {"domestic_only": True}})
+    result = search(
+        {"scenario": "finance-research", "constraints": {"domestic_only": True}, "workload": NO_TARGETS}
+    )
     assert result.query.workload.availability_target >= 0.999
     assert result.candidates
     assert {c.shape.kind for c in result.candidates} == {TopologyKind.PRIMARY_STANDBY}
@@ -257,7 +263,11 @@ def test_capacity_shortfall_is_a_gap_that_grows_the_search(seeded):
     # (concurrency ÷ capacity, the engine's performance.concurrency_above_capacity limit) that closes
     # as the cluster grows, not stop the family at its first node counts as it did.
     result = search(
-        {"scenario": "software-engineering-agent", "options": {"max_nodes": 16, "servers": ["atlas-800-a3"]}}
+        {
+            "scenario": "software-engineering-agent",
+            "options": {"max_nodes": 16, "servers": ["atlas-800-a3"]},
+            "workload": NO_TARGETS,
+        }
     )
     short = [e for e in result.evaluated if e.code == "planner.concurrency_above_capacity"]
     assert short and all(e.stage == planner.STAGE_SERVING and not e.feasible for e in short)
@@ -309,6 +319,7 @@ def test_air_cooling_only_caps_the_racks_at_the_site_limit(seeded):
         {
             "scenario": "multimodal-knowledge-base",
             "constraints": {"domestic_only": True, "air_cooled_only": True},
+            "workload": NO_TARGETS,
         }
     )
     best = result.candidates[0]
@@ -367,7 +378,7 @@ def test_no_candidate_puts_an_fp8_kv_cache_on_ascend(seeded, scenario):
     # 256 concurrent requests fit 8 × A3 at DP16 / TP8 and utilisation 0.9 (16 DP ranks ×
     # min(max_num_seqs 16, 17 requests of 26,112 tokens in 13.4 GB of KV per rank) = 256; the
     # arithmetic is in test_capacity_shortfall_is_a_gap_that_grows_the_search).
-    result = search({"scenario": scenario, "options": {"max_nodes": 16}})
+    result = search({"scenario": scenario, "options": {"max_nodes": 16}, "workload": NO_TARGETS})
     ascend = [c for c in result.candidates if c.server.accelerator.software_stack == "ascend"]
     assert ascend, "the domestic scenario should still find Ascend plans"
     assert {"atlas-800-a3"} <= {c.server.slug for c in ascend}

@@ -22,8 +22,17 @@ Why it stops (``limited_by``):
   ``num_new_tokens`` of each running request), so at most
   ``max_num_batched_tokens ÷ (1 + k)`` sequences decode at once;
 * ``ttft`` / ``tpot``: one more concurrent request breaks that target;
-* ``unreachable``: a single request already misses a target; the figures are the best
-  the hardware reaches (one request) and the check names the target.
+* ``unreachable``: a single request already misses a target.  The check names the target and
+  the best the hardware reaches (one request, ``best_*``), and the design point is then a
+  **best-effort operating point**, labelled as such: the same search with each missed target
+  relaxed to :data:`RELAX_FACTOR` × what one request reaches, rounded up to a whole step
+  (10 ms for TPOT, 1 s for TTFT; ``relaxed_targets``), the targets one request meets kept as
+  stated.  Why this point and not the KV cache's full batch or one request: one request is the
+  most expensive way to run the cluster (its cost per token is not a figure anyone quotes), and
+  the full batch may slow each user far past the target; a bounded relaxation keeps each user
+  within half as slow again as the fastest this hardware serves anyone, so the economics and the
+  proposal price tokens at a load the customer could accept, and the check states the relaxed
+  target ("what target would be met").  ``relaxed_limited_by`` says why that search stops.
 
 When the request sets no latency target, the design point is computed against the
 default targets below (``targets_assumed``), so every plan states a design capacity.
@@ -36,6 +45,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from .. import serving_model as sm
+from ..explain import check
 from ..figures import FigureBook
 from ..types import Check, DesignPoint, PlanRequest, Severity, Source
 from .common import AREA, ESTIMATE_SOURCE, fig_input, fig_value
@@ -56,6 +66,12 @@ DEFAULT_TARGETS_SOURCE = Source(
 )
 
 LIMITS = ("kv", "batch", "ttft", "tpot", "unreachable")
+
+# Where a target is out of reach: the best-effort design point meets each missed target relaxed to
+# this multiple of what one request reaches (assumed: a user served at most half as slow again as
+# the fastest this hardware serves anyone; module doc), rounded up to these steps.
+RELAX_FACTOR = 1.5
+_RELAX_STEP = {"ttft_p50_s": 1.0, "ttft_p90_s": 1.0, "tpot_p50_ms": 10.0, "tpot_p90_ms": 10.0}
 
 _TARGET_NAMES = {
     "ttft_p50_s": ("TTFT P50", "首字延迟 P50", "s", "秒", 1.0),
@@ -131,6 +147,18 @@ def search(
     return lo, reason, []
 
 
+def relaxed_targets(
+    targets: Mapping[str, float], unmet: list[str] | tuple[str, ...], reached: Mapping[str, float]
+) -> dict[str, float]:
+    """``targets`` with each missed one relaxed to ``RELAX_FACTOR`` × what one request reaches, rounded
+    up to a whole step (module doc); the others as stated."""
+    out = dict(targets)
+    for key in unmet:
+        step = _RELAX_STEP[key]
+        out[key] = max(targets[key], math.ceil(RELAX_FACTOR * reached[key] / step - 1e-9) * step)
+    return out
+
+
 def design_batch_per_rank(req: PlanRequest, design: DesignPoint | None) -> int:
     """Sequences per decode DP rank the P:D split is judged at: the design point's; where no
     concurrency meets the targets (``unreachable``), the batch the hardware carries (the KV cache and
@@ -138,12 +166,12 @@ def design_batch_per_rank(req: PlanRequest, design: DesignPoint | None) -> int:
     the target is relaxed, never for one request at a time."""
     if design is None:
         return 0
-    if design.max_num_seqs_per_dp_rank > 0:
-        return design.max_num_seqs_per_dp_rank
     if design.limited_by == "unreachable":
+        # Not the best-effort point: for xPyD its search stops where the prefill pool saturates, where
+        # the pools balance by construction, so the split is judged at the batch the hardware carries.
         cap = batch_cap(req.serving.max_num_batched_tokens, req.performance.speculative_tokens)
         return max(0, min(design.kv_seqs_fit_per_dp_rank, cap))
-    return 0
+    return max(0, design.max_num_seqs_per_dp_rank)
 
 
 def design_decode_capacity(decode_models: list[GroupModel], batch: int, output_tokens: int) -> float:
@@ -189,9 +217,20 @@ def design_point(
     dp_total = sum(m.shape.dp for m in free)
     # The operating points share the first group's slots (queueing.py): so does the search.
     slots_total = lead.slots * dp_total
+    kv_bound = lead.kv_fit <= cap
     concurrency, limited_by, unmet = search(
-        point_fn, slots_total, targets, kv_bound=lead.kv_fit <= cap, saturates_early=disaggregated
+        point_fn, slots_total, targets, kv_bound=kv_bound, saturates_early=disaggregated
     )
+    one = point_fn(1)
+    one_finite = math.isfinite(one.ttft_s) and math.isfinite(one.tpot_s) and one.requests_per_s > 0
+    relaxed: dict[str, float] = {}
+    relaxed_limited_by = ""
+    if limited_by == "unreachable" and unmet and one_finite:
+        # The best-effort operating point (module doc): the missed targets relaxed, the search again.
+        relaxed = relaxed_targets(targets, unmet, latency_values(one))
+        concurrency, relaxed_limited_by, _ = search(
+            point_fn, slots_total, relaxed, kv_bound=kv_bound, saturates_early=disaggregated
+        )
     op = point_fn(max(concurrency, 1))
     finite = math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)
     rps = op.requests_per_s if finite and concurrency > 0 else 0.0
@@ -211,6 +250,13 @@ def design_point(
         unmet_targets=tuple(unmet),
         kv_seqs_fit_per_dp_rank=lead.kv_fit,
         serving_dp_ranks=dp_total,
+        best_ttft_p90_s=one.ttft_p90_s if one_finite else 0.0,
+        best_tpot_p90_s=one.tpot_p90_s if one_finite else 0.0,
+        best_ttft_s=one.ttft_s if one_finite else 0.0,
+        best_tpot_s=one.tpot_s if one_finite else 0.0,
+        relaxed_targets=relaxed,
+        relaxed_limited_by=relaxed_limited_by,
+        best_effort=limited_by == "unreachable" and concurrency > 0,
     )
 
 
@@ -218,11 +264,15 @@ def add_design_figures(
     book: FigureBook, dp: DesignPoint, *, max_num_batched_tokens: int, draft: int, output_tokens: int
 ) -> None:
     source = DEFAULT_TARGETS_SOURCE if dp.targets_assumed else ESTIMATE_SOURCE
-    t = dp.targets
+    # The best-effort point is searched within the relaxed targets: those are the ones its figure states.
+    t = dp.relaxed_targets if dp.best_effort else dp.targets
+    variant = "reached"
+    if dp.limited_by == "unreachable":
+        variant = "best_effort" if dp.best_effort else "unreachable"
     book.put(
         "performance.design.concurrency",
         dp.concurrency,
-        variant="unreachable" if dp.limited_by == "unreachable" else "reached",
+        variant=variant,
         source=source,
         kv_seqs_fit_per_dp_rank=dp.kv_seqs_fit_per_dp_rank,
         batch_cap=batch_cap(max_num_batched_tokens, draft),
@@ -231,7 +281,7 @@ def add_design_figures(
         ttft_p90_s=fig_input(t.get("ttft_p90_s")),
         tpot_p50_ms=fig_input(t.get("tpot_p50_ms")),
         tpot_p90_ms=fig_input(t.get("tpot_p90_ms")),
-        limited_by=dp.limited_by,
+        limited_by=dp.relaxed_limited_by if dp.best_effort else dp.limited_by,
     )
     book.put(
         "performance.design.max_num_seqs_per_dp_rank",
@@ -268,30 +318,61 @@ def _target_text(key: str, target: float) -> tuple[str, str]:
 
 
 def unreachable_check(dp: DesignPoint) -> Check:
-    """The targets this hardware misses even at one request, with the best it reaches."""
+    """One statement: the targets this hardware misses even at one request, the best it reaches, and
+    the load it carries at the best-effort design point (the missed targets relaxed; module doc)."""
     reached = {
-        "ttft_p50_s": dp.ttft_s,
-        "ttft_p90_s": dp.ttft_p90_s,
-        "tpot_p50_ms": dp.tpot_s * 1000,
-        "tpot_p90_ms": dp.tpot_p90_s * 1000,
+        "ttft_p50_s": dp.best_ttft_s,
+        "ttft_p90_s": dp.best_ttft_p90_s,
+        "tpot_p50_ms": dp.best_tpot_s * 1000,
+        "tpot_p90_ms": dp.best_tpot_p90_s * 1000,
     }
-    parts_en, parts_zh = [], []
-    for key in dp.unmet_targets:
-        en, zh, unit, unit_zh, _ = _TARGET_NAMES[key]
-        t_en, t_zh = _target_text(key, dp.targets[key])
-        parts_en.append(f"the {t_en} target (best reached: {reached[key]:.3g} {unit} with one request)")
-        parts_zh.append(f"{t_zh}的目标（单个请求时最好为 {reached[key]:.3g} {unit_zh}）")
+    t_en = " and ".join(_target_text(k, dp.targets[k])[0] for k in dp.unmet_targets)
+    t_zh = "、".join(_target_text(k, dp.targets[k])[1] for k in dp.unmet_targets)
+    # The best reached: the missed targets' own percentiles first, then the P90s the design point states.
+    shown = [*dp.unmet_targets, *(k for k in ("ttft_p90_s", "tpot_p90_ms") if k not in dp.unmet_targets)]
+    best_en = "one request alone gets " + ", ".join(
+        f"{_TARGET_NAMES[k][0]} {reached[k]:.3g} {_TARGET_NAMES[k][2]}" for k in shown
+    )
+    best_zh = "单个请求时" + "，".join(
+        f"{_TARGET_NAMES[k][1]} 为 {reached[k]:.3g} {_TARGET_NAMES[k][3]}" for k in shown
+    )
+    relaxed = {k: v for k, v in dp.relaxed_targets.items() if k in dp.unmet_targets}
+    if dp.concurrency > 0 and relaxed:
+        r_en = " and ".join(_target_text(k, v)[0] for k, v in relaxed.items())
+        r_zh = "、".join(_target_text(k, v)[1] for k, v in relaxed.items())
+        at_en = (
+            f"; within {r_en} it carries {dp.concurrency:,} concurrent requests "
+            f"({dp.output_tokens_per_s:,.0f} output tokens/s, TTFT P90 {dp.ttft_p90_s:.3g} s, "
+            f"TPOT P90 {dp.tpot_p90_s * 1000:.3g} ms), the best-effort design point the costs are given at"
+        )
+        at_zh = (
+            f"；放宽至{r_zh}时可承载 {dp.concurrency:,} 路并发（输出 {dp.output_tokens_per_s:,.0f} tokens/s，"
+            f"首字延迟 P90 {dp.ttft_p90_s:.3g} 秒，每字延迟 P90 {dp.tpot_p90_s * 1000:.3g} 毫秒），"
+            "成本按此尽力设计点计算"
+        )
+    else:
+        at_en = at_zh = ""
     assumed_en = " (default targets: the request sets none)" if dp.targets_assumed else ""
     assumed_zh = "（默认目标：请求未设定时延目标）" if dp.targets_assumed else ""
-    return Check(
+    return check(
         "performance.design_point_unreachable",
         # A warning, not an error: the plan still carries load (at longer latencies), the engineer
         # accepts it with a reason or changes the hardware; an error would block every quote of it.
         Severity.WARNING,
         AREA,
-        "This hardware cannot reach " + " and ".join(parts_en) + assumed_en + ".",
-        "该硬件无法达到" + "、".join(parts_zh) + assumed_zh + "。",
-        {"unmet_targets": list(dp.unmet_targets), "ttft_p90_s": dp.ttft_p90_s, "tpot_p90_s": dp.tpot_p90_s},
+        f"This hardware cannot reach the {t_en} target{assumed_en}: {best_en}{at_en}.",
+        f"该硬件无法达到{t_zh}的目标{assumed_zh}：{best_zh}{at_zh}。",
+        figures={
+            "unmet_targets": list(dp.unmet_targets),
+            "best_ttft_p90_s": dp.best_ttft_p90_s,
+            "best_tpot_p90_s": dp.best_tpot_p90_s,
+            "best_reached": {k: reached[k] for k in dp.unmet_targets},
+            "relaxed_targets": dict(relaxed),
+            "design_concurrency": dp.concurrency,
+            "design_output_tokens_per_s": round(dp.output_tokens_per_s, 3),
+            "ttft_p90_s": dp.ttft_p90_s,
+            "tpot_p90_s": dp.tpot_p90_s,
+        },
         field="workload.tpot_p90_target_ms"
         if dp.unmet_targets and dp.unmet_targets[0].startswith("tpot")
         else "workload.ttft_p90_target_s",

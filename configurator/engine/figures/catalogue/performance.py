@@ -488,6 +488,12 @@ DESIGN = (
             " cache holds, {batch_cap} the step's token budget) with TTFT P50 ≤ {ttft_p50_s} s, TTFT P90 ≤"
             " {ttft_p90_s} s, TPOT P50 ≤ {tpot_p50_ms} ms, TPOT P90 ≤ {tpot_p90_ms} ms (those set); bisection"
             " over the step model, stopped by {limited_by}",
+            "best_effort": "one request already misses a stated target; the best-effort design point:"
+            " largest C ≤ {serving_dp_ranks} DP ranks × min({kv_seqs_fit_per_dp_rank} sequences the KV cache"
+            " holds, {batch_cap} the step's token budget) within the missed targets relaxed to 1.5 × one"
+            " request's figure: TTFT P50 ≤ {ttft_p50_s} s, TTFT P90 ≤ {ttft_p90_s} s, TPOT P50 ≤"
+            " {tpot_p50_ms} ms, TPOT P90 ≤ {tpot_p90_ms} ms (those set); bisection over the step model,"
+            " stopped by {limited_by}",
             "unreachable": "0: one request already misses a target (TTFT P50 {ttft_p50_s} s, TTFT P90"
             " {ttft_p90_s} s, TPOT P50 {tpot_p50_ms} ms, TPOT P90 {tpot_p90_ms} ms; {limited_by}; KV room"
             " {kv_seqs_fit_per_dp_rank}, budget {batch_cap}, {serving_dp_ranks} DP ranks)",
