@@ -25,7 +25,7 @@ MEMORY_UTILISATIONS = (0.85, 0.9)
 DEFAULT_WORKLOAD: dict[str, Any] = {
     "input_tokens": 8192,
     "output_tokens": 1024,
-    "context": 133_120,
+    "context": None,  # None: each server's serving default (engine/defaults.py serving_defaults)
     "concurrency": 16,
     "availability_target": 0.995,
     "needs_vision": False,
@@ -38,7 +38,9 @@ class Workload:
 
     input_tokens: int
     output_tokens: int
-    context: int  # vLLM --max-model-len
+    # vLLM --max-model-len; None: each candidate's serving default (the launch recipe's, else 131,072,
+    # clamped to the model), raised to one whole request, as the API plans a request naming none
+    context: int | None
     concurrency: int | None  # None when a request rate is given instead
     requests_per_s: float | None
     ttft_target_s: float | None
@@ -285,9 +287,6 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
                 base[key] = scenario[key]
     if "requests_per_s" in raw and raw["requests_per_s"] is not None and raw.get("concurrency") is None:
         base["concurrency"] = None  # a rate replaces the scenario's concurrency
-    if "context" not in raw and (scenario is None or scenario.get("context") is None):
-        if model is not None and model.max_context:
-            base["context"] = min(base["context"], model.max_context)  # the default, within the model
     values: dict[str, Any] = dict(base)
     values.setdefault("requests_per_s", None)
     values.setdefault("ttft_target_s", None)
@@ -306,7 +305,13 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
     for key, (lo, hi, integer) in specs.items():
         if key not in raw:
             continue
-        if raw[key] is None and key in ("concurrency", "requests_per_s", "ttft_target_s", "tpot_target_ms"):
+        if raw[key] is None and key in (
+            "context",
+            "concurrency",
+            "requests_per_s",
+            "ttft_target_s",
+            "tpot_target_ms",
+        ):
             values[key] = None
             continue
         d = _number(raw[key], f"workload.{key}", errs, lo, hi, integer=integer)
@@ -328,7 +333,7 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
     if values.get("concurrency") is None and values.get("requests_per_s") is None:
         errs.add("workload.concurrency", "give the concurrent requests or a request rate (requests_per_s).")
         return None
-    if values["input_tokens"] + values["output_tokens"] > values["context"]:
+    if values["context"] is not None and values["input_tokens"] + values["output_tokens"] > values["context"]:
         errs.add(
             "workload.context",
             f"input {values['input_tokens']:,} + output {values['output_tokens']:,} tokens do not fit a context "
@@ -336,7 +341,12 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
         )
         return None
     if model is not None:
-        if model.max_context and values["context"] > model.max_context:
+        context = (
+            values["context"]
+            if values["context"] is not None
+            else values["input_tokens"] + values["output_tokens"]
+        )
+        if model.max_context and context > model.max_context:
             errs.add("workload.context", f"{model.name} supports at most {model.max_context:,} tokens.")
             return None
         if values["needs_vision"] and not model.has_vision:
@@ -345,7 +355,7 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
     return Workload(
         input_tokens=int(values["input_tokens"]),
         output_tokens=int(values["output_tokens"]),
-        context=int(values["context"]),
+        context=None if values["context"] is None else int(values["context"]),
         concurrency=None if values["concurrency"] is None else int(values["concurrency"]),
         requests_per_s=values["requests_per_s"],
         ttft_target_s=values["ttft_target_s"],
