@@ -7,6 +7,8 @@ administrator edits them, and carried by the database-less path (configurator/re
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from catalog import services
@@ -83,3 +85,31 @@ def test_an_admin_edit_of_the_recipe_family_survives_a_reload(admin_client, seed
     hopper = inputs.server_spec(ServerModel.objects.filter(accelerator__slug="h200-sxm").first())
     assert rc.recipe_for(inputs.model_spec(model), hopper, TopologyKind.SINGLE).key == "cuda-generic"
     assert rc.recipe_for(inputs.model_spec(model), a3, TopologyKind.SINGLE).key == "ascend-generic"
+
+
+def test_an_admin_edit_of_an_api_price_is_what_the_api_cost_cites(admin_client, seeded):
+    """The API prices are the model record's (admin-editable, seeded with the provider's page): a price an
+    administrator types replaces the seed's, the plan's API cost cites the edit, and load_catalog keeps it."""
+    from configurator import services as planning
+
+    model = LlmModel.objects.get(slug="deepseek-v3")
+    request = {"model": "deepseek-v3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}
+    _req, before = planning.plan_from_json(request, advise=False)
+    cited = before.tco.figures["tco.tokens.api_cost_per_year"].source
+    assert cited.kind == "public" and "api-docs.deepseek.com" in cited.ref
+
+    response = post_change(admin_client, model, api_price_input_per_m="0.28", api_price_output_per_m="0.42")
+    assert response.status_code == 302
+    services.load_catalog_seed()
+    model.refresh_from_db()
+    assert str(model.api_price_input_per_m) == "0.2800"
+    from configurator import catalog_cache
+
+    catalog_cache.clear()
+    _req, after = planning.plan_from_json(request, advise=False)
+    figure = after.tco.figures["tco.tokens.api_cost_per_year"]
+    # an administrator's edit reaches the engine as a figure typed in (specs.source: admin → input), naming them
+    assert figure.source.kind == "input" and "admin" in figure.source.ref
+    assert figure.inputs["api_price_input_per_m"] == (Decimal("0.28") * figure.inputs["usd_rate"]).quantize(
+        Decimal("0.01")
+    )

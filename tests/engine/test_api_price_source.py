@@ -40,8 +40,8 @@ def test_an_edited_price_cites_its_editor():
     request = reference.request(DEEPSEEK)
     sources = {
         **request.model.sources,
-        "api_price_input_per_m": Source("admin", "catalog admin, 2026-12-01: DeepSeek quote"),
-        "api_price_output_per_m": Source("admin", "catalog admin, 2026-12-01: DeepSeek quote"),
+        "api_price_input_per_m": Source("input", "catalog admin, 2026-12-01: DeepSeek quote"),
+        "api_price_output_per_m": Source("input", "catalog admin, 2026-12-01: DeepSeek quote"),
     }
     edited = replace(request, model=replace(request.model, sources=sources))
-    assert api_cost(edited).source == Source("admin", "catalog admin, 2026-12-01: DeepSeek quote")
+    assert api_cost(edited).source == Source("input", "catalog admin, 2026-12-01: DeepSeek quote")
