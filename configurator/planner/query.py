@@ -110,6 +110,7 @@ WORKLOAD_KEYS = {
     "input_tokens",
     "output_tokens",
     "context",
+    "max_model_len",  # the serving field's own name for the context (configurator requests, vLLM's flag)
     "concurrency",
     "requests_per_s",
     "ttft_target_s",
@@ -280,6 +281,12 @@ def parse_query(data: Any, catalog: PlannerCatalog) -> PlannerQuery:
 
 def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> Workload | None:
     raw = _section(data, "workload", errs, WORKLOAD_KEYS)
+    if "max_model_len" in raw:
+        # One field, two names: the planner's "context" is the plan request's serving.max_model_len.
+        raw = dict(raw)
+        if "context" in raw:
+            errs.add("workload.max_model_len", "give context or max_model_len (the same field), not both.")
+        raw["context"] = raw.pop("max_model_len")
     base = dict(DEFAULT_WORKLOAD)
     if scenario is not None:
         for key in DEFAULT_WORKLOAD:
