@@ -33,6 +33,12 @@ PAIR_SWITCH_CHOICES = [
 ]
 PARALLEL_CHOICES = [("auto", _("Auto (proposed layout)")), ("manual", _("Manual"))]
 KV_DTYPE_CHOICES = [("auto", _("BF16 (model default)")), ("fp8", _("FP8"))]
+PREFIX_CACHING_CHOICES = [("", _("Default (launch recipe, else on)")), ("on", _("On")), ("off", _("Off"))]
+LANGUAGE_ONLY_CHOICES = [
+    ("", _("Default (on for a server validated for text only)")),
+    ("on", _("On")),
+    ("off", _("Off")),
+]
 
 
 class CatalogChoiceField(forms.ModelChoiceField):
@@ -133,30 +139,33 @@ class ConfiguratorForm(forms.Form):
     decode_dp = _int(_("Decode DP"), min_value=1, max_value=1024, required=False)
     expert_parallel = forms.BooleanField(label=_("Expert parallelism"), required=False, initial=True)
 
+    # Serving values left blank are left out of the request: the one serving-defaults path fills them
+    # (engine/defaults.py serving_defaults: the launch recipe's value for this model and server, else
+    # vLLM's), as the API and manage.py plan do.  The placeholder shows the value the plan will use.
     gpu_memory_utilization = _dec(
         _("Memory utilisation"),
         min_value=SERVING_RANGES["gpu_memory_utilization"][0],
         max_value=SERVING_RANGES["gpu_memory_utilization"][1],
-        initial=Decimal(str(SERVING_DEFAULTS.gpu_memory_utilization)),
+        required=False,
         places=3,
     )
     max_model_len = _int(
         _("Max model length (tokens)"),
         min_value=SERVING_RANGES["max_model_len"][0],
         max_value=SERVING_RANGES["max_model_len"][1],
-        initial=SERVING_DEFAULTS.max_model_len,
+        required=False,
     )
     max_num_seqs = _int(
         _("Max sequences per DP rank"),
         min_value=SERVING_RANGES["max_num_seqs"][0],
         max_value=SERVING_RANGES["max_num_seqs"][1],
-        initial=SERVING_DEFAULTS.max_num_seqs,
+        required=False,
     )
     max_num_batched_tokens = _int(
         _("Max batched tokens"),
         min_value=SERVING_RANGES["max_num_batched_tokens"][0],
         max_value=SERVING_RANGES["max_num_batched_tokens"][1],
-        initial=SERVING_DEFAULTS.max_num_batched_tokens,
+        required=False,
     )
     kv_cache_dtype = forms.ChoiceField(
         choices=KV_DTYPE_CHOICES, label=_("KV cache dtype"), initial=SERVING_DEFAULTS.kv_cache_dtype.value
@@ -173,12 +182,15 @@ class ConfiguratorForm(forms.Form):
         _("Communication buffer (MB)"),
         min_value=SERVING_RANGES["comm_buffer_mb"][0],
         max_value=SERVING_RANGES["comm_buffer_mb"][1],
-        initial=SERVING_DEFAULTS.comm_buffer_mb,
+        required=False,
     )
-    enable_prefix_caching = forms.BooleanField(
-        label=_("Prefix caching"), required=False, initial=SERVING_DEFAULTS.enable_prefix_caching
+    # Three states: the default (the recipe's, else on), on, off.
+    enable_prefix_caching = forms.ChoiceField(
+        choices=PREFIX_CACHING_CHOICES, label=_("Prefix caching"), required=False, initial=""
     )
-    language_model_only = forms.BooleanField(label=_("Language model only (no vision)"), required=False)
+    language_model_only = forms.ChoiceField(
+        choices=LANGUAGE_ONLY_CHOICES, label=_("Language model only (no vision)"), required=False, initial=""
+    )
 
     input_tokens = _int(_("Input tokens per request"), min_value=1, max_value=16_777_216, initial=8192)
     output_tokens = _int(_("Output tokens per request"), min_value=1, max_value=16_777_216, initial=1024)
@@ -398,17 +410,7 @@ class ConfiguratorForm(forms.Form):
             "model": d["model"].slug,
             "server": d["server"].slug,
             "topology": topology,
-            "serving": {
-                "gpu_memory_utilization": str(d["gpu_memory_utilization"]),
-                "max_model_len": d["max_model_len"],
-                "max_num_seqs": d["max_num_seqs"],
-                "max_num_batched_tokens": d["max_num_batched_tokens"],
-                "kv_cache_dtype": d["kv_cache_dtype"],
-                "comm_buffer_mb": d["comm_buffer_mb"],
-                "enable_prefix_caching": bool(d.get("enable_prefix_caching")),
-                "language_model_only": bool(d.get("language_model_only")),
-                **({"vllm_version": d["vllm_version"].strip()} if d.get("vllm_version", "").strip() else {}),
-            },
+            "serving": self._serving(d),
             "workload": workload,
             "site": d["site"].slug,
             "rack": self._rack(d),
@@ -422,6 +424,32 @@ class ConfiguratorForm(forms.Form):
         if d.get("checkpoint"):
             request["checkpoint"] = d["checkpoint"].slug
         return request
+
+    def show_serving(self, serving) -> None:
+        """Show, in each blank serving field, the value the plan took from the serving defaults
+        (engine/defaults.py serving_defaults) as its placeholder."""
+        for name in ("gpu_memory_utilization", "max_model_len", "max_num_seqs", "max_num_batched_tokens",
+                     "comm_buffer_mb"):  # fmt: skip
+            value = getattr(serving, name)
+            self.fields[name].widget.attrs["placeholder"] = (
+                f"{value:g}" if isinstance(value, float) else str(value)
+            )
+
+    @staticmethod
+    def _serving(d) -> dict:
+        """The serving section: the fields typed in; a blank one is left to the serving defaults."""
+        serving: dict = {"kv_cache_dtype": d["kv_cache_dtype"]}
+        if d.get("gpu_memory_utilization") is not None:
+            serving["gpu_memory_utilization"] = str(d["gpu_memory_utilization"])
+        for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "comm_buffer_mb"):
+            if d.get(name) is not None:
+                serving[name] = d[name]
+        for name in ("enable_prefix_caching", "language_model_only"):  # three states: blank, on, off
+            if d.get(name) in ("on", "off"):
+                serving[name] = d[name] == "on"
+        if d.get("vllm_version", "").strip():
+            serving["vllm_version"] = d["vllm_version"].strip()
+        return serving
 
     @staticmethod
     def _rack(d) -> str | dict:

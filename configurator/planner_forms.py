@@ -56,7 +56,9 @@ class PlannerForm(forms.Form):
     )
     input_tokens = _int(_("Input tokens per request"), 1, 16_777_216, True, 8192)
     output_tokens = _int(_("Output tokens per request"), 1, 16_777_216, True, 1024)
-    context = _int(_("Context length (max_model_len)"), 2, 16_777_216, True, 133_120)
+    # Blank: each server's serving default (the launch recipe's, else vLLM's; engine/defaults.py), as the
+    # configurator page and the API take it.
+    context = _int(_("Context length (max_model_len)"), 2, 16_777_216, False, None)
     concurrency = _int(_("Concurrent requests"), 1, 1_000_000, False, 16)
     requests_per_s = _dec(_("or requests per second"), "0.001", 1_000_000, places=3)
     ttft_target_s = _dec(_("TTFT target (s)"), "0.001", 86_400, places=3)
@@ -142,7 +144,7 @@ def preset_form_data(scenario: str | None = None) -> dict[str, Any]:
         "site": base.get("site", ""),
         "input_tokens": "8192",
         "output_tokens": "1024",
-        "context": "133120",
+        "context": "",
         "concurrency": "16",
         "availability_target": "0.995",
         "purchase": "buy",
@@ -154,7 +156,7 @@ def preset_form_data(scenario: str | None = None) -> dict[str, Any]:
     if row is not None:
         data["scenario"] = scenario
         for key in ("input_tokens", "output_tokens", "context", "concurrency", "availability_target"):
-            data[key] = str(row[key])
+            data[key] = "" if row[key] is None else str(row[key])
         for key in ("ttft_target_s", "tpot_target_ms"):  # the scenario's latency targets
             if row.get(key) is not None:
                 data[key] = f"{row[key]:g}"

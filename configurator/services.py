@@ -431,14 +431,9 @@ DEFAULT_FORM = {
     "nodes": "4",
     "parallel_mode": "auto",
     "expert_parallel": "on",
-    # Serving values: the one set of defaults the API, the planner and the CLI use (engine/defaults.py).
-    "gpu_memory_utilization": str(SERVING_DEFAULTS.gpu_memory_utilization),
-    "max_model_len": str(SERVING_DEFAULTS.max_model_len),
-    "max_num_seqs": str(SERVING_DEFAULTS.max_num_seqs),
-    "max_num_batched_tokens": str(SERVING_DEFAULTS.max_num_batched_tokens),
+    # Serving values are left blank: the request then leaves them to the one serving-defaults path
+    # (engine/defaults.py serving_defaults) the API, the planner and the CLI use.
     "kv_cache_dtype": SERVING_DEFAULTS.kv_cache_dtype.value,
-    "comm_buffer_mb": str(SERVING_DEFAULTS.comm_buffer_mb),
-    **({"enable_prefix_caching": "on"} if SERVING_DEFAULTS.enable_prefix_caching else {}),
     "input_tokens": "8192",
     "output_tokens": "1024",
     "concurrency": "16",
@@ -671,7 +666,9 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
             if key not in fields:
                 continue
             if isinstance(value, bool):
-                if value:
+                if key in ("enable_prefix_caching", "language_model_only"):  # three states: blank, on, off
+                    data[key] = "on" if value else "off"
+                elif value:
                     data[key] = "on"
                 else:
                     data.pop(key, None)

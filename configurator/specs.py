@@ -99,6 +99,7 @@ MODEL_FIELDS = (
     "api_price_currency",
     "licence_note",
     "hf_model_id",
+    "recipe_family",
     "vllm_tokenizer_mode",
     "vllm_reasoning_parser",
     "vllm_tool_call_parser",
@@ -230,6 +231,7 @@ def accelerator_spec(
     sources: Mapping[str, Any] | None = None,
     vllm_support: str = "supported",
     vllm_support_note: str = "",
+    generation: str = "",
     **_other: Any,
 ) -> et.AcceleratorSpec:
     """Per logical device: GB → bytes (10⁹), TB/s → bytes/s; TFLOPS only where supported (> 0)."""
@@ -255,6 +257,7 @@ def accelerator_spec(
         runtime_memory_source=((sources or {}).get("runtime_memory_gib") or {}).get("ref", ""),
         vllm_support=vllm_support or "supported",
         vllm_support_note=vllm_support_note or "",
+        generation=generation or "",
     )
 
 

@@ -83,6 +83,7 @@ def _evaluate(form: ConfiguratorForm, request=None):
     except RequestError as exc:
         form.add_request_errors(exc.errors)
         return None
+    form.show_serving(plan_request.serving)
     if request is not None and request.method == "POST":
         _remember(request, form)  # a plain page load changes nothing worth a session write
     started = time.perf_counter()

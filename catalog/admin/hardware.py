@@ -32,11 +32,12 @@ class AcceleratorAdmin(CatalogAdmin):
         "logical_devices_per_package",
         "domestic",
         "software_stack",
+        "generation",
         "vllm_support",
         "assumed_count",
         "seed_status",
     )
-    list_filter = ("vendor", "domestic", "software_stack", "vllm_support")
+    list_filter = ("vendor", "domestic", "software_stack", "generation", "vllm_support")
     search_fields = ("name", "slug", "vendor")
     prepopulated_fields = {"slug": ("name",)}
 

@@ -50,7 +50,7 @@ class LlmModelAdmin(CatalogAdmin):
     def preview_col(self, obj):
         return preview_link("model", obj.slug)
 
-    list_filter = ("family", "weight_format", "has_vision", "is_active")
+    list_filter = ("family", "recipe_family", "weight_format", "has_vision", "is_active")
     search_fields = ("name", "slug", "family", "hf_model_id")
     filter_horizontal = ("validated_text_only_on",)
     prepopulated_fields = {"slug": ("name",)}
@@ -105,6 +105,7 @@ class LlmModelAdmin(CatalogAdmin):
                         "api_price_currency",
                     ),
                     "licence_note",
+                    "recipe_family",
                     ("vllm_tokenizer_mode", "vllm_reasoning_parser", "vllm_tool_call_parser"),
                     "validated_text_only_on",
                     "source_notes",

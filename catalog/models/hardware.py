@@ -30,6 +30,20 @@ class VllmSupport(models.TextChoices):
     NONE = "none", _("not supported")
 
 
+class Generation(models.TextChoices):
+    """The accelerator generation the launch recipes key their profiles by (configurator/engine/recipes.py)."""
+
+    A3 = "a3", _("Atlas A3 (Ascend 910C)")
+    A2 = "a2", _("Atlas A2 (Ascend 910B)")
+    HOPPER = "hopper", _("NVIDIA Hopper")
+    BLACKWELL = "blackwell", _("NVIDIA Blackwell (B200/B300)")
+    BLACKWELL_PCIE = "blackwell-pcie", _("NVIDIA Blackwell workstation (RTX PRO, sm_120)")
+    AMPERE = "ampere", _("NVIDIA Ampere")
+    ADA = "ada", _("NVIDIA Ada Lovelace")
+    CDNA3 = "cdna3", _("AMD CDNA 3")
+    CDNA4 = "cdna4", _("AMD CDNA 4")
+
+
 class Fabric(models.TextChoices):
     LINGQU = "lingqu", _("LingQu (UB)")
     ROCE = "roce", _("RoCE")
@@ -134,8 +148,19 @@ class Accelerator(SourcedModel):
         ),
     )
 
+    generation = models.CharField(
+        _("generation"),
+        max_length=16,
+        choices=Generation.choices,
+        blank=True,
+        help_text=_(
+            "The generation the launch recipes are chosen by (e.g. Hopper: the H200 recipe's serving values); "
+            "empty: the platform's generic recipe."
+        ),
+    )
+
     history = HistoricalRecords(excluded_fields=["seed_values"])
-    extra_sourced_fields = ("software_stack", "domestic", "vllm_support")
+    extra_sourced_fields = ("software_stack", "domestic", "vllm_support", "generation")
 
     class Meta:
         ordering = ["vendor", "name"]

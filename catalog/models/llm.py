@@ -90,6 +90,15 @@ class LlmModel(SourcedModel):
     hf_model_id = models.CharField(
         _("Hugging Face model id"), max_length=200, blank=True, validators=[single_line]
     )
+    recipe_family = models.SlugField(
+        _("launch-recipe family"),
+        max_length=40,
+        blank=True,
+        help_text=_(
+            "The model family the launch recipes are written for (kimi-k3, kimi-k2, deepseek, qwen3, llama …); "
+            "empty: the generic recipe."
+        ),
+    )
     is_active = models.BooleanField(_("offered in the configurator"), default=True)
 
     total_params = _count(
@@ -191,7 +200,7 @@ class LlmModel(SourcedModel):
     source_notes = models.TextField(_("source notes"), blank=True)
 
     history = HistoricalRecords(excluded_fields=["seed_values"])
-    extra_sourced_fields = ("weight_format", "activation_format", "has_vision")
+    extra_sourced_fields = ("weight_format", "activation_format", "has_vision", "recipe_family")
 
     class Meta:
         ordering = ["family", "name"]

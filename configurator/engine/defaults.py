@@ -1,8 +1,20 @@
 """One source of serving defaults and of the platform rules vLLM and vLLM-Ascend enforce.
 
-Read by the JSON API (``ServingSpec()``), the configurator form (its initial
-values), the auto-planner and the ``manage.py`` CLI, so that the same request
-with no serving fields gives the same plan everywhere.  Pure Python.
+:func:`serving_defaults` is the one function that fills the serving fields a request leaves unset.
+The JSON API and ``manage.py plan`` (through the request boundary, ``configurator/io/requests.py``),
+the configurator page (its serving fields left blank are left out of the request it posts) and the
+auto-planner (``planner/build.py``: every field it does not search) all call it, so that the same
+request with no serving fields plans the same deployment everywhere.  The order, per field:
+
+1. the value the request gives;
+2. the launch recipe's published value for that model family on that hardware
+   (``recipes.py``: ``Recipe.defaults``, e.g. the vLLM recipe for Kimi K3 on H200 runs
+   ``--max-model-len 32768 --max-num-seqs 5 --gpu-memory-utilization 0.97``), and the engine
+   version the recipe was validated with;
+3. :data:`SERVING_DEFAULTS` (``ServingSpec``'s own values, below);
+
+and a context length the model supports: vLLM refuses ``--max-model-len`` above the model's own
+limit, so an unset context is clamped to the model's ``max_context``.  Pure Python.
 
 Platform rules (each with its public source):
 
@@ -23,8 +35,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from typing import Any
 
-from .types import KvCacheDtype, ServingSpec
+from .types import KvCacheDtype, ModelSpec, ServerSpec, ServingSpec, TopologyKind
 
 # --------------------------------------------------------------------------- KV-cache dtype
 
@@ -96,8 +109,28 @@ def block_size_for(serving: ServingSpec, software_stack: str) -> int:
 
 # --------------------------------------------------------------------------- serving defaults
 
-#: The serving parameters every entry point starts from (ServingSpec's own defaults).
+#: The serving parameters no recipe sets (ServingSpec's own values).  Against vLLM's own defaults
+#: (vllm/engine/arg_utils.py, vllm/config/cache.py, v0.27.1):
+#:
+#: * ``gpu_memory_utilization`` 0.9: vLLM's default (``CacheConfig.gpu_memory_utilization``).
+#: * ``max_model_len`` 131,072, clamped to the model's limit: vLLM's default is the model's own
+#:   ``max_position_embeddings``; a 128K ceiling keeps the KV budget of a 1M-context model meaningful.
+#: * ``max_num_seqs`` 16 and ``max_num_batched_tokens`` 8,192: the Kimi K3 vLLM-Ascend tutorial's
+#:   batch (docs/domain.md §5); vLLM's own defaults for the OpenAI server (256-1,024 sequences,
+#:   ``EngineArgs._set_default_args``) are throughput settings the design point replaces anyway.
+#: * ``comm_buffer_mb`` 800: HCCL_BUFFSIZE of the K3 tutorial (CANN's default is 200); unused on CUDA.
+#: * prefix caching on: vLLM V1's default.
 SERVING_DEFAULTS = ServingSpec()
+
+#: The serving fields a launch recipe may set (``recipes.ServingDefaults``).
+RECIPE_FIELDS = (
+    "max_model_len",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "gpu_memory_utilization",
+    "comm_buffer_mb",
+    "enable_prefix_caching",
+)
 
 #: The ranges a request may give each serving field (the API's 400s and the form's bounds).
 SERVING_RANGES: dict[str, tuple[float, float]] = {
@@ -113,8 +146,43 @@ SERVING_RANGES: dict[str, tuple[float, float]] = {
     "block_size": (0, 4096),  # 0: the platform default
 }
 
-#: HCCL_BUFFSIZE (MB) the planner proposes on Ascend for large MoE models: the K3 tutorial's value.
-PLANNER_HCCL_BUFFSIZE_MB = 800
+
+def serving_defaults(
+    model: ModelSpec,
+    server: ServerSpec,
+    kind: TopologyKind,
+    serving: ServingSpec = SERVING_DEFAULTS,
+    given: Iterable[str] = (),
+    needs_vision: bool = False,
+) -> ServingSpec:
+    """The serving settings for ``model`` on ``server`` in a ``kind`` topology: ``serving``'s values for
+    the fields named in ``given`` (what the request states), the launch recipe's published values for
+    the others where it has them, else :data:`SERVING_DEFAULTS`; an unset context clamped to the model;
+    a vision model on a server validated for text only served as validated (``--language-model-only``)
+    unless the workload reads images.  A value the request gave is left for the checks to judge.
+    The one serving-defaults path."""
+    from .recipes import recipe_for  # recipes.py imports types only; defaults are read at call time
+
+    stated = set(given)
+    recipe = recipe_for(model, server, kind)
+    # Each value is read from the recipe's defaults under the ServingSpec field of the same name, so it has
+    # that field's type; the mapping mixes int, float and bool, which only Any can say to ``replace``.
+    changes: dict[str, Any] = {}
+    for name in RECIPE_FIELDS:
+        if name in stated:
+            continue
+        value = getattr(recipe.defaults, name)
+        changes[name] = getattr(SERVING_DEFAULTS, name) if value is None else value
+    # The engine version the recipe was validated with (vLLM-Ascend's on Ascend): the plan's memory budget
+    # follows what that version subtracts (engine/engine_versions.py) unless the request names another.
+    if "vllm_version" not in stated:
+        changes["vllm_version"] = recipe.vllm_ascend or recipe.vllm
+    if "max_model_len" not in stated and model.max_context > 0:
+        changes["max_model_len"] = min(int(changes["max_model_len"]), model.max_context)
+    if "language_model_only" not in stated:
+        text_only = server.validated_text_only or server.slug in model.text_only_servers
+        changes["language_model_only"] = bool(text_only and model.has_vision and not needs_vision)
+    return dataclasses.replace(serving, **changes)
 
 
 def resolve_serving(serving: ServingSpec, software_stack: str) -> ServingSpec:
@@ -134,11 +202,13 @@ __all__ = [
     "SERVING_DEFAULTS",
     "SERVING_RANGES",
     "SUPPORTED_KV_DTYPES",
+    "RECIPE_FIELDS",
     "VALID_BLOCK_SIZES",
     "KvCacheDtype",
     "block_size_for",
     "kv_dtype",
     "kv_dtype_supported",
     "resolve_serving",
+    "serving_defaults",
     "stack_of",
 ]

@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
+from . import seed_references
 from .figures import FigureBook
 from .formatting import format_number
 from .memory import kv_bytes_per_token, kv_dtype_bytes, linear_state_bytes_per_seq
@@ -246,22 +247,9 @@ def _pick_switch(
 
 
 def seed_reference(req: PlanRequest, layout: LayoutResult) -> SeedReference | None:
-    """The seed plan this deployment reproduces, if any (shared by power and racks)."""
-    s = req.server
-    ident = f"{s.slug} {s.name}".lower()
-    lingqu = s.scale_up_fabric == "lingqu" or any(n.fabric == "lingqu" for n in s.nics)
-    a3_like = lingqu and abs(s.max_input_kw - 16.2) < 0.05
-    if a3_like and layout.nodes == 8:
-        return SeedReference(
-            Source("seed", "S1 §3.2"), {"lingqu": 1, "roce": 1}, racks=4, rack_units=80, breaker_amps=200
-        )
-    if a3_like and layout.nodes == 16:
-        return SeedReference(
-            Source("seed", "S1 §4.3"), {"lingqu": 2, "roce": 1}, racks=8, rack_units=160, breaker_amps=400
-        )
-    if "nf5868" in ident and layout.nodes == 2:
-        return SeedReference(Source("seed", "S2"), {"roce": 1})
-    return None
+    """The seed plan this deployment reproduces, if any (shared by power and racks): seed_references.yaml,
+    matched by server and node count."""
+    return seed_references.seed_reference(req, layout.nodes)
 
 
 # --------------------------------------------------------------------------- module entry

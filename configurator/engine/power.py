@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from .figures import FigureBook
 from .formatting import format_number
+from .seed_references import power_source
 from .types import (
     Check,
     FeedSizing,
@@ -215,13 +216,10 @@ def rack_feed(
     return feed
 
 
-def _seed_source(servers_kw: float) -> Source:
-    """The seed paragraph whose figures this load reproduces (by the 16.2 kW × N arithmetic)."""
-    if abs(servers_kw - 259.2) < 0.05:
-        return Source("seed", "S1 §4.3")
-    if abs(servers_kw - 129.6) < 0.05:
-        return Source("seed", "S1 §3.2")
-    return Source("seed", SEED_METHOD_REF)
+def _seed_source(req: PlanRequest, nodes: int, servers_kw: float) -> Source:
+    """The seed paragraph whose figures this load reproduces (seed_references.yaml: the same server, node
+    count and load), else the seed's method."""
+    return power_source(req, nodes, servers_kw) or _SEED_METHOD_SOURCE
 
 
 # --------------------------------------------------------------------------- module entry
@@ -256,7 +254,7 @@ def size_power(req: PlanRequest, layout: LayoutResult, network: NetworkResult | 
     facility_kw = it_kw * pue
     facility_design_kw = it_design_kw * pue
     pue_src = _site_source(site, "pue", Source("assumed", "site PUE"))
-    seed_source = _seed_source(servers_kw)
+    seed_source = _seed_source(req, nodes, servers_kw)
 
     book = FigureBook()
     book.put("power.server.max_input_kw", per_kw, source=server_src)

@@ -79,7 +79,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .types import ModelSpec, ParallelSpec, PlanRequest, ServerSpec, ServingSpec, TopologyKind
+from .types import ModelSpec, ParallelSpec, PlanRequest, ServerSpec, TopologyKind
 
 # Per-node tokens in env values.
 IP = "<node ip>"
@@ -955,38 +955,23 @@ ALL_RECIPES: tuple[Recipe, ...] = (
 
 # --------------------------------------------------------------------------- selection
 
-_GENERATION = {  # accelerator slug prefix → generation
-    "h200": "hopper",
-    "h100": "hopper",
-    "h20": "hopper",
-    "h800": "hopper",
-    "b200": "blackwell",
-    "b300": "blackwell",
-    "gb200": "blackwell",
-    "gb300": "blackwell",
-    "rtx-pro-6000": "blackwell-pcie",  # sm120 workstation parts: not the B200/B300 recipe profile
-    "a100": "ampere",
-    "a800": "ampere",
-    "ascend-910c": "a3",
-    "ascend-910b": "a2",
-}
-
 
 def hardware_of(server: ServerSpec) -> str:
-    slug = server.accelerator.slug
-    for prefix, gen in sorted(_GENERATION.items(), key=lambda kv: -len(kv[0])):
-        if slug.startswith(prefix):
-            return gen
+    """The generation the recipes key their profiles by: the accelerator record's ``generation``
+    (catalog/seed/accelerators.yaml, with its source).  A record without one takes the generic profile
+    of its platform: Atlas A3 on Ascend (the generic vLLM-Ascend recipes cover A3 and A2), any GPU else."""
+    generation = server.accelerator.generation
+    if generation:
+        return generation
     return "a3" if server.accelerator.software_stack == "ascend" else "any"
 
 
 def gpu_id(server: ServerSpec) -> str:
-    """The accelerator as the recipes key it (``h200``, ``b300`` …; the generation when unknown)."""
-    slug = server.accelerator.slug
-    for prefix in sorted(_GENERATION, key=len, reverse=True):
-        if slug.startswith(prefix):
-            return prefix
-    return hardware_of(server)
+    """The accelerator as the recipes' ``strategy_hardware`` keys it (``h200``, ``h100``, ``b300`` …: the
+    GPU's model number, the first part of its slug); the generation on Ascend."""
+    if server.accelerator.software_stack == "ascend":
+        return hardware_of(server)
+    return server.accelerator.slug.split("-", 1)[0]
 
 
 def layout_of(p: ParallelSpec, nodes: int) -> str:
@@ -1056,11 +1041,9 @@ def image_soc(image: str) -> str | None:
 
 
 def family_of(model: ModelSpec) -> str:
-    slug = model.slug.lower()
-    for family in ("kimi-k3", "llama", "qwen3", "deepseek", "kimi-k2", "glm", "gpt-oss"):
-        if slug.startswith(family):
-            return family
-    return slug
+    """The model family the recipes are written for: the model record's ``recipe_family``
+    (catalog/seed/models.yaml, with its source); the slug when it has none (no family recipe matches)."""
+    return model.recipe_family or model.slug.lower()
 
 
 def select_recipe(req: PlanRequest) -> Recipe:
@@ -1092,34 +1075,6 @@ def by_key(key: str) -> Recipe:
         if r.key == key:
             return r
     raise KeyError(key)
-
-
-def serving_with_defaults(
-    serving: ServingSpec, given: set[str], model: ModelSpec, server: ServerSpec, kind: TopologyKind
-) -> ServingSpec:
-    """``serving`` with the recipe's validated values where the request left a field unset, and a context
-    length the model supports: vLLM refuses ``--max-model-len`` above the model's own limit, so an unset
-    context is clamped to ``model.max_context`` (a value the request gave is left for the checks to judge).
-    """
-    d = recipe_for(model, server, kind).defaults
-    # Each value is read from the recipe's defaults under the ServingSpec field of the same name, so it has
-    # that field's type; the mapping mixes int, float and bool, which only Any can say to ``replace``.
-    changes: dict[str, Any] = {}
-    for name in ("max_model_len", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization",
-                 "comm_buffer_mb", "enable_prefix_caching"):  # fmt: skip
-        value = getattr(d, name)
-        if name not in given and value is not None:
-            changes[name] = value
-    # The engine version the recipe was validated with (vLLM-Ascend's on Ascend): the plan's memory budget
-    # follows what that version subtracts (engine/engine_versions.py) unless the request names another.
-    if "vllm_version" not in given:
-        recipe = recipe_for(model, server, kind)
-        changes["vllm_version"] = recipe.vllm_ascend or recipe.vllm
-    if "max_model_len" not in given and model.max_context > 0:
-        changes["max_model_len"] = min(
-            int(changes.get("max_model_len", serving.max_model_len)), model.max_context
-        )
-    return replace(serving, **changes) if changes else serving
 
 
 def for_context(key: str, ascend: bool) -> Recipe:

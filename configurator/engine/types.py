@@ -186,6 +186,9 @@ class ModelSpec:
     api_price_currency: str = "USD"
     licence_note: str = ""
     hf_model_id: str = ""
+    # The model family the launch recipes are written for ("kimi-k3", "deepseek" …; the catalog's record,
+    # engine/recipes.py); "": no model-specific recipe (the generic one).
+    recipe_family: str = ""
     vllm_tokenizer_mode: str = ""
     vllm_reasoning_parser: str = ""
     vllm_tool_call_parser: str = ""
@@ -233,6 +236,9 @@ class AcceleratorSpec:
     # Whether vLLM / vLLM-Ascend runs on the device ("supported", "experimental", "none"), and why.
     vllm_support: str = "supported"
     vllm_support_note: str = ""
+    # The generation the launch recipes key their profiles by ("a3", "a2", "hopper", "blackwell",
+    # "blackwell-pcie", "ampere", "ada", "cdna3", "cdna4"; the catalog's record, engine/recipes.py).
+    generation: str = ""
 
     @property
     def usable_base_bytes(self) -> int:

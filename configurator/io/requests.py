@@ -26,10 +26,9 @@ from typing import Any
 
 from configurator.engine import site_values as sv
 from configurator.engine import types as et
-from configurator.engine.defaults import SERVING_RANGES
+from configurator.engine.defaults import SERVING_RANGES, serving_defaults
 from configurator.engine.engine_versions import engine_error, engine_for, version_error
 from configurator.engine.launch import launch_port_conflicts
-from configurator.engine.recipes import serving_with_defaults
 
 
 class RequestError(Exception):
@@ -605,9 +604,11 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         raise RequestError(errs.errors)
 
     topology = _finalize_topology(topology, model, server)
-    # Fields the request leaves unset take the launch recipe's validated values, clamped to the model (issue 19).
+    # Fields the request leaves unset: the one serving-defaults path (engine/defaults.py serving_defaults).
     given = set(data["serving"]) if isinstance(data.get("serving"), dict) else set()
-    sections["serving"] = serving_with_defaults(sections["serving"], given, model, server, topology.kind)
+    sections["serving"] = serving_defaults(
+        model, server, topology.kind, sections["serving"], given, sections["workload"].needs_vision
+    )
     version_errors = _engine_errors(sections["serving"], server)
     if version_errors:
         raise RequestError(version_errors)

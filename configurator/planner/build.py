@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..engine.defaults import PLANNER_HCCL_BUFFSIZE_MB, SERVING_DEFAULTS, kv_dtype_supported
+from ..engine.defaults import kv_dtype_supported, serving_defaults
 from ..engine.tco.lease import book_value_fraction
 from ..engine.types import (
     CheckpointSpec,
@@ -26,8 +26,6 @@ from .query import PlannerCatalog, PlannerQuery
 from .results import Shape, Variant
 
 MAX_NUM_SEQS_LADDER = (16, 32, 64, 128, 256)
-MAX_NUM_BATCHED_TOKENS = SERVING_DEFAULTS.max_num_batched_tokens  # engine/defaults.py
-COMM_BUFFER_MB = PLANNER_HCCL_BUFFSIZE_MB  # HCCL_BUFFSIZE of the K3 tutorial (engine/defaults.py)
 
 
 def ceil_div(a: int, b: int) -> int:
@@ -45,6 +43,7 @@ class RequestBuilder:
         self.o = query.options
         self.commercial_cache: dict[tuple[str, int, str], CommercialSpec] = {}
         self.checkpoint_cache: dict[str, CheckpointSpec | None] = {}
+        self.defaults_cache: dict[tuple[str, TopologyKind], ServingSpec] = {}
         self.default_rack = (
             query.racks[0] if query.racks else RackSpec("rack-42u", "42U rack", name_zh="42U 机柜")
         )
@@ -65,24 +64,37 @@ class RequestBuilder:
             self.commercial_cache[key] = terms
         return self.commercial_cache[key]
 
-    def serving(self, server: ServerSpec, util: float, kv: str, seqs: int) -> ServingSpec:
-        return ServingSpec(
-            gpu_memory_utilization=util,
-            max_model_len=self.w.context,
-            max_num_seqs=seqs,
-            max_num_batched_tokens=MAX_NUM_BATCHED_TOKENS,
-            kv_cache_dtype=kv,
-            comm_buffer_mb=COMM_BUFFER_MB
-            if server.accelerator.software_stack == "ascend"
-            else SERVING_DEFAULTS.comm_buffer_mb,
-            enable_prefix_caching=True,
-            language_model_only=self.language_model_only(server),
-        )
+    def defaults(self, server: ServerSpec, kind: TopologyKind = TopologyKind.SINGLE) -> ServingSpec:
+        """The serving settings a request naming none gets on this server: the one serving-defaults path
+        the API, the page and the CLI take (engine/defaults.py serving_defaults), with the workload's context
+        when it states one."""
+        key = (server.slug, kind)
+        if key not in self.defaults_cache:
+            given = ("max_model_len",) if self.w.context is not None else ()
+            base = ServingSpec(max_model_len=self.w.context) if self.w.context is not None else ServingSpec()
+            self.defaults_cache[key] = serving_defaults(
+                self.q.model, server, kind, base, given, self.w.needs_vision
+            )
+        return self.defaults_cache[key]
 
-    def language_model_only(self, server: ServerSpec) -> bool:
-        # A server validated for text only is served as validated (--language-model-only).
-        text_only = server.validated_text_only or server.slug in self.q.model.text_only_servers
-        return bool(text_only and self.q.model.has_vision and not self.w.needs_vision)
+    def context(self, server: ServerSpec, kind: TopologyKind = TopologyKind.SINGLE) -> int:
+        """The context (``--max-model-len``) a candidate on this server serves: the workload's, else the
+        serving default, raised to one whole request (input + output) when the default is shorter."""
+        if self.w.context is not None:
+            return self.w.context
+        return max(self.defaults(server, kind).max_model_len, self.w.input_tokens + self.w.output_tokens)
+
+    def serving(
+        self, server: ServerSpec, util: float, kv: str, seqs: int, kind: TopologyKind = TopologyKind.SINGLE
+    ) -> ServingSpec:
+        """The serving defaults with what the search chooses: utilisation, KV dtype, batch, context."""
+        return dataclasses.replace(
+            self.defaults(server, kind),
+            gpu_memory_utilization=util,
+            max_model_len=self.context(server, kind),
+            max_num_seqs=seqs,
+            kv_cache_dtype=kv,
+        )
 
     def workload(self, concurrency: int) -> WorkloadSpec:
         return WorkloadSpec(

@@ -233,11 +233,11 @@ class Judge:
         elif error is not None and error.code == "memory.one_sequence_does_not_fit":
             short = figures.get("shortfall_bytes", 0)
             en = (
-                f"{name} × {n}: one {self.w.context:,}-token sequence does not fit: KV cache short by "
+                f"{name} × {n}: one {serving.max_model_len:,}-token sequence does not fit: KV cache short by "
                 f"{short / 1e9:,.1f} GB per rank ({label})."
             )
             zh = (
-                f"{name} × {n}：放不下一条 {self.w.context:,} tokens 的请求，每卡 KV 缓存缺口 "
+                f"{name} × {n}：放不下一条 {serving.max_model_len:,} tokens 的请求，每卡 KV 缓存缺口 "
                 f"{short / 1e9:,.1f} GB（{label}）。"
             )
             code = "planner.sequence_does_not_fit"

@@ -28,7 +28,7 @@ MEMORY_UTILISATIONS = (0.85, 0.9)
 DEFAULT_WORKLOAD: dict[str, Any] = {
     "input_tokens": 8192,
     "output_tokens": 1024,
-    "context": 133_120,
+    "context": None,  # None: each server's serving default (engine/defaults.py serving_defaults)
     "concurrency": 16,
     "availability_target": 0.995,
     "needs_vision": False,
@@ -41,7 +41,9 @@ class Workload:
 
     input_tokens: int
     output_tokens: int
-    context: int  # vLLM --max-model-len
+    # vLLM --max-model-len; None: each candidate's serving default (the launch recipe's, else 131,072,
+    # clamped to the model), raised to one whole request, as the API plans a request naming none
+    context: int | None
     concurrency: int | None  # None when a request rate is given instead
     requests_per_s: float | None
     ttft_target_s: float | None
@@ -111,6 +113,7 @@ WORKLOAD_KEYS = {
     "input_tokens",
     "output_tokens",
     "context",
+    "max_model_len",  # the serving field's own name for the context (configurator requests, vLLM's flag)
     "concurrency",
     "requests_per_s",
     "ttft_target_s",
@@ -281,6 +284,12 @@ def parse_query(data: Any, catalog: PlannerCatalog) -> PlannerQuery:
 
 def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> Workload | None:
     raw = _section(data, "workload", errs, WORKLOAD_KEYS)
+    if "max_model_len" in raw:
+        # One field, two names: the planner's "context" is the plan request's serving.max_model_len.
+        raw = dict(raw)
+        if "context" in raw:
+            errs.add("workload.max_model_len", "give context or max_model_len (the same field), not both.")
+        raw["context"] = raw.pop("max_model_len")
     base = dict(DEFAULT_WORKLOAD)
     if scenario is not None:
         for key in DEFAULT_WORKLOAD:
@@ -288,9 +297,6 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
                 base[key] = scenario[key]
     if "requests_per_s" in raw and raw["requests_per_s"] is not None and raw.get("concurrency") is None:
         base["concurrency"] = None  # a rate replaces the scenario's concurrency
-    if "context" not in raw and (scenario is None or scenario.get("context") is None):
-        if model is not None and model.max_context:
-            base["context"] = min(base["context"], model.max_context)  # the default, within the model
     values: dict[str, Any] = dict(base)
     if scenario is not None:
         for key in ("ttft_target_s", "tpot_target_ms"):  # the scenario's latency targets carry over
@@ -313,7 +319,13 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
     for key, (lo, hi, integer) in specs.items():
         if key not in raw:
             continue
-        if raw[key] is None and key in ("concurrency", "requests_per_s", "ttft_target_s", "tpot_target_ms"):
+        if raw[key] is None and key in (
+            "context",
+            "concurrency",
+            "requests_per_s",
+            "ttft_target_s",
+            "tpot_target_ms",
+        ):
             values[key] = None
             continue
         d = _number(raw[key], f"workload.{key}", errs, lo, hi, integer=integer)
@@ -335,7 +347,7 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
     if values.get("concurrency") is None and values.get("requests_per_s") is None:
         errs.add("workload.concurrency", "give the concurrent requests or a request rate (requests_per_s).")
         return None
-    if values["input_tokens"] + values["output_tokens"] > values["context"]:
+    if values["context"] is not None and values["input_tokens"] + values["output_tokens"] > values["context"]:
         errs.add(
             "workload.context",
             f"input {values['input_tokens']:,} + output {values['output_tokens']:,} tokens do not fit a context "
@@ -343,7 +355,12 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
         )
         return None
     if model is not None:
-        if model.max_context and values["context"] > model.max_context:
+        context = (
+            values["context"]
+            if values["context"] is not None
+            else values["input_tokens"] + values["output_tokens"]
+        )
+        if model.max_context and context > model.max_context:
             errs.add("workload.context", f"{model.name} supports at most {model.max_context:,} tokens.")
             return None
         if values["needs_vision"] and not model.has_vision:
@@ -352,7 +369,7 @@ def _parse_workload(data, scenario, model: ModelSpec | None, errs: _Errors) -> W
     return Workload(
         input_tokens=int(values["input_tokens"]),
         output_tokens=int(values["output_tokens"]),
-        context=int(values["context"]),
+        context=None if values["context"] is None else int(values["context"]),
         concurrency=None if values["concurrency"] is None else int(values["concurrency"]),
         requests_per_s=values["requests_per_s"],
         ttft_target_s=values["ttft_target_s"],

@@ -84,7 +84,7 @@ class ServingSearch:
             concurrency = self.w.concurrency
             seqs = self.covering_seqs(ceil_div(concurrency, counted))
             req = self.build.request(
-                server, shape, p, d, self.build.serving(server, util, kv, seqs), concurrency
+                server, shape, p, d, self.build.serving(server, util, kv, seqs, shape.kind), concurrency
             )
             _layout, _memory, perf, error = self.cheap(fam, req)
             if error is not None or perf is None:
@@ -100,7 +100,7 @@ class ServingSearch:
         for seqs in MAX_NUM_SEQS_LADDER:
             saturated = counted * seqs
             req = self.build.request(
-                server, shape, p, d, self.build.serving(server, util, kv, seqs), saturated
+                server, shape, p, d, self.build.serving(server, util, kv, seqs, shape.kind), saturated
             )
             _layout, _memory, perf, error = self.cheap(fam, req)
             if error is not None or perf is None:

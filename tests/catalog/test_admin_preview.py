@@ -40,7 +40,9 @@ def test_preview_of_a_model_caps_the_context_at_its_limit(client, catalog, users
     client.force_login(users["engineer"])
     row = LlmModel.objects.exclude(max_context=0).order_by("max_context").first()
     page = client.get(reverse("configurator:preview"), {"model": row.slug}).content.decode()
-    assert f'name="max_model_len" value="{min(row.max_context, 133120)}"' in page
+    # The field is left blank and shows the context the plan takes: the default 131,072 tokens
+    # (engine/defaults.py) clamped to the model's own limit.
+    assert f'placeholder="{min(row.max_context, 131072)}"' in page
     assert client.get(reverse("configurator:preview"), {"model": "no-such"}).status_code == 404
 
 

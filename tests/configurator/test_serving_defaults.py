@@ -1,8 +1,10 @@
-"""One source of serving defaults (engine/defaults.py): the API, the page and the CLI agree.
+"""One serving-defaults path (engine/defaults.py ``serving_defaults``): API, page, CLI and planner agree.
 
-A request that says nothing about serving gets ServingSpec's defaults from the JSON API and from
-``manage.py plan``; the configurator page starts its form from the same values, so posting the
-untouched form plans the same deployment.
+A request that says nothing about serving gets, field by field, the launch recipe's published value for
+that model on that hardware (configurator/engine/recipes.py ``Recipe.defaults``), else ``ServingSpec``'s
+own, with the recipe's engine version and a context the model supports.  The JSON API and ``manage.py
+plan`` resolve it at the request boundary; the configurator page leaves its blank serving fields out of
+the request it posts; the auto-planner starts every candidate from it and changes only what it searches.
 """
 
 import json
@@ -12,10 +14,17 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from catalog.models import LlmModel, ServerModel
 from configurator import services
-from configurator.engine.defaults import SERVING_DEFAULTS
-from configurator.engine.types import ServingSpec
+from configurator.engine.defaults import SERVING_DEFAULTS, serving_defaults
+from configurator.engine.layout import resolve_layout
+from configurator.engine.memory import size_memory
+from configurator.engine.types import ServingSpec, TopologyKind
 from configurator.forms import ConfiguratorForm
+from configurator.io.requests import RequestError
+from configurator.planner import parse_query
+from configurator.planner.build import RequestBuilder
+from configurator.planner_services import DjangoPlannerCatalog
 
 pytestmark = pytest.mark.django_db
 
@@ -32,23 +41,96 @@ def api(client, catalog, users):
     return client
 
 
-def page_form_data():
-    """What a browser posts for the untouched page with the same model, server and layout."""
+def page_form_data(model="kimi-k3", server="atlas-800-a3", nodes="4", manual=True):
+    """What a browser posts for the untouched page with this model, server and layout."""
     data = services.preset_data(None)
-    data.update(
-        {"model": "kimi-k3", "server": "atlas-800-a3", "topology": "single", "nodes": "4"}
-        | {"parallel_mode": "manual", "tp": "16", "dp": "4", "dp_local": "1", "expert_parallel": "on"}
-    )
+    data.update({"model": model, "server": server, "topology": "single", "nodes": nodes})
+    if manual:
+        data.update(
+            {"parallel_mode": "manual", "tp": "16", "dp": "4", "dp_local": "1", "expert_parallel": "on"}
+        )
+    else:
+        data["parallel_mode"] = "auto"
     return data
 
 
-def test_the_defaults_are_servingspecs_own():
-    assert SERVING_DEFAULTS == ServingSpec()
-    form = ConfiguratorForm()
-    assert float(form.fields["gpu_memory_utilization"].initial) == SERVING_DEFAULTS.gpu_memory_utilization
-    assert form.fields["max_model_len"].initial == SERVING_DEFAULTS.max_model_len
-    assert form.fields["comm_buffer_mb"].initial == SERVING_DEFAULTS.comm_buffer_mb
-    assert form.fields["max_num_seqs"].initial == SERVING_DEFAULTS.max_num_seqs
+def test_the_page_posts_no_serving_value_it_was_not_given(catalog):
+    form = ConfiguratorForm(page_form_data())
+    assert form.is_valid(), form.errors
+    # Only the KV dtype (one choice, "auto" = the model's dtype, the same as ServingSpec's) is always sent.
+    assert form.to_request()["serving"] == {"kv_cache_dtype": SERVING_DEFAULTS.kv_cache_dtype.value}
+    typed = ConfiguratorForm(page_form_data() | {"max_num_seqs": "8", "enable_prefix_caching": "off"})
+    assert typed.is_valid(), typed.errors
+    assert typed.to_request()["serving"]["max_num_seqs"] == 8
+    assert typed.to_request()["serving"]["enable_prefix_caching"] is False
+
+
+def test_h200_kimi_k3_takes_the_vllm_recipes_published_values(catalog):
+    """vllm-project/recipes models/moonshotai/Kimi-K3.yaml, hardware_overrides.hopper: --max-model-len
+    32768, --max-num-seqs 5, --max-num-batched-tokens 4096, --gpu-memory-utilization 0.97, vLLM 0.27.1."""
+    data = {"model": "kimi-k3", "server": "hgx-h200-8gpu", "topology": {"kind": "single", "nodes": 4}}
+    api_request = services.resolve_request(data)
+    form = ConfiguratorForm(page_form_data("kimi-k3", "hgx-h200-8gpu", manual=False))
+    assert form.is_valid(), form.errors
+    page_request = services.resolve_request(form.to_request())
+    for serving in (api_request.serving, page_request.serving):
+        assert (serving.max_model_len, serving.max_num_seqs) == (32768, 5)
+        assert (serving.max_num_batched_tokens, serving.gpu_memory_utilization) == (4096, 0.97)
+        assert serving.vllm_version == "0.27.1"
+    # A field the request states is kept, the others still come from the recipe.
+    stated = services.resolve_request({**data, "serving": {"max_num_seqs": 16}}).serving
+    assert (stated.max_num_seqs, stated.max_model_len) == (16, 32768)
+
+
+def test_every_seeded_server_and_model_resolves_the_same_serving_everywhere(catalog):
+    """API (= manage.py plan: both call services.plan_from_json), page form and planner, every pair."""
+    catalog_port = services.DjangoCatalog()
+    planner_catalog = DjangoPlannerCatalog()
+    checked = planned = 0
+    for model in LlmModel.objects.order_by("slug").values_list("slug", flat=True):
+        query = parse_query({"model": model, "workload": {"concurrency": 4}}, planner_catalog)
+        builder = RequestBuilder(query, planner_catalog)
+        planner_servers = {s.slug: s for s in query.servers}
+        for server in ServerModel.objects.order_by("slug").values_list("slug", flat=True):
+            data = {"model": model, "server": server, "topology": {"kind": "single", "nodes": 2}}
+            form = ConfiguratorForm(page_form_data(model, server, nodes="2", manual=False))
+            try:
+                api_request = services.resolve_request(data, catalog=catalog_port)
+            except RequestError as exc:
+                # The page refuses the same pair for the same reason (a model the server cannot serve).
+                with pytest.raises(RequestError) as page_exc:
+                    assert form.is_valid(), form.errors
+                    services.resolve_request(form.to_request(), catalog=catalog_port)
+                assert set(page_exc.value.errors) == set(exc.errors)
+                continue
+            assert form.is_valid(), (model, server, form.errors)
+            page_request = services.resolve_request(form.to_request(), catalog=catalog_port)
+            assert page_request.serving == api_request.serving, (model, server)
+            assert page_request.topology == api_request.topology, (model, server)
+            assert page_request.checkpoint == api_request.checkpoint, (model, server)
+            # The same function, called directly, gives the same answer.
+            assert api_request.serving == serving_defaults(
+                api_request.model, api_request.server, TopologyKind.SINGLE
+            ), (model, server)
+            checked += 1
+            if server not in planner_servers:
+                continue
+            # The planner's candidate on this server starts from the same settings: asked for the default
+            # utilisation, batch and KV dtype it builds the API's serving section and sizes the same memory.
+            sv = api_request.serving
+            planner_serving = builder.serving(
+                planner_servers[server], sv.gpu_memory_utilization, sv.kv_cache_dtype.value, sv.max_num_seqs
+            )
+            assert planner_serving == sv, (model, server)
+            planner_request = replace(
+                api_request, serving=planner_serving, checkpoint=builder.checkpoint(planner_servers[server])
+            )
+            api_memory = size_memory(api_request, resolve_layout(api_request))
+            planner_memory = size_memory(planner_request, resolve_layout(planner_request))
+            assert planner_memory == api_memory, (model, server)
+            planned += 1
+    # 13 seeded models × 27 seeded servers; most pairs plan, and the planner searches most of them.
+    assert checked >= 200 and planned >= 100, (checked, planned)
 
 
 def test_api_page_and_cli_plan_the_same_deployment(api, tmp_path):
@@ -64,8 +146,8 @@ def test_api_page_and_cli_plan_the_same_deployment(api, tmp_path):
     assert form.is_valid(), form.errors
     page_request, page_result = services.plan_from_json(form.to_request())
     api_request = services.resolve_request(NO_SERVING)
-    # The page's serving section resolves to exactly what the API and the CLI use: ServingSpec's defaults,
-    # with the engine version of the launch recipe (vLLM-Ascend K3 tutorial, releases/v0.23.0; recipes.py).
+    # Kimi K3 on Atlas 800 A3: the tutorial's HCCL_BUFFSIZE 800 (recipes.py A3 blocks) and engine version
+    # (vLLM-Ascend K3 tutorial, releases/v0.23.0); nothing else from the recipe, so ServingSpec's values.
     assert page_request.serving == api_request.serving == replace(SERVING_DEFAULTS, vllm_version="0.23.0")
     assert cli_body["figures"]["memory.per_rank.graph_bytes"]["inputs"]["engine"] == "vLLM-Ascend 0.23.0"
     page_body = services.plan_response(page_result)
@@ -80,6 +162,25 @@ def test_api_page_and_cli_plan_the_same_deployment(api, tmp_path):
     page = api.post("/", page_form_data()).content.decode()
     tokens = api_body["memory"]["per_rank"]["kv_tokens"]
     assert f"{tokens:,}" in page
+
+
+def test_the_planner_replans_its_candidate_with_the_same_engine_version(catalog):
+    """The candidate's request (what /api/plan replans) names no engine version; the planner sized it with
+    the recipe's (vLLM-Ascend 0.23.0 on Atlas), so the two agree."""
+    planner_catalog = DjangoPlannerCatalog()
+    query = parse_query({"model": "kimi-k3", "workload": {"concurrency": 4}}, planner_catalog)
+    builder = RequestBuilder(query, planner_catalog)
+    a3 = next(s for s in query.servers if s.slug == "atlas-800-a3")
+    assert builder.serving(a3, 0.9, "auto", 16).vllm_version == "0.23.0"
+    # No context stated: the serving default (131,072, within K3's limit), not a planner constant.
+    assert query.workload.context is None
+    assert builder.serving(a3, 0.9, "auto", 16).max_model_len == ServingSpec().max_model_len
+
+
+def test_reopening_a_request_restores_a_stated_off(catalog):
+    data = services.form_data_from_request({**NO_SERVING, "serving": {"enable_prefix_caching": False}})
+    assert data["enable_prefix_caching"] == "off"
+    assert "max_num_seqs" not in data  # not stated: left blank, the default fills it
 
 
 def test_the_page_chooses_a_checkpoint_and_refuses_one_of_another_model(api):

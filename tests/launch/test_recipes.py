@@ -384,9 +384,20 @@ def test_recipe_selection_by_platform_gpu_generation_family_and_topology():
     assert (
         rc.recipe_for(llama, nf, single).key == "cuda-generic"
     )  # the Llama recipe profiles Hopper/Blackwell
-    h200 = replace(nf, accelerator=replace(nf.accelerator, slug="h200-sxm"))
+    h200 = replace(nf, accelerator=reference.accelerator("h200-sxm"))
     assert rc.recipe_for(llama, h200, single).key == "cuda-llama-3.3"
     assert rc.recipe_for(k3, h200, single).key == "cuda-hopper-kimi-k3"
+    # The generation is the accelerator record's (catalog/seed/accelerators.yaml), not read from its slug:
+    # the same slug without a generation takes the generic CUDA recipes.
+    unknown = replace(h200, accelerator=replace(h200.accelerator, generation=""))
+    assert rc.hardware_of(unknown) == "any" and rc.recipe_for(k3, unknown, single).key == "cuda-kimi-k3"
+    # Likewise the model family: the record's recipe_family, not a slug prefix.
+    variant = replace(k3, slug="k3-finetune", recipe_family="")
+    assert rc.recipe_for(variant, h200, single).key == "cuda-generic"
+    assert rc.recipe_for(replace(variant, recipe_family="kimi-k3"), h200, single).key == "cuda-hopper-kimi-k3"
+    assert rc.recipe_for(replace(llama, slug="my-llama", recipe_family="llama"), h200, single).key == (
+        "cuda-llama-3.3"
+    )
     # the recipes that need remote code say so; Llama's does not
     assert ("--trust-remote-code", None) in rc.by_key("cuda-deepseek").flags
     assert ("--trust-remote-code", None) not in rc.by_key("cuda-llama-3.3").flags

@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from configurator import planner_services, services
+from configurator.engine.defaults import serving_defaults
 from configurator.engine.types import Severity, TopologyKind
 
 # A scenario's latency targets carry over to the planner (issue 25); its TPOT 50 ms is out of Atlas A3's
@@ -41,7 +42,12 @@ def assert_meets_every_constraint(result) -> int:
         )
         assert basis == cand.cost_per_m, cand.id
         assert plan_request.model.slug == q.model.slug
-        assert plan_request.serving.max_model_len == w.context
+        # The stated context, else the server's serving default (engine/defaults.py) raised to one request.
+        context = w.context
+        if context is None:
+            default = serving_defaults(plan_request.model, plan_request.server, plan_request.topology.kind)
+            context = max(default.max_model_len, w.input_tokens + w.output_tokens)
+        assert plan_request.serving.max_model_len == context
         assert plan_request.workload.input_tokens == w.input_tokens
         assert plan_request.workload.output_tokens == w.output_tokens
         if c.max_capex is not None:

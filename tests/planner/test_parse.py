@@ -94,3 +94,15 @@ def test_a_request_rate_replaces_the_scenario_concurrency(seeded):
         {"scenario": "government-policy-qa", "workload": {"requests_per_s": 0.5}}, DjangoPlannerCatalog()
     )
     assert q.workload.concurrency is None and q.workload.requests_per_s == 0.5
+
+
+def test_the_context_may_be_given_under_the_serving_fields_name(seeded):
+    """The planner's workload.context is the plan request's serving.max_model_len: either name is taken."""
+    catalog = DjangoPlannerCatalog()
+    by_name = planner.parse_query({"model": "kimi-k3", "workload": {"max_model_len": 65536}}, catalog)
+    assert by_name.workload.context == 65536
+    assert "workload.max_model_len" in errors_of(
+        {"model": "kimi-k3", "workload": {"max_model_len": 65536, "context": 65536}}
+    )
+    # Neither: each candidate's serving default (engine/defaults.py), not a planner constant.
+    assert planner.parse_query({"model": "kimi-k3"}, catalog).workload.context is None

@@ -8,13 +8,27 @@ from decimal import Decimal
 
 from ..figures import FigureBook
 from ..performance import PerformanceResult
-from ..types import Check, PlanRequest, SensitivityRow, Severity, Source, TokenEconomics
+from ..types import Check, ModelSpec, PlanRequest, SensitivityRow, Severity, Source, TokenEconomics
 from .capex import Capex
 from .lease import HorizonTotals
 from .money import AREA, CENT, MILLION, SECONDS_PER_YEAR, as_decimal, cents, currency_factor
 from .opex import RunningCosts
 
 SENSITIVITY_STEP = Decimal("0.2")
+
+
+def api_price_source(model: ModelSpec) -> Source:
+    """Where the model's public-API prices come from: the sources its catalog record gives its input and
+    output prices (catalog/seed/models.yaml, or an administrator's edit), so each model's API cost cites
+    its own provider's price list."""
+    sources = [model.sources.get(name) for name in ("api_price_input_per_m", "api_price_output_per_m")]
+    found = [src for src in sources if src is not None and src.ref]
+    if not found:
+        return Source("input", f"{model.name}: API price per million tokens (catalog)")
+    refs = list(dict.fromkeys(src.ref for src in found))
+    kinds = {src.kind for src in found}
+    kind = found[0].kind if len(kinds) == 1 else ("assumed" if "assumed" in kinds else found[0].kind)
+    return Source(kind, "; ".join(refs))
 
 
 @dataclass(frozen=True)
@@ -208,7 +222,7 @@ def token_economics(
         book.put(
             "tco.tokens.api_cost_per_year",
             cents(api_cost),
-            source=Source("seed", "S1 §3.3 (API price $3 / $15 per M tokens)"),
+            source=api_price_source(m),
             input_m_tokens=tin.quantize(CENT),
             output_m_tokens=tout.quantize(CENT),
             api_price_input_per_m=cents(api_in),

@@ -259,7 +259,8 @@ DEFS = (
         # the API prices are converted to the quote's currency at usd_rate
         "input_m_tokens * api_price_input_per_m + output_m_tokens * api_price_output_per_m",
         context=("api_currency", "usd_rate"),
-        source=SourceKind.SEED,
+        # each model's own price list: the sources of its catalog record's API prices (tco/tokens.py)
+        source=SourceKind.PUBLIC,
         approximate="the M tokens are shown to 0.01 M tokens; the cost multiplies the tokens before rounding",
     ),
     FigureDef(
