@@ -1,0 +1,170 @@
+"""The check catalogue (issue 29): every check declared once and raised by its code.
+
+Read from the source, as ``test_figure_book.py`` reads every ``book.put``, so a branch no test plans
+is checked too:
+
+* every ``raise_(...)`` in the engine names a declared code, a declared fix and variant, and passes
+  exactly the values that message, field and fix name;
+* every declared code is raised somewhere (no dead definition);
+* nothing outside ``engine/checks/book.py`` constructs a ``Check`` (nor calls a ``check()`` helper);
+* ``raise_`` itself refuses a missing or an extra value and formats numbers with ``explain.py``'s
+  formatters.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from configurator.engine import explain
+from configurator.engine.checks import CheckCatalogueError, CheckDef, Fix, definitions, raise_
+from configurator.engine.checks.book import RESERVED, Catalogue, template_names
+from configurator.engine.types import Severity
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOK = ROOT / "configurator" / "engine" / "checks" / "book.py"
+PROJECT_DIRS = ("configurator", "catalog", "quotes", "proposals", "accounts", "config", "scripts")
+
+
+def _python_files(*dirs: str):
+    for d in dirs:
+        yield from sorted((ROOT / d).rglob("*.py"))
+
+
+def _name(func: ast.expr) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _raises():
+    for path in _python_files("configurator"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _name(node.func) == "raise_" and path != BOOK:
+                yield path, node
+
+
+def _literal(call: ast.Call, name: str) -> tuple[bool, str | None]:
+    """(known, value) of a keyword given as a literal (known False: chosen at run time)."""
+    kw = next((k.value for k in call.keywords if k.arg == name), None)
+    if kw is None:
+        return True, None
+    if isinstance(kw, ast.Constant):
+        return True, kw.value
+    return False, None
+
+
+def test_every_definition_is_whole_and_no_code_is_defined_twice():
+    defs = list(definitions())
+    assert len(defs) >= 3
+    for d in defs:
+        assert d.code.count(".") >= 1 and d.area, d.code
+        assert d.en and d.zh, d.code
+        for en, zh in [(d.en, d.zh), *d.variants.values()]:
+            assert en and zh, d.code
+        for fix in [d.fix, *d.fixes.values()]:
+            if fix is not None:
+                assert bool(fix.en) == bool(fix.zh), d.code
+        assert not (d.all_names() & RESERVED), d.code
+
+
+def test_every_raise_names_a_declared_code_and_exactly_its_values():
+    cat = definitions()
+    seen = 0
+    problems = []
+    for path, call in _raises():
+        where = f"{path.relative_to(ROOT)}:{call.lineno}"
+        if not call.args or not isinstance(call.args[0], ast.Constant):
+            problems.append(f"{where}: the code is not a literal")
+            continue
+        if any(kw.arg is None for kw in call.keywords):
+            problems.append(f"{where}: values passed with ** cannot be checked; name them")
+            continue
+        code = call.args[0].value
+        try:
+            d = cat[code]
+        except CheckCatalogueError as e:
+            problems.append(f"{where}: {e}")
+            continue
+        given = {kw.arg for kw in call.keywords} - RESERVED
+        known_v, variant = _literal(call, "variant")
+        known_f, fix = _literal(call, "fix")
+        variants = [variant] if known_v else [None, *d.variants]
+        fixes = [fix] if known_f else [None, *d.fixes]
+        try:
+            candidates = [d.names(v, f) for v in variants for f in fixes]
+        except CheckCatalogueError as e:
+            problems.append(f"{where}: {e}")
+            continue
+        if not any(given == set(names) for names in candidates):
+            wanted = " or ".join(str(sorted(n)) for n in candidates)
+            problems.append(f"{where}: {code!r} passes {sorted(given)}, its templates name {wanted}")
+        if any(kw.arg == "severity" for kw in call.keywords) and not d.severities:
+            problems.append(f"{where}: {code!r} chooses a severity but declares no other")
+        seen += 1
+    assert seen > 0
+    assert not problems, "\n".join(problems)
+
+
+def test_every_declared_code_is_raised_somewhere():
+    raised = {
+        call.args[0].value for _, call in _raises() if call.args and isinstance(call.args[0], ast.Constant)
+    }
+    unused = sorted(d.code for d in definitions() if d.code not in raised)
+    assert not unused, f"declared but never raised: {unused}"
+
+
+def test_raise_refuses_values_the_templates_do_not_name():
+    with pytest.raises(CheckCatalogueError, match=r"missing \['server_name'\]"):
+        raise_("model.text_only_server", model_name="Qwen3-8B")
+    with pytest.raises(CheckCatalogueError, match=r"not in the templates \['nodes'\]"):
+        raise_("model.text_only_server", model_name="Qwen3-8B", server_name="X", nodes=2)
+    with pytest.raises(CheckCatalogueError, match="no check definition"):
+        raise_("model.no_such_check")
+
+
+def test_templates_format_numbers_with_the_explain_formatters():
+    cat = Catalogue(
+        [
+            CheckDef(
+                "x.memory",
+                "memory",
+                Severity.WARNING,
+                "{who}: {weights:gb} of weights, {tokens:thousands} tokens at {util:ratio} ({share:pct})",
+                "{who}：权重 {weights:gb:2}，{tokens:thousands} tokens",
+                field="{pfield}.tp",
+                fix=Fix(
+                    "Set max_num_seqs to {n}.", "将 max_num_seqs 设为 {n}。", {"{pfield}.max_num_seqs": "n"}
+                ),
+            )
+        ]
+    )
+    d = cat["x.memory"]
+    assert d.names() == {"who", "weights", "tokens", "util", "share", "pfield", "n"}
+    assert template_names("{a:gb:2} and {b:.1f}") == {"a", "b"}
+    with pytest.raises(ValueError, match="no formatter"):
+        template_names("{a:gigabytes}")
+    with pytest.raises(ValueError, match="not a simple name"):
+        template_names("{a.b}")
+    # Rendered as raise_ renders them: explain.py's formatters, the same in both languages.
+    from configurator.engine.checks.book import render
+
+    values = {"who": "Cluster", "weights": 29_750_000_000, "tokens": 133_120, "util": 0.9, "share": 0.85}
+    assert render(d.en, values) == (
+        f"Cluster: {explain.gb(29_750_000_000)} of weights, {explain.thousands(133_120)} tokens at "
+        f"{explain.ratio(0.9)} ({explain.pct(0.85)})"
+    )
+    assert render(d.zh, values) == f"Cluster：权重 {explain.gb(29_750_000_000, 2)}，133,120 tokens"
+    assert d.fix is not None and d.fix.build({"pfield": "parallel", "n": 4}) == {"parallel.max_num_seqs": 4}
+
+
+def test_a_raise_fills_the_check_from_its_definition():
+    c = raise_("model.text_only_server", model_name="Kimi-K2.5", server_name="Atlas 800I A2")
+    d = definitions()["model.text_only_server"]
+    assert (c.code, c.severity, c.area, c.field) == (d.code, d.severity, d.area, d.field)
+    assert c.message_en.startswith(
+        "The workload needs image input, but Kimi-K2.5 is validated on Atlas 800I A2"
+    )
+    assert "Kimi-K2.5" in c.message_zh and "Atlas 800I A2" in c.message_zh
+    assert d.fix is not None and (c.fix_en, c.fix_zh) == (d.fix.en, d.fix.zh)
