@@ -18,7 +18,9 @@ Rules a definition follows (``tests/engine/test_check_catalogue.py`` checks them
   naming one of ``explain.py``'s formatters: ``{weights:gb}`` (``gb(weights)``),
   ``{weights:gb:2}`` (two decimals), ``{tokens:thousands}``, ``{share:pct}``,
   ``{util:ratio}``, and likewise ``gib``, ``tb``, ``mb``; any other spec is
-  Python's (``{x:.1f}``).  Words and names (a server's name, a list already
+  Python's (``{x:.1f}``).  A word that follows a count is chosen by the
+  template too: ``{n:plural:node:nodes}`` ("1 node", "4 nodes"),
+  ``{n:one:fits:fit}`` (the word alone).  Words and names (a server's name, a list already
   joined) are passed as strings; a value that differs by language is passed
   twice, ``name_en`` for the English template and ``name_zh`` for the Chinese.
 * ``field`` is the request field the check points at, itself a template
@@ -32,9 +34,11 @@ Rules a definition follows (``tests/engine/test_check_catalogue.py`` checks them
 * ``variants`` holds other wordings of the same finding, chosen by
   ``raise_(…, variant="…")``; ``severities`` lists the severities a raise may
   choose with ``severity=`` when the finding's weight depends on the plan.
-* ``raise_`` must receive exactly the names the chosen message, field and fix
-  name (a missing or extra value is an error), plus ``figures`` (the numbers
-  the check carries for the API, unchanged).
+* ``raise_`` must receive every name the chosen message, field and fix use,
+  and nothing the check's templates do not name (a missing or extra value is
+  an error): the values of a fix it did not choose may be passed (as None)
+  so that one call serves every branch.  ``figures`` (the numbers the check
+  carries for the API) is passed through unchanged.
 
 Nothing outside this module constructs a :class:`~configurator.engine.types.Check`
 (a test scans the code for it), and every ``raise_`` names a declared code.
@@ -72,9 +76,18 @@ class CheckCatalogueError(LookupError):
     """A check raised with an unknown code, an unknown fix or variant, or values its templates do not name."""
 
 
+#: Specs that choose a word by a count: ``{n:plural:node:nodes}`` → "1 node" / "4 nodes" (the count
+#: with ``thousands``), ``{n:one:fits:fit}`` → "fits" / "fit" (the word alone).
+WORD_SPECS = frozenset({"plural", "one"})
+
+
 class _Formatter(string.Formatter):
     def format_field(self, value: Any, format_spec: str) -> str:
         name, _, digits = format_spec.partition(":")
+        if name in WORD_SPECS:
+            one, _, many = digits.partition(":")
+            word = one if value == 1 else many
+            return f"{explain.thousands(value)} {word}" if name == "plural" else word
         formatter = FORMATTERS.get(name)
         if formatter is None:
             return super().format_field(value, format_spec)
@@ -94,7 +107,9 @@ def template_names(template: str) -> frozenset[str]:
         if not name.isidentifier():
             raise ValueError(f"template {template!r}: {{{name}}} is not a simple name")
         head = (spec or "").partition(":")[0]
-        if head.isidentifier() and head not in FORMATTERS:
+        if head in WORD_SPECS and (spec or "").count(":") != 2:
+            raise ValueError(f"template {template!r}: {{{name}:{spec}}} needs both words")
+        if head.isidentifier() and head not in FORMATTERS and head not in WORD_SPECS:
             raise ValueError(f"template {template!r}: no formatter {head!r} (one of {sorted(FORMATTERS)})")
         names.add(name)
     return frozenset(names)
@@ -167,6 +182,13 @@ class CheckDef:
         chosen = self.chosen_fix(fix)
         return out | (chosen.names() if chosen else frozenset())
 
+    def fix_names(self) -> frozenset[str]:
+        """The values any of the check's fixes names (a raise may pass those of the fixes it did not choose)."""
+        out: frozenset[str] = self.fix.names() if self.fix else frozenset()
+        for f in self.fixes.values():
+            out |= f.names()
+        return out
+
     def all_names(self) -> frozenset[str]:
         out = self.names()
         for v in self.variants:
@@ -224,9 +246,10 @@ def raise_(
     """The check ``code`` with its message, field and fix rendered from ``values`` (exactly the names they use)."""
     d = definitions()[code]
     expected = d.names(variant, fix)
-    if values.keys() != expected:
+    allowed = d.names(variant) | d.fix_names()
+    if not expected <= values.keys() <= allowed:
         missing = sorted(expected - values.keys())
-        extra = sorted(values.keys() - expected)
+        extra = sorted(values.keys() - allowed)
         raise CheckCatalogueError(
             f"check {code!r}: values do not match its templates"
             + (f"; missing {missing}" if missing else "")

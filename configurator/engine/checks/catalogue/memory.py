@@ -1,0 +1,168 @@
+"""Checks of memory (engine/memory.py): the model and checkpoint against the platform, weights and KV cache per rank."""
+
+from ...types import Severity
+from ..book import CheckDef, Fix
+
+DEFS = (
+    CheckDef(
+        "memory.replicated_weights",
+        "memory",
+        Severity.OK,
+        "{platform} keeps the {what_en} whole on every rank rather than splitting them by TP: {replicated_weights_bytes:gb} per rank, counted in the weights.",
+        "{platform} 在每张卡上完整保存{what_zh}（不随张量并行切分）：每卡 {replicated_weights_bytes:gb}，已计入权重。",
+        field="checkpoint",
+        source="placement.py (which weights each platform replicates)",
+    ),
+    CheckDef(
+        "memory.kv_headroom",
+        "memory",
+        Severity.OK,
+        "{who_en}: {weights:gb} of weights and {kv_cache:gb} of KV cache per rank ({kv_tokens:thousands} tokens, {full_len_seqs} × {max_model_len:thousands}-token {full_len_seqs:one:sequence:sequences} per DP rank).",
+        "{who_zh}：每卡权重 {weights:gb}，KV 缓存 {kv_cache:gb}（每个 DP rank {kv_tokens:thousands} tokens，可同时容纳 {full_len_seqs} 条 {max_model_len:thousands} tokens 的请求）。",
+        field="serving.gpu_memory_utilization",
+    ),
+    CheckDef(
+        "model.max_model_len_exceeds_context",
+        "model",
+        Severity.ERROR,
+        "--max-model-len {max_model_len:thousands} is longer than {model}'s context of {max_context:thousands} tokens; vLLM refuses it.",
+        "--max-model-len {max_model_len:thousands} 超过 {model} 的最大上下文长度 {max_context:thousands} tokens，vLLM 会拒绝启动。",
+        field="serving.max_model_len",
+        fix=Fix(
+            "Set max_model_len to {max_context:thousands}.",
+            "将上下文长度设为 {max_context:thousands}。",
+            change={"serving.max_model_len": "max_context"},
+        ),
+        source="vLLM vllm/config/model.py _get_and_verify_max_len (a longer max_model_len is refused)",
+    ),
+    CheckDef(
+        "model.no_vision_encoder",
+        "model",
+        Severity.ERROR,
+        "The workload needs image input, but {model} has no vision encoder.",
+        "业务需要图片输入，但 {model} 没有视觉编码器。",
+        field="workload.needs_vision",
+    ),
+    CheckDef(
+        "model.layer_counts_inconsistent",
+        "model",
+        Severity.WARNING,
+        "{model}: attention layers by type add up to {counted}, not {num_layers}; the KV cache figures may be wrong.",
+        "{model}：各类注意力层数之和为 {counted}，与总层数 {num_layers} 不符，KV 缓存估算可能有误。",
+        field="model",
+    ),
+    CheckDef(
+        "memory.kv_cache_dtype_unsupported",
+        "memory",
+        Severity.ERROR,
+        "--kv-cache-dtype {dtype} is not supported on {server} ({accelerator}): vLLM-Ascend has no FP8 KV cache on Atlas A2/A3 (vllm-ascend issue #8102). Use {offered}.",
+        "{server}（{accelerator}）不支持 FP8 KV 缓存（vLLM-Ascend 在 Atlas A2/A3 上不支持，见 vllm-ascend issue #8102），请使用 BF16（auto）。",
+        field="serving.kv_cache_dtype",
+        fix=Fix(
+            "Keep the KV cache in the model's dtype (auto, BF16).",
+            "KV 缓存使用模型精度（auto，即 BF16）。",
+            change={"serving.kv_cache_dtype": "auto"},
+        ),
+        source="vllm-ascend issue #8102 (FP8 KV cache not supported on Atlas A2/A3); defaults.KV_DTYPE_SOURCE",
+    ),
+    CheckDef(
+        "memory.block_size_invalid",
+        "memory",
+        Severity.ERROR,
+        "--block-size {block} is not accepted on {accelerator}; use one of {allowed} (default {default}).",
+        "{accelerator} 不支持 --block-size {block}，可选 {allowed}（默认 {default}）。",
+        field="serving.block_size",
+        fix=Fix(
+            "Use the platform default block size of {default} tokens.",
+            "使用平台默认的 {default} tokens 块大小。",
+            change={"serving.block_size": "default"},
+        ),
+        source="defaults.BLOCK_SIZE_SOURCE (vLLM cache.py BlockSize; vllm-ascend refresh_block_size)",
+    ),
+    CheckDef(
+        "model.checkpoint_wrong_platform",
+        "model",
+        Severity.ERROR,
+        "The checkpoint “{checkpoint}” does not run on {accelerator}: it is made for {platforms_en}.",
+        "权重版本“{checkpoint}”不能在 {accelerator} 上运行（仅适用于 {platforms_zh}）。",
+        field="checkpoint",
+    ),
+    CheckDef(
+        "memory.weights_do_not_fit",
+        "memory",
+        Severity.ERROR,
+        "{who_en}: weights need {weights:gb} per rank ({layout}) but only {usable:gb} is usable ({device:gb} × {util:ratio}): {shortfall:gb} short per rank, before KV cache and {overheads:gb} of activations, buffers and graphs.",
+        "{who_zh}：每卡权重需 {weights:gb}（{layout}），而可用显存仅 {usable:gb}（{device:gb} × {util:ratio}），每卡缺口 {shortfall:gb}，尚未计入 KV 缓存及 {overheads:gb} 的激活、通信缓冲和图内存。",
+        field="topology.nodes",
+        fixes={
+            "nodes": Fix(
+                "{nodes_en} as {layout_ok}: {weights_ok:gb} of weights per rank.",
+                "{nodes_zh}，{layout_ok}：每卡权重 {weights_ok:gb}。",
+                change="change",
+            ),
+            "nodes_quantised": Fix(
+                "{nodes_en} as {layout_ok}: {weights_ok:gb} of weights per rank. "
+                "Load the quantised release instead of full-precision weights.",
+                "{nodes_zh}，{layout_ok}：每卡权重 {weights_ok:gb}。 请加载量化版本权重，而不是全精度权重。",
+                change="change",
+            ),
+            "quantised": Fix(
+                "Load the quantised release instead of full-precision weights.",
+                "请加载量化版本权重，而不是全精度权重。",
+            ),
+        },
+    ),
+    CheckDef(
+        "memory.one_sequence_may_not_fit",
+        "memory",
+        Severity.WARNING,
+        "{who_en}: one {max_model_len:thousands}-token sequence needs {per_seq:gb} of KV cache per rank and about {kv_cache:gb} is predicted, within the estimate's ±{kv_margin:gb} band: it may not fit; confirm at start-up (vLLM logs “Available KV cache memory”).",
+        "{who_zh}：一条 {max_model_len:thousands} tokens 的请求每卡需 {per_seq:gb} KV 缓存，预计可用约 {kv_cache:gb}，处于估算误差（±{kv_margin:gb}）范围内：可能放不下，请以实际启动日志中的 KV 缓存可用量为准。",
+        field="serving.max_model_len",
+        source="the memory model's error band (memory.KV_ERROR_BAND, docs/domain.md)",
+    ),
+    CheckDef(
+        "memory.one_sequence_does_not_fit",
+        "memory",
+        Severity.ERROR,
+        "{who_en}: one {max_model_len:thousands}-token sequence needs {per_seq:gb} of KV cache per rank but only {kv_cache:gb} is left after weights {weights:gb}, activations {activation:gb}, buffers {buffers:gb} and graphs {graph:gb}; vLLM refuses to start.",
+        "{who_zh}：一条 {max_model_len:thousands} tokens 的请求每卡需 {per_seq:gb} KV 缓存，扣除权重 {weights:gb}、激活 {activation:gb}、通信缓冲 {buffers:gb} 和图内存 {graph:gb} 后仅剩 {kv_cache:gb}，vLLM 无法启动。",
+        field="serving.max_model_len",
+        fixes={
+            "max_model_len": Fix(
+                "Lower max_model_len to {fit_len:thousands} tokens.",
+                "将上下文长度降到 {fit_len:thousands} tokens。",
+                change={"serving.max_model_len": "fit_len"},
+            ),
+            "nodes": Fix("{nodes_en} as {layout_ok}.", "{nodes_zh}，{layout_ok}。", change="change"),
+        },
+        source="vLLM vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (refuses to start); docs/domain.md memory",
+    ),
+    CheckDef(
+        "memory.max_num_seqs_not_full_length",
+        "memory",
+        Severity.WARNING,
+        "{who_en}: {max_num_seqs} × {max_model_len:thousands} tokens requested per DP rank ({requested:thousands} tokens), only {n:plural:full-length sequence:full-length sequences} {n:one:fits:fit} ({kv_tokens:thousands} tokens of KV cache per DP rank). Shorter requests still run {max_num_seqs} at a time.",
+        "{who_zh}：每个 DP rank 配置 {max_num_seqs} × {max_model_len:thousands} tokens（共 {requested:thousands} tokens），但 KV 缓存只够 {n} 条满长度请求同时运行（每个 DP rank {kv_tokens:thousands} tokens）。较短的请求仍可 {max_num_seqs} 路并发。",
+        field="serving.max_num_seqs",
+        fix=Fix(
+            "Set max_num_seqs to {n} to guarantee full-length requests.",
+            "将 max_num_seqs 设为 {n}，保证满长度请求不排队。",
+            change={"serving.max_num_seqs": "n"},
+        ),
+    ),
+    CheckDef(
+        "model.vision_needs_full_model",
+        "model",
+        Severity.ERROR,
+        "The workload needs image input, but --language-model-only drops the vision encoder.",
+        "业务需要图片输入，但 --language-model-only 不加载视觉编码器，无法处理图片。",
+        field="serving.language_model_only",
+        fix=Fix(
+            "Serve the full multimodal model.",
+            "加载完整的多模态模型。",
+            change={"serving.language_model_only": "language_model_only"},
+        ),
+        source="vLLM vllm/config/multimodal.py language_model_only",
+    ),
+)
