@@ -32,8 +32,6 @@ from .types import (
 )
 from .vocabulary import group_in_text
 
-AREA = "layout"
-
 _PAIR_KINDS = (TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR)
 
 

@@ -77,7 +77,6 @@ from .types import (
 )
 from .vocabulary import group_in_text
 
-AREA = "memory"
 DERIVED_MODEL = Source("derived", "the model's weight bytes (no checkpoint row)")
 VLLM_WORKER = "vLLM v1 worker: determine_available_memory / profile_run"
 
