@@ -31,8 +31,10 @@ Rules a definition follows (``tests/engine/test_check_catalogue.py`` checks them
   fields (templates) to the names of the values they take, or is one name whose
   value is the whole change (a mapping the engine built, e.g. a node count and
   its layout).
-* ``variants`` holds other wordings of the same finding, chosen by
-  ``raise_(…, variant="…")``; ``severities`` lists the severities a raise may
+* ``variants`` holds other wordings of the same finding (a :class:`Variant`,
+  which may carry its own severity and field), chosen by
+  ``raise_(…, variant="…")``; a fix may point the check at its own field;
+  ``severities`` lists the severities a raise may
   choose with ``severity=`` when the finding's weight depends on the plan.
 * ``raise_`` must receive every name the chosen message, field and fix use,
   and nothing the check's templates do not name (a missing or extra value is
@@ -56,6 +58,7 @@ from functools import cache
 from typing import Any
 
 from .. import explain
+from ..formatting import format_number
 from ..types import Check, Severity
 
 #: The formatters a template's spec may name (``{x:gb}``), all ``explain.py``'s.
@@ -67,6 +70,7 @@ FORMATTERS: Mapping[str, Callable[..., str]] = {
     "mb": explain.mb,
     "pct": explain.pct,
     "ratio": explain.ratio,
+    "number": format_number,
 }
 RESERVED = frozenset({"fix", "variant", "severity", "figures"})
 _EMPTY: Mapping[str, Any] = {}
@@ -127,9 +131,11 @@ class Fix:
     zh: str
     #: request field (a template) → the name of the value it takes; or one name whose value is the change
     change: Mapping[str, str] | str = field(default_factory=dict)
+    #: the request field the check points at when this fix is offered (default: the check's)
+    field: str | None = None
 
     def names(self) -> frozenset[str]:
-        out = template_names(self.en) | template_names(self.zh)
+        out = template_names(self.en) | template_names(self.zh) | template_names(self.field or "")
         if isinstance(self.change, str):
             return out | {self.change}
         for key, name in self.change.items():
@@ -140,6 +146,16 @@ class Fix:
         if isinstance(self.change, str):
             return dict(values[self.change])
         return {render(key, values): values[name] for key, name in self.change.items()}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Another wording of a finding, with its own severity and field when they differ from the check's."""
+
+    en: str
+    zh: str
+    severity: Severity | None = None
+    field: str | None = None
 
 
 @dataclass(frozen=True)
@@ -154,19 +170,20 @@ class CheckDef:
     field: str = ""
     fix: Fix | None = None
     fixes: Mapping[str, Fix] = dataclasses.field(default_factory=dict)
-    #: other wordings of the finding: name → (en, zh)
-    variants: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    #: other wordings of the finding, chosen by name
+    variants: Mapping[str, Variant] = dataclasses.field(default_factory=dict)
     #: further severities a raise may choose (``severity=``)
     severities: tuple[Severity, ...] = ()
     #: where the rule comes from: docs/domain.md, a vLLM source file, an issue (empty: the engine's own arithmetic)
     source: str = ""
 
-    def text(self, variant: str | None) -> tuple[str, str]:
-        if variant is None:
-            return self.en, self.zh
-        if variant not in self.variants:
-            raise CheckCatalogueError(f"check {self.code!r} has no variant {variant!r}")
-        return self.variants[variant]
+    def variant(self, name: str | None) -> Variant:
+        if name is None:
+            return Variant(self.en, self.zh, self.severity, self.field)
+        if name not in self.variants:
+            raise CheckCatalogueError(f"check {self.code!r} has no variant {name!r}")
+        v = self.variants[name]
+        return Variant(v.en, v.zh, v.severity or self.severity, self.field if v.field is None else v.field)
 
     def chosen_fix(self, name: str | None) -> Fix | None:
         if name is None:
@@ -177,8 +194,8 @@ class CheckDef:
 
     def names(self, variant: str | None = None, fix: str | None = None) -> frozenset[str]:
         """The values a raise of this variant with this fix must pass."""
-        en, zh = self.text(variant)
-        out = template_names(en) | template_names(zh) | template_names(self.field)
+        v = self.variant(variant)
+        out = template_names(v.en) | template_names(v.zh) | template_names(v.field or "")
         chosen = self.chosen_fix(fix)
         return out | (chosen.names() if chosen else frozenset())
 
@@ -255,20 +272,21 @@ def raise_(
             + (f"; missing {missing}" if missing else "")
             + (f"; not in the templates {extra}" if extra else "")
         )
+    v = d.variant(variant)
     if severity is None:
-        severity = d.severity
-    elif severity != d.severity and severity not in d.severities:
+        severity = v.severity
+    elif severity != v.severity and severity not in d.severities:
         raise CheckCatalogueError(f"check {code!r} is never {severity.value}")
-    en, zh = d.text(variant)
     chosen = d.chosen_fix(fix)
+    where = chosen.field if chosen is not None and chosen.field is not None else v.field
     return Check(
         code=code,
-        severity=severity,
+        severity=severity or d.severity,
         area=d.area,
-        message_en=render(en, values),
-        message_zh=render(zh, values),
+        message_en=render(v.en, values),
+        message_zh=render(v.zh, values),
         figures=figures if figures is not None else _EMPTY,
-        field=render(d.field, values),
+        field=render(where or "", values),
         fix=chosen.build(values) if chosen else _EMPTY,
         fix_en=render(chosen.en, values) if chosen else "",
         fix_zh=render(chosen.zh, values) if chosen else "",
