@@ -113,7 +113,7 @@ def template_names(template: str) -> frozenset[str]:
         head = (spec or "").partition(":")[0]
         if head in WORD_SPECS and (spec or "").count(":") != 2:
             raise ValueError(f"template {template!r}: {{{name}:{spec}}} needs both words")
-        if head.isidentifier() and head not in FORMATTERS and head not in WORD_SPECS:
+        if head.isidentifier() and len(head) > 1 and head not in FORMATTERS and head not in WORD_SPECS:
             raise ValueError(f"template {template!r}: no formatter {head!r} (one of {sorted(FORMATTERS)})")
         names.add(name)
     return frozenset(names)
