@@ -36,9 +36,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from .. import serving_model as sm
+from ..checks import raise_
 from ..figures import FigureBook
-from ..types import Check, DesignPoint, PlanRequest, Severity, Source
-from .common import AREA, ESTIMATE_SOURCE, fig_input, fig_value
+from ..types import Check, DesignPoint, PlanRequest, Source
+from .common import ESTIMATE_SOURCE, fig_input, fig_value
 from .group_model import GroupModel
 from .queueing import aggregated_point, disaggregated_point
 from .sla import latency_values, stated_targets
@@ -283,18 +284,18 @@ def unreachable_check(dp: DesignPoint) -> Check:
         parts_zh.append(f"{t_zh}的目标（单个请求时最好为 {reached[key]:.3g} {unit_zh}）")
     assumed_en = " (default targets: the request sets none)" if dp.targets_assumed else ""
     assumed_zh = "（默认目标：请求未设定时延目标）" if dp.targets_assumed else ""
-    return Check(
+    return raise_(
         "performance.design_point_unreachable",
-        # A warning, not an error: the plan still carries load (at longer latencies), the engineer
-        # accepts it with a reason or changes the hardware; an error would block every quote of it.
-        Severity.WARNING,
-        AREA,
-        "This hardware cannot reach " + " and ".join(parts_en) + assumed_en + ".",
-        "该硬件无法达到" + "、".join(parts_zh) + assumed_zh + "。",
-        {"unmet_targets": list(dp.unmet_targets), "ttft_p90_s": dp.ttft_p90_s, "tpot_p90_s": dp.tpot_p90_s},
-        field="workload.tpot_p90_target_ms"
+        figures={
+            "unmet_targets": list(dp.unmet_targets),
+            "ttft_p90_s": dp.ttft_p90_s,
+            "tpot_p90_s": dp.tpot_p90_s,
+        },
+        parts_en=" and ".join(parts_en),
+        assumed_en=assumed_en,
+        parts_zh="、".join(parts_zh),
+        assumed_zh=assumed_zh,
+        target_field="workload.tpot_p90_target_ms"
         if dp.unmet_targets and dp.unmet_targets[0].startswith("tpot")
         else "workload.ttft_p90_target_s",
-        fix_en="Choose faster hardware (memory bandwidth for TPOT, compute for TTFT), or relax the target.",
-        fix_zh="选用更快的硬件（TPOT 看显存带宽，TTFT 看算力），或放宽目标。",
     )
