@@ -30,7 +30,8 @@ Rules a definition follows (``tests/engine/test_check_catalogue.py`` checks them
   than one way or only sometimes.  A :class:`Fix`'s ``change`` maps request
   fields (templates) to the names of the values they take, or is one name whose
   value is the whole change (a mapping the engine built, e.g. a node count and
-  its layout).
+  its layout); ``sets`` names the value the check's own field takes (one fix
+  shared by checks of different fields).
 * ``variants`` holds other wordings of the same finding (a :class:`Variant`,
   which may carry its own severity and field), chosen by
   ``raise_(…, variant="…")``; a fix may point the check at its own field;
@@ -133,19 +134,27 @@ class Fix:
     change: Mapping[str, str] | str = field(default_factory=dict)
     #: the request field the check points at when this fix is offered (default: the check's)
     field: str | None = None
+    #: the name of the value the check's own field takes (a fix shared by checks of different fields)
+    sets: str = ""
 
     def names(self) -> frozenset[str]:
         out = template_names(self.en) | template_names(self.zh) | template_names(self.field or "")
+        if self.sets:
+            out |= {self.sets}
         if isinstance(self.change, str):
             return out | {self.change}
         for key, name in self.change.items():
             out |= template_names(key) | {name}
         return out
 
-    def build(self, values: Mapping[str, Any]) -> dict[str, Any]:
+    def build(self, values: Mapping[str, Any], field: str = "") -> dict[str, Any]:
+        """The change of the request; ``field`` is the check's field, rendered (for ``sets``)."""
         if isinstance(self.change, str):
             return dict(values[self.change])
-        return {render(key, values): values[name] for key, name in self.change.items()}
+        out = {render(key, values): values[name] for key, name in self.change.items()}
+        if self.sets:
+            out[field] = values[self.sets]
+        return out
 
 
 @dataclass(frozen=True)
@@ -278,7 +287,9 @@ def raise_(
     elif severity != v.severity and severity not in d.severities:
         raise CheckCatalogueError(f"check {code!r} is never {severity.value}")
     chosen = d.chosen_fix(fix)
-    where = chosen.field if chosen is not None and chosen.field is not None else v.field
+    where = render(
+        (chosen.field if chosen is not None and chosen.field is not None else v.field) or "", values
+    )
     return Check(
         code=code,
         severity=severity or d.severity,
@@ -286,8 +297,8 @@ def raise_(
         message_en=render(v.en, values),
         message_zh=render(v.zh, values),
         figures=figures if figures is not None else _EMPTY,
-        field=render(where or "", values),
-        fix=chosen.build(values) if chosen else _EMPTY,
+        field=where,
+        fix=chosen.build(values, where) if chosen else _EMPTY,
         fix_en=render(chosen.en, values) if chosen else "",
         fix_zh=render(chosen.zh, values) if chosen else "",
     )
