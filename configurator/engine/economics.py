@@ -34,7 +34,6 @@ from .types import (
     Source,
 )
 
-AREA = "commercial"
 SECONDS_PER_YEAR = 31_536_000
 MILLION = Decimal(1_000_000)
 SEED_CLAIM = Decimal("0.60")  # [S1]: "unit token cost 60–70 % lower" than the API (the lower end)

@@ -129,6 +129,21 @@ def test_every_declared_code_is_raised_somewhere():
     assert not unused, f"declared but never raised: {unused}"
 
 
+def test_nothing_outside_the_catalogue_constructs_a_check():
+    """A ``Check`` is made by ``raise_`` only (no ``Check(...)``, no ``check(...)`` helper) anywhere in the
+    project's code (tests may build one as a fixture): a check's text, field and fix live in its
+    definition, not where it is raised."""
+    offenders = []
+    for path in _python_files(*PROJECT_DIRS):
+        if path == BOOK:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _name(node.func) in ("Check", "check"):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, "raise checks with engine.checks.raise_: " + ", ".join(offenders)
+
+
 def test_raise_refuses_values_the_templates_do_not_name():
     with pytest.raises(CheckCatalogueError, match=r"missing \['server_name'\]"):
         raise_("model.text_only_server", model_name="Qwen3-8B")

@@ -8,8 +8,6 @@ from ..checks import raise_
 from ..types import Check, LaunchSpec, LayoutResult, PlanRequest, TopologyKind, TopologySpec
 from .nodes import PLACEHOLDER_MODEL_PATH, PLACEHOLDER_NIC, Site
 
-AREA = "launch"
-
 
 def _port_clashes(topology: TopologySpec, lp: LaunchSpec) -> list[tuple[str, str, int]]:
     """Every pair of bundle ports that would collide on one host: (field, other, port).
