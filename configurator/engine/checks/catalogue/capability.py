@@ -15,6 +15,7 @@ DEFS = (
             "Choose a server the model is validated on for image input, or drop the image input.",
             "请选用已验证支持图片输入的服务器，或取消图片输入需求。",
         ),
+        source="vLLM vllm/config/multimodal.py language_model_only (the vision encoder is not loaded)",
     ),
     CheckDef(
         "hardware.vllm_unsupported",
@@ -27,6 +28,7 @@ DEFS = (
             "Choose a server whose accelerator vLLM or vLLM-Ascend supports.",
             "请选用 vLLM 或 vLLM-Ascend 支持的加速卡服务器。",
         ),
+        source='the catalog\'s vllm_support; docs.vllm.ai/projects/ascend FAQ "What devices are currently supported?"',
     ),
     CheckDef(
         "hardware.vllm_experimental",
@@ -35,5 +37,6 @@ DEFS = (
         "vLLM support for {acc_name} is experimental{because_en}: validate the deployment before quoting it.",
         "vLLM 对 {acc_name} 的支持为实验性{because_zh}，报价前请先实测验证。",
         field="server",
+        source="the catalog's vllm_support (vLLM-Ascend marks Atlas 300I Duo experimental)",
     ),
 )

@@ -31,6 +31,7 @@ DEFS = (
                 field="site.colocation_per_rack_month",
             ),
         },
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.horizon_out_of_range",
@@ -40,6 +41,7 @@ DEFS = (
         "TCO 测算周期 {horizon_years} 年超出 1–{max_years} 年范围。",
         field="commercial.horizon_years",
         fixes=USE_OR_CORRECT,
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.residual_out_of_range",
@@ -49,6 +51,7 @@ DEFS = (
         "残值比例 {residual_value_fraction} 超出服务器价格的 0–1 范围。",
         field="commercial.residual_value_fraction",
         fix=CORRECT,
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.depreciation_years_invalid",
@@ -58,6 +61,7 @@ DEFS = (
         "折旧年限 {depreciation_years} 年须至少为 1 年。",
         field="commercial.depreciation_years",
         fixes=USE_OR_CORRECT,
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.discount_rate_out_of_range",
@@ -67,6 +71,7 @@ DEFS = (
         "折现率 {discount_pct:.2f}% 超出 0–100% 范围（8% 请填 0.08）。",
         field="commercial.discount_rate",
         fixes=USE_OR_CORRECT,
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.utilisation_out_of_range",
@@ -76,6 +81,7 @@ DEFS = (
         "利用率 {utilisation} 须大于 0 且不超过 1。",
         field="commercial.utilisation",
         fixes=USE_OR_CORRECT,
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.load_factor_out_of_range",
@@ -85,6 +91,7 @@ DEFS = (
         "平均负载率 {power_load_factor} 须大于 0 且不超过 1。",
         field="commercial.power_load_factor",
         fixes=USE_OR_CORRECT,
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.quote_discount_out_of_range",
@@ -94,6 +101,7 @@ DEFS = (
         "报价折扣 {quote_discount} 须为 0 至 1（不含 1）之间的比例。",
         field="commercial.quote_discount",
         fixes=USE_OR_CORRECT,
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.usd_rate_invalid",
@@ -103,6 +111,7 @@ DEFS = (
         "汇率 {usd_rate} {currency}/USD 须为正数。",
         field="commercial.usd_rate",
         fix=CORRECT,
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.pue_below_one",
@@ -112,6 +121,7 @@ DEFS = (
         "PUE {pue} 小于 1，物理上不可能。",
         field="site.pue",
         fixes=USE_OR_CORRECT,
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.price_on_request",
@@ -124,6 +134,7 @@ DEFS = (
             "Enter the quoted prices (or add them to the price list) to see the cost of ownership.",
             "请录入报价（或在价格表中补充价格）后查看总拥有成本。",
         ),
+        source="docs/domain.md §8",
     ),
     CheckDef(
         "commercial.server_price_missing",
@@ -132,6 +143,7 @@ DEFS = (
         "No server unit price: the purchase side is incomplete.",
         "未录入服务器单价，采购测算不完整。",
         field="commercial.server_unit_price",
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.switch_price_missing",
@@ -141,6 +153,7 @@ DEFS = (
         "交换机 {slug}（× {count}）缺少单价，暂按 0 计入。",
         field="commercial.switch_unit_prices.{slug}",
         fix=Fix("Enter the switch price from the price list.", "请从价格表录入该交换机单价。"),
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.media_price_missing",
@@ -150,6 +163,7 @@ DEFS = (
         "{code}（× {count}）缺少单价，暂按 0 计入。",
         field="commercial.media_unit_prices.{code}",
         fix=Fix("Enter the price from the price list.", "请从价格表录入该单价。"),
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.rack_price_missing",
@@ -159,6 +173,7 @@ DEFS = (
         "{count} 个机柜需要{cooling_zh}，但价格表中没有该类机柜，暂按所选机柜单价计入。",
         field="commercial.rack_unit_prices_by_cooling.{cooling}",
         fix=Fix("Enter the price of the rack type from the price list.", "请从价格表录入该类机柜单价。"),
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.lease_price_missing",
@@ -171,6 +186,7 @@ DEFS = (
             "Enter a monthly rent per server from a leasing offer to compare buying with leasing.",
             "如需比较采购与租赁，请按租赁报价录入单台服务器月租。",
         ),
+        source="docs/domain.md §8",
     ),
     CheckDef(
         "commercial.no_break_even",
@@ -179,6 +195,7 @@ DEFS = (
         "Buying does not break even against leasing within {horizon} years (buy {buy:,} vs lease {lease:,} {currency}).",
         "{horizon} 年内采购相对租赁未达到盈亏平衡（采购 {buy:,} 对比租赁 {lease:,} {currency}）。",
         field="commercial.horizon_years",
+        source="docs/domain.md §8 (buy vs lease)",
     ),
     CheckDef(
         "commercial.currency_mismatch",
@@ -187,6 +204,7 @@ DEFS = (
         "Site prices are in {site_currency}, the quote in {currency}; no rate is known, so they are used as they are.",
         "机房价格币种为 {site_currency}，报价币种为 {currency}，无可用汇率，按原值计入。",
         field="site.currency",
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.no_throughput",
@@ -199,6 +217,7 @@ DEFS = (
             "Fix the performance inputs or enter a measured throughput.",
             "请修正性能输入，或录入压测实测吞吐。",
         ),
+        source="docs/domain.md §8 (the TCO's inputs)",
     ),
     CheckDef(
         "commercial.dearer_than_api",
@@ -211,6 +230,7 @@ DEFS = (
             "Check utilisation and throughput (load test), or consider leasing.",
             "请核实利用率与吞吐（压测），或考虑租赁方案。",
         ),
+        source="docs/performance.md §7",
     ),
     CheckDef(
         "commercial.right_sizing",
@@ -219,6 +239,7 @@ DEFS = (
         "The stated load of {conc} concurrent requests uses {share:.0%} of this cluster's design capacity ({design_concurrency} within the latency targets): a million output tokens costs {at_load} at the stated load against {at_design} at the design capacity. Quote the headroom as growth, or size a smaller deployment for this load (the auto-planner finds the smallest that meets the targets).",
         "报价负载 {conc} 路并发仅占本集群设计容量（满足时延目标时 {design_concurrency} 路）的 {share:.0%}：每百万输出 Token 成本在报价负载下为 {at_load}，在设计容量下为 {at_design}。可将余量作为业务增长空间报价，或按此负载缩小部署规模（自动规划可找出满足时延目标的最小部署）。",
         field="workload.concurrency",
+        source="docs/performance.md §7 and §8",
     ),
     CheckDef(
         "commercial.api_cheaper_at_every_load",
@@ -231,6 +252,7 @@ DEFS = (
             "Raise the utilisation, lease instead of buying, or serve more users per cluster.",
             "提高利用率、改为租赁，或让单集群服务更多用户。",
         ),
+        source="docs/performance.md §7",
     ),
     CheckDef(
         "commercial.api_break_even",
@@ -239,5 +261,6 @@ DEFS = (
         "Self-hosting is cheaper than the {name} API from about {break_even:g} concurrent requests ({basis_en}, {utilisation:.0%} utilisation); at the quoted {concurrency} the saving is {saving}{claim_en}.",
         "并发约 {break_even:g} 路起私有化部署比 {name} 官方 API 更省（{basis_zh}，利用率 {utilisation:.0%}）；报价并发 {concurrency} 时节省 {saving}{claim_zh}。",
         field="workload.concurrency",
+        source="docs/performance.md §7",
     ),
 )

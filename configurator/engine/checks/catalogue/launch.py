@@ -11,6 +11,7 @@ DEFS = (
         "{field_name} {problem} The bundle holds a placeholder instead.",
         "{field_name} 的取值不合规（只允许地址、网卡名、路径或镜像名的合法字符），启动包中改用占位符。",
         field="{field_path}",
+        source="engine/site_values.py (the grammar of every value written into a generated file)",
     ),
     CheckDef(
         "launch.node_ips_missing",
@@ -22,6 +23,7 @@ DEFS = (
         fix=Fix(
             "Enter every node's data-network IP in node order.", "请按节点顺序填写各节点业务/参数面 IP。"
         ),
+        source="docs/domain.md §5",
     ),
     CheckDef(
         "launch.node_ips_extra",
@@ -38,6 +40,7 @@ DEFS = (
         "Node IPs repeat ({dupes}); every node needs its own address.",
         "节点 IP 重复（{dupes}），每个节点须使用独立地址。",
         field="launch.node_ips",
+        source="docs/domain.md §5",
     ),
     CheckDef(
         "launch.model_path_missing",
@@ -50,6 +53,7 @@ DEFS = (
             "Enter the path of the weights on the shared storage (same on every node).",
             "请填写共享存储上的权重路径（各节点一致）。",
         ),
+        source="docs/domain.md §5",
     ),
     CheckDef(
         "launch.data_nic_missing",
@@ -62,6 +66,7 @@ DEFS = (
             "Enter the interface that owns each node's IP (e.g. enp189s0f0).",
             "请填写持有节点 IP 的网卡名（如 enp189s0f0）。",
         ),
+        source="docs/domain.md §5 (HCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME)",
     ),
     CheckDef(
         "launch.port_conflict",
@@ -70,6 +75,7 @@ DEFS = (
         "{name} and {other} are both {port}.",
         "{name} 与 {other} 端口同为 {port}，存在冲突。",
         field="{port_field}",
+        source="the bundle's ports (launch/checks.py _port_clashes)",
     ),
     CheckDef(
         "launch.pd_connector_unvalidated",
@@ -78,6 +84,7 @@ DEFS = (
         "P/D on CUDA uses vLLM's NixlConnector with vLLM's router, as the vLLM recipes do; no recipe validates this model on this GPU with P/D, so run benchmark.sh before go-live.",
         "CUDA 平台的 PD 分离按 vLLM 部署配方采用 NixlConnector 与 vLLM Router；该模型与 GPU 的 PD 组合尚无配方验证，上线前须用 benchmark.sh 压测。",
         field="topology.kind",
+        source="vLLM recipes (NixlConnector, vLLM router)",
     ),
     CheckDef(
         "launch.image_cannot_serve_model",
@@ -87,6 +94,7 @@ DEFS = (
         "镜像 {given} 无法运行 {model}：该模型仅在 {image_for} 等包含该模型的镜像中运行，否则 vLLM 启动时参数校验即失败。",
         field="launch.image",
         fix=Fix("Use {image_for}.", "改用 {image_for}。", change={"launch.image": "image_for"}),
+        source="engine/recipes.py (the image each recipe runs)",
     ),
     CheckDef(
         "launch.image_for_other_soc",
@@ -96,6 +104,7 @@ DEFS = (
         "镜像 {given} 为 {soc} 版本；{server}（{hw}）需使用 {hw} 版本镜像（自定义算子按芯片型号编译），如 {want}。",
         field="launch.image",
         fix=Fix("Use {want}.", "改用 {want}。", change={"launch.image": "want"}),
+        source="vLLM-Ascend images per SoC (custom operators compiled per chip)",
     ),
     CheckDef(
         "launch.layout_unsupported_by_recipe",
@@ -120,6 +129,7 @@ DEFS = (
                 "该硬件上支持的布局为节点内张量并行、节点间数据并行（关闭专家并行）。",
             )
         },
+        source="engine/recipes.py (the layouts a recipe marks unsupported)",
     ),
     CheckDef(
         "launch.checkpoint_not_for_ascend",
@@ -128,6 +138,7 @@ DEFS = (
         "{model} on vLLM-Ascend is served from the W8A8 conversion with --quantization ascend (vLLM-Ascend DeepSeek-R1 tutorial); the FP8 release does not load there.",
         "{model} 在 vLLM-Ascend 上须使用 W8A8 量化权重并加 --quantization ascend（vLLM-Ascend DeepSeek-R1 教程）；FP8 原版权重无法加载。",
         field="checkpoint",
+        source="vLLM-Ascend DeepSeek-R1 tutorial (W8A8, --quantization ascend)",
     ),
     CheckDef(
         "launch.node_ip_not_an_address",
@@ -136,6 +147,7 @@ DEFS = (
         "'{ip}' is not an IP address; HCCL_IF_IP and VLLM_HOST_IP need the node's IP.",
         "“{ip}” 不是 IP 地址，HCCL_IF_IP 与 VLLM_HOST_IP 需填写节点 IP。",
         field="launch.node_ips",
+        source="vLLM-Ascend multi-node guide (HCCL_IF_IP, VLLM_HOST_IP)",
     ),
     CheckDef(
         "launch.kv_port_in_reserved_range",
@@ -149,5 +161,6 @@ DEFS = (
             "kv_port 请设为 {floor} 及以上。",
             change={"{name}": "port_ok"},
         ),
+        source="vLLM-Ascend Mooncake connector: random ports from 20000 + 1000 per NPU",
     ),
 )

@@ -12,6 +12,7 @@ DEFS = (
         "{who_zh}的 TP、DP、PP 均须 ≥ 1（当前 TP{tp}、DP{dp}、PP{pp}）。",
         field="{pfield}.tp",
         fix=Fix("{proposal_en}.", "{proposal_zh}。", change="proposal"),
+        source="vLLM ParallelConfig (sizes are positive)",
     ),
     CheckDef(
         "layout.world_size_mismatch",
@@ -21,6 +22,7 @@ DEFS = (
         "TP{tp} × DP{dp} × PP{pp} = {world_size:thousands} 张卡，与{who_zh}的 {nodes} 台 × {dpn} 卡 = {devices:thousands} 张卡不符。",
         field="{pfield}.dp",
         fix=Fix("{proposal_en}.", "{proposal_zh}。", change="proposal"),
+        source="vLLM ParallelConfig world_size = tp × dp × pp; docs/domain.md §5",
     ),
     CheckDef(
         "layout.tp_exceeds_scale_up",
@@ -34,6 +36,7 @@ DEFS = (
             "将 TP 限制在高速互联域内：{proposal_zh}。",
             change="proposal",
         ),
+        source="docs/domain.md §3 (the scale-up domain per server) and §5",
     ),
     CheckDef(
         "layout.tp_not_dividing_heads",
@@ -43,6 +46,7 @@ DEFS = (
         "{model} 的注意力头数 {heads} 不能被 TP{tp} 整除，vLLM 无法启动。",
         field="{pfield}.tp",
         fix=Fix("{proposal_en}.", "{proposal_zh}。", change="proposal"),
+        source="vLLM vllm/config/model.py verify_with_parallel_config (heads divisible by TP)",
     ),
     CheckDef(
         "layout.experts_not_divisible",
@@ -63,6 +67,7 @@ DEFS = (
                 change={"{pfield}.expert_parallel": "expert_parallel"},
             ),
         },
+        source="vLLM FusedMoE expert placement (experts divided over EP ranks); docs/domain.md §5",
     ),
     CheckDef(
         "layout.pipeline_across_nodes",
@@ -78,6 +83,7 @@ DEFS = (
                 change="change",
             )
         },
+        source="vLLM / vLLM-Ascend multi-node guides (Ray executor per replica)",
     ),
     CheckDef(
         "layout.dp_local_inconsistent",
@@ -92,6 +98,7 @@ DEFS = (
             ),
             "proposal": Fix("{proposal_en}.", "{proposal_zh}。", change="proposal"),
         },
+        source="vLLM --data-parallel-size-local × nodes = --data-parallel-size; docs/domain.md §11",
     ),
     CheckDef(
         "layout.nodes_not_positive",
@@ -114,6 +121,7 @@ DEFS = (
             "改为 {even} 台（每个集群 {per_cluster} 台）。",
             change={"topology.nodes": "even"},
         ),
+        source="docs/domain.md §4 (two identical clusters)",
     ),
     CheckDef(
         "layout.prefill_decode_missing",
@@ -127,6 +135,7 @@ DEFS = (
             "按 {half}P{decode}D 划分节点。",
             change={"topology.prefill_nodes": "half", "topology.decode_nodes": "decode"},
         ),
+        source="docs/domain.md §4 (xPyD)",
     ),
     CheckDef(
         "layout.ok",
@@ -148,5 +157,6 @@ DEFS = (
             "将节点总数改为 {total} 台。",
             change={"topology.nodes": "total"},
         ),
+        source="docs/domain.md §4 (xPyD)",
     ),
 )

@@ -20,6 +20,7 @@ DEFS = (
         "{who_en}: {weights:gb} of weights and {kv_cache:gb} of KV cache per rank ({kv_tokens:thousands} tokens, {full_len_seqs} × {max_model_len:thousands}-token {full_len_seqs:one:sequence:sequences} per DP rank).",
         "{who_zh}：每卡权重 {weights:gb}，KV 缓存 {kv_cache:gb}（每个 DP rank {kv_tokens:thousands} tokens，可同时容纳 {full_len_seqs} 条 {max_model_len:thousands} tokens 的请求）。",
         field="serving.gpu_memory_utilization",
+        source="docs/domain.md §12",
     ),
     CheckDef(
         "model.max_model_len_exceeds_context",
@@ -42,6 +43,7 @@ DEFS = (
         "The workload needs image input, but {model} has no vision encoder.",
         "业务需要图片输入，但 {model} 没有视觉编码器。",
         field="workload.needs_vision",
+        source="the model's config.json (no vision tower)",
     ),
     CheckDef(
         "model.layer_counts_inconsistent",
@@ -50,6 +52,7 @@ DEFS = (
         "{model}: attention layers by type add up to {counted}, not {num_layers}; the KV cache figures may be wrong.",
         "{model}：各类注意力层数之和为 {counted}，与总层数 {num_layers} 不符，KV 缓存估算可能有误。",
         field="model",
+        source="docs/domain.md §6 (KV cache per attention type)",
     ),
     CheckDef(
         "memory.kv_cache_dtype_unsupported",
@@ -86,6 +89,7 @@ DEFS = (
         "The checkpoint “{checkpoint}” does not run on {accelerator}: it is made for {platforms_en}.",
         "权重版本“{checkpoint}”不能在 {accelerator} 上运行（仅适用于 {platforms_zh}）。",
         field="checkpoint",
+        source="the catalog's checkpoint platforms (placement.checkpoint_supports)",
     ),
     CheckDef(
         "memory.weights_do_not_fit",
@@ -111,6 +115,7 @@ DEFS = (
                 "请加载量化版本权重，而不是全精度权重。",
             ),
         },
+        source="docs/domain.md §6 and §12 (weights per rank within gpu_memory_utilization)",
     ),
     CheckDef(
         "memory.one_sequence_may_not_fit",
@@ -150,6 +155,7 @@ DEFS = (
             "将 max_num_seqs 设为 {n}，保证满长度请求不排队。",
             change={"serving.max_num_seqs": "n"},
         ),
+        source="docs/domain.md §12 (vLLM's KV budget in tokens)",
     ),
     CheckDef(
         "model.vision_needs_full_model",

@@ -16,6 +16,7 @@ DEFS = (
         "{plane_zh}（{fabric_zh}，{ports_needed} 个端口）未选交换机型号，未计入交换机。",
         field="switches",
         fix=Fix("add a {fabric} switch to the plan", "添加{fabric_zh}交换机"),
+        source="docs/domain.md §7",
     ),
     CheckDef(
         "network.switch_count_vs_seed",
@@ -35,6 +36,7 @@ DEFS = (
                 field="",
             )
         },
+        source="the seed's switch counts (S1, docs/domain.md §7 and §9)",
     ),
     CheckDef(
         "network.cross_node_fabric_insufficient",
@@ -47,6 +49,7 @@ DEFS = (
             "use {min_gbps}GE RoCE (or LingQu / InfiniBand) NICs and switches for the parameter network",
             "参数面改用 {min_gbps}GE RoCE（或灵衢/InfiniBand）网卡与交换机",
         ),
+        source="[S1] §6.3: 400GE LingQu or RoCE between nodes",
     ),
     CheckDef(
         "network.cross_node_fabric_below_400g",
@@ -59,6 +62,7 @@ DEFS = (
             "use {min_gbps}GE RoCE (or LingQu / InfiniBand) NICs and switches for the parameter network",
             "参数面改用 {min_gbps}GE RoCE（或灵衢/InfiniBand）网卡与交换机",
         ),
+        source="[S1] §6.3; the public vLLM-Ascend 8 × Atlas 800 A2 deployment (200GE RoCE)",
     ),
     CheckDef(
         "network.cross_node_fabric_ok",
@@ -66,6 +70,7 @@ DEFS = (
         Severity.OK,
         "Cross-node traffic: {links_en}.",
         "跨节点流量：{links_zh}。",
+        source="[S1] §6.3",
     ),
     CheckDef(
         "network.fabric_exceeds_two_tier",
@@ -75,6 +80,7 @@ DEFS = (
         "{plane_zh} {fabric}（{scope}）：叶交换机 {leaves} 台，超过脊交换机端口数 {ports_per_switch}，两层组网无法全互联。",
         field="switches",
         fix=Fix("use a larger switch model or a three-tier fabric", "选用端口更多的交换机或三层组网"),
+        source="docs/domain.md §7 (leaf-spine: leaves ≤ spine ports)",
     ),
     CheckDef(
         "network.pair_shares_switch",
@@ -88,6 +94,7 @@ DEFS = (
             "主备集群各配独立交换机（应用后方案按独立交换机计价），或对共用交换机做堆叠/M-LAG 双归",
             change={"topology.pair_switches": "pair_switches"},
         ),
+        source="docs/domain.md §4 (hot standby)",
     ),
     CheckDef(
         "network.tenants_share_switch",
@@ -108,6 +115,7 @@ DEFS = (
                 "为每个租户集群配置独立交换机，或注明理由后接受共用",
             ),
         },
+        source="docs/domain.md §4 (tenant pair)",
     ),
     CheckDef(
         "network.tenants_share_management",
@@ -115,6 +123,7 @@ DEFS = (
         Severity.OK,
         "The tenants share the management switch: it carries the operator's out-of-band management, no tenant traffic.",
         "两个租户共用管理网交换机：该交换机只承载运维带外管理流量，不承载租户业务流量。",
+        source="docs/domain.md §4 (tenant pair)",
     ),
     CheckDef(
         "network.kv_transfer_share_high",
@@ -127,6 +136,7 @@ DEFS = (
             "add scale-out ports per node, use a faster fabric, or an FP8 KV cache",
             "增加每节点参数面端口、采用更高速组网，或使用 FP8 KV 缓存",
         ),
+        source="docs/performance.md §1 (prefill rate); docs/domain.md §7",
     ),
     CheckDef(
         "network.kv_transfer_ok",
@@ -134,6 +144,7 @@ DEFS = (
         Severity.OK,
         KV_TRANSFER_EN,
         KV_TRANSFER_ZH,
+        source="docs/performance.md §1 (prefill rate); docs/domain.md §7",
     ),
     CheckDef(
         "network.kv_transfer_no_fabric",
@@ -143,5 +154,6 @@ DEFS = (
         "预填充与解码节点之间没有参数面交换网络，无法传输 KV。",
         field="switches",
         fix=Fix("add a RoCE switch for the parameter network", "为参数面添加 RoCE 交换机"),
+        source="docs/domain.md §4 (P→D KV transfer over the scale-out fabric)",
     ),
 )

@@ -27,6 +27,7 @@ def _above_target(code: str, fix_en: str, fix_zh: str) -> CheckDef:
                 "满足全部目标的并发上限约为 {max_concurrency}。",
             )
         },
+        source="docs/performance.md §4 (scenario latency targets)",
     )
 
 
@@ -39,6 +40,7 @@ DEFS = (
         "{knob_zh} {value} 须在 {span_zh} 之间，估算暂按{shown_zh}计算。",
         field="performance.{name}",
         fix=Fix("Use {shown}.", "建议改为{shown_zh}。", change={"performance.{name}": "default"}),
+        source="docs/performance.md §3 (the fitted factors' ranges)",
     ),
     CheckDef(
         "performance.workload_negative",
@@ -59,6 +61,7 @@ DEFS = (
             "Choose faster hardware (memory bandwidth for TPOT, compute for TTFT), or relax the target.",
             "选用更快的硬件（TPOT 看显存带宽，TTFT 看算力），或放宽目标。",
         ),
+        source="docs/performance.md §8",
     ),
     CheckDef(
         "performance.pd_imbalance",
@@ -75,6 +78,7 @@ DEFS = (
                 "topology.decode_nodes": "suggested_decode_nodes",
             },
         ),
+        source="docs/performance.md §2",
     ),
     CheckDef(
         "performance.accelerator_specs_missing",
@@ -87,6 +91,7 @@ DEFS = (
             "Enter the accelerator's memory bandwidth and dense TFLOPS in the catalog.",
             "请在目录中补充该加速卡的显存带宽与稠密算力。",
         ),
+        source="docs/performance.md §1 (bandwidth and TFLOPS drive the step time)",
     ),
     CheckDef(
         "performance.measured_throughput_used",
@@ -95,6 +100,7 @@ DEFS = (
         "Measured throughput {output_tps:,.0f} tokens/s replaces the estimate ({estimated_output_tps:,.0f} tokens/s).",
         "已采用压测实测吞吐 {output_tps:,.0f} tokens/s 替代估算值（{estimated_output_tps:,.0f} tokens/s）。",
         field="workload.measured_output_tokens_per_s",
+        source="docs/performance.md §5 (measured beats estimated)",
     ),
     CheckDef(
         "performance.estimate_unconfirmed",
@@ -104,6 +110,7 @@ DEFS = (
         "{note_zh}",
         field="workload.measured_output_tokens_per_s",
         fix=Fix("Enter the load-test throughput once measured.", "压测完成后录入实测吞吐。"),
+        source="docs/performance.md §3 (cross-validated bands)",
     ),
     CheckDef(
         "performance.no_decode_capacity",
@@ -116,6 +123,7 @@ DEFS = (
             "Shorten the context or add memory (more nodes / a larger TP).",
             "缩短上下文，或增加显存（更多节点 / 更大 TP）。",
         ),
+        source="docs/performance.md §1",
     ),
     CheckDef(
         "performance.batch_limited_by_kv",
@@ -128,6 +136,7 @@ DEFS = (
             "Add nodes, shorten the context, or use an FP8 KV cache.",
             "增加节点、缩短上下文，或采用 FP8 KV 缓存。",
         ),
+        source="docs/performance.md §2",
     ),
     CheckDef(
         "performance.batch_limited_by_max_num_seqs",
@@ -147,6 +156,7 @@ DEFS = (
                 "如 KV 缓存允许可调高 --max-num-seqs，或增加 DP rank。",
             ),
         },
+        source="docs/performance.md §2",
     ),
     CheckDef(
         "performance.concurrency_above_capacity",
@@ -160,6 +170,7 @@ DEFS = (
             "按不超过 {capacity} 路并发报价，或增加节点。",
             change={"workload.concurrency": "capacity"},
         ),
+        source="docs/performance.md §2 (one closed loop)",
     ),
     CheckDef(
         "performance.latency_targets_met",
@@ -168,6 +179,7 @@ DEFS = (
         "Latency targets met at {conc} concurrent requests (estimate; up to {max_concurrency} concurrent requests meet them).",
         "并发 {conc} 时满足时延目标（估算；并发不超过 {max_concurrency} 时均可满足）。",
         field="{target_field}",
+        source="docs/performance.md §4",
     ),
     _above_target(
         "performance.ttft_above_target",

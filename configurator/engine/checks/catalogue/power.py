@@ -26,6 +26,7 @@ DEFS = (
         "机柜 {rack}：" + EXCEEDS_ZH,
         field="site.breaker_ladder_amps",
         fix=SPLIT_FEEDS,
+        source="docs/domain.md §7 (A/B feeds, the site's breaker ladder)",
     ),
     CheckDef(
         "power.total_feed_split",
@@ -35,6 +36,7 @@ DEFS = (
         "整体部署：" + EXCEEDS_ZH,
         field="site.breaker_ladder_amps",
         fix=SPLIT_FEEDS,
+        source="docs/domain.md §7 (A/B feeds, the site's breaker ladder)",
     ),
     CheckDef(
         "power.psu_not_ab_redundant",
@@ -47,6 +49,7 @@ DEFS = (
             "confirm the vendor's N+N (A/B) power mode or a power cap for single-feed operation",
             "与厂商确认 N+N（A/B 路）供电模式或单路供电时的功率封顶策略",
         ),
+        source="the server's PSU count and rating (catalog); docs/domain.md §7",
     ),
     CheckDef(
         "power.method",
@@ -54,6 +57,7 @@ DEFS = (
         Severity.OK,
         "Feeds sized by the recommended method: {load_kw:number:1} kW IT load ({servers_kw:number:1} kW servers + {switches_kw:number:1} kW switches) → {current_amps:number:1} A at PF {power_factor:g} → {required_amps:number:1} A after ÷ {derating:g} → {description_en}. The seed's method gives {seed_description_en} for the servers alone.",
         "配电按推荐算法：IT 负载 {load_kw:number:1} kW（服务器 {servers_kw:number:1} kW + 交换机 {switches_kw:number:1} kW）→ 功率因数 {power_factor:g} 时 {current_amps:number:1} A → ÷ {derating:g} 得 {required_amps:number:1} A → {description_zh}。种子方案算法（仅服务器）为 {seed_description_zh}。",
+        source="docs/domain.md §7 and §9 (the seed's method and the recommended one)",
     ),
     CheckDef(
         "power.seed_circuit_no_headroom",
@@ -73,5 +77,6 @@ DEFS = (
             ),
         },
         severities=(Severity.OK,),
+        source="docs/domain.md §9 (the seed's feeds at PF 1 without continuous-load derating)",
     ),
 )

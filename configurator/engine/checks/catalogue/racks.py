@@ -19,6 +19,7 @@ DEFS = (
         "{server_zh} 无法装入 {rack_zh}：{problems_zh}。",
         field="rack",
         fix=Fix("choose a taller or higher-power rack", "选用更高或功率更大的机柜"),
+        source="the rack and server records (catalog)",
     ),
     CheckDef(
         "cooling.rack_exceeds_air_limit",
@@ -39,6 +40,7 @@ DEFS = (
                 change={"rack.max_kw": "limit"},
             ),
         },
+        source="docs/domain.md §7 (≈20–25 kW per rack air-cooled; 35–40 kW needs containment or liquid cooling)",
     ),
     CheckDef(
         "racks.groups_share_rack",
@@ -46,6 +48,7 @@ DEFS = (
         Severity.ERROR,
         "Serving groups share racks {shared} ({desc_en}).",
         "不同集群共用机柜 {shared}（{desc_zh}）。",
+        source="docs/domain.md §4 (each cluster its own racks and feeds)",
     ),
     CheckDef(
         "racks.groups_separate",
@@ -53,6 +56,7 @@ DEFS = (
         Severity.OK,
         "Each serving group has its own racks and A/B feeds ({desc_en}).",
         "各集群独立机柜、独立 A/B 路供电（{desc_zh}）。",
+        source="docs/domain.md §4",
     ),
     CheckDef(
         "racks.count_vs_seed",
@@ -89,5 +93,6 @@ DEFS = (
                 DIFFERS_ZH + "该机柜型号每柜可容纳 {per_rack} 台服务器，多于种子方案的假设。",
             ),
         },
+        source="the seed's rack counts (S1, docs/domain.md §7)",
     ),
 )

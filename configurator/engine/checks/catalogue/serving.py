@@ -30,5 +30,6 @@ DEFS = (
                 severity=Severity.WARNING,
             )
         },
+        source="docs/performance.md §8 and §9",
     ),
 )
