@@ -42,28 +42,15 @@ def vllm_support_checks(req: PlanRequest) -> list[Check]:
     """Refuse (or warn about) an accelerator vLLM does not support, with the catalog's reason."""
     acc = req.server.accelerator
     reason = acc.vllm_support_note.strip()
-    if acc.vllm_support == "none":
-        because_en = f": {reason}" if reason else "."
-        because_zh = f"：{reason}" if reason else "。"
+    figures = {"accelerator": acc.slug, "vllm_support": acc.vllm_support, "reason": reason}
+    if acc.vllm_support in ("none", "experimental"):
         return [
             raise_(
-                "hardware.vllm_unsupported",
-                figures={"accelerator": acc.slug, "vllm_support": acc.vllm_support, "reason": reason},
-                acc_name=acc.name,
-                because_en=because_en,
-                because_zh=because_zh,
-            )
-        ]
-    if acc.vllm_support == "experimental":
-        because_en = f" ({reason})" if reason else ""
-        because_zh = f"（{reason}）" if reason else ""
-        return [
-            raise_(
-                "hardware.vllm_experimental",
-                figures={"accelerator": acc.slug, "vllm_support": acc.vllm_support, "reason": reason},
-                acc_name=acc.name,
-                because_en=because_en,
-                because_zh=because_zh,
+                "hardware.vllm_unsupported" if acc.vllm_support == "none" else "hardware.vllm_experimental",
+                variant="reason" if reason else None,
+                figures=figures,
+                accelerator=acc.name,
+                reason=reason,
             )
         ]
     return []

@@ -545,18 +545,16 @@ def resolve_layout(req: PlanRequest) -> LayoutResult:
             g = next(x for x in groups if x.name == names[0])
             who_en = "Each cluster" if len(names) > 1 else sentence_start(group_in_text(names[0], "en"))
             who_zh = "每个集群" if len(names) > 1 else group_in_text(names[0], "zh")
-            moe_en = f", {g.experts_per_rank} experts per rank" if model.is_moe else ""
-            moe_zh = f"，每卡 {g.experts_per_rank} 个专家" if model.is_moe else ""
             checks.append(
                 raise_(
                     "layout.ok",
+                    variant="moe" if model.is_moe else None,
                     who_en=who_en,
+                    who_zh=who_zh,
                     dpn=dpn,
                     layout=parallel_label(p),
-                    moe_en=moe_en,
-                    who_zh=who_zh,
                     nodes=nodes,
-                    moe_zh=moe_zh,
+                    experts_per_rank=g.experts_per_rank,
                     parallel_field=parallel_field(topo, names[0]),
                 )
             )

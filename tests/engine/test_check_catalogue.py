@@ -79,9 +79,8 @@ def _problems(cat, where: str, code: str, call: ast.Call) -> list[str]:
         candidates = [d.names(v, f) for v in variants for f in fixes]
     except CheckCatalogueError as e:
         return [f"{where}: {e}"]
-    allowed = [d.names(v) | d.fix_names() for v in variants]
     out = []
-    if not any(set(names) <= given <= extra for names in candidates for extra in allowed):
+    if not any(set(names) <= given <= d.all_names() for names in candidates):
         wanted = " or ".join(str(sorted(n)) for n in candidates)
         out.append(f"{where}: {code!r} passes {sorted(given)}, its templates name {wanted}")
     if any(kw.arg == "severity" for kw in call.keywords) and not d.severities:

@@ -39,8 +39,8 @@ Rules a definition follows (``tests/engine/test_check_catalogue.py`` checks them
   choose with ``severity=`` when the finding's weight depends on the plan.
 * ``raise_`` must receive every name the chosen message, field and fix use,
   and nothing the check's templates do not name (a missing or extra value is
-  an error): the values of a fix it did not choose may be passed (as None)
-  so that one call serves every branch.  ``figures`` (the numbers the check
+  an error): the values of a wording or fix it did not choose may be passed
+  (as None or empty) so that one call serves every branch.  ``figures`` (the numbers the check
   carries for the API) is passed through unchanged.
 
 Nothing outside this module constructs a :class:`~configurator.engine.types.Check`
@@ -272,7 +272,7 @@ def raise_(
     """The check ``code`` with its message, field and fix rendered from ``values`` (exactly the names they use)."""
     d = definitions()[code]
     expected = d.names(variant, fix)
-    allowed = d.names(variant) | d.fix_names()
+    allowed = d.all_names()
     if not expected <= values.keys() <= allowed:
         missing = sorted(expected - values.keys())
         extra = sorted(values.keys() - allowed)

@@ -1,7 +1,7 @@
 """Checks of what a server and model can serve (engine/capability.py): image input, vLLM support of the accelerator."""
 
 from ...types import Severity
-from ..book import CheckDef, Fix
+from ..book import CheckDef, Fix, Variant
 
 DEFS = (
     CheckDef(
@@ -21,8 +21,14 @@ DEFS = (
         "hardware.vllm_unsupported",
         "hardware",
         Severity.ERROR,
-        "vLLM does not run on {acc_name}{because_en} This server cannot serve the model with vLLM.",
-        "vLLM 不支持 {acc_name}{because_zh}该服务器无法用 vLLM 部署模型。",
+        "vLLM does not run on {accelerator}. This server cannot serve the model with vLLM.",
+        "vLLM 不支持 {accelerator}。该服务器无法用 vLLM 部署模型。",
+        variants={
+            "reason": Variant(
+                "vLLM does not run on {accelerator}: {reason} This server cannot serve the model with vLLM.",
+                "vLLM 不支持 {accelerator}：{reason}该服务器无法用 vLLM 部署模型。",
+            )
+        },
         field="server",
         fix=Fix(
             "Choose a server whose accelerator vLLM or vLLM-Ascend supports.",
@@ -34,8 +40,15 @@ DEFS = (
         "hardware.vllm_experimental",
         "hardware",
         Severity.WARNING,
-        "vLLM support for {acc_name} is experimental{because_en}: validate the deployment before quoting it.",
-        "vLLM 对 {acc_name} 的支持为实验性{because_zh}，报价前请先实测验证。",
+        "vLLM support for {accelerator} is experimental: validate the deployment before quoting it.",
+        "vLLM 对 {accelerator} 的支持为实验性，报价前请先实测验证。",
+        variants={
+            "reason": Variant(
+                "vLLM support for {accelerator} is experimental ({reason}): validate the deployment before "
+                "quoting it.",
+                "vLLM 对 {accelerator} 的支持为实验性（{reason}），报价前请先实测验证。",
+            )
+        },
         field="server",
         source="the catalog's vllm_support (vLLM-Ascend marks Atlas 300I Duo experimental)",
     ),

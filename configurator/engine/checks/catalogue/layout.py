@@ -1,7 +1,7 @@
 """Checks of the parallel layout (engine/layout.py): node counts, TP/DP/PP/EP against the model and the scale-up domain."""
 
 from ...types import Severity
-from ..book import CheckDef, Fix
+from ..book import CheckDef, Fix, Variant
 
 DEFS = (
     CheckDef(
@@ -141,8 +141,14 @@ DEFS = (
         "layout.ok",
         "layout",
         Severity.OK,
-        "{who_en}: {nodes:plural:node:nodes} × {dpn} devices as {layout}{moe_en}.",
-        "{who_zh}：{nodes} 台 × {dpn} 卡，{layout}{moe_zh}。",
+        "{who_en}: {nodes:plural:node:nodes} × {dpn} devices as {layout}.",
+        "{who_zh}：{nodes} 台 × {dpn} 卡，{layout}。",
+        variants={
+            "moe": Variant(
+                "{who_en}: {nodes:plural:node:nodes} × {dpn} devices as {layout}, {experts_per_rank} experts per rank.",
+                "{who_zh}：{nodes} 台 × {dpn} 卡，{layout}，每卡 {experts_per_rank} 个专家。",
+            )
+        },
         field="{parallel_field}",
     ),
     CheckDef(
