@@ -1109,10 +1109,6 @@ def _kv_transfer(
     return kv, checks
 
 
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:]
-
-
 def _seed_checks(
     seed: SeedReference, switches: tuple[SwitchUnit, ...], rows: list[FabricRow], book: FigureBook
 ) -> list[Check]:
@@ -1143,30 +1139,15 @@ def _seed_checks(
     # The explanation follows the direction of the difference: more switches than the seed means
     # the seed counted larger switches than the catalog's; fewer means the seed counted spares or
     # smaller switches, while the plan sizes each fabric by the ports it needs.
-    why_en, why_zh = [], []
-    if more:
-        why_en.append(
-            "where the plan has more, the seed's figures imply switches with more ports than the catalog's"
-        )
-        why_zh.append("本方案台数更多之处，说明种子方案按单台端口更多的交换机计算")
-    if fewer:
-        why_en.append(
-            "where the plan has fewer, it sizes the fabric by the ports it needs and the seed counts spares or "
-            "smaller switches"
-        )
-        why_zh.append(
-            "本方案台数更少之处，本方案按实际所需端口数配置，种子方案计入了备用或更小端口数的交换机"
-        )
     return [
         raise_(
             "network.switch_count_vs_seed",
+            variant=None if more and fewer else "more" if more else "fewer",
             fix="confirm_ports",
             figures={"seed": dict(seed.switches), "plan": ours},
             seed=seed.source.ref,
             diffs_en="; ".join(diffs_en),
-            why_en=_sentence("; ".join(why_en)),
             diffs_zh="；".join(diffs_zh),
-            why_zh="；".join(why_zh),
         )
     ]
 

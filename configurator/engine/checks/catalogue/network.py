@@ -3,6 +3,21 @@
 from ...types import Severity
 from ..book import CheckDef, Fix, Variant
 
+#: Switch counts that differ from the seed's, and why: more switches than the seed means the seed
+#: counted larger switches than the catalog's; fewer means the seed counted spares or smaller switches,
+#: while the plan sizes each fabric by the ports it needs.
+SEED_DIFF_EN = "Switch counts differ from the seed ({seed}): {diffs_en}. "
+SEED_DIFF_ZH = "交换机数量与种子方案（{seed}）不同：{diffs_zh}。"
+SEED_MORE_EN = "where the plan has more, the seed's figures imply switches with more ports than the catalog's"
+SEED_MORE_ZH = "本方案台数更多之处，说明种子方案按单台端口更多的交换机计算"
+SEED_FEWER_EN = (
+    "where the plan has fewer, it sizes the fabric by the ports it needs and the seed counts spares or "
+    "smaller switches"
+)
+SEED_FEWER_ZH = "本方案台数更少之处，本方案按实际所需端口数配置，种子方案计入了备用或更小端口数的交换机"
+SEED_PORTS_EN = " (ports per switch are assumed until confirmed with the vendor)."
+SEED_PORTS_ZH = "（端口数为假设值，需与厂商确认）。"
+
 #: The P→D KV transfer at the prefill nodes' full rate, as both KV-transfer checks say it.
 KV_TRANSFER_EN = "P→D KV transfer at the prefill nodes' full rate: {gbps:number:1} Gb/s per node ({request_mb:number:1} MB per {input_tokens}-token request × {req_s:number:2} req/s), {share:.1%} of {link:,} Gb/s scale-out per node."
 KV_TRANSFER_ZH = "预填充节点满负荷时 P→D 的 KV 传输：每节点 {gbps:number:1} Gb/s（每个 {input_tokens} token 请求 {request_mb:number:1} MB × {req_s:number:2} 请求/秒），占每节点 {link:,} Gb/s 参数面带宽的 {share:.1%}。"
@@ -22,19 +37,27 @@ DEFS = (
         "network.switch_count_vs_seed",
         "network",
         Severity.WARNING,
-        "Switch counts differ from the seed ({seed}): {diffs_en}. {why_en} (ports per switch are assumed until confirmed with the vendor).",
-        "交换机数量与种子方案（{seed}）不同：{diffs_zh}。{why_zh}（端口数为假设值，需与厂商确认）。",
+        SEED_DIFF_EN + SEED_MORE_EN.capitalize() + "; " + SEED_FEWER_EN + SEED_PORTS_EN,
+        SEED_DIFF_ZH + SEED_MORE_ZH + "；" + SEED_FEWER_ZH + SEED_PORTS_ZH,
         field="switches",
         fixes={
             "confirm_ports": Fix("confirm the switch port counts with the vendor", "与厂商确认交换机端口数")
         },
         variants={
+            "more": Variant(
+                SEED_DIFF_EN + SEED_MORE_EN.capitalize() + SEED_PORTS_EN,
+                SEED_DIFF_ZH + SEED_MORE_ZH + SEED_PORTS_ZH,
+            ),
+            "fewer": Variant(
+                SEED_DIFF_EN + SEED_FEWER_EN.capitalize() + SEED_PORTS_EN,
+                SEED_DIFF_ZH + SEED_FEWER_ZH + SEED_PORTS_ZH,
+            ),
             "match": Variant(
                 "Switch counts match the seed ({seed}).",
                 "交换机数量与种子方案一致（{seed}）。",
                 severity=Severity.OK,
                 field="",
-            )
+            ),
         },
         source="the seed's switch counts (S1, docs/domain.md §7 and §9)",
     ),
