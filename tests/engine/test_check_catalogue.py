@@ -196,3 +196,43 @@ def test_a_raise_fills_the_check_from_its_definition():
     )
     assert "Kimi-K2.5" in c.message_zh and "Atlas 800I A2" in c.message_zh
     assert d.fix is not None and (c.fix_en, c.fix_zh) == (d.fix.en, d.fix.zh)
+
+
+def test_a_raise_chooses_a_declared_fix_wording_and_severity_only():
+    """``memory.one_sequence_does_not_fit`` offers a shorter context or more nodes; the values of the fix not
+    chosen may be passed (one call serves both branches), a fix, wording or severity not declared may not."""
+    values = {
+        "who_en": "The cluster",
+        "who_zh": "集群",
+        "max_model_len": 262_144,
+        "per_seq": 40e9,
+        "kv_cache": 30e9,
+        "weights": 20e9,
+        "activation": 2e9,
+        "buffers": 1e9,
+        "graph": 1e9,
+        "fit_len": 196_608,
+        "change": {},
+        "nodes_en": None,
+        "nodes_zh": None,
+        "layout_ok": None,
+    }
+    c = raise_("memory.one_sequence_does_not_fit", fix="max_model_len", **values)
+    assert dict(c.fix) == {"serving.max_model_len": 196_608}
+    assert c.fix_en == f"Lower max_model_len to {explain.thousands(196_608)} tokens."
+    assert c.message_en.startswith(f"The cluster: one {explain.thousands(262_144)}-token sequence needs")
+    plain = raise_("memory.one_sequence_does_not_fit", **values)
+    assert (dict(plain.fix), plain.fix_en, plain.fix_zh) == ({}, "", "")
+    with pytest.raises(CheckCatalogueError, match="has no fix 'quantised'"):
+        raise_("memory.one_sequence_does_not_fit", fix="quantised", **values)
+    with pytest.raises(CheckCatalogueError, match="has no variant"):
+        raise_("memory.one_sequence_does_not_fit", variant="match", **values)
+    with pytest.raises(CheckCatalogueError, match="is never ok"):
+        raise_("memory.one_sequence_does_not_fit", severity=Severity.OK, **values)
+    # A wording with its own severity and field: switch counts that match the seed.
+    match = raise_("network.switch_count_vs_seed", variant="match", seed="S1 §6.3")
+    assert (match.severity, match.field, match.message_en) == (
+        Severity.OK,
+        "",
+        "Switch counts match the seed (S1 §6.3).",
+    )

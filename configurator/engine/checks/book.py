@@ -17,12 +17,13 @@ Rules a definition follows (``tests/engine/test_check_catalogue.py`` checks them
   number is passed raw and formatted where the template is rendered, by a spec
   naming one of ``explain.py``'s formatters: ``{weights:gb}`` (``gb(weights)``),
   ``{weights:gb:2}`` (two decimals), ``{tokens:thousands}``, ``{share:pct}``,
-  ``{util:ratio}``, and likewise ``gib``, ``tb``, ``mb``; any other spec is
-  Python's (``{x:.1f}``).  A word that follows a count is chosen by the
+  ``{util:ratio}``, ``{kw:number:1}`` (``format_number``, which they are built
+  on), and likewise ``gib``, ``tb``, ``mb``; any other spec is Python's
+  (``{x:.1f}``, ``{x:g}``).  A word that follows a count is chosen by the
   template too: ``{n:plural:node:nodes}`` ("1 node", "4 nodes"),
-  ``{n:one:fits:fit}`` (the word alone).  Words and names (a server's name, a list already
+  ``{n:one:fits:fit}`` (the word alone).  Names (a server's, a list already
   joined) are passed as strings; a value that differs by language is passed
-  twice, ``name_en`` for the English template and ``name_zh`` for the Chinese.
+  twice, ``x_en`` for the English template and ``x_zh`` for the Chinese.
 * ``field`` is the request field the check points at, itself a template
   (``"{pfield}.tp"``).
 * ``fix`` is the fix always offered; ``fixes`` holds fixes the raise chooses
@@ -31,17 +32,18 @@ Rules a definition follows (``tests/engine/test_check_catalogue.py`` checks them
   fields (templates) to the names of the values they take, or is one name whose
   value is the whole change (a mapping the engine built, e.g. a node count and
   its layout); ``sets`` names the value the check's own field takes (one fix
-  shared by checks of different fields).
+  shared by checks of different fields); ``field`` points the check at the
+  field the fix changes.
 * ``variants`` holds other wordings of the same finding (a :class:`Variant`,
   which may carry its own severity and field), chosen by
-  ``raise_(…, variant="…")``; a fix may point the check at its own field;
-  ``severities`` lists the severities a raise may
-  choose with ``severity=`` when the finding's weight depends on the plan.
-* ``raise_`` must receive every name the chosen message, field and fix use,
-  and nothing the check's templates do not name (a missing or extra value is
-  an error): the values of a wording or fix it did not choose may be passed
-  (as None or empty) so that one call serves every branch.  ``figures`` (the numbers the check
-  carries for the API) is passed through unchanged.
+  ``raise_(…, variant="…")``; ``severities`` lists the further severities a
+  raise may choose with ``severity=`` when the finding's weight depends on the
+  plan.
+* ``raise_`` must receive every name the chosen wording, field and fix use,
+  and nothing no template of the check names (a missing or extra value is an
+  error); the values of a wording or fix it did not choose may be passed (as
+  None or empty) so that one call serves every branch.  ``figures`` (the
+  numbers the check carries for the API) is passed through unchanged.
 
 Nothing outside this module constructs a :class:`~configurator.engine.types.Check`
 (a test scans the code for it), and every ``raise_`` names a declared code.
@@ -269,7 +271,7 @@ def raise_(
     figures: Mapping[str, Any] | None = None,
     **values: Any,
 ) -> Check:
-    """The check ``code`` with its message, field and fix rendered from ``values`` (exactly the names they use)."""
+    """The check ``code``: its wording (``variant``), field and fix (``fix``) rendered from ``values``."""
     d = definitions()[code]
     expected = d.names(variant, fix)
     allowed = d.all_names()
@@ -282,9 +284,10 @@ def raise_(
             + (f"; not in the templates {extra}" if extra else "")
         )
     v = d.variant(variant)
+    stated = v.severity or d.severity
     if severity is None:
-        severity = v.severity
-    elif severity != v.severity and severity not in d.severities:
+        severity = stated
+    elif severity != stated and severity not in d.severities:
         raise CheckCatalogueError(f"check {code!r} is never {severity.value}")
     chosen = d.chosen_fix(fix)
     where = render(
@@ -292,7 +295,7 @@ def raise_(
     )
     return Check(
         code=code,
-        severity=severity or d.severity,
+        severity=severity,
         area=d.area,
         message_en=render(v.en, values),
         message_zh=render(v.zh, values),
