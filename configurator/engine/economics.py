@@ -24,17 +24,16 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from .checks import raise_
 from .figures import FigureBook
 from .types import (
     Check,
     EconomicsPoint,
     EconomicsResult,
     PlanRequest,
-    Severity,
     Source,
 )
 
-AREA = "commercial"
 SECONDS_PER_YEAR = 31_536_000
 MILLION = Decimal(1_000_000)
 SEED_CLAIM = Decimal("0.60")  # [S1]: "unit token cost 60–70 % lower" than the API (the lower end)
@@ -236,15 +235,9 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
                 else ""
             )
             checks.append(
-                Check(
+                raise_(
                     "commercial.api_cheaper_at_every_load",
-                    Severity.WARNING,
-                    AREA,
-                    f"The {name} API stays cheaper than this cluster at every load it serves "
-                    f"(up to {capacity} concurrent requests at {c.utilisation:.0%} utilisation){more_en}.",
-                    f"在本集群可承载的全部负载下（最多 {capacity} 路并发，利用率 {c.utilisation:.0%}），"
-                    f"{name} 官方 API 均更便宜{more_zh}。",
-                    {
+                    figures={
                         "capacity": capacity,
                         "throughput_multiple_for_break_even": str(need_even)
                         if need_even is not None
@@ -253,9 +246,11 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
                         if need_claim is not None
                         else None,
                     },
-                    field="commercial.utilisation",
-                    fix_en="Raise the utilisation, lease instead of buying, or serve more users per cluster.",
-                    fix_zh="提高利用率、改为租赁，或让单集群服务更多用户。",
+                    name=name,
+                    capacity=capacity,
+                    utilisation=c.utilisation,
+                    more_en=more_en,
+                    more_zh=more_zh,
                 )
             )
         else:
@@ -271,21 +266,22 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
                 else "；任何负载下均达不到原方案所称 60% 的节省"
             )
             checks.append(
-                Check(
+                raise_(
                     "commercial.api_break_even",
-                    Severity.OK,
-                    AREA,
-                    f"Self-hosting is cheaper than the {name} API from about {break_even:g} concurrent requests "
-                    f"({basis}, {c.utilisation:.0%} utilisation); at the quoted {w.concurrency} the saving is "
-                    f"{saving_txt}{claim_en}.",
-                    f"并发约 {break_even:g} 路起私有化部署比 {name} 官方 API 更省（{'采购' if basis == 'buy' else '租赁'}，"
-                    f"利用率 {c.utilisation:.0%}）；报价并发 {w.concurrency} 时节省 {saving_txt}{claim_zh}。",
-                    {
+                    figures={
                         "break_even_concurrency": break_even,
                         "quoted_saving": str(quoted_saving) if quoted_saving is not None else None,
                         "seed_claim_concurrency": claim,
                     },
-                    field="workload.concurrency",
+                    name=name,
+                    break_even=break_even,
+                    basis_en=basis,
+                    utilisation=c.utilisation,
+                    concurrency=w.concurrency,
+                    saving=saving_txt,
+                    claim_en=claim_en,
+                    basis_zh="采购" if basis == "buy" else "租赁",
+                    claim_zh=claim_zh,
                 )
             )
     return EconomicsResult(
@@ -325,20 +321,9 @@ def right_sizing_check(
     cur = req.commercial.currency
     conc = req.workload.concurrency
     at_load = stated.cost_per_m_output if stated is not None else None
-    return Check(
+    return raise_(
         "commercial.right_sizing",
-        Severity.WARNING,
-        AREA,
-        f"The stated load of {conc} concurrent requests uses {share:.0%} of this cluster's design capacity "
-        f"({design_concurrency} within the latency targets): a million output tokens costs "
-        f"{_money(at_load, cur)} at the stated load against {_money(design.cost_per_m_output, cur)} at the "
-        f"design capacity. Quote the headroom as growth, or size a smaller deployment for this load (the "
-        f"auto-planner finds the smallest that meets the targets).",
-        f"报价负载 {conc} 路并发仅占本集群设计容量（满足时延目标时 {design_concurrency} 路）的 {share:.0%}："
-        f"每百万输出 Token 成本在报价负载下为 {_money(at_load, cur)}，在设计容量下为 "
-        f"{_money(design.cost_per_m_output, cur)}。可将余量作为业务增长空间报价，或按此负载缩小部署规模"
-        "（自动规划可找出满足时延目标的最小部署）。",
-        {
+        figures={
             "concurrency": conc,
             "design_concurrency": design_concurrency,
             "load_share": round(share, 4),
@@ -347,5 +332,9 @@ def right_sizing_check(
             if design.cost_per_m_output is not None
             else None,
         },
-        field="workload.concurrency",
+        conc=conc,
+        share=share,
+        design_concurrency=design_concurrency,
+        at_load=_money(at_load, cur),
+        at_design=_money(design.cost_per_m_output, cur),
     )

@@ -1,15 +1,13 @@
-"""Small helpers for explained numbers and the text of checks.
+"""Small helpers for explained numbers: sources and the number formatting of check texts.
 
-Figures are put on the figure book (``engine/figures``); ``check()`` builds a :class:`Check`;
-the formatting helpers (``gb``, ``thousands`` …) are what messages use so that
-the English and Chinese texts quote a number the same way everywhere; they are
-the names of ``formatting.py``'s formatters that the engine's modules know.
+Figures are put on the figure book (``engine/figures``) and checks raised from the check
+catalogue (``engine/checks``); the formatting helpers (``gb``, ``thousands`` …) are what a
+check's template names in its specs (``{weights:gb}``), so that the English and Chinese texts
+quote a number the same way everywhere; they are the names of ``formatting.py``'s formatters
+that the engine's modules know.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import Any
 
 from .formatting import (
     format_bytes_gb,
@@ -19,10 +17,9 @@ from .formatting import (
     format_number,
     format_percent,
 )
-from .types import Check, Severity, Source
+from .types import Source
 
 DERIVED = Source("derived")
-_EMPTY: Mapping[str, Any] = {}
 
 
 def assumed(ref: str = "") -> Source:
@@ -43,34 +40,6 @@ def seed(ref: str) -> Source:
 def typed(ref: str) -> Source:
     """A value the engineer typed into the request (``ref`` names the field)."""
     return Source("input", ref)
-
-
-def check(
-    code: str,
-    severity: Severity,
-    area: str,
-    en: str,
-    zh: str,
-    *,
-    field: str = "",
-    fix: Mapping[str, Any] | None = None,
-    fix_en: str = "",
-    fix_zh: str = "",
-    figures: Mapping[str, Any] | None = None,
-) -> Check:
-    """Build a :class:`Check` with keyword-only extras."""
-    return Check(
-        code=code,
-        severity=severity,
-        area=area,
-        message_en=en,
-        message_zh=zh,
-        figures=figures if figures is not None else _EMPTY,
-        field=field,
-        fix=fix if fix is not None else _EMPTY,
-        fix_en=fix_en,
-        fix_zh=fix_zh,
-    )
 
 
 # --------------------------------------------------------------------------- number formatting

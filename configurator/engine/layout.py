@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .explain import check, plural, public, sentence_start, thousands, typed
+from .checks import raise_
+from .explain import plural, public, sentence_start, typed
 from .figures import FigureBook
 from .types import (
     Check,
@@ -26,13 +27,10 @@ from .types import (
     ParallelSpec,
     PlanRequest,
     ServerSpec,
-    Severity,
     TopologyKind,
     TopologySpec,
 )
 from .vocabulary import group_in_text
-
-AREA = "layout"
 
 _PAIR_KINDS = (TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR)
 
@@ -260,19 +258,7 @@ def _topology_groups(req: PlanRequest, checks: list[Check]) -> list[tuple[str, s
     n = topo.nodes
     if topo.kind in _PAIR_KINDS:
         if n % 2:
-            checks.append(
-                check(
-                    "layout.pair_needs_even_nodes",
-                    Severity.ERROR,
-                    AREA,
-                    f"A two-cluster topology splits the nodes into two identical clusters; {n} nodes cannot be split evenly.",
-                    f"双集群拓扑需把节点平分为两个相同的集群，{n} 台无法平分。",
-                    field="topology.nodes",
-                    fix={"topology.nodes": n + 1},
-                    fix_en=f"Use {n + 1} nodes ({(n + 1) // 2} per cluster).",
-                    fix_zh=f"改为 {n + 1} 台（每个集群 {(n + 1) // 2} 台）。",
-                )
-            )
+            checks.append(raise_("layout.pair_needs_even_nodes", n=n, even=n + 1, per_cluster=(n + 1) // 2))
         half = n // 2
         if half <= 0:
             return []
@@ -288,30 +274,23 @@ def _topology_groups(req: PlanRequest, checks: list[Check]) -> list[tuple[str, s
         if p_nodes <= 0 or d_nodes <= 0:
             half = max(n // 2, 1)
             checks.append(
-                check(
+                raise_(
                     "layout.prefill_decode_missing",
-                    Severity.ERROR,
-                    AREA,
-                    f"Prefill/decode disaggregation needs at least one prefill and one decode node (got {p_nodes}P{d_nodes}D).",
-                    f"PD 分离至少需要 1 台预填充节点和 1 台解码节点（当前为 {p_nodes}P{d_nodes}D）。",
-                    field="topology.prefill_nodes" if p_nodes <= 0 else "topology.decode_nodes",
-                    fix={"topology.prefill_nodes": half, "topology.decode_nodes": max(n - half, 1)},
-                    fix_en=f"Split the nodes {half}P{max(n - half, 1)}D.",
-                    fix_zh=f"按 {half}P{max(n - half, 1)}D 划分节点。",
+                    p_nodes=p_nodes,
+                    d_nodes=d_nodes,
+                    missing="prefill" if p_nodes <= 0 else "decode",
+                    half=half,
+                    decode=max(n - half, 1),
                 )
             )
         elif p_nodes + d_nodes != n:
             checks.append(
-                check(
+                raise_(
                     "layout.prefill_decode_mismatch",
-                    Severity.ERROR,
-                    AREA,
-                    f"{p_nodes} prefill + {d_nodes} decode nodes = {p_nodes + d_nodes}, but the deployment has {n} nodes.",
-                    f"预填充 {p_nodes} 台 + 解码 {d_nodes} 台 = {p_nodes + d_nodes} 台，与总节点数 {n} 台不符。",
-                    field="topology.nodes",
-                    fix={"topology.nodes": p_nodes + d_nodes},
-                    fix_en=f"Set the node count to {p_nodes + d_nodes}.",
-                    fix_zh=f"将节点总数改为 {p_nodes + d_nodes} 台。",
+                    p_nodes=p_nodes,
+                    d_nodes=d_nodes,
+                    total=p_nodes + d_nodes,
+                    n=n,
                 )
             )
         groups = []
@@ -361,130 +340,126 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
 
     if p.tp <= 0 or p.dp <= 0 or p.pp <= 0:
         out.append(
-            check(
+            raise_(
                 "layout.parallel_not_positive",
-                Severity.ERROR,
-                AREA,
-                f"TP, DP and PP of {who_en} must be at least 1 (got TP{p.tp}, DP{p.dp}, PP{p.pp}).",
-                f"{who_zh}的 TP、DP、PP 均须 ≥ 1（当前 TP{p.tp}、DP{p.dp}、PP{p.pp}）。",
-                field=f"{pfield}.tp",
-                fix=proposal_fix,
-                fix_en=f"{label}.",
-                fix_zh=f"{label_zh}。",
+                who_en=who_en,
+                tp=p.tp,
+                dp=p.dp,
+                pp=p.pp,
+                who_zh=who_zh,
+                pfield=pfield,
+                proposal_en=label,
+                proposal_zh=label_zh,
+                proposal=proposal_fix,
             )
         )
         return out
 
     if p.world_size != devices:
         out.append(
-            check(
+            raise_(
                 "layout.world_size_mismatch",
-                Severity.ERROR,
-                AREA,
-                f"TP{p.tp} × DP{p.dp} × PP{p.pp} = {thousands(p.world_size)} devices, but {who_en} has "
-                f"{nodes} nodes × {dpn} = {thousands(devices)} devices.",
-                f"TP{p.tp} × DP{p.dp} × PP{p.pp} = {thousands(p.world_size)} 张卡，与{who_zh}的 "
-                f"{nodes} 台 × {dpn} 卡 = {thousands(devices)} 张卡不符。",
-                field=f"{pfield}.dp",
-                fix=proposal_fix,
-                fix_en=f"{label}.",
-                fix_zh=f"{label_zh}。",
                 figures={"world_size": p.world_size, "devices": devices},
+                tp=p.tp,
+                dp=p.dp,
+                pp=p.pp,
+                world_size=p.world_size,
+                who_en=who_en,
+                nodes=nodes,
+                dpn=dpn,
+                devices=devices,
+                who_zh=who_zh,
+                pfield=pfield,
+                proposal_en=label,
+                proposal_zh=label_zh,
+                proposal=proposal_fix,
             )
         )
 
     domain = scale_up_domain(server)
     if p.tp > domain:
         out.append(
-            check(
+            raise_(
                 "layout.tp_exceeds_scale_up",
-                Severity.ERROR,
-                AREA,
-                f"TP{p.tp} is wider than the scale-up domain of {server.name} ({domain} devices over "
-                f"{server.scale_up_fabric}): every layer's all-reduce would cross the scale-out network.",
-                f"TP{p.tp} 超出了 {server.name} 的高速互联域（{server.scale_up_fabric}，{domain} 张卡）："
-                f"每层的 all-reduce 都要跨节点走参数面网络，性能不可接受。",
-                field=f"{pfield}.tp",
-                fix=proposal_fix,
-                fix_en=f"Keep TP inside the scale-up domain: {label[0].lower()}{label[1:]}.",
-                fix_zh=f"将 TP 限制在高速互联域内：{label_zh}。",
                 figures={"tp": p.tp, "scale_up_domain_devices": domain},
+                tp=p.tp,
+                server=server.name,
+                domain=domain,
+                scale_up_fabric=server.scale_up_fabric,
+                pfield=pfield,
+                proposal_lower=label[0].lower() + label[1:],
+                proposal_zh=label_zh,
+                proposal=proposal_fix,
             )
         )
 
     heads = model.num_attention_heads
     if heads and heads % p.tp:
         out.append(
-            check(
+            raise_(
                 "layout.tp_not_dividing_heads",
-                Severity.ERROR,
-                AREA,
-                f"{model.name} has {heads} attention heads, which TP{p.tp} does not divide; vLLM refuses to start.",
-                f"{model.name} 的注意力头数 {heads} 不能被 TP{p.tp} 整除，vLLM 无法启动。",
-                field=f"{pfield}.tp",
-                fix=proposal_fix,
-                fix_en=f"{label}.",
-                fix_zh=f"{label_zh}。",
                 figures={"num_attention_heads": heads, "tp": p.tp},
+                model=model.name,
+                heads=heads,
+                tp=p.tp,
+                pfield=pfield,
+                proposal_en=label,
+                proposal_zh=label_zh,
+                proposal=proposal_fix,
             )
         )
 
     if model.is_moe and p.expert_parallel and model.num_experts % p.ep:
         found = _valid_nodes_near(req, nodes, 2 * nodes + 8)
+        fix, change, nodes_en, nodes_zh, layout_ok, experts_ok = "expert_parallel_off", {}, "", "", "", 0
         if found is not None:
             n_ok, p_ok = found
-            fix = nodes_fix(req, names[0], n_ok, p_ok)
-            text_en, text_zh = nodes_fix_text(req, names[0], n_ok)
-            fix_en = f"{text_en} as {parallel_label(p_ok)} ({model.num_experts // p_ok.ep} experts per rank)."
-            fix_zh = f"{text_zh}，{parallel_label(p_ok)}（每卡 {model.num_experts // p_ok.ep} 个专家）。"
-        else:
-            fix = {f"{pfield}.expert_parallel": False}
-            fix_en = "Turn expert parallelism off (every rank then holds a TP slice of every expert)."
-            fix_zh = "关闭专家并行（每张卡持有每个专家的 TP 切片）。"
+            fix, change = "nodes", nodes_fix(req, names[0], n_ok, p_ok)
+            nodes_en, nodes_zh = nodes_fix_text(req, names[0], n_ok)
+            layout_ok, experts_ok = parallel_label(p_ok), model.num_experts // p_ok.ep
         out.append(
-            check(
+            raise_(
                 "layout.experts_not_divisible",
-                Severity.ERROR,
-                AREA,
-                f"{model.num_experts} routed experts do not divide evenly over EP{p.ep} "
-                f"({model.num_experts / p.ep:.1f} per rank).",
-                f"{model.num_experts} 个路由专家不能在 EP{p.ep} 上均分（每卡 {model.num_experts / p.ep:.1f} 个）。",
-                field=f"{pfield}.dp",
                 fix=fix,
-                fix_en=fix_en,
-                fix_zh=fix_zh,
                 figures={"num_experts": model.num_experts, "ep": p.ep},
+                num_experts=model.num_experts,
+                ep=p.ep,
+                experts_per_rank=model.num_experts / p.ep,
+                pfield=pfield,
+                expert_parallel=False,
+                change=change,
+                nodes_en=nodes_en,
+                nodes_zh=nodes_zh,
+                layout_ok=layout_ok,
+                experts_ok=experts_ok,
             )
         )
 
     if p.pp > 1 and p.tp * p.pp > dpn and p.world_size == devices:
         found = _valid_nodes_near(req, nodes, 2 * nodes + 8)
-        fix, fix_en, fix_zh = {}, "", ""
+        pp_fix, change, nodes_en, nodes_zh, layout_ok = None, {}, "", "", ""
         if found is not None and found[1].pp == 1:
             n_ok, p_ok = found
-            fix = nodes_fix(req, names[0], n_ok, p_ok)
-            text_en, text_zh = nodes_fix_text(req, names[0], n_ok)
-            fix_en = (
-                f"{text_en} as {parallel_label(p_ok)}, one replica per node group without pipeline stages."
-            )
-            fix_zh = f"{text_zh}，{parallel_label(p_ok)}，无需跨节点流水线。"
+            pp_fix, change = "nodes", nodes_fix(req, names[0], n_ok, p_ok)
+            nodes_en, nodes_zh = nodes_fix_text(req, names[0], n_ok)
+            layout_ok = parallel_label(p_ok)
         out.append(
-            check(
+            raise_(
                 "layout.pipeline_across_nodes",
-                Severity.WARNING,
-                AREA,
-                f"{sentence_start(who_en)} runs PP{p.pp} with TP{p.tp}: each model replica spans "
-                f"{p.tp * p.pp // dpn} nodes, because {model.num_experts} experts divide over EP{p.ep} only. "
-                "vLLM then needs a multi-node executor for every replica (Ray); review the launch commands "
-                "against the vLLM(-Ascend) multi-node guide before deployment.",
-                f"{who_zh}采用 PP{p.pp} × TP{p.tp}：{model.num_experts} 个专家只能在 EP{p.ep} 上均分，"
-                f"每个模型副本跨 {p.tp * p.pp // dpn} 台节点，vLLM 需为每个副本使用多节点执行器（Ray）；"
-                "部署前请对照 vLLM(-Ascend) 多节点指南核对启动命令。",
-                field=f"{pfield}.pp",
-                fix=fix,
-                fix_en=fix_en,
-                fix_zh=fix_zh,
+                fix=pp_fix,
                 figures={"pp": p.pp, "tp": p.tp, "ep": p.ep},
+                who_en=sentence_start(who_en),
+                pp=p.pp,
+                tp=p.tp,
+                tp_pp_dpn=p.tp * p.pp // dpn,
+                num_experts=model.num_experts,
+                ep=p.ep,
+                who_zh=who_zh,
+                pfield=pfield,
+                change=change,
+                nodes_en=nodes_en,
+                nodes_zh=nodes_zh,
+                layout_ok=layout_ok,
             )
         )
 
@@ -492,16 +467,19 @@ def _group_checks(req: PlanRequest, names: list[str], nodes: int, p: ParallelSpe
     if p.world_size == devices and p.tp * p.pp <= dpn and p.dp_local * nodes != p.dp:
         want = p.dp // nodes if p.dp % nodes == 0 else None
         out.append(
-            check(
+            raise_(
                 "layout.dp_local_inconsistent",
-                Severity.ERROR,
-                AREA,
-                f"--data-parallel-size-local {p.dp_local} × {nodes} nodes ≠ --data-parallel-size {p.dp} in {who_en}.",
-                f"{who_zh}中 --data-parallel-size-local {p.dp_local} × {nodes} 台 ≠ --data-parallel-size {p.dp}。",
-                field=f"{pfield}.dp_local",
-                fix={f"{pfield}.dp_local": want} if want else proposal_fix,
-                fix_en=f"Set dp_local to {want}." if want else f"{label}.",
-                fix_zh=f"将 dp_local 设为 {want}。" if want else f"{label_zh}。",
+                fix="dp_local" if want else "proposal",
+                dp_local=p.dp_local,
+                nodes=nodes,
+                dp=p.dp,
+                who_en=who_en,
+                who_zh=who_zh,
+                pfield=pfield,
+                want=want,
+                proposal_en=label,
+                proposal_zh=label_zh,
+                proposal=proposal_fix,
             )
         )
     return out
@@ -534,16 +512,10 @@ def resolve_layout(req: PlanRequest) -> LayoutResult:
 
     if topo.nodes <= 0:
         checks.append(
-            check(
+            raise_(
                 "layout.nodes_not_positive",
-                Severity.ERROR,
-                AREA,
-                f"The deployment needs at least one node (got {topo.nodes}).",
-                f"部署至少需要 1 台服务器（当前为 {topo.nodes}）。",
-                field="topology.nodes",
-                fix={"topology.nodes": 2 if topo.kind != TopologyKind.SINGLE else 1},
-                fix_en="Enter a positive node count.",
-                fix_zh="请输入正的节点数。",
+                nodes=topo.nodes,
+                nodes_ok=2 if topo.kind != TopologyKind.SINGLE else 1,
             )
         )
         return LayoutResult(topo.nodes, dpn, (), book.figures, tuple(checks))
@@ -573,16 +545,17 @@ def resolve_layout(req: PlanRequest) -> LayoutResult:
             g = next(x for x in groups if x.name == names[0])
             who_en = "Each cluster" if len(names) > 1 else sentence_start(group_in_text(names[0], "en"))
             who_zh = "每个集群" if len(names) > 1 else group_in_text(names[0], "zh")
-            moe_en = f", {g.experts_per_rank} experts per rank" if model.is_moe else ""
-            moe_zh = f"，每卡 {g.experts_per_rank} 个专家" if model.is_moe else ""
             checks.append(
-                check(
+                raise_(
                     "layout.ok",
-                    Severity.OK,
-                    AREA,
-                    f"{who_en}: {plural(nodes, 'node')} × {dpn} devices as {parallel_label(p)}{moe_en}.",
-                    f"{who_zh}：{nodes} 台 × {dpn} 卡，{parallel_label(p)}{moe_zh}。",
-                    field=parallel_field(topo, names[0]),
+                    variant="moe" if model.is_moe else None,
+                    who_en=who_en,
+                    who_zh=who_zh,
+                    dpn=dpn,
+                    layout=parallel_label(p),
+                    nodes=nodes,
+                    experts_per_rank=g.experts_per_rank,
+                    parallel_field=parallel_field(topo, names[0]),
                 )
             )
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .checks import raise_
 from .defaults import (
     BLOCK_SIZE_SOURCE,
     DEFAULT_BLOCK_SIZE,
@@ -54,7 +55,7 @@ from .engine_versions import (
     runtime_terms,
     triton_sampler_default,
 )
-from .explain import assumed, check, gb, plural, public, ratio, sentence_start, thousands, typed
+from .explain import assumed, public, sentence_start, typed
 from .figures import FigureBook
 from .layout import (
     group_signature,
@@ -78,12 +79,10 @@ from .types import (
     PlanRequest,
     RankMemory,
     ServingSpec,
-    Severity,
     Source,
 )
 from .vocabulary import group_in_text
 
-AREA = "memory"
 DERIVED_MODEL = Source("derived", "the model's weight bytes (no checkpoint row)")
 VLLM_WORKER = "vLLM v1 worker: determine_available_memory / profile_run"
 
@@ -609,57 +608,26 @@ def _model_checks(req: PlanRequest) -> list[Check]:
     out: list[Check] = []
     if model.max_context and serving.max_model_len > model.max_context:
         out.append(
-            check(
+            raise_(
                 "model.max_model_len_exceeds_context",
-                Severity.ERROR,
-                "model",
-                f"--max-model-len {thousands(serving.max_model_len)} is longer than {model.name}'s context of "
-                f"{thousands(model.max_context)} tokens; vLLM refuses it.",
-                f"--max-model-len {thousands(serving.max_model_len)} 超过 {model.name} 的最大上下文长度 "
-                f"{thousands(model.max_context)} tokens，vLLM 会拒绝启动。",
-                field="serving.max_model_len",
-                fix={"serving.max_model_len": model.max_context},
-                fix_en=f"Set max_model_len to {thousands(model.max_context)}.",
-                fix_zh=f"将上下文长度设为 {thousands(model.max_context)}。",
+                max_model_len=serving.max_model_len,
+                model=model.name,
+                max_context=model.max_context,
             )
         )
     if workload.needs_vision and not model.has_vision:
-        out.append(
-            check(
-                "model.no_vision_encoder",
-                Severity.ERROR,
-                "model",
-                f"The workload needs image input, but {model.name} has no vision encoder.",
-                f"业务需要图片输入，但 {model.name} 没有视觉编码器。",
-                field="workload.needs_vision",
-            )
-        )
+        out.append(raise_("model.no_vision_encoder", model=model.name))
     elif workload.needs_vision and serving.language_model_only:
-        out.append(
-            check(
-                "model.vision_needs_full_model",
-                Severity.ERROR,
-                "model",
-                "The workload needs image input, but --language-model-only drops the vision encoder.",
-                "业务需要图片输入，但 --language-model-only 不加载视觉编码器，无法处理图片。",
-                field="serving.language_model_only",
-                fix={"serving.language_model_only": False},
-                fix_en="Serve the full multimodal model.",
-                fix_zh="加载完整的多模态模型。",
-            )
-        )
+        out.append(raise_("model.vision_needs_full_model", language_model_only=False))
     out.extend(_platform_checks(req))
     counted = model.gqa_layers + model.mla_layers + model.linear_layers + model.sliding_layers
     if counted != model.num_layers:
         out.append(
-            check(
+            raise_(
                 "model.layer_counts_inconsistent",
-                Severity.WARNING,
-                "model",
-                f"{model.name}: attention layers by type add up to {counted}, not {model.num_layers}; "
-                "the KV cache figures may be wrong.",
-                f"{model.name}：各类注意力层数之和为 {counted}，与总层数 {model.num_layers} 不符，KV 缓存估算可能有误。",
-                field="model",
+                model=model.name,
+                counted=counted,
+                num_layers=model.num_layers,
             )
         )
     return out
@@ -674,19 +642,14 @@ def _platform_checks(req: PlanRequest) -> list[Check]:
     if not kv_dtype_supported(stack, dtype):
         offered = ", ".join(d.value for d in SUPPORTED_KV_DTYPES[stack])
         out.append(
-            check(
+            raise_(
                 "memory.kv_cache_dtype_unsupported",
-                Severity.ERROR,
-                AREA,
-                f"--kv-cache-dtype {dtype} is not supported on {req.server.name} ({acc.name}): "
-                f"vLLM-Ascend has no FP8 KV cache on Atlas A2/A3 (vllm-ascend issue #8102). Use {offered}.",
-                f"{req.server.name}（{acc.name}）不支持 FP8 KV 缓存（vLLM-Ascend 在 Atlas A2/A3 上不支持，"
-                f"见 vllm-ascend issue #8102），请使用 BF16（auto）。",
-                field="serving.kv_cache_dtype",
-                fix={"serving.kv_cache_dtype": KvCacheDtype.AUTO.value},
-                fix_en="Keep the KV cache in the model's dtype (auto, BF16).",
-                fix_zh="KV 缓存使用模型精度（auto，即 BF16）。",
                 figures={"platform": stack, "kv_cache_dtype": dtype, "source": KV_DTYPE_SOURCE[stack]},
+                dtype=dtype,
+                server=req.server.name,
+                accelerator=acc.name,
+                offered=offered,
+                auto=KvCacheDtype.AUTO.value,
             )
         )
     block = block_size_for(serving, stack)
@@ -694,32 +657,25 @@ def _platform_checks(req: PlanRequest) -> list[Check]:
         allowed = ", ".join(str(x) for x in VALID_BLOCK_SIZES[stack])
         default = DEFAULT_BLOCK_SIZE[stack]
         out.append(
-            check(
+            raise_(
                 "memory.block_size_invalid",
-                Severity.ERROR,
-                AREA,
-                f"--block-size {block} is not accepted on {acc.name}; use one of {allowed} "
-                f"(default {default}).",
-                f"{acc.name} 不支持 --block-size {block}，可选 {allowed}（默认 {default}）。",
-                field="serving.block_size",
-                fix={"serving.block_size": default},
-                fix_en=f"Use the platform default block size of {default} tokens.",
-                fix_zh=f"使用平台默认的 {default} tokens 块大小。",
                 figures={"block_size": block, "source": BLOCK_SIZE_SOURCE[stack]},
+                block=block,
+                accelerator=acc.name,
+                allowed=allowed,
+                default=default,
             )
         )
     ck = req.checkpoint
     if ck is not None and not checkpoint_supports(ck, stack):
         out.append(
-            check(
+            raise_(
                 "model.checkpoint_wrong_platform",
-                Severity.ERROR,
-                "model",
-                f"The checkpoint \u201c{ck.name}\u201d does not run on {acc.name}: it is made for "
-                f"{platform_labels(ck.platforms)}.",
-                f"权重版本\u201c{ck.name}\u201d不能在 {acc.name} 上运行（仅适用于 {platform_labels(ck.platforms, 'zh')}）。",
-                field="checkpoint",
                 figures={"checkpoint": ck.slug, "platforms": list(ck.platforms), "platform": stack},
+                checkpoint=ck.name,
+                accelerator=acc.name,
+                platforms_en=platform_labels(ck.platforms),
+                platforms_zh=platform_labels(ck.platforms, "zh"),
             )
         )
     return out
@@ -734,7 +690,6 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
         who_en = sentence_start(group_in_text(names[0], "en"))
         who_zh = group_in_text(names[0], "zh")
     out: list[Check] = []
-    util = ratio(serving.gpu_memory_utilization)
     overheads = b.activation + b.buffers + b.graph
     search_upto = max(64, 8 * g.nodes)
 
@@ -747,36 +702,35 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
             "shortfall_bytes": shortfall,
             "shortfall_gb": round(shortfall / 1e9, 1),
         }
-        quant_en = quant_zh = ""
-        if model.weight_format.lower() in ("bf16", "fp16") and model.is_moe:
-            quant_en = " Load the quantised release instead of full-precision weights."
-            quant_zh = " 请加载量化版本权重，而不是全精度权重。"
+        quantised = model.weight_format.lower() in ("bf16", "fp16") and model.is_moe
+        fix: str | None = "quantised" if quantised else None
+        change: dict[str, object] = {}
+        nodes_en = nodes_zh = layout_ok = weights_ok = None
         if found is not None:
             n_ok, p_ok, b_ok = found
-            fix = nodes_fix(req, names[0], n_ok, p_ok)
-            text_en, text_zh = nodes_fix_text(req, names[0], n_ok)
-            fix_en = (
-                f"{text_en} as {parallel_label(p_ok)}: {gb(b_ok.weights)} of weights per rank." + quant_en
-            )
-            fix_zh = f"{text_zh}，{parallel_label(p_ok)}：每卡权重 {gb(b_ok.weights)}。" + quant_zh
-        else:
-            fix, fix_en, fix_zh = {}, quant_en.strip(), quant_zh.strip()
+            fix = "nodes_quantised" if quantised else "nodes"
+            change = nodes_fix(req, names[0], n_ok, p_ok)
+            nodes_en, nodes_zh = nodes_fix_text(req, names[0], n_ok)
+            layout_ok, weights_ok = parallel_label(p_ok), b_ok.weights
         out.append(
-            check(
+            raise_(
                 "memory.weights_do_not_fit",
-                Severity.ERROR,
-                AREA,
-                f"{who_en}: weights need {gb(b.weights)} per rank ({parallel_label(p)}) but only {gb(b.usable)} is "
-                f"usable ({gb(b.device)} × {util}): {gb(shortfall)} short per rank, before KV cache and "
-                f"{gb(overheads)} of activations, buffers and graphs.",
-                f"{who_zh}：每卡权重需 {gb(b.weights)}（{parallel_label(p)}），而可用显存仅 {gb(b.usable)}"
-                f"（{gb(b.device)} × {util}），每卡缺口 {gb(shortfall)}，尚未计入 KV 缓存及 "
-                f"{gb(overheads)} 的激活、通信缓冲和图内存。",
-                field="topology.nodes",
                 fix=fix,
-                fix_en=fix_en,
-                fix_zh=fix_zh,
                 figures=figures,
+                who_en=who_en,
+                who_zh=who_zh,
+                weights=b.weights,
+                layout=parallel_label(p),
+                usable=b.usable,
+                device=b.device,
+                util=serving.gpu_memory_utilization,
+                shortfall=shortfall,
+                overheads=overheads,
+                change=change,
+                nodes_en=nodes_en,
+                nodes_zh=nodes_zh,
+                layout_ok=layout_ok,
+                weights_ok=weights_ok,
             )
         )
         return out
@@ -784,18 +738,8 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
     if b.within_band_of_one_sequence() and b.weights <= b.usable:
         # Within the model's own error band of the limit: say so, never a hard "does not fit".
         out.append(
-            check(
+            raise_(
                 "memory.one_sequence_may_not_fit",
-                Severity.WARNING,
-                AREA,
-                f"{who_en}: one {thousands(serving.max_model_len)}-token sequence needs {gb(b.per_seq)} of KV cache "
-                f"per rank and about {gb(max(b.kv_cache, 0))} is predicted, within the estimate's "
-                f"±{gb(b.kv_margin)} band: it may not fit; confirm at start-up (vLLM logs \u201cAvailable KV "
-                f"cache memory\u201d).",
-                f"{who_zh}：一条 {thousands(serving.max_model_len)} tokens 的请求每卡需 {gb(b.per_seq)} KV 缓存，"
-                f"预计可用约 {gb(max(b.kv_cache, 0))}，处于估算误差（±{gb(b.kv_margin)}）范围内：可能放不下，"
-                f"请以实际启动日志中的 KV 缓存可用量为准。",
-                field="serving.max_model_len",
                 figures={
                     "per_seq_bytes": b.per_seq,
                     "kv_cache_bytes": b.kv_cache,
@@ -803,6 +747,12 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
                     "band": KV_ERROR_BAND,
                     "graph_band": GRAPH_ERROR_BAND,
                 },
+                who_en=who_en,
+                max_model_len=serving.max_model_len,
+                per_seq=b.per_seq,
+                kv_cache=max(b.kv_cache, 0),
+                kv_margin=b.kv_margin,
+                who_zh=who_zh,
             )
         )
         if not b.fits_one_sequence():
@@ -817,38 +767,40 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
         found = (
             _fitting_nodes(req, g.nodes, search_upto) if fit_len < min(serving.max_model_len, 4096) else None
         )
+        fix = None
+        change = {}
+        nodes_en = nodes_zh = layout_ok = None
         if fit_len >= min(serving.max_model_len, 4096) or (fit_len > 0 and found is None):
-            fix = {"serving.max_model_len": fit_len}
-            fix_en = f"Lower max_model_len to {thousands(fit_len)} tokens."
-            fix_zh = f"将上下文长度降到 {thousands(fit_len)} tokens。"
+            fix = "max_model_len"
         elif found is not None:
             n_ok, p_ok, _ = found
-            fix = nodes_fix(req, names[0], n_ok, p_ok)
-            text_en, text_zh = nodes_fix_text(req, names[0], n_ok)
-            fix_en = f"{text_en} as {parallel_label(p_ok)}."
-            fix_zh = f"{text_zh}，{parallel_label(p_ok)}。"
-        else:
-            fix, fix_en, fix_zh = {}, "", ""
+            fix = "nodes"
+            change = nodes_fix(req, names[0], n_ok, p_ok)
+            nodes_en, nodes_zh = nodes_fix_text(req, names[0], n_ok)
+            layout_ok = parallel_label(p_ok)
         out.append(
-            check(
+            raise_(
                 "memory.one_sequence_does_not_fit",
-                Severity.ERROR,
-                AREA,
-                f"{who_en}: one {thousands(serving.max_model_len)}-token sequence needs {gb(b.per_seq)} of KV cache "
-                f"per rank but only {gb(max(b.kv_cache, 0))} is left after weights {gb(b.weights)}, activations "
-                f"{gb(b.activation)}, buffers {gb(b.buffers)} and graphs {gb(b.graph)}; vLLM refuses to start.",
-                f"{who_zh}：一条 {thousands(serving.max_model_len)} tokens 的请求每卡需 {gb(b.per_seq)} KV 缓存，"
-                f"扣除权重 {gb(b.weights)}、激活 {gb(b.activation)}、通信缓冲 {gb(b.buffers)} 和图内存 "
-                f"{gb(b.graph)} 后仅剩 {gb(max(b.kv_cache, 0))}，vLLM 无法启动。",
-                field="serving.max_model_len",
                 fix=fix,
-                fix_en=fix_en,
-                fix_zh=fix_zh,
                 figures={
                     "per_seq_bytes": b.per_seq,
                     "kv_cache_bytes": b.kv_cache,
                     "shortfall_bytes": shortfall,
                 },
+                who_en=who_en,
+                max_model_len=serving.max_model_len,
+                per_seq=b.per_seq,
+                kv_cache=max(b.kv_cache, 0),
+                weights=b.weights,
+                activation=b.activation,
+                buffers=b.buffers,
+                graph=b.graph,
+                who_zh=who_zh,
+                fit_len=fit_len,
+                change=change,
+                nodes_en=nodes_en,
+                nodes_zh=nodes_zh,
+                layout_ok=layout_ok,
             )
         )
         return out
@@ -857,47 +809,39 @@ def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget
     if b.full_len_seqs < serving.max_num_seqs:
         n = b.full_len_seqs
         out.append(
-            check(
+            raise_(
                 "memory.max_num_seqs_not_full_length",
-                Severity.WARNING,
-                AREA,
-                f"{who_en}: {serving.max_num_seqs} × {thousands(serving.max_model_len)} tokens requested per DP rank "
-                f"({thousands(requested)} tokens), only {plural(n, 'full-length sequence')} {'fits' if n == 1 else 'fit'} "
-                f"({thousands(b.kv_tokens)} tokens of KV cache per DP rank). Shorter requests still run "
-                f"{serving.max_num_seqs} at a time.",
-                f"{who_zh}：每个 DP rank 配置 {serving.max_num_seqs} × {thousands(serving.max_model_len)} tokens"
-                f"（共 {thousands(requested)} tokens），但 KV 缓存只够 {n} 条满长度请求同时运行"
-                f"（每个 DP rank {thousands(b.kv_tokens)} tokens）。较短的请求仍可 {serving.max_num_seqs} 路并发。",
-                field="serving.max_num_seqs",
-                fix={"serving.max_num_seqs": n},
-                fix_en=f"Set max_num_seqs to {n} to guarantee full-length requests.",
-                fix_zh=f"将 max_num_seqs 设为 {n}，保证满长度请求不排队。",
                 figures={
                     "requested_tokens": requested,
                     "kv_tokens": b.kv_tokens,
                     "full_len_seqs": n,
                     "max_num_seqs": serving.max_num_seqs,
                 },
+                who_en=who_en,
+                max_num_seqs=serving.max_num_seqs,
+                max_model_len=serving.max_model_len,
+                requested=requested,
+                kv_tokens=b.kv_tokens,
+                who_zh=who_zh,
+                n=n,
             )
         )
     out.append(
-        check(
+        raise_(
             "memory.kv_headroom",
-            Severity.OK,
-            AREA,
-            f"{who_en}: {gb(b.weights)} of weights and {gb(b.kv_cache)} of KV cache per rank "
-            f"({thousands(b.kv_tokens)} tokens, {b.full_len_seqs} × {thousands(serving.max_model_len)}-token "
-            f"{'sequence' if b.full_len_seqs == 1 else 'sequences'} per DP rank).",
-            f"{who_zh}：每卡权重 {gb(b.weights)}，KV 缓存 {gb(b.kv_cache)}"
-            f"（每个 DP rank {thousands(b.kv_tokens)} tokens，可同时容纳 {b.full_len_seqs} 条 "
-            f"{thousands(serving.max_model_len)} tokens 的请求）。",
-            field="serving.gpu_memory_utilization",
             figures={
                 "weights_bytes": b.weights,
                 "kv_cache_bytes": b.kv_cache,
                 "kv_tokens": b.kv_tokens,
                 "full_len_seqs": b.full_len_seqs,
             },
+            who_en=who_en,
+            weights=b.weights,
+            kv_cache=b.kv_cache,
+            kv_tokens=b.kv_tokens,
+            full_len_seqs=b.full_len_seqs,
+            max_model_len=serving.max_model_len,
+            who_zh=who_zh,
         )
     )
     return out
@@ -1273,16 +1217,13 @@ def _replicated_check(req: PlanRequest, groups: Sequence[ReplicatedGroup], rank:
     what_en = ", ".join(names_en.get(g.group, g.group) for g in groups)
     what_zh = "、".join(names_zh.get(g.group, g.group) for g in groups)
     platform = "vLLM-Ascend" if req.server.accelerator.software_stack == "ascend" else "vLLM"
-    return check(
+    return raise_(
         "memory.replicated_weights",
-        Severity.OK,
-        AREA,
-        f"{platform} keeps the {what_en} whole on every rank rather than splitting them by TP: "
-        f"{gb(rank.replicated_weights_bytes)} per rank, counted in the weights.",
-        f"{platform} 在每张卡上完整保存{what_zh}（不随张量并行切分）：每卡 "
-        f"{gb(rank.replicated_weights_bytes)}，已计入权重。",
-        field="checkpoint",
         figures={g.group: g.loaded_bytes for g in groups} | {"sources": sorted({g.source for g in groups})},
+        platform=platform,
+        what_en=what_en,
+        replicated_weights_bytes=rank.replicated_weights_bytes,
+        what_zh=what_zh,
     )
 
 

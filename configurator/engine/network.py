@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from . import seed_references
+from .checks import raise_
 from .figures import FigureBook
-from .formatting import format_number
 from .memory import kv_bytes_per_token, kv_dtype_bytes, linear_state_bytes_per_seq
 from .serving_model import effective_factors
 from .types import (
@@ -63,7 +63,6 @@ from .types import (
     NetworkResult,
     PlanRequest,
     SeedReference,
-    Severity,
     Source,
     SwitchSpec,
     SwitchUnit,
@@ -517,22 +516,15 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
             checks.append(_no_switch_check(row))
         if row.spines and row.leaves > row.ports_per_switch:
             checks.append(
-                Check(
-                    code="network.fabric_exceeds_two_tier",
-                    severity=Severity.WARNING,
-                    area="network",
-                    message_en=(
-                        f"{row.role} {row.fabric} ({row.scope}): {row.leaves} leaves exceed the "
-                        f"{row.ports_per_switch} ports of a spine; a two-tier fabric cannot reach them all."
-                    ),
-                    message_zh=(
-                        f"{plane_in_text(row.role, 'zh')} {row.fabric}（{row.scope}）：叶交换机 {row.leaves} 台，"
-                        f"超过脊交换机端口数 {row.ports_per_switch}，两层组网无法全互联。"
-                    ),
+                raise_(
+                    "network.fabric_exceeds_two_tier",
                     figures={"leaves": row.leaves, "ports_per_switch": row.ports_per_switch},
-                    field="switches",
-                    fix_en="use a larger switch model or a three-tier fabric",
-                    fix_zh="选用端口更多的交换机或三层组网",
+                    role=row.role,
+                    fabric=row.fabric,
+                    scope=row.scope,
+                    leaves=row.leaves,
+                    ports_per_switch=row.ports_per_switch,
+                    plane_zh=plane_in_text(row.role, "zh"),
                 )
             )
 
@@ -600,24 +592,13 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
             names = ", ".join(sorted({s.model for s in shared}))
             names_zh = "、".join(sorted({s.model_zh or s.model for s in shared}))
             checks.append(
-                Check(
-                    code="network.pair_shares_switch",
-                    severity=Severity.WARNING,
-                    area="network",
-                    message_en=(
-                        f"The primary and standby clusters share {len(shared)} switch(es) ({names}): "
-                        "a single switch failure stops both, which defeats the hot standby."
-                    ),
-                    message_zh=(
-                        f"主备两个集群共用 {len(shared)} 台交换机（{names_zh}），单台交换机故障会同时中断主备，"
-                        "削弱主备高可用。"
-                    ),
+                raise_(
+                    "network.pair_shares_switch",
                     figures={"shared_switches": len(shared)},
-                    field="topology.pair_switches",
-                    fix={"topology.pair_switches": "separate"},
-                    fix_en="give each cluster its own switches (priced in the plan once applied), "
-                    "or pair the shared switches (M-LAG / dual-homing)",
-                    fix_zh="主备集群各配独立交换机（应用后方案按独立交换机计价），或对共用交换机做堆叠/M-LAG 双归",
+                    shared=len(shared),
+                    names=names,
+                    names_zh=names_zh,
+                    pair_switches="separate",
                 )
             )
 
@@ -633,48 +614,20 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
             names = ", ".join(sorted({s.model for s in data}))
             names_zh = "、".join(sorted({s.model_zh or s.model for s in data}))
             parameter_plane = any(s.role in ("scale_up", "scale_out") for s in data)
-            fix = {"topology.pair_switches": "separate"} if parameter_plane and not separate else {}
             checks.append(
-                Check(
-                    code="network.tenants_share_switch",
-                    severity=Severity.WARNING,
-                    area="network",
-                    message_en=(
-                        f"The two tenant clusters share {len(data)} switch(es) ({names}): a switch failure "
-                        "stops both tenants, and their traffic crosses the same switch."
-                    ),
-                    message_zh=(
-                        f"两个租户集群共用 {len(data)} 台交换机（{names_zh}）：单台交换机故障会同时中断两个租户，"
-                        "且两者流量经过同一交换机。"
-                    ),
+                raise_(
+                    "network.tenants_share_switch",
+                    fix="separate" if parameter_plane and not separate else "separate_or_accept",
                     figures={"shared_switches": len(data)},
-                    field="topology.pair_switches" if fix else "switches",
-                    fix=fix,
-                    fix_en=(
-                        "give each tenant cluster its own parameter-plane switches (priced in the plan once applied)"
-                        if fix
-                        else "give each tenant cluster its own switches, or accept the shared switches with a reason"
-                    ),
-                    fix_zh=(
-                        "为每个租户集群配置独立的参数面交换机（应用后方案按独立交换机计价）"
-                        if fix
-                        else "为每个租户集群配置独立交换机，或注明理由后接受共用"
-                    ),
+                    shared=len(data),
+                    names=names,
+                    names_zh=names_zh,
+                    pair_switches="separate",
                 )
             )
         if management:
             checks.append(
-                Check(
-                    code="network.tenants_share_management",
-                    severity=Severity.OK,
-                    area="network",
-                    message_en=(
-                        "The tenants share the management switch: it carries the operator's out-of-band "
-                        "management, no tenant traffic."
-                    ),
-                    message_zh="两个租户共用管理网交换机：该交换机只承载运维带外管理流量，不承载租户业务流量。",
-                    figures={"shared_switches": len(management)},
-                )
+                raise_("network.tenants_share_management", figures={"shared_switches": len(management)})
             )
 
     return NetworkResult(
@@ -884,22 +837,14 @@ def _row_figures(book: FigureBook, rows: list[FabricRow], packages: int) -> None
 
 
 def _no_switch_check(row: FabricRow) -> Check:
-    return Check(
-        code="network.no_switch_for_fabric",
-        severity=Severity.WARNING,
-        area="network",
-        message_en=(
-            f"No switch model for the {row.fabric} {row.role} fabric ({row.ports_needed} ports): "
-            "the plan counts no switches for it."
-        ),
-        message_zh=(
-            f"{plane_in_text(row.role, 'zh')}（{fabric_label(row.fabric, 'zh')}，{row.ports_needed} 个端口）"
-            "未选交换机型号，未计入交换机。"
-        ),
+    return raise_(
+        "network.no_switch_for_fabric",
         figures={"ports_needed": row.ports_needed},
-        field="switches",
-        fix_en=f"add a {row.fabric} switch to the plan",
-        fix_zh=f"添加{fabric_label(row.fabric, 'zh')}交换机",
+        fabric=row.fabric,
+        role=row.role,
+        ports_needed=row.ports_needed,
+        plane_zh=plane_in_text(row.role, "zh"),
+        fabric_zh=fabric_label(row.fabric, "zh"),
     )
 
 
@@ -982,70 +927,38 @@ def _link_zh(x: CrossNodeLink) -> str:
 def _cross_node_checks(links: tuple[CrossNodeLink, ...]) -> list[Check]:
     """ERROR without RDMA or below 200G, WARNING at 200G RDMA, OK at ≥ 400G RDMA ([S1] §6.3)."""
     checks = []
-    fix_en = f"use {MIN_CROSS_NODE_GBPS}GE RoCE (or LingQu / InfiniBand) NICs and switches for the parameter network"
-    fix_zh = f"参数面改用 {MIN_CROSS_NODE_GBPS}GE RoCE（或灵衢/InfiniBand）网卡与交换机"
     bad = [x for x in links if x.verdict in ("insufficient", "none")]
     slow = [x for x in links if x.verdict == "slow"]
     good = [x for x in links if x.verdict == "ok"]
     if bad:
         checks.append(
-            Check(
-                code="network.cross_node_fabric_insufficient",
-                severity=Severity.ERROR,
-                area="network",
-                message_en=(
-                    "Cross-node expert/tensor-parallel traffic: "
-                    + "; ".join(_link_en(x) for x in bad)
-                    + f". Nodes must be interconnected through {MIN_CROSS_NODE_GBPS}GE LingQu or RoCE; "
-                    "ordinary Ethernet cannot carry the EP all-to-all between nodes."
-                ),
-                message_zh=(
-                    "跨节点专家并行/张量并行流量："
-                    + "；".join(_link_zh(x) for x in bad)
-                    + f"。节点间必须通过 {MIN_CROSS_NODE_GBPS}GE 灵衢或 RoCE 互联，普通以太网无法满足 EP 的跨节点通信需求。"
-                ),
+            raise_(
+                "network.cross_node_fabric_insufficient",
                 figures={
                     x.group: {"traffic": x.traffic, "link_gbps": x.link_gbps, "rdma": x.rdma} for x in bad
                 },
-                field="switches",
-                fix_en=fix_en,
-                fix_zh=fix_zh,
+                links_en="; ".join(_link_en(x) for x in bad),
+                min_gbps=MIN_CROSS_NODE_GBPS,
+                links_zh="；".join(_link_zh(x) for x in bad),
             )
         )
     if slow:
         checks.append(
-            Check(
-                code="network.cross_node_fabric_below_400g",
-                severity=Severity.WARNING,
-                area="network",
-                message_en=(
-                    "Cross-node traffic: "
-                    + "; ".join(_link_en(x) for x in slow)
-                    + f". RDMA below the seed's {MIN_CROSS_NODE_GBPS}GE: it runs (the public vLLM-Ascend "
-                    "8 × Atlas 800 A2 deployment uses 200GE RoCE) but the EP all-to-all will be slower; "
-                    "confirm throughput by load test."
-                ),
-                message_zh=(
-                    "跨节点流量："
-                    + "；".join(_link_zh(x) for x in slow)
-                    + f"。RDMA 速率低于种子方案要求的 {MIN_CROSS_NODE_GBPS}GE：可以运行（vLLM-Ascend 公开教程的 "
-                    "8 台 Atlas 800 A2 即用 200GE RoCE），但 EP 跨节点通信更慢，吞吐需压测确认。"
-                ),
+            raise_(
+                "network.cross_node_fabric_below_400g",
                 figures={x.group: {"traffic": x.traffic, "link_gbps": x.link_gbps} for x in slow},
-                field="switches",
-                fix_en=fix_en,
-                fix_zh=fix_zh,
+                links_en="; ".join(_link_en(x) for x in slow),
+                min_gbps=MIN_CROSS_NODE_GBPS,
+                links_zh="；".join(_link_zh(x) for x in slow),
             )
         )
     if good:
         checks.append(
-            Check(
-                code="network.cross_node_fabric_ok",
-                severity=Severity.OK,
-                area="network",
-                message_en="Cross-node traffic: " + "; ".join(_link_en(x) for x in good) + ".",
-                message_zh="跨节点流量：" + "；".join(_link_zh(x) for x in good) + "。",
+            raise_(
+                "network.cross_node_fabric_ok",
                 figures={x.group: {"traffic": x.traffic, "link_gbps": x.link_gbps} for x in good},
+                links_en="; ".join(_link_en(x) for x in good),
+                links_zh="；".join(_link_zh(x) for x in good),
             )
         )
     return checks
@@ -1167,58 +1080,21 @@ def _kv_transfer(
         )
     if share is not None and gbps is not None:  # share is only ever set together with gbps
         book.put("network.kv_transfer.share", round(share, 4), kv_gbps=round(gbps, 2), link_gbps=link)
-        msg = (
-            f"P→D KV transfer at the prefill nodes' full rate: {format_number(gbps, 1)} Gb/s per node "
-            f"({format_number(per_request / 1e6, 1)} MB per {w.input_tokens}-token request × {format_number(req_s or 0, 2)} req/s), "
-            f"{share:.1%} of {link:,} Gb/s scale-out per node."
-        )
-        msg_zh = (
-            f"预填充节点满负荷时 P→D 的 KV 传输：每节点 {format_number(gbps, 1)} Gb/s（每个 {w.input_tokens} token 请求 "
-            f"{format_number(per_request / 1e6, 1)} MB × {format_number(req_s or 0, 2)} 请求/秒），占每节点 {link:,} Gb/s 参数面带宽的 {share:.1%}。"
-        )
-        if share > KV_SHARE_WARN:
-            checks.append(
-                Check(
-                    code="network.kv_transfer_share_high",
-                    severity=Severity.WARNING,
-                    area="network",
-                    message_en=msg + " KV transfer would crowd out the EP traffic; decode will wait for KV.",
-                    message_zh=msg_zh + " KV 传输将挤占专家并行通信，解码节点将等待 KV。",
-                    figures={"kv_gbps": round(gbps, 2), "link_gbps": link, "share": round(share, 4)},
-                    field="switches",
-                    fix_en="add scale-out ports per node, use a faster fabric, or an FP8 KV cache",
-                    fix_zh="增加每节点参数面端口、采用更高速组网，或使用 FP8 KV 缓存",
-                )
-            )
-        else:
-            checks.append(
-                Check(
-                    code="network.kv_transfer_ok",
-                    severity=Severity.OK,
-                    area="network",
-                    message_en=msg,
-                    message_zh=msg_zh,
-                    figures={"kv_gbps": round(gbps, 2), "link_gbps": link, "share": round(share, 4)},
-                )
-            )
-    elif link == 0:
         checks.append(
-            Check(
-                code="network.kv_transfer_no_fabric",
-                severity=Severity.ERROR,
-                area="network",
-                message_en="Prefill and decode nodes have no switched scale-out fabric to move KV between them.",
-                message_zh="预填充与解码节点之间没有参数面交换网络，无法传输 KV。",
-                field="switches",
-                fix_en="add a RoCE switch for the parameter network",
-                fix_zh="为参数面添加 RoCE 交换机",
+            raise_(
+                "network.kv_transfer_share_high" if share > KV_SHARE_WARN else "network.kv_transfer_ok",
+                figures={"kv_gbps": round(gbps, 2), "link_gbps": link, "share": round(share, 4)},
+                gbps=gbps,
+                request_mb=per_request / 1e6,
+                input_tokens=w.input_tokens,
+                req_s=req_s or 0,
+                share=share,
+                link=link,
             )
         )
+    elif link == 0:
+        checks.append(raise_("network.kv_transfer_no_fabric"))
     return kv, checks
-
-
-def _sentence(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def _seed_checks(
@@ -1241,55 +1117,25 @@ def _seed_checks(
             diffs_zh.append(f"{fabric}：种子方案 {count} 台，本方案 {mine} 台（{ports} 个端口，单台 {p} 口）")
     if not diffs_en:
         return [
-            Check(
-                code="network.switch_count_vs_seed",
-                severity=Severity.OK,
-                area="network",
-                message_en=f"Switch counts match the seed ({seed.source.ref}).",
-                message_zh=f"交换机数量与种子方案一致（{seed.source.ref}）。",
+            raise_(
+                "network.switch_count_vs_seed",
                 figures=dict(seed.switches),
+                variant="match",
+                seed=seed.source.ref,
             )
         ]
     # The explanation follows the direction of the difference: more switches than the seed means
     # the seed counted larger switches than the catalog's; fewer means the seed counted spares or
     # smaller switches, while the plan sizes each fabric by the ports it needs.
-    why_en, why_zh = [], []
-    if more:
-        why_en.append(
-            "where the plan has more, the seed's figures imply switches with more ports than the catalog's"
-        )
-        why_zh.append("本方案台数更多之处，说明种子方案按单台端口更多的交换机计算")
-    if fewer:
-        why_en.append(
-            "where the plan has fewer, it sizes the fabric by the ports it needs and the seed counts spares or "
-            "smaller switches"
-        )
-        why_zh.append(
-            "本方案台数更少之处，本方案按实际所需端口数配置，种子方案计入了备用或更小端口数的交换机"
-        )
     return [
-        Check(
-            code="network.switch_count_vs_seed",
-            severity=Severity.WARNING,
-            area="network",
-            message_en=(
-                f"Switch counts differ from the seed ({seed.source.ref}): "
-                + "; ".join(diffs_en)
-                + ". "
-                + _sentence("; ".join(why_en))
-                + " (ports per switch are assumed until confirmed with the vendor)."
-            ),
-            message_zh=(
-                f"交换机数量与种子方案（{seed.source.ref}）不同："
-                + "；".join(diffs_zh)
-                + "。"
-                + "；".join(why_zh)
-                + "（端口数为假设值，需与厂商确认）。"
-            ),
+        raise_(
+            "network.switch_count_vs_seed",
+            variant=None if more and fewer else "more" if more else "fewer",
+            fix="confirm_ports",
             figures={"seed": dict(seed.switches), "plan": ours},
-            field="switches",
-            fix_en="confirm the switch port counts with the vendor",
-            fix_zh="与厂商确认交换机端口数",
+            seed=seed.source.ref,
+            diffs_en="; ".join(diffs_en),
+            diffs_zh="；".join(diffs_zh),
         )
     ]
 

@@ -26,8 +26,8 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .checks import raise_
 from .figures import FigureBook
-from .formatting import format_number
 from .seed_references import power_source
 from .types import (
     Check,
@@ -168,33 +168,40 @@ def _size_feed(
     )
 
 
-def _exceeds_check(
-    feed: FeedSizing, site: SiteSpec, where_en: str, where_zh: str, severity: Severity, code: str
-) -> Check:
+def _exceeds_check(feed: FeedSizing, site: SiteSpec, rack: str | None) -> Check:
+    """A rack's feed beyond the site's largest breaker (an error), or the whole deployment's (a warning)."""
     largest = max(site.breaker_ladder_amps) if site.breaker_ladder_amps else feed.breaker_amps
-    return Check(
-        code=code,
-        severity=severity,
-        area="power",
-        message_en=(
-            f"{where_en}: {format_number(feed.load_kw, 1)} kW needs {format_number(feed.required_amps)} A per feed "
-            f"({format_number(feed.current_amps)} A ÷ {feed.derating:g}), more than the largest breaker on the "
-            f"site's ladder ({largest} A)."
-        ),
-        message_zh=(
-            f"{where_zh}：{format_number(feed.load_kw, 1)} kW 每路需 {format_number(feed.required_amps)} A"
-            f"（{format_number(feed.current_amps)} A ÷ {feed.derating:g}），超过现场最大断路器规格 {largest} A。"
-        ),
-        figures={
-            "load_kw": round(feed.load_kw, 1),
-            "required_amps": round(feed.required_amps, 1),
-            "largest_breaker_amps": largest,
-            "circuits": feed.circuits,
-            "breaker_amps": feed.breaker_amps,
-        },
-        field="site.breaker_ladder_amps",
-        fix_en=f"split each of the A and B feeds into {feed.circuits} × {feed.breaker_amps} A circuits",
-        fix_zh=f"A/B 路各拆分为 {feed.circuits} 个 {feed.breaker_amps} A 独立回路",
+    figures = {
+        "load_kw": round(feed.load_kw, 1),
+        "required_amps": round(feed.required_amps, 1),
+        "largest_breaker_amps": largest,
+        "circuits": feed.circuits,
+        "breaker_amps": feed.breaker_amps,
+    }
+    feed_kw, required, current = feed.load_kw, feed.required_amps, feed.current_amps
+    if rack is None:
+        return raise_(
+            "power.total_feed_split",
+            figures=figures,
+            load_kw=feed_kw,
+            required_amps=required,
+            current_amps=current,
+            derating=feed.derating,
+            largest=largest,
+            circuits=feed.circuits,
+            breaker_amps=feed.breaker_amps,
+        )
+    return raise_(
+        "power.feed_exceeds_largest_breaker",
+        figures=figures,
+        rack=rack,
+        load_kw=feed_kw,
+        required_amps=required,
+        current_amps=current,
+        derating=feed.derating,
+        largest=largest,
+        circuits=feed.circuits,
+        breaker_amps=feed.breaker_amps,
     )
 
 
@@ -209,9 +216,7 @@ def rack_feed(
     """
     feed = _size_feed(kw, site, method, key, _SEED_METHOD_SOURCE, detail=False)
     if feed.exceeds_largest_breaker:
-        check = _exceeds_check(
-            feed, site, f"Rack {name}", f"机柜 {name}", Severity.ERROR, "power.feed_exceeds_largest_breaker"
-        )
+        check = _exceeds_check(feed, site, name)
         feed = replace(feed, checks=(check,))
     return feed
 
@@ -391,25 +396,9 @@ def _feed_checks(
     limit_pct = round(site.continuous_derating * 100)
     if seed.utilisation > site.continuous_derating + _EPS:
         checks.append(
-            Check(
-                code="power.seed_circuit_no_headroom",
+            raise_(
+                "power.seed_circuit_no_headroom",
                 severity=Severity.WARNING if seed_stated else Severity.OK,
-                area="power",
-                message_en=(
-                    f"The seed's method sizes each feed at {seed.breaker_amps} A for {format_number(seed.current_amps, 1)} A of "
-                    f"full load ({format_number(servers_kw, 1)} kW at {phase_en} {v} V, PF 1): the breaker runs at "
-                    f"{seed.utilisation:.0%} of its rating, while a continuous load should stay within "
-                    f"{limit_pct} %. There is no continuous-load headroom and no margin for a power factor "
-                    f"below 1. Recommended: {rec.description_en} for {format_number(rec.load_kw, 1)} kW "
-                    f"(servers + switches) at PF {rec.power_factor:g} ÷ {rec.derating:g}."
-                ),
-                message_zh=(
-                    f"种子方案按功率因数 1 计算：{format_number(servers_kw, 1)} kW（{phase_zh} {v}V）每路满载电流 "
-                    f"{format_number(seed.current_amps, 1)} A，选 {seed.breaker_amps} A 独立回路，断路器负载率 "
-                    f"{seed.utilisation:.0%}，而持续负载不宜超过额定电流的 {limit_pct}%，没有余量，"
-                    f"也未考虑功率因数低于 1。推荐：{rec.description_zh} 断路器"
-                    f"（{format_number(rec.load_kw, 1)} kW 含交换机，功率因数 {rec.power_factor:g}，÷ {rec.derating:g}）。"
-                ),
                 figures={
                     "seed_current_amps": round(seed.current_amps, 1),
                     "seed_breaker_amps": seed.breaker_amps,
@@ -419,37 +408,41 @@ def _feed_checks(
                     "recommended_breaker_amps": rec.breaker_amps,
                     "circuits": rec.circuits,
                 },
-                field="site.continuous_derating",
-                fix_en=f"use {rec.breaker_amps} A breakers on each of the A and B feeds"
-                + (f" ({rec.circuits} circuits per feed)" if rec.circuits > 1 else ""),
-                fix_zh=f"A/B 路各采用 {rec.breaker_amps} A 断路器"
-                + (f"（每路 {rec.circuits} 个回路）" if rec.circuits > 1 else ""),
+                fix="split" if rec.circuits > 1 else "one_circuit",
+                seed_breaker=seed.breaker_amps,
+                current_amps=seed.current_amps,
+                servers_kw=servers_kw,
+                phase_en=phase_en,
+                voltage=v,
+                utilisation=seed.utilisation,
+                limit_pct=limit_pct,
+                description_en=rec.description_en,
+                load_kw=rec.load_kw,
+                power_factor=rec.power_factor,
+                derating=rec.derating,
+                phase_zh=phase_zh,
+                description_zh=rec.description_zh,
+                rec_breaker=rec.breaker_amps,
+                circuits=rec.circuits,
             )
         )
     if rec.exceeds_largest_breaker:
-        checks.append(
-            _exceeds_check(
-                rec, site, "Whole deployment", "整体部署", Severity.WARNING, "power.total_feed_split"
-            )
-        )
+        checks.append(_exceeds_check(rec, site, None))
     checks.append(
-        Check(
-            code="power.method",
-            severity=Severity.OK,
-            area="power",
-            message_en=(
-                f"Feeds sized by the recommended method: {format_number(rec.load_kw, 1)} kW IT load "
-                f"({format_number(servers_kw, 1)} kW servers + {format_number(switches_kw, 1)} kW switches) → {format_number(rec.current_amps, 1)} A at "
-                f"PF {rec.power_factor:g} → {format_number(rec.required_amps, 1)} A after ÷ {rec.derating:g} → "
-                f"{rec.description_en}. The seed's method gives {seed.description_en} for the servers alone."
-            ),
-            message_zh=(
-                f"配电按推荐算法：IT 负载 {format_number(rec.load_kw, 1)} kW（服务器 {format_number(servers_kw, 1)} kW + 交换机 "
-                f"{format_number(switches_kw, 1)} kW）→ 功率因数 {rec.power_factor:g} 时 {format_number(rec.current_amps, 1)} A → "
-                f"÷ {rec.derating:g} 得 {format_number(rec.required_amps, 1)} A → {rec.description_zh}。种子方案算法（仅服务器）为 "
-                f"{seed.description_zh}。"
-            ),
+        raise_(
+            "power.method",
             figures={"recommended_breaker_amps": rec.breaker_amps, "seed_breaker_amps": seed.breaker_amps},
+            load_kw=rec.load_kw,
+            servers_kw=servers_kw,
+            switches_kw=switches_kw,
+            current_amps=rec.current_amps,
+            power_factor=rec.power_factor,
+            required_amps=rec.required_amps,
+            derating=rec.derating,
+            description_en=rec.description_en,
+            seed_description_en=seed.description_en,
+            description_zh=rec.description_zh,
+            seed_description_zh=seed.description_zh,
         )
     )
     return checks
@@ -472,28 +465,20 @@ def _psu_check(req: PlanRequest) -> Check | None:
     if side_kw + _EPS >= s.max_input_kw * PSU_EFFICIENCY:
         return None
     redundancy = f"{s.psu_count - s.psu_redundant}+{s.psu_redundant}" if s.psu_redundant else f"{s.psu_count}"
-    return Check(
-        code="power.psu_not_ab_redundant",
-        severity=Severity.WARNING,
-        area="power",
-        message_en=(
-            f"{s.name}: {s.psu_count} × {s.psu_watts / 1000:g} kW PSUs ({redundancy}) split across the A and B "
-            f"feeds leave {per_side} PSUs = {format_number(side_kw, 1)} kW on one feed, below the {s.max_input_kw:g} kW "
-            f"maximum input. Losing one feed may throttle or shut down the server even though each feed "
-            f"is sized for the full load."
-        ),
-        message_zh=(
-            f"{s.name_zh or s.name}：{s.psu_count} 个 {s.psu_watts / 1000:g} kW 电源（{redundancy} 冗余）分接 A/B 路供电后，"
-            f"单路仅 {per_side} 个电源 = {format_number(side_kw, 1)} kW，低于最大输入功率 {s.max_input_kw:g} kW；"
-            f"即使每路按满载配电，单路失电时服务器仍可能降频或宕机。"
-        ),
+    return raise_(
+        "power.psu_not_ab_redundant",
         figures={
             "psu_count": s.psu_count,
             "psu_watts": s.psu_watts,
             "per_feed_kw": round(side_kw, 2),
             "max_input_kw": s.max_input_kw,
         },
-        field="server.psu_count",
-        fix_en="confirm the vendor's N+N (A/B) power mode or a power cap for single-feed operation",
-        fix_zh="与厂商确认 N+N（A/B 路）供电模式或单路供电时的功率封顶策略",
+        server_en=s.name,
+        psu_count=s.psu_count,
+        psu_kw=s.psu_watts / 1000,
+        redundancy=redundancy,
+        per_side=per_side,
+        side_kw=side_kw,
+        max_input_kw=s.max_input_kw,
+        server_zh=s.name_zh or s.name,
     )

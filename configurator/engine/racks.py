@@ -26,8 +26,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .checks import raise_
 from .figures import FigureBook
-from .formatting import format_number
 from .names import node_name
 from .network import NetworkResult, SeedReference, SwitchUnit, seed_reference
 from .power import PowerResult, rack_feed
@@ -40,7 +40,6 @@ from .types import (
     RackLayout,
     RackResult,
     RackSlot,
-    Severity,
     Source,
 )
 from .vocabulary import TIERS, group_short, plane_short
@@ -488,23 +487,20 @@ def _fit_checks(req: PlanRequest, usable: int) -> list[Check]:
     if not problems_en:
         return []
     return [
-        Check(
-            code="racks.server_exceeds_rack",
-            severity=Severity.ERROR,
-            area="racks",
-            message_en=f"{server.name} does not fit the {spec.name}: " + "; ".join(problems_en) + ".",
-            message_zh=f"{server.name_zh or server.name} 无法装入 {spec.name_zh or spec.name}："
-            + "；".join(problems_zh)
-            + "。",
+        raise_(
+            "racks.server_exceeds_rack",
             figures={
                 "server_u": server.rack_units,
                 "usable_u": usable,
                 "server_kw": server.max_input_kw,
                 "rack_max_kw": spec.max_kw,
             },
-            field="rack",
-            fix_en="choose a taller or higher-power rack",
-            fix_zh="选用更高或功率更大的机柜",
+            server_en=server.name,
+            server_zh=server.name_zh or server.name,
+            rack_en=spec.name,
+            rack_zh=spec.name_zh or spec.name,
+            problems_en="; ".join(problems_en),
+            problems_zh="；".join(problems_zh),
         )
     ]
 
@@ -524,31 +520,23 @@ def _cooling_check(
     names = ", ".join(r.name for r in hot)
     cooling_en = "air cooling" if req.rack.cooling == "air" else "containment"
     cooling_zh = "风冷" if req.rack.cooling == "air" else "冷/热通道封闭"
-    fix: dict[str, float] = {}
-    alt_en = alt_zh = ""
+    fix, per, alt_racks = "containment", 0, 0
     if server.max_input_kw <= limit + _EPS:
-        alt = _place(req, layout, network, limit, slots=False)
+        fix = "containment_or_cap"
+        alt_racks = len(_place(req, layout, network, limit, slots=False))
         per = servers_per_rack(req, limit)
-        fix = {"rack.max_kw": limit}
-        alt_en = f", or cap racks at {limit:g} kW ({per} server{'s' if per > 1 else ''} per rack → {len(alt)} racks)"
-        alt_zh = f"，或将单机柜功耗限制在 {limit:g} kW（每柜 {per} 台服务器 → {len(alt)} 个机柜）"
-    return Check(
-        code="cooling.rack_exceeds_air_limit",
-        severity=Severity.WARNING,
-        area="cooling",
-        message_en=(
-            f"{len(hot)} rack(s) ({names}) draw up to {format_number(worst, 1)} kW, beyond the site's {cooling_en} limit "
-            f"of {limit:g} kW per rack. 35–40 kW per rack needs hot/cold-aisle containment or liquid cooling."
-        ),
-        message_zh=(
-            f"{len(hot)} 个机柜（{names}）单柜功耗最高 {format_number(worst, 1)} kW，超过机房{cooling_zh}单柜上限 {limit:g} kW；"
-            "单柜 35–40 kW 需要冷/热通道封闭或液冷。"
-        ),
-        figures={"racks": [r.name for r in hot], "max_rack_kw": round(worst, 2), "limit_kw": limit},
-        field="rack.cooling",
+    return raise_(
+        "cooling.rack_exceeds_air_limit",
         fix=fix,
-        fix_en="use hot/cold-aisle containment or liquid cooling" + alt_en,
-        fix_zh="采用冷/热通道封闭或液冷" + alt_zh,
+        figures={"racks": [r.name for r in hot], "max_rack_kw": round(worst, 2), "limit_kw": limit},
+        hot=len(hot),
+        names=names,
+        worst_kw=worst,
+        cooling_en=cooling_en,
+        cooling_zh=cooling_zh,
+        limit=limit,
+        per=per,
+        alt_racks=alt_racks,
     )
 
 
@@ -561,25 +549,15 @@ def _separation_checks(layout: LayoutResult, racks: list[RackLayout]) -> list[Ch
     desc_zh = "；".join(f"{group_short(g, 'zh')}：{', '.join(rs)}" for g, rs in where.items())
     if shared:
         return [
-            Check(
-                code="racks.groups_share_rack",
-                severity=Severity.ERROR,
-                area="racks",
-                message_en=f"Serving groups share racks {', '.join(shared)} ({desc}).",
-                message_zh=f"不同集群共用机柜 {', '.join(shared)}（{desc_zh}）。",
+            raise_(
+                "racks.groups_share_rack",
                 figures={"racks": shared},
+                shared=", ".join(shared),
+                desc_en=desc,
+                desc_zh=desc_zh,
             )
         ]
-    return [
-        Check(
-            code="racks.groups_separate",
-            severity=Severity.OK,
-            area="racks",
-            message_en=f"Each serving group has its own racks and A/B feeds ({desc}).",
-            message_zh=f"各集群独立机柜、独立 A/B 路供电（{desc_zh}）。",
-            figures=where,
-        )
-    ]
+    return [raise_("racks.groups_separate", figures=where, desc_en=desc, desc_zh=desc_zh)]
 
 
 def _seed_check(seed: SeedReference, racks: list[RackLayout], req: PlanRequest) -> Check:
@@ -587,15 +565,14 @@ def _seed_check(seed: SeedReference, racks: list[RackLayout], req: PlanRequest) 
     units = sum(r.units_used for r in racks)
     figures: dict[str, float | int | None] = {"racks": n, "seed_racks": seed.racks, "units_used": units}
     if n == seed.racks:
-        return Check(
-            code="racks.count_vs_seed",
-            severity=Severity.OK,
-            area="racks",
-            message_en=f"{n} racks, {units}U used (incl. switches and PDUs), as in the seed ({seed.source.ref}: "
-            f"≈{seed.rack_units}U, {seed.racks} racks).",
-            message_zh=f"{n} 个机柜，已用 {units}U（含交换机、PDU），与种子方案一致（{seed.source.ref}：约 "
-            f"{seed.rack_units}U，{seed.racks} 个机柜）。",
+        return raise_(
+            "racks.count_vs_seed",
             figures=figures,
+            racks=n,
+            units=units,
+            seed=seed.source.ref,
+            seed_units=seed.rack_units,
+            seed_racks=seed.racks,
         )
     # Why the counts differ, in the terms the engineer can act on: servers per rack is
     # min(⌊usable U ÷ server U⌋, ⌊rack kW ÷ server kW⌋) (servers_per_rack); a rack cap typed in (or
@@ -611,30 +588,41 @@ def _seed_check(seed: SeedReference, racks: list[RackLayout], req: PlanRequest) 
     per_rack = max(1, min(by_u, by_kw))
     figures.update(servers_per_rack=per_rack, by_space=by_u, by_power=by_kw, rack_max_kw=spec.max_kw)
     if n > (seed.racks or 0) and by_kw < by_u:
-        why_en = (
-            f"the rack's power limit of {spec.max_kw:g} kW holds {by_kw} server(s) of {server.max_input_kw:g} kW "
-            f"where its space holds {by_u}"
+        return raise_(
+            "racks.count_vs_seed",
+            variant="power_limit",
+            fix="raise_limit",
+            figures=figures,
+            racks=n,
+            units=units,
+            seed=seed.source.ref,
+            seed_racks=seed.racks,
+            max_kw=spec.max_kw,
+            by_kw=by_kw,
+            server_kw=server.max_input_kw,
+            by_u=by_u,
         )
-        why_zh = f"机柜功率上限 {spec.max_kw:g} kW 只能容纳 {by_kw} 台 {server.max_input_kw:g} kW 的服务器（按空间可放 {by_u} 台）"
-        fix_en, fix_zh = "raise the rack power limit if the site allows", "如机房允许，提高机柜功率上限"
-    elif n > (seed.racks or 0):
-        why_en = f"{per_rack} server(s) per rack fit in {usable}U usable, with the switches and PDUs placed as well"
-        why_zh = f"每柜可用 {usable}U 只能容纳 {per_rack} 台服务器（另需放置交换机与 PDU）"
-        fix_en = fix_zh = ""
-    else:
-        why_en = f"this rack type holds {per_rack} server(s) per rack, more than the seed assumes"
-        why_zh = f"该机柜型号每柜可容纳 {per_rack} 台服务器，多于种子方案的假设"
-        fix_en = fix_zh = ""
-    return Check(
-        code="racks.count_vs_seed",
-        severity=Severity.WARNING if n > (seed.racks or 0) else Severity.OK,
-        area="racks",
-        message_en=f"{n} racks ({units}U used) where the seed ({seed.source.ref}) plans {seed.racks}: {why_en}.",
-        message_zh=f"本方案 {n} 个机柜（已用 {units}U），种子方案（{seed.source.ref}）为 {seed.racks} 个：{why_zh}。",
+    if n > (seed.racks or 0):
+        return raise_(
+            "racks.count_vs_seed",
+            variant="space",
+            figures=figures,
+            racks=n,
+            units=units,
+            seed=seed.source.ref,
+            seed_racks=seed.racks,
+            per_rack=per_rack,
+            usable=usable,
+        )
+    return raise_(
+        "racks.count_vs_seed",
+        variant="denser",
         figures=figures,
-        field="rack.max_kw" if fix_en else "",
-        fix_en=fix_en,
-        fix_zh=fix_zh,
+        racks=n,
+        units=units,
+        seed=seed.source.ref,
+        seed_racks=seed.racks,
+        per_rack=per_rack,
     )
 
 

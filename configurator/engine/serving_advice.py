@@ -34,8 +34,8 @@ import dataclasses
 import math
 from collections.abc import Iterable
 
+from .checks import raise_
 from .defaults import resolve_serving
-from .explain import check
 from .layout import auto_layout, layout_is_valid, resolve_layout
 from .memory import size_memory
 from .performance import estimate_performance
@@ -196,19 +196,9 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
     )
     spec_en, spec_zh = speculative_reason(req)
     return (
-        check(
+        raise_(
             "performance.serving_settings_recommended",
-            Severity.WARNING if short else Severity.OK,
-            "performance",
-            f"Recommended serving settings for this hardware: max_num_seqs {prop.max_num_seqs} per DP rank, "
-            f"max_num_batched_tokens {prop.max_num_batched_tokens}{split_en}, speculative decoding {spec_en}; "
-            f"they carry {d.concurrency} concurrent requests ({d.output_tokens_per_s:,.0f} output tokens/s) "
-            f"within the latency targets ({seed_en}).",
-            f"本硬件的推荐服务参数：每个 DP rank max_num_seqs {prop.max_num_seqs}，max_num_batched_tokens "
-            f"{prop.max_num_batched_tokens}"
-            + (f"，{prop.prefill_nodes}P{prop.decode_nodes}D" if split_changed else "")
-            + f"，投机解码{spec_zh}；满足时延目标时可承载 {d.concurrency} 路并发"
-            f"（输出 {d.output_tokens_per_s:,.0f} tokens/s）（{seed_zh}）。",
+            severity=Severity.WARNING if short else Severity.OK,
             figures={
                 "max_num_seqs": prop.max_num_seqs,
                 "max_num_batched_tokens": prop.max_num_batched_tokens,
@@ -221,10 +211,17 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
                 "request_max_num_seqs": s.max_num_seqs,
                 "request_max_num_batched_tokens": s.max_num_batched_tokens,
             },
-            field="serving.max_num_seqs",
-            fix=fix,
-            fix_en="Use the recommended serving settings.",
-            fix_zh="采用推荐的服务参数。",
+            max_num_seqs=prop.max_num_seqs,
+            max_num_batched_tokens=prop.max_num_batched_tokens,
+            split_en=split_en,
+            split_zh=f"，{prop.prefill_nodes}P{prop.decode_nodes}D" if split_changed else "",
+            spec_en=spec_en,
+            spec_zh=spec_zh,
+            concurrency=d.concurrency,
+            output_tps=d.output_tokens_per_s,
+            seed_en=seed_en,
+            seed_zh=seed_zh,
+            change=fix,
         ),
     )
 
@@ -245,25 +242,21 @@ def _carry_the_load(req: PlanRequest, perf: PerformanceResult) -> tuple[Check, .
         return ()
     spec_en, spec_zh = speculative_reason(req)
     return (
-        check(
+        raise_(
             "performance.serving_settings_recommended",
-            Severity.WARNING,
-            "performance",
-            f"max_num_seqs {need} per DP rank lets the {dp.serving_dp_ranks} DP ranks run the {conc} concurrent "
-            f"requests at once (the KV cache holds {dp.kv_seqs_fit_per_dp_rank} per DP rank); the latency targets "
-            f"are out of this hardware's reach either way (the request's max_num_seqs: {req.serving.max_num_seqs}); "
-            f"speculative decoding {spec_en}.",
-            f"将每个 DP rank 的 max_num_seqs 设为 {need}，{dp.serving_dp_ranks} 个 DP rank 即可同时运行 {conc} 路并发"
-            f"（KV 缓存每个 DP rank 可容纳 {dp.kv_seqs_fit_per_dp_rank} 条）；无论如何该硬件均达不到时延目标"
-            f"（原 max_num_seqs：{req.serving.max_num_seqs}）；投机解码{spec_zh}。",
+            variant="carry_the_load",
             figures={
                 "max_num_seqs": need,
                 "request_max_num_seqs": req.serving.max_num_seqs,
                 "speculative_decoding": spec_en,
             },
-            field="serving.max_num_seqs",
-            fix={"serving.max_num_seqs": need},
-            fix_en="Use the recommended serving settings.",
-            fix_zh="采用推荐的服务参数。",
+            spec_en=spec_en,
+            spec_zh=spec_zh,
+            need=need,
+            dp_ranks=dp.serving_dp_ranks,
+            conc=conc,
+            kv_fit=dp.kv_seqs_fit_per_dp_rank,
+            request_max_num_seqs=req.serving.max_num_seqs,
+            change={"serving.max_num_seqs": need},
         ),
     )

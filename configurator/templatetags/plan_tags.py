@@ -276,8 +276,11 @@ def _format_input(name, value):
 
 @register.filter
 def severity_word(severity) -> str:
-    """A check's severity in the page's language ("warning" → 警告), from the one vocabulary."""
-    return vocabulary.severity_label(str(getattr(severity, "value", severity) or ""), get_language())
+    """A check's severity in the page's language ("warning" → 警告): ``sections.severity_word``, the one
+    word the page, the proposal PDF and the workbook use (the vocabulary's ``SEVERITIES``)."""
+    from configurator import sections
+
+    return sections.severity_word(str(getattr(severity, "value", severity) or ""), get_language())
 
 
 @register.filter

@@ -834,9 +834,8 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     option_columns = comparison(revision, lang)
     sections = section_titles(edition, options=bool(option_columns))
 
-    severity_labels = {"ok": _("ok"), "warning": _("warning"), "error": _("error")}
     checks = [
-        {**c, "severity_label": severity_labels.get(c["severity"], c["severity"])} for c in plan["checks"]
+        {**c, "severity_label": section_model.severity_word(c["severity"], lang)} for c in plan["checks"]
     ]
     # A cross-node link that is not ok is as severe as the engine's check on it says (a slower
     # fabric is a warning); "warning" where no check names it.
@@ -1025,7 +1024,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             {
                 **v,
                 "text": _("%(area)s: %(verdict)s")
-                % {"area": v["label"], "verdict": severity_labels.get(v["severity"], v["severity"])},
+                % {"area": v["label"], "verdict": section_model.severity_word(v["severity"], lang)},
             }
             for v in plan["verdicts"]
         ],

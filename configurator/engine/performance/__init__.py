@@ -46,7 +46,6 @@ estimated throughput everywhere and sets ``measured``.
 
 from ..types import CurvePoint, GroupPerformance, PdBalance, PerformanceResult, SlaResult
 from .common import (
-    AREA,
     CALIBRATION_SOURCE,
     COUNTED_DECODE_ROLES,
     ESTIMATE_NOTE_EN,
@@ -59,7 +58,6 @@ from .estimate import estimate_performance
 from .queueing import CURVE_POINTS, MAX_CURVE_POINTS
 
 __all__ = [
-    "AREA",
     "CALIBRATION_SOURCE",
     "COUNTED_DECODE_ROLES",
     "CURVE_POINTS",

@@ -8,9 +8,10 @@ from dataclasses import replace
 from typing import Any
 
 from .. import serving_model as sm
+from ..checks import raise_
 from ..figures import FigureBook
-from ..types import Check, PerformanceSpec, PlanRequest, Severity, Source
-from .common import AREA, CALIBRATION_SOURCE, fig_input, fig_value
+from ..types import Check, PerformanceSpec, PlanRequest, Source
+from .common import CALIBRATION_SOURCE, fig_input, fig_value
 
 
 def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors, stack: str) -> None:
@@ -150,28 +151,22 @@ def sanitised(req: PlanRequest, checks: list[Check]) -> PlanRequest:
         span = f"{'from' if low_in else 'above'} {low} {'to' if high_in else 'to below'} {high}"
         span_zh = f"{low}{'（含）' if low_in else '（不含）'}至 {high}{'（含）' if high_in else '（不含）'}"
         checks.append(
-            Check(
+            raise_(
                 "performance.knob_out_of_range",
-                Severity.ERROR,
-                AREA,
-                f"{en} {value} must be {span}; the estimate uses {shown} instead.",
-                f"{zh} {value} 须在 {span_zh} 之间，估算暂按{shown_zh}计算。",
-                {"value": value if isinstance(value, (int, float)) and math.isfinite(value) else str(value)},
-                field=f"performance.{name}",
-                fix={f"performance.{name}": fixes[name]},
-                fix_en=f"Use {shown}.",
-                fix_zh=f"建议改为{shown_zh}。",
+                figures={
+                    "value": value if isinstance(value, (int, float)) and math.isfinite(value) else str(value)
+                },
+                knob_en=en,
+                value=value,
+                span=span,
+                shown=shown,
+                knob_zh=zh,
+                span_zh=span_zh,
+                shown_zh=shown_zh,
+                name=name,
+                default=fixes[name],
             )
         )
     if req.workload.concurrency < 0 or req.workload.input_tokens < 0 or req.workload.output_tokens < 0:
-        checks.append(
-            Check(
-                "performance.workload_negative",
-                Severity.ERROR,
-                AREA,
-                "Concurrency and token counts cannot be negative.",
-                "并发数与 Token 数不能为负数。",
-                field="workload.concurrency",
-            )
-        )
+        checks.append(raise_("performance.workload_negative"))
     return replace(req, performance=replace(req.performance, **fixes)) if fixes else req

@@ -7,8 +7,6 @@ from typing import Any
 
 from ..types import Source
 
-AREA = "performance"
-
 # Roles that run decode and count toward the deployment's throughput (a standby does not).
 COUNTED_DECODE_ROLES = frozenset({"serve", "tenant", "decode"})
 

@@ -45,10 +45,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from .. import serving_model as sm
-from ..explain import check
+from ..checks import raise_
 from ..figures import FigureBook
-from ..types import Check, DesignPoint, PlanRequest, Severity, Source
-from .common import AREA, ESTIMATE_SOURCE, fig_input, fig_value
+from ..types import Check, DesignPoint, PlanRequest, Source
+from .common import ESTIMATE_SOURCE, fig_input, fig_value
 from .group_model import GroupModel
 from .queueing import aggregated_point, disaggregated_point
 from .sla import latency_values, stated_targets
@@ -354,14 +354,8 @@ def unreachable_check(dp: DesignPoint) -> Check:
         at_en = at_zh = ""
     assumed_en = " (default targets: the request sets none)" if dp.targets_assumed else ""
     assumed_zh = "（默认目标：请求未设定时延目标）" if dp.targets_assumed else ""
-    return check(
+    return raise_(
         "performance.design_point_unreachable",
-        # A warning, not an error: the plan still carries load (at longer latencies), the engineer
-        # accepts it with a reason or changes the hardware; an error would block every quote of it.
-        Severity.WARNING,
-        AREA,
-        f"This hardware cannot reach the {t_en} target{assumed_en}: {best_en}{at_en}.",
-        f"该硬件无法达到{t_zh}的目标{assumed_zh}：{best_zh}{at_zh}。",
         figures={
             "unmet_targets": list(dp.unmet_targets),
             "best_ttft_p90_s": dp.best_ttft_p90_s,
@@ -373,9 +367,15 @@ def unreachable_check(dp: DesignPoint) -> Check:
             "ttft_p90_s": dp.ttft_p90_s,
             "tpot_p90_s": dp.tpot_p90_s,
         },
-        field="workload.tpot_p90_target_ms"
+        targets_en=t_en,
+        targets_zh=t_zh,
+        best_en=best_en,
+        best_zh=best_zh,
+        at_en=at_en,
+        at_zh=at_zh,
+        assumed_en=assumed_en,
+        assumed_zh=assumed_zh,
+        target_field="workload.tpot_p90_target_ms"
         if dp.unmet_targets and dp.unmet_targets[0].startswith("tpot")
         else "workload.ttft_p90_target_s",
-        fix_en="Choose faster hardware (memory bandwidth for TPOT, compute for TTFT), or relax the target.",
-        fix_zh="选用更快的硬件（TPOT 看显存带宽，TTFT 看算力），或放宽目标。",
     )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ..checks import raise_
 from ..figures import FigureBook
-from ..types import Check, GroupPerformance, PdBalance, Severity
-from .common import AREA, ESTIMATE_SOURCE, fig_input, fig_value
+from ..types import Check, GroupPerformance, PdBalance
+from .common import ESTIMATE_SOURCE, fig_input, fig_value
 
 
 def capacity_balance(
@@ -63,21 +64,13 @@ def add_pd_figures(
         side_en = "prefill" if bal.bottleneck == "prefill" else "decode"
         side_zh = "预填充" if bal.bottleneck == "prefill" else "解码"
         checks.append(
-            Check(
+            raise_(
                 "performance.pd_imbalance",
-                Severity.WARNING,
-                AREA,
-                f"P:D capacity ratio {bal.ratio:.2f}: the {side_en} side is the bottleneck; "
-                f"about {bal.suggested_prefill_nodes}P{bal.suggested_decode_nodes}D would balance this workload.",
-                f"P:D 能力比为 {bal.ratio:.2f}，瓶颈在{side_zh}侧；按当前负载约 "
-                f"{bal.suggested_prefill_nodes}P{bal.suggested_decode_nodes}D 可达平衡。",
-                {"ratio": bal.ratio, "bottleneck": bal.bottleneck},
-                field="topology.prefill_nodes",
-                fix={
-                    "topology.prefill_nodes": bal.suggested_prefill_nodes,
-                    "topology.decode_nodes": bal.suggested_decode_nodes,
-                },
-                fix_en=f"Split the nodes {bal.suggested_prefill_nodes}P{bal.suggested_decode_nodes}D.",
-                fix_zh=f"将节点调整为 {bal.suggested_prefill_nodes}P{bal.suggested_decode_nodes}D。",
+                figures={"ratio": bal.ratio, "bottleneck": bal.bottleneck},
+                ratio=bal.ratio,
+                side_en=side_en,
+                suggested_prefill_nodes=bal.suggested_prefill_nodes,
+                suggested_decode_nodes=bal.suggested_decode_nodes,
+                side_zh=side_zh,
             )
         )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .. import serving_model as sm
+from ..checks import raise_
 from ..figures import FigureBook
 from ..types import (
     Check,
@@ -17,13 +18,11 @@ from ..types import (
     PdBalance,
     PerformanceResult,
     PlanRequest,
-    Severity,
     Source,
     TopologyKind,
 )
 from .assumptions import add_factor_figures, sanitised
 from .common import (
-    AREA,
     CALIBRATION_SOURCE,
     COUNTED_DECODE_ROLES,
     ESTIMATE_SOURCE,
@@ -78,18 +77,7 @@ def estimate_performance(
 
     tflops, tflops_precision = _tflops(req)
     if acc.memory_bandwidth_bytes_s <= 0 or tflops <= 0:
-        checks.append(
-            Check(
-                "performance.accelerator_specs_missing",
-                Severity.ERROR,
-                AREA,
-                f"{acc.name}: memory bandwidth or TFLOPS is missing from the catalog; no performance estimate.",
-                f"{acc.name}：目录中缺少显存带宽或算力（TFLOPS）数据，无法估算性能。",
-                field="server.accelerator",
-                fix_en="Enter the accelerator's memory bandwidth and dense TFLOPS in the catalog.",
-                fix_zh="请在目录中补充该加速卡的显存带宽与稠密算力。",
-            )
-        )
+        checks.append(raise_("performance.accelerator_specs_missing", accelerator=acc.name))
         if tflops <= 0:
             tflops = 1.0
         if acc.memory_bandwidth_bytes_s <= 0:
@@ -465,29 +453,20 @@ def estimate_performance(
         checks.append(over_capacity_check(concurrency, capacity_users, op))
     if measured:
         checks.append(
-            Check(
+            raise_(
                 "performance.measured_throughput_used",
-                Severity.OK,
-                AREA,
-                f"Measured throughput {output_tps:,.0f} tokens/s replaces the estimate "
-                f"({estimated_output_tps:,.0f} tokens/s).",
-                f"已采用压测实测吞吐 {output_tps:,.0f} tokens/s 替代估算值（{estimated_output_tps:,.0f} tokens/s）。",
-                {"measured": output_tps, "estimated": estimated_output_tps},
-                field="workload.measured_output_tokens_per_s",
+                figures={"measured": output_tps, "estimated": estimated_output_tps},
+                output_tps=output_tps,
+                estimated_output_tps=estimated_output_tps,
             )
         )
     else:
         checks.append(
-            Check(
+            raise_(
                 "performance.estimate_unconfirmed",
-                Severity.OK,
-                AREA,
-                note_en,
-                note_zh,
-                {"output_tokens_per_s": output_tps, "band_low": low, "band_high": high},
-                field="workload.measured_output_tokens_per_s",
-                fix_en="Enter the load-test throughput once measured.",
-                fix_zh="压测完成后录入实测吞吐。",
+                figures={"output_tokens_per_s": output_tps, "band_low": low, "band_high": high},
+                note_en=note_en,
+                note_zh=note_zh,
             )
         )
 

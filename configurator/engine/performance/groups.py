@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import serving_model as sm
+from ..checks import raise_
 from ..figures import FigureBook
-from ..types import Check, GroupLayout, GroupPerformance, PlanRequest, Severity, Source
+from ..types import Check, GroupLayout, GroupPerformance, PlanRequest, Source
 from ..vocabulary import group_label
-from .common import AREA, COUNTED_DECODE_ROLES, ESTIMATE_SOURCE, fig_input, fig_value
+from .common import COUNTED_DECODE_ROLES, ESTIMATE_SOURCE, fig_input, fig_value
 from .decode import add_step_figures
 from .group_model import GroupModel
 
@@ -78,37 +79,27 @@ def group_estimate(
         )
         if counts and kv_fit < min(offered, serving.max_num_seqs):
             checks.append(
-                Check(
+                raise_(
                     "performance.batch_limited_by_kv",
-                    Severity.WARNING,
-                    AREA,
-                    f"{group_label(g.name, 'en')}: the KV cache holds {kv_fit} sequences of {context_tokens:,} tokens per DP rank, "
-                    f"fewer than the {min(offered, serving.max_num_seqs)} offered; the rest queue.",
-                    f"{group_label(g.name, 'zh')}：每个 DP rank 的 KV 缓存仅能容纳 {kv_fit} 条 {context_tokens:,} Token 的序列，"
-                    f"少于需承载的 {min(offered, serving.max_num_seqs)} 条并发，其余请求将排队。",
-                    {"kv_seqs_fit": kv_fit, "offered": offered},
-                    field="workload.concurrency",
-                    fix_en="Add nodes, shorten the context, or use an FP8 KV cache.",
-                    fix_zh="增加节点、缩短上下文，或采用 FP8 KV 缓存。",
+                    figures={"kv_seqs_fit": kv_fit, "offered": offered},
+                    group_en=group_label(g.name, "en"),
+                    kv_fit=kv_fit,
+                    context_tokens=context_tokens,
+                    offered=min(offered, serving.max_num_seqs),
+                    group_zh=group_label(g.name, "zh"),
                 )
             )
         elif counts and offered > serving.max_num_seqs:
             checks.append(
-                Check(
+                raise_(
                     "performance.batch_limited_by_max_num_seqs",
-                    Severity.WARNING,
-                    AREA,
-                    f"{group_label(g.name, 'en')}: {offered} concurrent requests per DP rank exceed --max-num-seqs "
-                    f"{serving.max_num_seqs}; the rest queue and TTFT grows.",
-                    f"{group_label(g.name, 'zh')}：每个 DP rank 需承载 {offered} 路并发，超过 --max-num-seqs {serving.max_num_seqs}，"
-                    "超出部分排队，首字延迟上升。",
-                    {"offered": offered, "max_num_seqs": serving.max_num_seqs},
-                    field="serving.max_num_seqs",
-                    fix={"serving.max_num_seqs": min(offered, kv_fit)}
-                    if kv_fit > serving.max_num_seqs
-                    else {},
-                    fix_en="Raise --max-num-seqs if the KV cache allows, or add DP ranks.",
-                    fix_zh="如 KV 缓存允许可调高 --max-num-seqs，或增加 DP rank。",
+                    fix="raise" if kv_fit > serving.max_num_seqs else "advice",
+                    figures={"offered": offered, "max_num_seqs": serving.max_num_seqs},
+                    group_en=group_label(g.name, "en"),
+                    offered=offered,
+                    max_num_seqs=serving.max_num_seqs,
+                    group_zh=group_label(g.name, "zh"),
+                    max_num_seqs_ok=min(offered, kv_fit),
                 )
             )
 
@@ -170,16 +161,11 @@ def group_estimate(
         )
     if decodes and kv_fit == 0 and (counts or g.role == "standby"):
         checks.append(
-            Check(
+            raise_(
                 "performance.no_decode_capacity",
-                Severity.WARNING,
-                AREA,
-                f"{g.name}: no sequence of {context_tokens:,} tokens fits the KV cache; throughput is zero.",
-                f"{g.name}：KV 缓存放不下一条 {context_tokens:,} Token 的序列，吞吐为零。",
-                {"kv_seqs_fit": kv_fit},
-                field="workload.input_tokens",
-                fix_en="Shorten the context or add memory (more nodes / a larger TP).",
-                fix_zh="缩短上下文，或增加显存（更多节点 / 更大 TP）。",
+                figures={"kv_seqs_fit": kv_fit},
+                group=g.name,
+                context_tokens=context_tokens,
             )
         )
 

@@ -6,9 +6,10 @@ import math
 from collections.abc import Callable, Mapping
 
 from .. import serving_model as sm
+from ..checks import raise_
 from ..figures import FigureBook
-from ..types import Check, PlanRequest, Severity, SlaResult
-from .common import AREA, ESTIMATE_SOURCE, fig_input
+from ..types import Check, PlanRequest, SlaResult
+from .common import ESTIMATE_SOURCE, fig_input
 
 
 def stated_targets(req: PlanRequest) -> dict[str, float]:
@@ -109,7 +110,7 @@ def target_checks(req: PlanRequest, op: sm.OperatingPoint, sla: SlaResult | None
         return []
     out: list[Check] = []
     conc = req.workload.concurrency
-    fix = {"workload.concurrency": sla.max_concurrency} if sla.max_concurrency > 0 else {}
+    fix = "concurrency" if sla.max_concurrency > 0 else "advice"
     for key, target in sla.targets.items():
         en, zh, unit, unit_zh, fld, _ = _TARGET_TEXT[key]
         value = sla.values[key]
@@ -117,57 +118,54 @@ def target_checks(req: PlanRequest, op: sm.OperatingPoint, sla: SlaResult | None
             continue
         if value is None:
             out.append(
-                Check(
+                raise_(
                     "performance.ttft_above_target"
                     if key.startswith("ttft")
                     else "performance.tpot_above_target",
-                    Severity.WARNING,
-                    AREA,
-                    f"The {en} target {target:.2f} {unit} cannot be met: the cluster has no room to serve "
-                    f"{conc} concurrent requests of this length.",
-                    f"{zh}目标 {target:.2f} {unit_zh} 无法满足：集群无法容纳 {conc} 路该长度的并发请求。",
-                    {"target": target, "max_concurrency": sla.max_concurrency},
-                    field=fld,
-                    fix_en="Shorten the context or add nodes.",
-                    fix_zh="缩短上下文或增加节点。",
+                    fix="shorten",
+                    figures={"target": target, "max_concurrency": sla.max_concurrency},
+                    target_en=en,
+                    target_zh=zh,
+                    target=target,
+                    unit_en=unit,
+                    unit_zh=unit_zh,
+                    conc=conc,
+                    target_field=fld,
                 )
             )
             continue
-        code = "performance.ttft_above_target" if key.startswith("ttft") else "performance.tpot_above_target"
         out.append(
-            Check(
-                code,
-                Severity.WARNING,
-                AREA,
-                f"Estimated {en} {value:.2f} {unit} at {conc} concurrent requests exceeds the target "
-                f"{target:.2f} {unit}; at most {sla.max_concurrency} concurrent requests meet every target.",
-                f"并发 {conc} 时估算{zh}为 {value:.2f} {unit_zh}，超过目标 {target:.2f} {unit_zh}；"
-                f"满足全部目标的并发上限约为 {sla.max_concurrency}。",
-                {"value": value, "target": target, "max_concurrency": sla.max_concurrency},
-                field=fld,
+            raise_(
+                "performance.ttft_above_target"
+                if key.startswith("ttft")
+                else "performance.tpot_above_target",
+                variant="estimated",
                 fix=fix,
-                fix_en="Lower the concurrency per cluster, add nodes (more DP ranks), or use a prefill/decode split."
-                if key.startswith("ttft")
-                else "Lower the concurrency per DP rank (more DP ranks), enable MTP, or use faster memory.",
-                fix_zh="降低单集群并发、增加节点（更多 DP rank），或采用 PD 分离。"
-                if key.startswith("ttft")
-                else "降低每个 DP rank 的并发（增加 DP rank）、开启 MTP，或选用带宽更高的加速卡。",
+                figures={"value": value, "target": target, "max_concurrency": sla.max_concurrency},
+                target_en=en,
+                target_zh=zh,
+                value=value,
+                target=target,
+                unit_en=unit,
+                unit_zh=unit_zh,
+                conc=conc,
+                max_concurrency=sla.max_concurrency,
+                target_field=fld,
             )
         )
     if sla.met:
         out.append(
-            Check(
+            raise_(
                 "performance.latency_targets_met",
-                Severity.OK,
-                AREA,
-                f"Latency targets met at {conc} concurrent requests (estimate; up to "
-                f"{sla.max_concurrency} concurrent requests meet them).",
-                f"并发 {conc} 时满足时延目标（估算；并发不超过 {sla.max_concurrency} 时均可满足）。",
-                {
+                figures={
                     **{k: round(v, 6) for k, v in sla.values.items() if v is not None},
                     "max_concurrency": sla.max_concurrency,
                 },
-                field="workload.ttft_target_s" if "ttft_p50_s" in sla.targets else "workload.tpot_target_ms",
+                conc=conc,
+                max_concurrency=sla.max_concurrency,
+                target_field="workload.ttft_target_s"
+                if "ttft_p50_s" in sla.targets
+                else "workload.tpot_target_ms",
             )
         )
     return out
@@ -175,18 +173,10 @@ def target_checks(req: PlanRequest, op: sm.OperatingPoint, sla: SlaResult | None
 
 def over_capacity_check(concurrency: int, capacity: int, op: sm.OperatingPoint) -> Check:
     wait = op.wait_s if math.isfinite(op.wait_s) else 0.0
-    return Check(
+    return raise_(
         "performance.concurrency_above_capacity",
-        Severity.ERROR,
-        AREA,
-        f"The workload's {concurrency} concurrent requests exceed the {capacity} this cluster serves at once; "
-        f"the rest queue (about {wait:,.1f} s added to the time to first token), so the quoted latency "
-        "cannot be held.",
-        f"负载并发 {concurrency} 超过本集群可同时服务的 {capacity} 路，其余请求排队"
-        f"（首字延迟约增加 {wait:,.1f} 秒），报价时延无法保证。",
-        {"concurrency": concurrency, "capacity": capacity, "queue_wait_s": wait},
-        field="workload.concurrency",
-        fix={"workload.concurrency": capacity},
-        fix_en=f"Quote at most {capacity} concurrent requests, or add nodes.",
-        fix_zh=f"按不超过 {capacity} 路并发报价，或增加节点。",
+        figures={"concurrency": concurrency, "capacity": capacity, "queue_wait_s": wait},
+        concurrency=concurrency,
+        capacity=capacity,
+        wait=wait,
     )

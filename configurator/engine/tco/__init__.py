@@ -49,6 +49,7 @@ from dataclasses import asdict, replace
 from decimal import Decimal
 from typing import Any
 
+from ..checks import raise_
 from ..figures import FigureBook
 from ..network import NetworkResult
 from ..performance import PerformanceResult
@@ -76,7 +77,7 @@ from .capex import (
     switch_counts,
 )
 from .lease import HorizonTotals, buy_vs_lease
-from .money import AREA, as_decimal, cents
+from .money import as_decimal, cents
 from .opex import RunningCosts, running_costs
 from .tokens import CostDrivers, sensitivity, token_economics
 from .validation import validate_commercial, validate_site
@@ -146,16 +147,7 @@ def compute_tco(
     running = running_costs(req, nodes, kw, n_racks, capex, book, checks, standby_kw=standby_kw)
     totals = buy_vs_lease(req, capex, running, book, checks)
     if c.server_unit_price == 0:
-        checks.append(
-            Check(
-                "commercial.server_price_missing",
-                Severity.WARNING,
-                AREA,
-                "No server unit price: the purchase side is incomplete.",
-                "未录入服务器单价，采购测算不完整。",
-                field="commercial.server_unit_price",
-            )
-        )
+        checks.append(raise_("commercial.server_price_missing"))
     tokens, rows = token_economics(req, performance, capex, running, totals, book, checks)
 
     result = TcoResult(
@@ -220,17 +212,14 @@ def _on_request_lines(req: PlanRequest, checks: list[Check]) -> list[tuple[str, 
 def _price_on_request_check(req: PlanRequest, lines: list[tuple[str, str, str]]) -> Check:
     en = ", ".join(e for _c, e, _z in lines)
     zh = "、".join(z for _c, _e, z in lines)
-    return Check(
+    return raise_(
         "commercial.price_on_request",
-        Severity.WARNING,
-        AREA,
-        f"Price on request: {en}. The price list has no price for these lines, so no purchase, lease or "
-        "per-token total is shown (none is counted at 0).",
-        f"价格待询：{zh}。价格表中没有这些项目的价格，因此不显示采购、租赁及每百万 tokens 的成本合计（不按 0 计入）。",
-        {"lines": [code for code, _e, _z in lines], "server": req.server.slug},
-        field="commercial.server_unit_price" if lines[0][0] == "server" else "commercial.switch_unit_prices",
-        fix_en="Enter the quoted prices (or add them to the price list) to see the cost of ownership.",
-        fix_zh="请录入报价（或在价格表中补充价格）后查看总拥有成本。",
+        figures={"lines": [code for code, _e, _z in lines], "server": req.server.slug},
+        lines_en=en,
+        lines_zh=zh,
+        price_field="commercial.server_unit_price"
+        if lines[0][0] == "server"
+        else "commercial.switch_unit_prices",
     )
 
 

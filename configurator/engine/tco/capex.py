@@ -13,11 +13,12 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 
+from ..checks import raise_
 from ..figures import FigureBook
 from ..network import NetworkResult
 from ..racks import RackResult
-from ..types import CapexBreakdown, Check, PlanRequest, Severity, Source
-from .money import AREA, bill, cents
+from ..types import CapexBreakdown, Check, PlanRequest, Source
+from .money import bill, cents
 
 RACK_MODULE = Source("derived", "rack module")
 NETWORK_MODULE = Source("derived", "network module")
@@ -95,16 +96,11 @@ def price_capex(
         price = c.switch_unit_prices.get(slug)
         if price is None:
             checks.append(
-                Check(
+                raise_(
                     "commercial.switch_price_missing",
-                    Severity.WARNING,
-                    AREA,
-                    f"No unit price for switch {slug} (× {count}); it is counted at 0.",
-                    f"交换机 {slug}（× {count}）缺少单价，暂按 0 计入。",
-                    {"slug": slug, "count": count},
-                    field=f"commercial.switch_unit_prices.{slug}",
-                    fix_en="Enter the switch price from the price list.",
-                    fix_zh="请从价格表录入该交换机单价。",
+                    figures={"slug": slug, "count": count},
+                    slug=slug,
+                    count=count,
                 )
             )
             continue
@@ -116,16 +112,11 @@ def price_capex(
         price = c.media_unit_prices.get(code)
         if price is None:
             checks.append(
-                Check(
+                raise_(
                     "commercial.media_price_missing",
-                    Severity.WARNING,
-                    AREA,
-                    f"No unit price for {code} (× {count}); it is counted at 0.",
-                    f"{code}（× {count}）缺少单价，暂按 0 计入。",
-                    {"media": code, "count": count},
-                    field=f"commercial.media_unit_prices.{code}",
-                    fix_en="Enter the price from the price list.",
-                    fix_zh="请从价格表录入该单价。",
+                    figures={"media": code, "count": count},
+                    code=code,
+                    count=count,
                 )
             )
             continue
@@ -142,18 +133,12 @@ def price_capex(
         price = c.rack_unit_prices_by_cooling.get(cooling)
         if price is None:
             checks.append(
-                Check(
+                raise_(
                     "commercial.rack_price_missing",
-                    Severity.WARNING,
-                    AREA,
-                    f"{count} rack(s) need {cooling} cooling but no {cooling} rack is priced; "
-                    "they are counted at the price of the rack type requested.",
-                    f"{count} 个机柜需要{'液冷' if cooling == 'liquid' else '冷/热通道封闭'}，但价格表中没有该类机柜，"
-                    "暂按所选机柜单价计入。",
-                    {"cooling": cooling, "count": count},
-                    field=f"commercial.rack_unit_prices_by_cooling.{cooling}",
-                    fix_en="Enter the price of the rack type from the price list.",
-                    fix_zh="请从价格表录入该类机柜单价。",
+                    figures={"cooling": cooling, "count": count},
+                    count=count,
+                    cooling=cooling,
+                    cooling_zh="液冷" if cooling == "liquid" else "冷/热通道封闭",
                 )
             )
             price = c.rack_unit_price

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from ..checks import raise_
 from ..figures import FigureBook
-from ..types import Check, PlanRequest, Severity, Source, TcoMonthRow, TcoYearRow
+from ..types import Check, PlanRequest, Source, TcoMonthRow, TcoYearRow
 from .capex import Capex
-from .money import AREA, MONTHS_PER_YEAR, bill, cents
+from .money import MONTHS_PER_YEAR, bill, cents
 from .opex import RunningCosts
 
 
@@ -193,30 +194,16 @@ def buy_vs_lease(
     )
     if c.server_lease_per_month == 0:
         # No lease offer: compute_tco withdraws every lease figure (never a lease at zero rent).
-        checks.append(
-            Check(
-                "commercial.lease_price_missing",
-                Severity.WARNING,
-                AREA,
-                "No lease offer in the catalog for this server: no lease figures are shown "
-                "(lease total, NPV, break-even, cost per token on lease).",
-                "目录中没有该服务器的租赁报价：不显示租赁测算（租赁总成本、净现值、盈亏平衡点、租赁方式的每百万 tokens 成本）。",
-                field="commercial.server_lease_per_month",
-                fix_en="Enter a monthly rent per server from a leasing offer to compare buying with leasing.",
-                fix_zh="如需比较采购与租赁，请按租赁报价录入单台服务器月租。",
-            )
-        )
+        checks.append(raise_("commercial.lease_price_missing"))
     elif break_even is None:
         checks.append(
-            Check(
+            raise_(
                 "commercial.no_break_even",
-                Severity.OK,
-                AREA,
-                f"Buying does not break even against leasing within {horizon} years "
-                f"(buy {cents(buy_total):,} vs lease {cents(lease_total):,} {currency}).",
-                f"{horizon} 年内采购相对租赁未达到盈亏平衡（采购 {cents(buy_total):,} 对比租赁 {cents(lease_total):,} {currency}）。",
-                {"buy_total": str(cents(buy_total)), "lease_total": str(cents(lease_total))},
-                field="commercial.horizon_years",
+                figures={"buy_total": str(cents(buy_total)), "lease_total": str(cents(lease_total))},
+                horizon=horizon,
+                buy=cents(buy_total),
+                lease=cents(lease_total),
+                currency=currency,
             )
         )
     return HorizonTotals(

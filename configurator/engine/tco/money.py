@@ -12,7 +12,6 @@ from typing import Any
 
 from ..types import PlanRequest
 
-AREA = "commercial"
 CENT = Decimal("0.01")
 HOURS_PER_YEAR = Decimal(8760)
 SECONDS_PER_YEAR = Decimal(8760 * 3600)

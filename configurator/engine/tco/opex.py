@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from ..checks import raise_
 from ..figures import FigureBook
-from ..types import AnnualCosts, Check, PlanRequest, Severity, Source
+from ..types import AnnualCosts, Check, PlanRequest, Source
 from .capex import Capex
-from .money import AREA, HOURS_PER_YEAR, MONTHS_PER_YEAR, as_decimal, bill, cents, currency_factor
+from .money import HOURS_PER_YEAR, MONTHS_PER_YEAR, as_decimal, bill, cents, currency_factor
 
 POWER_MODULE = Source("derived", "power module")
 
@@ -71,15 +72,7 @@ def running_costs(
     elec_factor, elec_ok = currency_factor(req.site.currency, req)
     if not elec_ok:
         checks.append(
-            Check(
-                "commercial.currency_mismatch",
-                Severity.WARNING,
-                AREA,
-                f"Site prices are in {req.site.currency}, the quote in {currency}; no rate is known, "
-                "so they are used as they are.",
-                f"机房价格币种为 {req.site.currency}，报价币种为 {currency}，无可用汇率，按原值计入。",
-                field="site.currency",
-            )
+            raise_("commercial.currency_mismatch", site_currency=req.site.currency, currency=currency)
         )
     price_kwh = req.site.electricity_price_per_kwh * elec_factor
     pue = as_decimal(req.site.pue)

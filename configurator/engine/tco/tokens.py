@@ -6,12 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from ..checks import raise_
 from ..figures import FigureBook
 from ..performance import PerformanceResult
-from ..types import Check, ModelSpec, PlanRequest, SensitivityRow, Severity, Source, TokenEconomics
+from ..types import Check, ModelSpec, PlanRequest, SensitivityRow, Source, TokenEconomics
 from .capex import Capex
 from .lease import HorizonTotals
-from .money import AREA, CENT, MILLION, SECONDS_PER_YEAR, as_decimal, cents, currency_factor
+from .money import CENT, MILLION, SECONDS_PER_YEAR, as_decimal, cents, currency_factor
 from .opex import RunningCosts
 
 SENSITIVITY_STEP = Decimal("0.2")
@@ -89,18 +90,7 @@ def token_economics(
     horizon = c.horizon_years
     currency = c.currency
     if performance is None or performance.output_tokens_per_s <= 0:
-        checks.append(
-            Check(
-                "commercial.no_throughput",
-                Severity.WARNING,
-                AREA,
-                "No throughput figure: the cost per million tokens cannot be computed.",
-                "缺少吞吐数据，无法计算每百万 Token 成本。",
-                field="workload.measured_output_tokens_per_s",
-                fix_en="Fix the performance inputs or enter a measured throughput.",
-                fix_zh="请修正性能输入，或录入压测实测吞吐。",
-            )
-        )
+        checks.append(raise_("commercial.no_throughput"))
         return None, ()
     out_tps = performance.output_tokens_per_s
     in_tps = performance.input_tokens_per_s
@@ -242,18 +232,13 @@ def token_economics(
             )
         if saving_buy is not None and saving_buy < 0:
             checks.append(
-                Check(
+                raise_(
                     "commercial.dearer_than_api",
-                    Severity.WARNING,
-                    AREA,
-                    f"At {c.utilisation:.0%} utilisation, self-hosting costs more than the public API "
-                    f"({cents(annual_buy):,} vs {cents(api_cost):,} {currency} a year).",
-                    f"在 {c.utilisation:.0%} 利用率下，私有化部署成本高于官方 API（每年 {cents(annual_buy):,} 对比 "
-                    f"{cents(api_cost):,} {currency}）。",
-                    {"saving": str(saving_buy)},
-                    field="commercial.utilisation",
-                    fix_en="Check utilisation and throughput (load test), or consider leasing.",
-                    fix_zh="请核实利用率与吞吐（压测），或考虑租赁方案。",
+                    figures={"saving": str(saving_buy)},
+                    utilisation=c.utilisation,
+                    self_hosted=cents(annual_buy),
+                    api=cents(api_cost),
+                    currency=currency,
                 )
             )
 
