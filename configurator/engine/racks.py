@@ -26,6 +26,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .explain import check
 from .figures import FigureBook
 from .formatting import format_number
 from .names import node_name
@@ -268,6 +269,7 @@ def place_racks(
     book = FigureBook()
     feed_checks: list[Check] = []
     psu_per_feed = math.ceil(server.psu_count / 2) if server.psu_count else 1
+    weights = _Weights(req, network)
     server_c19 = server.psu_watts >= C19_MIN_PSU_WATTS if server.psu_watts else server.max_input_kw >= 2
     for i, r in enumerate(built):
         feed = rack_feed(r.kw, site, key=f"racks.{r.name}.feed", name=r.name)
@@ -277,6 +279,7 @@ def place_racks(
         heat = round(r.kw * BTU_H_PER_KW)
         c19 = r.servers * psu_per_feed if server_c19 else 0
         c13 = (0 if server_c19 else r.servers * psu_per_feed) + r.switches * (SWITCH_PSUS // 2)
+        weight, floor_load = weights.rack(book, r)
         book.put(
             f"racks.{r.name}.heat_btu_h",
             heat,
@@ -311,6 +314,8 @@ def place_racks(
                 heat_btu_h=heat,
                 pdu_c19=c19,
                 pdu_c13=c13,
+                weight_kg=weight,
+                floor_load_kg_m2=floor_load,
             )
         )
         book.put(f"racks.{r.name}.kw", round(r.kw, 3), devices={s.label: s.kw for s in slots if s.kw})
@@ -373,6 +378,7 @@ def place_racks(
         source=Source("public", "1 kW = 3,412.14 BTU/h (international table BTU)"),
         kw=round(total_kw, 3),
     )
+    floor_check = weights.totals(book, racks)
     lengths = _cable_lengths(layout, network, built)
     for medium, classes in lengths.items():
         for length, count in classes.items():
@@ -393,6 +399,8 @@ def place_racks(
     checks.extend(_separation_checks(layout, racks))
     if seed is not None and seed.racks is not None:
         checks.append(_seed_check(seed, racks, req))
+    if floor_check is not None:
+        checks.append(floor_check)
 
     return RackResult(
         racks=tuple(racks),
@@ -408,6 +416,99 @@ def place_racks(
         checks=tuple(checks),
         heat_btu_h=total_heat,
         cable_lengths=lengths,
+    )
+
+
+class _Weights:
+    """Rack weight and floor loading: the empty cabinet (with its PDUs) + its servers + its switches,
+    over the rack's footprint (width × depth), compared with the hall floor's rating where the site
+    gives one.  Nothing is put when the server's weight or the rack's footprint is not in the catalog
+    (a weight without its heaviest part would understate the load)."""
+
+    def __init__(self, req: PlanRequest, network: NetworkResult) -> None:
+        self.req = req
+        self.network = network
+        self.switch_kg = {s.slug: s.weight_kg for s in req.switches}
+        spec = req.rack
+        self.footprint = round(spec.width_mm * spec.depth_mm / 1_000_000, 3)
+        self.known = req.server.weight_kg > 0 and self.footprint > 0
+
+    def rack(self, book: FigureBook, r: _Rack) -> tuple[float, float]:
+        if not self.known:
+            return 0.0, 0.0
+        spec, server = self.req.rack, self.req.server
+        switches_kg = round(
+            sum(self.switch_kg.get(self.network.switches[k].slug, 0.0) for k in r.switch_units), 2
+        )
+        weight = round(spec.weight_kg + r.servers * server.weight_kg + switches_kg, 1)
+        book.put(
+            f"racks.{r.name}.weight_kg",
+            weight,
+            source=self.req.server.sources.get("weight_kg") if self.req.server.sources else None,
+            rack_kg=spec.weight_kg,
+            servers=r.servers,
+            server_kg=server.weight_kg,
+            switches_kg=switches_kg,
+        )
+        floor_load = round(weight / self.footprint)
+        book.put(
+            f"racks.{r.name}.floor_load_kg_m2", floor_load, weight_kg=weight, footprint_m2=self.footprint
+        )
+        return weight, float(floor_load)
+
+    def totals(self, book: FigureBook, racks: list[RackLayout]) -> Check | None:
+        if not self.known or not racks:
+            return None
+        spec, site = self.req.rack, self.req.site
+        book.put(
+            "racks.footprint_m2",
+            self.footprint,
+            source=spec.sources.get("depth_mm") if spec.sources else None,
+            width_mm=spec.width_mm,
+            depth_mm=spec.depth_mm,
+        )
+        by_rack = {r.name: r.weight_kg for r in racks}
+        book.put("racks.weight_kg", round(sum(by_rack.values()), 1), racks=by_rack)
+        book.put("racks.max_weight_kg", max(by_rack.values()), racks=by_rack)
+        loads = {r.name: r.floor_load_kg_m2 for r in racks}
+        worst = max(loads.values())
+        book.put("racks.max_floor_load_kg_m2", worst, racks=loads)
+        rating = site.floor_load_kg_m2
+        if rating <= 0:
+            return None
+        rating_src = site.sources.get("floor_load_kg_m2") if site.sources else None
+        book.put("racks.floor_rating_kg_m2", rating, source=rating_src)
+        return _floor_check(racks, worst, rating)
+
+
+def _floor_check(racks: list[RackLayout], worst: float, rating: float) -> Check:
+    """The heaviest rack's floor loading against the hall floor's rating (docs/domain.md §7)."""
+    over = [r for r in racks if r.floor_load_kg_m2 > rating + _EPS]
+    figures = {"max_floor_load_kg_m2": worst, "floor_rating_kg_m2": rating}
+    if not over:
+        return check(
+            "racks.floor_loading",
+            Severity.OK,
+            "racks",
+            f"The heaviest rack loads the floor with {format_number(worst, 0)} kg/m², within the hall's "
+            f"rating of {format_number(rating, 0)} kg/m².",
+            f"单机柜最大地面承重负荷 {format_number(worst, 0)} kg/m²，在机房地面承重能力 "
+            f"{format_number(rating, 0)} kg/m² 以内。",
+            figures=figures,
+        )
+    names = ", ".join(r.name for r in over)
+    return check(
+        "racks.floor_loading",
+        Severity.WARNING,
+        "racks",
+        f"{len(over)} rack(s) ({names}) load the floor with up to {format_number(worst, 0)} kg/m², above the "
+        f"hall's rating of {format_number(rating, 0)} kg/m².",
+        f"{len(over)} 个机柜（{names}）地面承重负荷最高 {format_number(worst, 0)} kg/m²，超过机房地面承重能力 "
+        f"{format_number(rating, 0)} kg/m²。",
+        figures={**figures, "racks": [r.name for r in over]},
+        fix_en="confirm the floor rating with the facilities team; spread the load (fewer servers per rack, "
+        "load-spreading plates or a reinforced plinth)",
+        fix_zh="与机房方确认地面承重；分散荷载（减少每柜服务器数、加装承重底座或钢结构加固）",
     )
 
 
