@@ -113,7 +113,7 @@ def switch_specs(rows: Iterable[SwitchModel] | None = None) -> tuple[et.SwitchSp
 
 
 def rack_spec(row: RackType) -> et.RackSpec:
-    return specs.rack_spec(**_values(row))
+    return specs.rack_spec(**_sourced(row))
 
 
 def site_spec(row: SiteProfile) -> et.SiteSpec:

@@ -411,72 +411,11 @@ def context_from_dict(
     }
 
 
-def _page_figures(result: dict, plan_request=None) -> dict:
-    """Explanations for figures the page shows that the engine states only as
-    part of a larger figure (lease electricity, the API price in the plan's
-    currency, each sensitivity row): built from the plan's own inputs, never a
-    value restated."""
-    figures = dict(result.get("figures") or {})
-    tco = result.get("tco") or {}
-    annual = tco.get("annual") or {}
-    if "lease_electricity" in annual and "tco.annual.lease_electricity" not in figures:
-        includes = bool(plan_request and plan_request.commercial.lease_includes_power)
-        figures["tco.annual.lease_electricity"] = {
-            "value": annual["lease_electricity"],
-            "unit": tco.get("currency", ""),
-            "label_en": "Electricity per year, lease",
-            "label_zh": "租赁方案年电费",
-            "formula": "0 when the lease includes power, else the same electricity as buying",
-            "inputs": {"lease_includes_power": includes, "electricity": annual.get("electricity")},
-            "source": {"kind": "derived", "ref": ""},
-        }
-    tokens = tco.get("tokens") or {}
-    if plan_request is not None:
-        model, c = plan_request.model, plan_request.commercial
-        for side in ("input", "output"):
-            value = tokens.get(f"api_price_{side}_per_m")
-            usd = getattr(model, f"api_price_{side}_per_m", None)
-            if value is None or usd is None:
-                continue
-            src = (model.sources or {}).get(f"api_price_{side}_per_m")
-            figures[f"page.api_price_{side}_per_m"] = {
-                "value": value,
-                "unit": f"{tco.get('currency', '')}/M tokens",
-                "label_en": f"Public API price per million {side} tokens",
-                "label_zh": f"公有 API 每百万{'输入' if side == 'input' else '输出'} tokens 价格",
-                "formula": f"{model.name} API price ({model.api_price_currency}/M) × exchange rate",
-                "inputs": {
-                    f"api_price_{side}_per_m_{model.api_price_currency}": str(usd),
-                    "usd_rate": str(c.usd_rate),
-                },
-                "source": {"kind": src.kind, "ref": src.ref} if src else {"kind": "input", "ref": "model"},
-            }
-    for index, row in enumerate(tco.get("sensitivity") or []):
-        key = f"page.sensitivity.{index}"
-        row["why_key"] = key
-        figures[key] = {
-            "value": row.get("cost_at_base"),
-            "unit": f"{tco.get('currency', '')}/M tokens",
-            "label_en": f"Blended cost per million tokens ({row.get('basis', 'buy')})",
-            "label_zh": f"每百万 tokens 综合成本（{'租赁' if row.get('basis') == 'lease' else '购买'}）",
-            "formula": f"recomputed with {row.get('label_en', '')} at −20 % and +20 %, every other input unchanged",
-            "inputs": {
-                f"{row.get('parameter', 'input')} (−20 %)": row.get("low_value"),
-                f"{row.get('parameter', 'input')} (base)": row.get("base_value"),
-                f"{row.get('parameter', 'input')} (+20 %)": row.get("high_value"),
-            },
-            "source": {"kind": "derived", "ref": ""},
-        }
-    return figures
-
-
 def plan_context(plan_request, result, request_json: dict, lang: str, proven=None) -> dict:
     """The page context for a live plan (``proven``: see ``localized_checks``)."""
     from .engine.serialize import plan_to_dict
 
-    data = plan_to_dict(result)
-    data["figures"] = _page_figures(data, plan_request)
-    context = context_from_dict(data, lang, proven)
+    context = context_from_dict(plan_to_dict(result), lang, proven)
     context["request_json"] = json.dumps(request_json, ensure_ascii=False)
     context["request"] = plan_request
     return context

@@ -92,7 +92,7 @@ class SeedCatalog:
 
     def rack(self, slug: str) -> et.RackSpec | None:
         record = self._get("rack", slug)
-        return specs.rack_spec(**record.values) if record else None
+        return specs.rack_spec(**_sourced(record)) if record else None
 
     def switches(self, slugs: list[str] | None) -> tuple[et.SwitchSpec, ...]:
         records = [r for r in self.seed.of("switch") if slugs is None or r.slug in slugs]

@@ -291,6 +291,7 @@ def server_spec(
     storage: str = "",
     vendor: str = "",
     validated_text_only: bool = False,
+    weight_kg: Decimal | None = None,
     **_other: Any,
 ) -> et.ServerSpec:
     """A server with its accelerator (already converted; its sources are listed as ``accelerator.*``)
@@ -319,6 +320,7 @@ def server_spec(
         storage=storage,
         vendor=vendor,
         validated_text_only=validated_text_only,
+        weight_kg=_f(weight_kg),
         sources={
             **_sources(sources, sourced),
             **_sources(accelerator_sources, accelerator_sourced, prefix="accelerator."),
@@ -339,6 +341,7 @@ def switch_spec(
     vendor: str | None = "",
     rack_units: int = 1,
     power_kw: Decimal | None = None,
+    weight_kg: Decimal | None = None,
     **_other: Any,
 ) -> et.SwitchSpec:
     return et.SwitchSpec(
@@ -351,6 +354,7 @@ def switch_spec(
         port_speed_gbps=port_speed_gbps,
         rack_units=rack_units,
         power_kw=_f(power_kw),
+        weight_kg=_f(weight_kg),
         sources=_sources(sources, sourced),
     )
 
@@ -365,6 +369,11 @@ def rack_spec(
     cooling: str = "air",
     pdu_units: int = 0,
     reserved_units: int = 2,
+    weight_kg: Decimal | None = None,
+    width_mm: int = 600,
+    depth_mm: int = 1200,
+    sources: Mapping[str, Any] | None = None,
+    sourced: Iterable[str] = (),
     **_other: Any,
 ) -> et.RackSpec:
     return et.RackSpec(
@@ -376,6 +385,10 @@ def rack_spec(
         cooling=cooling,
         pdu_units=pdu_units,
         reserved_units=reserved_units,
+        weight_kg=_f(weight_kg),
+        width_mm=width_mm,
+        depth_mm=depth_mm,
+        sources=_sources(sources, sourced),
     )
 
 
@@ -395,6 +408,7 @@ def site_spec(
     sourced: Iterable[str],
     currency: str = "CNY",
     breaker_ladder_amps: Iterable[int] | None = None,
+    floor_load_kg_m2: int = 0,
     **_other: Any,
 ) -> et.SiteSpec:
     """A site profile; no breaker ladder given → the engine's standard ladder."""
@@ -410,6 +424,7 @@ def site_spec(
         electricity_price_per_kwh=electricity_price_per_kwh,
         colocation_per_rack_month=colocation_per_rack_month,
         air_cooling_kw_limit=_f(air_cooling_kw_limit),
+        floor_load_kg_m2=_f(floor_load_kg_m2),
         currency=currency,
         breaker_ladder_amps=ladder,
         sources=_sources(sources, sourced),

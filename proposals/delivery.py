@@ -132,7 +132,7 @@ def network_planes(result: Mapping, lang: str) -> dict:
 
 
 def facilities(result: Mapping, resolved: Mapping) -> dict:
-    """Per rack: maximum load, heat load, the PDU of each feed; and the totals."""
+    """Per rack: maximum load, heat load, the PDU of each feed, weight and floor loading; and the totals."""
     volts = int(_dig(resolved, "site", "voltage_ll") or 380)
     racks = []
     for r in _dig(result, "racks", "racks") or []:
@@ -147,6 +147,9 @@ def facilities(result: Mapping, resolved: Mapping) -> dict:
                 "pdu_volts": volts,
                 "c19": int(r.get("pdu_c19") or 0),
                 "c13": int(r.get("pdu_c13") or 0),
+                # the engine's weight and floor loading (0: a device's weight is not in the catalog)
+                "weight_kg": float(r.get("weight_kg") or 0),
+                "floor_load_kg_m2": float(r.get("floor_load_kg_m2") or 0),
             }
         )
     total_kw = sum(r["kw"] for r in racks)

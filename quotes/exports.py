@@ -37,7 +37,16 @@ from .statuses import BomCategory
 
 logger = logging.getLogger(__name__)
 
-SHEETS = ("BOM", "Inputs", "TCO yearly", "TCO monthly", "Cost per M tokens", "Sensitivity", "Assumptions")
+SHEETS = (
+    "BOM",
+    "Inputs",
+    "TCO yearly",
+    "TCO monthly",
+    "Cost per M tokens",
+    "Sensitivity",
+    "Assumptions",
+    "Facilities",
+)
 # + "Measured" when a vllm bench serve result is attached (issue 15)
 XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 MONEY_FORMAT = "#,##0.00"
@@ -273,6 +282,22 @@ def _assumption_rows(revision, zh: bool) -> list[dict]:
     return rows
 
 
+def _facility_rows(revision, lang: str) -> list[dict]:
+    """The racks section (load, heat, weight, floor loading) as the page and the proposal print it."""
+    from configurator.public import sections
+
+    figures = (revision.result_json or {}).get("figures") or {}
+    return [
+        {
+            _("Figure"): row["label"],
+            _("Value"): _dec(row["value"]) if _dec(row["value"]) is not None else row["value"],
+            _("Unit"): row["unit"],
+            _("As printed"): row["text"],
+        }
+        for row in sections.rows(sections.RACKS, figures, lang, currency=revision.currency)
+    ]
+
+
 def _measured_rows(revision) -> list[dict]:
     """Estimate beside the attached vllm bench serve measurement (quotes/benchmark_views.py), if any."""
     from .benchmark_views import measured_context
@@ -312,6 +337,8 @@ def revision_workbook(revision) -> bytes:
             ("Cost per M tokens", *_token_rows(tco, currency)),
             ("Sensitivity", *_sensitivity_rows(tco, currency, zh)),
             ("Assumptions", _assumption_rows(revision, zh), []),
+            # the racks section as the page and the proposal print it (load, heat, weight, floor loading)
+            ("Facilities", _facility_rows(revision, lang), []),
         ]
         measured = _measured_rows(revision)
         if measured:

@@ -237,6 +237,12 @@ class ServerModel(SourcedModel):
     )
     rack_units = models.PositiveSmallIntegerField(_("rack units (U)"))
     max_input_kw = _dec(_("maximum input power (kW)"), 8, 2)
+    weight_kg = _dec(
+        _("weight (kg)"),
+        7,
+        2,
+        _("Fully configured, as the vendor's specification gives it; 0 = not known (no rack weight)."),
+    )
     typical_load_factor = _dec(
         _("typical load factor"),
         4,
@@ -409,6 +415,7 @@ class SwitchModel(SourcedModel):
     port_speed_gbps = models.PositiveIntegerField(_("port speed (Gbit/s)"), validators=[MinValueValidator(1)])
     rack_units = models.PositiveSmallIntegerField(_("rack units (U)"), default=1)
     power_kw = _dec(_("power (kW)"), 8, 2)
+    weight_kg = _dec(_("weight (kg)"), 7, 2, _("With PSUs and fans; 0 = not known."))
     notes = models.TextField(_("notes"), blank=True)
 
     history = HistoricalRecords(excluded_fields=["seed_values"])
@@ -471,6 +478,13 @@ class RackType(SourcedModel):
     )
     reserved_units = models.PositiveSmallIntegerField(
         _("reserved U"), default=2, help_text=_("Cable management and blanking panels.")
+    )
+    weight_kg = _dec(_("empty weight (kg)"), 7, 2, _("The cabinet with its PDUs, without equipment."))
+    width_mm = models.PositiveSmallIntegerField(_("width (mm)"), default=600)
+    depth_mm = models.PositiveSmallIntegerField(
+        _("depth (mm)"),
+        default=1200,
+        help_text=_("Width × depth is the footprint the floor loading is taken over."),
     )
     is_default = models.BooleanField(_("default rack"), default=False)
     notes = models.TextField(_("notes"), blank=True)

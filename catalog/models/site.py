@@ -94,6 +94,11 @@ class SiteProfile(SourcedModel):
         default=Decimal("25"),
         validators=[MinValueValidator(Decimal("0"))],
     )
+    floor_load_kg_m2 = models.PositiveIntegerField(
+        _("floor rating (kg/m²)"),
+        default=0,
+        help_text=_("Distributed load the hall's (raised) floor carries; 0 = not known (not compared)."),
+    )
     currency = models.CharField(_("currency"), max_length=3, default="CNY")
     breaker_ladder_amps = models.JSONField(
         _("breaker ratings (A)"),

@@ -267,6 +267,7 @@ def place_racks(
     book = FigureBook()
     feed_checks: list[Check] = []
     psu_per_feed = math.ceil(server.psu_count / 2) if server.psu_count else 1
+    weights = _Weights(req, network)
     server_c19 = server.psu_watts >= C19_MIN_PSU_WATTS if server.psu_watts else server.max_input_kw >= 2
     for i, r in enumerate(built):
         feed = rack_feed(r.kw, site, key=f"racks.{r.name}.feed", name=r.name)
@@ -276,6 +277,7 @@ def place_racks(
         heat = round(r.kw * BTU_H_PER_KW)
         c19 = r.servers * psu_per_feed if server_c19 else 0
         c13 = (0 if server_c19 else r.servers * psu_per_feed) + r.switches * (SWITCH_PSUS // 2)
+        weight, floor_load = weights.rack(book, r)
         book.put(
             f"racks.{r.name}.heat_btu_h",
             heat,
@@ -310,6 +312,8 @@ def place_racks(
                 heat_btu_h=heat,
                 pdu_c19=c19,
                 pdu_c13=c13,
+                weight_kg=weight,
+                floor_load_kg_m2=floor_load,
             )
         )
         book.put(f"racks.{r.name}.kw", round(r.kw, 3), devices={s.label: s.kw for s in slots if s.kw})
@@ -372,6 +376,7 @@ def place_racks(
         source=Source("public", "1 kW = 3,412.14 BTU/h (international table BTU)"),
         kw=round(total_kw, 3),
     )
+    floor_check = weights.totals(book, racks)
     lengths = _cable_lengths(layout, network, built)
     for medium, classes in lengths.items():
         for length, count in classes.items():
@@ -392,6 +397,8 @@ def place_racks(
     checks.extend(_separation_checks(layout, racks))
     if seed is not None and seed.racks is not None:
         checks.append(_seed_check(seed, racks, req))
+    if floor_check is not None:
+        checks.append(floor_check)
 
     return RackResult(
         racks=tuple(racks),
@@ -407,6 +414,86 @@ def place_racks(
         checks=tuple(checks),
         heat_btu_h=total_heat,
         cable_lengths=lengths,
+    )
+
+
+class _Weights:
+    """Rack weight and floor loading: the empty cabinet (with its PDUs) + its servers + its switches,
+    over the rack's footprint (width × depth), compared with the hall floor's rating where the site
+    gives one.  Nothing is put when the server's weight or the rack's footprint is not in the catalog
+    (a weight without its heaviest part would understate the load)."""
+
+    def __init__(self, req: PlanRequest, network: NetworkResult) -> None:
+        self.req = req
+        self.network = network
+        self.switch_kg = {s.slug: s.weight_kg for s in req.switches}
+        spec = req.rack
+        self.footprint = round(spec.width_mm * spec.depth_mm / 1_000_000, 3)
+        self.known = req.server.weight_kg > 0 and self.footprint > 0
+
+    def rack(self, book: FigureBook, r: _Rack) -> tuple[float, float]:
+        if not self.known:
+            return 0.0, 0.0
+        spec, server = self.req.rack, self.req.server
+        switches_kg = round(
+            sum(self.switch_kg.get(self.network.switches[k].slug, 0.0) for k in r.switch_units), 2
+        )
+        weight = round(spec.weight_kg + r.servers * server.weight_kg + switches_kg, 1)
+        book.put(
+            f"racks.{r.name}.weight_kg",
+            weight,
+            source=self.req.server.sources.get("weight_kg") if self.req.server.sources else None,
+            rack_kg=spec.weight_kg,
+            servers=r.servers,
+            server_kg=server.weight_kg,
+            switches_kg=switches_kg,
+        )
+        floor_load = round(weight / self.footprint)
+        book.put(
+            f"racks.{r.name}.floor_load_kg_m2", floor_load, weight_kg=weight, footprint_m2=self.footprint
+        )
+        return weight, float(floor_load)
+
+    def totals(self, book: FigureBook, racks: list[RackLayout]) -> Check | None:
+        if not self.known or not racks:
+            return None
+        spec, site = self.req.rack, self.req.site
+        book.put(
+            "racks.footprint_m2",
+            self.footprint,
+            source=spec.sources.get("depth_mm") if spec.sources else None,
+            width_mm=spec.width_mm,
+            depth_mm=spec.depth_mm,
+        )
+        by_rack = {r.name: r.weight_kg for r in racks}
+        book.put("racks.weight_kg", round(sum(by_rack.values()), 1), racks=by_rack)
+        book.put("racks.max_weight_kg", max(by_rack.values()), racks=by_rack)
+        loads = {r.name: r.floor_load_kg_m2 for r in racks}
+        worst = max(loads.values())
+        book.put("racks.max_floor_load_kg_m2", worst, racks=loads)
+        rating = site.floor_load_kg_m2
+        if rating <= 0:
+            return None
+        rating_src = site.sources.get("floor_load_kg_m2") if site.sources else None
+        book.put("racks.floor_rating_kg_m2", rating, source=rating_src)
+        return _floor_check(racks, worst, rating)
+
+
+def _floor_check(racks: list[RackLayout], worst: float, rating: float) -> Check:
+    """The heaviest rack's floor loading against the hall floor's rating (docs/domain.md §7)."""
+    over = [r for r in racks if r.floor_load_kg_m2 > rating + _EPS]
+    figures = {"max_floor_load_kg_m2": worst, "floor_rating_kg_m2": rating}
+    if not over:
+        return raise_("racks.floor_loading", figures=figures, worst=worst, rating=rating)
+    return raise_(
+        "racks.floor_loading",
+        variant="over",
+        fix="spread",
+        figures={**figures, "racks": [r.name for r in over]},
+        n=len(over),
+        names=", ".join(r.name for r in over),
+        worst=worst,
+        rating=rating,
     )
 
 

@@ -282,6 +282,7 @@ class ServerSpec:
     validated_text_only: bool = False
     sources: Mapping[str, Source] = field(default_factory=dict)
     name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
+    weight_kg: float = 0.0  # fully configured; 0: not known (no rack weight or floor loading)
 
     @property
     def logical_devices(self) -> int:
@@ -304,6 +305,7 @@ class SwitchSpec:
     sources: Mapping[str, Source] = field(default_factory=dict)
     name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
     vendor: str = ""  # the maker; a server's own vendor's switch is preferred when it fits
+    weight_kg: float = 0.0  # 0: not known
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,10 @@ class RackSpec:
     pdu_units: int = 0  # U taken by horizontal PDUs (vertical PDUs take none)
     reserved_units: int = 2  # cable management / blanking at top
     name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
+    weight_kg: float = 0.0  # the empty cabinet with its PDUs
+    width_mm: int = 600  # width × depth: the footprint the floor loading is taken over
+    depth_mm: int = 1200
+    sources: Mapping[str, Source] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -332,6 +338,7 @@ class SiteSpec:
     electricity_price_per_kwh: Decimal = Decimal("0.65")
     colocation_per_rack_month: Decimal = Decimal("0")
     air_cooling_kw_limit: float = 25.0
+    floor_load_kg_m2: float = 0.0  # the hall floor's distributed rating; 0: not known (not compared)
     currency: str = "CNY"
     breaker_ladder_amps: tuple[int, ...] = (
         16,
@@ -1008,6 +1015,10 @@ class RackLayout:
     # 2 kW and more, C13 below.
     pdu_c19: int = 0
     pdu_c13: int = 0
+    # Everything in the rack with the empty cabinet, and that weight over the rack's footprint
+    # (0 when a device's weight is not in the catalog).
+    weight_kg: float = 0.0
+    floor_load_kg_m2: float = 0.0
 
     @property
     def exceeds_cooling(self) -> bool:

@@ -96,6 +96,24 @@ POWER = Section(
     ),
 )
 
+# Racks as the facilities team checks the hall: load, heat, weight and floor loading (the per-rack
+# figures are in the rack table); a rack or site without a weight or rating leaves its rows out.
+RACKS = Section(
+    "racks",
+    "Racks, heat and floor loading",
+    "机柜、散热与承重",
+    (
+        Fig("racks.count"),
+        Fig("racks.max_kw"),
+        Fig("racks.heat_btu_h"),
+        Fig("racks.weight_kg"),
+        Fig("racks.max_weight_kg"),
+        Fig("racks.footprint_m2"),
+        Fig("racks.max_floor_load_kg_m2", total=True),
+        Fig("racks.floor_rating_kg_m2"),
+    ),
+)
+
 # The options compared side by side (proposals.options): each column renders these rows from
 # its own frozen plan, so every option is measured the same way.
 OPTIONS = Section(
@@ -150,7 +168,7 @@ MEMORY = Section(
     ),
 )
 
-SECTIONS = {s.name: s for s in (PERFORMANCE, POWER, MEMORY, OPTIONS, TOTALS)}
+SECTIONS = {s.name: s for s in (PERFORMANCE, POWER, RACKS, MEMORY, OPTIONS, TOTALS)}
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -179,6 +197,10 @@ def format_value(
         return f"{formatting.thousands(number, 1 if decimals is None else decimals)} {unit}"
     if unit == "tokens/s":
         return f"{formatting.thousands(number, decimals or 0)} tok/s"
+    if unit in ("kg", "kg/m²", "BTU/h"):
+        return f"{formatting.thousands(number, decimals or 0)} {unit}"
+    if unit == "m²":
+        return f"{formatting.format_number(number, 2, strip_zeros=True)} {unit}"
     if unit == "req/s":
         return formatting.thousands(number, 2 if decimals is None else decimals)
     if unit in ("fraction", "ratio"):

@@ -1005,6 +1005,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
             section_model.PERFORMANCE, figures, lang, currency=revision.currency
         ),
         "power_rows": section_model.rows(section_model.POWER, figures, lang, currency=revision.currency),
+        "rack_rows": section_model.rows(section_model.RACKS, figures, lang, currency=revision.currency),
         "total_rows": section_model.rows(
             section_model.TOTALS, figures, lang, currency=revision.currency, terms=commercial
         ),

@@ -92,7 +92,7 @@ ZH_WHITELIST = {
     "Token", "tokens", "token", "tokens/s", "tok/s",
     # units and symbols
     "kW", "kWh", "GB", "TB", "Gb/s", "Tb/s", "ms", "s", "U", "A", "A/B", "B", "V", "I", "P", "D", "M", "C", "G",
-    "CNY/kWh", "CNY/",
+    "CNY/kWh", "CNY/", "kg", "kg/m",  # weight and floor loading (kg/m² prints as "kg/m" then "²")
 }  # fmt: skip
 CODE = re.compile(r"\d")  # quote numbers, rack/node names, part numbers: every code carries a digit
 

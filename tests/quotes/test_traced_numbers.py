@@ -408,14 +408,14 @@ def _squash(text: str) -> str:
 @pytest.mark.parametrize(("case", "lang", "edition"), list(_params()))
 def test_declared_section_rows_print_their_figure(rendered, case, lang, edition):
     """Each declared row's label is followed by the figure book's value, formatted here independently."""
-    from configurator.sections import OPTIONS, PERFORMANCE, POWER
+    from configurator.sections import OPTIONS, PERFORMANCE, POWER, RACKS
 
     r = rendered[(case, lang, edition)]
     figures = r.result["figures"]
     flat = _squash(r.text)
     zh = lang.startswith("zh")
     missing = []
-    for section in (PERFORMANCE, POWER):
+    for section in (PERFORMANCE, POWER, RACKS):  # RACKS: load, heat, weight and floor loading
         for row in section.rows:
             figure = figures.get(row.key)
             if not figure or figure.get("value") is None:
@@ -433,6 +433,10 @@ def test_declared_section_rows_print_their_figure(rendered, case, lang, edition)
                 expected = f"{fmt(value, 0)}tok/s"
             elif unit == "req/s":
                 expected = fmt(value, 2)
+            elif unit in ("kg", "kg/m²", "BTU/h"):  # whole kilograms and BTU/h, with the unit
+                expected = f"{fmt(value, 0)}{unit}"
+            elif unit == "m²":
+                expected = f"{fmt(value, 2, True)}{unit}"
             else:
                 expected = fmt(value, 2, True)
             if _squash(label) + expected not in flat:

@@ -148,6 +148,18 @@ def running_costs(
         nodes=nodes,
         server_lease_per_month=c.server_lease_per_month,
     )
+    if c.lease_includes_power:
+        book.put(
+            "tco.annual.lease_electricity", cents(lease_elec), variant="included", lease_includes_power=True
+        )
+    else:
+        book.put(
+            "tco.annual.lease_electricity",
+            cents(lease_elec),
+            variant="separate",
+            electricity=cents(electricity),
+            lease_includes_power=False,
+        )
     book.put(
         "tco.annual.lease_total",
         cents(lease_year),

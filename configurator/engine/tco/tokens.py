@@ -207,6 +207,20 @@ def token_economics(
                 share=part,
                 m_tokens=tokens_m.quantize(CENT),
             )
+    if api_in is not None and api_out is not None:
+        for side, side_zh, price, converted in (
+            ("input", "输入", m.api_price_input_per_m, api_in),
+            ("output", "输出", m.api_price_output_per_m, api_out),
+        ):
+            book.put(
+                f"tco.tokens.api_price_{side}_per_m",
+                cents(converted),
+                source=(m.sources or {}).get(f"api_price_{side}_per_m"),
+                label={"side_zh": side_zh},
+                api_price=price,
+                currency_factor=factor,
+                api_currency=m.api_price_currency,
+            )
     # api_in, api_out and api_cost are set together above; testing all three narrows their types.
     if api_cost is not None and api_in is not None and api_out is not None:
         book.put(
@@ -242,7 +256,24 @@ def token_economics(
                 )
             )
 
-    return tokens, sensitivity(base, currency, running.price_kwh, c.server_lease_per_month)
+    rows = sensitivity(base, currency, running.price_kwh, c.server_lease_per_month)
+    for r in rows:  # each row of the sensitivity table, explained on the figure book
+        book.put(
+            f"tco.sensitivity.{r.parameter}.{r.basis}",
+            r.cost_at_base,
+            label={
+                "parameter_en": r.label_en,
+                "parameter_zh": r.label_zh,
+                "basis_zh": "租赁" if r.basis == "lease" else "购买",
+            },
+            cost_at_base=r.cost_at_base,
+            base_value=r.base_value,
+            cost_at_low=r.cost_at_low,
+            low_value=r.low_value,
+            cost_at_high=r.cost_at_high,
+            high_value=r.high_value,
+        )
+    return tokens, rows
 
 
 def sensitivity(

@@ -12,6 +12,31 @@ CONTAINMENT_ZH = "采用冷/热通道封闭或液冷"
 
 DEFS = (
     CheckDef(
+        "racks.floor_loading",
+        "racks",
+        Severity.OK,
+        "The heaviest rack loads the floor with {worst:number:0} kg/m², within the hall's rating of "
+        "{rating:number:0} kg/m².",
+        "单机柜最大地面承重负荷 {worst:number:0} kg/m²，在机房地面承重能力 {rating:number:0} kg/m² 以内。",
+        fixes={
+            "spread": Fix(
+                "confirm the floor rating with the facilities team; spread the load (fewer servers per rack, "
+                "load-spreading plates or a reinforced plinth)",
+                "与机房方确认地面承重；分散荷载（减少每柜服务器数、加装承重底座或钢结构加固）",
+            )
+        },
+        variants={
+            "over": Variant(
+                "{n} rack(s) ({names}) load the floor with up to {worst:number:0} kg/m², above the hall's "
+                "rating of {rating:number:0} kg/m².",
+                "{n} 个机柜（{names}）地面承重负荷最高 {worst:number:0} kg/m²，超过机房地面承重能力 "
+                "{rating:number:0} kg/m²。",
+                severity=Severity.WARNING,
+            )
+        },
+        source="docs/domain.md §7 (floor loading against the hall's rating)",
+    ),
+    CheckDef(
         "racks.server_exceeds_rack",
         "racks",
         Severity.ERROR,

@@ -103,4 +103,59 @@ DEFS = (
         "种子方案：机柜空间（含交换机、PDU）",
         source=SourceKind.SEED,
     ),
+    # Weight and floor loading (the facilities team's check of the hall floor): every device's weight
+    # from the catalog (the vendor's specification), the empty cabinet with its PDUs, over the rack's
+    # footprint (width × depth).  docs/domain.md §7.
+    FigureDef(
+        "racks.{rack}.weight_kg",
+        Unit.KG,
+        "Rack {rack}: weight",
+        "机柜 {rack}：重量",
+        "round(rack_kg + servers * server_kg + switches_kg, 1)",
+    ),
+    FigureDef(
+        "racks.{rack}.floor_load_kg_m2",
+        Unit.KG_PER_M2,
+        "Rack {rack}: floor loading",
+        "机柜 {rack}：地面承重负荷",
+        "round(weight_kg / footprint_m2)",
+    ),
+    FigureDef(
+        "racks.footprint_m2",
+        Unit.SQUARE_METRES,
+        "Rack footprint",
+        "机柜占地面积",
+        "round(width_mm * depth_mm / 1000000, 3)",
+    ),
+    FigureDef(
+        "racks.weight_kg",
+        Unit.KG,
+        "Weight of all racks",
+        "全部机柜总重量",
+        "Σ weight of {racks}",
+        itemised=("racks",),
+    ),
+    FigureDef(
+        "racks.max_weight_kg",
+        Unit.KG,
+        "Heaviest rack",
+        "单机柜最大重量",
+        "max over {racks}",
+        itemised=("racks",),
+    ),
+    FigureDef(
+        "racks.max_floor_load_kg_m2",
+        Unit.KG_PER_M2,
+        "Highest floor loading",
+        "单机柜最大地面承重负荷",
+        "max over {racks}",
+        itemised=("racks",),
+    ),
+    FigureDef(
+        "racks.floor_rating_kg_m2",
+        Unit.KG_PER_M2,
+        "Floor rating of the hall",
+        "机房地面承重能力",
+        source=SourceKind.PUBLIC,
+    ),
 )

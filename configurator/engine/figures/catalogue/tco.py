@@ -270,4 +270,33 @@ DEFS = (
         "相对 API 的成本节省（{basis_zh}）；原方案称可下降 60–70%",
         "1 - annual_cost / api_cost",
     ),
+    # The public API's price per million tokens in the plan's currency (the page's API row and bar).
+    FigureDef(
+        "tco.tokens.api_price_{side}_per_m",
+        Unit.MONEY_PER_M_TOKENS,
+        "Public API price per million {side} tokens",
+        "公有 API 每百万{side_zh} Token 价格",
+        "api_price * currency_factor",
+        context=("api_currency",),
+        approximate="rounded to the cent",
+    ),
+    # The lease side's electricity: 0 when the lease includes power, else the same as buying.
+    FigureDef(
+        "tco.annual.lease_electricity",
+        M,
+        "Electricity per year, lease",
+        "租赁方案年电费",
+        formulas={"included": "0", "separate": "electricity"},
+        context=("lease_includes_power",),
+    ),
+    # One row of the sensitivity table: the blended cost per million tokens with one input at −20 %
+    # and +20 %, every other input unchanged (engine/tco/tokens.py ``sensitivity``).
+    FigureDef(
+        "tco.sensitivity.{parameter}.{basis}",
+        Unit.MONEY_PER_M_TOKENS,
+        "Blended cost per million tokens ({basis}), {parameter_en} ±20 %",
+        "每百万 Token 综合成本（{basis_zh}），{parameter_zh} ±20%",
+        "{cost_at_base} at {base_value}; {cost_at_low} at {low_value} and {cost_at_high} at {high_value}, "
+        "every other input unchanged",
+    ),
 )
