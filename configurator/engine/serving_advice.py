@@ -139,11 +139,15 @@ def propose_serving(
     """The settings with the highest output throughput within the targets (module doc), or None.
     ``current``: the request's own design point; when it is the best-effort one, the candidates are
     judged within its relaxed targets."""
+    own = None  # the request's own settings: its design point is the plan's (not searched again)
     if current is not None and current.best_effort and current.relaxed_targets:
         req = within(req, dict(current.relaxed_targets))
+        own = current  # the best-effort search is the one within the relaxed targets stated
+    elif current is not None and current.limited_by != "unreachable" and current.concurrency > 0:
+        own = current
     best: tuple[float, PlanRequest, DesignPoint] | None = None
     for cand in _splits(req, balanced_prefill_nodes):
-        dp = _design(cand)
+        dp = own if cand is req and own is not None else _design(cand)
         if dp is not None and (best is None or dp.output_tokens_per_s > best[0] * 1.0001):
             best = (dp.output_tokens_per_s, cand, dp)
     if best is None:
