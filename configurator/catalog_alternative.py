@@ -236,7 +236,9 @@ def needs_search(result: et.PlanResult) -> bool:
     return dp is not None and dp.limited_by == "unreachable"
 
 
-def answer(req: et.PlanRequest, today: dt.date | None) -> Alternative | None | object:
+def answer(
+    req: et.PlanRequest, today: dt.date | None, version: int | None = None
+) -> Alternative | None | object:
     """The catalog's answer for ``req`` if already searched (this process, this catalog version and
     day), else :data:`PENDING`: the page never waits for a search (configurator/views.py loads it after
     the results)."""
@@ -245,7 +247,7 @@ def answer(req: et.PlanRequest, today: dt.date | None) -> Alternative | None | o
     if not _registered:
         catalog_cache.on_clear(_forget)
         _registered.append(True)
-    stamp = (catalog_cache.current_version(), (today or dt.date.today()).isoformat())
+    stamp = (_version(version), (today or dt.date.today()).isoformat())
     return _known.get((*_key(req), *stamp), PENDING)
 
 
@@ -256,6 +258,7 @@ def for_request(
     resolve: Callable[[dict], et.PlanRequest],
     *,
     wait: bool = True,
+    version: int | None = None,
 ) -> et.PlanResult:
     """The Django path: the planner over the database catalog (``planner_services``).  ``wait=False``:
     only an answer already searched completes the statement (:func:`answer`); the search is left to
@@ -263,13 +266,23 @@ def for_request(
     if not needs_search(result):
         return result
     if not wait:
-        known = answer(req, today)
+        known = answer(req, today, version)
         return result if known is PENDING else with_alternative(result, known)  # type: ignore[arg-type]
-    return with_alternative(result, search_for(req, today, resolve))
+    return with_alternative(result, search_for(req, today, resolve, version))
+
+
+def _version(version: int | None) -> int:
+    """The catalog version a caller already read (one query per request), else read now."""
+    from . import catalog_cache
+
+    return catalog_cache.current_version() if version is None else version
 
 
 def search_for(
-    req: et.PlanRequest, today: dt.date | None, resolve: Callable[[dict], et.PlanRequest]
+    req: et.PlanRequest,
+    today: dt.date | None,
+    resolve: Callable[[dict], et.PlanRequest],
+    version: int | None = None,
 ) -> Alternative | None:
     """The catalog's answer for ``req`` (searched once per workload, catalog version and day)."""
     from . import catalog_cache, planner
@@ -290,5 +303,5 @@ def search_for(
         except Exception:  # noqa: BLE001 - a candidate that no longer resolves is skipped
             return None
 
-    stamp = (catalog_cache.current_version(), (today or dt.date.today()).isoformat())
+    stamp = (_version(version), (today or dt.date.today()).isoformat())
     return find(req, search, replan, stamp)

@@ -205,6 +205,7 @@ def plan_from_json(
             today,
             lambda d: resolve_request(d, today=today, catalog=catalog),
             wait=wait_for_catalog,
+            version=catalog.version,
         )
     return request, result
 
