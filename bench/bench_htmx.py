@@ -12,6 +12,11 @@ against the catalog, plan(), the proofs of the offered fixes, the results
 template and its SVG drawings); every post differs a little (as when typing),
 so nothing is served from a cache.  Target: p95 < 50 ms.
 
+New workload: the software-engineering-agent preset (its TPOT target out of A3's reach) posted with
+a request length no earlier post had, so the smallest catalog deployment meeting the target has not
+been searched: the update must not wait for that search (it loads after the results from
+/configurator/alternative, timed apart as the fragment).  Target for the update: p95 < 50 ms.
+
 Each figure is printed twice: wall-clock time, and the CPU time of the
 request.  On an idle machine the two agree (the database is in-process
 SQLite); on a shared machine the wall-clock time also counts the time spent
@@ -105,6 +110,31 @@ def main() -> None:
         f"{'all presets':32} {statistics.median(all_wall):10.1f} {_p95(all_wall):8.1f} {_p95(all_cpu):11.1f}"
         "   (target p95 < 50 ms)"
     )
+    # A new workload each post: the catalog search for the unreachable target has never run for it.
+    agent = preset_data("software-engineering-agent")
+    new_wall, new_cpu, fragment_wall = [], [], []
+    for i in range(RUNS // 3 + 1):
+        data = {**agent, "input_tokens": str(24_000 - 7 * i)}
+
+        def new_post(data=data):
+            response = client.post("/configurator/update", data, HTTP_HX_REQUEST="true")
+            assert response.status_code == 200, response.status_code
+
+        def fragment(data=data):
+            response = client.post("/configurator/alternative", data, HTTP_HX_REQUEST="true")
+            assert response.status_code == 200, response.status_code
+
+        w, c = _timed(new_post)
+        if i >= 1:
+            new_wall.append(w)
+            new_cpu.append(c)
+        fragment_wall.append(_timed(fragment)[0])
+    print(
+        f"{'new workload, target out of reach':32} {statistics.median(new_wall):10.1f} {_p95(new_wall):8.1f} "
+        f"{_p95(new_cpu):11.1f}   (the catalog search after it: median {statistics.median(fragment_wall):.0f} ms)"
+    )
+    _django.report("htmx update, new workload out of reach p95", _p95(new_wall), "ms", "< 50 ms")
+    _django.report("catalog alternative fragment median", statistics.median(fragment_wall), "ms")
     _django.report("htmx update median", statistics.median(all_wall), "ms")
     _django.report("htmx update p95", _p95(all_wall), "ms", "< 50 ms")
     _django.report("htmx update p95 (CPU)", _p95(all_cpu), "ms", "< 50 ms")

@@ -121,7 +121,22 @@ class _Holder:
 
 
 def _cached(key, req, search, replan) -> Alternative | None:
-    return _cached_result(key, _Holder(key, lambda: _compute(req, search, replan)))
+    answer = _cached_result(key, _Holder(key, lambda: _compute(req, search, replan)))
+    _known[key] = answer
+    if len(_known) > 256:
+        _known.pop(next(iter(_known)))
+    return answer
+
+
+# The answers already searched (the same keys as ``_cached_result``'s): the page reads them without
+# waiting for a search (:func:`for_request` with ``wait=False``).
+_known: dict[tuple, Alternative | None] = {}
+PENDING = object()
+
+
+def _forget() -> None:
+    _cached_result.cache_clear()
+    _known.clear()
 
 
 def _compute(req: et.PlanRequest, search, replan) -> Alternative | None:
@@ -160,10 +175,9 @@ def _shape(cand: Any) -> str:
     return ""
 
 
-def with_alternative(result: et.PlanResult, alt: Alternative | None) -> et.PlanResult:
-    """``result`` with the unreachable-target statement completed by the catalog's answer."""
-    if alt is None:
-        return result
+def sentence(alt: Alternative) -> tuple[str, str]:
+    """The catalog's answer as the statement's last sentence (en, zh), each with a leading space
+    for English."""
     if alt.server:
         en = (
             f" The smallest deployment in the catalog that meets the targets at this load: "
@@ -180,6 +194,14 @@ def with_alternative(result: et.PlanResult, alt: Alternative | None) -> et.PlanR
             "load: the relaxed target above is what this hardware meets."
         )
         zh = f"目录中（最多 {alt.searched_max_nodes} 台）没有满足该目标与负载的部署：上述放宽后的目标即本硬件可达到的。"
+    return en, zh
+
+
+def with_alternative(result: et.PlanResult, alt: Alternative | None) -> et.PlanResult:
+    """``result`` with the unreachable-target statement completed by the catalog's answer."""
+    if alt is None:
+        return result
+    en, zh = sentence(alt)
 
     def complete(c: et.Check) -> et.Check:
         if c.code != CODE:
@@ -208,22 +230,67 @@ def with_alternative(result: et.PlanResult, alt: Alternative | None) -> et.PlanR
     return dataclasses.replace(result, checks=checks, performance=perf)
 
 
+def needs_search(result: et.PlanResult) -> bool:
+    """Whether ``result`` opens with a target out of reach (the statement the catalog's answer completes)."""
+    dp = result.performance.design_point if result.performance is not None else None
+    return dp is not None and dp.limited_by == "unreachable"
+
+
+def answer(
+    req: et.PlanRequest, today: dt.date | None, version: int | None = None
+) -> Alternative | None | object:
+    """The catalog's answer for ``req`` if already searched (this process, this catalog version and
+    day), else :data:`PENDING`: the page never waits for a search (configurator/views.py loads it after
+    the results)."""
+    from . import catalog_cache
+
+    if not _registered:
+        catalog_cache.on_clear(_forget)
+        _registered.append(True)
+    stamp = (_version(version), (today or dt.date.today()).isoformat())
+    return _known.get((*_key(req), *stamp), PENDING)
+
+
 def for_request(
     req: et.PlanRequest,
     result: et.PlanResult,
     today: dt.date | None,
     resolve: Callable[[dict], et.PlanRequest],
+    *,
+    wait: bool = True,
+    version: int | None = None,
 ) -> et.PlanResult:
-    """The Django path: the planner over the database catalog (``planner_services``)."""
-    dp = result.performance.design_point if result.performance is not None else None
-    if dp is None or dp.limited_by != "unreachable":
+    """The Django path: the planner over the database catalog (``planner_services``).  ``wait=False``:
+    only an answer already searched completes the statement (:func:`answer`); the search is left to
+    the caller's own request (the page's fragment)."""
+    if not needs_search(result):
         return result
+    if not wait:
+        known = answer(req, today, version)
+        return result if known is PENDING else with_alternative(result, known)  # type: ignore[arg-type]
+    return with_alternative(result, search_for(req, today, resolve, version))
+
+
+def _version(version: int | None) -> int:
+    """The catalog version a caller already read (one query per request), else read now."""
+    from . import catalog_cache
+
+    return catalog_cache.current_version() if version is None else version
+
+
+def search_for(
+    req: et.PlanRequest,
+    today: dt.date | None,
+    resolve: Callable[[dict], et.PlanRequest],
+    version: int | None = None,
+) -> Alternative | None:
+    """The catalog's answer for ``req`` (searched once per workload, catalog version and day)."""
     from . import catalog_cache, planner
     from .engine.plan import plan
     from .planner_services import DjangoPlannerCatalog
 
     if not _registered:
-        catalog_cache.on_clear(_cached_result.cache_clear)
+        catalog_cache.on_clear(_forget)
         _registered.append(True)
 
     def search(query: dict) -> Any:
@@ -236,5 +303,5 @@ def for_request(
         except Exception:  # noqa: BLE001 - a candidate that no longer resolves is skipped
             return None
 
-    stamp = (catalog_cache.current_version(), (today or dt.date.today()).isoformat())
-    return with_alternative(result, find(req, search, replan, stamp))
+    stamp = (_version(version), (today or dt.date.today()).isoformat())
+    return find(req, search, replan, stamp)

@@ -177,10 +177,19 @@ def resolve_request(
 
 
 def plan_from_json(
-    data: Any, *, today: dt.date | None = None, catalog: DjangoCatalog | None = None, advise: bool = True
+    data: Any,
+    *,
+    today: dt.date | None = None,
+    catalog: DjangoCatalog | None = None,
+    advise: bool = True,
+    wait_for_catalog: bool = True,
 ) -> tuple[et.PlanRequest, et.PlanResult]:
     """Resolve and plan.  Bad input raises RequestError; the engine never raises
-    on a resolved request (problems are checks)."""
+    on a resolved request (problems are checks).
+
+    ``wait_for_catalog=False`` (the page's update): a target out of reach is completed with the
+    smallest catalog deployment only when that search has already run; the page loads it after the
+    results (``views.alternative``).  The API, the CLI and the quote wait for it."""
     catalog = catalog or DjangoCatalog()
     request = resolve_request(data, today=today, catalog=catalog)
     result = plan(request)
@@ -191,9 +200,26 @@ def plan_from_json(
         from .catalog_alternative import for_request
 
         result = for_request(
-            request, result, today, lambda d: resolve_request(d, today=today, catalog=catalog)
+            request,
+            result,
+            today,
+            lambda d: resolve_request(d, today=today, catalog=catalog),
+            wait=wait_for_catalog,
+            version=catalog.version,
         )
     return request, result
+
+
+def catalog_answer(request: et.PlanRequest, *, today: dt.date | None = None):
+    """The smallest catalog deployment meeting ``request``'s latency targets where its hardware cannot
+    reach them (``catalog_alternative.Alternative``; its ``server`` is '' when none does), or None when
+    they are within reach or the search could not run (the page's fragment, ``views.alternative``)."""
+    from .catalog_alternative import needs_search, search_for
+
+    today = today or timezone.localdate()
+    if not needs_search(plan(request)):
+        return None
+    return search_for(request, today, lambda d: resolve_request(d, today=today))
 
 
 def plan_response(result: et.PlanResult) -> dict:

@@ -14,6 +14,7 @@ urlpatterns = [
     path("configurator/acknowledge", views.acknowledge_warning, name="acknowledge"),
     path("configurator/preview", views.preview, name="preview"),
     path("configurator/bundle", views.bundle, name="bundle"),
+    path("configurator/alternative", views.alternative, name="alternative"),
     path("", include("configurator.api_urls")),
     path("", include("configurator.planner_urls")),
 ]

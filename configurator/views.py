@@ -73,13 +73,18 @@ def _current_data(request) -> dict[str, str]:
     return services.preset_data(None)
 
 
-def _evaluate(form: ConfiguratorForm, request=None):
-    """Validate the form, plan, and return the plan context (or None)."""
+def _evaluate(form: ConfiguratorForm, request=None, *, wait_for_catalog: bool = False):
+    """Validate the form, plan, and return the plan context (or None).
+
+    A target out of reach: the smallest catalog deployment that meets it is a search of the
+    auto-planner (up to 2 s for a new workload); the page's update never waits for it
+    (``wait_for_catalog``, services.plan_from_json): the results show it when already searched, else
+    load it after themselves from :func:`alternative`.  The no-JavaScript form post waits."""
     if not form.is_valid():
         return None
     request_json = form.to_request()
     try:
-        plan_request, result = services.plan_from_json(request_json)
+        plan_request, result = services.plan_from_json(request_json, wait_for_catalog=wait_for_catalog)
     except RequestError as exc:
         form.add_request_errors(exc.errors)
         return None
@@ -179,6 +184,8 @@ def home(request):
             data, changed = services.apply_scenario(before, data["scenario"])
             notice = _scenario_notice(before, data, changed)
         form = ConfiguratorForm(data)
+        plan = _evaluate(form, request, wait_for_catalog=True)  # no JavaScript: nothing loads later
+        return _page(request, form, plan, notice=notice)
     elif request.GET.get("scenario"):
         before = _current_data(request)
         data, changed = services.apply_scenario(before, request.GET.get("scenario"))
@@ -235,6 +242,33 @@ def preset(request):
     if request.htmx:
         return render(request, "configurator/_workspace.html", context)
     return render(request, "configurator/home.html", context)
+
+
+@require_http_methods(["POST"])
+def alternative(request):
+    """htmx, loaded by the results after themselves: the smallest deployment in the catalog that meets
+    the latency targets this hardware cannot reach (configurator/catalog_alternative.py), for the
+    form as posted; empty when the form's targets are within reach."""
+    denied = _forbidden_unless_sales(request)
+    if denied:
+        return denied
+    from . import catalog_alternative
+
+    form = ConfiguratorForm(request.POST)
+    answer = None
+    if form.is_valid():
+        try:
+            request_json = form.to_request()
+            plan_request = services.resolve_request(request_json)
+        except RequestError:
+            plan_request = None
+        if plan_request is not None:
+            answer = services.catalog_answer(plan_request)
+    sentence = ""
+    if answer is not None:
+        en, zh = catalog_alternative.sentence(answer)
+        sentence = (zh if _lang() == "zh-hans" else en).strip()
+    return render(request, "configurator/_alternative.html", {"sentence": sentence})
 
 
 def _json_dict(raw: str) -> dict[str, str]:
@@ -385,7 +419,7 @@ def preview(request):
             if int(data.get("max_model_len") or 0) > row.max_context:
                 data["max_model_len"] = str(row.max_context)
     form = ConfiguratorForm(data)
-    plan = _evaluate(form)
+    plan = _evaluate(form, wait_for_catalog=True)
     return _page(
         request, form, plan, preview=", ".join(previewed), read_only=not _can_configure(request.user)
     )

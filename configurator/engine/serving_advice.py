@@ -13,6 +13,11 @@ most tokens per yuan is the highest output throughput at the design point
   charges its activations against the KV cache);
 * ``max_num_seqs``: the design point's running sequences per DP rank (the KV cache and the
   targets set it, the search does not guess it);
+* where the targets are out of the request's reach (the design point is the best-effort one,
+  :mod:`.performance.design`), every candidate is judged within the request's *relaxed* targets
+  (``DesignPoint.relaxed_targets``, the same for all candidates, so their throughputs compare),
+  and the settings proposed are those of the best-effort design point the plan's costs use: a
+  candidate that misses even the relaxed targets is not proposed;
 * speculative decoding is part of the settings, said either way: it can be proposed only for a
   model with a draft the catalog describes (an MTP head, or a separate draft model with its own
   weights and step cost, ``PerformanceSpec.draft_model_gb`` / ``draft_model_layers``, accepted at
@@ -33,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable
+from typing import Any
 
 from .checks import raise_
 from .defaults import resolve_serving
@@ -55,6 +61,22 @@ class ServingProposal:
     prefill_nodes: int
     decode_nodes: int
     design: DesignPoint
+
+
+# The request's target fields by the design point's target names (performance/sla.py stated_targets).
+_TARGET_FIELDS = {
+    "ttft_p50_s": "ttft_target_s",
+    "ttft_p90_s": "ttft_p90_target_s",
+    "tpot_p50_ms": "tpot_target_ms",
+    "tpot_p90_ms": "tpot_p90_target_ms",
+}
+
+
+def within(req: PlanRequest, targets: dict[str, float]) -> PlanRequest:
+    """``req`` stating exactly ``targets`` (the best-effort point's relaxed ones; module doc)."""
+    fields: dict[str, Any] = {f: None for f in _TARGET_FIELDS.values()}
+    fields.update({_TARGET_FIELDS[k]: float(v) for k, v in targets.items() if k in _TARGET_FIELDS})
+    return dataclasses.replace(req, workload=dataclasses.replace(req.workload, **fields))
 
 
 def _design(req: PlanRequest) -> DesignPoint | None:
@@ -85,16 +107,23 @@ def _splits(req: PlanRequest, balanced: int | None) -> Iterable[PlanRequest]:
     near = {topo.prefill_nodes + k for k in range(-2, 3)}
     if balanced is not None:
         near |= {balanced + k for k in range(-2, 3)}
+    probe = dataclasses.replace(req, topology=dataclasses.replace(topo, kind=TopologyKind.SINGLE))
+    # A split whose layout pipelines a replica across nodes (``layout.pipeline_across_nodes``: the experts
+    # do not divide over that node count) is a new warning and a multi-node executor per replica: not
+    # proposed unless the request's own split already pipelines.
+    own_pp = max(
+        auto_layout(probe, topo.prefill_nodes).pp if topo.prefill_nodes > 0 else 1,
+        auto_layout(probe, topo.decode_nodes).pp if topo.decode_nodes > 0 else 1,
+    )
     for p in sorted(near):
         if p == topo.prefill_nodes or not 0 < p < total:
             continue
         d = total - p
-        probe = dataclasses.replace(
-            req, topology=dataclasses.replace(topo, kind=TopologyKind.SINGLE, nodes=p)
-        )
         pp = auto_layout(probe, p)
         dd = auto_layout(probe, d)
         if not (layout_is_valid(probe, p, pp) and layout_is_valid(probe, d, dd)):
+            continue
+        if max(pp.pp, dd.pp) > own_pp:
             continue
         yield dataclasses.replace(
             req,
@@ -104,11 +133,21 @@ def _splits(req: PlanRequest, balanced: int | None) -> Iterable[PlanRequest]:
         )
 
 
-def propose_serving(req: PlanRequest, balanced_prefill_nodes: int | None = None) -> ServingProposal | None:
-    """The settings with the highest output throughput within the targets (module doc), or None."""
+def propose_serving(
+    req: PlanRequest, balanced_prefill_nodes: int | None = None, current: DesignPoint | None = None
+) -> ServingProposal | None:
+    """The settings with the highest output throughput within the targets (module doc), or None.
+    ``current``: the request's own design point; when it is the best-effort one, the candidates are
+    judged within its relaxed targets."""
+    own = None  # the request's own settings: its design point is the plan's (not searched again)
+    if current is not None and current.best_effort and current.relaxed_targets:
+        req = within(req, dict(current.relaxed_targets))
+        own = current  # the best-effort search is the one within the relaxed targets stated
+    elif current is not None and current.limited_by != "unreachable" and current.concurrency > 0:
+        own = current
     best: tuple[float, PlanRequest, DesignPoint] | None = None
     for cand in _splits(req, balanced_prefill_nodes):
-        dp = _design(cand)
+        dp = own if cand is req and own is not None else _design(cand)
         if dp is not None and (best is None or dp.output_tokens_per_s > best[0] * 1.0001):
             best = (dp.output_tokens_per_s, cand, dp)
     if best is None:
@@ -162,7 +201,7 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
         return ()
     current = perf.design_point
     balance = perf.pd_balance
-    prop = propose_serving(req, balance.suggested_prefill_nodes if balance is not None else None)
+    prop = propose_serving(req, balance.suggested_prefill_nodes if balance is not None else None, current)
     if prop is None:
         return _carry_the_load(req, perf)
     s, topo = req.serving, req.topology
@@ -195,6 +234,27 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
         f"，{topo.prefill_nodes}P{topo.decode_nodes}D" if topo.kind == TopologyKind.DISAGGREGATED else ""
     )
     spec_en, spec_zh = speculative_reason(req)
+    best_effort = current is not None and current.best_effort and bool(current.relaxed_targets)
+    if best_effort and current is not None:
+        relaxed = {k: v for k, v in current.relaxed_targets.items() if k in current.unmet_targets}
+        names = {
+            "ttft_p50_s": ("TTFT P50", "首字延迟 P50", "s", "秒"),
+            "ttft_p90_s": ("TTFT P90", "首字延迟 P90", "s", "秒"),
+            "tpot_p50_ms": ("TPOT P50", "每字延迟 P50", "ms", "毫秒"),
+            "tpot_p90_ms": ("TPOT P90", "每字延迟 P90", "ms", "毫秒"),
+        }
+        within_en = (
+            "within the relaxed targets ("
+            + ", ".join(f"{names[k][0]} {v:g} {names[k][2]}" for k, v in relaxed.items())
+            + "; the best-effort design point)"
+        )
+        within_zh = (
+            "在放宽后的目标内（"
+            + "，".join(f"{names[k][1]} {v:g} {names[k][3]}" for k, v in relaxed.items())
+            + "；尽力设计点）"
+        )
+    else:
+        within_en, within_zh = "within the latency targets", "满足时延目标时"
     return (
         raise_(
             "performance.serving_settings_recommended",
@@ -210,6 +270,7 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
                 "design_output_tokens_per_s": round(d.output_tokens_per_s, 3),
                 "request_max_num_seqs": s.max_num_seqs,
                 "request_max_num_batched_tokens": s.max_num_batched_tokens,
+                "best_effort": best_effort,
             },
             max_num_seqs=prop.max_num_seqs,
             max_num_batched_tokens=prop.max_num_batched_tokens,
@@ -221,6 +282,8 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
             output_tps=d.output_tokens_per_s,
             seed_en=seed_en,
             seed_zh=seed_zh,
+            within_en=within_en,
+            within_zh=within_zh,
             change=fix,
         ),
     )

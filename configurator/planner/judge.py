@@ -33,6 +33,10 @@ from .results import (
 # (engine/performance/, capacity_concurrency).  The planner reads it as a serving gap
 # (concurrency ÷ capacity) that more nodes, DP ranks or KV cache close, not as a dead end.
 CAPACITY_CHECK = "performance.concurrency_above_capacity"
+# A target out of reach and a load above capacity are said as one statement, an error for the load's
+# sake (engine/performance/design.py unreachable_check): read as the same serving gap.
+UNREACHABLE_CHECK = "performance.design_point_unreachable"
+CAPACITY_CHECKS = frozenset({CAPACITY_CHECK, UNREACHABLE_CHECK})
 
 # Request fields a user sets as constraints (used to name the binding constraint).
 CONSTRAINT_FIELDS = (
@@ -392,7 +396,8 @@ class Judge:
             )
 
         error = next(
-            (c for c in result.checks if c.severity == Severity.ERROR and c.code != CAPACITY_CHECK), None
+            (c for c in result.checks if c.severity == Severity.ERROR and c.code not in CAPACITY_CHECKS),
+            None,
         )
         if error is not None:
             return reject(

@@ -13,7 +13,7 @@ from ..engine.memory import size_memory
 from ..engine.performance import estimate_performance
 from ..engine.types import ParallelSpec, PlanRequest, ServerSpec, Severity, TopologyKind
 from .build import MAX_NUM_SEQS_LADDER, RequestBuilder, ceil_div
-from .judge import CAPACITY_CHECK, Judge
+from .judge import CAPACITY_CHECKS, Judge
 from .query import PlannerQuery
 from .results import STAGE_SERVING, Evaluated, Family, Rejection, Shape, Variant, evaluated_rejection
 
@@ -62,7 +62,7 @@ class ServingSearch:
         perf = estimate_performance(req, layout, memory)
         # The capacity check is judged by serving_problem() with its gap, as plan() would raise it.
         error = next(
-            (c for c in perf.checks if c.severity == Severity.ERROR and c.code != CAPACITY_CHECK), None
+            (c for c in perf.checks if c.severity == Severity.ERROR and c.code not in CAPACITY_CHECKS), None
         )
         return layout, memory, perf, error
 

@@ -158,7 +158,12 @@ def test_applying_an_offered_fix_on_the_page_re_plans_the_configuration(engineer
     seqs = next(c for c in result.checks if c.code == "memory.max_num_seqs_not_full_length")
     copy = services.fixed_request(request_json, dict(seqs.fix), plan_request)
     _, after = services.plan_from_json(services.form_request(copy), advise=False)
-    assert "performance.concurrency_above_capacity" in _codes(after, "error")
+    # (With the default targets out of this hardware's reach, the load above capacity is said in the
+    # unreachable-target statement, then an error: engine/performance/design.py.)
+    assert _codes(after, "error") & {
+        "performance.concurrency_above_capacity",
+        "performance.design_point_unreachable",
+    }
     _, advised = services.plan_from_json(request_json)
     (offered_seqs,) = [c for c in advised.checks if c.code == "memory.max_num_seqs_not_full_length"]
     assert not offered_seqs.fix  # the engine refused it too, so the API does not return it either

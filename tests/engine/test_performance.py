@@ -356,9 +356,13 @@ def test_8p8d_sizes_prefill_and_decode_pools_separately_and_names_the_bottleneck
 
 
 def test_ttft_grows_with_load_and_concurrency_beyond_the_slots_is_an_error():
-    # 16 × A3 8P8D quoted at 256 users: 8 decode ranks × 16 slots = 128 run at once, the rest queue
-    light = _estimate(request_8p8d(concurrency=16))
-    heavy = _estimate(request_8p8d(concurrency=256))
+    # 16 × A3 8P8D quoted at 256 users: 8 decode ranks × 16 slots = 128 run at once, the rest queue.
+    # Targets within this hardware's reach (TPOT P90 1 s, TTFT P90 10 min), so the capacity error is
+    # said on its own (a target out of reach says it in its statement: the next test).
+    reach = {"tpot_p90_target_ms": 1000.0, "ttft_p90_target_s": 600.0}
+    light = _estimate(request_8p8d(concurrency=16, **reach))
+    heavy = _estimate(request_8p8d(concurrency=256, **reach))
+    assert heavy.design_point is not None and heavy.design_point.limited_by != "unreachable"
     assert heavy.capacity_concurrency <= 128
     assert heavy.ttft_s > light.ttft_s
     assert heavy.queue_wait_s > 0
@@ -369,6 +373,27 @@ def test_ttft_grows_with_load_and_concurrency_beyond_the_slots_is_an_error():
     r = heavy.ttft_s + (1024 - 1) * heavy.tpot_s
     assert heavy.requests_per_s * r == pytest.approx(256, rel=0.02)
     assert "performance.concurrency_above_capacity" not in _codes(light)
+
+
+def test_a_target_out_of_reach_and_a_load_above_capacity_are_one_statement():
+    """16 × A3 8P8D at 256 users with the default targets (TPOT P90 100 ms; one K3 request decodes at
+    about 126 ms P90 on A3): one error, the unreachable-target statement, naming what runs at once (8
+    decode DP ranks × 16 = 128), the design point's sequences per DP rank, and the decode DP ranks that
+    would carry 256 at that many each; no separate capacity error."""
+    heavy = _estimate(request_8p8d(concurrency=256))
+    dp = heavy.design_point
+    assert dp is not None and dp.best_effort
+    errors = [c for c in heavy.checks if c.severity == Severity.ERROR]
+    assert [c.code for c in errors] == ["performance.design_point_unreachable"]
+    f = errors[0].figures
+    assert f["stated_concurrency"] == 256 and f["capacity"] == heavy.capacity_concurrency == 128
+    assert f["dp_ranks_needed"] == math.ceil(256 / dp.max_num_seqs_per_dp_rank)
+    assert "The stated 256 concurrent requests exceed the 128 it runs at once" in errors[0].message_en
+    assert "所述 256 路并发超过其可同时运行的 128 路" in errors[0].message_zh
+    # Below capacity the statement stays a warning, with no load in it.
+    light = _estimate(request_8p8d(concurrency=16))
+    (stmt,) = [c for c in light.checks if c.code == "performance.design_point_unreachable"]
+    assert stmt.severity == Severity.WARNING and "stated_concurrency" not in stmt.figures
 
 
 def test_curve_rises_then_saturates_and_latency_never_falls():

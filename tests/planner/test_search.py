@@ -254,7 +254,12 @@ def test_high_availability_scenario_only_offers_primary_standby_pairs(seeded):
     capacity, errors, _ = _capacity(best.request_json)
     assert capacity == 32 and not errors
     capacity, errors, _ = _capacity(best.request_json, gpu_memory_utilization=0.85)
-    assert capacity == 20 and "performance.concurrency_above_capacity" in errors
+    # The engine's capacity error; with the default targets out of A3's reach (TPOT P90 100 ms) it is said
+    # in the unreachable-target statement, then an error (engine/performance/design.py).
+    assert capacity == 20 and errors & {
+        "performance.concurrency_above_capacity",
+        "performance.design_point_unreachable",
+    }
 
 
 def test_capacity_shortfall_is_a_gap_that_grows_the_search(seeded):
@@ -289,7 +294,12 @@ def test_capacity_shortfall_is_a_gap_that_grows_the_search(seeded):
     assert capacity == 256 and not errors
     assert res.memory.groups[0].per_rank.kv_cache_bytes // 778_116_096 == 17
     capacity, errors, _ = _capacity(best.request_json, gpu_memory_utilization=0.85)
-    assert capacity == 208 and "performance.concurrency_above_capacity" in errors
+    # The engine's capacity error; with the default targets out of A3's reach (TPOT P90 100 ms) it is said
+    # in the unreachable-target statement, then an error (engine/performance/design.py).
+    assert capacity == 208 and errors & {
+        "performance.concurrency_above_capacity",
+        "performance.design_point_unreachable",
+    }
 
 
 def test_capacity_gap_limited_by_max_num_seqs_is_projected(seeded):

@@ -42,12 +42,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .. import serving_model as sm
 from ..checks import raise_
 from ..figures import FigureBook
-from ..types import Check, DesignPoint, PlanRequest, Source
+from ..types import Check, DesignPoint, PlanRequest, Severity, Source
 from .common import ESTIMATE_SOURCE, fig_input, fig_value
 from .group_model import GroupModel
 from .queueing import aggregated_point, disaggregated_point
@@ -317,9 +317,74 @@ def _target_text(key: str, target: float) -> tuple[str, str]:
     return f"{en} {target:g} {unit}", f"{zh} {target:g} {unit_zh}"
 
 
-def unreachable_check(dp: DesignPoint) -> Check:
+@dataclass(frozen=True)
+class StatedLoad:
+    """The stated load above what the cluster runs at once (``performance.concurrency_above_capacity``),
+    folded into the unreachable-target statement: the same shortfall said once (:func:`unreachable_check`)."""
+
+    concurrency: int
+    capacity: int  # what the request's settings run at once (Σ DP ranks × min(max_num_seqs, KV fit))
+    max_num_seqs: int
+    queue_wait_s: float
+    serving_nodes: int  # the decode nodes of xPyD, else the serving nodes
+    disaggregated: bool
+
+
+def _stated_load_text(dp: DesignPoint, load: StatedLoad) -> tuple[str, str, dict]:
+    """What the hardware runs of the stated load, and what would carry it: DP ranks at the design
+    point's sequences per rank (within the relaxed targets), in nodes of this server."""
+    per_rank = max(1, dp.max_num_seqs_per_dp_rank)
+    ranks = max(1, dp.serving_dp_ranks)
+    need_ranks = math.ceil(load.concurrency / per_rank)
+    nodes_per_rank = load.serving_nodes / ranks if load.serving_nodes > 0 else 0.0
+    need_nodes = math.ceil(need_ranks * nodes_per_rank - 1e-9) if nodes_per_rank > 0 else 0
+    runs_en = (
+        f"The stated {load.concurrency:,} concurrent requests exceed the {load.capacity:,} it runs at once "
+        f"(at max_num_seqs {load.max_num_seqs} over {ranks} DP ranks"
+    )
+    runs_zh = (
+        f"所述 {load.concurrency:,} 路并发超过其可同时运行的 {load.capacity:,} 路"
+        f"（max_num_seqs {load.max_num_seqs}，{ranks} 个 DP rank"
+    )
+    if dp.concurrency > load.capacity:
+        runs_en += f"; {dp.concurrency:,} at the design point's {per_rank} per DP rank"
+        runs_zh += f"；按设计点每个 DP rank {per_rank} 路为 {dp.concurrency:,} 路"
+    runs_en += f"), the rest queue (about {load.queue_wait_s:,.1f} s added to the time to first token)"
+    runs_zh += f"），其余请求排队（首字延迟约增加 {load.queue_wait_s:,.1f} 秒）"
+    figures: dict = {
+        "stated_concurrency": load.concurrency,
+        "capacity": load.capacity,
+        "queue_wait_s": load.queue_wait_s,
+        "dp_ranks_needed": need_ranks,
+    }
+    if need_ranks > ranks:
+        # DP ranks, not nodes: whether a node count lays the experts out is the layout's question, and
+        # the smallest catalog deployment that meets the targets follows (catalog_alternative).
+        figures["serving_nodes_per_dp_rank"] = round(nodes_per_rank, 3)
+        kind_en, kind_zh = ("decode ", "解码侧 ") if load.disaggregated else ("", " ")
+        nodes_zh = f"约 {need_nodes} 台解码节点" if load.disaggregated else f"约 {need_nodes} 台节点"
+        runs_en += (
+            f"; carrying them at {per_rank} per DP rank takes {need_ranks} {kind_en}DP ranks, "
+            f"{need_ranks - ranks} more than this cluster's {ranks} (about {need_nodes} {kind_en}nodes)"
+        )
+        runs_zh += (
+            f"；按每个 DP rank {per_rank} 路承载需 {need_ranks} 个{kind_zh}DP rank，比本集群的 {ranks} 个多 "
+            f"{need_ranks - ranks} 个（{nodes_zh}）"
+        )
+    elif dp.concurrency >= load.concurrency:
+        runs_en += "; the recommended serving settings run them all"
+        runs_zh += "；采用推荐的服务参数即可全部同时运行"
+    return runs_en + ".", runs_zh + "。", figures
+
+
+def unreachable_check(dp: DesignPoint, load: StatedLoad | None = None) -> Check:
     """One statement: the targets this hardware misses even at one request, the best it reaches, and
-    the load it carries at the best-effort design point (the missed targets relaxed; module doc)."""
+    the load it carries at the best-effort design point (the missed targets relaxed; module doc).
+
+    ``load``: the stated load is above what the cluster runs at once.  That shortfall is the same
+    one (the hardware carries less than the customer states), so it is said here, once, and the
+    statement is an error like ``performance.concurrency_above_capacity`` it replaces: the plan
+    cannot be quoted at the stated load, and the statement says why and what would carry it."""
     reached = {
         "ttft_p50_s": dp.best_ttft_s,
         "ttft_p90_s": dp.best_ttft_p90_s,
@@ -354,9 +419,17 @@ def unreachable_check(dp: DesignPoint) -> Check:
         at_en = at_zh = ""
     assumed_en = " (default targets: the request sets none)" if dp.targets_assumed else ""
     assumed_zh = "（默认目标：请求未设定时延目标）" if dp.targets_assumed else ""
+    load_en = load_zh = ""
+    load_figures: dict = {}
+    if load is not None:
+        load_en, load_zh, load_figures = _stated_load_text(dp, load)
+        load_en = " " + load_en
     return raise_(
         "performance.design_point_unreachable",
+        # An error when the stated load is above what the cluster runs at once (``load``).
+        severity=Severity.WARNING if load is None else Severity.ERROR,
         figures={
+            **load_figures,
             "unmet_targets": list(dp.unmet_targets),
             "best_ttft_p90_s": dp.best_ttft_p90_s,
             "best_tpot_p90_s": dp.best_tpot_p90_s,
@@ -375,6 +448,8 @@ def unreachable_check(dp: DesignPoint) -> Check:
         at_zh=at_zh,
         assumed_en=assumed_en,
         assumed_zh=assumed_zh,
+        load_en=load_en,
+        load_zh=load_zh,
         target_field="workload.tpot_p90_target_ms"
         if dp.unmet_targets and dp.unmet_targets[0].startswith("tpot")
         else "workload.ttft_p90_target_s",

@@ -34,6 +34,7 @@ from .common import (
     fig_value,
 )
 from .design import (
+    StatedLoad,
     add_design_figures,
     design_batch_per_rank,
     design_decode_capacity,
@@ -450,7 +451,27 @@ def estimate_performance(
         add_sla_figures(book, sla)
     checks.extend(target_checks(req, op, sla))
     if concurrency > 0 and capacity_users > 0 and concurrency > capacity_users and counted:
-        checks.append(over_capacity_check(concurrency, capacity_users, op))
+        # A target out of reach and a load above what runs at once are one shortfall, said once
+        # (design.unreachable_check); else the capacity error on its own.
+        at = next((i for i, c in enumerate(checks) if c.code == "performance.design_point_unreachable"), None)
+        if at is not None and design is not None:
+            serving_nodes = sum(
+                g.nodes
+                for g in (decode_groups if disaggregated and prefill_groups and decode_groups else counted)
+            )
+            checks[at] = unreachable_check(
+                design,
+                StatedLoad(
+                    concurrency=concurrency,
+                    capacity=capacity_users,
+                    max_num_seqs=serving.max_num_seqs,
+                    queue_wait_s=queue_wait,
+                    serving_nodes=serving_nodes,
+                    disaggregated=bool(disaggregated and prefill_groups and decode_groups),
+                ),
+            )
+        else:
+            checks.append(over_capacity_check(concurrency, capacity_users, op))
     if measured:
         checks.append(
             raise_(

@@ -56,13 +56,14 @@ DEFS = (
         Severity.WARNING,
         # A warning, not an error: the plan still carries load (at longer latencies); the engineer
         # accepts it with a reason or changes the hardware; an error would block every quote of it.
-        "This hardware cannot reach the {targets_en} target{assumed_en}: {best_en}{at_en}.",
-        "该硬件无法达到{targets_zh}的目标{assumed_zh}：{best_zh}{at_zh}。",
+        "This hardware cannot reach the {targets_en} target{assumed_en}: {best_en}{at_en}.{load_en}",
+        "该硬件无法达到{targets_zh}的目标{assumed_zh}：{best_zh}{at_zh}。{load_zh}",
         field="{target_field}",
         fix=Fix(
             "Choose faster hardware (memory bandwidth for TPOT, compute for TTFT), or relax the target.",
             "选用更快的硬件（TPOT 看显存带宽，TTFT 看算力），或放宽目标。",
         ),
+        severities=(Severity.ERROR,),  # when the stated load is above what the cluster runs at once
         source="docs/performance.md §8",
     ),
     CheckDef(
