@@ -35,6 +35,7 @@ from configurator.public import (
     figval,
     format_money,
     formatting,
+    is_zh,
     node_name,
     power_feed_svg,
     seconds,
@@ -45,12 +46,16 @@ from configurator.public import (
 from configurator.public import (
     sections as section_model,
 )
-from proposals.delivery import delivery_context
-from proposals.options import comparison, comparison_table, recommendation_reason
-from proposals.terms import commercial_context
 
 from ..bom import NO_PRICE_NOTE, UNITS, effective_discount
 from ..frozen import revision_prepared_by, revision_quote
+from ..proposal_parts import (  # the proposals app's, registered at start-up
+    commercial_context,
+    comparison,
+    comparison_table,
+    delivery_context,
+    recommendation_reason,
+)
 from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
@@ -72,12 +77,8 @@ SEED_DOCUMENTS = {
 }
 
 
-def _zh(lang: str) -> bool:
-    return (lang or "").lower().startswith("zh")
-
-
 def _pick(en: str, zh: str, lang: str) -> str:
-    return zh if _zh(lang) and zh else en
+    return zh if is_zh(lang) and zh else en
 
 
 def _get(data: Any, *path: str, default: Any = None) -> Any:
@@ -462,7 +463,7 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True
                 "US$20 M over 12 consecutive months needs a separate agreement with the model vendor. "
                 "Have legal review the licence."
             ),
-            "note": licence if licence and not _zh(lang) else "",
+            "note": licence if licence and not is_zh(lang) else "",
         }
     )
 
@@ -788,7 +789,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     # Lines the price list has no price for (quotes.bom.NO_PRICE_NOTE): shown as "price on request".
     lines_on_request = [line for line in purchase_lines if line.note == NO_PRICE_NOTE and not line.unit_price]
     lease_lines = [line for line in lines if line.category == BomCategory.LEASE]
-    zh = _zh(lang)
+    zh = is_zh(lang)
     for line in lines:
         line.display_description = line.description_zh if zh and line.description_zh else line.description_en
         line.display_category = (

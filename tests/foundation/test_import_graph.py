@@ -1,10 +1,21 @@
-"""The project's own import graph has no cycle, and the engine stays pure (issue 20).
+"""The project's dependency rule holds: no import cycle, nothing imports upward, the engine is pure.
 
-Built from the source with ``ast``, not by importing: an edge A → B is a module-level ``import``
-in A (including ``try:``/``if`` blocks at module level, which run at import time) that names B,
-a module of the project's own packages.  Imports inside functions run later and cannot form an
-import-time cycle; imports under ``if TYPE_CHECKING:`` never run.  ``from pkg import name`` points
-at ``pkg.name`` when that is a module, else at ``pkg``.
+Built from the source with ``ast``, not by importing: an edge A → B is an ``import`` anywhere in
+A that names B, a module of the project's own packages.  Every import counts: at module level,
+in ``try:``/``if`` blocks, in class bodies and **inside functions** (a late import is still a
+dependency, and the loop it hides is one a reader has to untangle), and under
+``if TYPE_CHECKING:`` too (a type named from a module is a dependency on that module; a cycle
+through type-only imports is still a knot, and none is needed: a shared type goes to the lower
+module, as ``engine/types.py`` holds the launch bundle's ``Deviation``).  ``from pkg import name``
+points at ``pkg.name`` when that is a module, else at ``pkg``.
+
+The layers, lowest first (``docs/architecture.md`` states this and only this):
+
+    configurator.engine  →  accounts | catalog  →  configurator  →  quotes  →  proposals  →  config
+
+A module imports its own layer or a lower one; ``accounts`` and ``catalog`` share a layer and
+import neither each other.  ``quotes`` prints what ``proposals`` adds to its documents through
+``quotes/proposal_parts.py``, which the proposals app fills at start-up.
 """
 
 from __future__ import annotations
@@ -36,37 +47,9 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _module_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    """Import statements that run when the module is imported (not in a def, class body is included)."""
-    found: list[ast.Import | ast.ImportFrom] = []
-
-    def walk(body: list[ast.stmt]) -> None:
-        for node in body:
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                found.append(node)
-            elif isinstance(node, ast.If):
-                if not _is_type_checking(node.test):
-                    walk(node.body)
-                walk(node.orelse)
-            elif isinstance(node, ast.Try):
-                walk(node.body)
-                for handler in node.handlers:
-                    walk(handler.body)
-                walk(node.orelse)
-                walk(node.finalbody)
-            elif isinstance(node, ast.With):
-                walk(node.body)
-            elif isinstance(node, ast.ClassDef):
-                walk(node.body)
-
-    walk(tree.body)
-    return found
+def _all_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement of the module: module level, class bodies, functions, TYPE_CHECKING."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
 
 
 def _imported_names(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -83,13 +66,13 @@ def _imported_names(module: str, path: Path, node: ast.Import | ast.ImportFrom) 
 
 
 def _graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """(project edges, every absolute name each module imports at module level)."""
+    """(project edges, every absolute name each module imports), counting every import."""
     modules = _modules()
     edges: dict[str, set[str]] = {m: set() for m in modules}
     raw: dict[str, set[str]] = {m: set() for m in modules}
     for module, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in _module_level_imports(tree):
+        for node in _all_imports(tree):
             names = _imported_names(module, path, node)
             raw[module].update(names)
             if isinstance(node, ast.ImportFrom):
@@ -158,16 +141,99 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_relative_imports_resolve_to_the_project_modules():
-    """``quotes/tasks.py``'s ``from .pdf.jobs import …`` is an edge to quotes.pdf.jobs (guards the resolver)."""
+    """``quotes/tasks.py``'s ``from .pdf.render import …`` is an edge to quotes.pdf.render (guards the resolver)."""
     edges, _ = _graph()
-    assert "quotes.pdf.jobs" in edges["quotes.tasks"]
+    assert "quotes.pdf.render" in edges["quotes.tasks"]
     assert "configurator.engine.types" in edges["configurator.engine.plan"]
 
 
 def test_no_import_cycle_between_the_projects_modules():
+    """Counting imports inside functions and under TYPE_CHECKING too."""
     edges, _ = _graph()
     cycles = _cycles(edges)
-    assert cycles == [], "import cycles (module-level imports): " + "; ".join(" ↔ ".join(c) for c in cycles)
+    assert cycles == [], "import cycles (every import counted): " + "; ".join(" ↔ ".join(c) for c in cycles)
+
+
+# The dependency rule, lowest layer first; a module may import its own layer or a lower one, and
+# two apps of one layer import neither each other.  ``configurator.engine`` is pure Python under
+# everything (catalog's validators use its grammar of unsafe characters); ``config`` holds the
+# settings and the root URLconf that mounts every app.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("configurator.engine",),
+    ("accounts", "catalog"),
+    ("configurator",),
+    ("quotes",),
+    ("proposals",),
+    ("config",),
+)
+
+
+def _home(module: str) -> tuple[int, str]:
+    """(layer index, the layer's package that holds ``module``), the longest package prefix winning."""
+    best = max(
+        (
+            (len(package), index, package)
+            for index, layer in enumerate(LAYERS)
+            for package in layer
+            if module == package or module.startswith(package + ".")
+        ),
+        default=None,
+    )
+    assert best is not None, f"{module} is in no layer of LAYERS"
+    return best[1], best[2]
+
+
+def _upward(edges: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for module, targets in sorted(edges.items()):
+        layer, package = _home(module)
+        for target in sorted(targets):
+            target_layer, target_package = _home(target)
+            if target_layer > layer or (target_layer == layer and target_package != package):
+                bad.append(f"{module} imports {target}")
+    return bad
+
+
+def test_the_layer_checker_refuses_an_upward_and_a_sideways_import():
+    edges = {
+        "catalog.models": {"configurator.engine.types", "accounts.roles"},
+        "configurator.views": {"catalog.models", "configurator.engine.plan"},
+        "configurator.engine.plan": {"configurator.forms"},
+        "accounts.roles": set(),
+        "configurator.forms": set(),
+        "configurator.engine.types": set(),
+    }
+    assert _upward(edges) == [
+        "catalog.models imports accounts.roles",
+        "configurator.engine.plan imports configurator.forms",
+    ]
+    assert _home("configurator.engine") == (0, "configurator.engine")
+    assert _home("configurator.public") == (2, "configurator")
+
+
+def test_every_import_points_down_the_layers():
+    """catalog imports no configurator module but the pure engine, nothing of quotes; quotes nothing of
+    proposals; the engine nothing of the rest of the configurator (every import counted)."""
+    edges, _ = _graph()
+    bad = _upward(edges)
+    assert bad == [], "imports against the dependency rule (docs/architecture.md):\n" + "\n".join(bad)
+
+
+def test_the_graph_counts_imports_in_functions_and_under_type_checking():
+    """The checker itself: a late import and a type-only import are edges."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from quotes.models import Quote\n"
+        "def f():\n    from proposals import terms\n"
+    )
+    names = {
+        name
+        for node in _all_imports(ast.parse(source))
+        for name in _imported_names("catalog.x", ROOT / "catalog" / "x.py", node)
+    }
+    assert {"quotes.models.Quote", "proposals.terms"} <= names
+    edges, _ = _graph()
+    assert "configurator.engine.launch.nodes" in edges["configurator.engine.serialize"]
 
 
 def test_the_engine_imports_no_django_and_no_app():
