@@ -16,6 +16,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from catalog.models import Checkpoint, LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
+from configurator.engine.vocabulary import is_zh
 
 from .engine import site_values as sv
 from .engine.defaults import SERVING_DEFAULTS, SERVING_RANGES
@@ -263,7 +264,7 @@ class ConfiguratorForm(forms.Form):
             for field in self.fields.values():
                 if isinstance(field, CatalogChoiceField):
                     field.catalog_version = version
-        zh = (get_language() or "").startswith("zh")
+        zh = is_zh(get_language())
         self.fields["scenario"].label_from_instance = lambda s: s.name_zh if zh else s.name_en
         # Catalog rows carry a Chinese name (the proposal prints it too); empty: the name.
         for name in ("server", "rack", "site", "checkpoint"):

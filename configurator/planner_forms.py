@@ -11,6 +11,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from catalog.models import LlmModel, Scenario, SiteProfile
+from configurator.engine.vocabulary import is_zh
 
 from . import services
 from .planner_services import DjangoPlannerCatalog
@@ -77,7 +78,7 @@ class PlannerForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        zh = (get_language() or "").startswith("zh")
+        zh = is_zh(get_language())
         self.fields["scenario"].label_from_instance = lambda s: s.name_zh if zh else s.name_en
         self.fields["site"].label_from_instance = lambda row: (row.name_zh if zh else "") or row.name
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from configurator.engine.vocabulary import is_zh
+
 from . import planner
 from .drawings.fmt import format_money, format_number
 from .drawings.scatter import scatter_svg
@@ -14,13 +16,13 @@ from .planner_services import open_url
 
 
 def _pick(en: str, zh: str, lang: str) -> str:
-    return zh if lang.startswith("zh") else en
+    return zh if is_zh(lang) else en
 
 
 def _serving_lines(serving: et.ServingSpec, lang: str) -> list[str]:
     """["util 0.85 · KV BF16", "16 seqs"]: the vLLM knobs the search chose, in short lines."""
     kv = "BF16" if serving.kv_cache_dtype in ("auto", "bf16") else serving.kv_cache_dtype.upper()
-    if lang.startswith("zh"):
+    if is_zh(lang):
         lines = [
             f"利用率 {serving.gpu_memory_utilization:g} · KV {kv}",
             f"max_num_seqs {serving.max_num_seqs}",
@@ -38,7 +40,7 @@ def results_context(
     best row, with why), ruled out (with its reason) or not searched (with why)."""
     cur = result.query.constraints.currency
     lease = result.query.constraints.purchase == "lease"
-    short = "zh" if lang.startswith("zh") else "en"
+    short = "zh" if is_zh(lang) else "en"
 
     def row(c: planner.Candidate) -> dict[str, Any]:
         layout = [planner.parallel_label(c.parallel)]

@@ -26,6 +26,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts import roles
 from catalog import jsonlimits
+from configurator.engine.vocabulary import is_zh
 
 from . import presentation, services
 from .forms import ConfiguratorForm
@@ -36,7 +37,7 @@ from .planner_services import OPEN_MAX_AGE, OPEN_SALT, run_search
 
 
 def _lang() -> str:
-    return "zh-hans" if (get_language() or "").startswith("zh") else "en"
+    return "zh-hans" if is_zh(get_language()) else "en"
 
 
 def _forbidden_unless_sales(request):

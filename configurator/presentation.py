@@ -13,6 +13,8 @@ import shlex
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from configurator.engine.vocabulary import is_zh
+
 from .drawings.charts import bar_chart_svg, line_chart_svg, tornado_svg
 from .drawings.fmt import format_money, money_axis_formatter
 from .drawings.memory import memory_bar_svg, memory_segments
@@ -33,12 +35,8 @@ AREAS = ("memory", "power", "network", "racks", "cooling", "layout", "performanc
 SEVERITY_ORDER = {"ok": 0, "warning": 1, "error": 2}
 
 
-def _zh(lang: str) -> bool:
-    return lang.startswith("zh")
-
-
 def _pick(en: str, zh: str, lang: str) -> str:
-    return zh if _zh(lang) and zh else en
+    return zh if is_zh(lang) and zh else en
 
 
 def _dec(value: Any) -> Decimal | None:
@@ -176,7 +174,7 @@ def _tco(result: dict, lang: str, *, api: bool = True) -> dict | None:
         return tco
     currency = tco.get("currency", "CNY")
     monthly = tco.get("monthly") or []
-    zh = _zh(lang)
+    zh = is_zh(lang)
     series = [
         {
             "name": "购买（累计）" if zh else "Buy (cumulative)",

@@ -29,6 +29,7 @@ from catalog.models import (
     SwitchModel,
 )
 from catalog.selectors import default_rack, default_site, price_list_in_force, price_snapshot
+from configurator.engine.vocabulary import is_zh
 
 from . import catalog_cache, inputs
 from .engine import types as et
@@ -345,9 +346,7 @@ def price_basis(request_json: dict, request: et.PlanRequest) -> str:
         }
     else:
         text = _("Prices from the price list “%(name)s” (%(currency)s, valid from %(date)s).") % {
-            "name": (
-                (price_list.name_zh if (get_language() or "").startswith("zh") else "") or price_list.name
-            ),
+            "name": ((price_list.name_zh if is_zh(get_language()) else "") or price_list.name),
             "currency": c.currency,
             "date": price_list.effective_from.isoformat(),
         }
@@ -581,7 +580,7 @@ def recommended_server(scenario: str | None, data: dict[str, str]) -> dict[str, 
     if data.get("server") == row.recommended_server.slug:
         return None
     server = row.recommended_server
-    zh = (get_language() or "").startswith("zh")
+    zh = is_zh(get_language())
     return {"slug": server.slug, "name": (server.name_zh if zh and server.name_zh else server.name)}
 
 

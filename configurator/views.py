@@ -22,6 +22,7 @@ from django_htmx.http import trigger_client_event
 from accounts import roles
 from catalog import jsonlimits
 from catalog.models import LlmModel, ServerModel
+from configurator.engine.vocabulary import is_zh
 
 from . import acknowledge, presentation, services
 from .forms import ConfiguratorForm
@@ -31,7 +32,7 @@ log = logging.getLogger(__name__)
 
 
 def _lang() -> str:
-    return "zh-hans" if (get_language() or "").startswith("zh") else "en"
+    return "zh-hans" if is_zh(get_language()) else "en"
 
 
 def _forbidden_unless_sales(request):

@@ -23,6 +23,8 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from configurator.public import is_zh
+
 from . import pipeline, selectors, workflow
 from .forms import MAX_REQUEST_JSON_CHARS
 from .frozen import revision_prepared_by, revision_quote
@@ -84,7 +86,7 @@ def revision_configure(request: HttpRequest, pk: int) -> HttpResponse:
         raise PermissionDenied(_("A closed quote cannot be revised."))
     from configurator import public as configurator
 
-    lang = "zh-hans" if (translation.get_language() or "").startswith("zh") else "en"
+    lang = "zh-hans" if is_zh(translation.get_language()) else "en"
     form = configurator.ConfiguratorForm(configurator.form_data_from_request(revision.request_json))
     plan = None
     if form.is_valid():
@@ -255,7 +257,7 @@ def share_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
 def _customer_context(link: ShareLink, token: str, **extra) -> dict:
     revision = link.revision
     quote = revision_quote(revision)  # the header as issued (customer, title, validity, language)
-    zh = quote.language.startswith("zh")
+    zh = is_zh(quote.language)
     lines = []
     lease = []
     for line in revision.lines.all():

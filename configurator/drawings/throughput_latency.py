@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from configurator.engine.vocabulary import is_zh
+
 from .fmt import format_number
 from .scatter import scatter_svg
 
@@ -27,7 +29,7 @@ LABELS = {
 
 
 def _lang(lang: str) -> str:
-    return "zh" if (lang or "").lower().startswith("zh") else "en"
+    return "zh" if is_zh(lang) else "en"
 
 
 def curve_svg(curve: Sequence[Mapping[str, object]], lang: str, *, quoted: int | None = None) -> str:

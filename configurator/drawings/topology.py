@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from configurator.engine.vocabulary import is_zh
+
 from ..engine.names import node_name
 from . import svg
 from .labels import t
@@ -134,7 +136,7 @@ def topology_groups(layout_groups: Sequence[object], lang: str, node_name: str =
     the engine.  The label reads "DP4 / TP16 / EP64" (PP only when > 1, EP
     only when experts are spread); known group names are translated.
     """
-    zh = lang.lower().startswith("zh")
+    zh = is_zh(lang.lower())
     groups = []
     for g in layout_groups:
         parallel = getattr(g, "parallel", None)

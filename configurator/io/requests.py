@@ -28,6 +28,7 @@ from configurator.engine import site_values as sv
 from configurator.engine import types as et
 from configurator.engine.defaults import SERVING_RANGES
 from configurator.engine.engine_versions import engine_error, engine_for, version_error
+from configurator.engine.formatting import format_plain
 from configurator.engine.launch import launch_port_conflicts
 from configurator.engine.recipes import serving_with_defaults
 
@@ -166,7 +167,9 @@ def _check_range(value, path: str, errs: _Collector) -> None:
         return
     low, high = bounds
     if not (low <= float(value) <= high):
-        errs.add(path, f"must be between {_fmt_bound(low)} and {_fmt_bound(high)} (got {_fmt_bound(value)}).")
+        errs.add(
+            path, f"must be between {format_plain(low)} and {format_plain(high)} (got {format_plain(value)})."
+        )
 
 
 # Free-text catalog fields that may span lines (they reach no generated file).
@@ -195,11 +198,6 @@ def _check_launch(launch: et.LaunchSpec | None, errs: _Collector) -> None:
     for path, value, rule in checks:
         if value and (problem := rule(value)):
             errs.add(path, problem)
-
-
-def _fmt_bound(x) -> str:
-    f = float(x)
-    return f"{int(f):,}" if f.is_integer() else f"{f:g}"
 
 
 def _convert(value, tp, path: str, errs: _Collector):

@@ -10,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..drawings.fmt import format_money
+from ..engine.formatting import format_bytes_gb
 from ..engine.layout import parallel_label
 from ..engine.types import ParallelSpec, PlanResult, ServerSpec, ServingSpec, Severity
 from .build import RequestBuilder, ceil_div
@@ -55,7 +56,7 @@ CONSTRAINT_FIELDS = (
 
 
 def _gb(value: float) -> str:
-    return f"{value / 1e9:,.1f} GB"
+    return format_bytes_gb(value, 1)
 
 
 def _money(amount: Decimal, currency: str, lang: str) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
+from ..engine.formatting import format_plain
 from ..engine.types import CommercialSpec, ModelSpec, RackSpec, ServerSpec, SiteSpec, SwitchSpec, TopologyKind
 from ..io.requests import RequestError
 
@@ -130,8 +131,7 @@ class _Errors:
 
 
 def plain_number(x: Decimal | float | int) -> str:
-    d = Decimal(str(x))
-    return f"{int(d):,}" if d == d.to_integral_value() else f"{float(d):g}"
+    return format_plain(Decimal(str(x)))
 
 
 def _number(value: Any, path: str, errs: _Errors, lo, hi, *, integer: bool = False) -> Decimal | None:
