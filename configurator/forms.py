@@ -15,7 +15,7 @@ from django import forms
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from catalog.models import Checkpoint, LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
+from catalog import selectors
 from configurator.engine.vocabulary import is_zh
 
 from .engine import site_values as sv
@@ -91,23 +91,23 @@ class ConfiguratorForm(forms.Form):
     """Every input of the configurator page."""
 
     scenario = CatalogChoiceField(
-        Scenario.objects.all(),
+        selectors.scenarios(),
         to_field_name="slug",
         required=False,
         label=_("Scenario"),
         empty_label=_("— none —"),
     )
     model = CatalogChoiceField(
-        LlmModel.objects.all(), to_field_name="slug", label=_("Model"), empty_label=None
+        selectors.llm_models(), to_field_name="slug", label=_("Model"), empty_label=None
     )
     server = CatalogChoiceField(
-        ServerModel.objects.select_related("accelerator"),
+        selectors.servers(),
         to_field_name="slug",
         label=_("Server"),
         empty_label=None,
     )
     checkpoint = forms.ModelChoiceField(
-        Checkpoint.objects.select_related("model"),
+        selectors.checkpoints(),
         to_field_name="slug",
         required=False,
         label=_("Checkpoint (weights loaded)"),
@@ -218,11 +218,9 @@ class ConfiguratorForm(forms.Form):
         places=3,
     )
 
-    site = CatalogChoiceField(
-        SiteProfile.objects.all(), to_field_name="slug", label=_("Site"), empty_label=None
-    )
+    site = CatalogChoiceField(selectors.sites(), to_field_name="slug", label=_("Site"), empty_label=None)
     rack = CatalogChoiceField(
-        RackType.objects.all(), to_field_name="slug", label=_("Rack type"), empty_label=None
+        selectors.rack_types(), to_field_name="slug", label=_("Rack type"), empty_label=None
     )
 
     rack_max_kw = _dec(
@@ -230,7 +228,7 @@ class ConfiguratorForm(forms.Form):
     )
 
     price_list = CatalogChoiceField(
-        PriceList.objects.all(),
+        selectors.price_lists(),
         to_field_name="slug",
         required=False,
         label=_("Price list"),

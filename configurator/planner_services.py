@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from typing import Any
+from typing import Any, cast
 
 from django.core import signing
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
-from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel
+from catalog import selectors
+from catalog.models import PriceList
 from catalog.selectors import price_list_in_force
 
 from . import inputs, planner, services
@@ -41,7 +42,7 @@ class DjangoPlannerCatalog:
         self._snapshots: dict[str, _PriceListSnapshot | None] = {}
 
     def scenario(self, slug: str) -> dict[str, Any] | None:
-        row = Scenario.objects.select_related("recommended_model").filter(slug=slug).first()
+        row = selectors.scenario_row(slug)
         if row is None:
             return None
         return {
@@ -64,11 +65,9 @@ class DjangoPlannerCatalog:
 
     def servers(self, model_slug: str) -> tuple[et.ServerSpec, ...]:
         """Every server offered in the configurator, text-only flags as the model records them."""
-        llm = LlmModel.objects.filter(slug=model_slug).first()
+        llm = selectors.llm_model_by_slug(model_slug)
         text_only = set(llm.validated_text_only_on.values_list("pk", flat=True)) if llm else set()
-        rows = (
-            ServerModel.objects.filter(is_active=True).select_related("accelerator").prefetch_related("nics")
-        )
+        rows = selectors.active_servers()
         out = []
         for row in rows.order_by("vendor", "name"):
             spec = inputs.server_spec(row)
@@ -85,7 +84,7 @@ class DjangoPlannerCatalog:
     def racks(self) -> tuple[et.RackSpec, ...]:
         """Rack types, the configurator's default first (the one a request without a rack gets)."""
         default = self.base.default_rack()
-        rows = [inputs.rack_spec(r) for r in RackType.objects.order_by("pk")]
+        rows = [inputs.rack_spec(r) for r in selectors.rack_types().order_by("pk")]
         if default is not None:
             rows.sort(key=lambda r: r.slug != default.slug)
         return tuple(rows)
@@ -121,14 +120,18 @@ class DjangoPlannerCatalog:
             except LookupError:
                 spec = et.CommercialSpec(currency=currency)
         else:
-            spec = inputs.commercial_spec(
-                price_list=snapshot, server=server, on_date=self.today, nodes=nodes, rack=rack
+            spec = inputs.commercial_spec(  # the snapshot reads as a PriceList row (slug, currency, items)
+                price_list=cast(PriceList, snapshot),
+                server=server,
+                on_date=self.today,
+                nodes=nodes,
+                rack=rack,
             )
         return dataclasses.replace(spec, currency=currency) if spec.currency != currency else spec
 
     def _snapshot(self, slug: str) -> _PriceListSnapshot | None:
         if slug not in self._snapshots:
-            row = PriceList.objects.filter(slug=slug).first()
+            row = selectors.price_list_by_slug(slug)
             self._snapshots[slug] = _PriceListSnapshot(row) if row is not None else None
         return self._snapshots[slug]
 

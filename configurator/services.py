@@ -18,15 +18,11 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import get_language
 
+from catalog import selectors
 from catalog.models import (
-    Checkpoint,
     LlmModel,
     PriceList,
-    RackType,
-    Scenario,
     ServerModel,
-    SiteProfile,
-    SwitchModel,
 )
 from catalog.selectors import default_rack, default_site, price_list_in_force, price_snapshot
 from configurator.engine.vocabulary import is_zh
@@ -55,7 +51,7 @@ class DjangoCatalog:
 
     def model(self, slug: str) -> et.ModelSpec | None:
         def build():
-            row = LlmModel.objects.filter(slug=slug).first()
+            row = selectors.llm_model_by_slug(slug)
             return inputs.model_spec(row) if row else None
 
         return self._cached(("model", slug), build)
@@ -64,7 +60,7 @@ class DjangoCatalog:
         """The checkpoint called ``slug`` and the slug of its model."""
 
         def build():
-            row = Checkpoint.objects.select_related("model").filter(slug=slug).first()
+            row = selectors.checkpoint_by_slug(slug)
             return (inputs.checkpoint_spec(row), row.model.slug) if row else None
 
         return self._cached(("checkpoint", slug), build)
@@ -74,7 +70,7 @@ class DjangoCatalog:
         stack = "ascend" if software_stack == "ascend" else "cuda"
 
         def build():
-            for row in Checkpoint.objects.filter(model__slug=model_slug).order_by("pk"):
+            for row in selectors.checkpoints_of(model_slug):
                 if stack in (row.default_for or []):
                     return inputs.checkpoint_spec(row)
             return None
@@ -90,33 +86,28 @@ class DjangoCatalog:
 
     def server(self, slug: str) -> et.ServerSpec | None:
         def build():
-            row = (
-                ServerModel.objects.select_related("accelerator")
-                .prefetch_related("nics")
-                .filter(slug=slug)
-                .first()
-            )
+            row = selectors.server_by_slug(slug)
             return inputs.server_spec(row) if row else None
 
         return self._cached(("server", slug), build)
 
     def site(self, slug: str) -> et.SiteSpec | None:
         def build():
-            row = SiteProfile.objects.filter(slug=slug).first()
+            row = selectors.site_by_slug(slug)
             return inputs.site_spec(row) if row else None
 
         return self._cached(("site", slug), build)
 
     def rack(self, slug: str) -> et.RackSpec | None:
         def build():
-            row = RackType.objects.filter(slug=slug).first()
+            row = selectors.rack_by_slug(slug)
             return inputs.rack_spec(row) if row else None
 
         return self._cached(("rack", slug), build)
 
     def switches(self, slugs: list[str] | None) -> tuple[et.SwitchSpec, ...]:
         def build():
-            rows = SwitchModel.objects.all()
+            rows = selectors.switches()
             if slugs is not None:
                 rows = rows.filter(slug__in=slugs)
             return tuple(inputs.switch_spec(r) for r in rows)
@@ -135,7 +126,7 @@ class DjangoCatalog:
     ) -> et.CommercialSpec:
         def build():
             if price_list:
-                pl = PriceList.objects.filter(slug=price_list).first()
+                pl = selectors.price_list_by_slug(price_list)
                 if pl is None:
                     return LookupError(f"unknown price list '{price_list[:80]}'.")
             else:
@@ -319,7 +310,7 @@ def _price_list_for(request_json: Any, currency: str) -> PriceList | None:
     commercial = request_json.get("commercial") if isinstance(request_json, dict) else None
     slug = commercial.get("price_list") if isinstance(commercial, dict) else None
     if isinstance(slug, str) and slug:
-        return PriceList.objects.filter(slug=slug).first()
+        return selectors.price_list_by_slug(slug)
     return price_list_in_force(currency, timezone.localdate())
 
 
@@ -442,10 +433,7 @@ DEFAULT_FORM = {
 
 
 def _first_slug(model, preferred: str) -> str | None:
-    if model.objects.filter(slug=preferred).exists():
-        return preferred
-    row = model.objects.order_by("pk").first()
-    return row.slug if row else None
+    return selectors.slug_or_first(model, preferred)
 
 
 # The form fields a scenario owns: choosing a scenario changes these and
@@ -473,11 +461,7 @@ SCENARIO_FIELDS = (
 def _scenario_row(scenario: str | None):
     if not scenario:
         return None
-    return (
-        Scenario.objects.select_related("recommended_topology", "recommended_model", "recommended_server")
-        .filter(slug=scenario)
-        .first()
-    )
+    return selectors.scenario_row(scenario)
 
 
 def scenario_fields(scenario: str | None) -> dict[str, str] | None:
@@ -525,8 +509,8 @@ def preset_data(scenario: str | None = None) -> dict[str, str]:
     data = dict(DEFAULT_FORM)
     data["model"] = _first_slug(LlmModel, "kimi-k3") or ""
     data["server"] = _first_slug(ServerModel, "atlas-800-a3") or ""
-    site = SiteProfile.objects.order_by("pk").first()
-    rack = RackType.objects.order_by("pk").first()
+    site = selectors.first_site()
+    rack = selectors.first_rack()
     data["site"] = site.slug if site else ""
     data["rack"] = rack.slug if rack else ""
     owned = scenario_fields(scenario)
@@ -808,9 +792,10 @@ def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.Pl
             if candidate is not None and candidate != request_json:
                 proof = _proof(candidate, catalog)
                 tried[key] = (candidate, proof) if proof is not None else None
-        if tried[key] is None:
+        entry = tried[key]
+        if entry is None:
             continue
-        candidate, (codes_after, errors_after) = tried[key]
+        candidate, (codes_after, errors_after) = entry
         if check.code in codes_after or errors_after - errors_before:
             continue
         out[index] = candidate

@@ -20,8 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import trigger_client_event
 
 from accounts import roles
-from catalog import jsonlimits
-from catalog.models import LlmModel, ServerModel
+from catalog import jsonlimits, selectors
 from configurator.engine.vocabulary import is_zh
 
 from . import acknowledge, presentation, services
@@ -372,11 +371,11 @@ def preview(request):
         return render(request, "403.html", status=403)
     data = _current_data(request) if _can_configure(request.user) else services.preset_data(None)
     previewed = []
-    for key, model in (("server", ServerModel), ("model", LlmModel)):
+    for key, by_slug in (("server", selectors.server_by_slug), ("model", selectors.llm_model_by_slug)):
         slug = request.GET.get(key, "")
         if not slug:
             continue
-        row = model.objects.filter(slug=slug[:80]).first()
+        row = by_slug(slug[:80])
         if row is None:
             return render(request, "404.html", status=404)
         data[key] = row.slug

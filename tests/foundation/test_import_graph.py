@@ -318,3 +318,35 @@ def test_the_facade_check_sees_every_form_of_import():
         assert _configurator_imports_besides_the_facade("quotes.views", path, source, modules) == expected, (
             source
         )
+
+
+# The configurator's own tables (configurator/models.py); every catalog read goes through
+# catalog/selectors.py, so a query's shape (select_related, order, what "default" means) is written once.
+CONFIGURATOR_OWN_MODELS = {"CatalogStamp"}
+
+
+def _manager_uses(source: str) -> list[tuple[str, int]]:
+    """``X.objects`` uses in ``source``: (X as written, line)."""
+    return [
+        (ast.unparse(node.value), node.lineno)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute) and node.attr == "objects"
+    ]
+
+
+def test_the_manager_checker_sees_a_query():
+    assert _manager_uses("row = LlmModel.objects.filter(slug=s).first()") == [("LlmModel", 1)]
+    assert _manager_uses("def f(model):\n    return model.objects.all()") == [("model", 2)]
+    assert _manager_uses("rows = selectors.servers()") == []
+
+
+def test_the_configurator_reads_the_catalog_through_selectors():
+    """No configurator module (migrations aside) queries a model manager but its own tables'."""
+    bad = [
+        f"{module} line {line}: {owner}.objects"
+        for module, path in sorted(_modules().items())
+        if module.startswith("configurator.") and not module.startswith(ENGINE)
+        for owner, line in _manager_uses(path.read_text(encoding="utf-8"))
+        if owner not in CONFIGURATOR_OWN_MODELS
+    ]
+    assert bad == [], "read the catalog through catalog/selectors.py:\n" + "\n".join(bad)
