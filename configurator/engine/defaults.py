@@ -25,6 +25,7 @@ import dataclasses
 from collections.abc import Iterable
 
 from .types import KvCacheDtype, ServingSpec
+from .vocabulary import PLATFORMS
 
 # --------------------------------------------------------------------------- KV-cache dtype
 
@@ -65,16 +66,14 @@ BLOCK_SIZE_SOURCE = {
 }
 
 
-PLATFORM_LABEL = {
-    CUDA: ("NVIDIA GPUs (vLLM)", "NVIDIA GPU（vLLM）"),
-    ASCEND: ("Ascend NPUs (vLLM-Ascend)", "昇腾 NPU（vLLM-Ascend）"),
-}
-
-
 def platform_labels(stacks: Iterable[str], lang: str = "en") -> str:
     i = 0 if lang == "en" else 1
     sep = ", " if lang == "en" else "、"
-    return sep.join(PLATFORM_LABEL.get(s, (s, s))[i] for s in stacks)
+    words = []
+    for stack in stacks:
+        term = PLATFORMS.get(stack)
+        words.append((term.en, term.zh)[i] if term else stack)
+    return sep.join(words)
 
 
 def stack_of(software_stack: str) -> str:

@@ -177,14 +177,7 @@ def scope_label(scope: str) -> str:
 
 def cooling_label(cooling: str) -> str:
     """A rack's cooling class as the customer reads it (what the bill of materials prices)."""
-    return {
-        "air": _("air-cooled"),
-        "containment": _("hot/cold-aisle containment"),
-        "liquid": _("liquid-cooled"),
-    }.get(cooling, cooling)
-
-
-VENDOR_ZH = {"Huawei": "华为", "Inspur": "浪潮", "NVIDIA": "英伟达", "H3C": "新华三", "xFusion": "超聚变"}
+    return vocabulary.cooling_label(cooling, get_language())
 
 
 def scenario_label(slug: str, lang: str) -> str:
@@ -801,7 +794,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         server = {
             **server,
             "name": server.get("name_zh") or server.get("name", ""),
-            "vendor": VENDOR_ZH.get(str(server.get("vendor") or ""), server.get("vendor", "")),
+            "vendor": vocabulary.vendor_label(str(server.get("vendor") or ""), "zh-hans"),
         }
     groups = []
     for group in layout.get("groups") or []:

@@ -13,8 +13,8 @@ from django.utils import translation
 
 from catalog.models.hardware import Fabric, SwitchFabric
 from configurator import presentation
-from configurator.drawings.labels import t
 from configurator.engine import vocabulary
+from configurator.engine.vocabulary import drawing_text as t
 from quotes.pdf import context as pdf
 
 LANGS = ("en", "zh-hans")
