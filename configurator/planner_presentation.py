@@ -56,7 +56,9 @@ def results_context(
             "serving": _serving_lines(c.serving, lang),
             "cost_per_m": format_money(c.cost_per_m, cur, lang, scale=1, decimals=2),
             "tco": format_money(c.tco_total, cur, lang),
-            "capex": format_money(c.lease_per_month if lease else c.capex, cur, lang),
+            "capex": format_money(
+                c.lease_per_month if lease and c.lease_per_month is not None else c.capex, cur, lang
+            ),
             "tps": format_number(c.output_tokens_per_s, 0),
             "ttft": format_number(c.ttft_s, 2),
             "tpot": format_number(c.tpot_ms, 1),

@@ -119,7 +119,8 @@ def _memory_panels(result: dict, lang: str) -> list[dict]:
     memory = result.get("memory") or {}
     layout = result.get("layout") or {}
     groups_layout = {g["name"]: g for g in layout.get("groups", [])}
-    panels, seen = [], set()
+    panels: list[dict] = []
+    seen: set = set()
     for group in memory.get("groups", []):
         rank = group.get("per_rank") or {}
         lay = groups_layout.get(group.get("group"), {})
@@ -175,7 +176,7 @@ def _tco(result: dict, lang: str, *, api: bool = True) -> dict | None:
     currency = tco.get("currency", "CNY")
     monthly = tco.get("monthly") or []
     zh = is_zh(lang)
-    series = [
+    series: list[dict[str, Any]] = [
         {
             "name": "购买（累计）" if zh else "Buy (cumulative)",
             "points": [(row["month"], float(row["buy_cumulative"])) for row in monthly],
@@ -205,7 +206,7 @@ def _tco(result: dict, lang: str, *, api: bool = True) -> dict | None:
         y_format=money_axis_formatter(currency, lang, max_y),
     )
     tokens = tco.get("tokens") or {}
-    bars = []
+    bars: str | list = []  # the bar chart's SVG, [] without one
     if tokens.get("cost_per_m_output_buy") is not None and tokens.get("api_price_output_per_m") is not None:
 
         def money(v):
@@ -336,7 +337,7 @@ def _sla(result: dict, lang: str) -> dict | None:
     band = perf.get("error_band") or (0, 0)
     low, high = (band[0], band[1]) if len(band) == 2 else (0, 0)
     # The likely measured range is the engine's (PerformanceResult.output_tokens_per_s_range).
-    likely = perf.get("output_tokens_per_s_range") or ()
+    likely: Any = perf.get("output_tokens_per_s_range") or ()
     likely = likely if len(likely) == 2 and not perf.get("measured") else (None, None)
     return {
         "curve_svg": curve_svg(perf.get("curve") or (), lang, quoted=perf.get("concurrency")),

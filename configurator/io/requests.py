@@ -555,7 +555,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             price_list = None
         currency = raw_commercial.get("currency")
         try:
-            base = catalog.commercial(
+            base_terms = catalog.commercial(
                 server=server,
                 price_list=price_list,
                 on_date=on_date,
@@ -565,8 +565,8 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             )
         except LookupError as exc:
             errs.add("commercial.price_list", str(exc))
-            base = et.CommercialSpec()
-        commercial = _dataclass_from(et.CommercialSpec, raw_commercial, "commercial", errs, base=base)
+            base_terms = et.CommercialSpec()
+        commercial = _dataclass_from(et.CommercialSpec, raw_commercial, "commercial", errs, base=base_terms)
         if (
             commercial is not None
             and raw_commercial.get("server_unit_price") is not None
@@ -579,7 +579,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         if (
             commercial is not None
             and "residual_value_fraction" not in raw_commercial
-            and not (base.residual_value_fraction)
+            and not (base_terms.residual_value_fraction)
         ):
             # No residual value stated: the servers' straight-line book value at the end of the horizon.
             from configurator.engine.tco.lease import book_value_fraction
@@ -613,6 +613,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     if port_errors:
         raise RequestError(port_errors)
 
+    assert commercial is not None  # every path that leaves it None has recorded an error above
     return et.PlanRequest(
         model=model,
         server=server,

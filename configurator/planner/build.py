@@ -12,6 +12,7 @@ from ..engine.tco.lease import book_value_fraction
 from ..engine.types import (
     CheckpointSpec,
     CommercialSpec,
+    KvCacheDtype,
     ParallelSpec,
     PlanRequest,
     RackSpec,
@@ -71,7 +72,7 @@ class RequestBuilder:
             max_model_len=self.w.context,
             max_num_seqs=seqs,
             max_num_batched_tokens=MAX_NUM_BATCHED_TOKENS,
-            kv_cache_dtype=kv,
+            kv_cache_dtype=KvCacheDtype(kv),
             comm_buffer_mb=COMM_BUFFER_MB
             if server.accelerator.software_stack == "ascend"
             else SERVING_DEFAULTS.comm_buffer_mb,
