@@ -42,6 +42,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from configurator.web.forms import ConfiguratorForm
+from configurator.web.presentation import context_from_dict, plan_context
+
 from . import calibration, reference, sections
 from .acknowledge import parse_acknowledged, record_on_revision
 from .catalog_cache import current_version as catalog_version
@@ -67,9 +70,7 @@ from .engine.types import (
     TopologyKind,
 )
 from .engine.vocabulary import is_zh
-from .forms import ConfiguratorForm
 from .io.requests import RequestError, request_to_inline, resolve
-from .presentation import context_from_dict, plan_context
 from .services import form_data_from_request, plan_for_quote, plan_from_json
 from .templatetags.plan_tags import SOURCE_KINDS, figval, seconds
 

@@ -611,7 +611,7 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
     """Form data that reproduces a saved request (reopen a quote's configuration,
     apply a proven fix).  Whatever the JSON holds, the answer is form data: a
     value of the wrong shape is left out and the form then says what is wrong."""
-    from .forms import ConfiguratorForm
+    from configurator.web.forms import ConfiguratorForm
 
     data = preset_data(None)
     if not isinstance(request_json, dict):
@@ -677,7 +677,8 @@ def fixed_request(request_json: dict, fix: dict, plan_request: et.PlanRequest | 
 
     A fix to one parallel size of an automatic layout turns the layout manual,
     starting from the layout the engine proposed (``plan_request``)."""
-    from .forms import ConfiguratorForm
+    from configurator.web.forms import ConfiguratorForm
+
     from .io.requests import to_jsonable
 
     if not isinstance(request_json, dict) or not isinstance(fix, dict) or not fix:
@@ -724,7 +725,7 @@ def fixed_request(request_json: dict, fix: dict, plan_request: et.PlanRequest | 
 def form_request(request_json: dict) -> dict | None:
     """The request the configurator form produces for ``request_json`` (None if
     the form refuses it): what applying a configuration on the page plans."""
-    from .forms import ConfiguratorForm
+    from configurator.web.forms import ConfiguratorForm
 
     form = ConfiguratorForm(form_data_from_request(request_json))
     if not form.is_valid():

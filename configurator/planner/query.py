@@ -2,7 +2,7 @@
 
 :func:`parse_query` turns a request (docs/planner.md) into a :class:`PlannerQuery` or raises
 :class:`RequestError` with every field's problem; :class:`PlannerCatalog` is the port through
-which the catalog comes in (``planner_services.DjangoPlannerCatalog`` is the Django one);
+which the catalog comes in (``web.planner.services.DjangoPlannerCatalog`` is the Django one);
 :func:`query_dict` is the query as the response echoes it.
 """
 
@@ -88,7 +88,7 @@ class PlannerQuery:
 
 
 class PlannerCatalog(Protocol):
-    """What the planner needs from the catalog (``planner_services.DjangoPlannerCatalog``)."""
+    """What the planner needs from the catalog (``web.planner.services.DjangoPlannerCatalog``)."""
 
     def scenario(self, slug: str) -> Mapping[str, Any] | None: ...
     def model(self, slug: str) -> ModelSpec | None: ...

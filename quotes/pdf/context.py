@@ -4,7 +4,7 @@ Every figure comes from the revision's snapshots: the engine result
 (``result_json``, shaped by ``configurator.engine.serialize.plan_to_dict``),
 the inline request it was planned from (``resolved_json``), the prices
 (``prices_json``) and the priced bill-of-materials rows (``BomLine``).
-The plan part goes through :func:`configurator.presentation.context_from_dict`,
+The plan part goes through :func:`configurator.web.presentation.context_from_dict`,
 exactly as the configurator page does, so the page and the PDF show the same
 numbers and the same drawings.  This module only selects, labels and orders;
 it never computes a new figure.

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from configurator import services
 from configurator.engine.defaults import SERVING_DEFAULTS
 from configurator.engine.types import ServingSpec
-from configurator.forms import ConfiguratorForm
+from configurator.web.forms import ConfiguratorForm
 
 pytestmark = pytest.mark.django_db
 

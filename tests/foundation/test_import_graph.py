@@ -197,15 +197,15 @@ def _upward(edges: dict[str, set[str]]) -> list[str]:
 def test_the_layer_checker_refuses_an_upward_and_a_sideways_import():
     edges = {
         "catalog.models": {"configurator.engine.types", "accounts.roles"},
-        "configurator.views": {"catalog.models", "configurator.engine.plan"},
-        "configurator.engine.plan": {"configurator.forms"},
+        "configurator.web.views": {"catalog.models", "configurator.engine.plan"},
+        "configurator.engine.plan": {"configurator.web.forms"},
         "accounts.roles": set(),
-        "configurator.forms": set(),
+        "configurator.web.forms": set(),
         "configurator.engine.types": set(),
     }
     assert _upward(edges) == [
         "catalog.models imports accounts.roles",
-        "configurator.engine.plan imports configurator.forms",
+        "configurator.engine.plan imports configurator.web.forms",
     ]
     assert _home("configurator.engine") == (0, "configurator.engine")
     assert _home("configurator.public") == (2, "configurator")
@@ -309,7 +309,7 @@ def test_the_facade_check_sees_every_form_of_import():
         "from configurator.engine import launch": ["configurator.engine.launch (line 1)"],
         "from configurator import not_a_module": ["configurator (line 1)"],
         "def f():\n    from configurator import services": ["configurator.services (line 2)"],
-        "import configurator.forms": ["configurator.forms (line 1)"],
+        "import configurator.web.forms": ["configurator.web.forms (line 1)"],
         "from configurator import public": [],
         "from configurator.public import MEDIA": [],
         "import configurator.public": [],
@@ -350,3 +350,4 @@ def test_the_configurator_reads_the_catalog_through_selectors():
         if owner not in CONFIGURATOR_OWN_MODELS
     ]
     assert bad == [], "read the catalog through catalog/selectors.py:\n" + "\n".join(bad)
+

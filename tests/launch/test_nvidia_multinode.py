@@ -16,8 +16,8 @@ import pytest
 
 from configurator.engine.launch import bundle_files
 from configurator.engine.types import Severity
-from configurator.planner_services import run_search
 from configurator.services import plan_from_json
+from configurator.web.planner.services import run_search
 
 from .test_containers import _docs, _validate
 from .test_recipes import _flags, check_flags_exist

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from configurator import planner_services, services
+from configurator import services
 from configurator.engine.types import Severity, TopologyKind
+from configurator.web.planner import services as planner_services
 
 QUEUEING = {"performance.batch_limited_by_kv", "performance.batch_limited_by_max_num_seqs"}
 

@@ -26,14 +26,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts import roles
 from catalog import jsonlimits
+from configurator import services
 from configurator.engine.vocabulary import is_zh
-
-from . import presentation, services
-from .forms import ConfiguratorForm
-from .io.requests import RequestError
-from .planner_forms import PlannerForm, preset_form_data
-from .planner_presentation import results_context
-from .planner_services import OPEN_MAX_AGE, OPEN_SALT, run_search
+from configurator.io.requests import RequestError
+from configurator.web import presentation
+from configurator.web.forms import ConfiguratorForm
+from configurator.web.planner.forms import PlannerForm, preset_form_data
+from configurator.web.planner.presentation import results_context
+from configurator.web.planner.services import OPEN_MAX_AGE, OPEN_SALT, run_search
 
 
 def _lang() -> str:

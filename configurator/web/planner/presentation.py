@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from configurator import planner
+from configurator.drawings.fmt import format_money, format_number
+from configurator.drawings.scatter import scatter_svg
+from configurator.engine import types as et
 from configurator.engine.vocabulary import is_zh
-
-from . import planner
-from .drawings.fmt import format_money, format_number
-from .drawings.scatter import scatter_svg
-from .engine import types as et
-from .planner_services import open_url
+from configurator.web.planner.services import open_url
 
 
 def _pick(en: str, zh: str, lang: str) -> str:

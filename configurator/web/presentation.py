@@ -13,19 +13,18 @@ import shlex
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from configurator.engine.vocabulary import is_zh
-
-from .drawings.charts import bar_chart_svg, line_chart_svg, tornado_svg
-from .drawings.fmt import format_money, money_axis_formatter
-from .drawings.memory import memory_bar_svg, memory_segments
-from .drawings.racks import rack_elevation_svg
-from .drawings.topology import topology_groups, topology_svg
-from .engine.names import node_name
-from .engine.serialize import group_layout_from_dict, rack_layout_from_dict, rank_memory_from_dict
-from .engine.vocabulary import (
+from configurator.drawings.charts import bar_chart_svg, line_chart_svg, tornado_svg
+from configurator.drawings.fmt import format_money, money_axis_formatter
+from configurator.drawings.memory import memory_bar_svg, memory_segments
+from configurator.drawings.racks import rack_elevation_svg
+from configurator.drawings.topology import topology_groups, topology_svg
+from configurator.engine.names import node_name
+from configurator.engine.serialize import group_layout_from_dict, rack_layout_from_dict, rank_memory_from_dict
+from configurator.engine.vocabulary import (
     area_label,
     fabric_label,
     group_label,
+    is_zh,
     node_role_label,
     plane_label,
     role_label,
@@ -329,7 +328,7 @@ def _sla(result: dict, lang: str) -> dict | None:
     perf = result.get("performance") or None
     if not perf:
         return None
-    from .drawings.throughput_latency import curve_svg, economics_svg
+    from configurator.drawings.throughput_latency import curve_svg, economics_svg
 
     econ = result.get("economics") or None
 
@@ -458,7 +457,7 @@ def _page_figures(result: dict, plan_request=None) -> dict:
 
 def plan_context(plan_request, result, request_json: dict, lang: str, proven=None) -> dict:
     """The page context for a live plan (``proven``: see ``localized_checks``)."""
-    from .engine.serialize import plan_to_dict
+    from configurator.engine.serialize import plan_to_dict
 
     data = plan_to_dict(result)
     data["figures"] = _page_figures(data, plan_request)

@@ -21,11 +21,11 @@ from django_htmx.http import trigger_client_event
 
 from accounts import roles
 from catalog import jsonlimits, selectors
+from configurator import acknowledge, services
 from configurator.engine.vocabulary import is_zh
-
-from . import acknowledge, presentation, services
-from .forms import ConfiguratorForm
-from .io.requests import RequestError
+from configurator.io.requests import RequestError
+from configurator.web import presentation
+from configurator.web.forms import ConfiguratorForm
 
 log = logging.getLogger(__name__)
 

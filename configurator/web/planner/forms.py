@@ -11,10 +11,9 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from catalog import selectors
+from configurator import services
 from configurator.engine.vocabulary import is_zh
-
-from . import services
-from .planner_services import DjangoPlannerCatalog
+from configurator.web.planner.services import DjangoPlannerCatalog
 
 PURCHASE_CHOICES = [("buy", _("Buy")), ("lease", _("Lease"))]
 SORT_CHOICES = [("cost_per_m", _("Cost per million tokens")), ("tco", _("3-year TCO"))]

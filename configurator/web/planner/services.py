@@ -20,9 +20,8 @@ from django.utils import timezone
 from catalog import selectors
 from catalog.models import PriceList
 from catalog.selectors import price_list_in_force
-
-from . import inputs, planner, services
-from .engine import types as et
+from configurator import inputs, planner, services
+from configurator.engine import types as et
 
 OPEN_SALT = "configurator.planner.open"
 OPEN_MAX_AGE = 90 * 24 * 3600  # a shared link opens for 90 days

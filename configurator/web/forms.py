@@ -16,11 +16,10 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from catalog import selectors
+from configurator.engine import site_values as sv
+from configurator.engine.defaults import SERVING_DEFAULTS, SERVING_RANGES
+from configurator.engine.types import TopologyKind
 from configurator.engine.vocabulary import is_zh
-
-from .engine import site_values as sv
-from .engine.defaults import SERVING_DEFAULTS, SERVING_RANGES
-from .engine.types import TopologyKind
 
 TOPOLOGY_CHOICES = [
     (TopologyKind.SINGLE.value, _("Single cluster")),
@@ -48,7 +47,7 @@ class CatalogChoiceField(forms.ModelChoiceField):
             return None
         if self.catalog_version is None:
             return super().to_python(value)
-        from . import catalog_cache
+        from configurator import catalog_cache
 
         key = ("choices", self.queryset.model._meta.label_lower, self.to_field_name)
         rows = catalog_cache.cached(
@@ -256,7 +255,7 @@ class ConfiguratorForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.is_bound:
-            from . import catalog_cache
+            from configurator import catalog_cache
 
             version = catalog_cache.current_version()
             for field in self.fields.values():
@@ -428,8 +427,8 @@ class ConfiguratorForm(forms.Form):
         (servers per rack then follow the cap: the cooling fix)."""
         if d.get("rack_max_kw") is None:
             return d["rack"].slug
-        from .inputs import rack_spec
-        from .io.requests import to_jsonable
+        from configurator.inputs import rack_spec
+        from configurator.io.requests import to_jsonable
 
         rack = to_jsonable(rack_spec(d["rack"]))
         rack["max_kw"] = float(d["rack_max_kw"])
