@@ -351,3 +351,29 @@ def test_the_configurator_reads_the_catalog_through_selectors():
     ]
     assert bad == [], "read the catalog through catalog/selectors.py:\n" + "\n".join(bad)
 
+
+def _audit_writes(source: str) -> list[int]:
+    """Lines that write an audit row: ``audit(...)`` or ``AuditEvent.objects.create(...)``/``AuditEvent(...)``."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        if name.split(".")[-1] == "audit" or name in ("AuditEvent", "AuditEvent.objects.create"):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_every_audited_state_change_of_a_quote_is_a_service():
+    """The state changes of quotes and proposals (each with its audit row) live in quotes/services/."""
+    assert _audit_writes("def f():\n    audit(actor=u, action=a, obj=o)\n") == [2]
+    assert _audit_writes("AuditEvent.objects.filter(action=a).first()") == []
+    modules = _modules()
+    assert _audit_writes(modules["quotes.services.sharing"].read_text(encoding="utf-8"))
+    bad = [
+        f"{module} line {line}"
+        for module, path in sorted(modules.items())
+        if module.split(".")[0] in ("quotes", "proposals") and not module.startswith("quotes.services.")
+        for line in _audit_writes(path.read_text(encoding="utf-8"))
+    ]
+    assert bad == [], "state changes belong in quotes/services/:\n" + "\n".join(bad)
