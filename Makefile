@@ -68,7 +68,7 @@ bench: setup
 lint: venv
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
-	.venv/bin/mypy configurator/engine
+	.venv/bin/mypy
 
 clean:
 	rm -rf .venv db.sqlite3 staticfiles media

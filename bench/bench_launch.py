@@ -16,14 +16,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._django import report  # noqa: E402
 from configurator import reference  # noqa: E402
-from configurator.engine.launch import build_launch  # noqa: E402
+from configurator.engine.launch import build_launch, bundle_files  # noqa: E402
 from configurator.engine.layout import resolve_layout  # noqa: E402
 
 
 def main() -> int:
     request = reference.request(reference.case("a3-16-8p8d"))
     layout = resolve_layout(request)
-    files = build_launch(request, layout).files  # warm-up: imports and caches
+    files = bundle_files(build_launch(request, layout))  # warm-up: imports
     builds, renders = [], []
     for _ in range(200):
         start = time.perf_counter()
@@ -32,7 +32,7 @@ def main() -> int:
     for _ in range(20):
         result = build_launch(request, layout)
         start = time.perf_counter()
-        files = result.files
+        files = bundle_files(result)
         renders.append(time.perf_counter() - start)
     build_ms, render_ms = statistics.median(builds) * 1000, statistics.median(renders) * 1000
     print(f"build_launch median {build_ms:.3f} ms (target < 2 ms); render {len(files)} files median "

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from configurator.calibration_data import DATA, load_entries  # noqa: E402
+from configurator.calibration.data import DATA, load_entries  # noqa: E402
 from configurator.engine.calibration import summarise, table  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Limits for every parser of untrusted JSON (issue 13, "hostile input never reaches a 500").
 
-Used by the JSON API (``configurator/api.py``), the form posts that carry a
+Used by the JSON API (``configurator/api/base.py``), the form posts that carry a
 configuration as JSON (``/configurator/bundle``, ``/quotes/create/``, the
 planner), ``manage.py plan`` / ``launch-bundle`` and the Hugging Face config
 importer.  Pure Python, no Django, so the catalog importer can use it too.

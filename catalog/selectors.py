@@ -9,6 +9,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .models import (
+    Checkpoint,
     LlmModel,
     PriceItem,
     PriceList,
@@ -128,3 +129,87 @@ def default_site() -> SiteProfile | None:
 def default_rack() -> RackType | None:
     """The rack type marked default, else the first."""
     return RackType.objects.order_by("-is_default", "rack_units", "name").first()
+
+
+# --------------------------------------------------------------------------- the configurator's reads
+# Every read the configurator makes of the catalog (request resolution, the page's and the
+# planner's choices, previews); ``tests/foundation/test_import_graph.py`` holds it to these.
+
+
+def llm_model_by_slug(slug: str) -> LlmModel | None:
+    return LlmModel.objects.filter(slug=slug).first()
+
+
+def checkpoint_by_slug(slug: str) -> Checkpoint | None:
+    return Checkpoint.objects.select_related("model").filter(slug=slug).first()
+
+
+def checkpoints_of(model_slug: str) -> QuerySet[Checkpoint]:
+    """A model's checkpoints in catalog order (the first default for a platform wins)."""
+    return Checkpoint.objects.filter(model__slug=model_slug).order_by("pk")
+
+
+def site_by_slug(slug: str) -> SiteProfile | None:
+    return SiteProfile.objects.filter(slug=slug).first()
+
+
+def rack_by_slug(slug: str) -> RackType | None:
+    return RackType.objects.filter(slug=slug).first()
+
+
+def price_list_by_slug(slug: str) -> PriceList | None:
+    return PriceList.objects.filter(slug=slug).first()
+
+
+def scenarios() -> QuerySet[Scenario]:
+    """Every scenario, offered or not (a stored request may name a retired one), with its picks."""
+    return Scenario.objects.select_related("recommended_topology", "recommended_model", "recommended_server")
+
+
+def scenario_row(slug: str) -> Scenario | None:
+    return scenarios().filter(slug=slug).first()
+
+
+def llm_models() -> QuerySet[LlmModel]:
+    return LlmModel.objects.all()
+
+
+def servers() -> QuerySet[ServerModel]:
+    return ServerModel.objects.select_related("accelerator")
+
+
+def checkpoints() -> QuerySet[Checkpoint]:
+    return Checkpoint.objects.select_related("model")
+
+
+def sites() -> QuerySet[SiteProfile]:
+    return SiteProfile.objects.all()
+
+
+def rack_types() -> QuerySet[RackType]:
+    return RackType.objects.all()
+
+
+def price_lists() -> QuerySet[PriceList]:
+    return PriceList.objects.all()
+
+
+def rack_cooling(slugs: list[str]) -> dict[str, str]:
+    """Rack slug → its cooling, for the racks a price list names."""
+    return dict(RackType.objects.filter(slug__in=slugs).values_list("slug", "cooling"))
+
+
+def first_site() -> SiteProfile | None:
+    return SiteProfile.objects.order_by("pk").first()
+
+
+def first_rack() -> RackType | None:
+    return RackType.objects.order_by("pk").first()
+
+
+def slug_or_first(model: type[LlmModel] | type[ServerModel], preferred: str) -> str | None:
+    """``preferred`` when that row exists, else the first row's slug (None for an empty table)."""
+    if model.objects.filter(slug=preferred).exists():
+        return preferred
+    row = model.objects.order_by("pk").first()
+    return row.slug if row else None

@@ -286,8 +286,8 @@ def search_for(
 ) -> Alternative | None:
     """The catalog's answer for ``req`` (searched once per workload, catalog version and day)."""
     from . import catalog_cache, planner
+    from .catalog_port import DjangoPlannerCatalog
     from .engine.plan import plan
-    from .planner_services import DjangoPlannerCatalog
 
     if not _registered:
         catalog_cache.on_clear(_forget)

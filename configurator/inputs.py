@@ -14,6 +14,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from catalog import selectors
 from catalog.models import (
     Accelerator,
     Checkpoint,
@@ -109,7 +110,7 @@ def switch_spec(row: SwitchModel) -> et.SwitchSpec:
 
 def switch_specs(rows: Iterable[SwitchModel] | None = None) -> tuple[et.SwitchSpec, ...]:
     """Every switch model (or the given rows) as SwitchSpecs, in catalog order."""
-    return tuple(switch_spec(r) for r in (rows if rows is not None else SwitchModel.objects.all()))
+    return tuple(switch_spec(r) for r in (rows if rows is not None else selectors.switches()))
 
 
 def rack_spec(row: RackType) -> et.RackSpec:
@@ -189,7 +190,7 @@ def commercial_spec(
         items=items,
         server_slug=_slug(server),
         rack_slug=rack_slug,
-        rack_cooling=dict(RackType.objects.filter(slug__in=rack_slugs).values_list("slug", "cooling")),
+        rack_cooling=selectors.rack_cooling(rack_slugs),
         nodes=nodes,
         overrides=overrides,
     )

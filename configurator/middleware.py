@@ -18,7 +18,7 @@ from django.http import HttpResponse
 from django.utils.html import escape
 from django.utils.translation import gettext as _
 
-from .api import declared_length, json_error
+from configurator.api.base import declared_length, json_error
 
 # File uploads with a larger limit of their own (path regex → bytes): the benchmark import
 # reads results of up to 20 MB (quotes/benchmark_import.py MAX_BYTES), which the 2 MB form

@@ -23,7 +23,8 @@ What the other apps get:
 * **the sections** – :mod:`sections` (configurator/sections/): the rows of each section (figure keys,
   quote terms) the page, the PDF and the workbook render; :func:`node_name`, the one node name.
 * **the words** – :mod:`vocabulary` (configurator/engine/vocabulary.py): the English and Chinese
-  names of groups, roles, fabrics, planes, topologies, areas, sources and scenarios.
+  names of groups, roles, fabrics, planes, topologies, areas, sources and scenarios, and
+  :func:`is_zh`, the one test of "is this language Chinese?".
 * **the bill of materials** – :data:`MEDIA` (transceiver and cable names by media code).
 * **the launch bundle** – the result types (:class:`LaunchResult`, :class:`NodeLaunch`,
   :class:`BundleContext`, :class:`GroupSummary`, :class:`TopologyKind`), :func:`launch_from_resolved`
@@ -31,6 +32,9 @@ What the other apps get:
 * **acknowledged warnings** – :func:`parse_acknowledged`, :func:`record_on_revision`.
 * :class:`CommercialSpec` – the commercial terms a catalog port returns.
 * :func:`catalog_version` – the catalog's version, which every catalog save increments.
+* **the performance model's calibration** – :mod:`calibration` (the public records, the fit and
+  its leave-one-source-out error) and :func:`calibration_path` (where the engine reads the fit):
+  ``manage.py calibrate`` (quotes/) refits it with the measurements quotes promoted.
 """
 
 from __future__ import annotations
@@ -38,7 +42,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import reference, sections
+from configurator.web.forms import ConfiguratorForm
+from configurator.web.presentation import context_from_dict, plan_context
+
+from . import calibration, reference, sections
 from .acknowledge import parse_acknowledged, record_on_revision
 from .catalog_cache import current_version as catalog_version
 from .drawings.charts import tornado_svg
@@ -52,6 +59,7 @@ from .engine.names import node_name
 from .engine.network import MEDIA
 from .engine.plan import plan
 from .engine.serialize import plan_to_dict
+from .engine.serving_model import calibration_path
 from .engine.types import (
     BundleContext,
     CommercialSpec,
@@ -61,13 +69,15 @@ from .engine.types import (
     PlanRequest,
     TopologyKind,
 )
-from .forms import ConfiguratorForm
+from .engine.vocabulary import is_zh
 from .io.requests import RequestError, request_to_inline, resolve
-from .presentation import context_from_dict, plan_context
 from .services import form_data_from_request, plan_for_quote, plan_from_json
 from .templatetags.plan_tags import SOURCE_KINDS, figval, seconds
 
 __all__ = [
+    "is_zh",
+    "calibration",
+    "calibration_path",
     "MEDIA",
     "SOURCE_KINDS",
     "BundleContext",

@@ -18,152 +18,23 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import get_language
 
+from catalog import selectors
 from catalog.models import (
-    Checkpoint,
     LlmModel,
     PriceList,
-    RackType,
-    Scenario,
     ServerModel,
-    SiteProfile,
-    SwitchModel,
 )
-from catalog.selectors import default_rack, default_site, price_list_in_force, price_snapshot
+from catalog.selectors import price_list_in_force, price_snapshot
+from configurator.engine.vocabulary import is_zh
 
-from . import catalog_cache, inputs
+from . import catalog_cache
+from .catalog_port import DjangoCatalog
 from .engine import types as et
 from .engine.defaults import SERVING_DEFAULTS
 from .engine.plan import plan
 from .engine.serialize import plan_to_dict
 from .io.fixes import advised
 from .io.requests import RequestError, request_to_inline, resolve
-
-
-class DjangoCatalog:
-    """The catalog as the request resolver sees it (see requests.CatalogPort).
-
-    Entries are cached per process for the current catalog version (see
-    ``catalog_cache``): one query for the version, then memory.
-    """
-
-    def __init__(self) -> None:
-        self.version = catalog_cache.current_version()
-
-    def _cached(self, key: tuple, build):
-        return catalog_cache.cached(self.version, key, build)
-
-    def model(self, slug: str) -> et.ModelSpec | None:
-        def build():
-            row = LlmModel.objects.filter(slug=slug).first()
-            return inputs.model_spec(row) if row else None
-
-        return self._cached(("model", slug), build)
-
-    def checkpoint(self, slug: str) -> tuple[et.CheckpointSpec, str] | None:
-        """The checkpoint called ``slug`` and the slug of its model."""
-
-        def build():
-            row = Checkpoint.objects.select_related("model").filter(slug=slug).first()
-            return (inputs.checkpoint_spec(row), row.model.slug) if row else None
-
-        return self._cached(("checkpoint", slug), build)
-
-    def default_checkpoint(self, model_slug: str, software_stack: str) -> et.CheckpointSpec | None:
-        """The model's default checkpoint on this platform (None: the model row's own bytes)."""
-        stack = "ascend" if software_stack == "ascend" else "cuda"
-
-        def build():
-            for row in Checkpoint.objects.filter(model__slug=model_slug).order_by("pk"):
-                if stack in (row.default_for or []):
-                    return inputs.checkpoint_spec(row)
-            return None
-
-        return self._cached(("default_checkpoint", model_slug, stack), build)
-
-    def model_from_hf_config(
-        self, config: dict, weight_format: str | None, weight_bytes: int | None
-    ) -> et.ModelSpec:
-        return inputs.model_spec_from_hf_config(
-            config, weight_format=weight_format, weight_bytes=weight_bytes
-        )
-
-    def server(self, slug: str) -> et.ServerSpec | None:
-        def build():
-            row = (
-                ServerModel.objects.select_related("accelerator")
-                .prefetch_related("nics")
-                .filter(slug=slug)
-                .first()
-            )
-            return inputs.server_spec(row) if row else None
-
-        return self._cached(("server", slug), build)
-
-    def site(self, slug: str) -> et.SiteSpec | None:
-        def build():
-            row = SiteProfile.objects.filter(slug=slug).first()
-            return inputs.site_spec(row) if row else None
-
-        return self._cached(("site", slug), build)
-
-    def rack(self, slug: str) -> et.RackSpec | None:
-        def build():
-            row = RackType.objects.filter(slug=slug).first()
-            return inputs.rack_spec(row) if row else None
-
-        return self._cached(("rack", slug), build)
-
-    def switches(self, slugs: list[str] | None) -> tuple[et.SwitchSpec, ...]:
-        def build():
-            rows = SwitchModel.objects.all()
-            if slugs is not None:
-                rows = rows.filter(slug__in=slugs)
-            return tuple(inputs.switch_spec(r) for r in rows)
-
-        return self._cached(("switches", tuple(slugs) if slugs is not None else None), build)
-
-    def commercial(
-        self,
-        *,
-        server: et.ServerSpec,
-        price_list: str | None,
-        on_date: dt.date,
-        currency: str | None,
-        nodes: int | None = None,
-        rack: et.RackSpec | None = None,
-    ) -> et.CommercialSpec:
-        def build():
-            if price_list:
-                pl = PriceList.objects.filter(slug=price_list).first()
-                if pl is None:
-                    return LookupError(f"unknown price list '{price_list[:80]}'.")
-            else:
-                pl = price_list_in_force(currency or "CNY", on_date)
-                if pl is None:
-                    return et.CommercialSpec(currency=currency or "CNY", prices_on_request=("server",))
-            return inputs.commercial_spec(
-                price_list=pl, server=server, on_date=on_date, nodes=nodes, rack=rack
-            )
-
-        key = ("commercial", server.slug, price_list, on_date, currency, nodes, rack.slug if rack else None)
-        value = self._cached(key, build)
-        if isinstance(value, LookupError):
-            raise value
-        return value
-
-    def default_site(self) -> et.SiteSpec | None:
-        def build():
-            row = default_site()
-            return inputs.site_spec(row) if row else None
-
-        return self._cached(("default_site",), build)
-
-    def default_rack(self) -> et.RackSpec | None:
-        def build():
-            row = default_rack()
-            return inputs.rack_spec(row) if row else None
-
-        return self._cached(("default_rack",), build)
 
 
 def resolve_request(
@@ -350,7 +221,7 @@ def _price_list_for(request_json: Any, currency: str) -> PriceList | None:
     commercial = request_json.get("commercial") if isinstance(request_json, dict) else None
     slug = commercial.get("price_list") if isinstance(commercial, dict) else None
     if isinstance(slug, str) and slug:
-        return PriceList.objects.filter(slug=slug).first()
+        return selectors.price_list_by_slug(slug)
     return price_list_in_force(currency, timezone.localdate())
 
 
@@ -377,9 +248,7 @@ def price_basis(request_json: dict, request: et.PlanRequest) -> str:
         }
     else:
         text = _("Prices from the price list “%(name)s” (%(currency)s, valid from %(date)s).") % {
-            "name": (
-                (price_list.name_zh if (get_language() or "").startswith("zh") else "") or price_list.name
-            ),
+            "name": ((price_list.name_zh if is_zh(get_language()) else "") or price_list.name),
             "currency": c.currency,
             "date": price_list.effective_from.isoformat(),
         }
@@ -470,10 +339,7 @@ DEFAULT_FORM = {
 
 
 def _first_slug(model, preferred: str) -> str | None:
-    if model.objects.filter(slug=preferred).exists():
-        return preferred
-    row = model.objects.order_by("pk").first()
-    return row.slug if row else None
+    return selectors.slug_or_first(model, preferred)
 
 
 # The form fields a scenario owns: choosing a scenario changes these and
@@ -501,11 +367,7 @@ SCENARIO_FIELDS = (
 def _scenario_row(scenario: str | None):
     if not scenario:
         return None
-    return (
-        Scenario.objects.select_related("recommended_topology", "recommended_model", "recommended_server")
-        .filter(slug=scenario)
-        .first()
-    )
+    return selectors.scenario_row(scenario)
 
 
 def scenario_fields(scenario: str | None) -> dict[str, str] | None:
@@ -553,8 +415,8 @@ def preset_data(scenario: str | None = None) -> dict[str, str]:
     data = dict(DEFAULT_FORM)
     data["model"] = _first_slug(LlmModel, "kimi-k3") or ""
     data["server"] = _first_slug(ServerModel, "atlas-800-a3") or ""
-    site = SiteProfile.objects.order_by("pk").first()
-    rack = RackType.objects.order_by("pk").first()
+    site = selectors.first_site()
+    rack = selectors.first_rack()
     data["site"] = site.slug if site else ""
     data["rack"] = rack.slug if rack else ""
     owned = scenario_fields(scenario)
@@ -608,7 +470,7 @@ def recommended_server(scenario: str | None, data: dict[str, str]) -> dict[str, 
     if data.get("server") == row.recommended_server.slug:
         return None
     server = row.recommended_server
-    zh = (get_language() or "").startswith("zh")
+    zh = is_zh(get_language())
     return {"slug": server.slug, "name": (server.name_zh if zh and server.name_zh else server.name)}
 
 
@@ -655,7 +517,7 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
     """Form data that reproduces a saved request (reopen a quote's configuration,
     apply a proven fix).  Whatever the JSON holds, the answer is form data: a
     value of the wrong shape is left out and the form then says what is wrong."""
-    from .forms import ConfiguratorForm
+    from configurator.web.forms import ConfiguratorForm
 
     data = preset_data(None)
     if not isinstance(request_json, dict):
@@ -723,7 +585,8 @@ def fixed_request(request_json: dict, fix: dict, plan_request: et.PlanRequest | 
 
     A fix to one parallel size of an automatic layout turns the layout manual,
     starting from the layout the engine proposed (``plan_request``)."""
-    from .forms import ConfiguratorForm
+    from configurator.web.forms import ConfiguratorForm
+
     from .io.requests import to_jsonable
 
     if not isinstance(request_json, dict) or not isinstance(fix, dict) or not fix:
@@ -770,7 +633,7 @@ def fixed_request(request_json: dict, fix: dict, plan_request: et.PlanRequest | 
 def form_request(request_json: dict) -> dict | None:
     """The request the configurator form produces for ``request_json`` (None if
     the form refuses it): what applying a configuration on the page plans."""
-    from .forms import ConfiguratorForm
+    from configurator.web.forms import ConfiguratorForm
 
     form = ConfiguratorForm(form_data_from_request(request_json))
     if not form.is_valid():
@@ -838,9 +701,10 @@ def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.Pl
             if candidate is not None and candidate != request_json:
                 proof = _proof(candidate, catalog)
                 tried[key] = (candidate, proof) if proof is not None else None
-        if tried[key] is None:
+        entry = tried[key]
+        if entry is None:
             continue
-        candidate, (codes_after, errors_after) = tried[key]
+        candidate, (codes_after, errors_after) = entry
         if check.code in codes_after or errors_after - errors_before:
             continue
         out[index] = candidate

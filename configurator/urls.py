@@ -1,9 +1,9 @@
-"""URLs of the configurator page; the JSON API (``api_urls``) and the auto-planner's pages
-(``planner_urls``) are included into the same ``configurator`` namespace."""
+"""URLs of the configurator page (``web/views.py``); the JSON API (``api/urls.py``) and the
+auto-planner's pages (``web/planner/urls.py``) are included into the same ``configurator`` namespace."""
 
 from django.urls import include, path
 
-from . import views
+from .web import views
 
 app_name = "configurator"
 urlpatterns = [
@@ -15,6 +15,6 @@ urlpatterns = [
     path("configurator/preview", views.preview, name="preview"),
     path("configurator/bundle", views.bundle, name="bundle"),
     path("configurator/alternative", views.alternative, name="alternative"),
-    path("", include("configurator.api_urls")),
-    path("", include("configurator.planner_urls")),
+    path("", include("configurator.api.urls")),
+    path("", include("configurator.web.planner.urls")),
 ]

@@ -38,7 +38,7 @@ def warm_up() -> None:
         get_resolver()._populate()
         reverse("configurator:home")
 
-        from . import presentation, services  # noqa: F401  (imports the engine and drawings)
+        from . import services  # noqa: F401  (imports the engine and drawings)
         from .engine import plan  # noqa: F401
 
         for name in TEMPLATES:

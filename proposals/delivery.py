@@ -24,6 +24,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from configurator.public import is_zh
 from quotes.bom import DOMESTIC_OS, DOMESTIC_STACK_SCENARIOS, SOFTWARE_STACKS
 
 from .models import QuoteTerms, SupportLevel
@@ -57,10 +58,6 @@ TRAINING_SEATS = 10
 NODES_PER_INSTALL_WEEK = 8
 
 
-def _zh(lang: str) -> bool:
-    return (lang or "").lower().startswith("zh")
-
-
 def _dig(data: Any, *path: str) -> Any:
     for key in path:
         if not isinstance(data, Mapping):
@@ -85,7 +82,7 @@ def plane_name(role: str) -> str:
 
 def network_planes(result: Mapping, lang: str) -> dict:
     """Every switched plane: switches, ports used of the capacity, spare ports, uplinks, attached devices."""
-    zh = _zh(lang)
+    zh = is_zh(lang)
     rows = []
     for row in _dig(result, "network", "rows") or []:
         if not isinstance(row, Mapping) or not row.get("switches"):
@@ -299,7 +296,7 @@ def compliance(result: Mapping, resolved: Mapping, lang: str) -> dict | None:
     scenario = str(resolved.get("scenario") or "")
     if scenario not in COMPLIANCE_SCENARIOS:
         return None
-    zh = _zh(lang)
+    zh = is_zh(lang)
     server = resolved.get("server") if isinstance(resolved.get("server"), Mapping) else {}
     accelerator = server.get("accelerator") if isinstance(server.get("accelerator"), Mapping) else {}
     cpu = str(server.get("cpu") or "")

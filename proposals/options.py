@@ -17,6 +17,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from configurator.public import is_zh
+
 from .models import ProposalOption
 
 
@@ -169,7 +171,7 @@ def recommendation_reason(columns: list[dict], concurrency: Any, lang: str = "en
         return ""
     return _("%(option)s is recommended: %(reasons)s.") % {
         "option": chosen["label"],
-        "reasons": ("；" if (lang or "").startswith("zh") else "; ").join(parts),
+        "reasons": ("；" if is_zh(lang) else "; ").join(parts),
     }
 
 
@@ -178,7 +180,7 @@ def comparison(revision, lang: str) -> list[dict]:
     options = list(ProposalOption.objects.filter(quote_id=revision.quote_id).order_by("position", "id"))
     if not options:
         return []
-    zh = (lang or "").lower().startswith("zh")
+    zh = is_zh(lang)
     any_recommended = any(o.recommended for o in options)
     letters = "ABC"
     columns = [

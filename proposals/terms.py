@@ -26,6 +26,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.utils.translation import gettext as _
 
+from configurator.public import formatting, is_zh
 from quotes.statuses import CAPEX_CATEGORIES, BomCategory
 
 from .models import QuoteTerms, SellerProfile, SupportLevel, logo_kind
@@ -75,10 +76,6 @@ def vat_rate(terms: QuoteTerms, kind: str) -> Decimal:
 
 def _money(value: Decimal) -> Decimal:
     return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP)
-
-
-def _zh(lang: str) -> bool:
-    return (lang or "").lower().startswith("zh")
 
 
 def terms_for(quote) -> QuoteTerms:
@@ -186,7 +183,7 @@ def seller_context(lang: str) -> dict:
     profile = SellerProfile.current()
     if profile is None:
         return {}
-    zh = _zh(lang)
+    zh = is_zh(lang)
     logo = None
     if profile.logo:
         try:
@@ -217,11 +214,8 @@ def seller_context(lang: str) -> dict:
 
 
 def _pct(value) -> str:
-    return (
-        f"{Decimal(value) * 100:.0f} %"
-        if Decimal(value) * 100 == int(Decimal(value) * 100)
-        else f"{Decimal(value) * 100:.1f} %"
-    )
+    """A rate as the terms print it: "13 %", "6.5 %" (one decimal at most, none when whole)."""
+    return f"{formatting.format_number(Decimal(value) * 100, 1, strip_zeros=True)} %"
 
 
 FAILOVER_SECONDS = 30  # S1 §3.1: the gateway switches to cluster B within 30 s

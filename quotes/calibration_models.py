@@ -25,7 +25,7 @@ class PromotedMeasurement(models.Model):
         settings.AUTH_USER_MODEL, verbose_name=_("promoted by"), on_delete=models.PROTECT, related_name="+"
     )
     promoted_at = models.DateTimeField(_("promoted"), auto_now_add=True)
-    # The calibration record (configurator/calibration.py format) with its provenance.
+    # The calibration record (configurator/calibration/__init__.py format) with its provenance.
     record = models.JSONField(_("calibration record"), encoder=DjangoJSONEncoder, default=dict)
 
     class Meta:

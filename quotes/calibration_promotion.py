@@ -103,7 +103,7 @@ def mismatches(benchmark: MeasuredBenchmark, conditions: dict[str, Any] | None =
 
 
 def build_record(benchmark: MeasuredBenchmark) -> dict[str, Any]:
-    """The calibration record (configurator/calibration.py format) with its provenance."""
+    """The calibration record (configurator/calibration/__init__.py format) with its provenance."""
     rev = benchmark.revision
     figures = benchmark.figures
     completed = figures.get("completed") or 0

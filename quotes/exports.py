@@ -30,6 +30,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from configurator import public as configurator
+from configurator.public import is_zh
 
 from .bom import money
 from .pdf.context import proposal_language
@@ -327,7 +328,7 @@ def revision_workbook(revision) -> bytes:
     from . import workbook
 
     lang = proposal_language(revision)
-    zh = lang.startswith("zh")
+    zh = is_zh(lang)
     tco = (revision.result_json or {}).get("tco") or {}
     currency = tco.get("currency") or revision.currency
     with translation.override(lang):

@@ -29,7 +29,8 @@ from .exports import (
 )
 from .models import QuoteRevision
 from .pdf.fonts import pdf_speed_notice
-from .pdf.jobs import ACTIVE_STATUSES, RenderRefused, job_is_stale, pdf_file_present, proposal_request
+from .pdf.jobs import ACTIVE_STATUSES, RenderRefused, job_is_stale, proposal_request
+from .services.pdf import pdf_file_present
 from .statuses import PdfStatus
 
 logger = logging.getLogger(__name__)

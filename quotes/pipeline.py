@@ -20,9 +20,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from accounts import roles
+from catalog.spreadsheet import csv_safe
 
 from .models import Quote, QuoteRevision
-from .spreadsheet import csv_safe
 from .statuses import ApprovalState, QuoteStatus, RevisionStatus
 
 STAGES = (

@@ -24,6 +24,8 @@ from typing import Any
 from django.utils.translation import get_language, gettext_noop
 from django.utils.translation import gettext as _
 
+from configurator.public import formatting, is_zh
+
 from .bom import bom_lines_from_plan, plan_totals, to_decimal
 from .statuses import CAPEX_CATEGORIES, ApprovalState, BomCategory
 
@@ -200,12 +202,11 @@ def approval_assessment(
 
 def _amount(value: Any) -> str:
     number = to_decimal(value)
-    return f"{number:,.2f}" if number is not None else str(value or "")
+    return formatting.format_number(number, 2) if number is not None else str(value or "")
 
 
 def _percent(fraction: Any) -> str:
-    value = to_decimal(fraction, ZERO) * 100
-    return f"{value:.2f} %"
+    return formatting.format_percent(to_decimal(fraction, ZERO), 2)
 
 
 def reason_texts(reasons: Any) -> list[str]:
@@ -276,7 +277,7 @@ def discount_breakdown(revision: Any, lines: list[Any]) -> list[str]:
 
     out: list[str] = []
     offer = [line for line in lines if line.category != BomCategory.LEASE]
-    zh = (get_language() or "").startswith("zh")
+    zh = is_zh(get_language())
     for line in offer:
         if line.discount:
             amount = money(line.quantity * line.unit_price) - line.line_total

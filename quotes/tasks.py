@@ -26,9 +26,8 @@ from django.db import transaction
 from django.db.models import F
 
 from .models import QuoteRevision
-from .pdf.jobs import pdf_file_present
 from .pdf.render import render_proposal_pdf
-from .services.pdf import revision_pdf_fail, revision_pdf_store
+from .services.pdf import pdf_file_present, revision_pdf_fail, revision_pdf_store
 from .statuses import PdfStatus
 
 logger = logging.getLogger(__name__)

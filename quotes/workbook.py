@@ -34,7 +34,7 @@ revision's frozen totals (and so the proposal PDF) to the cent:
 
 Text is always written as text (``write_string`` with ``strings_to_formulas``
 off): a description starting with ``=`` stays a description (spreadsheet
-formula injection, ``quotes/spreadsheet.py``).
+formula injection, ``catalog/spreadsheet.py``).
 """
 
 from __future__ import annotations
@@ -45,9 +45,9 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from proposals.terms import vat_class  # each line's kind of supply and so its VAT rate, as the proposal
-from proposals.terms import vat_rate as terms_vat_rate
-
+# Each line's kind of supply and the quote's VAT rates, as the proposal states them (proposals.terms).
+from .proposal_parts import terms_for, vat_class
+from .proposal_parts import vat_rate as terms_vat_rate
 from .statuses import CAPEX_CATEGORIES, BomCategory
 
 CENT = Decimal("0.01")
@@ -710,8 +710,6 @@ def build(revision, *, zh: bool, value_sheets: list[tuple[str, list[dict], list[
     )
     book.set_properties({"title": title, "author": "inference-configurator"})
     w = Writer(book)
-    from proposals.terms import terms_for
-
     terms = terms_for(revision.quote)  # the VAT rates of the quote's terms, as the proposal prints them
     vat_rate = (
         Decimal(str(terms.vat_rate_goods)),

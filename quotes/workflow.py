@@ -1,59 +1,36 @@
-"""The sales workflow around quotes: revise the configuration, clone, compare by item,
-share with the customer, record acceptance and questions, price-change impact.
+"""The sales workflow around quotes: revise the configuration (through the revision services),
+compare by item, price-change impact.
 
-Every state change runs in one transaction and writes an audit event, like
-``quotes.services`` (whose building blocks it reuses); every refusal is a
-``ValidationError`` with a message for the user.
+The state changes of the workflow are services: a clone is ``quotes/services/cloning.py``, the
+customer's share links, acceptance and questions ``quotes/services/sharing.py``, each in one
+transaction with its audit row; every refusal is a ``ValidationError`` with a message for the user.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
-import logging
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Max
-from django.http import Http404
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts import roles
-
-from . import notify, selectors
+from . import selectors
 from .bom import apply_line_discounts, bom_lines_from_plan, line_total, to_decimal
-from .frozen import revision_quote
-from .models import BomLine, Quote, QuoteRevision
-from .services.base import audit, quote_lock, require_edit, require_perm
-from .services.customers import customer_resolve
+from .models import BomLine, QuoteRevision
 from .services.planning import (
-    PlannedConfiguration,
     PlanningUnavailable,
     configuration_plan,
-    has_list_record,
-    plan_again,
     request_at_todays_list,
     request_with_discount,
 )
-from .services.quotes import quote_number_allocate
-from .services.revisions import revision_build, revision_create_from
+from .services.revisions import revision_create_from
 from .services.snapshot import revision_totals
-from .services.transitions import transition_locked
-from .statuses import AuditAction, BomCategory, PdfStatus, QuoteStatus, RevisionStatus
-from .textcheck import control_chars
-from .workflow_models import CustomerAcceptance, CustomerQuestion, ShareLink, ShareView, token_digest
-
-logger = logging.getLogger(__name__)
+from .statuses import BomCategory, QuoteStatus
 
 OPEN_QUOTE_STATUSES = (QuoteStatus.DRAFT, QuoteStatus.SENT)
-QUESTIONS_PER_LINK_PER_HOUR = 10
 
 
 # --------------------------------------------------------------------------- revise the configuration
@@ -110,94 +87,6 @@ def replan_at_current_prices(
     changes = _planned_changes(request_at_todays_list(revision.request_json), revision.discount)
     changes["note"] = _("Re-planned with today's prices (from %(number)s).") % {"number": revision.number}
     return revision_create_from(revision=revision, changes=changes, by=by, expected_version=expected_version)
-
-
-# --------------------------------------------------------------------------- clone
-
-
-def quote_clone(
-    *,
-    revision: QuoteRevision,
-    by,
-    customer: Any,
-    title: str = "",
-    valid_until: dt.date | None = None,
-    keep_prices: bool = False,
-) -> Quote:
-    """A new quote (new number) for ``customer`` with the configuration and terms of ``revision``.
-
-    The clone is re-priced at today's list (issue 27, finding 5: a clone made after a price rise
-    went out at the old price with "approval not needed"), unless ``keep_prices``: then it keeps
-    the source's prices, and the approval check compares them with today's list.  Same quote and
-    line discounts and proposal language; the validity starts again from today.  When the source
-    was approved and nothing priced changed, its approval covers the clone (issue 31).  Revisions
-    planned without the catalog's list record (hand-made, older) are copied as they are.  The
-    source is untouched.
-    """
-    require_perm(by, "quotes.add_quote")
-    source_quote = selectors.quote_get_visible(user=by, pk=revision.quote_id)
-    line_discounts = {
-        f"{line.category}:{line.sku}": line.discount for line in revision.lines.all() if line.discount
-    }
-    if has_list_record(revision.prices_json):
-        plan = plan_again(
-            request_json=revision.request_json,
-            resolved_json=revision.resolved_json,
-            discount=revision.discount,
-            keep_prices=keep_prices,
-        )
-    else:
-        plan = PlannedConfiguration(
-            request_json=revision.request_json,
-            resolved_json=revision.resolved_json,
-            result_json=revision.result_json,
-            prices_json=revision.prices_json,
-            usd_rate=revision.usd_rate,
-            currency=revision.currency,
-        )
-    today = timezone.localdate()
-    with transaction.atomic():
-        customer_obj = customer_resolve(by=by, customer=customer)
-        sequence, number = quote_number_allocate(year=today.year)
-        quote = Quote(
-            number=number,
-            year=today.year,
-            sequence=sequence,
-            title=(title or source_quote.title).strip(),
-            customer=customer_obj,
-            owner=by,
-            team=roles.team_of(by),
-            currency=revision.currency,
-            language=source_quote.language,
-            valid_until=valid_until or today + dt.timedelta(days=settings.QUOTE_VALIDITY_DAYS),
-            status=QuoteStatus.DRAFT,
-        )
-        quote.full_clean()
-        quote.save()
-        audit(
-            actor=by,
-            action=AuditAction.QUOTE_CLONED,
-            obj=quote,
-            quote=quote,
-            detail={"number": number, "customer": customer_obj.name, "from": revision.number},
-        )
-        revision_build(
-            quote=quote,
-            index=1,
-            by=by,
-            plan=plan,
-            discount=revision.discount,
-            line_discounts=line_discounts,
-            based_on=None,
-            change_note=(
-                _("Cloned from %(number)s, keeping its prices.")
-                if keep_prices
-                else _("Cloned from %(number)s, re-priced at today's list.")
-            )
-            % {"number": revision.number},
-            approval_basis=revision,
-        )
-    return quote
 
 
 # --------------------------------------------------------------------------- compare by item
@@ -330,268 +219,6 @@ def compare_items(a: QuoteRevision, b: QuoteRevision, *, zh: bool = False) -> It
     comparison.quote_discount_b = _quote_discount_amount(b)
     comparison.net_delta = b.net_total - a.net_total
     return comparison
-
-
-# --------------------------------------------------------------------------- customer share links
-
-
-def share_create(*, revision: QuoteRevision, by, days: int | None = None) -> tuple[ShareLink, str]:
-    """A new customer link to ``revision``; returns the link and its token (shown once, never stored).
-
-    Only an issued revision is shared (the customer sees what is frozen).  The
-    latest revision of a draft quote is sent first (which issues it, after the
-    same approval and validity checks as "Send to customer").
-    """
-    with transaction.atomic():
-        quote = quote_lock(revision.quote, None)
-        require_edit(by, quote)
-        current = QuoteRevision.objects.get(pk=revision.pk)
-        latest = quote.revisions.order_by("-index").first()
-        is_latest = latest is not None and latest.pk == current.pk
-        if current.status == RevisionStatus.DRAFT and not (is_latest and quote.status == QuoteStatus.DRAFT):
-            raise ValidationError(
-                _("Only an issued revision can be shared with the customer; issue %(number)s first.")
-                % {"number": current.number}
-            )
-        if is_latest and quote.status == QuoteStatus.DRAFT:
-            # Sharing the latest revision sends the quote (issuing it first if it is a draft),
-            # with the same approval and validity checks as "Send to customer".
-            transition_locked(quote=quote, to_status=QuoteStatus.SENT, by=by, comment="")
-            current.refresh_from_db()
-        token = secrets.token_urlsafe(32)
-        lifetime = days if days is not None else settings.QUOTE_SHARE_DAYS
-        if not 1 <= int(lifetime) <= 365:
-            raise ValidationError({"days": _("A link lasts between 1 and 365 days.")})
-        link = ShareLink.objects.create(
-            revision=current,
-            token_sha256=token_digest(token),
-            created_by=by,
-            expires_at=timezone.now() + dt.timedelta(days=int(lifetime)),
-        )
-        audit(
-            actor=by,
-            action=AuditAction.SHARE_CREATED,
-            obj=link,
-            quote=quote,
-            detail={"number": current.number, "expires_at": link.expires_at},
-        )
-    _queue_pdf(current, by)
-    return link, token
-
-
-def _queue_pdf(revision: QuoteRevision, by) -> None:
-    """Make sure the proposal PDF the customer will download is on its way.
-
-    Issuing renders it already (``quotes.pdf.jobs.on_revision_issued``); this
-    covers a revision issued before that, as the system (the link is no
-    engineer's render).  A refusal (e.g. too large to render) leaves the link
-    working: the customer page says the document is being prepared.
-    """
-    from .pdf.jobs import RenderRefused, proposal_request
-
-    current = QuoteRevision.objects.get(pk=revision.pk)
-    if current.pdf_status in (PdfStatus.READY, PdfStatus.QUEUED, PdfStatus.RENDERING):
-        return
-    try:
-        proposal_request(revision=current, by=by, system=True)
-    except RenderRefused as exc:
-        logger.warning("Proposal PDF of %s for a customer link not rendered: %s", current.number, exc.message)
-
-
-def share_revoke(*, link: ShareLink, by) -> ShareLink:
-    with transaction.atomic():
-        quote = quote_lock(link.revision.quote, None)
-        require_edit(by, quote)
-        locked = ShareLink.objects.select_for_update().get(pk=link.pk)
-        if locked.revoked_at is None:
-            locked.revoked_at = timezone.now()
-            locked.revoked_by = by
-            locked.save(update_fields=["revoked_at", "revoked_by"])
-            audit(
-                actor=by,
-                action=AuditAction.SHARE_REVOKED,
-                obj=locked,
-                quote=quote,
-                detail={"number": link.revision.number},
-            )
-    return locked
-
-
-def share_resolve(token: str) -> ShareLink:
-    """The active link of a token, else 404 (unknown, revoked and expired links look alike)."""
-    if not isinstance(token, str) or not 20 <= len(token) <= 100:
-        raise Http404("No such link.")
-    link = (
-        ShareLink.objects.select_related("revision", "revision__quote", "revision__quote__customer")
-        .filter(token_sha256=token_digest(token))
-        .first()
-    )
-    if link is None or not link.is_active:
-        raise Http404("No such link.")
-    return link
-
-
-def client_ip(request) -> str | None:
-    """The client's address by the same trusted-proxy rule as log-in (``accounts.client_ip``):
-    behind the proxies named in ``TRUSTED_PROXIES`` the client the nearest proxy saw, else
-    REMOTE_ADDR.  None when neither is an address (the field stores addresses only)."""
-    from accounts.client_ip import client_ip as trusted_client_ip
-
-    address = trusted_client_ip(request)
-    try:
-        ipaddress.ip_address(address)
-    except ValueError:
-        return None
-    return address
-
-
-def share_log(*, link: ShareLink, request, what: str) -> ShareView:
-    return ShareView.objects.create(
-        link=link,
-        what=what,
-        ip=client_ip(request),
-        user_agent=str(request.META.get("HTTP_USER_AGENT", ""))[:300],
-    )
-
-
-def acceptance_refusal(link: ShareLink) -> str:
-    """Why the customer cannot accept through this link now ('' when they can)."""
-    revision, quote = link.revision, link.revision.quote
-    if hasattr(revision, "customer_acceptance"):
-        return _("This offer was accepted on %(date)s.") % {
-            "date": revision.customer_acceptance.accepted_at.strftime("%Y-%m-%d")
-        }
-    latest = quote.revisions.aggregate(top=Max("index"))["top"]
-    if revision.index != latest:
-        return _("This offer has been replaced by a newer one; please ask your contact for it.")
-    if quote.status != QuoteStatus.SENT:
-        return _("This offer cannot be accepted online any more; please contact us.")
-    valid_until = revision_quote(revision).valid_until  # the validity the offer was issued with
-    if valid_until < timezone.localdate():
-        return _("This offer expired on %(date)s; please ask your contact for a new one.") % {
-            "date": valid_until.isoformat()
-        }
-    return ""
-
-
-def _clean_text(
-    value: Any, field: str, label: str, *, required: bool, max_length: int, multiline: bool = False
-) -> str:
-    text = str(value or "").strip()
-    if required and not text:
-        raise ValidationError({field: _("Please enter your %(what)s.") % {"what": label}})
-    if len(text) > max_length:
-        raise ValidationError({field: _("At most %(n)s characters, please.") % {"n": max_length}})
-    # One line for a name or a title (they are printed in the audit trail, the notice and the
-    # acceptance statement); a question may have line breaks.  Control characters, bidi
-    # overrides (U+202E …) and line separators are refused either way, as the catalog does.
-    allowed = "\n\t" if multiline else ""
-    bad = control_chars("".join(ch for ch in text if ch not in allowed))
-    if bad:
-        raise ValidationError(
-            {
-                field: _("Please remove the control or text-direction characters (%(chars)s).")
-                % {"chars": ", ".join(bad[:5])}
-            }
-        )
-    return text
-
-
-def customer_accept(
-    *, link: ShareLink, request, name: str, title: str, option: str = "", confirmed: bool = False
-) -> CustomerAcceptance:
-    """Record the customer's acceptance (name, title, time, IP, confirmation) and mark the quote accepted."""
-    name = _clean_text(name, "name", _("name"), required=True, max_length=200)
-    title = _clean_text(title, "title", _("job title"), required=True, max_length=200)
-    option = _clean_text(option, "option", _("option"), required=False, max_length=200)
-    if not confirmed:
-        raise ValidationError({"confirm": _("Please tick the box to confirm the acceptance.")})
-    with transaction.atomic():
-        quote = quote_lock(link.revision.quote, None)
-        link = ShareLink.objects.select_for_update().select_related("revision").get(pk=link.pk)
-        link.revision.quote = quote
-        if not link.is_active:
-            raise Http404("No such link.")
-        refusal = acceptance_refusal(link)
-        if refusal:
-            raise ValidationError(refusal)
-        revision = link.revision
-        statement = _(
-            "I, %(name)s (%(title)s), accept offer %(number)s of %(date)s for %(customer)s: "
-            "net total %(total)s %(currency)s%(option)s."
-        ) % {
-            "name": name,
-            "title": title,
-            "number": revision.number,
-            "date": (revision.issued_at or revision.created_at).strftime("%Y-%m-%d"),
-            "customer": revision_quote(revision).customer.name,
-            "total": f"{revision.net_total:,.2f}",
-            "currency": revision.currency,
-            "option": f" ({option})" if option else "",
-        }
-        acceptance = CustomerAcceptance.objects.create(
-            revision=revision,
-            link=link,
-            name=name,
-            title=title,
-            option=option,
-            confirmation=statement,
-            ip=client_ip(request),
-            user_agent=str(request.META.get("HTTP_USER_AGENT", ""))[:300],
-        )
-        share_log(link=link, request=request, what=ShareView.What.ACCEPT)
-        audit(
-            actor=None,
-            action=AuditAction.CUSTOMER_ACCEPTED,
-            obj=acceptance,
-            quote=quote,
-            detail={
-                "number": revision.number,
-                "name": name,
-                "title": title,
-                "option": option,
-                "ip": acceptance.ip,
-                "confirmation": statement,
-            },
-        )
-        transition_locked(
-            quote=quote, to_status=QuoteStatus.ACCEPTED, by=None, comment=f"accepted by {name} ({title})"
-        )
-        notify.customer_accepted(acceptance)
-    return acceptance
-
-
-def customer_ask(*, link: ShareLink, request, name: str, contact: str, text: str) -> CustomerQuestion:
-    """Record a question from the share page and pass it to the quote's owner."""
-    name = _clean_text(name, "name", _("name"), required=True, max_length=200)
-    contact = _clean_text(contact, "contact", _("e-mail or phone"), required=False, max_length=200)
-    text = _clean_text(text, "text", _("question"), required=True, max_length=4000, multiline=True)
-    with transaction.atomic():
-        # Counted per revision (a new link to the same offer does not start again) under the
-        # revision's row lock, so parallel posts are counted one after the other.
-        QuoteRevision.objects.select_for_update().filter(pk=link.revision_id).first()
-        recent = CustomerQuestion.objects.filter(
-            revision_id=link.revision_id, asked_at__gte=timezone.now() - dt.timedelta(hours=1)
-        )
-        if recent.count() >= QUESTIONS_PER_LINK_PER_HOUR:  # a link is no way to flood an engineer's inbox
-            raise ValidationError(
-                _(
-                    "Many questions were sent about this offer in the last hour; please write to your contact directly."
-                )
-            )
-        question = CustomerQuestion.objects.create(
-            revision=link.revision, link=link, name=name, contact=contact, text=text, ip=client_ip(request)
-        )
-        share_log(link=link, request=request, what=ShareView.What.QUESTION)
-        audit(
-            actor=None,
-            action=AuditAction.CUSTOMER_QUESTION,
-            obj=question,
-            quote=link.revision.quote,
-            detail={"number": link.revision.number, "name": name, "contact": contact},
-        )
-        notify.customer_question(question)
-    return question
 
 
 # --------------------------------------------------------------------------- price changes

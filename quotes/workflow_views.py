@@ -23,10 +23,13 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from configurator.public import is_zh
+
 from . import pipeline, selectors, workflow
 from .forms import MAX_REQUEST_JSON_CHARS
 from .frozen import revision_prepared_by, revision_quote
 from .models import QuoteRevision
+from .services import cloning, sharing
 from .services.base import QuoteConflictError
 from .statuses import BomCategory, PdfStatus
 from .workflow_models import Notification, ShareLink, ShareView
@@ -84,7 +87,7 @@ def revision_configure(request: HttpRequest, pk: int) -> HttpResponse:
         raise PermissionDenied(_("A closed quote cannot be revised."))
     from configurator import public as configurator
 
-    lang = "zh-hans" if (translation.get_language() or "").startswith("zh") else "en"
+    lang = "zh-hans" if is_zh(translation.get_language()) else "en"
     form = configurator.ConfiguratorForm(configurator.form_data_from_request(revision.request_json))
     plan = None
     if form.is_valid():
@@ -189,7 +192,7 @@ def quote_clone_view(request: HttpRequest, pk: int) -> HttpResponse:
     customer = request.POST.get("customer_name", "").strip()[:200]
     title = request.POST.get("title", "").strip()[:200]
     try:
-        quote = workflow.quote_clone(
+        quote = cloning.quote_clone(
             revision=revision,
             by=request.user,
             customer=customer,
@@ -220,7 +223,7 @@ def share_create_view(request: HttpRequest, pk: int) -> HttpResponse:
     revision = selectors.revision_get_visible(user=request.user, pk=pk)
     _require_editable(request, revision)
     try:
-        link, token = workflow.share_create(revision=revision, by=request.user)
+        link, token = sharing.share_create(revision=revision, by=request.user)
     except ValidationError as exc:
         return render(
             request,
@@ -244,7 +247,7 @@ def share_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("No such link.")
     revision = selectors.revision_get_visible(user=request.user, pk=link.revision_id)
     _require_editable(request, revision)
-    workflow.share_revoke(link=link, by=request.user)
+    sharing.share_revoke(link=link, by=request.user)
     messages.success(request, _("The customer link is revoked; it now answers “not found”."))
     return _to_revision(revision)
 
@@ -255,7 +258,7 @@ def share_revoke_view(request: HttpRequest, pk: int) -> HttpResponse:
 def _customer_context(link: ShareLink, token: str, **extra) -> dict:
     revision = link.revision
     quote = revision_quote(revision)  # the header as issued (customer, title, validity, language)
-    zh = quote.language.startswith("zh")
+    zh = is_zh(quote.language)
     lines = []
     lease = []
     for line in revision.lines.all():
@@ -279,7 +282,7 @@ def _customer_context(link: ShareLink, token: str, **extra) -> dict:
         "owner_name": revision_prepared_by(revision),
         "pdf_ready": _customer_pdf_ready(revision),
         "acceptance": getattr(revision, "customer_acceptance", None),
-        "refusal": workflow.acceptance_refusal(link),
+        "refusal": sharing.acceptance_refusal(link),
         **extra,
     }
 
@@ -309,15 +312,15 @@ def _customer_page(request, link: ShareLink, token: str, status: int = 200, **ex
 @login_not_required
 @require_GET
 def share_page(request: HttpRequest, token: str) -> HttpResponse:
-    link = workflow.share_resolve(token)
-    workflow.share_log(link=link, request=request, what=ShareView.What.PAGE)
+    link = sharing.share_resolve(token)
+    sharing.share_log(link=link, request=request, what=ShareView.What.PAGE)
     return _customer_page(request, link, token)
 
 
 @login_not_required
 @require_GET
 def share_pdf(request: HttpRequest, token: str) -> HttpResponse:
-    link = workflow.share_resolve(token)
+    link = sharing.share_resolve(token)
     revision = link.revision
     if not _customer_pdf_ready(revision):
         raise Http404("The proposal is not ready.")
@@ -330,7 +333,7 @@ def share_pdf(request: HttpRequest, token: str) -> HttpResponse:
             "Proposal PDF of %s does not match its SHA-256; not served on a share link", revision.number
         )
         raise Http404("The proposal is not available.")
-    workflow.share_log(link=link, request=request, what=ShareView.What.PDF)
+    sharing.share_log(link=link, request=request, what=ShareView.What.PDF)
     response = FileResponse(
         revision.pdf_file.open("rb"),
         as_attachment=True,
@@ -344,10 +347,10 @@ def share_pdf(request: HttpRequest, token: str) -> HttpResponse:
 @login_not_required
 @require_POST
 def share_accept(request: HttpRequest, token: str) -> HttpResponse:
-    link = workflow.share_resolve(token)
+    link = sharing.share_resolve(token)
     with translation.override(_language(link)):
         try:
-            workflow.customer_accept(
+            sharing.customer_accept(
                 link=link,
                 request=request,
                 name=request.POST.get("name", ""),
@@ -365,10 +368,10 @@ def share_accept(request: HttpRequest, token: str) -> HttpResponse:
 @login_not_required
 @require_POST
 def share_question(request: HttpRequest, token: str) -> HttpResponse:
-    link = workflow.share_resolve(token)
+    link = sharing.share_resolve(token)
     with translation.override(_language(link)):
         try:
-            workflow.customer_ask(
+            sharing.customer_ask(
                 link=link,
                 request=request,
                 name=request.POST.get("name", ""),

@@ -11,8 +11,9 @@ from django.utils.translation import gettext_lazy as _
 from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
-from quotes.spreadsheet import SafeCSV as CSV  # formula-injection safe (issue 13 item 9)
-from quotes.spreadsheet import SafeXLSX as XLSX
+from catalog.spreadsheet import SafeCSV as CSV  # formula-injection safe (issue 13 item 9)
+from catalog.spreadsheet import SafeXLSX as XLSX
+from configurator.engine.formatting import format_number
 
 from ..services import changed_since_seed, seed_state
 
@@ -30,9 +31,10 @@ def display_value(value) -> str:
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, int):
-        return f"{value:,}"
+        return format_number(value)
     if isinstance(value, Decimal):
-        return f"{value.normalize():,f}"
+        exponent = value.normalize().as_tuple().exponent
+        return format_number(value, max(0, -exponent) if isinstance(exponent, int) else 0)
     return str(value)
 
 

@@ -7,16 +7,13 @@ from django.utils.translation import gettext_lazy as _
 from import_export.admin import ImportExportModelAdmin
 from simple_history.admin import SimpleHistoryAdmin
 
-from quotes.spreadsheet import SafeCSV as CSV  # formula-injection safe (issue 13 item 9)
-from quotes.spreadsheet import SafeXLSX as XLSX
+from catalog.spreadsheet import SafeCSV as CSV  # formula-injection safe (issue 13 item 9)
+from catalog.spreadsheet import SafeXLSX as XLSX
+from configurator.engine.formatting import format_number
 
 from ..models import Accelerator, RackType, ServerModel, ServerNic, SiteProfile, SwitchModel
 from . import resources
 from .base import CatalogAdmin, preview_link
-
-
-def _num(value, places: int = 1) -> str:
-    return f"{value:,.{places}f}"
 
 
 @admin.register(Accelerator)
@@ -43,15 +40,15 @@ class AcceleratorAdmin(CatalogAdmin):
 
     @admin.display(description=_("memory / device"), ordering="memory_gb")
     def memory_col(self, obj):
-        return f"{_num(obj.memory_gb, 0)} GB"
+        return f"{format_number(obj.memory_gb, 0)} GB"
 
     @admin.display(description=_("bandwidth / device"), ordering="memory_bandwidth_tbps")
     def bandwidth_col(self, obj):
-        return f"{_num(obj.memory_bandwidth_tbps, 2)} TB/s"
+        return f"{format_number(obj.memory_bandwidth_tbps, 2)} TB/s"
 
     @admin.display(description=_("BF16 TFLOPS"), ordering="tflops_bf16")
     def bf16_col(self, obj):
-        return _num(obj.tflops_bf16, 0)
+        return format_number(obj.tflops_bf16, 0)
 
 
 class ServerNicInline(admin.TabularInline):
@@ -92,11 +89,11 @@ class ServerModelAdmin(CatalogAdmin):
 
     @admin.display(description=_("memory per node"))
     def memory_per_node_col(self, obj):
-        return f"{_num(obj.memory_per_node_gb, 0)} GB"
+        return f"{format_number(obj.memory_per_node_gb, 0)} GB"
 
     @admin.display(description=_("kW per node (max)"), ordering="max_input_kw")
     def kw_per_node_col(self, obj):
-        return f"{_num(obj.max_input_kw, 1)} kW"
+        return f"{format_number(obj.max_input_kw, 1)} kW"
 
 
 @admin.register(ServerNic)
@@ -124,7 +121,7 @@ class SwitchModelAdmin(CatalogAdmin):
 
     @admin.display(description=_("power"), ordering="power_kw")
     def power_col(self, obj):
-        return f"{_num(obj.power_kw, 2)} kW"
+        return f"{format_number(obj.power_kw, 2)} kW"
 
 
 @admin.register(RackType)

@@ -9,6 +9,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.translation import gettext_lazy as _
 
+from configurator.engine.formatting import format_bytes_gb, format_number
+
 from ..forms import HfConfigImportForm
 from ..importers.hf_config import kv_bytes_per_token
 from ..models import Checkpoint, LlmModel
@@ -18,11 +20,11 @@ from .base import CatalogAdmin, preview_link
 
 
 def _gb(n: int) -> str:
-    return f"{n / 1e9:,.1f} GB"
+    return format_bytes_gb(n, 1)
 
 
 def _billions(n: int) -> str:
-    return f"{n / 1e9:,.2f} B"
+    return f"{format_number(n / 10**9, 2)} B"
 
 
 @admin.register(LlmModel)
@@ -141,7 +143,7 @@ class LlmModelAdmin(CatalogAdmin):
 
     @admin.display(description=_("KV / token (BF16)"))
     def kv_col(self, obj):
-        return f"{obj.kv_bytes_per_token_bf16:,} B"
+        return f"{format_number(obj.kv_bytes_per_token_bf16)} B"
 
     # ---------------------------------------------------------------- importer page
 

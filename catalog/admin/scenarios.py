@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.utils.translation import gettext_lazy as _
 
+from configurator.engine.formatting import format_number, format_percent
+
 from ..models import Scenario, TopologyTemplate
 from . import resources
 from .base import CatalogAdmin
@@ -54,8 +56,8 @@ class ScenarioAdmin(CatalogAdmin):
 
     @admin.display(description=_("input / output tokens"))
     def tokens_col(self, obj):
-        return f"{obj.input_tokens:,} / {obj.output_tokens:,}"
+        return f"{format_number(obj.input_tokens)} / {format_number(obj.output_tokens)}"
 
     @admin.display(description=_("availability"), ordering="availability_target")
     def availability_col(self, obj):
-        return f"{obj.availability_target * 100:.2f} %"
+        return format_percent(obj.availability_target, 2)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
+from ..engine.vocabulary import drawing_text as t
 from . import svg
 from .fmt import format_number
-from .labels import t
 from .svg import Canvas
 from .ticks import nice_ticks
 
@@ -106,12 +107,12 @@ def _legend_rows(names: list[str], width: float) -> int:
 
 
 def line_chart_svg(
-    series: Sequence[Mapping[str, object]],
+    series: Sequence[Mapping[str, Any]],
     x_label: str,
     y_label: str,
     lang: str,
     y_unit: str = "",
-    markers: Sequence[Mapping[str, object]] = (),
+    markers: Sequence[Mapping[str, Any]] = (),
     *,
     y_format: Formatter | None = None,
     x_format: Formatter | None = None,
@@ -133,7 +134,7 @@ def line_chart_svg(
     "color": tone}`` drawn as dashed vertical lines (break-even month).
     The y axis always includes 0.
     """
-    lines = []
+    lines: list[dict[str, Any]] = []
     for i, s in enumerate(series):
         pts = [
             (fx, fy)
@@ -286,10 +287,10 @@ def line_chart_svg(
 
 
 def bar_chart_svg(
-    rows: Sequence[Mapping[str, object]],
+    rows: Sequence[Mapping[str, Any]],
     lang: str,
     value_format: Formatter,
-    reference: Mapping[str, object] | None = None,
+    reference: Mapping[str, Any] | None = None,
     *,
     title: str = "",
     width: int = WIDTH,
@@ -303,7 +304,7 @@ def bar_chart_svg(
     draws a dashed vertical line (e.g. the public API price).  Negative
     values run left of a zero line.
     """
-    items = []
+    items: list[dict[str, Any]] = []
     for r in rows:
         v = _finite(r.get("value"))
         items.append(
@@ -384,7 +385,7 @@ def bar_chart_svg(
 
 
 def tornado_svg(
-    rows: Sequence[Mapping[str, object]],
+    rows: Sequence[Mapping[str, Any]],
     base_value: float,
     lang: str,
     value_format: Formatter,
@@ -402,7 +403,7 @@ def tornado_svg(
     writes the results ("¥27.1 M").
     """
     base = _finite(base_value) or 0.0
-    items = []
+    items: list[dict[str, Any]] = []
     for r in rows:
         low = _finite(r.get("low_value"))
         high = _finite(r.get("high_value"))

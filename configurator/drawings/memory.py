@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..engine.vocabulary import drawing_text as t
 from . import svg
 from .fmt import GB, format_bytes_gb, format_percent
-from .labels import t
 from .svg import Canvas
 from .ticks import nice_ticks
 
@@ -184,7 +184,7 @@ def _segment_text(c: Canvas, sx: float, ex: float, y: float, label: str, b: floa
 def _legend_layout(items: list[tuple[str, str, float]], total: float, lang: str) -> list[list[tuple]]:
     """Legend entries flowed into rows that fit the drawing's width."""
     rows: list[list[tuple]] = [[]]
-    x = PAD
+    x: float = PAD
     for key, label, b in items:
         share = f" ({format_percent(b / total)})" if total > 0 and b >= 0 else ""
         text = f"{label} {format_bytes_gb(b)}{share}"

@@ -8,10 +8,11 @@ drop, the kW per rack, and which racks exceed the cooling limit.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from ..engine.vocabulary import drawing_text as t
 from . import svg
 from .fmt import format_number
-from .labels import t
 from .svg import Canvas
 
 PAD = 16
@@ -24,7 +25,7 @@ _TONES = {"ok": svg.OK, "warning": svg.WARNING, "error": svg.ERROR}
 
 
 def power_feed_svg(
-    racks: Sequence[Mapping[str, object]],
+    racks: Sequence[Mapping[str, Any]],
     lang: str,
     feeds: Mapping[str, str] | None = None,
     title: str = "",
@@ -38,7 +39,7 @@ def power_feed_svg(
     ``feeds``: optional ``{"A": "2 × 400 A · 3-phase 380 V", "B": …}`` written
     under each feed's name.
     """
-    items = [
+    items: list[dict[str, Any]] = [
         {
             "name": str(r.get("name", "") or ""),
             "kw": r.get("kw"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape as _xml_escape
 
+from configurator.engine.vocabulary import is_zh
+
 from ..engine.formatting import format_number
 from ..engine.names import display_text
 from ..engine.types import RackLayout
@@ -72,7 +74,7 @@ def rack_elevation_svg(rack: RackLayout, lang: str = "en") -> str:
 
     Inline attributes only: the web page and the PDF embed the same markup.
     """
-    zh = lang.lower().startswith("zh")
+    zh = is_zh(lang.lower())
     h_units = rack.rack_units
     frame_x = _PAD + _LEGEND_W
     frame_y = _HEAD_H

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
+from ..engine.vocabulary import drawing_text as t
 from . import svg
 from .fmt import format_number
-from .labels import t
 from .svg import Canvas
 from .ticks import nice_ticks
 
@@ -50,7 +51,7 @@ def _apart(a: tuple[float, float, float, float], b: tuple[float, float, float, f
 
 
 def scatter_svg(
-    points: Sequence[Mapping[str, object]],
+    points: Sequence[Mapping[str, Any]],
     x_label: str,
     y_label: str,
     lang: str,

@@ -18,6 +18,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 from ..engine.names import display_text
 
@@ -167,9 +168,7 @@ class Canvas:
             f"{esc(display_text(content))}</text>"
         )
 
-    def text_mid(
-        self, x: float, cy: float, content: object, *, size: float = FONT_SIZE, **kw: object
-    ) -> None:
+    def text_mid(self, x: float, cy: float, content: object, *, size: float = FONT_SIZE, **kw: Any) -> None:
         """Text vertically centred on ``cy`` (baseline at cy + 0.35 em)."""
         self.text(x, cy + size * 0.35, content, size=size, **kw)
 

@@ -8,11 +8,14 @@ computes anything: the engine's figures are what it shows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
+
+from configurator.engine.vocabulary import is_zh
 
 from .fmt import format_number
 from .scatter import scatter_svg
 
-LABELS = {
+LABELS: dict[str, dict[str, Any]] = {
     "x": {"en": "Time per output token, mean (ms)", "zh": "每字延迟 TPOT 均值（毫秒）"},
     "y": {"en": "Output tokens/s per device", "zh": "单卡每秒输出 Token 数"},
     "title": {
@@ -27,18 +30,18 @@ LABELS = {
 
 
 def _lang(lang: str) -> str:
-    return "zh" if (lang or "").lower().startswith("zh") else "en"
+    return "zh" if is_zh(lang) else "en"
 
 
-def curve_svg(curve: Sequence[Mapping[str, object]], lang: str, *, quoted: int | None = None) -> str:
+def curve_svg(curve: Sequence[Mapping[str, Any]], lang: str, *, quoted: int | None = None) -> str:
     """SVG for the serialised curve points (``concurrency``, ``tpot_s``, ``output_tokens_per_s_per_device``)."""
     key = _lang(lang)
     points = []
     for p in curve or ():
         try:
-            c = int(p["concurrency"])  # type: ignore[call-overload]
-            x = float(p["tpot_s"]) * 1000  # type: ignore[arg-type]
-            y = float(p["output_tokens_per_s_per_device"])  # type: ignore[arg-type]
+            c = int(p["concurrency"])
+            x = float(p["tpot_s"]) * 1000
+            y = float(p["output_tokens_per_s_per_device"])
         except (KeyError, TypeError, ValueError):
             continue
         label = f"{c}" + (" ◀" if quoted is not None and c == quoted else "")
@@ -70,7 +73,7 @@ MAX_OVER_API = (
 )
 
 
-def economics_svg(economics: Mapping[str, object] | None, lang: str) -> str:
+def economics_svg(economics: Mapping[str, Any] | None, lang: str) -> str:
     """Self-hosted cost per million output tokens against concurrency (log₂ axis) and the API's price."""
     import math
 
@@ -82,12 +85,12 @@ def economics_svg(economics: Mapping[str, object] | None, lang: str) -> str:
     key = _lang(lang)
     api = economics.get("api_price_output_per_m")
     try:
-        api_price = float(api) if api is not None else None  # type: ignore[arg-type]
+        api_price = float(api) if api is not None else None
     except (TypeError, ValueError):
         api_price = None
     ceiling = api_price * MAX_OVER_API if api_price else None
     pts = []
-    for p in economics.get("points") or ():  # type: ignore[union-attr]
+    for p in economics.get("points") or ():
         try:
             c = int(p["concurrency"])
             cost = float(p["cost_per_m_output"])

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
+
+from configurator.engine.vocabulary import is_zh
 
 from ..engine.names import node_name
+from ..engine.vocabulary import drawing_text as t
 from . import svg
-from .labels import t
 from .svg import Canvas
 
 PAD = 16
@@ -40,7 +43,7 @@ STANDBY_STROKE = "#7d8894"
 
 
 def topology_svg(
-    groups: Sequence[Mapping[str, object]],
+    groups: Sequence[Mapping[str, Any]],
     lang: str,
     gateway: bool = True,
     storage: bool = False,
@@ -105,7 +108,7 @@ def topology_svg(
         boxes.append((x, groups_y, w, group_h))
         x += w + gap
 
-    if gateway:
+    if gateway and gateway_y is not None:
         _draw_gateway(c, items, boxes, gateway_y, width, lang)
     for g, box, ncols in zip(items, boxes, cols, strict=True):
         _draw_group(c, g, box, ncols, lang)
@@ -134,7 +137,7 @@ def topology_groups(layout_groups: Sequence[object], lang: str, node_name: str =
     the engine.  The label reads "DP4 / TP16 / EP64" (PP only when > 1, EP
     only when experts are spread); known group names are translated.
     """
-    zh = lang.lower().startswith("zh")
+    zh = is_zh(lang.lower())
     groups = []
     for g in layout_groups:
         parallel = getattr(g, "parallel", None)
@@ -164,7 +167,7 @@ def topology_groups(layout_groups: Sequence[object], lang: str, node_name: str =
 # --------------------------------------------------------------------------- pieces
 
 
-def _normalise(g: Mapping[str, object]) -> dict:
+def _normalise(g: Mapping[str, Any]) -> dict:
     nodes = max(0, int(g.get("nodes", 0) or 0))
     role = str(g.get("role", "cluster") or "cluster").lower()
     return {

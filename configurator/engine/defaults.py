@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .types import KvCacheDtype, ModelSpec, ServerSpec, ServingSpec, TopologyKind
+from .vocabulary import PLATFORMS
 
 # --------------------------------------------------------------------------- KV-cache dtype
 
@@ -78,16 +79,14 @@ BLOCK_SIZE_SOURCE = {
 }
 
 
-PLATFORM_LABEL = {
-    CUDA: ("NVIDIA GPUs (vLLM)", "NVIDIA GPU（vLLM）"),
-    ASCEND: ("Ascend NPUs (vLLM-Ascend)", "昇腾 NPU（vLLM-Ascend）"),
-}
-
-
 def platform_labels(stacks: Iterable[str], lang: str = "en") -> str:
     i = 0 if lang == "en" else 1
     sep = ", " if lang == "en" else "、"
-    return sep.join(PLATFORM_LABEL.get(s, (s, s))[i] for s in stacks)
+    words = []
+    for stack in stacks:
+        term = PLATFORMS.get(stack)
+        words.append((term.en, term.zh)[i] if term else stack)
+    return sep.join(words)
 
 
 def stack_of(software_stack: str) -> str:

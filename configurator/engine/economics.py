@@ -26,6 +26,7 @@ from typing import Any
 
 from .checks import raise_
 from .figures import FigureBook
+from .formatting import format_number
 from .types import (
     Check,
     EconomicsPoint,
@@ -307,7 +308,7 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
 
 
 def _money(x: Decimal | None, currency: str) -> str:
-    return "n/a" if x is None else f"{x:,.2f} {currency}"
+    return "n/a" if x is None else f"{format_number(x, 2)} {currency}"
 
 
 def right_sizing_check(

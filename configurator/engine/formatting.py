@@ -26,6 +26,8 @@ import math
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+from .vocabulary import is_zh
+
 MINUS = "\u2212"
 
 GB = 10**9
@@ -77,6 +79,13 @@ def format_number(value: Number, decimals: int = 0, *, strip_zeros: bool = False
     return sign + text
 
 
+def format_plain(value: Number) -> str:
+    """A bound or input as the user typed it: whole numbers grouped ("131,072"), others in the
+    shortest form ("0.9", "1e-05")."""
+    d = _to_decimal(value)
+    return format_number(d) if d == d.to_integral_value() else f"{float(d):g}"
+
+
 def format_bytes_gb(num_bytes: Number, decimals: int = 1) -> str:
     """Bytes as decimal gigabytes: 30_200_000_000 → "30.2 GB"."""
     return f"{format_number(_to_decimal(num_bytes) / GB, decimals)} GB"
@@ -123,7 +132,7 @@ def money_scale(amount: Number, lang: str) -> int:
     billion.  Chinese: 万 from ten thousand, 亿 from one hundred million.
     """
     a = abs(_to_decimal(amount))
-    if _is_zh(lang):
+    if is_zh(lang):
         if a >= YI:
             return YI
         if a >= WAN:
@@ -153,7 +162,7 @@ def format_money(
     decimals with trailing zeros dropped ("¥60 万", "¥4.5 万", "¥4.8 亿").
     """
     d = _to_decimal(amount)
-    zh = _is_zh(lang)
+    zh = is_zh(lang)
     divisor = money_scale(d, lang) if scale is None else scale
     suffixes = _ZH_SUFFIXES if zh else _EN_SUFFIXES
     suffix = suffixes.get(divisor)
@@ -210,7 +219,3 @@ def format_int(value: Number) -> str:
 def thousands(value: Number, decimals: int = 0) -> str:
     """A count or amount with separators: 133120 → "133,120", (2.45, 1) → "2.5"."""
     return format_number(value, decimals)
-
-
-def _is_zh(lang: str) -> bool:
-    return (lang or "").lower().startswith("zh")

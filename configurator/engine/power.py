@@ -40,7 +40,7 @@ from .types import (
     SiteSpec,
     Source,
 )
-from .vocabulary import group_label
+from .vocabulary import POWER_METHODS, group_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from .network import NetworkResult
@@ -53,10 +53,6 @@ _SEED_METHOD_SOURCE = Source("seed", SEED_METHOD_REF)
 _EPS = 1e-9
 DERIVED = Source("derived")
 _PF_SOURCE = Source("assumed", "site power factor")
-_METHOD_TEXT = {
-    "seed": ("seed method (PF 1, no derating)", "种子方案算法（功率因数 1，不降额）"),
-    "recommended": ("recommended (site PF, 80 % continuous)", "推荐算法（现场功率因数，80% 持续负载降额）"),
-}
 PSU_EFFICIENCY = 0.94  # assumed: titanium/platinum PSUs at high load
 
 
@@ -94,13 +90,13 @@ def _size_feed(
     if method == "seed":
         pf, derating = 1.0, 1.0
         pf_source = derating_source = out_source = seed_source
-        method_en, method_zh = _METHOD_TEXT["seed"]
+        method_en, method_zh = POWER_METHODS["seed"].en, POWER_METHODS["seed"].zh
     else:
         pf, derating = site.power_factor, site.continuous_derating
         pf_source = _site_source(site, "power_factor", _PF_SOURCE)
         derating_source = _site_source(site, "continuous_derating", DERATING_SOURCE)
         out_source = DERIVED
-        method_en, method_zh = _METHOD_TEXT["recommended"]
+        method_en, method_zh = POWER_METHODS["recommended"].en, POWER_METHODS["recommended"].zh
     derating = derating if derating > 0 else 1.0
     current = line_current_amps(kw, site.voltage_ll, pf, site.phases)
     required = current / derating

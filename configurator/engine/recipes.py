@@ -79,14 +79,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .types import ModelSpec, ParallelSpec, PlanRequest, ServerSpec, TopologyKind
+from .types import (
+    LAUNCH_ROLES,
+    Deviation,
+    ModelSpec,
+    ParallelSpec,
+    PlanRequest,
+    ServerSpec,
+    TopologyKind,
+)
 
 # Per-node tokens in env values.
 IP = "<node ip>"
 NIC = "<data nic>"
 DEVICES = "<all devices>"
 
-ROLES = ("master", "worker", "prefill", "decode")
+# The node roles a recipe line applies to, and what the bundle does differently from its recipe:
+# both are types the launch result carries, so they live in types.py.
+ROLES = LAUNCH_ROLES
 
 # Flags whose value is the plan's, not the recipe's (sizes, ports, parallelism, the model's parsers).
 PLAN_FLAGS = frozenset(
@@ -137,17 +147,6 @@ SITE_ENV = frozenset(
 )
 
 Flag = tuple[str, str | None]
-
-
-@dataclass(frozen=True)
-class Deviation:
-    """Something the bundle does differently from its recipe, on purpose."""
-
-    kind: str  # "env" | "flag" | "other"
-    name: str  # variable or flag name
-    value: str | None  # what the bundle uses (None: left out)
-    reason: str
-    roles: tuple[str, ...] = ROLES  # where it applies
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any
 
+from .launch.nodes import node_command
 from .types import (
     Check,
     FeedSizing,
@@ -204,6 +205,10 @@ def plan_to_dict(result: PlanResult) -> dict[str, Any]:
     }
     for name in _SECTIONS:
         out[name] = _section(getattr(result, name))
+    if result.launch is not None and out["launch"]:
+        # Each node's start command as the shell reads it, one line per engine (engine/launch/ quotes it).
+        for row, node in zip(out["launch"]["nodes"], result.launch.nodes, strict=True):
+            row["command"] = node_command(node)
     out["figures"] = _figures_of(result)
     return out
 

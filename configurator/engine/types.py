@@ -19,11 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum, StrEnum
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .recipes import Deviation
+from typing import Any
 
 GB = 10**9  # decimal gigabyte, used for display and vendor specs (64 GB NPU)
 GIB = 2**30  # binary gibibyte, used where vLLM reports GiB
@@ -722,8 +718,8 @@ class MemoryResult:
 
 # Every module's result dataclass lives here (not in its module) so that PlanResult can name each
 # section's type without an import cycle: the modules import this file, and this file imports none
-# of them at import time (the launch results' shell quoting, bundle rendering and recipe deviations
-# import engine/launch/ and engine/recipes.py when called).  The modules re-export their own
+# of them, at import time or in a function (it holds types only; what a launch result does, quoting
+# its commands or rendering its files, is in engine/launch/).  The modules re-export their own
 # (``from .power import PowerResult`` keeps working).
 
 _EPS = 1e-9
@@ -1416,6 +1412,21 @@ class EconomicsResult:
 # launch (engine/launch/)
 
 
+# The node roles of a launch bundle (a recipe line or a deviation names the roles it applies to).
+LAUNCH_ROLES = ("master", "worker", "prefill", "decode")
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """Something the bundle does differently from its recipe (``recipes.Recipe``), on purpose."""
+
+    kind: str  # "env" | "flag" | "other"
+    name: str  # variable or flag name
+    value: str | None  # what the bundle uses (None: left out)
+    reason: str
+    roles: tuple[str, ...] = LAUNCH_ROLES  # where it applies
+
+
 @dataclass(frozen=True)
 class NodeLaunch:
     """One node of the bundle: the summary row the UI and the PDF show."""
@@ -1431,13 +1442,6 @@ class NodeLaunch:
     env: Mapping[str, str]
     argv: tuple[tuple[str, ...], ...]  # one argv per engine, as the shell will see it
     api_ports: tuple[int, ...]  # HTTP ports served on this node (empty for headless workers)
-
-    @property
-    def command(self) -> str:
-        """The vllm serve command(s) as one shell line per engine."""
-        from .launch import join_argv  # at call time: engine/launch/ imports this module
-
-        return "\n".join(join_argv(a) for a in self.argv)
 
 
 @dataclass(frozen=True)
@@ -1472,13 +1476,11 @@ class BundleContext:
     max_num_seqs: int = 16
 
     def __post_init__(self) -> None:
-        from . import recipes as rc  # at call time: engine/recipes.py imports this module
-
         # A context rebuilt from stored JSON carries plain lists and dicts.
         devs = tuple(
             d
-            if isinstance(d, rc.Deviation)
-            else rc.Deviation(**{**d, "roles": tuple(d.get("roles") or rc.ROLES)})
+            if isinstance(d, Deviation)
+            else Deviation(**{**d, "roles": tuple(d.get("roles") or LAUNCH_ROLES)})
             for d in self.deviations or ()
         )
         object.__setattr__(self, "deviations", devs)
@@ -1487,8 +1489,8 @@ class BundleContext:
 
 @dataclass(frozen=True)
 class LaunchResult:
-    """The launch plan.  ``files`` (path → text) is rendered on first access, so
-    ``plan()`` stays fast; the rows in ``nodes`` carry every command and environment."""
+    """The launch plan: the rows in ``nodes`` carry every command and environment.  Its files
+    (path → text) are rendered on demand by ``launch.bundle_files(result)``, so ``plan()`` stays fast."""
 
     nodes: tuple[NodeLaunch, ...]
     placeholders: tuple[str, ...]  # placeholders left in the bundle
@@ -1496,9 +1498,3 @@ class LaunchResult:
     context: BundleContext
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
-
-    @cached_property
-    def files(self) -> dict[str, str]:
-        from .launch import render_bundle  # at call time: engine/launch/ imports this module
-
-        return render_bundle(self)

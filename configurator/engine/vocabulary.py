@@ -270,14 +270,15 @@ def source_kind_label(kind: str, lang: str | None) -> str:
 
 
 # --------------------------------------------------------------------------- scenarios
-# Scenario slugs of the seeded catalog (docs/domain.md §10), as docs/glossary.md names them.
+# Scenario slugs of the seeded catalog (docs/domain.md §10), spelled as catalog/seed/scenarios.yaml
+# names them (tests/engine/test_vocabulary.py holds the two to one spelling).
 SCENARIOS: dict[str, Term] = {
     "finance-research": Term("Financial research analysis", "金融研报分析"),
     "financial-research": Term("Financial research analysis", "金融研报分析"),
-    "government-policy-qa": Term("Government documents and policy Q&A", "政务文档与政策问答"),
+    "government-policy-qa": Term("Government documents & policy Q&A", "政务文档与政策问答"),
     "software-engineering-agent": Term("Software-engineering agents", "软件工程 Agent"),
     "multimodal-knowledge-base": Term("Multimodal enterprise knowledge base", "多模态企业知识库"),
-    "research-drug-discovery": Term("Research and drug discovery", "科研与药物发现"),
+    "research-drug-discovery": Term("Research & drug discovery", "科研与药物发现"),
 }
 
 
@@ -351,6 +352,108 @@ def unit_label(unit: str, lang: str | None) -> str:
     return _pick(UNITS, unit, lang)
 
 
+# --------------------------------------------------------------------------- hardware and site words
+# A rack's cooling class (RackType.cooling), as the bill of materials and the proposal print it.
+COOLING: dict[str, Term] = {
+    "air": Term("air-cooled", "风冷"),
+    "containment": Term("hot/cold-aisle containment", "冷/热通道封闭"),
+    "liquid": Term("liquid-cooled", "液冷"),
+}
+
+
+def cooling_label(cooling: str, lang: str | None) -> str:
+    return _pick(COOLING, cooling, lang)
+
+
+# Server vendors as Chinese customers name them (the catalog stores the English name).
+VENDORS: dict[str, Term] = {
+    "Huawei": Term("Huawei", "华为"),
+    "Inspur": Term("Inspur", "浪潮"),
+    "NVIDIA": Term("NVIDIA", "英伟达"),
+    "H3C": Term("H3C", "新华三"),
+    "xFusion": Term("xFusion", "超聚变"),
+}
+
+
+def vendor_label(vendor: str, lang: str | None) -> str:
+    return _pick(VENDORS, vendor, lang)
+
+
+# The serving platforms (engine/defaults.py CUDA / ASCEND software stacks).
+PLATFORMS: dict[str, Term] = {
+    "cuda": Term("NVIDIA GPUs (vLLM)", "NVIDIA GPU（vLLM）"),
+    "ascend": Term("Ascend NPUs (vLLM-Ascend)", "昇腾 NPU（vLLM-Ascend）"),
+}
+
+# How a rack's feed is sized (engine/power.py): the seed's arithmetic or the recommended one.
+POWER_METHODS: dict[str, Term] = {
+    "seed": Term("seed method (PF 1, no derating)", "种子方案算法（功率因数 1，不降额）"),
+    "recommended": Term(
+        "recommended (site PF, 80 % continuous)", "推荐算法（现场功率因数，80% 持续负载降额）"
+    ),
+}
+
+
+# --------------------------------------------------------------------------- drawings
+# The words drawn in the pictures (configurator/drawings/), from docs/glossary.md.  Drawings are
+# rendered outside Django's translation machinery (the PDF task and the page must draw the same
+# SVG for a language), hence this table rather than gettext; ``{placeholders}`` are filled in.
+DRAWING_LABELS: dict[str, tuple[str, str]] = {
+    # key: (en, zh-hans)
+    # memory
+    "weights": ("Weights", "权重"),
+    "activations": ("Activations", "激活"),
+    "buffers": ("Comm. buffers", "通信缓冲"),
+    "graph": ("Graph capture", "图捕获"),
+    "kv_cache": ("KV cache", "KV 缓存"),
+    "reserved": ("Reserved (1 − utilisation)", "预留 (1 − 利用率)"),
+    "device_capacity": ("Device memory {value}", "显存容量 {value}"),
+    "short_by": ("Short by {value}", "缺口 {value}"),
+    "memory_title": ("Accelerator memory per rank", "每卡显存分配"),
+    "does_not_fit": ("does not fit", "放不下"),
+    # topology
+    "gateway": ("Gateway / load balancer", "网关 / 负载均衡"),
+    "pd_proxy": ("P/D proxy (load balancer)", "PD 代理 (负载均衡)"),
+    "node": ("Node {n}", "节点 {n}"),
+    "more_nodes": ("+{n} more", "另 {n} 台"),
+    "n_nodes": ("{n} nodes", "{n} 节点"),
+    "one_node": ("1 node", "1 节点"),
+    "group_devices": (
+        "{servers} × {per_node} logical devices = {devices}",
+        "{servers} × {per_node} 逻辑卡 = {devices} 逻辑卡",
+    ),
+    "group_devices_total": ("{servers} · {devices} logical devices", "{servers} · {devices} 逻辑卡"),
+    "failover": ("failover ≤ 30 s", "故障切换 ≤ 30 s"),
+    "shared_storage": ("Shared storage (e.g. OceanStor)", "共享存储 (如 OceanStor)"),
+    "weights_sync": ("weights sync", "权重同步"),
+    "kv_transfer": ("KV cache (Mooncake)", "KV 缓存 (Mooncake)"),
+    "kv_pool": ("KV pool (MetaService + Memcache)", "KV 池 (MetaService + Memcache)"),
+    "clients": ("Clients / applications", "客户端 / 业务应用"),
+    # charts
+    "no_data": ("No data", "暂无数据"),
+    "base": ("Base {value}", "基准 {value}"),
+    "low_input": ("Low input", "低值"),
+    "high_input": ("High input", "高值"),
+    "month": ("Month", "月"),
+    # power
+    "feed": ("Feed {name}", "{name} 路供电"),
+    "pdu": ("PDU {name}", "PDU {name}"),
+    "rack": ("Rack {n}", "机柜 {n}"),
+    "breaker": ("{amps} A breaker", "{amps} A 断路器"),
+    "power_title": ("A/B redundant feeds", "A/B 路供电 (双路)"),
+    # the roles of groups and nodes, as the page and the PDF spell them
+    **{f"role_{code}": (term.en, term.zh) for code, term in ROLES.items()},
+    **{code: (NODE_ROLES[code].en, NODE_ROLES[code].zh) for code in ("master", "worker")},
+}
+
+
+def drawing_text(key: str, lang: str | None, **values: object) -> str:
+    """The drawing label ``key`` in ``lang`` with ``{placeholders}`` filled in."""
+    en, zh = DRAWING_LABELS[key]
+    text = zh if is_zh(lang) else en
+    return text.format(**values) if values else text
+
+
 #: Every table of this module by name (the tests check each has both languages).
 TABLES: dict[str, dict[str, Term]] = {
     "GROUP_LABELS": GROUP_LABELS,
@@ -371,4 +474,8 @@ TABLES: dict[str, dict[str, Term]] = {
     "SEVERITIES": SEVERITIES,
     "BOTTLENECKS": BOTTLENECKS,
     "DESIGN_LIMITS": DESIGN_LIMITS,
+    "COOLING": COOLING,
+    "VENDORS": VENDORS,
+    "PLATFORMS": PLATFORMS,
+    "POWER_METHODS": POWER_METHODS,
 }

@@ -28,6 +28,7 @@ from configurator.engine import site_values as sv
 from configurator.engine import types as et
 from configurator.engine.defaults import SERVING_RANGES, serving_defaults
 from configurator.engine.engine_versions import engine_error, engine_for, version_error
+from configurator.engine.formatting import format_plain
 from configurator.engine.launch import launch_port_conflicts
 
 
@@ -165,7 +166,9 @@ def _check_range(value, path: str, errs: _Collector) -> None:
         return
     low, high = bounds
     if not (low <= float(value) <= high):
-        errs.add(path, f"must be between {_fmt_bound(low)} and {_fmt_bound(high)} (got {_fmt_bound(value)}).")
+        errs.add(
+            path, f"must be between {format_plain(low)} and {format_plain(high)} (got {format_plain(value)})."
+        )
 
 
 # Free-text catalog fields that may span lines (they reach no generated file).
@@ -194,11 +197,6 @@ def _check_launch(launch: et.LaunchSpec | None, errs: _Collector) -> None:
     for path, value, rule in checks:
         if value and (problem := rule(value)):
             errs.add(path, problem)
-
-
-def _fmt_bound(x) -> str:
-    f = float(x)
-    return f"{int(f):,}" if f.is_integer() else f"{f:g}"
 
 
 def _convert(value, tp, path: str, errs: _Collector):
@@ -556,7 +554,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             price_list = None
         currency = raw_commercial.get("currency")
         try:
-            base = catalog.commercial(
+            base_terms = catalog.commercial(
                 server=server,
                 price_list=price_list,
                 on_date=on_date,
@@ -566,8 +564,8 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
             )
         except LookupError as exc:
             errs.add("commercial.price_list", str(exc))
-            base = et.CommercialSpec()
-        commercial = _dataclass_from(et.CommercialSpec, raw_commercial, "commercial", errs, base=base)
+            base_terms = et.CommercialSpec()
+        commercial = _dataclass_from(et.CommercialSpec, raw_commercial, "commercial", errs, base=base_terms)
         if (
             commercial is not None
             and raw_commercial.get("server_unit_price") is not None
@@ -580,7 +578,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         if (
             commercial is not None
             and "residual_value_fraction" not in raw_commercial
-            and not (base.residual_value_fraction)
+            and not (base_terms.residual_value_fraction)
         ):
             # No residual value stated: the servers' straight-line book value at the end of the horizon.
             from configurator.engine.tco.lease import book_value_fraction
@@ -616,6 +614,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     if port_errors:
         raise RequestError(port_errors)
 
+    assert commercial is not None  # every path that leaves it None has recorded an error above
     return et.PlanRequest(
         model=model,
         server=server,

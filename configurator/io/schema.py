@@ -32,7 +32,7 @@ def _type_schema(tp, path: str) -> dict:
     args = typing.get_args(tp)
     if origin in (typing.Union, pytypes.UnionType):
         options = [a for a in args if a is not type(None)]
-        schema = (
+        schema: dict = (
             _type_schema(options[0], path)
             if len(options) == 1
             else {"anyOf": [_type_schema(a, path) for a in options]}
@@ -43,7 +43,7 @@ def _type_schema(tp, path: str) -> dict:
     if tp is bool:
         return {"type": "boolean"}
     if tp is int:
-        schema: dict = {"type": "integer"}
+        schema = {"type": "integer"}
     elif tp in (float, Decimal):
         schema = dict(NUMBER_OR_STRING) if tp is Decimal else {"type": "number"}
     elif tp is str:

@@ -1,7 +1,7 @@
 """Auto-planner: the cheapest deployments that meet a scenario, across every hardware family.
 
 Pure search over engine types (no Django): the catalog comes in through a
-:class:`PlannerCatalog` port (``configurator.planner_services`` provides the
+:class:`PlannerCatalog` port (``configurator.web.planner.services`` provides the
 Django one), and every candidate is judged by the same :func:`plan` the
 configurator page uses.  docs/planner.md describes the request and response.
 

@@ -12,6 +12,7 @@ from ..engine.tco.lease import book_value_fraction
 from ..engine.types import (
     CheckpointSpec,
     CommercialSpec,
+    KvCacheDtype,
     ParallelSpec,
     PlanRequest,
     RackSpec,
@@ -93,7 +94,7 @@ class RequestBuilder:
             gpu_memory_utilization=util,
             max_model_len=self.context(server, kind),
             max_num_seqs=seqs,
-            kv_cache_dtype=kv,
+            kv_cache_dtype=KvCacheDtype(kv),
         )
 
     def workload(self, concurrency: int) -> WorkloadSpec:

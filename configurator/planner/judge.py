@@ -10,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..drawings.fmt import format_money
+from ..engine.formatting import format_bytes_gb
 from ..engine.layout import parallel_label
 from ..engine.types import ParallelSpec, PlanResult, ServerSpec, ServingSpec, Severity
 from .build import RequestBuilder, ceil_div
@@ -59,7 +60,7 @@ CONSTRAINT_FIELDS = (
 
 
 def _gb(value: float) -> str:
-    return f"{value / 1e9:,.1f} GB"
+    return format_bytes_gb(value, 1)
 
 
 def _money(amount: Decimal, currency: str, lang: str) -> str:
@@ -441,6 +442,7 @@ class Judge:
                 gap=round(gap, 4),
                 kv_limited=limit == "kv",
             )
+        assert result.power is not None and result.racks is not None  # a plan that reached its TCO has both
         # No lease offer in the catalog: no rent (a lease request was refused above for that reason).
         rent = tco.annual.lease_rent
         lease_month = (rent / 12).quantize(Decimal("0.01")) if rent is not None else None
@@ -504,6 +506,10 @@ class Judge:
                 limit=self.q.site.air_cooling_kw_limit,
             )
         tokens = tco.tokens
+        cost: Decimal | None
+        total: Decimal | None
+        annual: Decimal | None
+        saving: Decimal | None
         if self.c.purchase == "buy":
             cost, total = tokens.cost_per_m_blended_buy, tco.buy_total
             annual, saving = tokens.annual_cost_buy, tokens.saving_vs_api_buy
@@ -518,6 +524,7 @@ class Judge:
                 "no cost per million tokens.",
                 "无法计算每百万 Token 成本。",
             )
+        assert total is not None and annual is not None  # a lease cost per token comes with a lease offer
         warnings = tuple(
             (c.code, c.message_en, c.message_zh) for c in result.checks if c.severity == Severity.WARNING
         )

@@ -2,7 +2,7 @@
 
 :func:`parse_query` turns a request (docs/planner.md) into a :class:`PlannerQuery` or raises
 :class:`RequestError` with every field's problem; :class:`PlannerCatalog` is the port through
-which the catalog comes in (``planner_services.DjangoPlannerCatalog`` is the Django one);
+which the catalog comes in (``web.planner.services.DjangoPlannerCatalog`` is the Django one);
 :func:`query_dict` is the query as the response echoes it.
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
+from ..engine.formatting import format_plain
 from ..engine.types import CommercialSpec, ModelSpec, RackSpec, ServerSpec, SiteSpec, SwitchSpec, TopologyKind
 from ..io.requests import RequestError
 
@@ -92,7 +93,7 @@ class PlannerQuery:
 
 
 class PlannerCatalog(Protocol):
-    """What the planner needs from the catalog (``planner_services.DjangoPlannerCatalog``)."""
+    """What the planner needs from the catalog (``web.planner.services.DjangoPlannerCatalog``)."""
 
     def scenario(self, slug: str) -> Mapping[str, Any] | None: ...
     def model(self, slug: str) -> ModelSpec | None: ...
@@ -136,8 +137,7 @@ class _Errors:
 
 
 def plain_number(x: Decimal | float | int) -> str:
-    d = Decimal(str(x))
-    return f"{int(d):,}" if d == d.to_integral_value() else f"{float(d):g}"
+    return format_plain(Decimal(str(x)))
 
 
 def _number(value: Any, path: str, errs: _Errors, lo, hi, *, integer: bool = False) -> Decimal | None:

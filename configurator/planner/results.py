@@ -6,6 +6,7 @@ model's search found so far) and :class:`Variant` (a serving variant that met th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,7 +55,7 @@ class Rejection:
     stage: int
     message_en: str
     message_zh: str
-    figures: Mapping[str, Any] = field(default_factory=dict)
+    figures: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # ``field`` is a field here
 
 
 @dataclass(frozen=True)

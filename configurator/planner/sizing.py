@@ -171,5 +171,7 @@ class Sizer:
         if shape.kind != TopologyKind.DISAGGREGATED:
             return [(p, None) for p in first]
         second = valid[shape.group_nodes[1]]
-        pairs = [(p, d) for p in first for d in second if p.tp == d.tp]
+        pairs: list[tuple[ParallelSpec, ParallelSpec | None]] = [
+            (p, d) for p in first for d in second if p.tp == d.tp
+        ]
         return pairs or [(first[0], second[0])]

@@ -13,15 +13,13 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from configurator.engine.vocabulary import is_zh
+
 from ..engine import formatting, vocabulary
 
 
-def _zh(lang: str) -> bool:
-    return (lang or "").lower().startswith("zh")
-
-
 def _pick(en: str, zh: str, lang: str) -> str:
-    return zh if _zh(lang) and zh else en
+    return zh if is_zh(lang) and zh else en
 
 
 @dataclass(frozen=True)
@@ -257,7 +255,7 @@ def _term_rows(row: Term, terms: Mapping[str, Any], lang: str) -> list[dict]:
         for vat in value:
             vat = vat if isinstance(vat, Mapping) else vars(vat)
             rate = vat.get("rate_label") or formatting.format_percent(vat["rate"])
-            label = f"{vat['label']}增值税 {rate}" if _zh(lang) else f"VAT {rate} on {vat['label']}"
+            label = f"{vat['label']}增值税 {rate}" if is_zh(lang) else f"VAT {rate} on {vat['label']}"
             out.append(
                 {
                     "key": f"vat.{vat['rate']}",

@@ -21,6 +21,7 @@ from configurator.engine.formatting import (
     format_percent,
     format_seconds,
 )
+from configurator.engine.vocabulary import is_zh
 
 register = template.Library()
 
@@ -29,7 +30,7 @@ SOURCE_KINDS = {kind: (term.en, term.zh) for kind, term in vocabulary.SOURCE_KIN
 
 
 def _zh() -> bool:
-    return (get_language() or "").startswith("zh")
+    return is_zh(get_language())
 
 
 def _num(value):

@@ -4,7 +4,7 @@ Every figure comes from the revision's snapshots: the engine result
 (``result_json``, shaped by ``configurator.engine.serialize.plan_to_dict``),
 the inline request it was planned from (``resolved_json``), the prices
 (``prices_json``) and the priced bill-of-materials rows (``BomLine``).
-The plan part goes through :func:`configurator.presentation.context_from_dict`,
+The plan part goes through :func:`configurator.web.presentation.context_from_dict`,
 exactly as the configurator page does, so the page and the PDF show the same
 numbers and the same drawings.  This module only selects, labels and orders;
 it never computes a new figure.
@@ -35,6 +35,7 @@ from configurator.public import (
     figval,
     format_money,
     formatting,
+    is_zh,
     node_name,
     power_feed_svg,
     seconds,
@@ -45,12 +46,16 @@ from configurator.public import (
 from configurator.public import (
     sections as section_model,
 )
-from proposals.delivery import delivery_context
-from proposals.options import comparison, comparison_table, recommendation_reason
-from proposals.terms import commercial_context
 
 from ..bom import NO_PRICE_NOTE, UNITS, effective_discount
 from ..frozen import revision_prepared_by, revision_quote
+from ..proposal_parts import (  # the proposals app's, registered at start-up
+    commercial_context,
+    comparison,
+    comparison_table,
+    delivery_context,
+    recommendation_reason,
+)
 from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
@@ -72,12 +77,8 @@ SEED_DOCUMENTS = {
 }
 
 
-def _zh(lang: str) -> bool:
-    return (lang or "").lower().startswith("zh")
-
-
 def _pick(en: str, zh: str, lang: str) -> str:
-    return zh if _zh(lang) and zh else en
+    return zh if is_zh(lang) and zh else en
 
 
 def _get(data: Any, *path: str, default: Any = None) -> Any:
@@ -176,14 +177,7 @@ def scope_label(scope: str) -> str:
 
 def cooling_label(cooling: str) -> str:
     """A rack's cooling class as the customer reads it (what the bill of materials prices)."""
-    return {
-        "air": _("air-cooled"),
-        "containment": _("hot/cold-aisle containment"),
-        "liquid": _("liquid-cooled"),
-    }.get(cooling, cooling)
-
-
-VENDOR_ZH = {"Huawei": "华为", "Inspur": "浪潮", "NVIDIA": "英伟达", "H3C": "新华三", "xFusion": "超聚变"}
+    return vocabulary.cooling_label(cooling, get_language())
 
 
 def scenario_label(slug: str, lang: str) -> str:
@@ -462,7 +456,7 @@ def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True
                 "US$20 M over 12 consecutive months needs a separate agreement with the model vendor. "
                 "Have legal review the licence."
             ),
-            "note": licence if licence and not _zh(lang) else "",
+            "note": licence if licence and not is_zh(lang) else "",
         }
     )
 
@@ -790,7 +784,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     # Lines the price list has no price for (quotes.bom.NO_PRICE_NOTE): shown as "price on request".
     lines_on_request = [line for line in purchase_lines if line.note == NO_PRICE_NOTE and not line.unit_price]
     lease_lines = [line for line in lines if line.category == BomCategory.LEASE]
-    zh = _zh(lang)
+    zh = is_zh(lang)
     for line in lines:
         line.display_description = line.description_zh if zh and line.description_zh else line.description_en
         line.display_category = (
@@ -802,7 +796,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         server = {
             **server,
             "name": server.get("name_zh") or server.get("name", ""),
-            "vendor": VENDOR_ZH.get(str(server.get("vendor") or ""), server.get("vendor", "")),
+            "vendor": vocabulary.vendor_label(str(server.get("vendor") or ""), "zh-hans"),
         }
     groups = []
     for group in layout.get("groups") or []:

@@ -30,7 +30,7 @@ from django.utils.translation import gettext_noop
 from .. import selectors
 from ..bom import plan_nodes
 from ..models import AuditEvent, QuoteRevision
-from ..services.pdf import revision_pdf_fail, revision_pdf_queue
+from ..services.pdf import pdf_file_present, revision_pdf_fail, revision_pdf_queue
 from ..statuses import AuditAction, PdfStatus
 
 logger = logging.getLogger(__name__)
@@ -60,18 +60,6 @@ def _broker_errors() -> tuple[type[BaseException], ...]:
     except ImportError:  # pragma: no cover - only with the Redis transport
         pass
     return tuple(errors)
-
-
-def pdf_file_present(revision: QuoteRevision) -> bool:
-    """True when the revision names a PDF file and the storage still has it."""
-    name = revision.pdf_file.name if revision.pdf_file else ""
-    if not name:
-        return False
-    try:
-        return revision.pdf_file.storage.exists(name)
-    except Exception:  # unreadable storage counts as missing
-        logger.warning("Proposal PDF storage check failed for %s", revision.number, exc_info=True)
-        return False
 
 
 def pdf_is_ready(revision: QuoteRevision) -> bool:

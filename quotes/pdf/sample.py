@@ -14,7 +14,7 @@ import dataclasses
 from decimal import Decimal
 from typing import Any
 
-from configurator.public import plan_as_dict, reference, request_to_inline
+from configurator.public import is_zh, plan_as_dict, reference, request_to_inline
 
 # Sample name → the seeded configuration it plans (configurator.reference.CASES).
 CASES = {
@@ -148,7 +148,7 @@ def sample_quote_create(
     from quotes.services.quotes import quote_create_from_configuration
 
     if title is None:
-        title = TITLES[name][1 if language.startswith("zh") else 0]
+        title = TITLES[name][1 if is_zh(language) else 0]
     quote = quote_create_from_configuration(
         by=by,
         customer=customer,

@@ -3,6 +3,8 @@ and :data:`revision_issued` is sent once the transaction has committed."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
@@ -12,10 +14,11 @@ from django.utils.translation import gettext as _
 
 from ..frozen import header_snapshot
 from ..models import Quote, QuoteRevision
-from ..pricing import reason_texts
+from ..pricing import approval_assessment, mark_lines, reason_texts
 from ..statuses import CLOSED_STATUSES, ApprovalState, AuditAction, RevisionStatus
-from .base import audit, quote_lock, quote_save, require_edit
+from .base import audit, discount_threshold, quote_lock, quote_save, require_edit
 from .pdf import pdf_file_delete, pdf_reset_for_issue
+from .planning import has_list_record, plan_again
 
 # Sent after the transaction that issued a revision has committed, with
 # ``revision_id``: the proposal-PDF code connects here to queue the rendering
@@ -44,8 +47,6 @@ def revision_issue_locked(*, quote: Quote, revision: QuoteRevision, by) -> Quote
         )
     if revision.approval_state == ApprovalState.NOT_NEEDED:
         # A price list changed since the revision was planned: its prices may now be below the list.
-        from .revisions import below_todays_list
-
         reasons = below_todays_list(revision)
         if reasons:
             raise ValidationError(
@@ -95,3 +96,47 @@ def revision_issue(*, revision: QuoteRevision, by, expected_version: int | None 
         revision_issue_locked(quote=quote, revision=locked, by=by)
         quote_save(quote, [])
     return locked
+
+
+def below_todays_list(revision: QuoteRevision) -> list[dict]:
+    """The approval reasons ``revision``'s priced lines have against **today's** list (beyond the
+    threshold), for a revision planned before a price change: [] when there are none, when
+    today's list is the one it was planned with, or for a revision without the catalog's list
+    record (hand-made, older).  Issuing refuses a revision with reasons it was never approved
+    for (issue 27: no path sends a line below its list price without a recorded approval)."""
+    prices = revision.prices_json
+    if not has_list_record(prices):
+        return []
+    plan = plan_again(
+        request_json=revision.request_json,
+        resolved_json=revision.resolved_json,
+        discount=revision.discount,
+        keep_prices=True,
+    )
+    today = plan.prices_json.get("list_terms") if isinstance(plan.prices_json, Mapping) else None
+    if today is None:
+        return [{"code": "no_price_list", "currency": revision.currency}]
+    if today == prices.get("list_terms"):
+        return []
+    lines = [
+        {
+            "category": row.category,
+            "sku": row.sku,
+            "description_en": row.description_en,
+            "quantity": row.quantity,
+            "unit_price": row.unit_price,
+            "discount": row.discount,
+            "note": row.note,
+            "non_catalog": row.non_catalog,
+        }
+        for row in revision.lines.all()
+    ]
+    dropped = mark_lines(
+        lines,
+        result=revision.result_json,
+        prices={**prices, "list_terms": today},
+        currency=revision.currency,
+        request=revision.resolved_json,
+    )
+    state, reasons = approval_assessment(lines, dropped, revision.discount, discount_threshold())
+    return reasons if state == ApprovalState.PENDING else []

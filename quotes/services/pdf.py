@@ -20,6 +20,18 @@ from .base import audit
 logger = logging.getLogger(__name__)
 
 
+def pdf_file_present(revision: QuoteRevision) -> bool:
+    """True when the revision names a PDF file and the storage still has it."""
+    name = revision.pdf_file.name if revision.pdf_file else ""
+    if not name:
+        return False
+    try:
+        return revision.pdf_file.storage.exists(name)
+    except Exception:  # unreadable storage counts as missing
+        logger.warning("Proposal PDF storage check failed for %s", revision.number, exc_info=True)
+        return False
+
+
 def revision_pdf_queue(*, revision: QuoteRevision, task_id: str = "", by=None) -> QuoteRevision:
     """Record that a proposal PDF was queued for rendering (the PDF fields stay writable after issue)."""
     with transaction.atomic():

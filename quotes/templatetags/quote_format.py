@@ -7,6 +7,7 @@ from decimal import Decimal, InvalidOperation
 
 from django import template
 
+from configurator.public import formatting, is_zh
 from quotes import selectors
 from quotes.forms import QuoteCreateForm
 from quotes.statuses import ApprovalState, QuoteStatus
@@ -23,7 +24,7 @@ def money(value) -> str:
         number = value if isinstance(value, Decimal) else Decimal(str(value))
     except (InvalidOperation, ValueError):
         return str(value)
-    return f"{number:,.2f}"
+    return formatting.format_number(number, 2)
 
 
 @register.filter
@@ -43,7 +44,7 @@ def percent(value) -> str:
         number = value if isinstance(value, Decimal) else Decimal(str(value))
     except (InvalidOperation, ValueError):
         return str(value)
-    return f"{number * 100:.2f} %"
+    return formatting.format_percent(number, 2)
 
 
 @register.filter
@@ -87,7 +88,7 @@ def check_message(check, language_code: str = "") -> str:
     if not isinstance(check, dict):
         return ""
     english = check.get("message") or check.get("message_en")
-    if (language_code or "").startswith("zh"):
+    if is_zh(language_code):
         return check.get("message_zh") or english or check.get("code", "")
     return english or check.get("message_zh") or check.get("code", "")
 

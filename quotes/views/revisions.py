@@ -10,6 +10,8 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from configurator.public import is_zh
+
 from .. import selectors
 from ..forms import (
     ActionForm,
@@ -106,7 +108,7 @@ def revision_compare_view(request: HttpRequest, pk: int) -> HttpResponse:
     comparison = selectors.revision_compare(a, b)
     from ..workflow import compare_items  # BOM lines matched by SKU, with the totals' change explained
 
-    items = compare_items(a, b, zh=(get_language() or "").startswith("zh"))
+    items = compare_items(a, b, zh=is_zh(get_language()))
     return render(
         request,
         "quotes/compare.html",

@@ -58,6 +58,8 @@ MATRIX = {
         sales(200, other_team=200),
     ),
     "configurator:update": ("POST", None, lambda c: {}, sales(200, other_team=200)),
+    # The smallest catalog deployment that meets the targets, loaded after the results (sales roles).
+    "configurator:alternative": ("POST", None, lambda c: {}, sales(200, other_team=200)),
     "configurator:preset": ("GET", None, None, sales(200, other_team=200)),
     "configurator:apply_fix": ("POST", None, lambda c: {"fix": "{}"}, sales(200, other_team=200)),
     "configurator:bundle": (

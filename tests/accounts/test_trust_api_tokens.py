@@ -1,7 +1,7 @@
 """Issue 13: API tokens are created (shown once), listed, expire and are revoked in the UI.
 
 Before, tokens could only be made from the shell and never expired.  The
-token authenticates the JSON API (configurator/api.py, ``Authorization:
+token authenticates the JSON API (configurator/api/base.py, ``Authorization:
 Bearer``); a revoked or expired one gets the same 401/403 as no token.
 """
 

@@ -13,10 +13,11 @@ import json
 import pytest
 from django.urls import reverse
 
-from configurator import presentation, reference
+from configurator import reference
 from configurator.engine.capability import capability_checks
 from configurator.engine.types import Severity
 from configurator.services import plan_from_json, preset_data
+from configurator.web import presentation
 
 pytestmark = pytest.mark.django_db
 

@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from catalog.models import Scenario
 from configurator import services
-from configurator.forms import ConfiguratorForm
+from configurator.web.forms import ConfiguratorForm
 
 pytestmark = pytest.mark.django_db
 

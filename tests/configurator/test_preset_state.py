@@ -12,8 +12,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from configurator.forms import ConfiguratorForm
 from configurator.services import apply_scenario, differences_from_preset, preset_data, recommended_server
+from configurator.web.forms import ConfiguratorForm
 
 pytestmark = pytest.mark.django_db
 

@@ -20,11 +20,11 @@ from configurator.engine.defaults import SERVING_DEFAULTS, serving_defaults
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
 from configurator.engine.types import ServingSpec, TopologyKind
-from configurator.forms import ConfiguratorForm
 from configurator.io.requests import RequestError
 from configurator.planner import parse_query
 from configurator.planner.build import RequestBuilder
-from configurator.planner_services import DjangoPlannerCatalog
+from configurator.web.forms import ConfiguratorForm
+from configurator.web.planner.services import DjangoPlannerCatalog
 
 pytestmark = pytest.mark.django_db
 

@@ -166,8 +166,8 @@ def test_a_preset_out_of_reach_names_a_catalog_deployment_that_meets_its_targets
 
 def test_the_auto_planner_carries_the_presets_latency_targets(client, catalog):
     from configurator import planner
-    from configurator.planner_forms import preset_form_data
-    from configurator.planner_services import DjangoPlannerCatalog
+    from configurator.web.planner.forms import preset_form_data
+    from configurator.web.planner.services import DjangoPlannerCatalog
 
     cat = DjangoPlannerCatalog()
     for slug in ("software-engineering-agent", "multimodal-knowledge-base"):
@@ -182,7 +182,7 @@ def test_the_auto_planner_carries_the_presets_latency_targets(client, catalog):
 
 
 def test_the_auto_planner_ranks_by_design_capacity_within_the_targets(client, catalog):
-    from configurator.planner_services import run_search
+    from configurator.web.planner.services import run_search
 
     result = run_search(
         {
@@ -200,7 +200,7 @@ def test_with_the_presets_targets_the_planner_says_domestic_hardware_misses_the_
     """The multimodal preset on domestic hardware only: no Ascend deployment decodes a K3 request in
     50 ms (about 116 ms on A3, docs/performance.md), so the planner offers none and says the TPOT
     target is what binds, instead of offering A3 plans that miss it."""
-    from configurator.planner_services import run_search
+    from configurator.web.planner.services import run_search
 
     result = run_search({"scenario": "multimodal-knowledge-base", "constraints": {"domestic_only": True}})
     assert not result.candidates

@@ -15,13 +15,14 @@ import re
 
 import pytest
 
-from configurator import presentation, reference
+from configurator import reference
 from configurator.engine.launch import bundle_files
 from configurator.engine.layout import auto_layout
 from configurator.engine.names import display_text, node_name
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
 from configurator.engine.types import TopologyKind, TopologySpec
+from configurator.web import presentation
 
 MIN_PX = 8.0
 

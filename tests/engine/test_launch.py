@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from configurator import reference
-from configurator.engine.launch import build_launch, bundle_files, bundle_zip
+from configurator.engine.launch import build_launch, bundle_files, bundle_zip, node_command
 from configurator.engine.plan import plan
-from configurator.engine.serialize import to_jsonable
+from configurator.engine.serialize import plan_to_dict
 from configurator.engine.types import (
     GroupLayout,
     LayoutResult,
@@ -151,11 +151,11 @@ def test_4node_master_serves_the_api_and_workers_are_headless_with_start_ranks()
     result = _launch(req)
     ips = req.launch.node_ips
     assert [n.role for n in result.nodes] == ["master", "worker", "worker", "worker"]
-    scripts = [f for f in result.files if f.startswith("node-") and f.endswith(".sh")]
+    scripts = [f for f in bundle_files(result) if f.startswith("node-") and f.endswith(".sh")]
     assert len(scripts) == 4
     for n in result.nodes:
         (argv,) = n.argv
-        assert list(argv) == shlex.split(n.command)
+        assert list(argv) == shlex.split(node_command(n))
         flags = _flags(argv)
         assert argv[:3] == ("vllm", "serve", req.launch.model_path)
         assert flags["--data-parallel-address"] == ips[0]
@@ -193,7 +193,7 @@ def test_4node_master_serves_the_api_and_workers_are_headless_with_start_ranks()
         assert n.env["OMP_NUM_THREADS"] == "1"  # K3 tutorial §5.1.1
         assert "HCCL_OP_EXPANSION_MODE" not in n.env  # §5.1.1 sets it only on the 8P8D decode side
         # the script runs exactly the command of the summary row
-        assert _script_commands(result.files[n.script]) == [list(argv)]
+        assert _script_commands(bundle_files(result)[n.script]) == [list(argv)]
     master, *workers = result.nodes
     assert "--headless" not in _flags(master.argv[0])
     assert _flags(master.argv[0])["--port"] == "8000"
@@ -216,7 +216,7 @@ def test_every_script_passes_bash_syntax_check(tmp_path):
         reference.request(reference.CASES["a3-16-8p8d"]),  # no launch section: all placeholders
     ]
     for i, req in enumerate(requests):
-        files = _launch(req).files
+        files = bundle_files(_launch(req))
         root = _write(tmp_path / str(i), files)
         for name in files:
             if name.endswith(".sh"):
@@ -230,7 +230,7 @@ def test_a_script_with_a_placeholder_left_refuses_to_start(tmp_path):
     req = _request("a3-4-single", launch={"node_ips": []})
     result = _launch(req)
     assert "__NODE0_IP__" in result.placeholders
-    root = _write(tmp_path, result.files)
+    root = _write(tmp_path, bundle_files(result))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     marker = tmp_path / "ran"
@@ -247,7 +247,7 @@ def test_a_script_with_a_placeholder_left_refuses_to_start(tmp_path):
 
 def test_a_complete_script_execs_vllm_with_the_row_command_and_environment(tmp_path):
     result = _launch(_request("a3-4-single"))
-    root = _write(tmp_path, result.files)
+    root = _write(tmp_path, bundle_files(result))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     record = tmp_path / "record.json"
@@ -283,7 +283,7 @@ def test_primary_standby_has_two_masters_and_a_backup_gateway():
         assert ("--headless" in flags) == (not n.is_master)
         if not n.is_master:
             assert flags["--data-parallel-start-rank"] == str(n.index % 4)
-    nginx = result.files["gateway/nginx.conf"]
+    nginx = bundle_files(result)["gateway/nginx.conf"]
     assert f"server {ips[0]}:8000 max_fails=2" in nginx
     assert f"server {ips[4]}:8000 backup;" in nginx
     # POSTs that got no answer from the primary's engine are retried on the standby (nginx docs:
@@ -294,13 +294,13 @@ def test_primary_standby_has_two_masters_and_a_backup_gateway():
     assert all(n.env["HCCL_EXEC_TIMEOUT"] == "204" for n in result.nodes)
     # two gateways share the clients' virtual IP over VRRP
     for state, priority in (("MASTER", "150"), ("BACKUP", "100")):
-        conf = result.files[f"gateway/keepalived-{state.lower()}.conf"]
+        conf = bundle_files(result)[f"gateway/keepalived-{state.lower()}.conf"]
         assert f"state {state}" in conf and f"priority {priority}" in conf and "track_script" in conf
 
 
 def test_tenant_pair_routes_each_tenant_to_its_cluster():
     req = _request("a3-8-tenant-pair")
-    nginx = _launch(req).files["gateway/nginx.conf"]
+    nginx = bundle_files(_launch(req))["gateway/nginx.conf"]
     ips = req.launch.node_ips
     assert f"upstream cluster_a {{\n    server {ips[0]}:8000" in nginx
     assert f"upstream cluster_b {{\n    server {ips[4]}:8000" in nginx
@@ -328,7 +328,7 @@ def test_8p8d_bundle_has_producer_and_consumer_ranks_with_distinct_engine_ids():
     prefill = [n for n in result.nodes if n.role == "prefill"]
     decode = [n for n in result.nodes if n.role == "decode"]
     assert len(prefill) == len(decode) == 8
-    assert len([f for f in result.files if f.startswith("node-")]) == 16
+    assert len([f for f in bundle_files(result) if f.startswith("node-")]) == 16
     engine_ids = set()
     for side, nodes, master_ip, rpc in (
         ("prefill", prefill, ips[0], req.launch.rpc_port),
@@ -337,8 +337,8 @@ def test_8p8d_bundle_has_producer_and_consumer_ranks_with_distinct_engine_ids():
         assert [int(_flags(n.argv[0])["--data-parallel-rank"]) for n in nodes] == list(range(8))
         for n in nodes:
             (argv,) = n.argv
-            assert list(argv) == shlex.split(n.command)
-            assert _script_commands(result.files[n.script]) == [list(argv)]
+            assert list(argv) == shlex.split(node_command(n))
+            assert _script_commands(bundle_files(result)[n.script]) == [list(argv)]
             flags = _flags(argv)
             assert "--headless" not in flags and "--data-parallel-start-rank" not in flags
             assert flags["--data-parallel-address"] == master_ip  # each side its own master
@@ -380,7 +380,7 @@ def test_8p8d_proxy_lists_every_endpoint_and_metaservice_comes_first():
     req = _request("a3-16-8p8d")
     result = _launch(req)
     ips = req.launch.node_ips
-    proxy = result.files["start-proxy.sh"]
+    proxy = bundle_files(result)["start-proxy.sh"]
     words = shlex.split(proxy.split("exec ", 1)[1].splitlines()[0])
 
     def values(flag):
@@ -395,9 +395,9 @@ def test_8p8d_proxy_lists_every_endpoint_and_metaservice_comes_first():
     assert values("--decoder-hosts") == list(ips[8:])
     assert values("--prefiller-ports") == values("--decoder-ports") == ["8000"] * 8
     assert values("--port") == [str(req.launch.proxy_port)]
-    meta = result.files["start-memcache-metaservice.sh"]
+    meta = bundle_files(result)["start-memcache-metaservice.sh"]
     assert "from memcache_hybrid import MetaService; MetaService.main()" in meta
-    readme = result.files["README.md"]
+    readme = bundle_files(result)["README.md"]
     assert readme.index("start-memcache-metaservice.sh` (the KV pool") < readme.index(
         "Start the prefill scripts"
     )
@@ -406,7 +406,7 @@ def test_8p8d_proxy_lists_every_endpoint_and_metaservice_comes_first():
 
 def test_prefill_script_refuses_to_start_without_the_memcache_config(tmp_path):
     result = _launch(_request("a3-16-8p8d"))
-    root = _write(tmp_path, result.files)
+    root = _write(tmp_path, bundle_files(result))
     out = _bash(root / result.nodes[0].script)
     assert out.returncode == 2
     assert "/etc/memcache/mmc-local.conf is missing" in out.stderr
@@ -425,7 +425,7 @@ def test_kv_port_inside_mooncake_reserved_range_is_an_error():
 def test_prometheus_config_scrapes_every_api_endpoint():
     for req in (_request("a3-4-single"), _request("a3-16-8p8d")):
         result = _launch(req)
-        config = yaml.safe_load(result.files["monitoring/prometheus.yml"])
+        config = yaml.safe_load(bundle_files(result)["monitoring/prometheus.yml"])
         jobs = {job["job_name"]: job for job in config["scrape_configs"]}
         targets = [t for sc in jobs["vllm"]["static_configs"] for t in sc["targets"]]
         expected = [f"{n.host}:{p}" for n in result.nodes for p in n.api_ports]
@@ -437,8 +437,8 @@ def test_prometheus_config_scrapes_every_api_endpoint():
 
 def test_readme_explains_every_script():
     result = _launch(_request("a3-8-primary-standby"))
-    readme = result.files["README.md"]
-    for name in result.files:
+    readme = bundle_files(result)["README.md"]
+    for name in bundle_files(result):
         if name != "README.md":
             assert f"`{name}`" in readme
     assert "Start-up order" in readme and "启动顺序" in readme
@@ -489,12 +489,12 @@ def test_missing_model_path_and_nic_become_placeholders_with_warnings():
     result = _launch(req)
     assert {"__MODEL_PATH__", "__DATA_NIC__"} <= set(result.placeholders)
     assert {"launch.model_path_missing", "launch.data_nic_missing"} <= {c.code for c in result.checks}
-    assert "__MODEL_PATH__" in result.files[result.nodes[0].script]
+    assert "__MODEL_PATH__" in bundle_files(result)[result.nodes[0].script]
 
 
 def test_plan_carries_the_launch_rows_and_they_serialise():
     result = plan(_request("a3-4-single"))
-    rows = to_jsonable(result.launch)["nodes"]
+    rows = plan_to_dict(result)["launch"]["nodes"]  # the public shape carries each start command
     assert [r["role"] for r in rows] == ["master", "worker", "worker", "worker"]
     assert {"index", "group", "role", "host", "command", "env"} <= set(rows[0])
 

@@ -90,8 +90,8 @@ def test_hostile_node_address_never_reaches_nginx_and_is_an_error():
     ips = (evil, *req.launch.node_ips[1:])
     req = replace(req, launch=replace(req.launch, node_ips=ips))
     result = build_launch(req, resolve_layout(req))
-    nginx = result.files["gateway/nginx.conf"]
-    assert "evil.example.com" not in "".join(result.files.values())
+    nginx = bundle_files(result)["gateway/nginx.conf"]
+    assert "evil.example.com" not in "".join(bundle_files(result).values())
     assert len(re.findall(r"^\s*server [^{\s]", nginx, re.M)) == 2  # primary + backup, nothing added
     assert "server __NODE0_IP__:8000 max_fails=2" in nginx
     errors = [c for c in result.checks if c.code == "launch.site_value_invalid"]
@@ -133,7 +133,7 @@ def test_a_served_name_that_looks_like_a_flag_is_not_written():
     req = _request("a3-4-single")
     req = replace(req, launch=replace(req.launch, served_model_name="--kimi"))
     result = build_launch(req, resolve_layout(req))
-    script = next(v for k, v in result.files.items() if k.startswith("node-00"))
+    script = next(v for k, v in bundle_files(result).items() if k.startswith("node-00"))
     assert _bash_ok(script)
     assert "--kimi" not in script and f"--served-model-name {req.model.slug}" in script
     assert any(c.field == "launch.served_model_name" for c in result.checks)
@@ -199,7 +199,7 @@ def test_a_stored_plan_with_a_hostile_host_still_renders_a_safe_gateway():
     evil = "10.0.0.1:8000;\n server evil.example.com"
     nodes = (replace(result.nodes[0], host=evil), *result.nodes[1:])
     stored = replace(result, nodes=nodes)
-    files = stored.files
+    files = bundle_files(stored)
     nginx = files["gateway/nginx.conf"]
     assert "evil" not in nginx and "server __NODE0_IP__:8000 max_fails=2" in nginx
     assert len(re.findall(r"^\s*server [^{\s]", nginx, re.M)) == 2

@@ -7,7 +7,7 @@ its public source); the engine's terms are its own mechanisms (memory.py), not f
 
 import pytest
 
-from configurator.calibration_data import load_entries
+from configurator.calibration.data import load_entries
 from configurator.engine.calibration import predict, request_for, summarise, table
 from configurator.engine.memory import kv_error_margin, size_memory
 

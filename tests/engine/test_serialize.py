@@ -152,7 +152,7 @@ def test_number_formatting_helpers():
 def test_the_drawn_parts_of_a_stored_plan_read_back_as_the_engines_types(name):
     """A rank's memory, a serving group and a rack read back from the plan dict give that dict again.
 
-    The page and the PDF draw a frozen plan from these (configurator/presentation.py); the derived
+    The page and the PDF draw a frozen plan from these (configurator/web/presentation.py); the derived
     properties stored beside the fields (``top_u``, ``ep``, ``exceeds_cooling`` …) are recomputed.
     """
     from configurator.engine.plan import plan

@@ -132,3 +132,27 @@ def test_the_translation_catalogue_spells_each_term_as_the_vocabulary():
                 checked += 1
                 assert msgstr[term.en] == {term.zh}, (name, code, term, msgstr[term.en])
     assert checked >= 20  # fabrics, roles, topologies, areas …
+
+
+def test_the_seeded_scenarios_are_named_as_the_vocabulary_names_them():
+    """One spelling per scenario: the seed (what the page's choices show) and the vocabulary (the
+    PDF, the checks) agree, "&" and all; a seeded scenario without a term would show its slug."""
+    import yaml
+
+    seed = yaml.safe_load((Path(__file__).resolve().parents[2] / "catalog/seed/scenarios.yaml").read_text())
+    assert len(seed) >= 5
+    for row in seed:
+        term = vocabulary.SCENARIOS[row["slug"]]
+        assert (term.en, term.zh) == (row["name_en"], row["name_zh"]), row["slug"]
+
+
+def test_the_side_tables_live_in_the_vocabulary():
+    """Cooling, vendors, platforms, power methods and the drawings' words are read from here."""
+    assert vocabulary.cooling_label("containment", "zh-hans") == "冷/热通道封闭"
+    assert vocabulary.vendor_label("Inspur", "zh-hans") == "浪潮"
+    assert vocabulary.vendor_label("Lenovo", "zh-hans") == "Lenovo"  # unknown: as it is
+    assert vocabulary.drawing_text("node", "zh-hans", n=3) == "节点 3"
+    assert vocabulary.drawing_text("role_prefill", "en") == vocabulary.ROLES["prefill"].en
+    from configurator.engine.defaults import platform_labels
+
+    assert platform_labels(["ascend", "cuda"], "zh") == "昇腾 NPU（vLLM-Ascend）、NVIDIA GPU（vLLM）"

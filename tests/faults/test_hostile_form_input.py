@@ -25,7 +25,7 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from configurator.forms import ConfiguratorForm
+from configurator.web.forms import ConfiguratorForm
 
 pytestmark = pytest.mark.django_db
 

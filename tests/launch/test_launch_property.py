@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from configurator import reference
 from configurator.engine import site_values as sv
-from configurator.engine.launch import build_launch
+from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 from configurator.io.requests import _check_launch, _Collector
 from quotes.pdf.sample import sample_request_json
@@ -84,7 +84,7 @@ def _base(topology: str):
 
 
 def _files(req, layout) -> dict[str, str]:
-    return dict(build_launch(req, layout).files)
+    return dict(bundle_files(build_launch(req, layout)))
 
 
 @functools.cache

@@ -14,9 +14,10 @@ from decimal import Decimal
 
 import pytest
 
+from configurator.engine.launch import bundle_files
 from configurator.engine.types import Severity
-from configurator.planner_services import run_search
 from configurator.services import plan_from_json
+from configurator.web.planner.services import run_search
 
 from .test_containers import _docs, _validate
 from .test_recipes import _flags, check_flags_exist
@@ -94,8 +95,8 @@ def test_pd_on_two_h200_uses_nixl_across_nodes_and_vllm_router(catalog, model):
             assert "--async-scheduling" in flags and "--no-enable-prefix-caching" in flags
         else:
             assert "--trust-remote-code" in flags and flags["--tool-call-parser"] == "hermes"
-    proxy = launch.files["start-proxy.sh"]
-    assert "toy_proxy_server" not in "".join(launch.files.values())
+    proxy = bundle_files(launch)["start-proxy.sh"]
+    assert "toy_proxy_server" not in "".join(bundle_files(launch).values())
     words = shlex.split(proxy.split("exec ", 1)[1].splitlines()[0])
     p, d = roles["prefill"], roles["decode"]
     assert words[:4] == ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation"]
@@ -105,7 +106,7 @@ def test_pd_on_two_h200_uses_nixl_across_nodes_and_vllm_router(catalog, model):
         "pip install" not in proxy and "vllm/vllm-router:v0.1.15" in proxy
     )  # its own image, never installed at start
     check_flags_exist(launch)
-    docs = list(_docs(launch.files))
+    docs = list(_docs(bundle_files(launch)))
     assert [d["kind"] for _, d in docs].count("LeaderWorkerSet") == 2
     for _, doc in docs:
         _validate(doc)

@@ -17,7 +17,7 @@ import pytest
 
 from configurator import reference
 from configurator.engine import recipes as rc
-from configurator.engine.launch import build_launch
+from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 from quotes.pdf.sample import LAUNCH_A3, sample_request_json
 
@@ -225,7 +225,7 @@ def test_seeded_bundle_is_the_tutorial_plus_its_recorded_deviations(label):
         "0.23.0",
         "0.23.0",
     )  # "validated … based on vLLM-Ascend 0.23.0"
-    readme = result.files["README.md"]
+    readme = bundle_files(result)["README.md"]
     assert recipe.source in readme
     for d in ctx.deviations:  # every deviation is listed with its reason
         assert f"`{d.name}`" in readme and d.reason.split(";")[0][:60] in readme
@@ -281,7 +281,7 @@ def test_the_deviations_are_the_reasoned_ones():
 
 def test_8p8d_and_a2_scripts_carry_the_tutorials_shell_steps():
     pd_req = _request("16 × A3 8P8D")
-    pd = build_launch(pd_req, resolve_layout(pd_req)).files
+    pd = bundle_files(build_launch(pd_req, resolve_layout(pd_req)))
     prefill = pd["node-00-prefill-prefill.sh"]
     # §5.1.2.2: proxies unset, Mooncake's library path in front of LD_LIBRARY_PATH
     assert "unset ftp_proxy FTP_PROXY https_proxy HTTPS_PROXY http_proxy HTTP_PROXY" in prefill
@@ -290,7 +290,7 @@ def test_8p8d_and_a2_scripts_carry_the_tutorials_shell_steps():
         "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" in prefill
     )
     a2_req = _request("8 × A2")
-    a2 = build_launch(a2_req, resolve_layout(a2_req)).files
+    a2 = bundle_files(build_launch(a2_req, resolve_layout(a2_req)))
     master = a2["node-00-cluster-master.sh"]
     # §5.2.1: the CANN and the K3 custom-op environments are sourced before vllm serve
     assert "\nsource /usr/local/Ascend/ascend-toolkit/set_env.sh\n" in master

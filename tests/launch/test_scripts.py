@@ -10,7 +10,7 @@ import time
 import pytest
 
 from configurator import reference
-from configurator.engine.launch import build_launch
+from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 from quotes.pdf.sample import sample_request, sample_request_json
 
@@ -39,7 +39,7 @@ def _two_engine_decode_script() -> tuple[str, list[int]]:
     result = build_launch(req, resolve_layout(req))
     node = next(n for n in result.nodes if n.role == "decode")
     assert len(node.argv) == 2
-    return result.files[node.script], list(node.api_ports)
+    return bundle_files(result)[node.script], list(node.api_ports)
 
 
 def _run(tmp_path, script: str, **env) -> tuple[subprocess.CompletedProcess, float, list[list[str]]]:
@@ -91,7 +91,7 @@ def test_a_node_whose_engines_all_exit_cleanly_still_fails(tmp_path):
 def test_a_single_engine_node_execs_vllm_so_its_status_is_the_scripts(tmp_path):
     req = sample_request("4node")
     result = build_launch(req, resolve_layout(req))
-    script = result.files["node-01-cluster-worker.sh"]
+    script = bundle_files(result)["node-01-cluster-worker.sh"]
     proc, _, rows = _run(tmp_path, script, FAIL_ALL="1", FAIL_CODE="5")
     assert proc.returncode == 5 and len(rows) == 1
 

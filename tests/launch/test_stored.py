@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from configurator.engine.launch import build_launch
+from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 from configurator.engine.serialize import to_jsonable
 from quotes.exports import launch_result_from_dict
@@ -21,13 +21,13 @@ def test_a_stored_launch_renders_the_same_files(name):
     req = sample_request(name)
     result = build_launch(req, resolve_layout(req))
     stored = json.loads(json.dumps(to_jsonable(result)))
-    assert launch_result_from_dict(stored).files == result.files
+    assert bundle_files(launch_result_from_dict(stored)) == bundle_files(result)
 
 
 def test_a_plan_stored_before_recipes_still_renders_with_the_generic_recipe():
     req = sample_request("4node")
     stored = json.loads(json.dumps(to_jsonable(build_launch(req, resolve_layout(req)))))
     stored["context"] = {k: v for k, v in stored["context"].items() if k not in NEW_FIELDS}
-    files = launch_result_from_dict(stored).files
+    files = bundle_files(launch_result_from_dict(stored))
     assert "ascend-generic" in files["README.md"]
     assert "--device /dev/davinci15" in files["docker/node-00-cluster-master.sh"].replace("'", "")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from configurator import planner_services, services
+from configurator import services
 from configurator.engine.defaults import serving_defaults
 from configurator.engine.types import Severity, TopologyKind
+from configurator.web.planner import services as planner_services
 
 # A scenario's latency targets carry over to the planner (issue 25); its TPOT 50 ms is out of Atlas A3's
 # reach (one Kimi K3 request decodes at about 116 ms per token in the step model, docs/performance.md),

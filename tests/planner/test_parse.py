@@ -4,7 +4,7 @@ import pytest
 
 from configurator import planner
 from configurator.io.requests import RequestError
-from configurator.planner_services import DjangoPlannerCatalog
+from configurator.web.planner.services import DjangoPlannerCatalog
 
 pytestmark = pytest.mark.django_db
 

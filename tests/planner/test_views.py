@@ -5,8 +5,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from configurator.planner_forms import preset_form_data
-from configurator.planner_services import open_token
+from configurator.web.planner.forms import preset_form_data
+from configurator.web.planner.services import open_token
 
 from .helpers import NO_TARGETS
 
@@ -145,9 +145,9 @@ def test_the_scenarios_recommended_server_is_ranked_or_ruled_out_with_its_reason
 
 
 def test_a_recommended_server_that_was_not_searched_says_so(engineer):
-    from configurator.planner_forms import PlannerForm
-    from configurator.planner_presentation import results_context
-    from configurator.planner_services import run_search
+    from configurator.web.planner.forms import PlannerForm
+    from configurator.web.planner.presentation import results_context
+    from configurator.web.planner.services import run_search
 
     form = PlannerForm(preset_form_data("finance-research"))
     assert form.is_valid(), form.errors

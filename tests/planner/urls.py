@@ -1,14 +1,14 @@
 """The project's URLs with the auto-planner mounted inside the configurator namespace,
-as ``configurator/urls.py`` will include it (``path("", include("configurator.planner_urls"))``)."""
+as ``configurator/urls.py`` will include it (``path("", include("configurator.web.planner.urls"))``)."""
 
 from django.urls import include, path
 
-import configurator.planner_urls
 import configurator.urls
+import configurator.web.planner.urls
 from config.urls import urlpatterns as project_urlpatterns
 
 configurator_patterns = (
-    [*configurator.urls.urlpatterns, *configurator.planner_urls.urlpatterns],
+    [*configurator.urls.urlpatterns, *configurator.web.planner.urls.urlpatterns],
     "configurator",
 )
 

@@ -16,7 +16,7 @@ from accounts.models import Profile
 from accounts.timefmt import local_stamp
 from quotes import notify
 from quotes.models import Quote
-from quotes.workflow import share_create
+from quotes.services.sharing import share_create
 from quotes.workflow_models import CustomerAcceptance, Notification
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,8 @@ from quotes.pdf import sample
 from quotes.pdf.render import proposal_html
 from quotes.pdf.sample import sample_quote_create
 
-pytestmark = pytest.mark.django_db
+# ``catalog``: the seeded catalog, reloaded if a transactional test emptied its tables before this one.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("catalog")]
 
 
 def _text(markup: str) -> str:

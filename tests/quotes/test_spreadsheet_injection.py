@@ -17,7 +17,7 @@ from catalog.admin.base import CatalogAdmin
 from catalog.admin.hardware import ServerNicAdmin
 from catalog.admin.resources import PriceItemResource
 from catalog.models import PriceItem
-from quotes.spreadsheet import SafeCSV, SafeXLSX, csv_safe, csv_unescape, is_dangerous
+from catalog.spreadsheet import SafeCSV, SafeXLSX, csv_safe, csv_unescape, is_dangerous
 
 pytestmark = pytest.mark.django_db
 

@@ -22,6 +22,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
+from configurator.engine.launch import bundle_files
 from quotes.benchmark_import import benchmark_mismatches, parse_benchmark
 from quotes.benchmark_models import MeasuredBenchmark
 from quotes.exports import launch_result_from_resolved, revision_workbook
@@ -113,7 +114,7 @@ def engineer_client(users) -> Client:
 
 def bundle_results(revision, tmp_path: Path) -> list[Path]:
     """Run the bundle's own benchmark.sh for the revision's plan against the stub vllm."""
-    files = launch_result_from_resolved(revision.resolved_json).files
+    files = bundle_files(launch_result_from_resolved(revision.resolved_json))
     bindir = tmp_path / "bin"
     bindir.mkdir(exist_ok=True)
     (bindir / "vllm").write_text(STUB_VLLM)

@@ -28,12 +28,13 @@ from catalog.selectors import price_list_in_force
 from configurator import catalog_cache
 from quotes.models import Approval, Quote, QuoteRevision
 from quotes.services.approvals import revision_approve
+from quotes.services.cloning import quote_clone
 from quotes.services.planning import configuration_plan, request_with_discount
 from quotes.services.quotes import quote_create_from_configuration
 from quotes.services.revisions import revision_create_from
 from quotes.services.transitions import quote_transition
 from quotes.statuses import ApprovalDecision, ApprovalState, QuoteStatus, RevisionStatus
-from quotes.workflow import quote_clone, revise_configuration
+from quotes.workflow import revise_configuration
 
 pytestmark = pytest.mark.django_db
 

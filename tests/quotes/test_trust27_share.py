@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from quotes.models import AuditEvent, Quote
-from quotes.workflow import QUESTIONS_PER_LINK_PER_HOUR
+from quotes.services.sharing import QUESTIONS_PER_LINK_PER_HOUR
 from quotes.workflow_models import CustomerAcceptance, CustomerQuestion, ShareView
 
 pytestmark = pytest.mark.django_db

@@ -12,9 +12,9 @@ from django.template import Context, Template
 from django.utils import translation
 
 from catalog.models.hardware import Fabric, SwitchFabric
-from configurator import presentation
-from configurator.drawings.labels import t
 from configurator.engine import vocabulary
+from configurator.engine.vocabulary import drawing_text as t
+from configurator.web import presentation
 from quotes.pdf import context as pdf
 
 LANGS = ("en", "zh-hans")

@@ -43,7 +43,7 @@ from __future__ import annotations
 from .build import build_launch
 from .bundle import benchmark_file, bundle_files, bundle_zip, render_bundle
 from .checks import launch_port_conflicts
-from .nodes import plan_deviations
+from .nodes import node_command, plan_deviations
 from .shell import join_argv
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "bundle_zip",
     "join_argv",
     "launch_port_conflicts",
+    "node_command",
     "plan_deviations",
     "render_bundle",
 ]

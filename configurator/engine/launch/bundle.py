@@ -264,12 +264,12 @@ def bundle_files(
 ) -> dict[str, str]:
     """The bundle's files (path → text) from a :class:`LaunchResult`, or from a request and its layout."""
     if isinstance(result_or_req, LaunchResult):
-        return dict(result_or_req.files)
+        return render_bundle(result_or_req)
     if layout is None:
         from ..layout import resolve_layout
 
         layout = resolve_layout(result_or_req)
-    return dict(build_launch(result_or_req, layout).files)
+    return render_bundle(build_launch(result_or_req, layout))
 
 
 def bundle_zip(files: Mapping[str, str]) -> bytes:

@@ -27,7 +27,7 @@ from ..types import (
     PlanRequest,
     TopologyKind,
 )
-from .shell import file_exists_guard, quote, render_command, script, template
+from .shell import file_exists_guard, join_argv, quote, render_command, script, template
 
 PLACEHOLDER_MODEL_PATH = "__MODEL_PATH__"
 PLACEHOLDER_NIC = "__DATA_NIC__"
@@ -286,6 +286,11 @@ def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -
             )
         )
     return tuple(out)
+
+
+def node_command(node: NodeLaunch) -> str:
+    """The vllm serve command(s) of a node as one shell line per engine."""
+    return "\n".join(join_argv(a) for a in node.argv)
 
 
 def _rank_text(k: int, dp_local: int) -> str:

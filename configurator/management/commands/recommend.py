@@ -6,8 +6,8 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog import jsonlimits
-from configurator import planner_services
 from configurator.io.requests import RequestError
+from configurator.web.planner import services as planner_services
 
 
 class Command(BaseCommand):

@@ -162,7 +162,7 @@ class Command(BaseCommand):
         """Write the proposal of a saved quote's revision (the issued document, when there is one)."""
         from quotes.models import Quote, QuoteRevision
         from quotes.pdf import render_proposal_pdf
-        from quotes.pdf.jobs import pdf_file_present
+        from quotes.services.pdf import pdf_file_present
         from quotes.statuses import RevisionStatus
 
         if options["option"]:

@@ -26,17 +26,18 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts import roles
 from catalog import jsonlimits
-
-from . import presentation, services
-from .forms import ConfiguratorForm
-from .io.requests import RequestError
-from .planner_forms import PlannerForm, preset_form_data
-from .planner_presentation import results_context
-from .planner_services import OPEN_MAX_AGE, OPEN_SALT, run_search
+from configurator import services
+from configurator.engine.vocabulary import is_zh
+from configurator.io.requests import RequestError
+from configurator.web import presentation
+from configurator.web.forms import ConfiguratorForm
+from configurator.web.planner.forms import PlannerForm, preset_form_data
+from configurator.web.planner.presentation import results_context
+from configurator.web.planner.services import OPEN_MAX_AGE, OPEN_SALT, run_search
 
 
 def _lang() -> str:
-    return "zh-hans" if (get_language() or "").startswith("zh") else "en"
+    return "zh-hans" if is_zh(get_language()) else "en"
 
 
 def _forbidden_unless_sales(request):

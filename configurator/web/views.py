@@ -20,18 +20,18 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import trigger_client_event
 
 from accounts import roles
-from catalog import jsonlimits
-from catalog.models import LlmModel, ServerModel
-
-from . import acknowledge, presentation, services
-from .forms import ConfiguratorForm
-from .io.requests import RequestError
+from catalog import jsonlimits, selectors
+from configurator import acknowledge, services
+from configurator.engine.vocabulary import is_zh
+from configurator.io.requests import RequestError
+from configurator.web import presentation
+from configurator.web.forms import ConfiguratorForm
 
 log = logging.getLogger(__name__)
 
 
 def _lang() -> str:
-    return "zh-hans" if (get_language() or "").startswith("zh") else "en"
+    return "zh-hans" if is_zh(get_language()) else "en"
 
 
 def _forbidden_unless_sales(request):
@@ -252,7 +252,7 @@ def alternative(request):
     denied = _forbidden_unless_sales(request)
     if denied:
         return denied
-    from . import catalog_alternative
+    from .. import catalog_alternative
 
     form = ConfiguratorForm(request.POST)
     answer = None
@@ -406,11 +406,11 @@ def preview(request):
         return render(request, "403.html", status=403)
     data = _current_data(request) if _can_configure(request.user) else services.preset_data(None)
     previewed = []
-    for key, model in (("server", ServerModel), ("model", LlmModel)):
+    for key, by_slug in (("server", selectors.server_by_slug), ("model", selectors.llm_model_by_slug)):
         slug = request.GET.get(key, "")
         if not slug:
             continue
-        row = model.objects.filter(slug=slug[:80]).first()
+        row = by_slug(slug[:80])
         if row is None:
             return render(request, "404.html", status=404)
         data[key] = row.slug

@@ -6,21 +6,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import planner
-from .drawings.fmt import format_money, format_number
-from .drawings.scatter import scatter_svg
-from .engine import types as et
-from .planner_services import open_url
+from configurator import planner
+from configurator.drawings.fmt import format_money, format_number
+from configurator.drawings.scatter import scatter_svg
+from configurator.engine import types as et
+from configurator.engine.vocabulary import is_zh
+from configurator.web.planner.services import open_url
 
 
 def _pick(en: str, zh: str, lang: str) -> str:
-    return zh if lang.startswith("zh") else en
+    return zh if is_zh(lang) else en
 
 
 def _serving_lines(serving: et.ServingSpec, lang: str) -> list[str]:
     """["util 0.85 · KV BF16", "16 seqs"]: the vLLM knobs the search chose, in short lines."""
     kv = "BF16" if serving.kv_cache_dtype in ("auto", "bf16") else serving.kv_cache_dtype.upper()
-    if lang.startswith("zh"):
+    if is_zh(lang):
         lines = [
             f"利用率 {serving.gpu_memory_utilization:g} · KV {kv}",
             f"max_num_seqs {serving.max_num_seqs}",
@@ -38,7 +39,7 @@ def results_context(
     best row, with why), ruled out (with its reason) or not searched (with why)."""
     cur = result.query.constraints.currency
     lease = result.query.constraints.purchase == "lease"
-    short = "zh" if lang.startswith("zh") else "en"
+    short = "zh" if is_zh(lang) else "en"
 
     def row(c: planner.Candidate) -> dict[str, Any]:
         layout = [planner.parallel_label(c.parallel)]
@@ -54,7 +55,9 @@ def results_context(
             "serving": _serving_lines(c.serving, lang),
             "cost_per_m": format_money(c.cost_per_m, cur, lang, scale=1, decimals=2),
             "tco": format_money(c.tco_total, cur, lang),
-            "capex": format_money(c.lease_per_month if lease else c.capex, cur, lang),
+            "capex": format_money(
+                c.lease_per_month if lease and c.lease_per_month is not None else c.capex, cur, lang
+            ),
             "tps": format_number(c.output_tokens_per_s, 0),
             "ttft": format_number(c.ttft_s, 2),
             "tpot": format_number(c.tpot_ms, 1),

@@ -1,10 +1,10 @@
 """URLs of the auto-planner's pages.  No ``app_name``: included from ``configurator/urls.py``
-(``path("", include("configurator.planner_urls"))``) the names join the
+(``path("", include("configurator.web.planner.urls"))``) the names join the
 ``configurator`` namespace (``configurator:planner``)."""
 
 from django.urls import path
 
-from . import planner_views
+from configurator.web.planner import views as planner_views
 
 urlpatterns = [
     path("planner/", planner_views.planner_page, name="planner"),

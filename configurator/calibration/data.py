@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "vllm_startup_logs.yaml"
 CONFIGS = ROOT / "tests" / "data" / "model-configs"
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from configurator import calibration as cal
-from configurator.engine import serving_model as sm
+from configurator.public import calibration as cal
+from configurator.public import calibration_path
+from quotes.calibration_promotion import promoted_records
 
 
 class Command(BaseCommand):
@@ -25,8 +26,6 @@ class Command(BaseCommand):
         parser.add_argument("--output", default="", help="write the fit here instead of the engine's file")
 
     def handle(self, *args, **options):
-        from quotes.calibration_promotion import promoted_records
-
         public = cal.load_records()
         promoted = promoted_records()
         records = public + promoted
@@ -41,6 +40,6 @@ class Command(BaseCommand):
         self.stdout.write(cal.cv_table(cv))
         if options["dry_run"]:
             return
-        path = Path(options["output"]) if options["output"] else sm.calibration_path()
+        path = Path(options["output"]) if options["output"] else calibration_path()
         cal.write_calibration(path, families)
         self.stdout.write(f"written to {path}")

@@ -10,10 +10,10 @@ from django import forms
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from catalog.models import LlmModel, Scenario, SiteProfile
-
-from . import services
-from .planner_services import DjangoPlannerCatalog
+from catalog import selectors
+from configurator import services
+from configurator.engine.vocabulary import is_zh
+from configurator.web.planner.services import DjangoPlannerCatalog
 
 PURCHASE_CHOICES = [("buy", _("Buy")), ("lease", _("Lease"))]
 SORT_CHOICES = [
@@ -45,14 +45,14 @@ class PlannerForm(forms.Form):
     """The auto-planner's inputs: a workload and the customer's constraints."""
 
     scenario = forms.ModelChoiceField(
-        Scenario.objects.all(),
+        selectors.scenarios(),
         to_field_name="slug",
         required=False,
         label=_("Scenario"),
         empty_label=_("— none —"),
     )
     model = forms.ModelChoiceField(
-        LlmModel.objects.all(), to_field_name="slug", label=_("Model"), empty_label=None
+        selectors.llm_models(), to_field_name="slug", label=_("Model"), empty_label=None
     )
     input_tokens = _int(_("Input tokens per request"), 1, 16_777_216, True, 8192)
     output_tokens = _int(_("Output tokens per request"), 1, 16_777_216, True, 1024)
@@ -75,15 +75,13 @@ class PlannerForm(forms.Form):
     air_cooled_only = forms.BooleanField(label=_("Air cooling only"), required=False)
     domestic_only = forms.BooleanField(label=_("Domestic hardware only (Xinchuang)"), required=False)
 
-    site = forms.ModelChoiceField(
-        SiteProfile.objects.all(), to_field_name="slug", label=_("Site"), empty_label=None
-    )
+    site = forms.ModelChoiceField(selectors.sites(), to_field_name="slug", label=_("Site"), empty_label=None)
     sort = forms.ChoiceField(choices=SORT_CHOICES, label=_("Rank by"), initial="cost_per_m")
     max_nodes = _int(_("Largest deployment (nodes)"), 1, 64, True, 32)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        zh = (get_language() or "").startswith("zh")
+        zh = is_zh(get_language())
         self.fields["scenario"].label_from_instance = lambda s: s.name_zh if zh else s.name_en
         self.fields["site"].label_from_instance = lambda row: (row.name_zh if zh else "") or row.name
 

@@ -13,17 +13,18 @@ import shlex
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .drawings.charts import bar_chart_svg, line_chart_svg, tornado_svg
-from .drawings.fmt import format_money, money_axis_formatter
-from .drawings.memory import memory_bar_svg, memory_segments
-from .drawings.racks import rack_elevation_svg
-from .drawings.topology import topology_groups, topology_svg
-from .engine.names import node_name
-from .engine.serialize import group_layout_from_dict, rack_layout_from_dict, rank_memory_from_dict
-from .engine.vocabulary import (
+from configurator.drawings.charts import bar_chart_svg, line_chart_svg, tornado_svg
+from configurator.drawings.fmt import format_money, money_axis_formatter
+from configurator.drawings.memory import memory_bar_svg, memory_segments
+from configurator.drawings.racks import rack_elevation_svg
+from configurator.drawings.topology import topology_groups, topology_svg
+from configurator.engine.names import node_name
+from configurator.engine.serialize import group_layout_from_dict, rack_layout_from_dict, rank_memory_from_dict
+from configurator.engine.vocabulary import (
     area_label,
     fabric_label,
     group_label,
+    is_zh,
     node_role_label,
     plane_label,
     role_label,
@@ -33,12 +34,8 @@ AREAS = ("memory", "power", "network", "racks", "cooling", "layout", "performanc
 SEVERITY_ORDER = {"ok": 0, "warning": 1, "error": 2}
 
 
-def _zh(lang: str) -> bool:
-    return lang.startswith("zh")
-
-
 def _pick(en: str, zh: str, lang: str) -> str:
-    return zh if _zh(lang) and zh else en
+    return zh if is_zh(lang) and zh else en
 
 
 def _dec(value: Any) -> Decimal | None:
@@ -122,7 +119,8 @@ def _memory_panels(result: dict, lang: str) -> list[dict]:
     memory = result.get("memory") or {}
     layout = result.get("layout") or {}
     groups_layout = {g["name"]: g for g in layout.get("groups", [])}
-    panels, seen = [], set()
+    panels: list[dict] = []
+    seen: set = set()
     for group in memory.get("groups", []):
         rank = group.get("per_rank") or {}
         lay = groups_layout.get(group.get("group"), {})
@@ -177,8 +175,8 @@ def _tco(result: dict, lang: str, *, api: bool = True) -> dict | None:
         return tco
     currency = tco.get("currency", "CNY")
     monthly = tco.get("monthly") or []
-    zh = _zh(lang)
-    series = [
+    zh = is_zh(lang)
+    series: list[dict[str, Any]] = [
         {
             "name": "购买（累计）" if zh else "Buy (cumulative)",
             "points": [(row["month"], float(row["buy_cumulative"])) for row in monthly],
@@ -208,7 +206,7 @@ def _tco(result: dict, lang: str, *, api: bool = True) -> dict | None:
         y_format=money_axis_formatter(currency, lang, max_y),
     )
     tokens = tco.get("tokens") or {}
-    bars = []
+    bars: str | list = []  # the bar chart's SVG, [] without one
     if tokens.get("cost_per_m_output_buy") is not None and tokens.get("api_price_output_per_m") is not None:
 
         def money(v):
@@ -331,7 +329,7 @@ def _sla(result: dict, lang: str) -> dict | None:
     perf = result.get("performance") or None
     if not perf:
         return None
-    from .drawings.throughput_latency import curve_svg, economics_svg
+    from configurator.drawings.throughput_latency import curve_svg, economics_svg
 
     econ = result.get("economics") or None
 
@@ -339,7 +337,7 @@ def _sla(result: dict, lang: str) -> dict | None:
     band = perf.get("error_band") or (0, 0)
     low, high = (band[0], band[1]) if len(band) == 2 else (0, 0)
     # The likely measured range is the engine's (PerformanceResult.output_tokens_per_s_range).
-    likely = perf.get("output_tokens_per_s_range") or ()
+    likely: Any = perf.get("output_tokens_per_s_range") or ()
     likely = likely if len(likely) == 2 and not perf.get("measured") else (None, None)
     return {
         "curve_svg": curve_svg(perf.get("curve") or (), lang, quoted=perf.get("concurrency")),
@@ -423,7 +421,7 @@ def context_from_dict(
 
 def plan_context(plan_request, result, request_json: dict, lang: str, proven=None) -> dict:
     """The page context for a live plan (``proven``: see ``localized_checks``)."""
-    from .engine.serialize import plan_to_dict
+    from configurator.engine.serialize import plan_to_dict
 
     context = context_from_dict(plan_to_dict(result), lang, proven)
     context["request_json"] = json.dumps(request_json, ensure_ascii=False)

@@ -15,11 +15,11 @@ from django import forms
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
-from catalog.models import Checkpoint, LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
-
-from .engine import site_values as sv
-from .engine.defaults import SERVING_DEFAULTS, SERVING_RANGES
-from .engine.types import TopologyKind
+from catalog import selectors
+from configurator.engine import site_values as sv
+from configurator.engine.defaults import SERVING_DEFAULTS, SERVING_RANGES
+from configurator.engine.types import TopologyKind
+from configurator.engine.vocabulary import is_zh
 
 TOPOLOGY_CHOICES = [
     (TopologyKind.SINGLE.value, _("Single cluster")),
@@ -53,7 +53,7 @@ class CatalogChoiceField(forms.ModelChoiceField):
             return None
         if self.catalog_version is None:
             return super().to_python(value)
-        from . import catalog_cache
+        from configurator import catalog_cache
 
         key = ("choices", self.queryset.model._meta.label_lower, self.to_field_name)
         rows = catalog_cache.cached(
@@ -96,23 +96,23 @@ class ConfiguratorForm(forms.Form):
     """Every input of the configurator page."""
 
     scenario = CatalogChoiceField(
-        Scenario.objects.all(),
+        selectors.scenarios(),
         to_field_name="slug",
         required=False,
         label=_("Scenario"),
         empty_label=_("— none —"),
     )
     model = CatalogChoiceField(
-        LlmModel.objects.all(), to_field_name="slug", label=_("Model"), empty_label=None
+        selectors.llm_models(), to_field_name="slug", label=_("Model"), empty_label=None
     )
     server = CatalogChoiceField(
-        ServerModel.objects.select_related("accelerator"),
+        selectors.servers(),
         to_field_name="slug",
         label=_("Server"),
         empty_label=None,
     )
     checkpoint = forms.ModelChoiceField(
-        Checkpoint.objects.select_related("model"),
+        selectors.checkpoints(),
         to_field_name="slug",
         required=False,
         label=_("Checkpoint (weights loaded)"),
@@ -229,11 +229,9 @@ class ConfiguratorForm(forms.Form):
         places=3,
     )
 
-    site = CatalogChoiceField(
-        SiteProfile.objects.all(), to_field_name="slug", label=_("Site"), empty_label=None
-    )
+    site = CatalogChoiceField(selectors.sites(), to_field_name="slug", label=_("Site"), empty_label=None)
     rack = CatalogChoiceField(
-        RackType.objects.all(), to_field_name="slug", label=_("Rack type"), empty_label=None
+        selectors.rack_types(), to_field_name="slug", label=_("Rack type"), empty_label=None
     )
 
     rack_max_kw = _dec(
@@ -241,7 +239,7 @@ class ConfiguratorForm(forms.Form):
     )
 
     price_list = CatalogChoiceField(
-        PriceList.objects.all(),
+        selectors.price_lists(),
         to_field_name="slug",
         required=False,
         label=_("Price list"),
@@ -269,13 +267,13 @@ class ConfiguratorForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.is_bound:
-            from . import catalog_cache
+            from configurator import catalog_cache
 
             version = catalog_cache.current_version()
             for field in self.fields.values():
                 if isinstance(field, CatalogChoiceField):
                     field.catalog_version = version
-        zh = (get_language() or "").startswith("zh")
+        zh = is_zh(get_language())
         self.fields["scenario"].label_from_instance = lambda s: s.name_zh if zh else s.name_en
         # Catalog rows carry a Chinese name (the proposal prints it too); empty: the name.
         for name in ("server", "rack", "site", "checkpoint"):
@@ -457,8 +455,8 @@ class ConfiguratorForm(forms.Form):
         (servers per rack then follow the cap: the cooling fix)."""
         if d.get("rack_max_kw") is None:
             return d["rack"].slug
-        from .inputs import rack_spec
-        from .io.requests import to_jsonable
+        from configurator.inputs import rack_spec
+        from configurator.io.requests import to_jsonable
 
         rack = to_jsonable(rack_spec(d["rack"]))
         rack["max_kw"] = float(d["rack_max_kw"])

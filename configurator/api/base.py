@@ -20,8 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 from accounts import roles
 from accounts.services import api_token_user
 from catalog import jsonlimits
-
-from .io.requests import RequestError
+from configurator.io.requests import RequestError
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = jsonlimits.MAX_BYTES

@@ -19,15 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from catalog.seed import loader
+from configurator import reference, specs
+from configurator.engine import serving_model as sm
+from configurator.engine import types as et
+from configurator.engine.layout import resolve_layout
+from configurator.engine.memory import size_memory
+from configurator.engine.performance import estimate_performance
 
-from . import reference, specs
-from .engine import serving_model as sm
-from .engine import types as et
-from .engine.layout import resolve_layout
-from .engine.memory import size_memory
-from .engine.performance import estimate_performance
-
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "serving_benchmarks.yaml"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "serving_benchmarks.yaml"
 
 
 def accelerator(slug: str) -> et.AcceleratorSpec:
@@ -38,7 +37,7 @@ def server(slug: str) -> et.ServerSpec:
     return reference.server(slug)
 
 
-CONFIGS = Path(__file__).resolve().parent.parent / "tests" / "data" / "model-configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "tests" / "data" / "model-configs"
 
 
 @cache

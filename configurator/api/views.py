@@ -1,15 +1,16 @@
 """JSON endpoints of the configurator (docs/api.md, docs/planner.md); URLs: ``api_urls``.
 
 Authentication, method, role, body limits and error mapping are the :func:`api_view`
-decorator's (``configurator/api.py``).
+decorator's (``configurator/api/base.py``).
 """
 
 from __future__ import annotations
 
 from django.http import JsonResponse
 
-from . import planner_services, services
-from .api import api_view
+from configurator import services
+from configurator.api.base import api_view
+from configurator.web.planner import services as planner_services
 
 
 @api_view(methods=("POST",))
