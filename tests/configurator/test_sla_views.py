@@ -59,8 +59,12 @@ def test_tight_targets_are_not_met_and_say_so(engineer_client):
 def test_the_results_draw_the_throughput_vs_latency_curve_and_the_error_band(engineer_client):
     body = _update(engineer_client, concurrency=16)
     assert "<svg" in body and "吞吐-时延曲线" in body
-    assert "实测吞吐可能区间" in body
-    assert "可同时服务的并发请求数" in body
+    # The band and the capacity are rows of the performance section (figure-book labels); the curve's
+    # block below no longer repeats them under labels of its own.
+    assert "实测吞吐的可能区间" in body
+    assert "实测吞吐可能区间（校准误差带）" not in body
+    assert "请求开始排队前可同时服务的并发数" in body
+    assert "按所述负载（并发 16）" in body
 
 
 def test_without_targets_there_is_no_latency_badge(engineer_client):
