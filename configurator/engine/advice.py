@@ -16,7 +16,10 @@ A suggestion that changes the customer's requirement (the load, the request leng
 context) is not a fix of the deployment: it moves to ``Check.requirement`` ("change the
 requirement"), proven the same way but without the capacity rule.  Two checks asking for
 different values of one field are merged: the value that clears the most of their findings is
-offered to each check it clears, the other checks keep their text only.  A dropped fix whose text
+offered to each check it clears, the other checks keep their text only.  The plan's own proposal
+(the recommended serving settings, ``extra``: the one place a P:D split is proposed) is the value of
+every field it sets: a check asking another value is offered the proposal when the proposal clears
+its finding, else keeps its text only.  A dropped fix whose text
 names the value it set loses that text too, so no page prints a change that was refused.
 """
 
@@ -152,6 +155,26 @@ def advise(result: PlanResult, replan: Replan, extra: tuple[Check, ...] = ()) ->
         for i in members:
             if i in wins:
                 offered[i] = best
+            else:
+                offered.pop(i, None)
+
+    # 2b. the plan's own proposals (``extra``: the recommended serving settings, which carry the P:D split)
+    # are the one value of each field they set: a check asking another value of one of them is offered
+    # the proposal when the proposal clears its finding, else keeps its text only.
+    n = len(result.checks)
+    for j in range(n, len(checks)):
+        if offered.get(j) != j:
+            continue  # a proposal not proven is offered nowhere
+        proposal = checks[j].fix
+        for i in range(n):
+            given = offered.get(i)
+            if given is None:
+                continue
+            asked = checks[given].fix
+            if not any(p in proposal and _key({p: v}) != _key({p: proposal[p]}) for p, v in asked.items()):
+                continue
+            if _clears(checks[i], proof_of(proposal), result, requirement=is_requirement(proposal)):
+                offered[i] = j
             else:
                 offered.pop(i, None)
 

@@ -225,7 +225,25 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
     ):
         return ()
     d = prop.design
-    split_en = f", {prop.prefill_nodes}P{prop.decode_nodes}D" if split_changed else ""
+    disagg = topo.kind == TopologyKind.DISAGGREGATED
+    # The plan's one P:D proposal (``performance.pd_imbalance`` names none): the split changed, or kept
+    # because no other split of these nodes carries more within the targets.
+    if split_changed:
+        split_en = f", P:D split {prop.prefill_nodes}P{prop.decode_nodes}D"
+        split_zh = f"，P:D 划分 {prop.prefill_nodes}P{prop.decode_nodes}D"
+    elif disagg:
+        total = prop.prefill_nodes + prop.decode_nodes
+        split_en = (
+            f", P:D split {prop.prefill_nodes}P{prop.decode_nodes}D of the {total} nodes kept (no split "
+            "within two nodes of it or of the balance point carries more within the targets without "
+            "pipelining a replica across nodes)"
+        )
+        split_zh = (
+            f"，{total} 个节点保持 P:D 划分 {prop.prefill_nodes}P{prop.decode_nodes}D（与其或平衡点相差"
+            "两个节点以内、且不跨节点流水线切分副本的划分，在目标内均不能承载更多）"
+        )
+    else:
+        split_en = split_zh = ""
     seed_en = (
         f"the request's settings: max_num_seqs {s.max_num_seqs}, max_num_batched_tokens {s.max_num_batched_tokens}"
         + (f", {topo.prefill_nodes}P{topo.decode_nodes}D" if topo.kind == TopologyKind.DISAGGREGATED else "")
@@ -275,7 +293,7 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
             max_num_seqs=prop.max_num_seqs,
             max_num_batched_tokens=prop.max_num_batched_tokens,
             split_en=split_en,
-            split_zh=f"，{prop.prefill_nodes}P{prop.decode_nodes}D" if split_changed else "",
+            split_zh=split_zh,
             spec_en=spec_en,
             spec_zh=spec_zh,
             concurrency=d.concurrency,

@@ -96,34 +96,27 @@ def test_the_p_d_advice_is_the_same_at_any_quoted_load(catalog):
     assert len(advice) == 1, advice
 
 
-def test_the_p_d_split_fix_is_offered_only_when_re_planning_proves_it(catalog):
-    """A lopsided split (4P12D) is told its imbalance; the split it suggests is offered only when the
-    re-planned split has no P:D finding and no new error (issue 17: the old page offered 3P13D although
-    3 × 16 = 48 ranks do not divide K3's 896 experts)."""
+def test_the_p_d_split_is_offered_once_and_only_when_re_planning_proves_it(catalog):
+    """A lopsided split (4P12D) is told its imbalance; the imbalance names no split of its own (issue 25:
+    one P:D proposal per plan), the split offered is the recommended serving settings', and it is
+    offered only when the re-planned request has no P:D finding and no new error (issue 17: the old
+    page offered 3P13D although 3 × 16 = 48 ranks do not divide K3's 896 experts)."""
     data = services.preset_data(None)
     data.update(topology="disaggregated", nodes="16", prefill_nodes="4", decode_nodes="12")
     request_json = _request(data)
     plan_request, raw = services.plan_from_json(request_json, advise=False)
     _, result = services.plan_from_json(request_json)
-    raw_imbalance = [c for c in raw.checks if c.code == "performance.pd_imbalance"]
-    assert raw_imbalance
+    (raw_imbalance,) = [c for c in raw.checks if c.code == "performance.pd_imbalance"]
     (check,) = [c for c in result.checks if c.code == "performance.pd_imbalance"]
+    assert raw_imbalance.fix == {} and check.fix == {}
+    splits = [c.fix for c in result.checks if "topology.prefill_nodes" in c.fix]
+    assert splits and all(fix == splits[0] for fix in splits)
 
-    def works(fix):
-        fixed = services.fixed_request(request_json, dict(fix), plan_request)
-        if fixed is None:
-            return False
-        _, after = services.plan_from_json(services.form_request(fixed), advise=False)
-        return "performance.pd_imbalance" not in _codes(after) and _codes(after, "error") <= _codes(
-            raw, "error"
-        )
-
-    # Offered (its own split, or the one another check's fix merged into it) only when it works;
-    # the raw suggestion is dropped only when it does not.
-    if check.fix:
-        assert works(check.fix)
-    else:
-        assert not works(raw_imbalance[0].fix)
+    fixed = services.fixed_request(request_json, dict(splits[0]), plan_request)
+    assert fixed is not None
+    _, after = services.plan_from_json(services.form_request(fixed), advise=False)
+    assert "performance.pd_imbalance" not in _codes(after)
+    assert _codes(after, "error") <= _codes(raw, "error")
 
 
 def test_unknown_or_unformable_paths_are_not_applied():

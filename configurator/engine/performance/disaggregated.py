@@ -69,8 +69,6 @@ def add_pd_figures(
                 figures={"ratio": bal.ratio, "bottleneck": bal.bottleneck},
                 ratio=bal.ratio,
                 side_en=side_en,
-                suggested_prefill_nodes=bal.suggested_prefill_nodes,
-                suggested_decode_nodes=bal.suggested_decode_nodes,
                 side_zh=side_zh,
             )
         )

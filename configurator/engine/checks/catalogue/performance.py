@@ -70,18 +70,17 @@ DEFS = (
         "performance.pd_imbalance",
         "performance",
         Severity.WARNING,
-        "P:D capacity ratio {ratio:.2f}: the {side_en} side is the bottleneck; about {suggested_prefill_nodes}P{suggested_decode_nodes}D would balance this workload.",
-        "P:D 能力比为 {ratio:.2f}，瓶颈在{side_zh}侧；按当前负载约 {suggested_prefill_nodes}P{suggested_decode_nodes}D 可达平衡。",
+        # The split itself is proposed once, by performance.serving_settings_recommended (the split of
+        # these nodes that carries the most within the targets, judged at the same design point); this
+        # finding names none of its own, so the two never disagree (a split balanced on paper may not
+        # be buildable: its smaller pool may not hold the weights, or may pipeline a replica).
+        "P:D capacity ratio {ratio:.2f} at the design point: the {side_en} side is the bottleneck. "
+        "The split is judged with the serving settings: where another split of these nodes carries "
+        "more within the latency targets, the recommended serving settings propose it.",
+        "设计点下 P:D 能力比为 {ratio:.2f}，瓶颈在{side_zh}侧。节点划分与服务参数一并评估："
+        "若这些节点的其他划分在时延目标内承载更多，推荐的服务参数会给出该划分。",
         field="topology.prefill_nodes",
-        fix=Fix(
-            "Split the nodes {suggested_prefill_nodes}P{suggested_decode_nodes}D.",
-            "将节点调整为 {suggested_prefill_nodes}P{suggested_decode_nodes}D。",
-            change={
-                "topology.prefill_nodes": "suggested_prefill_nodes",
-                "topology.decode_nodes": "suggested_decode_nodes",
-            },
-        ),
-        source="docs/performance.md §2",
+        source="docs/performance.md §2 and §9",
     ),
     CheckDef(
         "performance.accelerator_specs_missing",
