@@ -329,3 +329,33 @@ def test_no_notice_when_harfbuzz_subset_is_there():
     if not harfbuzz_subset_available():
         pytest.skip("libharfbuzz-subset0 is not installed here")
     assert pdf_speed_notice() == ""
+
+
+# --------------------------------------------------------------------------- garbage collector
+
+
+def test_the_collector_is_paused_during_a_render_and_resumes_after_the_last_one():
+    """``collector_paused`` nests (overlapping renders in threads) and always restores the collector."""
+    import gc
+
+    from quotes.pdf.render import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer render is still running
+    assert gc.isenabled()
+
+    with pytest.raises(RuntimeError), collector_paused():
+        raise RuntimeError("a render that fails")
+    assert gc.isenabled()
+
+    gc.disable()  # a process that runs without the collector keeps it off
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
