@@ -268,6 +268,7 @@ class _Slot:
     display: str
     labels: tuple[str, str]  # (en, zh) when put without ``label``
     source: Source
+    unit: str  # the unit as the JSON spells it, ``{currency}`` still to fill
 
 
 def _labels(
@@ -358,6 +359,7 @@ class Catalogue:
             display=display,
             labels=_labels(definition, captures, None),
             source=Source(definition.source.value),
+            unit=definition.unit.value,
         )
         if len(self._slots) < _CACHE_LIMIT:
             self._slots[(key, variant)] = hit
@@ -367,8 +369,9 @@ class Catalogue:
         """The figure's labels with ``label``'s arguments; remembered when every argument is a str or
         an int (the types a label is given; others, whose equal values may print differently, are not)."""
         items = tuple(label.items())
-        if not all(type(v) is str or type(v) is int for _, v in items):
-            return _labels(slot.definition, slot.captures, label)
+        for _, v in items:
+            if type(v) is not str and type(v) is not int:
+                return _labels(slot.definition, slot.captures, label)
         hit = self._labels.get((key, items))
         if hit is None:
             hit = _labels(slot.definition, slot.captures, label)
@@ -460,7 +463,7 @@ class FigureBook:
                 raise FigureBookError(f"figure {key!r}: terms {clash} clash with the formula's inputs")
             inputs = {**terms, **inputs}
         label_en, label_zh = catalogue.labels(slot, key, label) if label else slot.labels
-        unit = definition.unit.value
+        unit = slot.unit
         if "{" in unit:
             unit = unit.replace("{currency}", self.currency)
         if definition.itemised:
