@@ -377,16 +377,21 @@ def place_racks(
         kw=round(total_kw, 3),
     )
     floor_check = weights.totals(book, racks)
-    lengths = _cable_lengths(layout, network, built)
-    for medium, classes in lengths.items():
-        for length, count in classes.items():
-            book.put(
-                f"racks.cables.{medium}.{length}",
-                count,
-                source=_LENGTH_SOURCE,
-                label={"metres": CABLE_LENGTHS[length]},
-                links={k: v for k, v in _links_by_row(layout, network, built, medium, length).items() if v},
-            )
+    links = _links(layout, network, built)
+    lengths: dict[str, dict[str, int]] = {}  # cables by medium and length class, summing to each row's
+    for medium in sorted(links):
+        for length in CABLE_LENGTHS:
+            by_row = links[medium][length]
+            count = sum(by_row.values())
+            if count:
+                lengths.setdefault(medium, {})[length] = count
+                book.put(
+                    f"racks.cables.{medium}.{length}",
+                    count,
+                    source=_LENGTH_SOURCE,
+                    label={"metres": CABLE_LENGTHS[length]},
+                    links={k: v for k, v in by_row.items() if v},
+                )
 
     checks: list[Check] = []
     checks.extend(_fit_checks(req, usable))
@@ -503,10 +508,11 @@ def _length_class(distance: int) -> str:
     return "adjacent" if distance <= 2 else "row"
 
 
-def _links_by_row(
-    layout: LayoutResult, network: NetworkResult, built: list[_Rack], medium: str, length: str
-) -> dict[str, int]:
-    """Links of one medium and length class, by fabric row (``<role>.<fabric>.<scope>``).
+def _links(
+    layout: LayoutResult, network: NetworkResult, built: list[_Rack]
+) -> dict[str, dict[str, dict[str, int]]]:
+    """Links by cable medium, length class (:data:`CABLE_LENGTHS`) and fabric row
+    (``<role>.<fabric>.<scope>``), every class of a row counted in one pass over its nodes.
 
     A server's link runs to the nearest rack holding a switch of its row; the other devices' links
     and the links to the customer's network run along the row; leaf→spine links between racks of
@@ -514,9 +520,9 @@ def _links_by_row(
     """
     rack_of_node = {node: i for i, r in enumerate(built) for node in r.nodes}
     rack_of_switch = {k: i for i, r in enumerate(built) for k in r.switch_units}
-    out: dict[str, int] = {}
+    out: dict[str, dict[str, dict[str, int]]] = {}
     for row in network.rows:
-        if not row.switches or row.cable_media != medium:
+        if not row.switches or not row.cable_media:
             continue
         key = f"{row.role}.{row.fabric}.{row.scope}"
         homes = [
@@ -525,35 +531,21 @@ def _links_by_row(
             if k in rack_of_switch
             and (unit.slug, unit.role, unit.groups) == (row.switch_slug, row.role, row.groups)
         ]
-        count = 0
+        counts = dict.fromkeys(CABLE_LENGTHS, 0)
         for g in layout.groups:
             if g.name not in row.groups:
                 continue
             for node in range(g.first_node, g.first_node + g.nodes):
                 where = rack_of_node.get(node)
                 distance = min((abs(where - h) for h in homes), default=99) if where is not None else 99
-                if _length_class(distance) == length:
-                    count += row.cabled_per_node
-        if length == "row":
-            count += row.attached_ports + row.external_uplinks
+                counts[_length_class(distance)] += row.cabled_per_node
+        counts["row"] += row.attached_ports + row.external_uplinks
         if row.uplinks:
             spread = max(homes) - min(homes) if homes else 0
-            if _length_class(spread) == length:
-                count += row.uplinks
-        out[key] = count
-    return out
-
-
-def _cable_lengths(
-    layout: LayoutResult, network: NetworkResult, built: list[_Rack]
-) -> dict[str, dict[str, int]]:
-    """Cables by medium and length class (:data:`CABLE_LENGTHS`), summing to each row's cables."""
-    out: dict[str, dict[str, int]] = {}
-    for medium in sorted({r.cable_media for r in network.rows if r.switches and r.cable_media}):
-        for length in CABLE_LENGTHS:
-            n = sum(_links_by_row(layout, network, built, medium, length).values())
-            if n:
-                out.setdefault(medium, {})[length] = n
+            counts[_length_class(spread)] += row.uplinks
+        by_length = out.setdefault(row.cable_media, {})
+        for length, count in counts.items():
+            by_length.setdefault(length, {})[key] = count
     return out
 
 

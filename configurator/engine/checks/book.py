@@ -57,7 +57,7 @@ import pkgutil
 import string
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from .. import explain
@@ -122,8 +122,30 @@ def template_names(template: str) -> frozenset[str]:
     return frozenset(names)
 
 
+@lru_cache(maxsize=4096)
+def _parsed(template: str) -> tuple[tuple[str, str | None, str | None, str | None], ...] | None:
+    """The template's parts (literal text, name, spec, conversion), parsed once; None when a field is
+    more than a simple name or its spec holds a nested field (``render`` then leaves it to ``vformat``)."""
+    parts = tuple(_FORMATTER.parse(template))
+    for _, name, spec, _ in parts:
+        if name is not None and (not name.isidentifier() or "{" in (spec or "") or "}" in (spec or "")):
+            return None
+    return parts
+
+
 def render(template: str, values: Mapping[str, Any]) -> str:
-    return _FORMATTER.vformat(template, (), dict(values))
+    """``template`` filled from ``values``: ``_FORMATTER.vformat`` over the template parsed once."""
+    parts = _parsed(template)
+    if parts is None:
+        return _FORMATTER.vformat(template, (), dict(values))
+    out = []
+    for literal, name, spec, conversion in parts:
+        out.append(literal)
+        if name is not None:
+            out.append(
+                _FORMATTER.format_field(_FORMATTER.convert_field(values[name], conversion), spec or "")
+            )
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -261,6 +283,14 @@ def definitions() -> Catalogue:
     return Catalogue(defs)
 
 
+@lru_cache(maxsize=4096)
+def _names(code: str, variant: str | None, fix: str | None) -> tuple[frozenset[str], frozenset[str]]:
+    """The values a raise of ``code`` with this wording and fix must pass, and those it may pass,
+    worked out once (they follow from the frozen definitions alone)."""
+    d = definitions()[code]
+    return d.names(variant, fix), d.all_names()
+
+
 def raise_(
     code: str,
     /,
@@ -273,8 +303,7 @@ def raise_(
 ) -> Check:
     """The check ``code``: its wording (``variant``), field and fix (``fix``) rendered from ``values``."""
     d = definitions()[code]
-    expected = d.names(variant, fix)
-    allowed = d.all_names()
+    expected, allowed = _names(code, variant, fix)
     if not expected <= values.keys() <= allowed:
         missing = sorted(expected - values.keys())
         extra = sorted(values.keys() - allowed)

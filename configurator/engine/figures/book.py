@@ -253,6 +253,35 @@ def _compile_pattern(key: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
+#: Bound of each memo of a catalogue (keys are the catalogue's figure keys and their label arguments).
+_CACHE_LIMIT = 50_000
+
+
+@dataclass(frozen=True)
+class _Slot:
+    """A figure key put with one variant: its definition and what follows from it alone."""
+
+    definition: FigureDef
+    captures: dict[str, str]
+    expected: frozenset[str]
+    formula: Formula
+    display: str
+    labels: tuple[str, str]  # (en, zh) when put without ``label``
+    source: Source
+    unit: str  # the unit as the JSON spells it, ``{currency}`` still to fill
+
+
+def _labels(
+    definition: FigureDef, captures: Mapping[str, str], label: Mapping[str, Any] | None
+) -> tuple[str, str]:
+    """The figure's English and Chinese labels, filled from the key's captures and ``label``."""
+    args = {**captures, **(label or {})}
+    if "group" in captures:  # a serving group's code in the key: its name as the page shows it
+        args.setdefault("group_en", group_label(captures["group"], "en"))
+        args.setdefault("group_zh", group_label(captures["group"], "zh"))
+    return _label(definition.en, _in_language(args, "en")), _label(definition.zh, _in_language(args, "zh"))
+
+
 class Catalogue:
     """Every figure definition, from the modules of ``engine/figures/catalogue``."""
 
@@ -281,6 +310,8 @@ class Catalogue:
             else:
                 self.exact[d.key] = d
         self._resolved: dict[str, tuple[FigureDef, dict[str, str]]] = {}
+        self._slots: dict[tuple[str, str | None], _Slot] = {}
+        self._labels: dict[tuple[str, tuple[tuple[str, Any], ...]], tuple[str, str]] = {}
 
     def __iter__(self) -> Iterator[FigureDef]:
         yield from self.exact.values()
@@ -305,8 +336,47 @@ class Catalogue:
             if len(matches) > 1:
                 raise FigureBookError(f"{key!r} matches several definitions: {[p.key for p, _ in matches]}")
             hit = matches[0]
-        if len(self._resolved) < 50_000:
+        if len(self._resolved) < _CACHE_LIMIT:
             self._resolved[key] = hit
+        return hit
+
+    def slot(self, key: str, variant: str | None) -> _Slot:
+        """What ``FigureBook.put`` needs of ``key`` put as ``variant``, worked out on the first put only
+        (everything here depends on the key, the variant and the definitions alone)."""
+        hit = self._slots.get((key, variant))
+        if hit is not None:
+            return hit
+        definition, captures = self.resolve(key)
+        formula = definition.formula_for(variant)
+        display = formula.display
+        if definition.terms:
+            display = re.sub(rf"\b{re.escape(definition.terms)}\b", f"Σ {definition.terms}", display)
+        hit = _Slot(
+            definition=definition,
+            captures=captures,
+            expected=formula.names | frozenset(definition.context),
+            formula=formula,
+            display=display,
+            labels=_labels(definition, captures, None),
+            source=Source(definition.source.value),
+            unit=definition.unit.value,
+        )
+        if len(self._slots) < _CACHE_LIMIT:
+            self._slots[(key, variant)] = hit
+        return hit
+
+    def labels(self, slot: _Slot, key: str, label: Mapping[str, Any]) -> tuple[str, str]:
+        """The figure's labels with ``label``'s arguments; remembered when every argument is a str or
+        an int (the types a label is given; others, whose equal values may print differently, are not)."""
+        items = tuple(label.items())
+        for _, v in items:
+            if type(v) is not str and type(v) is not int:
+                return _labels(slot.definition, slot.captures, label)
+        hit = self._labels.get((key, items))
+        if hit is None:
+            hit = _labels(slot.definition, slot.captures, label)
+            if len(self._labels) < _CACHE_LIMIT:
+                self._labels[(key, items)] = hit
         return hit
 
 
@@ -371,18 +441,17 @@ class FigureBook:
         **inputs: Any,
     ) -> Figure:
         """Record figure ``key`` = ``value`` computed from ``inputs`` (exactly the formula's names)."""
-        definition, captures = definitions().resolve(key)
-        formula = definition.formula_for(variant)
-        expected = formula.names | frozenset(definition.context)
-        if inputs.keys() != expected:
-            missing = sorted(expected - inputs.keys())
-            extra = sorted(inputs.keys() - expected)
+        catalogue = definitions()
+        slot = catalogue.slot(key, variant)
+        definition = slot.definition
+        if inputs.keys() != slot.expected:
+            missing = sorted(slot.expected - inputs.keys())
+            extra = sorted(inputs.keys() - slot.expected)
             raise FigureBookError(
-                f"figure {key!r}: inputs do not match its formula {formula.text!r}"
+                f"figure {key!r}: inputs do not match its formula {slot.formula.text!r}"
                 + (f"; missing {missing}" if missing else "")
                 + (f"; not in the formula {extra}" if extra else "")
             )
-        display = formula.display
         if definition.terms:
             terms = inputs.pop(definition.terms)
             if not isinstance(terms, Mapping):
@@ -393,12 +462,10 @@ class FigureBook:
             if clash:
                 raise FigureBookError(f"figure {key!r}: terms {clash} clash with the formula's inputs")
             inputs = {**terms, **inputs}
-            display = re.sub(rf"\b{re.escape(definition.terms)}\b", f"Σ {definition.terms}", display)
-        args = {**captures, **(label or {})}
-        if "group" in captures:  # a serving group's code in the key: its name as the page shows it
-            args.setdefault("group_en", group_label(captures["group"], "en"))
-            args.setdefault("group_zh", group_label(captures["group"], "zh"))
-        unit = definition.unit.value.replace("{currency}", self.currency)
+        label_en, label_zh = catalogue.labels(slot, key, label) if label else slot.labels
+        unit = slot.unit
+        if "{" in unit:
+            unit = unit.replace("{currency}", self.currency)
         if definition.itemised:
             listed: dict[str, Any] = {}
             for name, v in inputs.items():
@@ -408,11 +475,11 @@ class FigureBook:
             key=key,
             value=value,
             unit=unit,
-            label_en=_label(definition.en, _in_language(args, "en")),
-            label_zh=_label(definition.zh, _in_language(args, "zh")),
-            formula=display,
+            label_en=label_en,
+            label_zh=label_zh,
+            formula=slot.display,
             inputs=inputs,
-            source=source if source is not None else Source(definition.source.value),
+            source=source if source is not None else slot.source,
         )
         self.figures[key] = figure
         if FigureBook.observer is not None:
