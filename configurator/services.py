@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 import threading
 from collections import OrderedDict
@@ -65,8 +66,18 @@ def plan_from_json(
     request = resolve_request(data, today=today, catalog=catalog)
     result = plan(request)
     if advise:
-        # Every fix proven by re-planning the request with it (engine/advice.py, io/fixes.py).
-        result = advised(data, request, result, lambda d: resolve_request(d, today=today, catalog=catalog))
+        # Every fix proven by re-planning the request with it (engine/advice.py, io/fixes.py).  Each
+        # proof is kept (``_remember_proof``): the page's "Apply" buttons (``proven_fixes``) re-prove
+        # the same requests and find them here instead of planning them a second time.
+        day = today or timezone.localdate()
+        version = catalog.version
+        result = advised(
+            data,
+            request,
+            result,
+            lambda d: resolve_request(d, today=day, catalog=catalog),
+            lambda resolved, after: _remember_proof(_proof_key(resolved, version, day), after),
+        )
         # A target out of this hardware's reach: the smallest catalog deployment that meets it.
         from .catalog_alternative import for_request
 
@@ -491,13 +502,17 @@ def _comparable(value: Any) -> str:
     return format(number.normalize(), "f")
 
 
-def differences_from_preset(data: dict[str, str], initials: dict[str, Any]) -> list[dict[str, str]]:
+def differences_from_preset(
+    data: dict[str, str], initials: dict[str, Any], preset: dict[str, str] | None = None
+) -> list[dict[str, str]]:
     """Every form field whose value differs from what the current scenario's preset (or, with no
     scenario, a fresh page) sets: name, current value and preset value, in the form's order.  The
     page lists them with a reset each and "start over", so a fix or a cap applied under one
     scenario never carries silently into the next.  ``initials`` maps each field to the value the
-    form shows where the preset sets none (a select's initial choice)."""
-    preset = preset_data(data.get("scenario") or None)
+    form shows where the preset sets none (a select's initial choice).  ``preset``: the preset's data
+    when the caller already has it (``preset_data(data.get("scenario") or None)``), saving its queries."""
+    if preset is None:
+        preset = preset_data(data.get("scenario") or None)
     out = []
     for name, initial in initials.items():
         if name == "scenario":
@@ -643,7 +658,8 @@ def form_request(request_json: dict) -> dict | None:
 
 # Proofs are plans, and a plan of a request is fixed for a catalog version and a
 # day: the last few hundred are kept (per process) so a fix offered on every
-# keystroke is planned once.
+# keystroke is planned once, and the advice pass (``plan_from_json``) and the
+# page's "Apply" buttons (``proven_fixes``) share one plan of each fixed request.
 _PROOFS: OrderedDict[tuple, tuple[frozenset, frozenset]] = OrderedDict()
 _PROOFS_MAX = 512
 _proofs_lock = threading.Lock()
@@ -657,26 +673,42 @@ def _forget_proofs() -> None:
 catalog_cache.on_clear(_forget_proofs)
 
 
-def _proof(candidate: dict, catalog: DjangoCatalog) -> tuple[frozenset, frozenset] | None:
-    """(codes of warnings and errors, codes of errors) of the plan of ``candidate``."""
-    key = (catalog.version, timezone.localdate(), json.dumps(candidate, sort_keys=True, default=str))
-    with _proofs_lock:
-        if key in _PROOFS:
-            _PROOFS.move_to_end(key)
-            return _PROOFS[key]
-    try:
-        after = plan_from_json(candidate, catalog=catalog, advise=False)[1]
-    except RequestError:
-        return None
+def _proof_key(request: et.PlanRequest, version: Any, day: dt.date) -> tuple:
+    """A proof's key: the resolved request itself (the SHA-256 of its ``repr``, which names every field
+    of every part; about 30 kB, so not kept whole), so two request JSONs that resolve alike (a rack
+    given by slug with its cap, or inline in full) share one plan; a ``repr`` that differs for equal
+    values (a set's order) only costs a plan."""
+    return (version, day, hashlib.sha256(repr(request).encode()).digest())
+
+
+def _remember_proof(key: tuple, after: et.PlanResult) -> tuple[frozenset, frozenset]:
     value = (
         frozenset(c.code for c in after.checks if c.severity != et.Severity.OK),
         frozenset(c.code for c in after.checks if c.severity == et.Severity.ERROR),
     )
     with _proofs_lock:
         _PROOFS[key] = value
+        _PROOFS.move_to_end(key)
         while len(_PROOFS) > _PROOFS_MAX:
             _PROOFS.popitem(last=False)
     return value
+
+
+def _proof(candidate: dict, catalog: DjangoCatalog) -> tuple[frozenset, frozenset] | None:
+    """(codes of warnings and errors, codes of errors) of the plan of ``candidate``: the plan the
+    advice pass already made of this very request when it proved the same fix (``plan_from_json``),
+    else planned here."""
+    day = timezone.localdate()
+    try:
+        resolved = resolve_request(candidate, today=day, catalog=catalog)
+    except RequestError:
+        return None
+    key = _proof_key(resolved, catalog.version, day)
+    with _proofs_lock:
+        if key in _PROOFS:
+            _PROOFS.move_to_end(key)
+            return _PROOFS[key]
+    return _remember_proof(key, plan(resolved))
 
 
 def proven_fixes(request_json: dict, plan_request: et.PlanRequest, result: et.PlanResult) -> dict[int, dict]:

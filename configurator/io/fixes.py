@@ -53,18 +53,27 @@ def advised(
     request: et.PlanRequest,
     result: et.PlanResult,
     resolve_fn: Callable[[Any], et.PlanRequest],
+    proved: Callable[[et.PlanRequest, et.PlanResult], object] | None = None,
 ) -> et.PlanResult:
     """``result`` with its fixes proven by re-planning ``request_json`` with each (engine/advice.py),
-    and the recommended serving settings offered when they beat the request's."""
+    and the recommended serving settings offered when they beat the request's.
+
+    ``proved``: told of each resolved request re-planned and its plan, so a caller that needs the plan
+    of the same request again (the page's "Apply" buttons, ``services.proven_fixes``) does not plan it
+    twice."""
 
     def replan(fix: Mapping[str, Any]) -> et.PlanResult | None:
         candidate = apply_fix(request_json, fix)
         if candidate is None:
             return None
         try:
-            return plan(resolve_fn(candidate))
+            resolved = resolve_fn(candidate)
         except RequestError:
             return None
+        after = plan(resolved)
+        if proved is not None:
+            proved(resolved, after)
+        return after
 
     extra = recommended_serving_check(request, result)
     return advise(result, replan, extra)

@@ -36,7 +36,8 @@ def preset_differences(context, form):
     names = list(form.fields)
     rows = []
     initials = {name: form.fields[name].initial for name in names}
-    for diff in services.differences_from_preset(data, initials):
+    preset = services.preset_data(data.get("scenario") or None)  # once: the differences and start over
+    for diff in services.differences_from_preset(data, initials, preset):
         field = form.fields[diff["name"]]
         rows.append(
             {
@@ -47,7 +48,6 @@ def preset_differences(context, form):
                 "reset_json": json.dumps({diff["name"]: diff["preset"]}, ensure_ascii=False),
             }
         )
-    preset = services.preset_data(data.get("scenario") or None)
     start_over = {name: preset.get(name, "") for name in names}
     return {
         "rows": rows,
