@@ -45,7 +45,7 @@ from .defaults import resolve_serving
 from .layout import auto_layout, layout_is_valid, resolve_layout
 from .memory import size_memory
 from .performance import estimate_performance
-from .performance.design import batch_cap
+from .performance.design import batch_cap, target_text
 from .types import Check, DesignPoint, PerformanceResult, PlanRequest, PlanResult, Severity, TopologyKind
 
 BATCHED_TOKENS_CHOICES = (16_384, 32_768)
@@ -255,20 +255,14 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
     best_effort = current is not None and current.best_effort and bool(current.relaxed_targets)
     if best_effort and current is not None:
         relaxed = {k: v for k, v in current.relaxed_targets.items() if k in current.unmet_targets}
-        names = {
-            "ttft_p50_s": ("TTFT P50", "首字延迟 P50", "s", "秒"),
-            "ttft_p90_s": ("TTFT P90", "首字延迟 P90", "s", "秒"),
-            "tpot_p50_ms": ("TPOT P50", "每字延迟 P50", "ms", "毫秒"),
-            "tpot_p90_ms": ("TPOT P90", "每字延迟 P90", "ms", "毫秒"),
-        }
         within_en = (
             "within the relaxed targets ("
-            + ", ".join(f"{names[k][0]} {v:g} {names[k][2]}" for k, v in relaxed.items())
+            + ", ".join(target_text(k, v)[0] for k, v in relaxed.items())
             + "; the best-effort design point)"
         )
         within_zh = (
             "在放宽后的目标内（"
-            + "，".join(f"{names[k][1]} {v:g} {names[k][3]}" for k, v in relaxed.items())
+            + "，".join(target_text(k, v)[1] for k, v in relaxed.items())
             + "；尽力设计点）"
         )
     else:

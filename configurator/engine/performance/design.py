@@ -312,7 +312,8 @@ def add_design_figures(
     )
 
 
-def _target_text(key: str, target: float) -> tuple[str, str]:
+def target_text(key: str, target: float) -> tuple[str, str]:
+    """A latency target as the messages say it, in English and Chinese (``TPOT P90 190 ms``)."""
     en, zh, unit, unit_zh, _ = _TARGET_NAMES[key]
     return f"{en} {target:g} {unit}", f"{zh} {target:g} {unit_zh}"
 
@@ -391,8 +392,8 @@ def unreachable_check(dp: DesignPoint, load: StatedLoad | None = None) -> Check:
         "tpot_p50_ms": dp.best_tpot_s * 1000,
         "tpot_p90_ms": dp.best_tpot_p90_s * 1000,
     }
-    t_en = " and ".join(_target_text(k, dp.targets[k])[0] for k in dp.unmet_targets)
-    t_zh = "、".join(_target_text(k, dp.targets[k])[1] for k in dp.unmet_targets)
+    t_en = " and ".join(target_text(k, dp.targets[k])[0] for k in dp.unmet_targets)
+    t_zh = "、".join(target_text(k, dp.targets[k])[1] for k in dp.unmet_targets)
     # The best reached: the missed targets' own percentiles first, then the P90s the design point states.
     shown = [*dp.unmet_targets, *(k for k in ("ttft_p90_s", "tpot_p90_ms") if k not in dp.unmet_targets)]
     best_en = "one request alone gets " + ", ".join(
@@ -403,8 +404,8 @@ def unreachable_check(dp: DesignPoint, load: StatedLoad | None = None) -> Check:
     )
     relaxed = {k: v for k, v in dp.relaxed_targets.items() if k in dp.unmet_targets}
     if dp.concurrency > 0 and relaxed:
-        r_en = " and ".join(_target_text(k, v)[0] for k, v in relaxed.items())
-        r_zh = "、".join(_target_text(k, v)[1] for k, v in relaxed.items())
+        r_en = " and ".join(target_text(k, v)[0] for k, v in relaxed.items())
+        r_zh = "、".join(target_text(k, v)[1] for k, v in relaxed.items())
         at_en = (
             f"; within {r_en} it carries {dp.concurrency:,} concurrent requests "
             f"({dp.output_tokens_per_s:,.0f} output tokens/s, TTFT P90 {dp.ttft_p90_s:.3g} s, "
