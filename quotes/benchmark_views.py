@@ -35,19 +35,6 @@ def _float(value: Any) -> float | None:
         return None
 
 
-def throughput_band(result: Any) -> tuple[float, float] | None:
-    """Output throughput the measurement is likely to fall in: the engine's
-    ``performance.output_tokens_per_s_range`` (estimate ÷ the calibration band)."""
-    perf = (result or {}).get("performance") if isinstance(result, dict) else None
-    if not perf or perf.get("measured"):
-        return None
-    likely = perf.get("output_tokens_per_s_range") or ()
-    if len(likely) != 2:
-        return None  # a plan stored before the calibration band existed
-    low, high = _float(likely[0]), _float(likely[1])
-    return (low, high) if low and high else None
-
-
 def measured_context(revision) -> dict[str, Any] | None:
     """Estimated and measured figures of a revision, or None when nothing was measured."""
     if revision is None or revision.pk is None:

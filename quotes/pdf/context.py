@@ -714,12 +714,6 @@ def _measured(revision) -> dict[str, Any] | None:
     return measured_context(revision)
 
 
-def _throughput_band(plan: Mapping) -> tuple[float, float] | None:
-    from quotes.benchmark_views import throughput_band
-
-    return throughput_band(plan)
-
-
 def _sizing(result: Mapping, tokens: Mapping, *, internal: bool) -> dict[str, Any] | None:
     """The design capacity and the cost per million tokens at it and at the stated load (both
     labelled), and whether the saving against the API may be printed: the customer edition never
@@ -926,7 +920,6 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "memory_panels": memory_panels,
         "performance": plan.get("performance") or {},
         "measured": _measured(revision),
-        "throughput_band": _throughput_band(plan),
         "load_curve": drawing((plan.get("sla") or {}).get("curve_svg", "")),
         "power": plan.get("power") or {},
         "power_groups": [
