@@ -27,7 +27,7 @@ def main(argv: list[str]) -> int:
     print("fitted (per hardware family):")
     for name, f in families.items():
         print(
-            f"  {name:10} expert bandwidth {f.expert_bandwidth_efficiency:.3f}, layer {f.layer_overhead_s * 1e6:.0f} µs, "
+            f"  {name:10} decode layer {f.layer_overhead_s * 1e6:.0f} µs, prefill layer {f.prefill_layer_overhead_s * 1e6:.0f} µs, "
             f"band {f.band_low:.2f}–{f.band_high:.2f}{' (few sources)' if f.few_sources else ''}"
         )
     print("\nleave-one-source-out:")

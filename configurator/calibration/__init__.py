@@ -295,20 +295,28 @@ def table(rows: list[Comparison]) -> str:
 
 #: Weights of the fit's objective: Σ log²(predicted ÷ measured) of throughput, TPOT and TTFT where the
 #: source gives them, plus the pull of each fitted factor towards its neutral prior (log-distance).
+#: TTFT weighs as much as TPOT: each identifies one fitted factor (the prefill and the decode layer
+#: cost); at ¼ — chosen when TTFT had no factor of its own and leaked into the decode layer cost — the
+#: prior outweighed a family's few TTFT measurements.
 TPOT_WEIGHT = 0.5
-TTFT_WEIGHT = 0.25
+TTFT_WEIGHT = 0.5
 PRIOR_WEIGHT = 0.5
 
 
-def _fit_of(family: str, bw: float, layer: float) -> sm.FamilyCalibration:
-    return sm.FamilyCalibration(bw, layer, sm.WIDE_BAND[0], sm.WIDE_BAND[1], 0, 0, True)
+Fit = tuple[float, float]  # (layer_overhead_s, prefill_layer_overhead_s): sm.FITTED, in that order
 
 
-def _loss(rows: list[Comparison], family: str, bw: float, layer: float) -> float:
+def _fit_of(family: str, fit: Fit) -> sm.FamilyCalibration:
+    return sm.FamilyCalibration(fit[0], fit[1], sm.WIDE_BAND[0], sm.WIDE_BAND[1], 0, 0, True)
+
+
+def prior_fit(family: str) -> Fit:
     prior = sm.prior_for(family)
-    total = PRIOR_WEIGHT * (
-        math.log(bw / prior.expert_bandwidth_efficiency) ** 2 + math.log(layer / prior.layer_overhead_s) ** 2
-    )
+    return prior.layer_overhead_s, prior.prefill_layer_overhead_s
+
+
+def _loss(rows: list[Comparison], family: str, fit: Fit) -> float:
+    total = PRIOR_WEIGHT * sum(math.log(v / p) ** 2 for v, p in zip(fit, prior_fit(family), strict=True))
     for r in rows:
         total += math.log(max(r.ratio, 1e-6)) ** 2
         if r.measured_tpot_ms and r.predicted_tpot_ms > 0:
@@ -318,36 +326,38 @@ def _loss(rows: list[Comparison], family: str, bw: float, layer: float) -> float
     return total
 
 
-def fit_family(records: list[Mapping[str, Any]], family: str) -> tuple[float, float]:
-    """(expert bandwidth efficiency, layer overhead) of one family: the records' least log-squares with the
-    neutral prior, by pattern search in log space inside ``sm.FIT_BOUNDS``.  No records: the prior."""
-    prior = sm.prior_for(family)
-    bw, layer = prior.expert_bandwidth_efficiency, prior.layer_overhead_s
+def fit_family(records: list[Mapping[str, Any]], family: str) -> Fit:
+    """(decode layer overhead, prefill layer overhead) of one family: the records' least log-squares with
+    the neutral prior, by pattern search in log space inside ``sm.FIT_BOUNDS``.  No records: the prior."""
+    best_fit = prior_fit(family)
     if not records:
-        return bw, layer
-    (bw_lo, bw_hi) = sm.FIT_BOUNDS["expert_bandwidth_efficiency"]
-    (l_lo, l_hi) = sm.FIT_BOUNDS["layer_overhead_s"]
+        return best_fit
+    bounds = [sm.FIT_BOUNDS[name] for name in sm.FITTED]
 
-    def loss(b: float, lay: float) -> float:
-        rows = compare_all(records, {family: _fit_of(family, b, lay)})
-        return _loss(rows, family, b, lay)
+    def loss(fit: Fit) -> float:
+        return _loss(compare_all(records, {family: _fit_of(family, fit)}), family, fit)
 
-    best = loss(bw, layer)
+    best = loss(best_fit)
     step = 2.0
     while step > 1.03:
         improved = False
-        for db, dl in ((step, 1), (1 / step, 1), (1, step), (1, 1 / step)):
-            b = min(bw_hi, max(bw_lo, bw * db))
-            lay = min(l_hi, max(l_lo, layer * dl))
-            if (b, lay) == (bw, layer):
-                continue
-            trial = loss(b, lay)
-            if trial < best - 1e-9:
-                best, bw, layer, improved = trial, b, lay, True
+        for i in range(len(best_fit)):
+            for factor in (step, 1 / step):
+                values = list(best_fit)
+                lo, hi = bounds[i]
+                values[i] = min(hi, max(lo, values[i] * factor))
+                trial_fit: Fit = (values[0], values[1])
+                if trial_fit == best_fit:
+                    continue
+                trial = loss(trial_fit)
+                if trial < best - 1e-9:
+                    best, best_fit, improved = trial, trial_fit, True
+                    break
+            if improved:
                 break
         if not improved:
             step = math.sqrt(step)
-    return bw, layer
+    return best_fit
 
 
 @dataclass(frozen=True)
@@ -378,14 +388,14 @@ class CrossValidation:
         return round(low, 2), round(high, 2), few
 
 
-def fit_all(records: list[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
+def fit_all(records: list[Mapping[str, Any]]) -> dict[str, Fit]:
     by_family: dict[str, list[Mapping[str, Any]]] = {}
     for rec in records:
         by_family.setdefault(family_of(rec), []).append(rec)
     return {family: fit_family(recs, family) for family, recs in sorted(by_family.items())}
 
 
-def stack_sibling_fit(records: list[Mapping[str, Any]], family: str) -> tuple[float, float] | None:
+def stack_sibling_fit(records: list[Mapping[str, Any]], family: str) -> Fit | None:
     """The fit of the family of the same software stack with the most sources among ``records`` (another
     family than ``family``), or None when the stack has no other family with records.
 
@@ -411,8 +421,8 @@ def cross_validate(records: list[Mapping[str, Any]]) -> CrossValidation:
         family = family_of(held_out[0])
         seen = [r for r in records if source_of(r) != source and family_of(r) == family]
         sibling = None if seen else stack_sibling_fit([r for r in records if source_of(r) != source], family)
-        bw, layer = sibling if sibling is not None else fit_family(seen, family)
-        rows += compare_all(held_out, {family: _fit_of(family, bw, layer)})
+        fit = sibling if sibling is not None else fit_family(seen, family)
+        rows += compare_all(held_out, {family: _fit_of(family, fit)})
     order = {r["id"]: i for i, r in enumerate(records)}
     return CrossValidation(tuple(sorted(rows, key=lambda r: order.get(r.record_id, 0))))
 
@@ -423,12 +433,10 @@ def calibrate(records: list[Mapping[str, Any]]) -> tuple[dict[str, sm.FamilyCali
     cv = cross_validate(records)
     out: dict[str, sm.FamilyCalibration] = {}
     for family in sorted(set(fitted) | set(cv.families())):
-        bw, layer = fitted.get(
-            family, (sm.prior_for(family).expert_bandwidth_efficiency, sm.prior_for(family).layer_overhead_s)
-        )
+        layer, prefill_layer = fitted.get(family, prior_fit(family))
         low, high, few = cv.band(family)
         out[family] = sm.FamilyCalibration(
-            round(bw, 4), round(layer, 7), low, high, cv.sources(family), len(cv.of(family)), few
+            round(layer, 7), round(prefill_layer, 7), low, high, cv.sources(family), len(cv.of(family)), few
         )
     return out, cv
 
@@ -441,8 +449,8 @@ def write_calibration(path: Path, families: Mapping[str, sm.FamilyCalibration], 
         or "Written by scripts/fit_performance.py / manage.py calibrate; docs/performance.md §3.",
         "families": {
             name: {
-                "expert_bandwidth_efficiency": f.expert_bandwidth_efficiency,
                 "layer_overhead_s": f.layer_overhead_s,
+                "prefill_layer_overhead_s": f.prefill_layer_overhead_s,
                 "band_low": f.band_low,
                 "band_high": f.band_high,
                 "sources": f.sources,

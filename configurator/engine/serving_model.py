@@ -48,6 +48,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .moe_routing import busiest_rank_share
 from .types import ERROR_BAND_HIGH as ERROR_BAND_HIGH
 from .types import ERROR_BAND_LOW as ERROR_BAND_LOW
 from .types import ModelSpec, PlanRequest, ServerSpec
@@ -56,19 +57,21 @@ from .types import ModelSpec, PlanRequest, ServerSpec
 
 #: The factors a fit may move (per hardware family); every other field of PlatformFactors is a
 #: fixed physical constant of the software stack, documented in docs/performance.md §3.
-FITTED = ("expert_bandwidth_efficiency", "layer_overhead_s")
+FITTED = ("layer_overhead_s", "prefill_layer_overhead_s")
 
 
 @dataclass(frozen=True)
 class PlatformFactors:
     """The step model's constants for one hardware family.
 
-    Two are fitted to published measurements (``FITTED``): ``expert_bandwidth_efficiency`` (achieved
-    ÷ peak HBM bandwidth of the routed-expert reads: fused MoE kernels with a few tokens per expert)
-    and ``layer_overhead_s`` (the fixed time every layer of a decode step costs whatever its bytes:
-    kernel launch gaps inside the captured graph and the synchronisation of its collectives).  The
-    others are fixed per software stack, among them ``bandwidth_efficiency`` of the dense weight and
-    KV reads.
+    Two are fitted to published measurements (``FITTED``): ``layer_overhead_s`` (the fixed time every
+    layer of a decode step costs whatever its bytes: kernel launch gaps inside the captured graph and the
+    synchronisation of its collectives) and ``prefill_layer_overhead_s`` (the same for an MoE layer of a
+    prefill pass, which no engine captures: every operator of the layer is dispatched from the host, and
+    the routing and the expert dispatch synchronise with it).  The others are fixed per software stack, among
+    them ``bandwidth_efficiency`` of the dense weight and KV reads and ``expert_bandwidth_efficiency``
+    of the routed-expert reads (fitted until the public data showed it does not move: every family's fit
+    stayed within 4 % of its 0.60 prior).
     """
 
     bandwidth_efficiency: float  # fixed: achieved ÷ peak HBM bandwidth of dense weight and KV reads
@@ -79,7 +82,8 @@ class PlatformFactors:
     request_overhead_s: float  # fixed: per request before prefill (HTTP, tokenizer, detokenizer)
     inter_node_latency_factor: float = 3.0  # fixed: a collective crossing nodes costs this many latencies
     layer_overhead_s: float = 0.0  # fitted: fixed cost per layer per decode step (launch + sync)
-    expert_bandwidth_efficiency: float = 0.0  # fitted: of the routed-expert reads (0: as the dense reads)
+    expert_bandwidth_efficiency: float = 0.0  # fixed: of the routed-expert reads (0: as the dense reads)
+    prefill_layer_overhead_s: float = 0.0  # fitted: fixed cost per MoE layer per prefill pass (eager)
 
     @property
     def expert_efficiency(self) -> float:
@@ -103,16 +107,20 @@ class PlatformFactors:
 #   task queue (``TASK_QUEUE_ENABLE``) at ≈ 15 µs each even in ACL-graph mode (≈ 300 µs a layer);
 #   an HCCL collective on HCCS costs ≈ 30 µs; the step's host work ≈ 3 ms; prefill reaches ≈ 40 % MFU
 #   (its operators run eagerly: ACL graphs capture decode only).
+# Prefill MoE layer (no engine captures prefill): the captured layer's cost plus its ≈ 30 operators
+#   dispatched from the host (≈ 5 µs each through PyTorch on CUDA, ≈ 20 µs through torch_npu's task
+#   queue): 30 + 150 µs on CUDA, 300 + 600 µs on Ascend — what the step model charged every prefill
+#   layer before this factor was fitted (EAGER_LAYER_OVERHEAD_S); dense layers still pay exactly that.
 STACK_PRIORS: dict[str, PlatformFactors] = {
-    "cuda": PlatformFactors(0.85, 0.50, 1.5e-3, 10e-6, 0.50, 0.010, 8.0, 30e-6, 0.60),
-    "ascend": PlatformFactors(0.85, 0.40, 3.0e-3, 30e-6, 0.40, 0.010, 3.0, 300e-6, 0.60),
+    "cuda": PlatformFactors(0.85, 0.50, 1.5e-3, 10e-6, 0.50, 0.010, 8.0, 30e-6, 0.60, 180e-6),
+    "ascend": PlatformFactors(0.85, 0.40, 3.0e-3, 30e-6, 0.40, 0.010, 3.0, 300e-6, 0.60, 900e-6),
 }
 DEFAULT_STACK = "cuda"
 
 # Bounds of the fitted factors (physical: a factor at its bound says the model misses something).
 FIT_BOUNDS: dict[str, tuple[float, float]] = {
-    "expert_bandwidth_efficiency": (0.20, 0.95),
     "layer_overhead_s": (2e-6, 3e-3),
+    "prefill_layer_overhead_s": (50e-6, 10e-3),
 }
 
 #: Hardware families: accelerators that share kernels, memory system and software stack.  Each has
@@ -163,8 +171,8 @@ def prior_for(family: str) -> PlatformFactors:
 class FamilyCalibration:
     """One family's fitted factors and its leave-one-source-out error band."""
 
-    expert_bandwidth_efficiency: float
     layer_overhead_s: float
+    prefill_layer_overhead_s: float
     band_low: float  # predicted ÷ measured throughput, cross-validated
     band_high: float
     sources: int  # distinct public sources the family's records come from
@@ -189,8 +197,8 @@ def _load(path: Path) -> dict[str, FamilyCalibration]:
     for family, row in (data.get("families") or {}).items():
         try:
             out[str(family)] = FamilyCalibration(
-                float(row["expert_bandwidth_efficiency"]),
                 float(row["layer_overhead_s"]),
+                float(row["prefill_layer_overhead_s"]),
                 float(row["band_low"]),
                 float(row["band_high"]),
                 int(row["sources"]),
@@ -243,8 +251,8 @@ def factors_for_family(family: str) -> PlatformFactors:
         return base
     return replace(
         base,
-        expert_bandwidth_efficiency=fit.expert_bandwidth_efficiency,
         layer_overhead_s=fit.layer_overhead_s,
+        prefill_layer_overhead_s=fit.prefill_layer_overhead_s,
     )
 
 
@@ -693,6 +701,9 @@ def decode_step(
     if model.is_moe:
         group_tokens = tokens_rank * shape.dp if shape.expert_parallel else tokens_rank
         touched = experts_touched(model, group_tokens)
+        if shape.expert_parallel and shape.ep > 1:
+            # the step waits for the busiest EP rank (engine/moe_routing.py)
+            touched = busiest_rank_share(model.num_experts / shape.ep, shape.ep, touched)
     weights = non_expert + touched * experts
     # KV bytes per token and state are per rank of one stage (memory.kv_bytes_per_token counts the
     # stage's layers).
@@ -773,6 +784,16 @@ class PrefillBreakdown:
     prefill_s: float
 
 
+def prefill_layer_counts(model: ModelSpec) -> tuple[int, int]:
+    """(MoE layers, other layers) of a prefill pass.  An MoE layer pays the family's fitted prefill cost
+    (``prefill_layer_overhead_s``: routing, the expert dispatch's host synchronisation and its many
+    operators, all eager); a dense layer its captured cost plus the eager dispatch of its ≈ 30 operators,
+    which the public TTFT records (all MoE) do not measure and so do not move."""
+    layers = max(model.num_layers, 1)
+    moe = min(max(model.moe_layers, 0), layers) if model.is_moe else 0
+    return moe, layers - moe
+
+
 def prefill_time(
     model: ModelSpec,
     server: ServerSpec,
@@ -792,8 +813,9 @@ def prefill_time(
     """Time to prefill one prompt on one DP rank (chunked by ``max_num_batched_tokens``).
 
     Each chunk is one forward pass through every pipeline stage; its layers run eagerly (vLLM
-    captures decode only), so each layer pays the captured per-layer cost plus the eager dispatch
-    cost.  ``rank_weight_bytes`` is what the rank holds (memory result, per stage).
+    captures decode only): each MoE layer pays the family's fitted prefill layer cost
+    (``prefill_layer_overhead_s``), each dense layer its captured cost plus the eager dispatch cost
+    (``prefill_layer_counts``).  ``rank_weight_bytes`` is what the rank holds (memory result, per stage).
     """
     p = max(prompt_tokens, 1)
     pp = max(shape.pp, 1)
@@ -825,9 +847,15 @@ def prefill_time(
     tp_s, ep_s, _ = comm_times(
         model, server, shape, p, f, eight_bit=eight_bit, scale_out_efficiency=scale_out_efficiency
     )
-    stack = server.accelerator.software_stack
-    eager = EAGER_LAYER_OVERHEAD_S.get(stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK])
-    overhead = chunks * (f.step_overhead_s + max(model.num_layers, 1) * (f.layer_overhead_s + eager))
+    moe_layers, dense_layers = prefill_layer_counts(model)
+    eager = EAGER_LAYER_OVERHEAD_S.get(
+        server.accelerator.software_stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK]
+    )
+    overhead = chunks * (
+        f.step_overhead_s
+        + moe_layers * f.prefill_layer_overhead_s
+        + dense_layers * (f.layer_overhead_s + eager)
+    )
     total = overhead + max(compute_s, memory_s) + tp_s + ep_s
     return PrefillBreakdown(compute_s, memory_s, tp_s + ep_s, overhead, chunks, total)
 

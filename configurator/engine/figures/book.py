@@ -61,6 +61,7 @@ from enum import StrEnum
 from functools import cache
 from typing import Any
 
+from ..moe_routing import busiest_rank_share
 from ..types import Figure, Source
 from ..vocabulary import fabric_label, group_label, scope_label
 
@@ -120,6 +121,7 @@ FUNCTIONS: Mapping[str, Any] = {
     "max": max,
     "round": round,
     "abs": abs,
+    "busiest_rank_share": busiest_rank_share,  # engine/moe_routing.py
 }
 RESERVED = frozenset({"variant", "source", "label"})
 _BRACED = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")

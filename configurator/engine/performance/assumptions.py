@@ -39,7 +39,9 @@ def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors
         fig_value(f.expert_efficiency),
         label=label,
         variant="calibrated" if perf.decode_bandwidth_efficiency is None else "requested",
-        source=source("expert_bandwidth_efficiency", perf.decode_bandwidth_efficiency),
+        source=source("decode_bandwidth_efficiency", perf.decode_bandwidth_efficiency)
+        if perf.decode_bandwidth_efficiency is not None
+        else Source("assumed", "fixed per software stack (serving_model.STACK_PRIORS)"),
         requested=fig_input(perf.decode_bandwidth_efficiency),
         calibrated=fig_input(base.expert_efficiency),
         stack=stack,
@@ -104,6 +106,15 @@ def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors
         else CALIBRATION_SOURCE,
         calibrated=fig_input(base.layer_overhead_s),
         eager_per_layer_s=per_layer,
+        layers=max(req.model.num_layers, 1),
+        stack=stack,
+    )
+    book.put(
+        "performance.factors.prefill_layer_overhead_s",
+        fig_value(f.prefill_layer_overhead_s),
+        label=label,
+        source=CALIBRATION_SOURCE,
+        calibrated=fig_input(base.prefill_layer_overhead_s),
         layers=max(req.model.num_layers, 1),
         stack=stack,
     )

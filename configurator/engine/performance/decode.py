@@ -19,7 +19,7 @@ def add_step_figures(
     book.put(
         f"performance.{g.name}.experts_touched_fraction",
         fig_value(st.experts_touched),
-        variant="moe" if model.is_moe else "dense",
+        variant=("moe_ep" if shape.expert_parallel and shape.ep > 1 else "moe") if model.is_moe else "dense",
         source=ESTIMATE_SOURCE,
         top_k=model.experts_per_token,
         experts=model.num_experts,
@@ -28,6 +28,7 @@ def add_step_figures(
         tokens_per_seq_per_step=1 + gm.draft_tokens,
         DP_sharing_experts=shape.dp if shape.expert_parallel else 1,
         experts_per_rank=g.experts_per_rank,
+        EP=shape.ep if shape.expert_parallel else 1,
     )
     micro = max(max(batch, 1) / shape.pp, 1.0)
     if gm.rank_non_expert is not None:

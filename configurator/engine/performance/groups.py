@@ -49,6 +49,8 @@ def group_estimate(
         collectives_s=fig_input(pre.comm_s),
         overhead_s=fig_input(pre.overhead_s),
         chunks=pre.chunks,
+        prefill_layer_overhead_s=fig_input(gmodel.factors.prefill_layer_overhead_s),
+        layers=max(model.num_layers, 1),
     )
 
     # ---- batch per DP rank at the quoted concurrency

@@ -34,7 +34,7 @@ class Command(BaseCommand):
         for name, f in families.items():
             note = " (fewer than three sources: widened)" if f.few_sources else ""
             self.stdout.write(
-                f"{name:10} expert bandwidth {f.expert_bandwidth_efficiency:.3f}  layer {f.layer_overhead_s * 1e6:.0f} µs  "
+                f"{name:10} decode layer {f.layer_overhead_s * 1e6:.0f} µs  prefill layer {f.prefill_layer_overhead_s * 1e6:.0f} µs  "
                 f"band {f.band_low:.2f}–{f.band_high:.2f}{note}"
             )
         self.stdout.write(cal.cv_table(cv))

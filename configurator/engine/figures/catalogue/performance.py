@@ -81,6 +81,16 @@ FACTORS = (
         source=SourceKind.PUBLIC,
     ),
     FigureDef(
+        "performance.factors.prefill_layer_overhead_s",
+        Unit.SECONDS,
+        "Fixed time per layer per prefill pass (operators dispatched from the host: prefill is not graph-captured)"
+        + _FACTOR,
+        "预填充每次前向每层的固定开销（预填充不入图，算子逐个由主机下发）" + _FACTOR_ZH,
+        "calibrated",
+        context=("stack", "layers"),
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
         "performance.factors.collective_latency_s",
         Unit.SECONDS,
         "Fixed latency of one collective (all-reduce, dispatch or combine)" + _FACTOR,
@@ -99,9 +109,19 @@ GROUP = (
         "{group_en}: prefill time of one prompt per DP rank",
         "{group_zh}：单个 DP rank 处理一个输入的预填充时间",
         # compute_s = prompt_tokens × (2 × active_params + attention FLOPs) ÷ TP ÷ (TFLOPS × MFU);
-        # memory_s = chunks × weights on the rank ÷ (bandwidth × efficiency); overhead_s = chunks × step overhead
+        # memory_s = chunks × weights on the rank ÷ (bandwidth × efficiency);
+        # overhead_s = chunks × (step overhead + layers × prefill layer overhead)
         "overhead_s + max(compute_s, memory_s) + collectives_s",
-        context=("active_params", "prompt_tokens", "TP", "TFLOPS", "MFU", "chunks"),
+        context=(
+            "active_params",
+            "prompt_tokens",
+            "TP",
+            "TFLOPS",
+            "MFU",
+            "chunks",
+            "prefill_layer_overhead_s",
+            "layers",
+        ),
     ),
     FigureDef(
         "performance.{group}.batch_per_dp_rank",
@@ -114,14 +134,25 @@ GROUP = (
     FigureDef(
         "performance.{group}.experts_touched_fraction",
         Unit.FRACTION,
-        "{group_en}: share of a rank's experts touched per decode step",
-        "{group_zh}：每个解码步中单卡被激活的专家比例",
+        "{group_en}: share of a rank's experts touched per decode step (the busiest rank with expert parallelism)",
+        "{group_zh}：每个解码步中单卡被激活的专家比例（专家并行时取最忙的一张卡）",
         formulas={
             # With pipeline parallelism each stage decodes a micro-batch of B ÷ PP sequences (serving_model.decode_step).
             "moe": "1 - (1 - min(1, top_k / experts)) ** (max(B / PP, 1) * tokens_per_seq_per_step * DP_sharing_experts)",
+            # expert parallelism: the share of the busiest of the EP ranks (engine/moe_routing.py)
+            "moe_ep": "busiest_rank_share(experts / EP, EP, 1 - (1 - min(1, top_k / experts))"
+            " ** (max(B / PP, 1) * tokens_per_seq_per_step * DP_sharing_experts))",
             "dense": "1: a dense model ({experts} routed experts) reads all its weights every step",
         },
-        context=("top_k", "B", "PP", "tokens_per_seq_per_step", "DP_sharing_experts", "experts_per_rank"),
+        context=(
+            "top_k",
+            "B",
+            "PP",
+            "tokens_per_seq_per_step",
+            "DP_sharing_experts",
+            "experts_per_rank",
+            "EP",
+        ),
     ),
     FigureDef(
         "performance.{group}.bytes_per_step_per_rank",
