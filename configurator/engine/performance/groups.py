@@ -50,7 +50,8 @@ def group_estimate(
         overhead_s=fig_input(pre.overhead_s),
         chunks=pre.chunks,
         prefill_layer_overhead_s=fig_input(gmodel.factors.prefill_layer_overhead_s),
-        layers=max(model.num_layers, 1),
+        moe_layers=sm.prefill_layer_counts(model)[0],
+        dense_layers=sm.prefill_layer_counts(model)[1],
     )
 
     # ---- batch per DP rank at the quoted concurrency

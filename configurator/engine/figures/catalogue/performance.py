@@ -110,7 +110,8 @@ GROUP = (
         "{group_zh}：单个 DP rank 处理一个输入的预填充时间",
         # compute_s = prompt_tokens × (2 × active_params + attention FLOPs) ÷ TP ÷ (TFLOPS × MFU);
         # memory_s = chunks × weights on the rank ÷ (bandwidth × efficiency);
-        # overhead_s = chunks × (step overhead + layers × prefill layer overhead)
+        # overhead_s = chunks × (step overhead + moe_layers × prefill layer overhead
+        #                       + dense_layers × (decode layer overhead + eager dispatch))
         "overhead_s + max(compute_s, memory_s) + collectives_s",
         context=(
             "active_params",
@@ -120,7 +121,8 @@ GROUP = (
             "MFU",
             "chunks",
             "prefill_layer_overhead_s",
-            "layers",
+            "moe_layers",
+            "dense_layers",
         ),
     ),
     FigureDef(
