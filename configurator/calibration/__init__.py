@@ -315,8 +315,8 @@ def prior_fit(family: str) -> Fit:
     return prior.layer_overhead_s, prior.prefill_layer_overhead_s
 
 
-def _loss(rows: list[Comparison], family: str, fit: Fit) -> float:
-    total = PRIOR_WEIGHT * sum(math.log(v / p) ** 2 for v, p in zip(fit, prior_fit(family), strict=True))
+def _record_loss(rows: list[Comparison]) -> float:
+    total = 0.0
     for r in rows:
         total += math.log(max(r.ratio, 1e-6)) ** 2
         if r.measured_tpot_ms and r.predicted_tpot_ms > 0:
@@ -326,38 +326,71 @@ def _loss(rows: list[Comparison], family: str, fit: Fit) -> float:
     return total
 
 
-def fit_family(records: list[Mapping[str, Any]], family: str) -> Fit:
-    """(decode layer overhead, prefill layer overhead) of one family: the records' least log-squares with
-    the neutral prior, by pattern search in log space inside ``sm.FIT_BOUNDS``.  No records: the prior."""
-    best_fit = prior_fit(family)
-    if not records:
-        return best_fit
-    bounds = [sm.FIT_BOUNDS[name] for name in sm.FITTED]
+def _pull(value: float, prior: float) -> float:
+    return PRIOR_WEIGHT * math.log(value / prior) ** 2
 
-    def loss(fit: Fit) -> float:
-        return _loss(compare_all(records, {family: _fit_of(family, fit)}), family, fit)
 
-    best = loss(best_fit)
+def stack_of(family: str) -> str:
+    return sm.FAMILIES.get(family, family)
+
+
+def fit_stack(records: list[Mapping[str, Any]], stack: str) -> dict[str, Fit]:
+    """Each family's decode layer overhead and the stack's one prefill layer overhead, fitted together.
+
+    The decode layer cost (launch gaps inside a captured graph, collective synchronisation) is the
+    accelerator's; the prefill MoE layer cost is host-side — the eager dispatch of a prefill pass and
+    its routing synchronisation run the same Python and the same kernels on every family of a software
+    stack — so it is one factor per stack, shared by its families (a family without TTFT data, such as
+    the A2 or Blackwell's second source, takes it from the stack's others).  Least log-squares of the
+    records (``_record_loss``) plus the pull of every factor towards its neutral prior, by coordinate
+    pattern search in log space inside ``sm.FIT_BOUNDS``.  Returns {family: (decode layer, prefill
+    layer)} for the families that have records."""
+    by_family: dict[str, list[Mapping[str, Any]]] = {}
+    for rec in records:
+        family = family_of(rec)
+        if stack_of(family) == stack:
+            by_family.setdefault(family, []).append(rec)
+    families = sorted(by_family)
+    if not families:
+        return {}
+    layer = {f: prior_fit(f)[0] for f in families}
+    prefill_prior = prior_fit(families[0])[1]
+    prefill = prefill_prior
+    (l_lo, l_hi), (p_lo, p_hi) = (sm.FIT_BOUNDS[name] for name in sm.FITTED)
+
+    def family_loss(f: str, lay: float, pre: float) -> float:
+        rows = compare_all(by_family[f], {f: _fit_of(f, (lay, pre))})
+        return _record_loss(rows) + _pull(lay, prior_fit(f)[0])
+
+    parts = {f: family_loss(f, layer[f], prefill) for f in families}
+    best = sum(parts.values()) + _pull(prefill, prefill_prior)
     step = 2.0
     while step > 1.03:
         improved = False
-        for i in range(len(best_fit)):
-            for factor in (step, 1 / step):
-                values = list(best_fit)
-                lo, hi = bounds[i]
-                values[i] = min(hi, max(lo, values[i] * factor))
-                trial_fit: Fit = (values[0], values[1])
-                if trial_fit == best_fit:
+        for factor in (step, 1 / step):
+            for f in families:  # one family's decode layer: only its own records move
+                lay = min(l_hi, max(l_lo, layer[f] * factor))
+                if lay == layer[f]:
                     continue
-                trial = loss(trial_fit)
+                part = family_loss(f, lay, prefill)
+                if part < parts[f] - 1e-9:
+                    best += part - parts[f]
+                    parts[f], layer[f], improved = part, lay, True
+            pre = min(p_hi, max(p_lo, prefill * factor))  # the shared prefill: every family moves
+            if pre != prefill:
+                trial_parts = {f: family_loss(f, layer[f], pre) for f in families}
+                trial = sum(trial_parts.values()) + _pull(pre, prefill_prior)
                 if trial < best - 1e-9:
-                    best, best_fit, improved = trial, trial_fit, True
-                    break
-            if improved:
-                break
+                    best, parts, prefill, improved = trial, trial_parts, pre, True
         if not improved:
             step = math.sqrt(step)
-    return best_fit
+    return {f: (layer[f], prefill) for f in families}
+
+
+def fit_family(records: list[Mapping[str, Any]], family: str) -> Fit:
+    """(decode layer overhead, prefill layer overhead) of ``family`` fitted on ``records`` alone (all of
+    that family: the stack fit of one family).  No records: the prior."""
+    return fit_stack(records, stack_of(family)).get(family, prior_fit(family))
 
 
 @dataclass(frozen=True)
@@ -389,29 +422,37 @@ class CrossValidation:
 
 
 def fit_all(records: list[Mapping[str, Any]]) -> dict[str, Fit]:
-    by_family: dict[str, list[Mapping[str, Any]]] = {}
-    for rec in records:
-        by_family.setdefault(family_of(rec), []).append(rec)
-    return {family: fit_family(recs, family) for family, recs in sorted(by_family.items())}
+    """Every family of every stack with records: its own decode layer cost (the prior where it has no
+    records) and its stack's shared prefill layer cost."""
+    out: dict[str, Fit] = {}
+    for stack in sorted({stack_of(family_of(r)) for r in records}):
+        fits = fit_stack(records, stack)
+        shared = next(iter(fits.values()))[1]
+        for family in sorted(f for f, st in sm.FAMILIES.items() if st == stack):
+            out[family] = fits.get(family, (prior_fit(family)[0], shared))
+        out.update(fits)
+    return out
 
 
-def stack_sibling_fit(records: list[Mapping[str, Any]], family: str) -> Fit | None:
-    """The fit of the family of the same software stack with the most sources among ``records`` (another
-    family than ``family``), or None when the stack has no other family with records.
-
-    A family whose only source is held out has nothing of its own to fit; it is then predicted by its
-    stack's sibling (the 910B and the 910C run the same vLLM-Ascend kernels, task queue and HCCL; the
-    Hopper and Blackwell GPUs the same vLLM / SGLang CUDA code), never by its own records."""
-    stack = sm.FAMILIES.get(family)
-    by_family: dict[str, list[Mapping[str, Any]]] = {}
-    for rec in records:
+def held_out_fit(seen: list[Mapping[str, Any]], family: str) -> Fit:
+    """The fit a held-out record of ``family`` is predicted with: the stack fitted on ``seen`` (never the
+    held-out source).  A family left without records of its own takes the decode layer cost of its
+    stack's family with the most sources (the 910B and the 910C run the same vLLM-Ascend kernels, task
+    queue and HCCL; the Hopper and Blackwell GPUs the same vLLM / SGLang CUDA code) and the stack's
+    shared prefill cost; a stack without records, the priors."""
+    stack = stack_of(family)
+    fits = fit_stack(seen, stack)
+    if family in fits:
+        return fits[family]
+    if not fits:
+        return prior_fit(family)
+    sources: dict[str, set[str]] = {}
+    for rec in seen:
         other = family_of(rec)
-        if other != family and sm.FAMILIES.get(other) == stack:
-            by_family.setdefault(other, []).append(rec)
-    if not by_family:
-        return None
-    sibling = max(sorted(by_family), key=lambda f: len({source_of(r) for r in by_family[f]}))
-    return fit_family(by_family[sibling], sibling)
+        if other in fits:
+            sources.setdefault(other, set()).add(source_of(rec))
+    sibling = max(sorted(fits), key=lambda f: len(sources.get(f, ())))
+    return fits[sibling]
 
 
 def cross_validate(records: list[Mapping[str, Any]]) -> CrossValidation:
@@ -419,9 +460,7 @@ def cross_validate(records: list[Mapping[str, Any]]) -> CrossValidation:
     for source in sorted({source_of(r) for r in records}):
         held_out = [r for r in records if source_of(r) == source]
         family = family_of(held_out[0])
-        seen = [r for r in records if source_of(r) != source and family_of(r) == family]
-        sibling = None if seen else stack_sibling_fit([r for r in records if source_of(r) != source], family)
-        fit = sibling if sibling is not None else fit_family(seen, family)
+        fit = held_out_fit([r for r in records if source_of(r) != source], family)
         rows += compare_all(held_out, {family: _fit_of(family, fit)})
     order = {r["id"]: i for i, r in enumerate(records)}
     return CrossValidation(tuple(sorted(rows, key=lambda r: order.get(r.record_id, 0))))

@@ -510,9 +510,16 @@ def test_b300_batch_one_tpot_is_within_a_quarter_of_the_published_point_and_ttft
     assert result.ttft_s == pytest.approx(overhead + g.prefill_s + g.decode_step_s / 2, rel=1e-6)
 
 
-def test_b300_concurrency_64_tpot_is_within_a_third_of_the_published_40_ms():
+def test_b300_concurrency_64_reproduces_the_published_cycle():
+    # Published (SGLang Kimi-K3 cookbook on 8 × B300, 8K in / 1K out, 64 users; docs/domain.md §11):
+    # 1,240 output tokens/s and TPOT 40 ms, i.e. a request's cycle of 64 × 1,024 ÷ 1,240 = 52.8 s of
+    # which 1,023 × 40 ms = 40.9 s decode and 11.9 s before its first token.
     result = _estimate(request_b300(concurrency=64))
-    assert result.tpot_s == pytest.approx(40e-3, rel=0.35)
+    assert result.output_tokens_per_s == pytest.approx(1240, rel=0.15)
+    # The model charges the other 63 requests' prefills to the decode (vLLM's chunked prefill interleaves
+    # them with decode steps); SGLang's benchmark counts that time before the first token.  The cycle
+    # agrees; the TPOT alone is above the published one, by less than half.
+    assert 40e-3 < result.tpot_s < 1.5 * 40e-3
 
 
 def test_efficiency_knobs_out_of_range_are_refused_and_the_calibrated_values_used():
