@@ -387,12 +387,6 @@ def fit_stack(records: list[Mapping[str, Any]], stack: str) -> dict[str, Fit]:
     return {f: (layer[f], prefill) for f in families}
 
 
-def fit_family(records: list[Mapping[str, Any]], family: str) -> Fit:
-    """(decode layer overhead, prefill layer overhead) of ``family`` fitted on ``records`` alone (all of
-    that family: the stack fit of one family).  No records: the prior."""
-    return fit_stack(records, stack_of(family)).get(family, prior_fit(family))
-
-
 @dataclass(frozen=True)
 class CrossValidation:
     """Each record predicted by a fit that never saw its source (leave-one-source-out)."""

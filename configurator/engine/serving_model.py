@@ -279,8 +279,9 @@ PLATFORM_FACTORS: dict[str, PlatformFactors] = _FactorTable()
 # Eager mode (``--enforce-eager``; no CUDA graph / ACL graph / TorchAir capture): every operator of
 # every layer is dispatched from the host each step.  Assumed dispatch cost per layer (≈ 30 kernels
 # × host launch latency: ≈ 5 µs on CUDA, ≈ 20 µs on Ascend), added to the captured layer's cost
-# when ``performance.graph_mode`` is false; prefill always pays it (vLLM captures decode only:
-# ``cudagraph_mode`` FULL_DECODE_ONLY / PIECEWISE leaves attention of prefill eager).
+# when ``performance.graph_mode`` is false.  A prefill pass pays it on its dense layers (vLLM captures
+# decode only: ``cudagraph_mode`` FULL_DECODE_ONLY / PIECEWISE leaves attention of prefill eager); its
+# MoE layers pay the fitted ``prefill_layer_overhead_s`` instead (``prefill_layer_counts``).
 EAGER_LAYER_OVERHEAD_S = {"cuda": 0.15e-3, "ascend": 0.6e-3}
 
 # Residual spread of the fit (predicted ÷ measured throughput over the calibration set):

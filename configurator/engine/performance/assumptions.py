@@ -115,7 +115,7 @@ def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors
         label=label,
         source=CALIBRATION_SOURCE,
         calibrated=fig_input(base.prefill_layer_overhead_s),
-        layers=max(req.model.num_layers, 1),
+        moe_layers=sm.prefill_layer_counts(req.model)[0],
         stack=stack,
     )
     book.put(

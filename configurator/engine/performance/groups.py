@@ -34,6 +34,7 @@ def group_estimate(
     decodes = g.role != "prefill"
     pre = gmodel.prefill
     prefill_s = pre.prefill_s
+    moe_layers, dense_layers = sm.prefill_layer_counts(model)
 
     book.put(
         f"performance.{g.name}.prefill_s",
@@ -50,8 +51,8 @@ def group_estimate(
         overhead_s=fig_input(pre.overhead_s),
         chunks=pre.chunks,
         prefill_layer_overhead_s=fig_input(gmodel.factors.prefill_layer_overhead_s),
-        moe_layers=sm.prefill_layer_counts(model)[0],
-        dense_layers=sm.prefill_layer_counts(model)[1],
+        moe_layers=moe_layers,
+        dense_layers=dense_layers,
     )
 
     # ---- batch per DP rank at the quoted concurrency

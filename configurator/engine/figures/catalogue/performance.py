@@ -87,7 +87,7 @@ FACTORS = (
         + _FACTOR,
         "预填充每次前向每层的固定开销（预填充不入图，算子逐个由主机下发）" + _FACTOR_ZH,
         "calibrated",
-        context=("stack", "layers"),
+        context=("stack", "moe_layers"),
         source=SourceKind.PUBLIC,
     ),
     FigureDef(
