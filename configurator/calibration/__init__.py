@@ -207,12 +207,32 @@ def source_of(rec: Mapping[str, Any]) -> str:
     return str(rec["source"]).split()[0]
 
 
+def engine_of(rec: Mapping[str, Any]) -> str:
+    """``sglang`` for a measurement SGLang served, else ``vllm`` (vLLM or vLLM-Ascend): the engines
+    dispatch a prefill pass differently, so each has its own prefill layer cost (``fit_stack``)."""
+    return SGLANG if "sglang" in str(rec.get("engine", "")).lower() else "vllm"
+
+
+SGLANG = "sglang"
+ENGINES = ("vllm", SGLANG)
+
+
+def _as_served(
+    rec: Mapping[str, Any], factors: Mapping[str, sm.FamilyCalibration]
+) -> dict[str, sm.FamilyCalibration]:
+    """``factors`` as the record's engine pays them: an SGLang measurement reads SGLang's prefill layer
+    cost where the fit has one (plans never do: they launch vLLM or vLLM-Ascend)."""
+    out = dict(factors)
+    if engine_of(rec) == SGLANG:
+        for family, fit in out.items():
+            if fit.sglang_prefill_layer_overhead_s > 0:
+                out[family] = replace(fit, prefill_layer_overhead_s=fit.sglang_prefill_layer_overhead_s)
+    return out
+
+
 def compare(rec: Mapping[str, Any], factors: Mapping[str, sm.FamilyCalibration] | None = None) -> Comparison:
     req, layout, memory = _prepared(_key(rec))
-    if factors is not None:
-        with sm.using_calibration(dict(factors)):
-            result = estimate_performance(req, layout, memory)
-    else:
+    with sm.using_calibration(_as_served(rec, factors if factors is not None else sm.calibration())):
         result = estimate_performance(req, layout, memory)
     measured = rec["measured"]
     if rec["metric"] == "decode_output_tokens_per_s_per_package":
@@ -306,8 +326,8 @@ PRIOR_WEIGHT = 0.5
 Fit = tuple[float, float]  # (layer_overhead_s, prefill_layer_overhead_s): sm.FITTED, in that order
 
 
-def _fit_of(family: str, fit: Fit) -> sm.FamilyCalibration:
-    return sm.FamilyCalibration(fit[0], fit[1], sm.WIDE_BAND[0], sm.WIDE_BAND[1], 0, 0, True)
+def _fit_of(family: str, fit: Fit, sglang_prefill: float = 0.0) -> sm.FamilyCalibration:
+    return sm.FamilyCalibration(fit[0], fit[1], sm.WIDE_BAND[0], sm.WIDE_BAND[1], 0, 0, True, sglang_prefill)
 
 
 def prior_fit(family: str) -> Fit:
@@ -335,16 +355,24 @@ def stack_of(family: str) -> str:
 
 
 def fit_stack(records: list[Mapping[str, Any]], stack: str) -> dict[str, Fit]:
-    """Each family's decode layer overhead and the stack's one prefill layer overhead, fitted together.
+    """{family: (decode layer, vLLM prefill layer)} of :func:`fit_stack_full`."""
+    return fit_stack_full(records, stack)[0]
+
+
+def fit_stack_full(records: list[Mapping[str, Any]], stack: str) -> tuple[dict[str, Fit], float]:
+    """Each family's decode layer overhead and the stack's prefill layer overheads, fitted together.
 
     The decode layer cost (launch gaps inside a captured graph, collective synchronisation) is the
     accelerator's; the prefill MoE layer cost is host-side — the eager dispatch of a prefill pass and
     its routing synchronisation run the same Python and the same kernels on every family of a software
     stack — so it is one factor per stack, shared by its families (a family without TTFT data, such as
-    the A2 or Blackwell's second source, takes it from the stack's others).  Least log-squares of the
+    the A2 or Blackwell's second source, takes it from the stack's others).  It is also the engine's:
+    SGLang runs its prefill ("extend") pass eagerly op by op, where vLLM runs torch.compile'd layers, so
+    the SGLang measurements of the set get a prefill cost of their own — a nuisance factor, fitted only
+    so that their TTFT and throughput do not set vLLM's; plans never use it.  Least log-squares of the
     records (``_record_loss``) plus the pull of every factor towards its neutral prior, by coordinate
-    pattern search in log space inside ``sm.FIT_BOUNDS``.  Returns {family: (decode layer, prefill
-    layer)} for the families that have records."""
+    pattern search in log space inside ``sm.FIT_BOUNDS``.  Returns ({family: (decode layer, vLLM prefill
+    layer)} for the families that have records, the SGLang prefill layer cost)."""
     by_family: dict[str, list[Mapping[str, Any]]] = {}
     for rec in records:
         family = family_of(rec)
@@ -352,18 +380,25 @@ def fit_stack(records: list[Mapping[str, Any]], stack: str) -> dict[str, Fit]:
             by_family.setdefault(family, []).append(rec)
     families = sorted(by_family)
     if not families:
-        return {}
+        return {}, 0.0
     layer = {f: prior_fit(f)[0] for f in families}
     prefill_prior = prior_fit(families[0])[1]
-    prefill = prefill_prior
+    prefill = {engine: prefill_prior for engine in ENGINES}
     (l_lo, l_hi), (p_lo, p_hi) = (sm.FIT_BOUNDS[name] for name in sm.FITTED)
+    served = {
+        engine: any(engine_of(r) == engine for r in records if family_of(r) in by_family)
+        for engine in ENGINES
+    }
 
-    def family_loss(f: str, lay: float, pre: float) -> float:
-        rows = compare_all(by_family[f], {f: _fit_of(f, (lay, pre))})
-        return _record_loss(rows) + _pull(lay, prior_fit(f)[0])
+    def family_loss(f: str, lay: float, pre: Mapping[str, float]) -> float:
+        fit = _fit_of(f, (lay, pre["vllm"]), pre[SGLANG])
+        return _record_loss(compare_all(by_family[f], {f: fit})) + _pull(lay, prior_fit(f)[0])
+
+    def pulls(pre: Mapping[str, float]) -> float:
+        return sum(_pull(pre[e], prefill_prior) for e in ENGINES)
 
     parts = {f: family_loss(f, layer[f], prefill) for f in families}
-    best = sum(parts.values()) + _pull(prefill, prefill_prior)
+    best = sum(parts.values()) + pulls(prefill)
     step = 2.0
     while step > 1.03:
         improved = False
@@ -376,15 +411,19 @@ def fit_stack(records: list[Mapping[str, Any]], stack: str) -> dict[str, Fit]:
                 if part < parts[f] - 1e-9:
                     best += part - parts[f]
                     parts[f], layer[f], improved = part, lay, True
-            pre = min(p_hi, max(p_lo, prefill * factor))  # the shared prefill: every family moves
-            if pre != prefill:
-                trial_parts = {f: family_loss(f, layer[f], pre) for f in families}
-                trial = sum(trial_parts.values()) + _pull(pre, prefill_prior)
+            for engine in ENGINES:  # an engine's shared prefill: every family moves
+                pre = min(p_hi, max(p_lo, prefill[engine] * factor))
+                if pre == prefill[engine] or not served[engine]:
+                    continue
+                trial_prefill = {**prefill, engine: pre}
+                trial_parts = {f: family_loss(f, layer[f], trial_prefill) for f in families}
+                trial = sum(trial_parts.values()) + pulls(trial_prefill)
                 if trial < best - 1e-9:
-                    best, parts, prefill, improved = trial, trial_parts, pre, True
+                    best, parts, prefill, improved = trial, trial_parts, trial_prefill, True
         if not improved:
             step = math.sqrt(step)
-    return {f: (layer[f], prefill) for f in families}
+    sglang = prefill[SGLANG] if served[SGLANG] else 0.0
+    return {f: (layer[f], prefill["vllm"]) for f in families}, sglang
 
 
 @dataclass(frozen=True)
@@ -418,35 +457,45 @@ class CrossValidation:
 def fit_all(records: list[Mapping[str, Any]]) -> dict[str, Fit]:
     """Every family of every stack with records: its own decode layer cost (the prior where it has no
     records) and its stack's shared prefill layer cost."""
-    out: dict[str, Fit] = {}
+    return {family: fit for family, (fit, _) in fit_all_full(records).items()}
+
+
+def fit_all_full(records: list[Mapping[str, Any]]) -> dict[str, tuple[Fit, float]]:
+    """:func:`fit_all` with each family's stack's SGLang prefill layer cost (0: no SGLang records)."""
+    out: dict[str, tuple[Fit, float]] = {}
     for stack in sorted({stack_of(family_of(r)) for r in records}):
-        fits = fit_stack(records, stack)
+        fits, sglang = fit_stack_full(records, stack)
         shared = next(iter(fits.values()))[1]
         for family in sorted(f for f, st in sm.FAMILIES.items() if st == stack):
-            out[family] = fits.get(family, (prior_fit(family)[0], shared))
-        out.update(fits)
+            out[family] = (fits.get(family, (prior_fit(family)[0], shared)), sglang)
+        out.update({family: (fit, sglang) for family, fit in fits.items()})
     return out
 
 
 def held_out_fit(seen: list[Mapping[str, Any]], family: str) -> Fit:
+    """:func:`held_out_fit_full` without the SGLang prefill cost."""
+    return held_out_fit_full(seen, family)[0]
+
+
+def held_out_fit_full(seen: list[Mapping[str, Any]], family: str) -> tuple[Fit, float]:
     """The fit a held-out record of ``family`` is predicted with: the stack fitted on ``seen`` (never the
     held-out source).  A family left without records of its own takes the decode layer cost of its
     stack's family with the most sources (the 910B and the 910C run the same vLLM-Ascend kernels, task
     queue and HCCL; the Hopper and Blackwell GPUs the same vLLM / SGLang CUDA code) and the stack's
     shared prefill cost; a stack without records, the priors."""
     stack = stack_of(family)
-    fits = fit_stack(seen, stack)
+    fits, sglang = fit_stack_full(seen, stack)
     if family in fits:
-        return fits[family]
+        return fits[family], sglang
     if not fits:
-        return prior_fit(family)
+        return prior_fit(family), 0.0
     sources: dict[str, set[str]] = {}
     for rec in seen:
         other = family_of(rec)
         if other in fits:
             sources.setdefault(other, set()).add(source_of(rec))
     sibling = max(sorted(fits), key=lambda f: len(sources.get(f, ())))
-    return fits[sibling]
+    return fits[sibling], sglang
 
 
 def cross_validate(records: list[Mapping[str, Any]]) -> CrossValidation:
@@ -454,22 +503,29 @@ def cross_validate(records: list[Mapping[str, Any]]) -> CrossValidation:
     for source in sorted({source_of(r) for r in records}):
         held_out = [r for r in records if source_of(r) == source]
         family = family_of(held_out[0])
-        fit = held_out_fit([r for r in records if source_of(r) != source], family)
-        rows += compare_all(held_out, {family: _fit_of(family, fit)})
+        fit, sglang = held_out_fit_full([r for r in records if source_of(r) != source], family)
+        rows += compare_all(held_out, {family: _fit_of(family, fit, sglang)})
     order = {r["id"]: i for i, r in enumerate(records)}
     return CrossValidation(tuple(sorted(rows, key=lambda r: order.get(r.record_id, 0))))
 
 
 def calibrate(records: list[Mapping[str, Any]]) -> tuple[dict[str, sm.FamilyCalibration], CrossValidation]:
     """The fit on every record and the bands from its leave-one-source-out cross-validation."""
-    fitted = fit_all(records)
+    fitted = fit_all_full(records)
     cv = cross_validate(records)
     out: dict[str, sm.FamilyCalibration] = {}
     for family in sorted(set(fitted) | set(cv.families())):
-        layer, prefill_layer = fitted.get(family, prior_fit(family))
+        (layer, prefill_layer), sglang = fitted.get(family, (prior_fit(family), 0.0))
         low, high, few = cv.band(family)
         out[family] = sm.FamilyCalibration(
-            round(layer, 7), round(prefill_layer, 7), low, high, cv.sources(family), len(cv.of(family)), few
+            round(layer, 7),
+            round(prefill_layer, 7),
+            low,
+            high,
+            cv.sources(family),
+            len(cv.of(family)),
+            few,
+            round(sglang, 7),
         )
     return out, cv
 
@@ -489,6 +545,11 @@ def write_calibration(path: Path, families: Mapping[str, sm.FamilyCalibration], 
                 "sources": f.sources,
                 "records": f.records,
                 "few_sources": f.few_sources,
+                **(
+                    {"sglang_prefill_layer_overhead_s": f.sglang_prefill_layer_overhead_s}
+                    if f.sglang_prefill_layer_overhead_s
+                    else {}
+                ),
             }
             for name, f in sorted(families.items())
         },

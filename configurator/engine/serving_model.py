@@ -178,6 +178,10 @@ class FamilyCalibration:
     sources: int  # distinct public sources the family's records come from
     records: int
     few_sources: bool = False  # fewer than MIN_SOURCES: the band is widened and says so
+    # The same prefill cost as SGLang pays it (its prefill runs op by op, uncompiled): fitted only to
+    # read the set's SGLang measurements (configurator/calibration fit_stack_full); plans launch vLLM or
+    # vLLM-Ascend and never use it.  0: no SGLang measurement on the stack.
+    sglang_prefill_layer_overhead_s: float = 0.0
 
 
 MIN_SOURCES = 3
@@ -204,6 +208,7 @@ def _load(path: Path) -> dict[str, FamilyCalibration]:
                 int(row["sources"]),
                 int(row["records"]),
                 bool(row.get("few_sources", False)),
+                float(row.get("sglang_prefill_layer_overhead_s", 0.0)),
             )
         except (KeyError, TypeError, ValueError):
             continue

@@ -50,6 +50,9 @@ def test_the_stored_fit_and_bands_are_the_cross_validation_of_the_current_data(f
         assert row["sources"] == cv.sources(name) and row["records"] == len(cv.of(name)), name
         assert row["layer_overhead_s"] == pytest.approx(f.layer_overhead_s, rel=1e-3), name
         assert row["prefill_layer_overhead_s"] == pytest.approx(f.prefill_layer_overhead_s, rel=1e-3), name
+        assert row.get("sglang_prefill_layer_overhead_s", 0.0) == pytest.approx(
+            f.sglang_prefill_layer_overhead_s, rel=1e-3
+        ), name
 
 
 def test_every_cross_validated_ratio_lies_inside_its_familys_band(fitted):
@@ -124,3 +127,55 @@ def test_latencies_are_compared_where_the_sources_give_them(fitted):
     _, cv = fitted
     assert len([r for r in cv.rows if r.measured_tpot_ms]) >= 25
     assert len([r for r in cv.rows if r.measured_ttft_ms]) >= 10
+
+
+def test_each_record_is_read_as_its_engine_served_it():
+    # SGLang runs its prefill ("extend") pass op by op, uncompiled; vLLM and vLLM-Ascend run compiled
+    # layers.  The records say which engine served them.
+    engines = {r["id"]: cal.engine_of(r) for r in RECORDS}
+    assert engines["h200-dsr1-sglang-tp8-c8"] == "sglang"  # "SGLang v0.5.7"
+    assert engines["b300-k3-sglang-tp8-8k1k-c1"] == "sglang"
+    assert engines["h100-gptoss120b-vllm-tp8-1k1k-c4"] == "vllm"
+    assert engines["a3-kimik2-thinking-tp16-c1"] == "vllm"  # vLLM-Ascend
+    assert {cal.family_of(r) for r in RECORDS if engines[r["id"]] == "sglang"} <= {"hopper", "blackwell"}
+
+
+def test_an_sglang_measurement_pays_sglangs_prefill_layer_cost_and_a_plan_never_does():
+    # DeepSeek-R1 has 61 layers, the first 3 dense (config.json first_k_dense_replace = 3): 58 MoE layers.
+    # Its 128-token prompt on 2 × 8 H100 is one prefill chunk, so swapping the prefill cost per MoE layer
+    # from vLLM's to SGLang's adds 58 × the difference to TTFT and to nothing else at one user.
+    rec = next(r for r in RECORDS if r["id"] == "h100x16-dsr1-sglang-tp16-ib-c1")
+    vllm_cost, sglang_cost = 172e-6, 1.79e-3
+    base = sm.FamilyCalibration(25e-6, vllm_cost, 0.5, 2, 0, 0)
+    as_vllm = cal.compare(rec, {"hopper": base})
+    as_sglang = cal.compare(
+        rec, {"hopper": sm.FamilyCalibration(25e-6, vllm_cost, 0.5, 2, 0, 0, False, sglang_cost)}
+    )
+    assert as_sglang.predicted_ttft_ms - as_vllm.predicted_ttft_ms == pytest.approx(
+        58 * (sglang_cost - vllm_cost) * 1000, rel=1e-6
+    )
+    assert as_sglang.predicted_tpot_ms == pytest.approx(as_vllm.predicted_tpot_ms, rel=1e-9)
+    # A vLLM record with the same fit reads vLLM's cost, and so does every plan (factors_for_family).
+    gptoss = next(r for r in RECORDS if r["id"] == "h100-gptoss120b-vllm-tp8-1k1k-c4")
+    fit = sm.FamilyCalibration(25e-6, vllm_cost, 0.5, 2, 0, 0, False, sglang_cost)
+    assert cal.compare(gptoss, {"hopper": fit}).predicted_ttft_ms == pytest.approx(
+        cal.compare(gptoss, {"hopper": base}).predicted_ttft_ms, rel=1e-9
+    )
+    with sm.using_calibration({"hopper": fit}):
+        assert sm.factors_for_family("hopper").prefill_layer_overhead_s == vllm_cost
+
+
+def test_the_cuda_fit_gives_sglang_its_own_prefill_cost_and_vllm_the_gpt_oss_throughput(fitted):
+    # The SGLang records' TTFT (R1 on H200 and H100 × 16, K3 on B300) sets SGLang's cost well above the
+    # 180 µs prior; vLLM's stays near it, since gpt-oss-120b on 8 × H100 sustains 16,855 tokens/s
+    # (input + output) at 64 users with TPOT 7.4 ms (InferenceX#828): 64 prefills of 1,024 tokens
+    # interleave with its decode without the ≈ 75 ms stall each that SGLang's cost would charge.
+    families, cv = fitted
+    hopper = families["hopper"]
+    prior = sm.prior_for("hopper").prefill_layer_overhead_s
+    assert hopper.sglang_prefill_layer_overhead_s > 5 * prior
+    assert hopper.prefill_layer_overhead_s < 2 * prior
+    assert families["ascend-a3"].sglang_prefill_layer_overhead_s == 0.0  # no SGLang record on Ascend
+    gptoss = [r for r in cv.rows if r.record_id.startswith("h100-gptoss120b")]
+    assert len(gptoss) == 5
+    assert all(0.8 <= r.ratio <= 1.25 for r in gptoss), [round(r.ratio, 2) for r in gptoss]
