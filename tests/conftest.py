@@ -1,6 +1,22 @@
 """Shared fixtures.  Expected figures in tests are computed in the tests themselves."""
 
 import pytest
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+
+@receiver(setting_changed)
+def _celery_follows_the_setting(*, setting, value, **kwargs):
+    """``settings.CELERY_TASK_ALWAYS_EAGER = …`` in a test reaches Celery.
+
+    The Celery app copies its configuration from Django's settings once, at its first use in the
+    process (config/celery.py ``config_from_object``); a test that overrides the setting afterwards
+    would otherwise send its job to the broker — in .ci/run's Redis pass a queue no worker reads — or
+    not, depending on which test of the same xdist worker touched Celery first."""
+    if setting == "CELERY_TASK_ALWAYS_EAGER":
+        from config.celery import app
+
+        app.conf.task_always_eager = bool(value)
 
 
 @pytest.fixture(autouse=True)
