@@ -207,14 +207,14 @@ def source_of(rec: Mapping[str, Any]) -> str:
     return str(rec["source"]).split()[0]
 
 
+SGLANG = "sglang"
+ENGINES = ("vllm", SGLANG)
+
+
 def engine_of(rec: Mapping[str, Any]) -> str:
     """``sglang`` for a measurement SGLang served, else ``vllm`` (vLLM or vLLM-Ascend): the engines
     dispatch a prefill pass differently, so each has its own prefill layer cost (``fit_stack``)."""
     return SGLANG if "sglang" in str(rec.get("engine", "")).lower() else "vllm"
-
-
-SGLANG = "sglang"
-ENGINES = ("vllm", SGLANG)
 
 
 def _as_served(
@@ -354,12 +354,7 @@ def stack_of(family: str) -> str:
     return sm.FAMILIES.get(family, family)
 
 
-def fit_stack(records: list[Mapping[str, Any]], stack: str) -> dict[str, Fit]:
-    """{family: (decode layer, vLLM prefill layer)} of :func:`fit_stack_full`."""
-    return fit_stack_full(records, stack)[0]
-
-
-def fit_stack_full(records: list[Mapping[str, Any]], stack: str) -> tuple[dict[str, Fit], float]:
+def fit_stack(records: list[Mapping[str, Any]], stack: str) -> tuple[dict[str, Fit], float]:
     """Each family's decode layer overhead and the stack's prefill layer overheads, fitted together.
 
     The decode layer cost (launch gaps inside a captured graph, collective synchronisation) is the
@@ -367,8 +362,12 @@ def fit_stack_full(records: list[Mapping[str, Any]], stack: str) -> tuple[dict[s
     its routing synchronisation run the same Python and the same kernels on every family of a software
     stack — so it is one factor per stack, shared by its families (a family without TTFT data, such as
     the A2 or Blackwell's second source, takes it from the stack's others).  It is also the engine's:
-    SGLang runs its prefill ("extend") pass eagerly op by op, where vLLM runs torch.compile'd layers, so
-    the SGLang measurements of the set get a prefill cost of their own — a nuisance factor, fitted only
+    SGLang captures decode only and compiles nothing by default (its CUDA-graph guide: "SGLang
+    automatically enables CUDA graph for decode"; torch.compile only with ``--enable-torch-compile``),
+    so its prefill ("extend") pass runs op by op; vLLM compiles every layer and runs mixed prefill
+    batches through piecewise CUDA graphs up to its capture size (``vllm/config/compilation.py``
+    ``CUDAGraphMode.FULL_AND_PIECEWISE``: FULL for decode, PIECEWISE for mixed batches).  So the SGLang
+    measurements of the set get a prefill cost of their own — a nuisance factor, fitted only
     so that their TTFT and throughput do not set vLLM's; plans never use it.  Least log-squares of the
     records (``_record_loss``) plus the pull of every factor towards its neutral prior, by coordinate
     pattern search in log space inside ``sm.FIT_BOUNDS``.  Returns ({family: (decode layer, vLLM prefill
@@ -454,17 +453,13 @@ class CrossValidation:
         return round(low, 2), round(high, 2), few
 
 
-def fit_all(records: list[Mapping[str, Any]]) -> dict[str, Fit]:
+def fit_all(records: list[Mapping[str, Any]]) -> dict[str, tuple[Fit, float]]:
     """Every family of every stack with records: its own decode layer cost (the prior where it has no
-    records) and its stack's shared prefill layer cost."""
-    return {family: fit for family, (fit, _) in fit_all_full(records).items()}
-
-
-def fit_all_full(records: list[Mapping[str, Any]]) -> dict[str, tuple[Fit, float]]:
-    """:func:`fit_all` with each family's stack's SGLang prefill layer cost (0: no SGLang records)."""
+    records), its stack's shared vLLM prefill layer cost and its stack's SGLang prefill layer cost (0: no
+    SGLang records)."""
     out: dict[str, tuple[Fit, float]] = {}
     for stack in sorted({stack_of(family_of(r)) for r in records}):
-        fits, sglang = fit_stack_full(records, stack)
+        fits, sglang = fit_stack(records, stack)
         shared = next(iter(fits.values()))[1]
         for family in sorted(f for f, st in sm.FAMILIES.items() if st == stack):
             out[family] = (fits.get(family, (prior_fit(family)[0], shared)), sglang)
@@ -472,19 +467,14 @@ def fit_all_full(records: list[Mapping[str, Any]]) -> dict[str, tuple[Fit, float
     return out
 
 
-def held_out_fit(seen: list[Mapping[str, Any]], family: str) -> Fit:
-    """:func:`held_out_fit_full` without the SGLang prefill cost."""
-    return held_out_fit_full(seen, family)[0]
-
-
-def held_out_fit_full(seen: list[Mapping[str, Any]], family: str) -> tuple[Fit, float]:
+def held_out_fit(seen: list[Mapping[str, Any]], family: str) -> tuple[Fit, float]:
     """The fit a held-out record of ``family`` is predicted with: the stack fitted on ``seen`` (never the
     held-out source).  A family left without records of its own takes the decode layer cost of its
     stack's family with the most sources (the 910B and the 910C run the same vLLM-Ascend kernels, task
     queue and HCCL; the Hopper and Blackwell GPUs the same vLLM / SGLang CUDA code) and the stack's
-    shared prefill cost; a stack without records, the priors."""
+    shared prefill costs (vLLM's, and SGLang's for an SGLang record); a stack without records, the priors."""
     stack = stack_of(family)
-    fits, sglang = fit_stack_full(seen, stack)
+    fits, sglang = fit_stack(seen, stack)
     if family in fits:
         return fits[family], sglang
     if not fits:
@@ -503,7 +493,7 @@ def cross_validate(records: list[Mapping[str, Any]]) -> CrossValidation:
     for source in sorted({source_of(r) for r in records}):
         held_out = [r for r in records if source_of(r) == source]
         family = family_of(held_out[0])
-        fit, sglang = held_out_fit_full([r for r in records if source_of(r) != source], family)
+        fit, sglang = held_out_fit([r for r in records if source_of(r) != source], family)
         rows += compare_all(held_out, {family: _fit_of(family, fit, sglang)})
     order = {r["id"]: i for i, r in enumerate(records)}
     return CrossValidation(tuple(sorted(rows, key=lambda r: order.get(r.record_id, 0))))
@@ -511,7 +501,7 @@ def cross_validate(records: list[Mapping[str, Any]]) -> CrossValidation:
 
 def calibrate(records: list[Mapping[str, Any]]) -> tuple[dict[str, sm.FamilyCalibration], CrossValidation]:
     """The fit on every record and the bands from its leave-one-source-out cross-validation."""
-    fitted = fit_all_full(records)
+    fitted = fit_all(records)
     cv = cross_validate(records)
     out: dict[str, sm.FamilyCalibration] = {}
     for family in sorted(set(fitted) | set(cv.families())):

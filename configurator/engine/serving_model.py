@@ -179,7 +179,7 @@ class FamilyCalibration:
     records: int
     few_sources: bool = False  # fewer than MIN_SOURCES: the band is widened and says so
     # The same prefill cost as SGLang pays it (its prefill runs op by op, uncompiled): fitted only to
-    # read the set's SGLang measurements (configurator/calibration fit_stack_full); plans launch vLLM or
+    # read the set's SGLang measurements (configurator/calibration fit_stack); plans launch vLLM or
     # vLLM-Ascend and never use it.  0: no SGLang measurement on the stack.
     sglang_prefill_layer_overhead_s: float = 0.0
 

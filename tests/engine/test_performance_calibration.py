@@ -104,7 +104,7 @@ def test_a_held_out_source_is_predicted_without_its_own_records():
     a2 = [r for r in RECORDS if cal.family_of(r) == "ascend-a2"]
     assert len({cal.source_of(r) for r in a2}) == 1
     a3 = [r for r in RECORDS if cal.family_of(r) == "ascend-a3"]
-    layer, prefill_layer = cal.fit_stack(a3, "ascend")["ascend-a3"]
+    layer, prefill_layer = cal.fit_stack(a3, "ascend")[0]["ascend-a3"]
     cv = cal.cross_validate(RECORDS)
     with_sibling = cal.compare_all(
         a2[:1], {"ascend-a2": sm.FamilyCalibration(layer, prefill_layer, 0.5, 2, 0, 0)}
@@ -116,7 +116,7 @@ def test_a_held_out_source_is_predicted_without_its_own_records():
     k3 = next(r for r in RECORDS if r["source"].endswith("vllm-ascend/pull/14454"))
     ascend = [r for r in RECORDS if sm.FAMILIES[cal.family_of(r)] == "ascend"]
     others = [r for r in ascend if cal.source_of(r) != cal.source_of(k3)]
-    layer, prefill_layer = cal.fit_stack(others, "ascend")["ascend-a3"]
+    layer, prefill_layer = cal.fit_stack(others, "ascend")[0]["ascend-a3"]
     own = cal.compare_all([k3], {"ascend-a3": sm.FamilyCalibration(layer, prefill_layer, 0.5, 2, 0, 0)})
     assert next(r for r in cv.rows if r.record_id == k3["id"]).predicted_tps == pytest.approx(
         own[0].predicted_tps, rel=1e-9
