@@ -153,7 +153,8 @@ def request_for(rec: Mapping[str, Any]) -> et.PlanRequest:
     else:
         topo = et.TopologySpec(et.TopologyKind.SINGLE, rec["nodes"], parallel)
     sv = dict(rec.get("serving", {}))
-    eager = bool(sv.pop("enforce_eager", False)) or sv.pop("graph_mode", True) is False
+    graphs = str(sv.pop("cudagraph_mode", "")).upper()  # PIECEWISE | FULL_DECODE_ONLY | NONE (eager)
+    eager = bool(sv.pop("enforce_eager", False)) or sv.pop("graph_mode", True) is False or graphs == "NONE"
     known = {f.name for f in fields(et.ServingSpec)}
     serving = et.ServingSpec(**{k: v for k, v in sv.items() if k in known})
     w = rec["workload"]
@@ -170,6 +171,7 @@ def request_for(rec: Mapping[str, Any]) -> et.PlanRequest:
         draft_graph_mode=bool(draft.get("graph_mode", True)),
         prefix_cache_hit_rate=float(rec.get("prefix_cache_hit_rate", 0.0)),
         graph_mode=not eager,
+        piecewise_graphs=graphs == "PIECEWISE",
         closed_batch=w.get("arrival") == "wave",
     )
     ck = reference.checkpoint(rec["checkpoint"]) if rec.get("checkpoint") else None

@@ -288,6 +288,15 @@ PLATFORM_FACTORS: dict[str, PlatformFactors] = _FactorTable()
 # decode only: ``cudagraph_mode`` FULL_DECODE_ONLY / PIECEWISE leaves attention of prefill eager); its
 # MoE layers pay the fitted ``prefill_layer_overhead_s`` instead (``prefill_layer_counts``).
 EAGER_LAYER_OVERHEAD_S = {"cuda": 0.15e-3, "ascend": 0.6e-3}
+# Piecewise graphs (``cudagraph_mode`` PIECEWISE — vLLM-Ascend's default before 0.21: releases/v0.20.2rc
+# ``vllm_ascend/platform.py`` turns vLLM's FULL_AND_PIECEWISE into PIECEWISE, "Full graph is fully
+# supported later"; from 0.21, vllm-ascend#9572, FULL_AND_PIECEWISE is the default): the decode graph is
+# split at every layer's attention op, so each layer leaves the graph — the host dispatches the
+# attention block (on Ascend ``vllm::mla_forward`` is the whole MLA block, from the layer's hidden states
+# to its output) and relaunches the next graph piece.  Costed at the eager dispatch cost of a layer
+# (EAGER_LAYER_OVERHEAD_S): assumed, not fitted; vllm-ascend#5739 reports FULL_DECODE_ONLY "much
+# faster" than the PIECEWISE default.  The launch recipes set FULL_DECODE_ONLY, so plans never pay it
+# (``performance.piecewise_graphs``; a calibration record says ``cudagraph_mode: PIECEWISE``).
 
 # Residual spread of the fit (predicted ÷ measured throughput over the calibration set):
 # the band shown beside every estimate, ERROR_BAND_LOW / ERROR_BAND_HIGH.  Updated with the fit, in
@@ -927,7 +936,8 @@ class OperatingPoint:
 def effective_factors(req: PlanRequest) -> PlatformFactors:
     """The family's factors (fitted + fixed) with the request's overrides (``performance.*``) applied.
 
-    ``--enforce-eager`` (``performance.graph_mode`` false) adds the host dispatch cost to every layer.
+    ``--enforce-eager`` (``performance.graph_mode`` false) and piecewise graphs
+    (``performance.piecewise_graphs``) add the host dispatch cost to every layer.
     """
     base = factors_for(req.server)
     perf = req.performance
@@ -935,7 +945,7 @@ def effective_factors(req: PlanRequest) -> PlatformFactors:
         perf.step_overhead_ms / 1000.0 if perf.step_overhead_ms is not None else base.step_overhead_s
     )
     layer = base.layer_overhead_s
-    if not getattr(perf, "graph_mode", True):
+    if not getattr(perf, "graph_mode", True) or getattr(perf, "piecewise_graphs", False):
         stack = req.server.accelerator.software_stack
         layer += EAGER_LAYER_OVERHEAD_S.get(stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK])
     requested = perf.decode_bandwidth_efficiency

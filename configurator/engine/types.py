@@ -489,6 +489,10 @@ class PerformanceSpec:
     draft_model_gb: float = 0.0
     draft_model_layers: int = 0
     draft_graph_mode: bool = True  # the draft is graph-captured (False: eager draft)
+    # Decode replays piecewise graphs (``cudagraph_mode`` PIECEWISE): every layer leaves the graph at
+    # its attention, which the host dispatches operator by operator.  vLLM-Ascend's default before 0.21
+    # (costed as serving_model.EAGER_LAYER_OVERHEAD_S); the launch recipes set FULL_DECODE_ONLY.
+    piecewise_graphs: bool = False
     # One wave of `concurrency` requests sent together and decoded as one batch (no new prompts
     # while it decodes), instead of the closed loop of ``vllm bench serve --max-concurrency``.
     closed_batch: bool = False

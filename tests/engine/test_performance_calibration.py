@@ -179,3 +179,27 @@ def test_the_cuda_fit_gives_sglang_its_own_prefill_cost_and_vllm_the_gpt_oss_thr
     gptoss = [r for r in cv.rows if r.record_id.startswith("h100-gptoss120b")]
     assert len(gptoss) == 5
     assert all(0.8 <= r.ratio <= 1.25 for r in gptoss), [round(r.ratio, 2) for r in gptoss]
+
+
+def test_a_measurement_on_vllm_ascends_piecewise_default_pays_the_host_dispatch_of_every_layer():
+    # vLLM-Ascend before 0.21 turned vLLM's FULL_AND_PIECEWISE into PIECEWISE (releases/v0.20.2rc
+    # vllm_ascend/platform.py: "Full graph is fully supported later"), splitting the decode graph at
+    # every layer's attention (``vllm::mla_forward``); the Kimi-K2-Thinking tutorial (v0.20.2rc1) and the
+    # Qwen3-32B suffix tutorial launch without --compilation-config, the Qwen3-235B tutorial with
+    # FULL_DECODE_ONLY.  A piecewise record pays the eager dispatch cost per layer on top of the fitted
+    # captured-layer cost; a FULL_DECODE_ONLY one and every plan (the recipes set FULL_DECODE_ONLY) do not.
+    by_id = {r["id"]: r for r in RECORDS}
+    piecewise = cal.request_for(by_id["a3-kimik2-thinking-tp16-c1"])
+    full = cal.request_for(by_id["a3-qwen3-235b-w8a8-dp4tp4-c144"])
+    assert piecewise.performance.piecewise_graphs and piecewise.performance.graph_mode
+    assert not full.performance.piecewise_graphs
+    fitted_layer = sm.factors_for(piecewise.server).layer_overhead_s
+    assert sm.effective_factors(piecewise).layer_overhead_s == pytest.approx(
+        fitted_layer + sm.EAGER_LAYER_OVERHEAD_S["ascend"], rel=1e-12
+    )
+    assert sm.effective_factors(full).layer_overhead_s == pytest.approx(fitted_layer, rel=1e-12)
+    # Read as full graphs instead, the tutorial's 61-layer Kimi decode would be 61 × 0.6 ms faster a step.
+    as_full = dict(by_id["a3-kimik2-thinking-tp16-c1"])
+    as_full["serving"] = {k: v for k, v in as_full["serving"].items() if k != "cudagraph_mode"}
+    slow, fast = cal.compare(by_id["a3-kimik2-thinking-tp16-c1"]), cal.compare(as_full)
+    assert slow.predicted_tpot_ms - fast.predicted_tpot_ms == pytest.approx(61 * 0.6, rel=0.02)

@@ -72,8 +72,9 @@ def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors
         calibrated=fig_input(base.request_overhead_s),
         stack=stack,
     )
-    # Eager mode adds every layer's host launch cost (serving_model.effective_factors).
-    eager = not getattr(perf, "graph_mode", True)
+    # Eager mode, and piecewise graphs, add every layer's host launch cost (serving_model.effective_factors).
+    piecewise = getattr(perf, "graph_mode", True) and getattr(perf, "piecewise_graphs", False)
+    eager = not getattr(perf, "graph_mode", True) or piecewise
     per_layer = (
         sm.EAGER_LAYER_OVERHEAD_S.get(
             req.server.accelerator.software_stack, sm.EAGER_LAYER_OVERHEAD_S[sm.DEFAULT_STACK]
@@ -98,8 +99,20 @@ def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors
         fig_value(f.layer_overhead_s),
         label={
             **label,
-            "eager_en": "; eager mode: every layer's operators launched from the host" if eager else "",
-            "eager_zh": "；非图模式：逐层由主机下发算子" if eager else "",
+            "eager_en": (
+                "; piecewise graphs: every layer's attention launched from the host between graph pieces"
+                if piecewise
+                else "; eager mode: every layer's operators launched from the host"
+                if eager
+                else ""
+            ),
+            "eager_zh": (
+                "；分段图模式：每层注意力在图段之间由主机下发"
+                if piecewise
+                else "；非图模式：逐层由主机下发算子"
+                if eager
+                else ""
+            ),
         },
         source=Source("assumed", "eager dispatch cost per layer (serving_model.EAGER_LAYER_OVERHEAD_S)")
         if eager
