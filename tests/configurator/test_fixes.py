@@ -97,12 +97,12 @@ def test_the_p_d_advice_is_the_same_at_any_quoted_load(catalog):
 
 
 def test_the_p_d_split_is_offered_once_and_only_when_re_planning_proves_it(catalog):
-    """A lopsided split (4P12D) is told its imbalance; the imbalance names no split of its own (issue 25:
+    """A lopsided split (6P10D) is told its imbalance; the imbalance names no split of its own (issue 25:
     one P:D proposal per plan), the split offered is the recommended serving settings', and it is
     offered only when the re-planned request has no P:D finding and no new error (issue 17: the old
     page offered 3P13D although 3 × 16 = 48 ranks do not divide K3's 896 experts)."""
-    data = services.preset_data(None)
-    data.update(topology="disaggregated", nodes="16", prefill_nodes="4", decode_nodes="12")
+    data = services.preset_data("research-drug-discovery")  # 32 K prompts: the prefill pool binds
+    data.update(topology="disaggregated", nodes="16", prefill_nodes="6", decode_nodes="10")
     request_json = _request(data)
     plan_request, raw = services.plan_from_json(request_json, advise=False)
     _, result = services.plan_from_json(request_json)

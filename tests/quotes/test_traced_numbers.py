@@ -377,6 +377,9 @@ def strip_structure(text: str, r: Rendered) -> str:
     text = re.sub(r"(Page|第)\s*\d+\s*(of|页，共)\s*\d+\s*页?", " ", text)
     text = text.replace(r.totals["number"], " ").replace(r.totals["quote"], " ")
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", " ", text)  # dates
+    # The contents' page numbers (WeasyPrint's target-counter): pdftotext -raw prints them one per line
+    # just before the "Contents" / "目录" heading, in rising order.
+    text = re.sub(r"(?m)(?:^\d{1,3}\n){3,}(?=(?:Contents|目录)\s*$)", " ", text)
     return text
 
 
