@@ -523,8 +523,9 @@ class _Budget:
         )
         self.comm, self.non_torch = buffer_estimate(req, p)
         self.buffers = self.comm + self.non_torch
-        # P/D prefill engines run with --enforce-eager (launch bundle), so capture no graphs.
-        self.eager = serving.enforce_eager or role == "prefill"
+        # P/D prefill engines run with --enforce-eager (launch bundle), so capture no graphs; nor does an
+        # eager plan (PlanRequest.decode_graphs: its scripts pass --enforce-eager).
+        self.eager = req.decode_graphs == "eager" or role == "prefill"
         self.graph = (
             serving.graph_memory_bytes
             if serving.graph_memory_bytes is not None

@@ -295,8 +295,9 @@ EAGER_LAYER_OVERHEAD_S = {"cuda": 0.15e-3, "ascend": 0.6e-3}
 # attention block (on Ascend ``vllm::mla_forward`` is the whole MLA block, from the layer's hidden states
 # to its output) and relaunches the next graph piece.  Costed at the eager dispatch cost of a layer
 # (EAGER_LAYER_OVERHEAD_S): assumed, not fitted; vllm-ascend#5739 reports FULL_DECODE_ONLY "much
-# faster" than the PIECEWISE default.  The launch recipes set FULL_DECODE_ONLY, so plans never pay it
-# (``performance.piecewise_graphs``; a calibration record says ``cudagraph_mode: PIECEWISE``).
+# faster" than the PIECEWISE default.  The launch recipes set FULL_DECODE_ONLY, so a plan pays it only
+# when it asks for piecewise graphs (``performance.piecewise_graphs``; its scripts then set
+# ``cudagraph_mode`` PIECEWISE, launch/nodes.decode_graph_flags) or a calibration record says it ran them.
 
 # Residual spread of the fit (predicted ÷ measured throughput over the calibration set):
 # the band shown beside every estimate, ERROR_BAND_LOW / ERROR_BAND_HIGH.  Updated with the fit, in
@@ -933,21 +934,27 @@ class OperatingPoint:
         return self.tpot_s * TPOT_P90_OVER_MEAN
 
 
+def host_dispatch_per_layer_s(req: PlanRequest) -> float:
+    """What every decode layer adds when decode does not replay full graphs (``PlanRequest.decode_graphs``
+    "eager" or "piecewise", as the launch scripts then run it): the stack's eager dispatch cost."""
+    if req.decode_graphs == "full":
+        return 0.0
+    stack = req.server.accelerator.software_stack
+    return EAGER_LAYER_OVERHEAD_S.get(stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK])
+
+
 def effective_factors(req: PlanRequest) -> PlatformFactors:
     """The family's factors (fitted + fixed) with the request's overrides (``performance.*``) applied.
 
-    ``--enforce-eager`` (``performance.graph_mode`` false) and piecewise graphs
-    (``performance.piecewise_graphs``) add the host dispatch cost to every layer.
+    Eager decode and piecewise graphs (``PlanRequest.decode_graphs``) add the host dispatch cost to
+    every layer (``host_dispatch_per_layer_s``).
     """
     base = factors_for(req.server)
     perf = req.performance
     step_overhead = (
         perf.step_overhead_ms / 1000.0 if perf.step_overhead_ms is not None else base.step_overhead_s
     )
-    layer = base.layer_overhead_s
-    if not getattr(perf, "graph_mode", True) or getattr(perf, "piecewise_graphs", False):
-        stack = req.server.accelerator.software_stack
-        layer += EAGER_LAYER_OVERHEAD_S.get(stack, EAGER_LAYER_OVERHEAD_S[DEFAULT_STACK])
+    layer = base.layer_overhead_s + host_dispatch_per_layer_s(req)
     requested = perf.decode_bandwidth_efficiency
     return replace(
         base,

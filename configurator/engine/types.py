@@ -482,16 +482,15 @@ class PerformanceSpec:
     speculative_tokens: int = 0  # MTP / EAGLE draft tokens per step (0 = off)
     # vLLM's "draft acceptance rate": accepted ÷ drafted tokens (mean accepted length 1 + k × rate)
     speculative_acceptance_rate: float = 0.7
-    graph_mode: bool = (
-        True  # decode runs as a captured graph (CUDA graph / ACL graph); False = --enforce-eager
-    )
+    graph_mode: bool = True  # decode runs as a captured graph (CUDA graph / ACL graph); False = --enforce-eager (also launched)
     # A separate draft model (EAGLE / DSpark / small LM): its weights in GB and layers; 0 = MTP head.
     draft_model_gb: float = 0.0
     draft_model_layers: int = 0
     draft_graph_mode: bool = True  # the draft is graph-captured (False: eager draft)
     # Decode replays piecewise graphs (``cudagraph_mode`` PIECEWISE): every layer leaves the graph at
     # its attention, which the host dispatches operator by operator.  vLLM-Ascend's default before 0.21
-    # (costed as serving_model.EAGER_LAYER_OVERHEAD_S); the launch recipes set FULL_DECODE_ONLY.
+    # (costed as serving_model.EAGER_LAYER_OVERHEAD_S); the recipes set FULL_DECODE_ONLY, a plan that asks
+    # for this gets scripts that set PIECEWISE (PlanRequest.decode_graphs).
     piecewise_graphs: bool = False
     # One wave of `concurrency` requests sent together and decoded as one batch (no new prompts
     # while it decodes), instead of the closed loop of ``vllm bench serve --max-concurrency``.
@@ -622,6 +621,22 @@ class PlanRequest:
     launch: LaunchSpec = LaunchSpec()
     scenario: str = ""
     checkpoint: CheckpointSpec | None = None  # None: the model's own bytes, no platform-specific groups
+
+    @property
+    def decode_graphs(self) -> str:
+        """How decode runs — one answer for the step estimate, the memory budget and the launch scripts.
+
+        ``"eager"``: no graph capture (``serving.enforce_eager`` or ``performance.graph_mode`` false; the
+        scripts pass ``--enforce-eager``, the budget keeps no graph pool, every layer pays the host
+        dispatch); ``"piecewise"``: ``cudagraph_mode`` PIECEWISE (``performance.piecewise_graphs``: the
+        scripts set it, every layer pays the host dispatch of its attention); ``"full"``: the recipe's
+        FULL_DECODE_ONLY graphs.
+        """
+        if self.serving.enforce_eager or not self.performance.graph_mode:
+            return "eager"
+        if self.performance.piecewise_graphs:
+            return "piecewise"
+        return "full"
 
 
 # --------------------------------------------------------------------------- results

@@ -115,13 +115,16 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
     if ctx.deviations:
         out += ["| setting | in this bundle | why |", "|---|---|---|"]
         for d in ctx.deviations:
-            shown = "left out" if d.value is None else _code(_README_TOKENS.get(d.value, d.value))
-            where = (
-                ""
-                if set(d.roles) >= {"master", "worker", "prefill", "decode"}
-                else f" ({', '.join(d.roles)})"
+            shown = (
+                "left out"
+                if d.value is None
+                else "added"  # a switch without a value (--enforce-eager)
+                if d.value == ""
+                else _code(_README_TOKENS.get(d.value, d.value))
             )
-            out.append(f"| {_code(d.name)}{_md(where)} | {shown} | {_md(d.reason)} |")
+            # the roles only where the deviation leaves some of this bundle's nodes as the recipe has them
+            where = "" if set(d.roles) >= {n.role for n in nodes} else f" ({_md(', '.join(d.roles))})"
+            out.append(f"| {_code(d.name)}{where} | {shown} | {_md(d.reason)} |")
     else:
         out.append("None.")
     out.append("")

@@ -136,10 +136,58 @@ def _engine_flags(
         flags.append(("--reasoning-parser", m.vllm_reasoning_parser))
     if m.vllm_tool_call_parser:
         flags += [("--enable-auto-tool-choice", None), ("--tool-call-parser", m.vllm_tool_call_parser)]
-    flags += recipe.flags_for(role)
+    flags += decode_graph_flags(recipe.flags_for(role), req.decode_graphs, role)
     if cross_node and p.expert_parallel and m.is_moe:
         flags += list(recipe.cross_node_flags)
     return flags
+
+
+def decode_graph_flags(
+    flags: list[tuple[str, str | None]], mode: str, role: str
+) -> list[tuple[str, str | None]]:
+    """The recipe's flags with its decode graph setting made to say what the plan costs
+    (``PlanRequest.decode_graphs``): ``"full"`` keeps the recipe's; ``"eager"`` drops the recipe's CUDA-graph
+    keys from ``--compilation-config`` and passes ``--enforce-eager``; ``"piecewise"`` sets
+    ``cudagraph_mode`` PIECEWISE.  P/D prefill engines keep the recipe's (eager) setting.  The JSON is
+    parsed and re-serialised, never edited as text."""
+    if mode == "full" or role == "prefill":
+        return list(flags)
+    out: list[tuple[str, str | None]] = []
+    seen = False
+    for name, value in flags:
+        if name == "--compilation-config" and value is not None:
+            seen = True
+            config = dict(json.loads(value))
+            if mode == "eager":
+                config.pop("cudagraph_mode", None)
+                config.pop("cudagraph_capture_sizes", None)
+            else:
+                config["cudagraph_mode"] = "PIECEWISE"
+            if config:
+                out.append((name, _json(config)))
+            continue
+        if name == "--enforce-eager" and mode == "piecewise":
+            continue
+        out.append((name, value))
+    if mode == "eager" and ("--enforce-eager", None) not in out:
+        out.append(("--enforce-eager", None))
+    if mode == "piecewise" and not seen:
+        out.append(("--compilation-config", _json({"cudagraph_mode": "PIECEWISE"})))
+    return out
+
+
+GRAPH_MODE_REASONS = {
+    "eager": (
+        "--enforce-eager",
+        "the plan is costed in eager mode (no graph capture: every decode layer's operators launched from "
+        "the host, slower, no graph memory); the recipe's decode graphs are dropped",
+    ),
+    "piecewise": (
+        "--compilation-config",
+        "the plan is costed with piecewise decode graphs (every layer's attention launched from the host "
+        "between graph pieces); the recipe captures full decode graphs",
+    ),
+}
 
 
 def _argv(model_path: str, flags: list[tuple[str, str | None]]) -> tuple[str, ...]:
@@ -263,6 +311,11 @@ def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -
                 "health check moves traffic to the standby",
             )
         )
+    if req.decode_graphs in GRAPH_MODE_REASONS:
+        name, reason = GRAPH_MODE_REASONS[req.decode_graphs]
+        value = "" if req.decode_graphs == "eager" else _json({"cudagraph_mode": "PIECEWISE"})
+        roles = ("decode",) if req.topology.kind == TopologyKind.DISAGGREGATED else ("master", "worker")
+        out.append(rc.Deviation("flag", name, value, reason, roles=roles))
     sizes = _plan_sizes(req)
     for flag, theirs in recipe.validated.items():
         ours = sizes.get(flag)

@@ -73,15 +73,9 @@ def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors
         stack=stack,
     )
     # Eager mode, and piecewise graphs, add every layer's host launch cost (serving_model.effective_factors).
-    piecewise = getattr(perf, "graph_mode", True) and getattr(perf, "piecewise_graphs", False)
-    eager = not getattr(perf, "graph_mode", True) or piecewise
-    per_layer = (
-        sm.EAGER_LAYER_OVERHEAD_S.get(
-            req.server.accelerator.software_stack, sm.EAGER_LAYER_OVERHEAD_S[sm.DEFAULT_STACK]
-        )
-        if eager
-        else 0.0
-    )
+    piecewise = req.decode_graphs == "piecewise"
+    eager = req.decode_graphs != "full"
+    per_layer = sm.host_dispatch_per_layer_s(req)
     book.put(
         "performance.factors.step_overhead_s",
         fig_value(f.step_overhead_s),
