@@ -361,6 +361,7 @@ def _sla(result: dict, lang: str) -> dict | None:
 
 
 UNREACHABLE = "performance.design_point_unreachable"
+OVER_CAPACITY = "performance.concurrency_above_capacity"
 
 
 def context_from_dict(
@@ -375,13 +376,20 @@ def context_from_dict(
     # A latency target out of this hardware's reach opens the results as one statement (what the
     # hardware achieves, the smallest catalog deployment that meets the target); the stated-load
     # findings on the same target add nothing to it and are folded into it.
-    headline = next((c for c in localized if c["code"] == UNREACHABLE), None)
+    # Within reach of the targets, a stated load above what the cluster runs at once is the one
+    # statement instead (its "the rest queue" says why latency at the stated load is not held).
+    headline = next((c for c in localized if c["code"] == UNREACHABLE), None) or next(
+        (c for c in localized if c["code"] == OVER_CAPACITY), None
+    )
+    unreachable = headline is not None and headline["code"] == UNREACHABLE
     design = (result.get("performance") or {}).get("design_point") or {}
-    unmet = {str(t).split("_")[0] for t in design.get("unmet_targets") or ()} if headline else set()
-    folded = {f"performance.{kind}_above_target" for kind in unmet} | ({UNREACHABLE} if headline else set())
-    if headline and "stated_concurrency" in (headline.get("figures") or {}):
+    unmet = {str(t).split("_")[0] for t in design.get("unmet_targets") or ()} if unreachable else set()
+    folded = {f"performance.{kind}_above_target" for kind in unmet} | (
+        {headline["code"]} if headline else set()
+    )
+    if headline and (not unreachable or "stated_concurrency" in (headline.get("figures") or {})):
         # The statement also says what the cluster runs of the stated load (the capacity shortfall):
-        # the per-group "the rest queue" findings say it again.
+        # the per-group "the rest queue" findings, and the latency at that load, say it again.
         folded |= {
             "performance.batch_limited_by_max_num_seqs",
             "performance.batch_limited_by_kv",

@@ -141,10 +141,12 @@ def test_16_a3_8p8d_runs_more_than_the_seed_max_num_seqs_allows(api):
 
 
 def test_a_preset_out_of_reach_names_a_catalog_deployment_that_meets_its_targets(api):
-    """The multimodal knowledge-base preset (8 × A3; TPOT 50 ms, TTFT 5 s, catalog/seed/scenarios.yaml):
-    one K3 request decodes at about 116 ms per token on A3, so the statement names the smallest
-    catalog deployment that meets the targets; planned here, its design point meets them."""
-    request = all_requests()["scenario-multimodal-knowledge-base"]
+    """The multimodal knowledge-base preset (8 × A3; TTFT 5 s) at the CloudMatrix384 paper's TPOT 50 ms
+    (its own 80 ms is within reach): one K3 request decodes at about 67 ms per token on A3, so the
+    statement names the smallest catalog deployment that meets the targets; planned here, its design
+    point meets them."""
+    preset = all_requests()["scenario-multimodal-knowledge-base"]
+    request = {**preset, "workload": {**preset["workload"], "tpot_target_ms": "50"}}
     body = _post(api, request)
     (check,) = [c for c in body["checks"] if c["code"] == "performance.design_point_unreachable"]
     alt = check["figures"]["catalog_alternative"]
@@ -172,12 +174,12 @@ def test_the_auto_planner_carries_the_presets_latency_targets(client, catalog):
     cat = DjangoPlannerCatalog()
     for slug in ("software-engineering-agent", "multimodal-knowledge-base"):
         scenario = cat.scenario(slug)
-        assert scenario["tpot_target_ms"] == 50.0
+        assert scenario["tpot_target_ms"] == 80.0  # catalog/seed/scenarios.yaml: MLPerf's DeepSeek-R1 limit
         query = planner.parse_query({"scenario": slug}, cat)
         assert query.workload.tpot_target_ms == scenario["tpot_target_ms"]
         assert query.workload.ttft_target_s == scenario["ttft_target_s"]
         form = preset_form_data(slug)
-        assert float(form["tpot_target_ms"]) == 50.0
+        assert float(form["tpot_target_ms"]) == 80.0
         assert float(form["ttft_target_s"]) == scenario["ttft_target_s"]
 
 
@@ -196,13 +198,19 @@ def test_the_auto_planner_ranks_by_design_capacity_within_the_targets(client, ca
     assert ranked[0] > 0
 
 
-def test_with_the_presets_targets_the_planner_says_domestic_hardware_misses_the_tpot_target(client, catalog):
-    """The multimodal preset on domestic hardware only: no Ascend deployment decodes a K3 request in
-    50 ms (about 116 ms on A3, docs/performance.md), so the planner offers none and says the TPOT
-    target is what binds, instead of offering A3 plans that miss it."""
+def test_at_50_ms_the_planner_says_domestic_hardware_misses_the_tpot_target(client, catalog):
+    """The multimodal preset on domestic hardware only, at the CloudMatrix384 paper's TPOT 50 ms: no
+    Ascend deployment decodes a K3 request that fast (about 67 ms on A3, docs/performance.md), so the
+    planner offers none and says the TPOT target is what binds, instead of offering A3 plans that miss it."""
     from configurator.web.planner.services import run_search
 
-    result = run_search({"scenario": "multimodal-knowledge-base", "constraints": {"domestic_only": True}})
+    result = run_search(
+        {
+            "scenario": "multimodal-knowledge-base",
+            "workload": {"tpot_target_ms": 50},
+            "constraints": {"domestic_only": True},
+        }
+    )
     assert not result.candidates
     a3 = result.family_reasons["atlas-800-a3"]
     assert any(r.field == "workload.tpot_target_ms" for r in a3)
@@ -229,3 +237,16 @@ def test_the_recommendation_says_speculative_decoding_is_off_because_the_catalog
     assert "speculative decoding off: the catalog lists no draft for Kimi K3" in rec["message"]
     assert rec["figures"]["speculative_tokens"] == 0
     assert not any(path.startswith("performance.speculative") for path in rec["fix"])
+
+
+def test_at_its_own_targets_the_planner_offers_domestic_deployments_for_the_multimodal_preset(
+    client, catalog
+):
+    """At the preset's own TPOT 80 ms (within reach on A3) the domestic-only search offers Ascend
+    deployments, each with a design point that meets the targets."""
+    from configurator.web.planner.services import run_search
+
+    result = run_search({"scenario": "multimodal-knowledge-base", "constraints": {"domestic_only": True}})
+    assert result.candidates
+    assert all(c.server.accelerator.software_stack == "ascend" for c in result.candidates)
+    assert all(c.design_concurrency > 0 for c in result.candidates)
