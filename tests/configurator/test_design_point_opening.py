@@ -177,6 +177,16 @@ def test_within_its_targets_the_agent_preset_says_its_capacity_shortfall_once(ap
     body = _post(api, all_requests()["scenario-software-engineering-agent"])
     (cap,) = _checks(body, "performance.concurrency_above_capacity")
     assert (cap["figures"]["concurrency"], cap["figures"]["capacity"]) == (256, 16 * 8)
+    # ... and what the design point carries within the targets, and what would carry the 256
+    design = body["performance"]["design_point"]
+    per_rank = design["max_num_seqs_per_dp_rank"]
+    needed = math.ceil(256 / per_rank)
+    assert cap["figures"]["design_concurrency"] == design["concurrency"]
+    assert cap["figures"]["dp_ranks_needed"] == needed > 8
+    assert (
+        f"Within the latency targets it carries {design['concurrency']} concurrent requests" in cap["message"]
+    )
+    assert f"carrying all 256 at {per_rank} per DP rank takes {needed} decode DP ranks" in cap["message"]
     assert [c["code"] for c in body["checks"] if c["severity"] == "error"] == [cap["code"]]
     page = api.get("/?scenario=software-engineering-agent").context["plan"]
     assert page["headline"]["code"] == cap["code"]

@@ -331,14 +331,42 @@ class StatedLoad:
     disaggregated: bool
 
 
-def _stated_load_text(dp: DesignPoint, load: StatedLoad) -> tuple[str, str, dict]:
-    """What the hardware runs of the stated load, and what would carry it: DP ranks at the design
-    point's sequences per rank (within the relaxed targets), in nodes of this server."""
+def _carry_text(dp: DesignPoint, load: StatedLoad) -> tuple[str, str, dict]:
+    """What would carry the stated load: DP ranks at the design point's sequences per rank, in nodes
+    of this server (``"; carrying them at … takes …"``), or that the recommended settings run it all."""
     per_rank = max(1, dp.max_num_seqs_per_dp_rank)
     ranks = max(1, dp.serving_dp_ranks)
     need_ranks = math.ceil(load.concurrency / per_rank)
     nodes_per_rank = load.serving_nodes / ranks if load.serving_nodes > 0 else 0.0
     need_nodes = math.ceil(need_ranks * nodes_per_rank - 1e-9) if nodes_per_rank > 0 else 0
+    figures: dict = {"dp_ranks_needed": need_ranks}
+    en = zh = ""
+    if need_ranks > ranks:
+        # DP ranks, not nodes: whether a node count lays the experts out is the layout's question, and
+        # the smallest catalog deployment that meets the targets follows (catalog_alternative).
+        figures["serving_nodes_per_dp_rank"] = round(nodes_per_rank, 3)
+        kind_en, kind_zh = ("decode ", "解码侧 ") if load.disaggregated else ("", " ")
+        nodes_zh = f"约 {need_nodes} 台解码节点" if load.disaggregated else f"约 {need_nodes} 台节点"
+        en = (
+            f"; carrying all {load.concurrency:,} at {per_rank} per DP rank takes {need_ranks} {kind_en}DP ranks, "
+            f"{need_ranks - ranks} more than this cluster's {ranks} (about {need_nodes} {kind_en}nodes)"
+        )
+        zh = (
+            f"；按每个 DP rank {per_rank} 路承载全部 {load.concurrency:,} 路需 {need_ranks} 个{kind_zh}DP rank，"
+            f"比本集群的 {ranks} 个多 "
+            f"{need_ranks - ranks} 个（{nodes_zh}）"
+        )
+    elif dp.concurrency >= load.concurrency:
+        en = "; the recommended serving settings run them all"
+        zh = "；采用推荐的服务参数即可全部同时运行"
+    return en, zh, figures
+
+
+def _stated_load_text(dp: DesignPoint, load: StatedLoad) -> tuple[str, str, dict]:
+    """What the hardware runs of the stated load, and what would carry it: DP ranks at the design
+    point's sequences per rank (within the relaxed targets), in nodes of this server."""
+    per_rank = max(1, dp.max_num_seqs_per_dp_rank)
+    ranks = max(1, dp.serving_dp_ranks)
     runs_en = (
         f"The stated {load.concurrency:,} concurrent requests exceed the {load.capacity:,} it runs at once "
         f"(at max_num_seqs {load.max_num_seqs} over {ranks} DP ranks"
@@ -352,30 +380,26 @@ def _stated_load_text(dp: DesignPoint, load: StatedLoad) -> tuple[str, str, dict
         runs_zh += f"；按设计点每个 DP rank {per_rank} 路为 {dp.concurrency:,} 路"
     runs_en += f"), the rest queue (about {load.queue_wait_s:,.1f} s added to the time to first token)"
     runs_zh += f"），其余请求排队（首字延迟约增加 {load.queue_wait_s:,.1f} 秒）"
+    carry_en, carry_zh, carry_figures = _carry_text(dp, load)
     figures: dict = {
         "stated_concurrency": load.concurrency,
         "capacity": load.capacity,
         "queue_wait_s": load.queue_wait_s,
-        "dp_ranks_needed": need_ranks,
+        **carry_figures,
     }
-    if need_ranks > ranks:
-        # DP ranks, not nodes: whether a node count lays the experts out is the layout's question, and
-        # the smallest catalog deployment that meets the targets follows (catalog_alternative).
-        figures["serving_nodes_per_dp_rank"] = round(nodes_per_rank, 3)
-        kind_en, kind_zh = ("decode ", "解码侧 ") if load.disaggregated else ("", " ")
-        nodes_zh = f"约 {need_nodes} 台解码节点" if load.disaggregated else f"约 {need_nodes} 台节点"
-        runs_en += (
-            f"; carrying them at {per_rank} per DP rank takes {need_ranks} {kind_en}DP ranks, "
-            f"{need_ranks - ranks} more than this cluster's {ranks} (about {need_nodes} {kind_en}nodes)"
-        )
-        runs_zh += (
-            f"；按每个 DP rank {per_rank} 路承载需 {need_ranks} 个{kind_zh}DP rank，比本集群的 {ranks} 个多 "
-            f"{need_ranks - ranks} 个（{nodes_zh}）"
-        )
-    elif dp.concurrency >= load.concurrency:
-        runs_en += "; the recommended serving settings run them all"
-        runs_zh += "；采用推荐的服务参数即可全部同时运行"
-    return runs_en + ".", runs_zh + "。", figures
+    return runs_en + carry_en + ".", runs_zh + carry_zh + "。", figures
+
+
+def within_targets_text(dp: DesignPoint, load: StatedLoad) -> tuple[str, str, dict]:
+    """For the capacity finding of a plan whose targets are within reach: what the design point carries
+    within them, and what would carry the stated load (`` Within the latency targets it carries …``)."""
+    per_rank = max(1, dp.max_num_seqs_per_dp_rank)
+    carry_en, carry_zh, figures = _carry_text(dp, load)
+    rank_en = "" if carry_en else f" ({per_rank} per DP rank)"
+    rank_zh = "" if carry_zh else f"（每个 DP rank {per_rank} 路）"
+    en = f" Within the latency targets it carries {dp.concurrency:,} concurrent requests{rank_en}{carry_en}."
+    zh = f"在时延目标内可承载 {dp.concurrency:,} 路并发{rank_zh}{carry_zh}。"
+    return en, zh, {"design_concurrency": dp.concurrency, **figures}
 
 
 def unreachable_check(dp: DesignPoint, load: StatedLoad | None = None) -> Check:

@@ -40,6 +40,7 @@ from .design import (
     design_decode_capacity,
     design_point,
     unreachable_check,
+    within_targets_text,
 )
 from .disaggregated import add_pd_figures, capacity_balance
 from .group_model import GroupModel, build_group_model
@@ -454,24 +455,27 @@ def estimate_performance(
         # A target out of reach and a load above what runs at once are one shortfall, said once
         # (design.unreachable_check); else the capacity error on its own.
         at = next((i for i, c in enumerate(checks) if c.code == "performance.design_point_unreachable"), None)
+        serving_nodes = sum(
+            g.nodes
+            for g in (decode_groups if disaggregated and prefill_groups and decode_groups else counted)
+        )
+        load = StatedLoad(
+            concurrency=concurrency,
+            capacity=capacity_users,
+            max_num_seqs=serving.max_num_seqs,
+            queue_wait_s=queue_wait,
+            serving_nodes=serving_nodes,
+            disaggregated=bool(disaggregated and prefill_groups and decode_groups),
+        )
         if at is not None and design is not None:
-            serving_nodes = sum(
-                g.nodes
-                for g in (decode_groups if disaggregated and prefill_groups and decode_groups else counted)
-            )
-            checks[at] = unreachable_check(
-                design,
-                StatedLoad(
-                    concurrency=concurrency,
-                    capacity=capacity_users,
-                    max_num_seqs=serving.max_num_seqs,
-                    queue_wait_s=queue_wait,
-                    serving_nodes=serving_nodes,
-                    disaggregated=bool(disaggregated and prefill_groups and decode_groups),
-                ),
-            )
+            checks[at] = unreachable_check(design, load)
         else:
-            checks.append(over_capacity_check(concurrency, capacity_users, op))
+            within = (
+                within_targets_text(design, load)
+                if design is not None and not design.best_effort and design.concurrency > 0
+                else None
+            )
+            checks.append(over_capacity_check(concurrency, capacity_users, op, within))
     if measured:
         checks.append(
             raise_(

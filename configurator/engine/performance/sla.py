@@ -171,12 +171,23 @@ def target_checks(req: PlanRequest, op: sm.OperatingPoint, sla: SlaResult | None
     return out
 
 
-def over_capacity_check(concurrency: int, capacity: int, op: sm.OperatingPoint) -> Check:
+def over_capacity_check(
+    concurrency: int,
+    capacity: int,
+    op: sm.OperatingPoint,
+    within: tuple[str, str, dict] | None = None,
+) -> Check:
+    """The stated load above what runs at once.  ``within``: what the design point carries within the
+    latency targets and what would carry the load (``design.within_targets_text``), said in the same
+    statement — the page opens with it alone."""
     wait = op.wait_s if math.isfinite(op.wait_s) else 0.0
+    design_en, design_zh, extra = within or ("", "", {})
     return raise_(
         "performance.concurrency_above_capacity",
-        figures={"concurrency": concurrency, "capacity": capacity, "queue_wait_s": wait},
+        figures={"concurrency": concurrency, "capacity": capacity, "queue_wait_s": wait, **extra},
         concurrency=concurrency,
         capacity=capacity,
         wait=wait,
+        design_en=design_en,
+        design_zh=design_zh,
     )

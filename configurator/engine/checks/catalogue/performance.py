@@ -164,8 +164,8 @@ DEFS = (
         "performance.concurrency_above_capacity",
         "performance",
         Severity.ERROR,
-        "The workload's {concurrency} concurrent requests exceed the {capacity} this cluster serves at once; the rest queue (about {wait:,.1f} s added to the time to first token), so the quoted latency cannot be held.",
-        "负载并发 {concurrency} 超过本集群可同时服务的 {capacity} 路，其余请求排队（首字延迟约增加 {wait:,.1f} 秒），报价时延无法保证。",
+        "The workload's {concurrency} concurrent requests exceed the {capacity} this cluster serves at once; the rest queue (about {wait:,.1f} s added to the time to first token), so the quoted latency cannot be held.{design_en}",
+        "负载并发 {concurrency} 超过本集群可同时服务的 {capacity} 路，其余请求排队（首字延迟约增加 {wait:,.1f} 秒），报价时延无法保证。{design_zh}",
         field="workload.concurrency",
         fix=Fix(
             "Quote at most {capacity} concurrent requests, or add nodes.",
