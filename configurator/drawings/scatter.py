@@ -50,6 +50,13 @@ def _apart(a: tuple[float, float, float, float], b: tuple[float, float, float, f
     return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
 
 
+def _gap(box: tuple[float, float, float, float], x: float, y: float) -> float:
+    """Distance from a point to a label box (0 inside it)."""
+    dx = max(box[0] - x, 0.0, x - box[2])
+    dy = max(box[1] - y, 0.0, y - box[3])
+    return (dx * dx + dy * dy) ** 0.5
+
+
 def scatter_svg(
     points: Sequence[Mapping[str, Any]],
     x_label: str,
@@ -157,6 +164,8 @@ def scatter_svg(
             (-9, 16, "end"),
             (0, -12, "middle"),
             (0, 22, "middle"),
+            (12, 4, "start"),  # level with the point: where points crowd above and below it
+            (-12, 4, "end"),
         )
         for dx, dy, anchor in spots:
             x0 = {"start": px + dx, "end": px + dx - w}.get(anchor, px - w / 2)
@@ -167,7 +176,10 @@ def scatter_svg(
                 for qx, qy in dots
                 if (qx, qy) != (px, py)
             )
-            if inside and clear:
+            # A label reads as its nearest point's: no other point may lie nearer to it.
+            own = _gap(box, px, py)
+            nearest = all(_gap(box, qx, qy) > own for qx, qy in dots if (qx, qy) != (px, py))
+            if inside and clear and nearest:
                 placed.append(box)
                 c.text(px + dx, py + dy, text, anchor=anchor, size=svg.SMALL, fill=svg.TEXT)
                 break
