@@ -202,16 +202,18 @@ def design_point(
     targets, assumed = targets_of(req)
     cap = batch_cap(req.serving.max_num_batched_tokens, req.performance.speculative_tokens)
     free = free_models(serving_models, cap)
-    point_fn: Callable[[float], sm.OperatingPoint]
-    if disaggregated:
+    seen: dict[float, sm.OperatingPoint] = {}  # the searches and the result revisit points: each once
 
-        def point_fn(c: float) -> sm.OperatingPoint:
-            return disaggregated_point(prefill_models, free, c, output_tokens)
-
-    else:
-
-        def point_fn(c: float) -> sm.OperatingPoint:
-            return aggregated_point(free, c, output_tokens)
+    def point_fn(c: float) -> sm.OperatingPoint:
+        op = seen.get(c)
+        if op is None:
+            op = (
+                disaggregated_point(prefill_models, free, c, output_tokens)
+                if disaggregated
+                else aggregated_point(free, c, output_tokens)
+            )
+            seen[c] = op
+        return op
 
     lead = free[0]
     dp_total = sum(m.shape.dp for m in free)
