@@ -117,3 +117,18 @@ def test_an_eager_plan_keeps_no_graph_pool_and_pays_the_dispatch_of_every_layer(
     )
     assert via_serving.memory.groups[0].per_rank.kv_cache_bytes == g_eager.kv_cache_bytes
     assert extra > 0
+
+
+def test_a_plan_costed_with_speculative_decoding_says_the_bundle_does_not_start_it():
+    """vllm-ascend#14454's K3 measurement ran a DSpark draft (7 tokens, 60 % accepted); entered on the
+    page the estimate reads it, but no recipe carries a --speculative-config and the request names no
+    draft path: the bundle says it runs without, and no script passes the flag."""
+    req = _with(_request("a3-4-single"), speculative_tokens=7, speculative_acceptance_rate=0.6)
+    result = plan(req)
+    (check,) = [c for c in result.checks if c.code == "launch.speculative_not_launched"]
+    assert check.severity.value == "warning" and check.figures["speculative_tokens"] == 7
+    assert "7 draft tokens a step, an MTP head" in check.message_en
+    for n in result.launch.nodes:
+        assert all("--speculative-config" not in argv for argv in n.argv)
+    plain = plan(_request("a3-4-single"))
+    assert not [c for c in plain.checks if c.code == "launch.speculative_not_launched"]

@@ -116,6 +116,20 @@ def launch_checks(req: PlanRequest, layout: LayoutResult, site: Site) -> list[Ch
                 )
     if disaggregated and not site.ascend:
         out.append(raise_("launch.pd_connector_unvalidated"))
+    perf = req.performance
+    if perf.speculative_tokens > 0:
+        # The estimate reads the draft (serving_model.accepted_tokens_per_step, the draft's step cost); the
+        # recipes carry no --speculative-config and the request no draft path, so the bundle runs without.
+        separate = perf.draft_model_gb > 0
+        out.append(
+            raise_(
+                "launch.speculative_not_launched",
+                figures={"speculative_tokens": perf.speculative_tokens},
+                tokens=perf.speculative_tokens,
+                kind_en="a separate draft model" if separate else "an MTP head",
+                kind_zh="独立草稿模型" if separate else "MTP 头",
+            )
+        )
     return out
 
 

@@ -87,6 +87,19 @@ DEFS = (
         source="vLLM recipes (NixlConnector, vLLM router)",
     ),
     CheckDef(
+        "launch.speculative_not_launched",
+        "launch",
+        Severity.WARNING,
+        "The estimate assumes speculative decoding ({tokens} draft tokens a step, {kind_en}); the launch bundle does not start it: the request names no draft to write into --speculative-config. Until the decode engines get it, the served time per output token is slower than the estimate.",
+        "性能估算按投机解码（每步 {tokens} 个草稿 token，{kind_zh}）计算，但启动包未启用投机解码：请求中没有可写入 --speculative-config 的草稿模型。在解码引擎补上该配置之前，实际每字延迟将慢于估算。",
+        field="performance.speculative_tokens",
+        fix=Fix(
+            "Add the draft's --speculative-config to the decode engines before the load test, or set the speculative tokens to 0 so the estimate describes the bundle.",
+            "压测前为解码引擎补上草稿模型的 --speculative-config，或将投机 token 数设为 0，使估算与启动包一致。",
+        ),
+        source="engine/launch/nodes.py (the bundle launches the recipe's flags; no recipe carries a draft)",
+    ),
+    CheckDef(
         "launch.image_cannot_serve_model",
         "launch",
         Severity.ERROR,
