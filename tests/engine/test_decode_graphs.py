@@ -19,7 +19,7 @@ from configurator import reference
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.memory import GRAPH_MEMORY_DEFAULT_BYTES
 from configurator.engine.plan import plan
-from configurator.engine.serving_model import EAGER_LAYER_OVERHEAD_S
+from configurator.engine.serving_model import EAGER_LAYER_OVERHEAD_S, effective_factors
 from configurator.engine.types import PerformanceSpec
 
 from .test_launch import _flags, _request, _script_commands, layout_for
@@ -71,8 +71,18 @@ def test_an_eager_a2_plan_keeps_the_rest_of_its_compilation_config():
     eager = _with(full, graph_mode=False)
     flags = _flags(build_launch(eager, layout_for(eager)).nodes[0].argv[0])
     assert "--compilation-config" not in flags and "--enforce-eager" in flags
-    # the Ascend-specific graph options in --additional-config stay as the recipe wrote them
+    # the Ascend-specific graph options in --additional-config stay as the recipe wrote them: vLLM-Ascend
+    # sets enable_npugraph_ex False itself when cudagraph_mode is NONE (releases/v0.26.0rc platform.py)
     assert "enable_npugraph_ex" in flags["--additional-config"]
+
+
+def test_a_piecewise_a2_bundle_keeps_its_capture_sizes_and_says_what_it_passes():
+    req = _with(_request("a2-8-text-only-modelslim"), piecewise_graphs=True)
+    result = build_launch(req, layout_for(req))
+    passed = _flags(result.nodes[0].argv[0])["--compilation-config"]
+    assert json.loads(passed) == {"cudagraph_mode": "PIECEWISE", "cudagraph_capture_sizes": [1, 2, 4, 8]}
+    # the README states the value the scripts pass, not a shortened one
+    assert f"| `--compilation-config` | `{passed}` |" in bundle_files(result)["README.md"]
 
 
 def test_a_piecewise_8p8d_plan_sets_piecewise_on_its_decode_engines_only():
@@ -108,7 +118,10 @@ def test_an_eager_plan_keeps_no_graph_pool_and_pays_the_dispatch_of_every_layer(
     g_full, g_eager = full_plan.memory.groups[0].per_rank, eager_plan.memory.groups[0].per_rank
     assert g_full.graph_bytes == GRAPH_MEMORY_DEFAULT_BYTES and g_eager.graph_bytes == 0
     assert g_eager.kv_cache_bytes - g_full.kv_cache_bytes == GRAPH_MEMORY_DEFAULT_BYTES
-    extra = base.model.num_layers * EAGER_LAYER_OVERHEAD_S["cuda"]
+    # every decode layer pays the CUDA eager dispatch cost on top of the captured layer's
+    assert effective_factors(eager).layer_overhead_s == pytest.approx(
+        effective_factors(base).layer_overhead_s + EAGER_LAYER_OVERHEAD_S["cuda"], rel=1e-12
+    )
     assert eager_plan.performance.groups[0].decode_step_s > full_plan.performance.groups[0].decode_step_s
     # the same request through serving.enforce_eager is the same plan
     via_serving = plan(replace(base, serving=replace(base.serving, enforce_eager=True)))
@@ -116,7 +129,6 @@ def test_an_eager_plan_keeps_no_graph_pool_and_pays_the_dispatch_of_every_layer(
         eager_plan.performance.groups[0].decode_step_s, rel=1e-9
     )
     assert via_serving.memory.groups[0].per_rank.kv_cache_bytes == g_eager.kv_cache_bytes
-    assert extra > 0
 
 
 def test_a_plan_costed_with_speculative_decoding_says_the_bundle_does_not_start_it():

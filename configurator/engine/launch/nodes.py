@@ -149,7 +149,10 @@ def decode_graph_flags(
     (``PlanRequest.decode_graphs``): ``"full"`` keeps the recipe's; ``"eager"`` drops the recipe's CUDA-graph
     keys from ``--compilation-config`` and passes ``--enforce-eager``; ``"piecewise"`` sets
     ``cudagraph_mode`` PIECEWISE.  P/D prefill engines keep the recipe's (eager) setting.  The JSON is
-    parsed and re-serialised, never edited as text."""
+    parsed and re-serialised, never edited as text.  The recipe's Ascend graph options in
+    ``--additional-config`` (``enable_npugraph_ex``) stay: vLLM-Ascend switches them off itself under
+    cudagraph_mode NONE or PIECEWISE (releases/v0.26.0rc ``vllm_ascend/platform.py``
+    check_and_update_config)."""
     if mode == "full" or role == "prefill":
         return list(flags)
     out: list[tuple[str, str | None]] = []
@@ -313,8 +316,10 @@ def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -
         )
     if req.decode_graphs in GRAPH_MODE_REASONS:
         name, reason = GRAPH_MODE_REASONS[req.decode_graphs]
-        value = "" if req.decode_graphs == "eager" else _json({"cudagraph_mode": "PIECEWISE"})
         roles = ("decode",) if req.topology.kind == TopologyKind.DISAGGREGATED else ("master", "worker")
+        # the value as the scripts pass it (decode_graph_flags over the recipe's flags for that role)
+        launched = dict(decode_graph_flags(recipe.flags_for(roles[0]), req.decode_graphs, roles[0]))
+        value = launched.get(name) or ""
         out.append(rc.Deviation("flag", name, value, reason, roles=roles))
     sizes = _plan_sizes(req)
     for flag, theirs in recipe.validated.items():
