@@ -62,6 +62,72 @@ SUPPORTED: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
 # vLLM profiles the CUDA-graph pool by default from 0.21 (vllm/envs.py VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
 GRAPHS_PROFILED_FROM = (0, 21)
 GRAPHS_OPT_IN_FROM = (0, 19)
+# What vLLM ≥ 0.21 subtracts for the graph pool is its own estimate, linear in the graphs it will capture:
+# gpu_model_runner.profile_cudagraph_memory captures the first two descriptors of each cudagraph mode and
+# charges the first capture plus the second's growth × the mode's further descriptors
+# (``per_graph_estimate[mode] = per_graph * (len(descs) - 1)``, quoted in vllm-project/vllm#45178).  The
+# growth per descriptor is read from public start-up logs that print "Profiling CUDA graph memory:
+# PIECEWISE=n, FULL=m" (or the 0.19 "CUDA graph pool memory: … (estimated)") with the estimate:
+#   0.19–0.25: it grows with the layers a graph holds (a PIECEWISE graph is one piece per layer):
+#     0.53 GiB for 51 + 35 descriptors of Qwen2.5-VL-7B's 28 layers on vLLM 0.23.0 (0.225 MiB per layer
+#     and descriptor), 0.84 GiB for 51 + 51 of Llama-3.1-8B's 32 (0.26) and 1.82 GiB for 51 + 51 of
+#     Llama-3.3-70B's 80 at TP2 (0.23) on vLLM 0.19 (llm-d-planner logs, tests/data/vllm_startup_logs.yaml)
+#     → 0.24 MiB per layer and descriptor.
+#   from 0.26: a profiling transient charged to every descriptor dominates (vllm-project/vllm#50780,
+#     "since v0.26.0") and the layers no longer show: 1.56 GiB for 51 + 35 descriptors of a 64-layer
+#     model (Qwen3.8-27B) and 0.36 GiB for 16 PIECEWISE descriptors (gpustack/runner#251), both on
+#     vLLM 0.27.1 → 20 MiB per descriptor.
+# The same 28-layer Qwen2.5-7B language model is estimated at 0.53 GiB on 0.23.0 and loses 1.76 GiB of KV
+# cache to graph mode on 0.27.1 (the L4 pair of the start-up set, not used for these figures).
+GRAPH_BYTES_PER_LAYER_DESCRIPTOR = int(0.24 * 2**20)  # vLLM 0.21–0.25
+GRAPH_BYTES_PER_DESCRIPTOR = 20 * 2**20  # vLLM ≥ 0.26
+GRAPH_TRANSIENT_FROM = (0, 26)
+GRAPH_DESCRIPTOR_SOURCE = (
+    "vLLM gpu_model_runner.profile_cudagraph_memory: first capture + growth × further descriptors "
+    "(vllm-project/vllm#45178); growth from public start-up logs: 0.24 MiB per layer and descriptor on "
+    "0.21–0.25 (0.53 GiB for 86 descriptors × 28 layers on 0.23.0), 20 MiB per descriptor from 0.26 "
+    "(1.56 GiB for 86 and 0.36 GiB for 16 on 0.27.1; vllm-project/vllm#50780)"
+)
+
+
+def graph_bytes_per_descriptor(version: str, layers: int) -> int:
+    """Bytes vLLM's graph-memory estimate charges per captured descriptor at ``version`` for a rank
+    holding ``layers`` decoder layers (0 before 0.21, when nothing is subtracted)."""
+    v = parse_version(version) or SUPPORTED[VLLM][1]
+    if v >= GRAPH_TRANSIENT_FROM:
+        return GRAPH_BYTES_PER_DESCRIPTOR
+    if v >= GRAPHS_PROFILED_FROM:
+        return GRAPH_BYTES_PER_LAYER_DESCRIPTOR * max(layers, 1)
+    return 0
+
+
+def cudagraph_capture_sizes(
+    max_num_seqs: int, max_num_batched_tokens: int, decode_query_len: int = 1
+) -> list[int]:
+    """vLLM's default capture sizes (vllm/config/vllm.py ``_set_cudagraph_sizes``): up to
+    min(max_num_seqs × decode query length × 2, 512, max_num_batched_tokens), the list
+    [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16) cut at that maximum."""
+    top = min(max(max_num_seqs, 1) * max(decode_query_len, 1) * 2, 512)
+    if max_num_batched_tokens > 0:
+        top = min(top, max_num_batched_tokens)
+    sizes = [1, 2, 4, *range(8, 256, 8), *range(256, top + 1, 16)]
+    return [s for s in sizes if s <= top]
+
+
+def graph_descriptors(
+    max_num_seqs: int, max_num_batched_tokens: int, mode: str, decode_query_len: int = 1
+) -> tuple[int, int]:
+    """(PIECEWISE, FULL) descriptors vLLM captures: every capture size piecewise, and under
+    FULL_AND_PIECEWISE (``mode`` "full", the default) the uniform-decode sizes up to max_num_seqs × decode
+    query length again as FULL graphs (vllm/v1/worker/gpu/cudagraph_utils.py ``get_cudagraph_sizes``)."""
+    sizes = cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens, decode_query_len)
+    full = 0
+    if mode == "full":
+        limit = max(max_num_seqs, 1) * max(decode_query_len, 1)
+        full = sum(1 for s in sizes if decode_query_len <= s <= limit)
+    return len(sizes), full
+
+
 # The sampler warm-up of profile_run sorts the logits (PyTorch-native top-k/top-p) unless FlashInfer's
 # sampling kernels run: vllm-project/vllm PR #26859 "Disable FlashInfer sampler by default" (2025-10),
 # PR #40376 "[Perf] Enable FlashInfer top-k/top-p sampler by default" (merged after 0.19.1; vllm/envs.py

@@ -50,8 +50,11 @@ from .defaults import (
 )
 from .engine_versions import (
     ENGINE_LABELS,
+    GRAPH_DESCRIPTOR_SOURCE,
     budget_rules,
     flashinfer_sampler_default,
+    graph_bytes_per_descriptor,
+    graph_descriptors,
     runtime_terms,
     triton_sampler_default,
 )
@@ -122,15 +125,11 @@ TRITON_SAMPLER_BYTES_PER_LOGIT = 2 + 4 + 4 + 4
 ASCEND_LOGITS_BYTES_PER_LOGIT = 2
 # Graph capture (CUDA graphs): vLLM ≥ 0.21 profiles the graph pool and subtracts it from the KV
 # budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default, docs/domain.md §12); earlier vLLM
-# and every vLLM-Ascend do not, and eager engines capture none (engine/engine_versions.py).  The pool
-# itself is not derived here: 1 GiB is an assumption, shown as such on the figure.  What vLLM subtracts
-# is its own estimate (gpu_model_runner.profile_cudagraph_memory: per cudagraph mode the first capture
-# plus the second capture's growth × the further batch descriptors; 51 PIECEWISE + 51 FULL graphs at
-# max_num_seqs 1024), and public logs print it model by model, not by graph count: 0.84 GiB for
-# Llama-3.1-8B and gemma-2-9b-it at 102 graphs, 1.82 GiB for Llama-3.3-70B FP8 at TP2 (vLLM 0.19 on
-# H100, tests/data/vllm_startup_logs.yaml); the L4 start-up on vLLM 0.27.1 lost 1.76 GiB to graph mode,
-# more than any such estimate, and stays a known gap.
-GRAPH_MEMORY_DEFAULT_BYTES = 1 * 2**30
+# and every vLLM-Ascend do not, and eager engines capture none (engine/engine_versions.py).  What vLLM
+# subtracts is its own estimate, linear in the descriptors it will capture (engine_versions
+# GRAPH_BYTES_PER_DESCRIPTOR: the capture sizes max_num_seqs implies, PIECEWISE and FULL, × the growth
+# per descriptor its logs print for that version): 51 + 35 descriptors at max_num_seqs 256 = 0.56 GiB for
+# a 28-layer model on 0.21–0.25 (0.24 MiB per layer and descriptor), 1.68 GiB for any model from 0.26.
 # Runtime memory outside PyTorch's allocator on a rank with no communicator
 # (cuBLAS / ACL workspaces): 0.13 GiB in public start-up logs on vLLM-Ascend
 # (vllm-ascend PR #8289's log) and vLLM 0.10–0.11; vLLM's own figure follows its
@@ -174,10 +173,13 @@ HCCL_SOURCE = (
 # The KV prediction's own error band (a limit within it is a warning, "may not fit; confirm at
 # start-up", never a hard "does not fit"): 5 % of the KV cache and of the derived overheads it is the
 # remainder of (activations, buffers) — the worst |KV error| of the start-ups whose terms are all
-# derived is 3.5 % (bench/bench_memory.py, docs/domain.md §12) — plus the whole CUDA-graph pool where
-# it is an assumption (vLLM ≥ 0.21: 1 GiB assumed, ≈ 1.8 GiB measured on an L4 with vLLM 0.27.1).
+# derived is 3.5 % (bench/bench_memory.py, docs/domain.md §12) — plus half of vLLM's CUDA-graph estimate
+# (vLLM ≥ 0.21): its growth per descriptor is read from a handful of logs that scatter by up to a
+# fifth around the figures used (0.225–0.26 MiB per layer around 0.24, 18.6–22.5 MiB around 20,
+# engine_versions.py; the L4 pair of the start-up set lost 1.76 GiB where 1.68 is estimated), and
+# configurations outside them have printed far larger estimates (vllm-project/vllm#53013).
 KV_ERROR_BAND = 0.05
-GRAPH_ERROR_BAND = 1.0
+GRAPH_ERROR_BAND = 0.5
 
 
 def kv_error_margin(kv_cache: int, activation: int, buffers: int, graph: int) -> int:
@@ -329,14 +331,19 @@ def activation_estimate(
     return max(forward, sampler_warmup_estimate(model, serving, software_stack))
 
 
-def graph_memory_estimate(serving: ServingSpec, software_stack: str, *, eager: bool = False) -> int:
+def graph_memory_estimate(
+    serving: ServingSpec, software_stack: str, *, eager: bool = False, mode: str = "full", layers: int = 1
+) -> int:
     """Graph memory the targeted engine version takes out of the KV budget (engine/engine_versions.py):
-    0 in eager mode, on vLLM-Ascend and before vLLM 0.21; the estimate of the graph pool from 0.21."""
-    if eager or serving.enforce_eager:
+    0 in eager mode, on vLLM-Ascend and before vLLM 0.21; from 0.21 vLLM's own estimate, the descriptors
+    it captures (``mode``: "full" = FULL_AND_PIECEWISE, "piecewise") × its growth per descriptor, which
+    on 0.21–0.25 grows with the ``layers`` the rank holds."""
+    if eager or serving.enforce_eager or mode == "eager":
         return 0
     if not budget_rules(software_stack, serving.engine, serving.vllm_version).graphs_subtracted:
         return 0
-    return GRAPH_MEMORY_DEFAULT_BYTES
+    piecewise, full = graph_descriptors(serving.max_num_seqs, serving.max_num_batched_tokens, mode)
+    return (piecewise + full) * graph_bytes_per_descriptor(serving.vllm_version, layers)
 
 
 def communicators(p: ParallelSpec, model: ModelSpec, software_stack: str) -> list[tuple[str, int]]:
@@ -529,7 +536,13 @@ class _Budget:
         self.graph = (
             serving.graph_memory_bytes
             if serving.graph_memory_bytes is not None
-            else graph_memory_estimate(serving, stack, eager=self.eager)
+            else graph_memory_estimate(
+                serving,
+                stack,
+                eager=self.eager,
+                mode=req.decode_graphs,
+                layers=_stage_layers(model.num_layers, p.pp),
+            )
         )
         self.kv_cache = self.usable - self.weights - self.activation - self.buffers - self.graph
         block = block_size_for(serving, stack)
@@ -1088,12 +1101,19 @@ def _group_figures(
             eager=b.eager,
         )
     else:
+        piecewise, full = graph_descriptors(
+            serving.max_num_seqs, serving.max_num_batched_tokens, req.decode_graphs
+        )
         book.put(
             f"memory.{at}per_rank.graph_bytes",
             b.graph,
             variant="estimate",
-            source=assumed(f"graph pool estimate; {rules.graphs_source}"),
-            graph_estimate_bytes=GRAPH_MEMORY_DEFAULT_BYTES,
+            source=public(f"{GRAPH_DESCRIPTOR_SOURCE}; {rules.graphs_source}"),
+            piecewise_graphs=piecewise,
+            full_graphs=full,
+            bytes_per_graph=graph_bytes_per_descriptor(
+                serving.vllm_version, _stage_layers(model.num_layers, p.pp)
+            ),
             engine=engine_label,
             eager=b.eager,
         )

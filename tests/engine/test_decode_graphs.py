@@ -17,7 +17,6 @@ import pytest
 
 from configurator import reference
 from configurator.engine.launch import build_launch, bundle_files
-from configurator.engine.memory import GRAPH_MEMORY_DEFAULT_BYTES
 from configurator.engine.plan import plan
 from configurator.engine.serving_model import EAGER_LAYER_OVERHEAD_S, effective_factors
 from configurator.engine.types import PerformanceSpec
@@ -116,8 +115,12 @@ def test_an_eager_plan_keeps_no_graph_pool_and_pays_the_dispatch_of_every_layer(
     eager = replace(base, performance=PerformanceSpec(graph_mode=False))
     full_plan, eager_plan = plan(base), plan(eager)
     g_full, g_eager = full_plan.memory.groups[0].per_rank, eager_plan.memory.groups[0].per_rank
-    assert g_full.graph_bytes == GRAPH_MEMORY_DEFAULT_BYTES and g_eager.graph_bytes == 0
-    assert g_eager.kv_cache_bytes - g_full.kv_cache_bytes == GRAPH_MEMORY_DEFAULT_BYTES
+    # vLLM 0.27.1 at max_num_seqs 5: capture sizes up to min(2 × 5, 512) = 10 → [1, 2, 4, 8] PIECEWISE and
+    # [1, 2, 4] (≤ 5) FULL (vllm/config/vllm.py _set_cudagraph_sizes), 20 MiB each in 0.27's estimate.
+    estimate = (4 + 3) * 20 * 2**20
+    assert base.serving.vllm_version == "0.27.1" and base.serving.max_num_seqs == 5
+    assert g_full.graph_bytes == estimate and g_eager.graph_bytes == 0
+    assert g_eager.kv_cache_bytes - g_full.kv_cache_bytes == estimate
     # every decode layer pays the CUDA eager dispatch cost on top of the captured layer's
     assert effective_factors(eager).layer_overhead_s == pytest.approx(
         effective_factors(base).layer_overhead_s + EAGER_LAYER_OVERHEAD_S["cuda"], rel=1e-12

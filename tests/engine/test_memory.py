@@ -398,10 +398,15 @@ def test_nf5868g8_pair_per_gpu_weights_and_kv_budget():
     assert 53.9e9 < rank.weights_bytes < 54.1e9
 
     # KV budget per GPU at utilisation 0.95 (the NF5868G8 recipe's value the API defaults to; the
-    # fixture's was 0.9), NCCL for the TP and EP groups, graphs 1 GiB (vLLM ≥ 0.21).
+    # fixture's was 0.9), NCCL for the TP and EP groups, and vLLM 0.27's graph estimate: capture sizes up
+    # to min(2 × 16, 512) = 32 → [1, 2, 4, 8, 16, 24, 32] PIECEWISE + [1, 2, 4, 8, 16] FULL
+    # (vllm/config/vllm.py _set_cudagraph_sizes), 20 MiB a descriptor from vLLM 0.26 (engine_versions.py).
+    assert req.serving.vllm_version == "0.27.1" and req.serving.max_num_seqs == 16
+    graphs = (7 + 5) * 20 * 2**20
+    assert rank.graph_bytes == graphs
     usable = 84 * GB * 0.95
     act = activation(8192, 7168, 163_840, 16, 16)
-    kv = usable - weights - act - 2 * NCCL_PER_GROUP_VLLM_019 - NON_TORCH_VLLM_019 - GIB
+    kv = usable - weights - act - 2 * NCCL_PER_GROUP_VLLM_019 - NON_TORCH_VLLM_019 - graphs
     assert rank.kv_cache_bytes == pytest.approx(kv, abs=2)
     assert mem.figures["memory.per_rank.kv_cache_bytes"].value == rank.kv_cache_bytes
     # CUDA block size 16.

@@ -132,7 +132,14 @@ def test_graph_memory_follows_platform_version_and_eager_mode():
     a3 = run(reference.request(A3_4)).groups[0].per_rank
     assert a3.graph_bytes == 0  # vLLM-Ascend worker.py does not subtract graph memory
     gpu = reference.request(NF_2)
-    assert run(gpu).groups[0].per_rank.graph_bytes == GIB  # vLLM ≥ 0.21 subtracts the CUDA-graph pool
+    # vLLM ≥ 0.21 subtracts its CUDA-graph estimate: at max_num_seqs 16 the capture sizes run to
+    # min(2 × 16, 512) = 32 (vllm/config/vllm.py _set_cudagraph_sizes): 7 PIECEWISE ([1, 2, 4, 8, 16, 24,
+    # 32]) + 5 FULL (those ≤ 16), 20 MiB each on vLLM 0.27 (engine_versions.GRAPH_BYTES_PER_DESCRIPTOR).
+    assert gpu.serving.max_num_seqs == 16 and gpu.serving.vllm_version == "0.27.1"
+    assert run(gpu).groups[0].per_rank.graph_bytes == (7 + 5) * 20 * 2**20
+    # PIECEWISE only (the plan's piecewise_graphs): no FULL descriptors.
+    piecewise = replace(gpu, performance=replace(gpu.performance, piecewise_graphs=True))
+    assert run(piecewise).groups[0].per_rank.graph_bytes == 7 * 20 * 2**20
     old = replace(gpu, serving=replace(gpu.serving, vllm_version="0.11.0"))
     assert run(old).groups[0].per_rank.graph_bytes == 0
     eager = replace(gpu, serving=replace(gpu.serving, enforce_eager=True))

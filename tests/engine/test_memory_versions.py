@@ -11,7 +11,7 @@ import pytest
 
 from configurator import reference
 from configurator.engine.engine_versions import budget_rules
-from configurator.engine.memory import GRAPH_MEMORY_DEFAULT_BYTES, hybrid_kv_tokens
+from configurator.engine.memory import hybrid_kv_tokens
 from configurator.engine.plan import plan
 from configurator.engine.types import GIB, Severity
 from configurator.io.requests import RequestError
@@ -101,9 +101,19 @@ def test_the_same_start_up_on_vllm_0_21_subtracts_the_graph_pool():
     at_0_21 = plan(reference.request(qwen3_32b_on_one_h100(vllm_version="0.21.0"))).memory.groups[0]
     # vllm/envs.py: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "Enabled by default as of v0.21.0" (opt-in in
     # 0.19-0.20); both versions sample with FlashInfer, so the graph pool is the only difference.
+    # What 0.21 subtracts is its own estimate, linear in the graphs it captures: at the API server's
+    # max_num_seqs 1,024 / max_num_batched_tokens 8,192 the capture sizes run to min(2 × 1,024, 512) =
+    # 512 (vllm/config/vllm.py _set_cudagraph_sizes: [1, 2, 4] + 8..248 step 8 + 256..512 step 16 = 51),
+    # all of them ≤ max_num_seqs, so 51 PIECEWISE + 51 FULL descriptors (the "51 + 51" of vLLM 0.19's
+    # llm-d-planner logs), × 0.24 MiB per layer on 0.21–0.25 for Qwen3-32B's 64 layers (0.53 GiB for 86
+    # descriptors × 28 layers on 0.23.0, 0.84 GiB for 102 × 32 and 1.82 GiB for 102 × 80 on 0.19).
+    expected = (51 + 51) * 64 * int(0.24 * 2**20)
     assert at_0_20.per_rank.graph_bytes == 0
-    assert at_0_21.per_rank.graph_bytes == GRAPH_MEMORY_DEFAULT_BYTES
-    assert at_0_20.per_rank.kv_cache_bytes - at_0_21.per_rank.kv_cache_bytes == GRAPH_MEMORY_DEFAULT_BYTES
+    assert at_0_21.per_rank.graph_bytes == expected
+    assert at_0_20.per_rank.kv_cache_bytes - at_0_21.per_rank.kv_cache_bytes == expected
+    # From 0.26 each descriptor costs 20 MiB in vLLM's estimate (vllm-project/vllm#50780).
+    at_0_27 = plan(reference.request(qwen3_32b_on_one_h100(vllm_version="0.27.1"))).memory.groups[0]
+    assert at_0_27.per_rank.graph_bytes == (51 + 51) * 20 * 2**20
     assert budget_rules("ascend", "", "0.26.0").graphs_subtracted is False
 
 

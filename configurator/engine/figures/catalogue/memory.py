@@ -124,8 +124,10 @@ DEFS = (
             # Eager mode, vLLM-Ascend and vLLM before 0.21 take no graph memory out of the KV budget
             # (engine/engine_versions.py: what each engine version subtracts).
             "none": "0",
-            # vLLM ≥ 0.21 with CUDA graphs profiles the graph pool and subtracts it.
-            "estimate": "graph_estimate_bytes",
+            # vLLM ≥ 0.21 with CUDA graphs subtracts its own estimate: the descriptors it captures
+            # (PIECEWISE capture sizes, FULL uniform-decode sizes) × the growth per descriptor its
+            # version's logs print (engine/engine_versions.py GRAPH_BYTES_PER_DESCRIPTOR).
+            "estimate": "(piecewise_graphs + full_graphs) * bytes_per_graph",
         },
         context=("engine", "eager"),
         source=SourceKind.ASSUMED,
