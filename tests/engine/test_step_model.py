@@ -159,17 +159,23 @@ def test_a_closed_batch_decodes_without_prefill_interference():
     assert wave.figures["performance.tpot_s"].formula.startswith("step_s")
     # two prompts per DP rank sent together: the second waits for the first, mean (B + 1) ÷ 2 prefills
     f = sm.PLATFORM_FACTORS["ascend-a3"]
-    ttft = f.request_overhead_s + g.prefill_s * 1.5 + g.decode_step_s / 2
+    ttft = f.request_overhead_s + g.prefill_s * 1.5  # sent at once: no step is in flight
     assert wave.ttft_s == pytest.approx(ttft, rel=1e-6)
 
 
 def test_no_wait_is_added_to_ttft_outside_the_closed_loop():
-    # 4 users on 4 DP ranks, one each: every user holds a slot; TTFT = overhead + prefill + ½ step
+    # 4 users on 4 DP ranks, one each: every user holds a slot and is alone on its rank, so no decode
+    # step is in flight when its prompt arrives; TTFT = overhead + prefill
     result = _estimate(_k3_a3())
     g = result.groups[0]
     f = sm.PLATFORM_FACTORS["ascend-a3"]
-    assert result.queue_wait_s == 0
-    assert result.ttft_s == pytest.approx(f.request_overhead_s + g.prefill_s + g.decode_step_s / 2, rel=1e-6)
+    assert result.queue_wait_s == 0 and g.batch_per_dp_rank == 1
+    assert result.ttft_s == pytest.approx(f.request_overhead_s + g.prefill_s, rel=1e-6)
+    # 8 users: two per rank, the other one keeps the rank stepping: + half a step
+    two = _estimate(_k3_a3(concurrency=8))
+    g2 = two.groups[0]
+    assert g2.batch_per_dp_rank == 2 and two.queue_wait_s == 0
+    assert two.ttft_s == pytest.approx(f.request_overhead_s + g2.prefill_s + g2.decode_step_s / 2, rel=1e-6)
 
 
 def test_an_experts_only_release_runs_its_other_gemms_in_bf16():

@@ -14,6 +14,13 @@ CURVE_POINTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 MAX_CURVE_POINTS = 12
 
 
+def in_flight_step(batch: float, step_s: float) -> float:
+    """Mean wait for the decode step in flight when a prompt arrives at a rank running ``batch``
+    sequences, its own included: half a step while others keep the rank stepping (batch ≥ 2), none
+    for a lone user (the rank is idle between its requests), in between for a fractional share."""
+    return 0.5 * step_s * min(1.0, max(0.0, batch - 1.0))
+
+
 def aggregated_point(
     groups: list[GroupModel], concurrency: float, output_tokens: int, *, closed_batch: bool = False
 ) -> sm.OperatingPoint:
@@ -24,11 +31,13 @@ def aggregated_point(
     B = min(C ÷ DP, slots) sequences and serves B requests per cycle of B prefills (chunked prefill
     interleaves them with decode) + output ÷ tokens-per-step decode steps; a user's response time is
     the request overhead + that cycle, and users beyond the slots wait W = C ÷ X − R.  TTFT is the
-    overhead, the user's own prefill, half a decode step (the step in flight when the prompt
-    arrives) and W — the same W the throughput comes from; nothing is added outside the loop.
+    overhead, the user's own prefill, half a decode step when other users keep the rank stepping
+    (the step in flight when the prompt arrives: none for a lone user, whose rank is idle between
+    its requests) and W — the same W the throughput comes from; nothing is added outside the loop.
 
     ``closed_batch``: one wave of C requests sent at once and decoded together (no prompt arrives
-    while they decode, so TPOT carries no prefill); the k-th prompt waits for the k − 1 before it.
+    while they decode, so TPOT carries no prefill, and no step is in flight when they arrive); the
+    k-th prompt waits for the k − 1 before it.
     """
     dp_total = sum(g.shape.dp for g in groups)
     if dp_total <= 0 or concurrency <= 0:
@@ -45,7 +54,7 @@ def aggregated_point(
     overhead = lead.factors.request_overhead_s
     if closed_batch:
         waves = math.ceil(n / batch) if batch > 0 else 1
-        ttft = overhead + pre * (batch + 1) / 2 + 0.5 * st.step_s
+        ttft = overhead + pre * (batch + 1) / 2
         span = overhead + batch * pre + decode_time
         rps = batch * dp_total / span if span > 0 else 0.0
         wait = (waves - 1) * span / 2
@@ -62,7 +71,7 @@ def aggregated_point(
         x_rank = 0.0
     tpot = (decode_time + max(batch - 1.0, 0.0) * pre) / output_tokens
     wait = max(0.0, n / x_rank - cycle - overhead) if x_rank > 0 and n > batch else 0.0
-    ttft = overhead + pre + 0.5 * st.step_s + wait
+    ttft = overhead + pre + in_flight_step(batch, st.step_s) + wait
     rps = x_rank * dp_total
     return sm.OperatingPoint(concurrency, batch, rps, rps * output_tokens, ttft, tpot, wait, n > slots + 1e-9)
 

@@ -311,16 +311,18 @@ DEPLOYMENT = (
         "首字延迟 TTFT 均值（估算）",
         formulas={
             # chunked prefill: the first token waits on average half a step of the running batch
-            "aggregated": "request_overhead_s + prefill_s + queue_wait_s + kv_transfer_s + 0.5 * step_s",
+            # while others keep the rank stepping (none for a lone user: the rank is idle)
+            "aggregated": "request_overhead_s + prefill_s + queue_wait_s + kv_transfer_s"
+            " + 0.5 * step_s * min(1, max(0, batch_per_dp_rank - 1))",
             "disaggregated": "request_overhead_s + prefill_s + queue_wait_s + kv_transfer_s + step_s",
-            # one wave sent at once: the k-th prompt waits for the k − 1 prefilled before it
-            "closed_batch": "request_overhead_s + prefill_s * (batch_per_dp_rank + 1) / 2 + 0.5 * step_s"
+            # one wave sent at once (no step in flight): the k-th prompt waits for the k − 1 before it
+            "closed_batch": "request_overhead_s + prefill_s * (batch_per_dp_rank + 1) / 2"
             " + queue_wait_s + kv_transfer_s",
             "unserved": "0: no finite latency at {concurrency} users (no sequence fits a running slot"
             " or no group serves); request overhead {request_overhead_s}, prefill {prefill_s},"
             " queue wait {queue_wait_s}, KV transfer {kv_transfer_s}, step {step_s} do not apply",
         },
-        context=("concurrency", "batch_per_dp_rank"),
+        context=("concurrency", "batch_per_dp_rank", "step_s"),
     ),
     FigureDef(
         "performance.tpot_s",
