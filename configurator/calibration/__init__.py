@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from functools import cache
 from pathlib import Path
@@ -84,8 +84,10 @@ def load_records(path: Path = DATA) -> list[dict[str, Any]]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))["records"]
 
 
-_ACCELERATOR_OVERRIDES = {
+_ACCELERATOR_OVERRIDES: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "accelerator": ("name", str),  # the device's own name (the hardware family reads it)
     "memory_gb": ("memory_bytes", lambda v: int(float(v) * et.GB)),
+    "runtime_memory_gib": ("runtime_memory_bytes", lambda v: int(float(v) * 2**30)),
     "memory_bandwidth_tbps": ("memory_bandwidth_bytes_s", lambda v: float(v) * 1e12),
 }
 
@@ -95,7 +97,9 @@ def server_for(entry: Any) -> et.ServerSpec:
 
     For hardware the catalog does not list (e.g. an H100 or H800 board in a published result):
     ``{base: hgx-h200-8gpu, name: HGX H100, memory_gb: 80, memory_bandwidth_tbps: 3.35,
-    tflops_fp8: 1979, scale_up_bandwidth_gbps: 7200, scale_out_gbps_per_node: 3200}``.
+    tflops_fp8: 1979, scale_up_bandwidth_gbps: 7200, scale_out_gbps_per_node: 3200}``; ``accelerator``
+    names the device (its hardware family is read from it), ``runtime_memory_gib`` the memory its
+    runtime reports (else the stated ``memory_gb``).
     """
     if isinstance(entry, str):
         return server(entry)
@@ -105,6 +109,9 @@ def server_for(entry: Any) -> et.ServerSpec:
     for key, (field_name, convert) in _ACCELERATOR_OVERRIDES.items():
         if key in entry:
             changes[field_name] = convert(entry[key])
+    if "memory_gb" in entry and "runtime_memory_gib" not in entry:
+        # another board: the base's measured runtime memory is not this one's (0 = the stated memory)
+        changes["runtime_memory_bytes"] = 0
     tflops = dict(acc.tflops)
     for key, value in entry.items():
         if key.startswith("tflops_"):

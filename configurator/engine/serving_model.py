@@ -126,6 +126,7 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
 #: Hardware families: accelerators that share kernels, memory system and software stack.  Each has
 #: its own fitted factors and its own cross-validated error band.
 FAMILIES: dict[str, str] = {
+    "ada": "cuda",
     "ampere": "cuda",
     "hopper": "cuda",
     "blackwell": "cuda",
@@ -157,6 +158,9 @@ def hardware_family(accelerator: Any) -> str:
         ("gb300", "blackwell"),
         ("rtx pro 6000", "blackwell"),
         ("rtx-pro-6000", "blackwell"),
+        ("l40s", "ada"),
+        ("l20", "ada"),
+        ("nvidia l4 ", "ada"),
     ):
         if tag in text:
             return family
