@@ -181,12 +181,19 @@ def _segment_text(c: Canvas, sx: float, ex: float, y: float, label: str, b: floa
         c.text_mid((sx + ex) / 2, y + BAR_H / 2, value, size=svg.SMALL, anchor="middle", fill=fill)
 
 
+def _share(fraction: float) -> str:
+    """A share of the device: a part too small to round to 1 % says so ("< 1 %"), never "0 %"."""
+    if 0 < fraction < 0.005:
+        return "< 1 %"
+    return format_percent(fraction)
+
+
 def _legend_layout(items: list[tuple[str, str, float]], total: float, lang: str) -> list[list[tuple]]:
     """Legend entries flowed into rows that fit the drawing's width."""
     rows: list[list[tuple]] = [[]]
     x: float = PAD
     for key, label, b in items:
-        share = f" ({format_percent(b / total)})" if total > 0 and b >= 0 else ""
+        share = f" ({_share(b / total)})" if total > 0 and b >= 0 else ""
         text = f"{label} {format_bytes_gb(b)}{share}"
         if b < 0:
             text = f"{label} {format_bytes_gb(b)} ({t('does_not_fit', lang)})"

@@ -126,3 +126,12 @@ def test_segments_from_the_engines_rank_memory():
     ]
     assert segments[4] == ("kv_cache", "", -4.4e9)
     assert "Short by 4.4 GB" in texts(parse_svg(memory_bar_svg(segments, rank.device_bytes, "en")))
+
+
+def test_a_part_below_half_a_percent_reads_below_1_percent_not_zero():
+    # vLLM 0.27's CUDA-graph estimate at max_num_seqs 16 is 12 × 20 MiB = 0.25 GB of an 84 GB device
+    # (0.3 %): the legend says "< 1 %" where rounding would print "0 %" beside a non-zero amount.
+    parts = [("weights", "", 54 * GB), ("graph", "", 12 * 20 * 2**20), ("kv_cache", "", 14 * GB)]
+    labels = texts(parse_svg(memory_bar_svg(parts, 84 * GB, "en")))
+    assert any(text.endswith("0.3 GB (< 1 %)") for text in labels), labels
+    assert any(text.endswith("54.0 GB (64 %)") for text in labels), labels
