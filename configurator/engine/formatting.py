@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 
 from .vocabulary import is_zh
 
@@ -60,7 +60,13 @@ def _to_decimal(value: Number) -> Decimal:
 
 
 def _round(value: Decimal, decimals: int) -> Decimal:
-    return value.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    """``value`` rounded half up to ``decimals`` places, at whatever precision that takes: the default
+    context's 28 digits would refuse to quantize 1e28 (a hostile input echoed in a message), so the
+    context is widened to the digits the result needs."""
+    digits = max(value.adjusted(), 0) + decimals + 2 if value.is_finite() else 0
+    with localcontext() as ctx:
+        ctx.prec = max(ctx.prec, digits)
+        return value.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
 
 
 def format_number(value: Number, decimals: int = 0, *, strip_zeros: bool = False) -> str:
@@ -81,8 +87,10 @@ def format_number(value: Number, decimals: int = 0, *, strip_zeros: bool = False
 
 def format_plain(value: Number) -> str:
     """A bound or input as the user typed it: whole numbers grouped ("131,072"), others in the
-    shortest form ("0.9", "1e-05")."""
+    shortest form ("0.9", "1e-05"), and numbers of 10¹⁵ or more as exponents ("1e+28")."""
     d = _to_decimal(value)
+    if d.is_finite() and abs(d) >= 10**15:  # beyond any real bound: "1e+28", not 29 grouped digits
+        return f"{float(d):g}"
     return format_number(d) if d == d.to_integral_value() else f"{float(d):g}"
 
 

@@ -13,6 +13,7 @@ from configurator.drawings.fmt import (
     money_axis_formatter,
     money_scale,
 )
+from configurator.engine.formatting import format_plain
 
 
 # docs/domain.md §8: 8 × A3 purchase ≈ ¥24 M; the brief fixes the two spellings.
@@ -114,3 +115,13 @@ def test_money_axis_formatter_without_step_uses_the_headline_style():
     assert en(500_000) == "¥0.5 M"
     assert zh(500_000) == "¥50 万"
     assert en(0) == "¥0"
+
+
+def test_numbers_beyond_decimal_precision_format_instead_of_raising():
+    # Decimal's default context holds 28 digits; quantizing 1e28 to whole units needs 29.
+    assert format_number(Decimal("1E+28")) == "10,000,000,000,000,000,000,000,000,000"
+    assert format_number(-(10**30), 1).startswith("−1,000,000,000,000,000,000,000,000,000,000.0")
+    # A bound or input echoed back reads as an exponent beyond 10^15, grouped below it.
+    assert format_plain(Decimal("1E+28")) == "1e+28"
+    assert format_plain(131072) == "131,072"
+    assert format_plain(0.9) == "0.9"

@@ -148,3 +148,16 @@ def test_hostile_json_never_gives_a_server_error(api, body):
     else:
         assert isinstance(payload["candidates"], list)
         assert "binding_constraint" in payload
+
+
+@pytest.mark.parametrize("value", ["1e28", "1e300", "-1e40", "10000000000000000000000000000"])
+def test_a_number_beyond_decimal_precision_is_refused_with_its_bound(api, value):
+    # Found by the test above in CI (body {"options":{"max_nodes":1e28}}): the message echoing the value
+    # quantized 1e28 in Decimal's default 28-digit context, which raised InvalidOperation (a 500).
+    body = '{"options":{"max_nodes":' + value + ',"limit":' + value + "}}"
+    response = api.post(reverse("configurator:api_recommend"), body, content_type="application/json")
+    assert response.status_code == 400, response.content[:300]
+    errors = response.json()["errors"]
+    assert {"options.max_nodes", "options.limit"} <= set(errors), errors
+    text = " ".join(errors["options.limit"])
+    assert "at most 100" in text or "at least 1" in text, text
