@@ -101,30 +101,24 @@ def graph_bytes_per_descriptor(version: str, layers: int) -> int:
     return 0
 
 
-def cudagraph_capture_sizes(
-    max_num_seqs: int, max_num_batched_tokens: int, decode_query_len: int = 1
-) -> list[int]:
+def cudagraph_capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> list[int]:
     """vLLM's default capture sizes (vllm/config/vllm.py ``_set_cudagraph_sizes``): up to
-    min(max_num_seqs × decode query length × 2, 512, max_num_batched_tokens), the list
-    [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16) cut at that maximum."""
-    top = min(max(max_num_seqs, 1) * max(decode_query_len, 1) * 2, 512)
+    min(max_num_seqs × 2, 512, max_num_batched_tokens), the list [1, 2, 4] + range(8, 256, 8) +
+    range(256, max + 1, 16) cut at that maximum (one token per sequence a step: the scripts start no
+    speculative decoding)."""
+    top = min(max(max_num_seqs, 1) * 2, 512)
     if max_num_batched_tokens > 0:
         top = min(top, max_num_batched_tokens)
     sizes = [1, 2, 4, *range(8, 256, 8), *range(256, top + 1, 16)]
     return [s for s in sizes if s <= top]
 
 
-def graph_descriptors(
-    max_num_seqs: int, max_num_batched_tokens: int, mode: str, decode_query_len: int = 1
-) -> tuple[int, int]:
+def graph_descriptors(max_num_seqs: int, max_num_batched_tokens: int, mode: str) -> tuple[int, int]:
     """(PIECEWISE, FULL) descriptors vLLM captures: every capture size piecewise, and under
-    FULL_AND_PIECEWISE (``mode`` "full", the default) the uniform-decode sizes up to max_num_seqs × decode
-    query length again as FULL graphs (vllm/v1/worker/gpu/cudagraph_utils.py ``get_cudagraph_sizes``)."""
-    sizes = cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens, decode_query_len)
-    full = 0
-    if mode == "full":
-        limit = max(max_num_seqs, 1) * max(decode_query_len, 1)
-        full = sum(1 for s in sizes if decode_query_len <= s <= limit)
+    FULL_AND_PIECEWISE (``mode`` "full", the default) the uniform-decode sizes up to max_num_seqs again
+    as FULL graphs (vllm/v1/worker/gpu/cudagraph_utils.py ``get_cudagraph_sizes``)."""
+    sizes = cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens)
+    full = sum(1 for s in sizes if s <= max(max_num_seqs, 1)) if mode == "full" else 0
     return len(sizes), full
 
 

@@ -90,7 +90,7 @@ def format_plain(value: Number) -> str:
     shortest form ("0.9", "1e-05"), and numbers of 10¹⁵ or more as exponents ("1e+28")."""
     d = _to_decimal(value)
     if d.is_finite() and abs(d) >= 10**15:  # beyond any real bound: "1e+28", not 29 grouped digits
-        return f"{float(d):g}"
+        return (MINUS if d < 0 else "") + f"{float(abs(d)):g}"
     return format_number(d) if d == d.to_integral_value() else f"{float(d):g}"
 
 

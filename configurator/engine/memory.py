@@ -331,19 +331,20 @@ def activation_estimate(
     return max(forward, sampler_warmup_estimate(model, serving, software_stack))
 
 
-def graph_memory_estimate(
+def graph_memory_terms(
     serving: ServingSpec, software_stack: str, *, eager: bool = False, mode: str = "full", layers: int = 1
-) -> int:
-    """Graph memory the targeted engine version takes out of the KV budget (engine/engine_versions.py):
-    0 in eager mode, on vLLM-Ascend and before vLLM 0.21; from 0.21 vLLM's own estimate, the descriptors
-    it captures (``mode``: "full" = FULL_AND_PIECEWISE, "piecewise") × its growth per descriptor, which
-    on 0.21–0.25 grows with the ``layers`` the rank holds."""
+) -> tuple[int, int, int]:
+    """(PIECEWISE descriptors, FULL descriptors, bytes per descriptor) of the graph memory the targeted
+    engine version takes out of the KV budget (engine/engine_versions.py): nothing in eager mode, on
+    vLLM-Ascend and before vLLM 0.21; from 0.21 vLLM's own estimate, the descriptors it captures
+    (``mode``: "full" = FULL_AND_PIECEWISE, "piecewise") × its growth per descriptor, which on 0.21–0.25
+    grows with the ``layers`` the rank holds."""
     if eager or serving.enforce_eager or mode == "eager":
-        return 0
+        return 0, 0, 0
     if not budget_rules(software_stack, serving.engine, serving.vllm_version).graphs_subtracted:
-        return 0
+        return 0, 0, 0
     piecewise, full = graph_descriptors(serving.max_num_seqs, serving.max_num_batched_tokens, mode)
-    return (piecewise + full) * graph_bytes_per_descriptor(serving.vllm_version, layers)
+    return piecewise, full, graph_bytes_per_descriptor(serving.vllm_version, layers)
 
 
 def communicators(p: ParallelSpec, model: ModelSpec, software_stack: str) -> list[tuple[str, int]]:
@@ -497,6 +498,7 @@ class _Budget:
         "non_torch",
         "buffers",
         "graph",
+        "graph_terms",
         "eager",
         "block",
         "kv_cache",
@@ -533,16 +535,18 @@ class _Budget:
         # P/D prefill engines run with --enforce-eager (launch bundle), so capture no graphs; nor does an
         # eager plan (PlanRequest.decode_graphs: its scripts pass --enforce-eager).
         self.eager = req.decode_graphs == "eager" or role == "prefill"
+        self.graph_terms = graph_memory_terms(
+            serving,
+            stack,
+            eager=self.eager,
+            mode=req.decode_graphs,
+            layers=_stage_layers(model.num_layers, p.pp),
+        )
+        piecewise, full, per_graph = self.graph_terms
         self.graph = (
             serving.graph_memory_bytes
             if serving.graph_memory_bytes is not None
-            else graph_memory_estimate(
-                serving,
-                stack,
-                eager=self.eager,
-                mode=req.decode_graphs,
-                layers=_stage_layers(model.num_layers, p.pp),
-            )
+            else (piecewise + full) * per_graph
         )
         self.kv_cache = self.usable - self.weights - self.activation - self.buffers - self.graph
         block = block_size_for(serving, stack)
@@ -1101,9 +1105,7 @@ def _group_figures(
             eager=b.eager,
         )
     else:
-        piecewise, full = graph_descriptors(
-            serving.max_num_seqs, serving.max_num_batched_tokens, req.decode_graphs
-        )
+        piecewise, full, per_graph = b.graph_terms
         book.put(
             f"memory.{at}per_rank.graph_bytes",
             b.graph,
@@ -1111,9 +1113,7 @@ def _group_figures(
             source=public(f"{GRAPH_DESCRIPTOR_SOURCE}; {rules.graphs_source}"),
             piecewise_graphs=piecewise,
             full_graphs=full,
-            bytes_per_graph=graph_bytes_per_descriptor(
-                serving.vllm_version, _stage_layers(model.num_layers, p.pp)
-            ),
+            bytes_per_graph=per_graph,
             engine=engine_label,
             eager=b.eager,
         )

@@ -136,7 +136,7 @@ FAMILIES: dict[str, str] = {
 
 
 def hardware_family(accelerator: Any) -> str:
-    """The accelerator's family (``FAMILIES``), from its slug and name; else its software stack."""
+    """The accelerator's family (``FAMILIES``), from its generation, slug and name; else its software stack."""
     text = f"{getattr(accelerator, 'slug', '')} {getattr(accelerator, 'name', '')}".lower()
     stack = getattr(accelerator, "software_stack", DEFAULT_STACK) or DEFAULT_STACK
     if stack == "ascend":
@@ -145,6 +145,8 @@ def hardware_family(accelerator: Any) -> str:
         if "910b" in text or "a2" in text:
             return "ascend-a2"
         return "ascend"
+    if getattr(accelerator, "generation", "") == "ada":  # L4, L20, L40S (catalog: Ada Lovelace)
+        return "ada"
     for tag, family in (
         ("a100", "ampere"),
         ("a800", "ampere"),
@@ -158,9 +160,6 @@ def hardware_family(accelerator: Any) -> str:
         ("gb300", "blackwell"),
         ("rtx pro 6000", "blackwell"),
         ("rtx-pro-6000", "blackwell"),
-        ("l40s", "ada"),
-        ("l20", "ada"),
-        ("nvidia l4 ", "ada"),
     ):
         if tag in text:
             return family

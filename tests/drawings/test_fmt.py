@@ -123,5 +123,6 @@ def test_numbers_beyond_decimal_precision_format_instead_of_raising():
     assert format_number(-(10**30), 1).startswith("−1,000,000,000,000,000,000,000,000,000,000.0")
     # A bound or input echoed back reads as an exponent beyond 10^15, grouped below it.
     assert format_plain(Decimal("1E+28")) == "1e+28"
+    assert format_plain(Decimal("-1E+40")) == "−1e+40"  # the typographic minus, as everywhere
     assert format_plain(131072) == "131,072"
     assert format_plain(0.9) == "0.9"
