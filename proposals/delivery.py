@@ -125,7 +125,14 @@ def network_planes(result: Mapping, lang: str) -> dict:
             cables.append(
                 {"medium": names.get(medium, medium), **{k: int(classes.get(k) or 0) for k in LENGTHS}}
             )
-    return {"planes": rows, "cables": cables, "lengths": LENGTHS}
+    # Each fabric row's plane, for the network table whose rows otherwise read alike ("Ethernet 25G,
+    # all nodes" twice: the service and the storage plane).
+    names = {
+        str(row.get("role") or ""): plane_name(str(row.get("role") or ""))
+        for row in _dig(result, "network", "rows") or []
+        if isinstance(row, Mapping)
+    }
+    return {"planes": rows, "cables": cables, "lengths": LENGTHS, "plane_names": names}
 
 
 def facilities(result: Mapping, resolved: Mapping) -> dict:

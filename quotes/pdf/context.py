@@ -772,6 +772,8 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     memory = result.get("memory") or {}
     tco = plan.get("tco") or None
     network = plan.get("network") or {}
+    delivery = delivery_context(revision, lang)
+    plane_names = (delivery.get("network_planes") or {}).get("plane_names") or {}
 
     lines = list(revision.lines.all())
     purchase_lines = [line for line in lines if line.category != BomCategory.LEASE]
@@ -947,6 +949,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 **r,
                 "fabric_label": fabric_label(str(r.get("fabric", "")), lang),
                 "scope_label": scope_label(str(r.get("scope", ""))),
+                "plane_label": plane_names.get(str(r.get("role") or ""), ""),
                 "switch_model": (r.get("switch_model_zh") or r.get("switch_model"))
                 if zh
                 else r.get("switch_model"),
@@ -1052,7 +1055,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "edition": edition,
         "internal": internal,
         **{k: v for k, v in commercial.items() if k != "line_nets"},
-        **delivery_context(revision, lang),
+        **delivery,
         "font_family": mark_safe(FONT_FAMILY),  # constants of this module, not user text
         "mono_font_family": mark_safe(MONO_FONT_FAMILY),
         "page_counter_css": mark_safe(page_counter_css(_("Page %(page)s of %(pages)s"))),
