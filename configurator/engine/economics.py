@@ -185,7 +185,11 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
             concurrency=w.concurrency,
             design_concurrency=design_dp.concurrency,
         )
-        if not right_sized:
+        # Above what the request's settings run at once, the plan already says so and names the
+        # settings that carry the load (performance.concurrency_above_capacity); "size a smaller
+        # deployment" beside it would contradict it.  The advice returns once the settings carry it.
+        runs_at_once = int(getattr(performance, "capacity_concurrency", 0) or 0)
+        if not right_sized and not (0 < runs_at_once < w.concurrency):
             checks.append(right_sizing_check(req, design_dp.concurrency, load_share, design, stated))
     if effective_in is not None and api_out is not None:
         book.put(

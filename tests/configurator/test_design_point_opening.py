@@ -191,3 +191,26 @@ def test_within_its_targets_the_agent_preset_says_its_capacity_shortfall_once(ap
     page = api.get("/?scenario=software-engineering-agent").context["plan"]
     assert page["headline"]["code"] == cap["code"]
     assert not [c for c in page["problems"] if c["code"] in SHORTFALL]
+
+
+# --------------------------------------------------------------------------- right-sizing advice
+
+
+def test_no_smaller_deployment_is_advised_while_the_settings_cannot_carry_the_load(api):
+    """2 × HGX H200 with Kimi K3 at the recipe's max_num_seqs 5: 2 DP ranks run 10 users at once,
+    below the stated 16 (``performance.concurrency_above_capacity``, which names the settings that carry
+    them).  "Size a smaller deployment" beside that would contradict it; once the recommended
+    max_num_seqs is applied, 16 users are a fifth of what the cluster carries within the targets and
+    the right-sizing advice returns, with the same design capacity it states."""
+    request = all_requests()["hgx-h200-2-single"]
+    body = _post(api, request)
+    (over,) = _checks(body, "performance.concurrency_above_capacity")
+    assert (over["figures"]["concurrency"], over["figures"]["capacity"]) == (16, 10)
+    assert not _checks(body, "commercial.right_sizing")
+    (rec,) = _checks(body, "performance.serving_settings_recommended")
+    after = _post(api, apply_fix(request, rec["fix"]))
+    assert not _checks(after, "performance.concurrency_above_capacity")
+    (advice,) = _checks(after, "commercial.right_sizing")
+    design = after["performance"]["design_point"]["concurrency"]
+    assert advice["figures"]["design_concurrency"] == design
+    assert advice["figures"]["load_share"] == round(16 / design, 4) and 16 / design < 0.5
