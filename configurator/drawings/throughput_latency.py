@@ -73,6 +73,26 @@ MAX_OVER_API = (
 )
 
 
+def economics_left_off(economics: Mapping[str, Any] | None) -> list[int]:
+    """The loads (concurrent requests) :func:`economics_svg` leaves off: a million output tokens costs
+    more than ``MAX_OVER_API`` × the API price there, so the page says so under the chart."""
+    if not economics:
+        return []
+    try:
+        ceiling = float(economics["api_price_output_per_m"]) * MAX_OVER_API
+    except (KeyError, TypeError, ValueError):
+        return []
+    out = []
+    for p in economics.get("points") or ():
+        try:
+            c, cost = int(p["concurrency"]), float(p["cost_per_m_output"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if c > 0 and cost > ceiling:
+            out.append(c)
+    return sorted(out)
+
+
 def economics_svg(economics: Mapping[str, Any] | None, lang: str) -> str:
     """Self-hosted cost per million output tokens against concurrency (log₂ axis) and the API's price."""
     import math

@@ -329,7 +329,12 @@ def _sla(result: dict, lang: str) -> dict | None:
     perf = result.get("performance") or None
     if not perf:
         return None
-    from configurator.drawings.throughput_latency import curve_svg, economics_svg
+    from configurator.drawings.throughput_latency import (
+        MAX_OVER_API,
+        curve_svg,
+        economics_left_off,
+        economics_svg,
+    )
 
     econ = result.get("economics") or None
 
@@ -355,6 +360,9 @@ def _sla(result: dict, lang: str) -> dict | None:
         "targets": (sla or {}).get("targets") or {},
         "values": (sla or {}).get("values") or {},
         "economics_svg": economics_svg(econ, lang),
+        # loads dearer than MAX_OVER_API × the API price: off the chart's scale, named under it
+        "economics_left_off": economics_left_off(econ),
+        "economics_over_api": MAX_OVER_API,
         "break_even": (econ or {}).get("break_even_concurrency"),
         "has_api": bool(econ and econ.get("api_price_output_per_m") is not None),
     }

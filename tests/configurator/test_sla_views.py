@@ -177,3 +177,44 @@ def test_eager_decode_is_slower_than_graph_mode_on_the_page(engineer_client):
         return float(m.group(1)) * (1 if m.group(2) == "ms" else 1000)
 
     assert tpot(eager) > tpot(graph)
+
+
+def test_loads_off_the_cost_charts_scale_are_named_under_it(engineer_client):
+    """The cost chart leaves off loads dearer than 10 × the API price (drawings/throughput_latency.py
+    MAX_OVER_API).  For the default preset the stated load itself is among them: its buy cost per
+    million output tokens, printed in the buy-vs-lease table, is above ten times the API price printed
+    beside it, so the chart starts above it and the page says which loads it left off."""
+    engineer_client.cookies["django_language"] = "en"
+    page = _update(engineer_client)
+    row = re.search(
+        r"at the stated load of (\d+) concurrent requests.*?</td><td class=\"num\">[^<]*</td><td class=\"num\">¥([\d,.]+)</td>",
+        page,
+        re.S,
+    )
+    api = re.search(
+        r"<tr><td>Public API <span[^>]*>[^<]*</span></td><td class=\"num\">[^<]*</td><td class=\"num\">¥([\d,.]+)</td>",
+        page,
+    )
+    assert row and api
+    stated, cost_at_load = int(row.group(1)), float(row.group(2).replace(",", ""))
+    assert cost_at_load > 10 * float(api.group(1).replace(",", ""))
+    note = re.search(r'id="economics-left-off">From (\d+) to (\d+) concurrent requests', page)
+    assert note and int(note.group(1)) == 1 and int(note.group(2)) >= stated
+
+
+def test_the_left_off_loads_are_those_dearer_than_ten_times_the_api():
+    from configurator.drawings.throughput_latency import economics_left_off, economics_svg
+
+    econ = {
+        "api_price_output_per_m": "108.00",
+        "currency": "CNY",
+        "points": [
+            {"concurrency": c, "cost_per_m_output": cost}
+            for c, cost in [(1, "9000"), (2, "4500"), (4, "2250"), (8, "1125"), (16, "1080"), (32, "600")]
+        ],
+    }
+    # 1,080 is exactly 10 × 108: on the scale; 1,125 above it
+    assert economics_left_off(econ) == [1, 2, 4, 8]
+    assert economics_left_off({**econ, "api_price_output_per_m": None}) == []
+    svg = economics_svg(econ, "en")
+    assert ">16<" in svg and ">8<" not in svg
