@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from .base import parse_rate
@@ -48,10 +49,14 @@ def _plan_for_quote():
 
 
 def _result_errors(result: Mapping) -> list[str]:
+    """The plan's errors in the active language, as the header above them is (a Chinese header over
+    English findings read as two documents)."""
+    zh = (get_language() or "").lower().startswith("zh")
     messages = []
     for check in result.get("checks") or []:
         if isinstance(check, Mapping) and check.get("severity") == "error":
-            messages.append(str(check.get("message") or check.get("message_en") or check.get("code")))
+            text = (check.get("message_zh") if zh else check.get("message_en")) or check.get("message")
+            messages.append(str(text or check.get("code")))
     return messages
 
 

@@ -198,3 +198,27 @@ def test_missing_compiled_translations_stop_the_chinese_proposal(tmp_path, setti
     with pytest.raises(CommandError, match="compiled translations for 'zh-hans' are missing"):
         call_command("proposal", str(request), str(tmp_path / "out.pdf"), "--language", "zh-hans")
     assert not (tmp_path / "out.pdf").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("lang", ["en", "zh-hans"])
+def test_a_plan_with_errors_is_refused_in_the_proposals_language(tmp_path, catalog, lang):
+    """2 × HGX H200 with Kimi K3 at the recipe's max_num_seqs 5 runs 10 of the 16 users at once (an
+    error): the refusal's header and the finding under it are both in the language asked for — not a
+    Chinese header (the installation's default language) over an English finding."""
+    from tests.golden.golden_cases import all_requests
+
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps(all_requests()["hgx-h200-2-single"]), encoding="utf-8")
+    with pytest.raises(CommandError) as refused:
+        call_command("proposal", str(request), str(tmp_path / "out.pdf"), "--language", lang)
+    message = str(refused.value)
+    finding = message.split("cannot be planned: ", 1)[1]
+    has_cjk = re.search(r"[\u4e00-\u9fff]", finding) is not None
+    if lang == "en":
+        assert not has_cjk, finding
+        assert "The configuration has errors" in finding and "exceed the 10 this cluster serves" in finding
+    else:
+        assert "配置存在错误" in finding and "超过本集群可同时服务的 10 路" in finding
+        assert not re.search(r"[A-Za-z]{4,}", finding), finding  # no English sentence in it
+    assert not (tmp_path / "out.pdf").exists()

@@ -27,6 +27,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.utils import translation
 
 from proposals.models import ProposalOption, SellerProfile
 from proposals.options import option_add
@@ -102,9 +103,11 @@ class Command(BaseCommand):
             "客户" if options["language"] == Language.ZH_HANS else "Customer"
         )
         try:
-            planned = configuration_plan(request_json)
+            # the planner's messages in the proposal's language, its header and its findings alike
+            with translation.override(options["language"]):
+                planned = configuration_plan(request_json)
         except ValidationError as exc:
-            raise CommandError("the request cannot be planned: " + "; ".join(_messages(exc))) from None
+            raise CommandError("the request cannot be planned: " + " ".join(_messages(exc))) from None
         except PlanningUnavailable as exc:
             raise CommandError(str(exc)) from None
 
@@ -132,14 +135,15 @@ class Command(BaseCommand):
                 )
                 for number, option_request in enumerate(option_requests, start=2):
                     try:
-                        option_add(
-                            quote=quote,
-                            request_json=option_request,
-                            recommended=options["recommend"] == number,
-                        )
+                        with translation.override(options["language"]):
+                            option_add(
+                                quote=quote,
+                                request_json=option_request,
+                                recommended=options["recommend"] == number,
+                            )
                     except ValidationError as exc:
                         raise CommandError(
-                            f"option {number - 1} cannot be planned: " + "; ".join(_messages(exc))
+                            f"option {number - 1} cannot be planned: " + " ".join(_messages(exc))
                         ) from None
                 revision = quote.revisions.order_by("index").first()
                 pdf = _render(
