@@ -75,6 +75,7 @@ MODEL_FIELDS = (
     "sliding_window",
     "kv_lora_rank",
     "qk_rope_head_dim",
+    "index_head_dim",
     "linear_num_heads",
     "linear_head_dim",
     "linear_state_dtype_bytes",

@@ -620,6 +620,7 @@ def _parse(
         "sliding_window": 0,
         "kv_lora_rank": 0,
         "qk_rope_head_dim": 0,
+        "index_head_dim": 0,
         "linear_num_heads": 0,
         "linear_head_dim": 0,
         "linear_conv_kernel": 0,
@@ -661,10 +662,8 @@ def _parse(
         f["qk_rope_head_dim"] = r.int("qk_rope_head_dim", minimum=1)
         head_dim = r.int("qk_nope_head_dim", minimum=1) + f["qk_rope_head_dim"]
         params.add("attention", layers * _mla_attention(r, hidden, heads))
-        if r.has("index_n_heads"):
-            warnings.append(
-                "The sparse-attention indexer keys (a small extra per-token cache) are not counted in KV."
-            )
+        if r.has("index_n_heads"):  # DeepSeek sparse attention: the indexer's keys are cached per token
+            f["index_head_dim"] = r.int("index_head_dim", minimum=1)
     else:
         full_layers, sliding, window = _layer_types_gqa(r, layers, model_type)
         f["gqa_layers"], f["sliding_layers"], f["sliding_window"] = full_layers, sliding, window
@@ -828,7 +827,9 @@ def kv_bytes_per_token(fields: Mapping[str, Any], dtype_bytes: int = 2) -> int:
     """
     gqa = fields["gqa_layers"] + fields["sliding_layers"]
     per_gqa = 2 * fields["num_kv_heads"] * fields["head_dim"] * dtype_bytes
-    per_mla = (fields["kv_lora_rank"] + fields["qk_rope_head_dim"]) * dtype_bytes
+    per_mla = (
+        fields["kv_lora_rank"] + fields["qk_rope_head_dim"] + fields.get("index_head_dim", 0)
+    ) * dtype_bytes
     return gqa * per_gqa + fields["mla_layers"] * per_mla
 
 

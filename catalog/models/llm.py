@@ -51,6 +51,7 @@ _COUNT_FIELDS = (
     "sliding_window",
     "kv_lora_rank",
     "qk_rope_head_dim",
+    "index_head_dim",
     "linear_num_heads",
     "linear_head_dim",
     "linear_conv_kernel",
@@ -123,6 +124,13 @@ class LlmModel(SourcedModel):
     sliding_window = _count(_("sliding window (tokens)"))
     kv_lora_rank = _count(_("MLA KV LoRA rank"))
     qk_rope_head_dim = _count(_("MLA rotary key dimension"))
+    index_head_dim = _count(
+        _("sparse-attention indexer key dimension"),
+        _(
+            "DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): the lightning indexer caches one key of this "
+            "width per token and MLA layer beside the latent; 0 for dense attention."
+        ),
+    )
 
     linear_num_heads = _count(_("linear-attention heads"))
     linear_head_dim = _count(_("linear-attention head dimension"))
@@ -236,7 +244,7 @@ class LlmModel(SourcedModel):
     def kv_bytes_per_token_bf16(self) -> int:
         """Whole-model KV bytes per token at 2 bytes per value, TP = 1 (display only; the engine sizes)."""
         gqa = (self.gqa_layers + self.sliding_layers) * 2 * self.num_kv_heads * self.head_dim * 2
-        mla = self.mla_layers * (self.kv_lora_rank + self.qk_rope_head_dim) * 2
+        mla = self.mla_layers * (self.kv_lora_rank + self.qk_rope_head_dim + self.index_head_dim) * 2
         return gqa + mla
 
     # ---------------------------------------------------------------- validation

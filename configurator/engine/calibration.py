@@ -94,6 +94,7 @@ def _model(entry: Mapping[str, Any]) -> ModelSpec:
         sliding_window=int(arch.get("sliding_window", 0)),
         kv_lora_rank=int(arch.get("kv_lora_rank", 0)),
         qk_rope_head_dim=int(arch.get("qk_rope_head_dim", 0)),
+        index_head_dim=int(arch.get("index_head_dim", 0)),
         num_experts=int(arch.get("num_experts", 0)),
         experts_per_token=int(arch.get("experts_per_token", 0)),
         non_expert_weight_bytes=weights,

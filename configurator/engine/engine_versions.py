@@ -318,3 +318,57 @@ __all__ = [
     "triton_sampler_default",
     "version_error",
 ]
+
+
+# --------------------------------------------------------------------------- sparse-attention KV (DSA)
+
+#: vLLM-Ascend from this release caches a DSA layer as one MLA spec of kv_lora_rank + qk_rope_head_dim +
+#: index_head_dim values (releases v0.15.0rc1 ``model_runner_v1.py`` ``_get_sparse_kv_cache_ratio``);
+#: before it, as a FullAttentionSpec of the MLA head (kv_lora_rank + qk_rope_head_dim), whose K + V page is
+#: twice the latent — "FullAttentionSpec allocate 2 * mla page size bytes, and we use half of that for k
+#: cache in DSA" (releases/v0.13.0 ``model_runner_v1.py``).
+DSA_ASCEND_SPEC_FROM = (0, 15)
+#: vLLM's fp8 KV format for DeepSeek sparse attention: 512 quantized latent values + 16 bytes of scales +
+#: 64 BF16 rope values per token (vllm/model_executor/models/config.py
+#: ``DeepseekV32ForCausalLM.verify_and_update_config``: an fp8 cache dtype becomes "fp8_ds_mla").
+FP8_DS_MLA_BYTES = 656
+#: The lightning indexer's key per token (vllm/model_executor/models/deepseek_v2.py: the indexer cache's
+#: head_dim = index_head_dim + index_head_dim // quant_block_size × 4, uint8: FP8 values and one FP32 scale
+#: per 128 of them; ``DeepseekV32IndexerCache.get_kv_cache_spec``).
+INDEXER_QUANT_BLOCK = 128
+
+
+@dataclass(frozen=True)
+class DsaLayerBytes:
+    """KV bytes one DSA (MLA + indexer) layer stores per token on one rank, and the rule that sets them."""
+
+    latent: int  # the MLA latent and rope key
+    indexer: int  # the indexer's key (and scales)
+    rule: str
+
+    @property
+    def total(self) -> int:
+        return self.latent + self.indexer
+
+
+def dsa_layer_bytes(
+    engine: str, version: str, kv_lora_rank: int, rope_dim: int, index_head_dim: int, dtype_bytes: int
+) -> DsaLayerBytes:
+    """Per-token KV of one DeepSeek-sparse-attention layer as the targeted engine allocates it.
+
+    vLLM: the MLA latent (``fp8_ds_mla`` 656 B when the cache is FP8, else (kv_lora_rank + rope) × 2)
+    plus the indexer key (index_head_dim + index_head_dim ÷ 128 × 4 B).  vLLM-Ascend ≥ 0.15: one spec of
+    (kv_lora_rank + rope + index_head_dim) × dtype; before 0.15: twice the latent.  GLM-5 (512 + 64,
+    indexer 128): vLLM BF16 1,152 + 132 = 1,284 B, FP8 656 + 132 = 788 B; vLLM-Ascend 1,408 B (2,304 B
+    before 0.15).
+    """
+    latent = (kv_lora_rank + rope_dim) * dtype_bytes
+    if engine == VLLM_ASCEND:
+        v = parse_version(version) or SUPPORTED[VLLM_ASCEND][1]
+        if v >= DSA_ASCEND_SPEC_FROM:
+            return DsaLayerBytes(latent, index_head_dim * dtype_bytes, "vllm-ascend>=0.15")
+        return DsaLayerBytes(latent, latent, "vllm-ascend<0.15")
+    if dtype_bytes == 1:
+        latent = FP8_DS_MLA_BYTES
+    indexer = index_head_dim + index_head_dim // INDEXER_QUANT_BLOCK * 4
+    return DsaLayerBytes(latent, indexer, "vllm")

@@ -52,6 +52,8 @@ from .engine_versions import (
     ENGINE_LABELS,
     GRAPH_DESCRIPTOR_SOURCE,
     budget_rules,
+    dsa_layer_bytes,
+    engine_for,
     flashinfer_sampler_default,
     graph_bytes_per_descriptor,
     graph_descriptors,
@@ -210,11 +212,47 @@ def kv_heads_per_rank(model: ModelSpec, tp: int) -> int:
     return max(1, _ceil_div(model.num_kv_heads, max(tp, 1)))
 
 
-def kv_bytes_per_token(model: ModelSpec, tp: int, pp: int = 1, kv_cache_dtype: str = "auto") -> int:
-    """KV bytes one rank stores per token (sliding-window layers are per sequence, see below)."""
+def mla_layer_kv_bytes(
+    model: ModelSpec, kv_cache_dtype: str = "auto", *, engine: str = "", version: str = ""
+) -> int:
+    """KV bytes one MLA layer stores per token on a rank (MLA's latent is not split by TP).
+
+    Dense MLA: (kv_lora_rank + qk_rope_head_dim) × dtype bytes.  DeepSeek sparse attention
+    (``index_head_dim`` > 0: DeepSeek-V3.2, GLM-5) also caches the lightning indexer's key, in the format
+    the targeted engine and version allocate (engine_versions.dsa_layer_bytes).
+    """
+    dtype = kv_dtype_bytes(kv_cache_dtype)
+    if model.index_head_dim > 0:
+        return dsa_layer_bytes(
+            engine,
+            version,
+            model.kv_lora_rank,
+            model.qk_rope_head_dim,
+            model.index_head_dim,
+            dtype,
+        ).total
+    return (model.kv_lora_rank + model.qk_rope_head_dim) * dtype
+
+
+def kv_bytes_per_token(
+    model: ModelSpec,
+    tp: int,
+    pp: int = 1,
+    kv_cache_dtype: str = "auto",
+    *,
+    engine: str = "",
+    version: str = "",
+) -> int:
+    """KV bytes one rank stores per token (sliding-window layers are per sequence, see below).
+
+    ``engine`` / ``version``: the engine the plan targets (vLLM when empty), which sets the layout of a
+    sparse-attention layer's cache (:func:`mla_layer_kv_bytes`)."""
     dtype = kv_dtype_bytes(kv_cache_dtype)
     gqa = 2 * kv_heads_per_rank(model, tp) * model.head_dim * dtype * _stage_layers(model.gqa_layers, pp)
-    mla = (model.kv_lora_rank + model.qk_rope_head_dim) * dtype * _stage_layers(model.mla_layers, pp)
+    per_mla = (
+        mla_layer_kv_bytes(model, kv_cache_dtype, engine=engine, version=version) if model.mla_layers else 0
+    )
+    mla = per_mla * _stage_layers(model.mla_layers, pp)
     return gqa + mla
 
 
@@ -551,7 +589,14 @@ class _Budget:
         self.kv_cache = self.usable - self.weights - self.activation - self.buffers - self.graph
         block = block_size_for(serving, stack)
         self.block = block
-        self.bpt = kv_bytes_per_token(model, p.tp, p.pp, serving.kv_cache_dtype)
+        self.bpt = kv_bytes_per_token(
+            model,
+            p.tp,
+            p.pp,
+            serving.kv_cache_dtype,
+            engine=engine_for(stack, serving.engine),
+            version=serving.vllm_version,
+        )
         self.state = linear_state_bytes_per_seq(model, p.tp, p.pp)
         self.window = sliding_window_bytes_per_seq(
             model, p.tp, p.pp, serving.kv_cache_dtype, serving.max_model_len, block
@@ -1130,20 +1175,49 @@ def _group_figures(
     book.put(f"memory.{at}per_rank.free_bytes", b.device - b.usable, device=b.device, usable=b.usable)
 
     # ---- what the KV pool holds
-    book.put(
-        f"memory.{at}per_rank.kv_bytes_per_token",
-        b.bpt,
-        source=public("docs/domain.md §6; vLLM attention / MLA KV specs"),
-        gqa_layers=model.gqa_layers,
-        kv_heads=model.num_kv_heads,
-        head_dim=model.head_dim,
-        tp=p.tp,
-        mla_layers=model.mla_layers,
-        kv_lora_rank=model.kv_lora_rank,
-        qk_rope_head_dim=model.qk_rope_head_dim,
-        dtype_bytes=dtype,
-        pp=p.pp,
-    )
+    if model.index_head_dim > 0 and model.mla_layers:
+        dsa = dsa_layer_bytes(
+            engine_for(stack, serving.engine),
+            serving.vllm_version,
+            model.kv_lora_rank,
+            model.qk_rope_head_dim,
+            model.index_head_dim,
+            dtype,
+        )
+        book.put(
+            f"memory.{at}per_rank.kv_bytes_per_token",
+            b.bpt,
+            variant="dsa",
+            source=public(
+                "vLLM deepseek_v2.py DeepseekV32IndexerCache, models/config.py fp8_ds_mla; "
+                f"vllm-ascend model_runner_v1.py sparse KV spec ({dsa.rule})"
+            ),
+            gqa_layers=model.gqa_layers,
+            kv_heads=model.num_kv_heads,
+            head_dim=model.head_dim,
+            tp=p.tp,
+            mla_layers=model.mla_layers,
+            latent_bytes=dsa.latent,
+            indexer_bytes=dsa.indexer,
+            dtype_bytes=dtype,
+            pp=p.pp,
+        )
+    else:
+        book.put(
+            f"memory.{at}per_rank.kv_bytes_per_token",
+            b.bpt,
+            variant="dense",
+            source=public("docs/domain.md §6; vLLM attention / MLA KV specs"),
+            gqa_layers=model.gqa_layers,
+            kv_heads=model.num_kv_heads,
+            head_dim=model.head_dim,
+            tp=p.tp,
+            mla_layers=model.mla_layers,
+            kv_lora_rank=model.kv_lora_rank,
+            qk_rope_head_dim=model.qk_rope_head_dim,
+            dtype_bytes=dtype,
+            pp=p.pp,
+        )
     book.put(
         f"memory.{at}per_rank.state_bytes_per_seq",
         b.state + b.window,

@@ -49,8 +49,9 @@ from decimal import Decimal
 
 from . import seed_references
 from .checks import raise_
+from .engine_versions import engine_for
 from .figures import FigureBook
-from .memory import kv_bytes_per_token, kv_dtype_bytes, linear_state_bytes_per_seq
+from .memory import kv_bytes_per_token, kv_dtype_bytes, linear_state_bytes_per_seq, mla_layer_kv_bytes
 from .serving_model import effective_factors
 from .types import (
     Check,
@@ -993,11 +994,23 @@ def _kv_transfer(
     tp = prefill[0].parallel.tp
     b = kv_dtype_bytes(req.serving.kv_cache_dtype)
     # One copy of the cache (as a single rank would hold it): the same formulas as memory.
-    per_token = kv_bytes_per_token(model, tp=1, kv_cache_dtype=req.serving.kv_cache_dtype)
+    engine = engine_for(req.server.accelerator.software_stack, req.serving.engine)
+    per_token = kv_bytes_per_token(
+        model,
+        tp=1,
+        kv_cache_dtype=req.serving.kv_cache_dtype,
+        engine=engine,
+        version=req.serving.vllm_version,
+    )
     kv_heads_on_wire = tp * max(1, model.num_kv_heads // tp) if model.num_kv_heads else 0
+    per_mla = (
+        mla_layer_kv_bytes(model, req.serving.kv_cache_dtype, engine=engine, version=req.serving.vllm_version)
+        if model.mla_layers
+        else 0
+    )
     wire_per_token = (
-        model.kv_lora_rank + model.qk_rope_head_dim
-    ) * b * model.mla_layers * tp + 2 * kv_heads_on_wire * model.head_dim * b * model.gqa_layers
+        per_mla * model.mla_layers * tp + 2 * kv_heads_on_wire * model.head_dim * b * model.gqa_layers
+    )
     sliding = 2 * kv_heads_on_wire * model.head_dim * b * model.sliding_layers
     window = min(model.sliding_window or w.input_tokens, w.input_tokens)
     state = linear_state_bytes_per_seq(model, tp=1)
@@ -1023,17 +1036,31 @@ def _kv_transfer(
         share = gbps / link if link else None
 
     kv = KvTransfer(per_token, wire_per_token, state, per_request, tokens_s, req_s, gbps, link, share)
-    book.put(
-        "network.kv_transfer.kv_bytes_per_token",
-        per_token,
-        kv_lora_rank=model.kv_lora_rank,
-        qk_rope_head_dim=model.qk_rope_head_dim,
-        mla_layers=model.mla_layers,
-        kv_heads=model.num_kv_heads,
-        head_dim=model.head_dim,
-        gqa_layers=model.gqa_layers,
-        bytes=b,
-    )
+    if model.index_head_dim > 0 and model.mla_layers:
+        book.put(
+            "network.kv_transfer.kv_bytes_per_token",
+            per_token,
+            variant="dsa",
+            mla_layer_bytes=per_mla,
+            mla_layers=model.mla_layers,
+            kv_heads=model.num_kv_heads,
+            head_dim=model.head_dim,
+            gqa_layers=model.gqa_layers,
+            bytes=b,
+        )
+    else:
+        book.put(
+            "network.kv_transfer.kv_bytes_per_token",
+            per_token,
+            variant="dense",
+            kv_lora_rank=model.kv_lora_rank,
+            qk_rope_head_dim=model.qk_rope_head_dim,
+            mla_layers=model.mla_layers,
+            kv_heads=model.num_kv_heads,
+            head_dim=model.head_dim,
+            gqa_layers=model.gqa_layers,
+            bytes=b,
+        )
     book.put(
         "network.kv_transfer.state_bytes_per_request",
         state,

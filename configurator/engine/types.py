@@ -156,6 +156,9 @@ class ModelSpec:
     sliding_window: int = 0
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
+    # DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): the lightning indexer's key width; every MLA
+    # layer caches one such key per token beside the latent (memory.mla_layer_kv_bytes).  0: dense MLA.
+    index_head_dim: int = 0
     # linear attention (KDA): recurrent state heads × head_dim_k × head_dim_v per layer,
     # plus a short-convolution state of (kernel − 1) × conv_dim values.
     linear_num_heads: int = 0

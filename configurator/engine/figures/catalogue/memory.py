@@ -153,9 +153,15 @@ DEFS = (
         Unit.BYTES_PER_TOKEN,
         "KV bytes per token per rank",
         "每卡每 token KV 字节数",
-        # GQA layers: K and V of max(1, kv_heads ÷ TP) heads; MLA layers: the latent, not split by TP.
-        "2 * max(1, ceil(kv_heads / tp)) * head_dim * dtype_bytes * ceil(gqa_layers / pp)"
-        " + (kv_lora_rank + qk_rope_head_dim) * dtype_bytes * ceil(mla_layers / pp)",
+        # GQA layers: K and V of max(1, kv_heads ÷ TP) heads; MLA layers: the latent, not split by TP;
+        # DeepSeek sparse attention: the latent and the indexer's key as the engine lays them out
+        # (engine_versions.dsa_layer_bytes).
+        formulas={
+            "dense": "2 * max(1, ceil(kv_heads / tp)) * head_dim * dtype_bytes * ceil(gqa_layers / pp)"
+            " + (kv_lora_rank + qk_rope_head_dim) * dtype_bytes * ceil(mla_layers / pp)",
+            "dsa": "2 * max(1, ceil(kv_heads / tp)) * head_dim * dtype_bytes * ceil(gqa_layers / pp)"
+            " + (latent_bytes + indexer_bytes) * ceil(mla_layers / pp)",
+        },
         source=SourceKind.PUBLIC,
     ),
     FigureDef(

@@ -152,7 +152,13 @@ DEFS = (
         Unit.BYTES,
         "KV bytes per token (one copy)",
         "每 token KV 字节数（单份）",
-        "(kv_lora_rank + qk_rope_head_dim) * bytes * mla_layers + 2 * max(1, kv_heads) * head_dim * bytes * gqa_layers",
+        formulas={
+            "dense": "(kv_lora_rank + qk_rope_head_dim) * bytes * mla_layers"
+            " + 2 * max(1, kv_heads) * head_dim * bytes * gqa_layers",
+            # DeepSeek sparse attention: the latent and the indexer's key per MLA layer, as the engine
+            # lays them out (engine_versions.dsa_layer_bytes)
+            "dsa": "mla_layer_bytes * mla_layers + 2 * max(1, kv_heads) * head_dim * bytes * gqa_layers",
+        },
     ),
     FigureDef(
         "network.kv_transfer.state_bytes_per_request",
