@@ -344,7 +344,7 @@ class DsaLayerBytes:
 
     latent: int  # the MLA latent and rope key
     indexer: int  # the indexer's key (and scales)
-    rule: str
+    rule: str  # where the layout is read from, for the figure's source
 
     @property
     def total(self) -> int:
@@ -366,9 +366,24 @@ def dsa_layer_bytes(
     if engine == VLLM_ASCEND:
         v = parse_version(version) or SUPPORTED[VLLM_ASCEND][1]
         if v >= DSA_ASCEND_SPEC_FROM:
-            return DsaLayerBytes(latent, index_head_dim * dtype_bytes, "vllm-ascend>=0.15")
-        return DsaLayerBytes(latent, latent, "vllm-ascend<0.15")
+            return DsaLayerBytes(
+                latent,
+                index_head_dim * dtype_bytes,
+                "vLLM-Ascend ≥ 0.15 model_runner_v1.py _get_sparse_kv_cache_ratio: one MLA spec of "
+                "kv_lora_rank + qk_rope_head_dim + index_head_dim values",
+            )
+        return DsaLayerBytes(
+            latent,
+            latent,
+            "vLLM-Ascend < 0.15 model_runner_v1.py: a FullAttentionSpec of the latent head, half of its "
+            "K + V page for the indexer key",
+        )
     if dtype_bytes == 1:
         latent = FP8_DS_MLA_BYTES
     indexer = index_head_dim + index_head_dim // INDEXER_QUANT_BLOCK * 4
-    return DsaLayerBytes(latent, indexer, "vllm")
+    return DsaLayerBytes(
+        latent,
+        indexer,
+        "vLLM deepseek_v2.py DeepseekV32IndexerCache (index_head_dim + index_head_dim ÷ 128 × 4 B); "
+        "models/config.py DeepseekV32ForCausalLM: an FP8 cache is fp8_ds_mla, 656 B",
+    )

@@ -1188,10 +1188,7 @@ def _group_figures(
             f"memory.{at}per_rank.kv_bytes_per_token",
             b.bpt,
             variant="dsa",
-            source=public(
-                "vLLM deepseek_v2.py DeepseekV32IndexerCache, models/config.py fp8_ds_mla; "
-                f"vllm-ascend model_runner_v1.py sparse KV spec ({dsa.rule})"
-            ),
+            source=public(dsa.rule),
             gqa_layers=model.gqa_layers,
             kv_heads=model.num_kv_heads,
             head_dim=model.head_dim,
