@@ -17,6 +17,8 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
+from configurator.public import is_zh
+
 from .base import parse_rate
 
 logger = logging.getLogger(__name__)
@@ -51,7 +53,7 @@ def _plan_for_quote():
 def _result_errors(result: Mapping) -> list[str]:
     """The plan's errors in the active language, as the header above them is (a Chinese header over
     English findings read as two documents)."""
-    zh = (get_language() or "").lower().startswith("zh")
+    zh = is_zh(get_language() or "")
     messages = []
     for check in result.get("checks") or []:
         if isinstance(check, Mapping) and check.get("severity") == "error":
