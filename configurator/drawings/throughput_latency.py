@@ -73,24 +73,36 @@ MAX_OVER_API = (
 )
 
 
-def economics_left_off(economics: Mapping[str, Any] | None) -> list[int]:
-    """The loads (concurrent requests) :func:`economics_svg` leaves off: a million output tokens costs
-    more than ``MAX_OVER_API`` × the API price there, so the page says so under the chart."""
-    if not economics:
-        return []
-    try:
-        ceiling = float(economics["api_price_output_per_m"]) * MAX_OVER_API
-    except (KeyError, TypeError, ValueError):
-        return []
+def _cost_points(economics: Mapping[str, Any]) -> list[tuple[int, float]]:
+    """(concurrency, cost per million output tokens) of every readable point with a positive load."""
     out = []
     for p in economics.get("points") or ():
         try:
             c, cost = int(p["concurrency"]), float(p["cost_per_m_output"])
         except (KeyError, TypeError, ValueError):
             continue
-        if c > 0 and cost > ceiling:
-            out.append(c)
-    return sorted(out)
+        if c > 0:
+            out.append((c, cost))
+    return out
+
+
+def _api_price(economics: Mapping[str, Any]) -> float | None:
+    try:
+        api = economics.get("api_price_output_per_m")
+        return float(api) if api is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def economics_left_off(economics: Mapping[str, Any] | None) -> list[int]:
+    """The loads (concurrent requests) :func:`economics_svg` leaves off: a million output tokens costs
+    more than ``MAX_OVER_API`` × the API price there, so the page says so under the chart."""
+    if not economics:
+        return []
+    api_price = _api_price(economics)
+    if not api_price or api_price <= 0:
+        return []
+    return sorted(c for c, cost in _cost_points(economics) if cost > api_price * MAX_OVER_API)
 
 
 def economics_svg(economics: Mapping[str, Any] | None, lang: str) -> str:
@@ -103,22 +115,9 @@ def economics_svg(economics: Mapping[str, Any] | None, lang: str) -> str:
     if not economics:
         return ""
     key = _lang(lang)
-    api = economics.get("api_price_output_per_m")
-    try:
-        api_price = float(api) if api is not None else None
-    except (TypeError, ValueError):
-        api_price = None
-    ceiling = api_price * MAX_OVER_API if api_price else None
-    pts = []
-    for p in economics.get("points") or ():
-        try:
-            c = int(p["concurrency"])
-            cost = float(p["cost_per_m_output"])
-        except (KeyError, TypeError, ValueError):
-            continue
-        if c <= 0 or (ceiling is not None and cost > ceiling):
-            continue
-        pts.append((math.log2(c), cost))
+    api_price = _api_price(economics)
+    left_off = set(economics_left_off(economics))
+    pts = [(math.log2(c), cost) for c, cost in _cost_points(economics) if c not in left_off]
     if not pts:
         return ""
     series = [{"name": ECON_LABELS["self"][key], "points": pts}]

@@ -216,5 +216,6 @@ def test_the_left_off_loads_are_those_dearer_than_ten_times_the_api():
     # 1,080 is exactly 10 × 108: on the scale; 1,125 above it
     assert economics_left_off(econ) == [1, 2, 4, 8]
     assert economics_left_off({**econ, "api_price_output_per_m": None}) == []
+    assert economics_left_off({**econ, "api_price_output_per_m": "0"}) == []  # no price: no scale cut
     svg = economics_svg(econ, "en")
     assert ">16<" in svg and ">8<" not in svg
