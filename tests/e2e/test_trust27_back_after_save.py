@@ -11,6 +11,7 @@ import re
 
 import pytest
 from django.db import connection
+from playwright.sync_api import expect
 
 from .test_configurator_flow import assert_no_js_errors
 
@@ -53,7 +54,9 @@ def test_a_double_click_on_save_makes_one_quote(page):
     form_key = page.locator("#quote-form input[name=idempotency_key]").input_value()
     assert len(form_key) == 32
     page.dblclick("#quote-form button[type=submit]")
-    page.wait_for_url(re.compile(r"/quotes/\d+/"))  # the quote's page, not /quotes/create/
+    # The quote's page, not /quotes/create/.  The second click's post aborts the first's navigation,
+    # which wait_for_url reports as an error; the URL assertion polls the page until it lands.
+    expect(page).to_have_url(re.compile(r"/quotes/\d+/"), timeout=15_000)
     page.wait_for_load_state("networkidle")  # both posts answered before the server goes away
     assert Quote.objects.count() == 1 and Quote.objects.get().creation_key == form_key
     assert_no_js_errors(page)
