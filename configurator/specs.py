@@ -76,6 +76,8 @@ MODEL_FIELDS = (
     "kv_lora_rank",
     "qk_rope_head_dim",
     "index_head_dim",
+    "index_topk",
+    "index_n_heads",
     "linear_num_heads",
     "linear_head_dim",
     "linear_state_dtype_bytes",

@@ -79,6 +79,7 @@ class LlmModelAdmin(CatalogAdmin):
                     ("gqa_layers", "mla_layers", "linear_layers", "sliding_layers"),
                     "sliding_window",
                     ("kv_lora_rank", "qk_rope_head_dim", "index_head_dim"),
+                    ("index_topk", "index_n_heads"),
                     ("linear_num_heads", "linear_head_dim"),
                     ("linear_conv_kernel", "linear_conv_dim"),
                     ("linear_state_dtype_bytes", "linear_conv_dtype_bytes"),

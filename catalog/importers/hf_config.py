@@ -621,6 +621,8 @@ def _parse(
         "kv_lora_rank": 0,
         "qk_rope_head_dim": 0,
         "index_head_dim": 0,
+        "index_topk": 0,
+        "index_n_heads": 0,
         "linear_num_heads": 0,
         "linear_head_dim": 0,
         "linear_conv_kernel": 0,
@@ -664,6 +666,8 @@ def _parse(
         params.add("attention", layers * _mla_attention(r, hidden, heads))
         if r.has("index_n_heads"):  # DeepSeek sparse attention: the indexer's keys are cached per token
             f["index_head_dim"] = r.int("index_head_dim", minimum=1)
+            f["index_topk"] = r.int("index_topk", minimum=1)
+            f["index_n_heads"] = r.int("index_n_heads", minimum=1)
     else:
         full_layers, sliding, window = _layer_types_gqa(r, layers, model_type)
         f["gqa_layers"], f["sliding_layers"], f["sliding_window"] = full_layers, sliding, window

@@ -52,6 +52,8 @@ _COUNT_FIELDS = (
     "kv_lora_rank",
     "qk_rope_head_dim",
     "index_head_dim",
+    "index_topk",
+    "index_n_heads",
     "linear_num_heads",
     "linear_head_dim",
     "linear_conv_kernel",
@@ -131,6 +133,15 @@ class LlmModel(SourcedModel):
             "width per token and MLA layer beside the latent; 0 for dense attention."
         ),
     )
+    index_topk = _count(
+        _("sparse-attention top-k tokens"),
+        _(
+            "DeepSeek sparse attention: each query attends to this many tokens the indexer selects, so a "
+            "decode step reads this many latents per sequence and layer (plus every indexer key); 0 for "
+            "dense attention."
+        ),
+    )
+    index_n_heads = _count(_("sparse-attention indexer heads"))
 
     linear_num_heads = _count(_("linear-attention heads"))
     linear_head_dim = _count(_("linear-attention head dimension"))

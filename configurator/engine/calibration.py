@@ -95,6 +95,8 @@ def _model(entry: Mapping[str, Any]) -> ModelSpec:
         kv_lora_rank=int(arch.get("kv_lora_rank", 0)),
         qk_rope_head_dim=int(arch.get("qk_rope_head_dim", 0)),
         index_head_dim=int(arch.get("index_head_dim", 0)),
+        index_topk=int(arch.get("index_topk", 0)),
+        index_n_heads=int(arch.get("index_n_heads", 0)),
         num_experts=int(arch.get("num_experts", 0)),
         experts_per_token=int(arch.get("experts_per_token", 0)),
         non_expert_weight_bytes=weights,

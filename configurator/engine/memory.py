@@ -202,7 +202,7 @@ def kv_dtype_bytes(kv_cache_dtype: str) -> int:
         return 2
 
 
-def _stage_layers(n: int, pp: int) -> int:
+def stage_layers(n: int, pp: int) -> int:
     """Layers of the fullest pipeline stage."""
     return _ceil_div(n, max(pp, 1)) if n > 0 else 0
 
@@ -248,11 +248,11 @@ def kv_bytes_per_token(
     ``engine`` / ``version``: the engine the plan targets (vLLM when empty), which sets the layout of a
     sparse-attention layer's cache (:func:`mla_layer_kv_bytes`)."""
     dtype = kv_dtype_bytes(kv_cache_dtype)
-    gqa = 2 * kv_heads_per_rank(model, tp) * model.head_dim * dtype * _stage_layers(model.gqa_layers, pp)
+    gqa = 2 * kv_heads_per_rank(model, tp) * model.head_dim * dtype * stage_layers(model.gqa_layers, pp)
     per_mla = (
         mla_layer_kv_bytes(model, kv_cache_dtype, engine=engine, version=version) if model.mla_layers else 0
     )
-    mla = per_mla * _stage_layers(model.mla_layers, pp)
+    mla = per_mla * stage_layers(model.mla_layers, pp)
     return gqa + mla
 
 
@@ -265,7 +265,7 @@ def sliding_window_bytes_per_seq(
     window = min(model.sliding_window, max_model_len)
     tokens = _ceil_div(window, block_size) * block_size if block_size > 0 else window
     per_token = 2 * kv_heads_per_rank(model, tp) * model.head_dim * kv_dtype_bytes(kv_cache_dtype)
-    return per_token * _stage_layers(model.sliding_layers, pp) * tokens
+    return per_token * stage_layers(model.sliding_layers, pp) * tokens
 
 
 def kv_cache_groups(model: ModelSpec, pp: int = 1) -> tuple[int, int]:
@@ -279,7 +279,7 @@ def kv_cache_groups(model: ModelSpec, pp: int = 1) -> tuple[int, int]:
     """
     if model.mla_layers or model.linear_layers:
         return 1, 0
-    counts = [c for c in (_stage_layers(model.gqa_layers, pp), _stage_layers(model.sliding_layers, pp)) if c]
+    counts = [c for c in (stage_layers(model.gqa_layers, pp), stage_layers(model.sliding_layers, pp)) if c]
     if len(counts) < 2 or model.sliding_window <= 0:
         return 1, 0
     group_size = min(counts)
@@ -317,7 +317,7 @@ def linear_state_bytes_per_seq(model: ModelSpec, tp: int, pp: int = 1) -> int:
     conv_dim = _ceil_div(model.linear_conv_dim, tp)
     recurrent = heads * model.linear_head_dim * model.linear_head_dim * model.linear_state_dtype_bytes
     conv = max(model.linear_conv_kernel - 1, 0) * conv_dim * model.linear_conv_dtype_bytes
-    return _stage_layers(model.linear_layers, pp) * (recurrent + conv)
+    return stage_layers(model.linear_layers, pp) * (recurrent + conv)
 
 
 def forward_activation_estimate(model: ModelSpec, serving: ServingSpec) -> int:
@@ -578,7 +578,7 @@ class _Budget:
             stack,
             eager=self.eager,
             mode=req.decode_graphs,
-            layers=_stage_layers(model.num_layers, p.pp),
+            layers=stage_layers(model.num_layers, p.pp),
         )
         piecewise, full, per_graph = self.graph_terms
         self.graph = (

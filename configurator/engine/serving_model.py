@@ -483,12 +483,42 @@ def attention_layers(model: ModelSpec) -> int:
     return model.gqa_layers + model.mla_layers + model.sliding_layers or model.num_layers
 
 
-def attention_flops_per_token(model: ModelSpec, context: float) -> float:
-    """Score and value products of one token against ``context`` earlier tokens, all layers."""
+def is_sparse_attention(model: ModelSpec) -> bool:
+    """DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): each MLA query attends to its indexer's top-k."""
+    return model.index_topk > 0 and model.mla_layers > 0
+
+
+def mean_capped_context(prompt: float, cap: float) -> float:
+    """Mean over a prompt's positions i = 0…p of min(i, cap): the tokens a causal query attends when it
+    attends at most ``cap`` (p ÷ 2 when the prompt is not longer than the cap, cap − cap² ÷ 2p beyond)."""
+    if cap <= 0 or prompt <= cap:
+        return prompt / 2
+    return cap - cap * cap / (2 * prompt)
+
+
+def attention_flops_per_token(model: ModelSpec, context: float, *, prompt: bool = False) -> float:
+    """Score and value products of one token against ``context`` earlier tokens, all layers.
+
+    ``prompt``: ``context`` is a prompt's length and the figure the mean over its positions (causal
+    attention: position i attends to i tokens).  A sparse-attention (DSA) layer's query attends to its
+    top-k tokens only, and its lightning indexer scores the whole context (index heads × key width ×
+    2 FLOPs a token; vLLM deepseek_v2.py ``Indexer``).
+    """
     head_dim = model.head_dim or (model.hidden_size // max(model.num_attention_heads, 1))
+    mean = context / 2 if prompt else context
+    window = min(mean, model.sliding_window) if model.sliding_window else mean
+    heads = 4.0 * model.num_attention_heads * head_dim
+    if is_sparse_attention(model):
+        attended = (
+            mean_capped_context(context, model.index_topk) if prompt else min(context, model.index_topk)
+        )
+        indexer = 2.0 * model.index_n_heads * model.index_head_dim * mean
+        return (
+            heads * (model.gqa_layers * mean + model.sliding_layers * window + model.mla_layers * attended)
+            + indexer * model.mla_layers
+        )
     full = model.gqa_layers + model.mla_layers or (0 if model.linear_layers else model.num_layers)
-    window = min(context, model.sliding_window) if model.sliding_window else context
-    return 4.0 * model.num_attention_heads * head_dim * (full * context + model.sliding_layers * window)
+    return heads * (full * mean + model.sliding_layers * window)
 
 
 # --------------------------------------------------------------------------- step model
@@ -690,6 +720,7 @@ def decode_step(
     rank_expert_bytes: float | None = None,
     replicated_bytes: float = 0.0,
     draft: DraftSpec | None = None,
+    sparse_latent_bytes_per_token: int = 0,
 ) -> StepBreakdown:
     """Time of one decode step of ``batch`` sequences on one DP rank.
 
@@ -698,6 +729,10 @@ def decode_step(
     checkpoint, per pipeline stage); without them, the model row split as vLLM splits it.  With
     pipeline parallelism the B sequences run as PP micro-batches and each token passes every stage:
     step = PP × stage step(B ÷ PP) + (PP − 1) × hop.
+
+    ``sparse_latent_bytes_per_token``: the part of ``kv_bytes_per_token`` a sparse-attention (DSA)
+    query reads for its top-k tokens only (the MLA latents of the stage's layers); the indexer keys,
+    the rest of it, are read for the whole context.
     """
     pp = max(shape.pp, 1)
     b = max(batch, 1.0)
@@ -726,7 +761,10 @@ def decode_step(
     weights = non_expert + touched * experts
     # KV bytes per token and state are per rank of one stage (memory.kv_bytes_per_token counts the
     # stage's layers).
-    kv = micro * (mean_context * kv_bytes_per_token + state_bytes_per_seq)
+    kv_per_seq = mean_context * kv_bytes_per_token + state_bytes_per_seq
+    if is_sparse_attention(model) and sparse_latent_bytes_per_token > 0:
+        kv_per_seq -= max(mean_context - model.index_topk, 0.0) * sparse_latent_bytes_per_token
+    kv = micro * kv_per_seq
     peak = server.accelerator.memory_bandwidth_bytes_s
     bw = peak * f.bandwidth_efficiency
     expert_bw = peak * f.expert_efficiency
@@ -845,7 +883,7 @@ def prefill_time(
     compute_s = compute_seconds(
         model,
         p,
-        attention_flops_per_token(model, p / 2),
+        attention_flops_per_token(model, p, prompt=True),
         shape.tp,
         1,
         tflops,

@@ -159,6 +159,11 @@ class ModelSpec:
     # DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): the lightning indexer's key width; every MLA
     # layer caches one such key per token beside the latent (memory.mla_layer_kv_bytes).  0: dense MLA.
     index_head_dim: int = 0
+    # DSA's top-k: each query attends to the ``index_topk`` earliest-scored tokens the indexer selects
+    # (vLLM deepseek_v2.py ``Indexer.topk_tokens = config.index_topk``), over ``index_n_heads`` indexer
+    # heads of ``index_head_dim``.  0: every query attends to its whole context.
+    index_topk: int = 0
+    index_n_heads: int = 0
     # linear attention (KDA): recurrent state heads × head_dim_k × head_dim_v per layer,
     # plus a short-convolution state of (kernel − 1) × conv_dim values.
     linear_num_heads: int = 0

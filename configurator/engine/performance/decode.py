@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import serving_model as sm
+from ..explain import public
 from ..figures import FigureBook
 from ..types import GroupLayout, Source
 from .common import ESTIMATE_SOURCE, fig_input, fig_value
@@ -31,6 +32,32 @@ def add_step_figures(
         EP=shape.ep if shape.expert_parallel else 1,
     )
     micro = max(max(batch, 1) / shape.pp, 1.0)
+    kv_per_seq = st.kv_bytes / micro
+    if sm.is_sparse_attention(model) and gm.sparse_latent > 0:
+        book.put(
+            f"performance.{g.name}.kv_bytes_read_per_seq",
+            fig_value(kv_per_seq),
+            variant="dsa",
+            source=public(
+                "vLLM model_executor/models/deepseek_v2.py Indexer (topk_tokens = index_topk): the sparse MLA "
+                "kernel gathers the latents of the top-k tokens, the indexer reads every key"
+            ),
+            mean_context=fig_input(gm.mean_context),
+            kv_bytes_per_token=gm.kv_per_token,
+            top_k=model.index_topk,
+            latent_bytes_per_token=gm.sparse_latent,
+            state_bytes_per_seq=gm.state_per_seq,
+        )
+    else:
+        book.put(
+            f"performance.{g.name}.kv_bytes_read_per_seq",
+            fig_value(kv_per_seq),
+            variant="dense",
+            source=ESTIMATE_SOURCE,
+            mean_context=fig_input(gm.mean_context),
+            kv_bytes_per_token=gm.kv_per_token,
+            state_bytes_per_seq=gm.state_per_seq,
+        )
     if gm.rank_non_expert is not None:
         # What the memory result says one rank holds for the chosen checkpoint, replicated groups included.
         book.put(
@@ -43,9 +70,7 @@ def add_step_figures(
             touched=fig_input(st.experts_touched),
             micro_batch=fig_input(micro),
             B=batch,
-            mean_context=fig_input(gm.mean_context),
-            kv_bytes_per_token=gm.kv_per_token,
-            state_bytes_per_seq=gm.state_per_seq,
+            kv_bytes_read_per_seq=fig_input(kv_per_seq),
             replicated_weights_bytes=int(st.replicated_bytes),
         )
     elif shape.expert_parallel:
@@ -62,9 +87,7 @@ def add_step_figures(
             touched=fig_input(st.experts_touched),
             micro_batch=fig_input(micro),
             B=batch,
-            mean_context=fig_input(gm.mean_context),
-            kv_bytes_per_token=gm.kv_per_token,
-            state_bytes_per_seq=gm.state_per_seq,
+            kv_bytes_read_per_seq=fig_input(kv_per_seq),
             replicated_weights_bytes=int(st.replicated_bytes),
         )
     else:
@@ -80,9 +103,7 @@ def add_step_figures(
             touched=fig_input(st.experts_touched),
             micro_batch=fig_input(micro),
             B=batch,
-            mean_context=fig_input(gm.mean_context),
-            kv_bytes_per_token=gm.kv_per_token,
-            state_bytes_per_seq=gm.state_per_seq,
+            kv_bytes_read_per_seq=fig_input(kv_per_seq),
             replicated_weights_bytes=int(st.replicated_bytes),
         )
     bw = gm.req.server.accelerator.memory_bandwidth_bytes_s

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 from .. import serving_model as sm
 from ..defaults import block_size_for
+from ..engine_versions import dsa_layer_bytes, engine_for
+from ..memory import kv_dtype_bytes, stage_layers
 from ..types import GroupLayout, GroupMemory, LayoutResult, PlanRequest
 
 
@@ -54,6 +56,7 @@ class GroupModel:
     rank_expert: float | None = None
     replicated: float = 0.0
     draft: sm.DraftSpec | None = None
+    sparse_latent: int = 0  # per token: the MLA latents a DSA query reads for its top-k only
     rest_tflops: float | None = None  # GEMMs outside the routed experts (None: at ``tflops``)
     weight_format: str = ""
     _cache: dict[float, sm.StepBreakdown] = field(default_factory=dict)
@@ -83,6 +86,7 @@ class GroupModel:
                 rank_expert_bytes=self.rank_expert,
                 replicated_bytes=self.replicated,
                 draft=self.draft,
+                sparse_latent_bytes_per_token=self.sparse_latent,
             )
             self._cache[key] = hit
         return hit
@@ -155,6 +159,19 @@ def build_group_model(
         bw, _ = sm.inter_node_bytes_s_per_device(server, scale_up_allowed=False)
         per_request = computed_prompt_tokens * rank.kv_bytes_per_token + rank.state_bytes_per_seq
         kv_transfer = per_request / (bw * perf.scale_out_efficiency)
+    sparse_latent = 0
+    if sm.is_sparse_attention(model) and model.index_head_dim > 0:
+        # The latent as the targeted engine lays it out (engine_versions.dsa_layer_bytes), the stage's
+        # MLA layers: what memory.kv_bytes_per_token counts for them, less the indexer keys.
+        dsa = dsa_layer_bytes(
+            engine_for(server.accelerator.software_stack, serving.engine),
+            serving.vllm_version,
+            model.kv_lora_rank,
+            model.qk_rope_head_dim,
+            model.index_head_dim,
+            kv_dtype_bytes(serving.kv_cache_dtype),
+        )
+        sparse_latent = dsa.latent * stage_layers(model.mla_layers, max(p.pp, 1))
     return GroupModel(
         req=req,
         layout=g,
@@ -179,4 +196,5 @@ def build_group_model(
         rank_expert=rank_expert,
         replicated=replicated,
         draft=draft_spec,
+        sparse_latent=sparse_latent,
     )

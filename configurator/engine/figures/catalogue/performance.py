@@ -157,6 +157,19 @@ GROUP = (
         ),
     ),
     FigureDef(
+        "performance.{group}.kv_bytes_read_per_seq",
+        Unit.BYTES_PER_SEQUENCE,
+        "{group_en}: KV bytes a decode step reads per sequence per rank",
+        "{group_zh}：每个解码步每条序列每卡读取的 KV 字节数",
+        formulas={
+            "dense": "mean_context * kv_bytes_per_token + state_bytes_per_seq",
+            # DeepSeek sparse attention (vLLM deepseek_v2.py Indexer): the indexer scores every cached
+            # token, the sparse MLA kernel gathers the latents of the top-k tokens only
+            "dsa": "mean_context * kv_bytes_per_token - max(mean_context - top_k, 0) * latent_bytes_per_token"
+            " + state_bytes_per_seq",
+        },
+    ),
+    FigureDef(
         "performance.{group}.bytes_per_step_per_rank",
         Unit.BYTES,
         "{group_en}: bytes read per decode step per rank",
@@ -164,13 +177,12 @@ GROUP = (
         formulas={
             # what one rank holds for the chosen checkpoint (memory.weights_breakdown, per pipeline stage):
             # the non-expert part includes the groups the platform replicates on every rank
-            "held": "rank_non_expert_bytes + touched * rank_expert_bytes"
-            " + micro_batch * (mean_context * kv_bytes_per_token + state_bytes_per_seq)",
+            "held": "rank_non_expert_bytes + touched * rank_expert_bytes + micro_batch * kv_bytes_read_per_seq",
             # without a memory result: routed experts split over EP with expert parallelism, else over TP
             "ep": "non_expert_lm_bytes / TP / stages + touched * expert_bytes / EP / stages"
-            " + micro_batch * (mean_context * kv_bytes_per_token + state_bytes_per_seq)",
+            " + micro_batch * kv_bytes_read_per_seq",
             "tp": "non_expert_lm_bytes / TP / stages + touched * expert_bytes / TP / stages"
-            " + micro_batch * (mean_context * kv_bytes_per_token + state_bytes_per_seq)",
+            " + micro_batch * kv_bytes_read_per_seq",
         },
         context=("replicated_weights_bytes", "B"),
     ),
