@@ -8,6 +8,7 @@ rows, and every row names where its number comes from —
   in both languages and its unit come from the book's definition, its formatting from the unit
   (``configurator/engine/formatting.py``); nothing here computes a figure;
 * :class:`Term` — a term of the quote (its totals, VAT by rate: ``proposals.terms``), money;
+* :class:`Pair` — a row of a two-column section (buy | lease), each column a figure;
 
 :func:`rows` renders one section for one plan in one language; the configurator page
 (``plan_tags.section_rows``), the proposal PDF (``quotes.pdf.context``) and the BOM/TCO workbook
@@ -24,11 +25,14 @@ from .model import (
     POWER,
     RACKS,
     SECTIONS,
+    TCO,
     TOTALS,
     Fig,
+    Pair,
     Section,
     Term,
     format_value,
+    pair_rows,
     rows,
     severity_word,
     worst_severity,
@@ -41,11 +45,14 @@ __all__ = [
     "POWER",
     "RACKS",
     "SECTIONS",
+    "TCO",
     "TOTALS",
     "Fig",
+    "Pair",
     "Section",
     "Term",
     "format_value",
+    "pair_rows",
     "rows",
     "severity_word",
     "worst_severity",

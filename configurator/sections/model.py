@@ -49,7 +49,32 @@ class Term:
     total: bool = False
 
 
-Row = Fig | Term
+@dataclass(frozen=True)
+class Pair:
+    """A row of a two-column section (buy | lease): each column a figure of the plan's book by key.
+
+    ``None`` for a column: not a cost of that side ("—").  ``included_by``: the lease figure's input
+    that, when true, says the lease includes this cost ("included").  ``span``: one figure across both
+    columns (the break-even month; ``span_none_en``/``_zh`` when it has no value).  ``credit``: a
+    credit (discount, residual value), printed with a minus sign.  ``detail``: a line of a total above
+    it, printed small.  Labels may name ``{years}`` (the section's ``keys``).
+    """
+
+    label_en: str
+    label_zh: str
+    buy: str | None = None
+    lease: str | None = None
+    included_by: str = ""
+    credit: bool = False
+    detail: bool = False
+    hide_zero: bool = False
+    total: bool = False
+    span: str | None = None
+    span_none_en: str = ""
+    span_none_zh: str = ""
+
+
+Row = Fig | Term | Pair
 
 
 @dataclass(frozen=True)
@@ -166,7 +191,78 @@ MEMORY = Section(
     ),
 )
 
-SECTIONS = {s.name: s for s in (PERFORMANCE, POWER, RACKS, MEMORY, OPTIONS, TOTALS)}
+# Buy vs lease over the horizon: every term of the two totals, as the page and the proposal print
+# them — the capex lines, what the lease buys at the start, each yearly cost on each side, the residual
+# value the purchase recovers (engine/tco: buy_total, lease_total).
+TCO = Section(
+    "tco",
+    "Buy vs lease",
+    "采购与租赁对比",
+    (
+        Pair("Servers", "服务器", buy="tco.capex.servers", detail=True),
+        Pair("Switches", "交换机", buy="tco.capex.switches", detail=True),
+        Pair("Optics", "光模块", buy="tco.capex.optics", detail=True),
+        Pair("Racks and PDUs", "机柜与 PDU", buy="tco.capex.racks", detail=True),
+        Pair("Installation", "安装实施", buy="tco.capex.installation", detail=True),
+        Pair("Gateway servers", "网关服务器", buy="tco.capex.gateway", detail=True, hide_zero=True),
+        Pair("Checkpoint storage", "模型权重存储", buy="tco.capex.storage", detail=True, hide_zero=True),
+        Pair("Discount", "折扣", buy="tco.capex.discount", detail=True, hide_zero=True, credit=True),
+        Pair(
+            "Bought at the start (the lease buys the network, racks and installation only)",
+            "期初采购（租赁模式仅采购网络、机柜与安装）",
+            buy="tco.capex.total",
+            lease="tco.lease_upfront",
+        ),
+        Pair(
+            "O&M per year",
+            "年运维费",
+            buy="tco.annual.om",
+            lease="tco.annual.lease_om",
+            included_by="lease_includes_om",
+        ),
+        Pair(
+            "Software and support per year",
+            "年软件与技术支持费",
+            buy="tco.annual.software_support",
+            lease="tco.annual.software_support",
+        ),
+        Pair(
+            "Electricity per year",
+            "年电费",
+            buy="tco.annual.electricity",
+            lease="tco.annual.lease_electricity",
+            included_by="lease_includes_power",
+        ),
+        Pair(
+            "Colocation per year", "年机柜托管费", buy="tco.annual.colocation", lease="tco.annual.colocation"
+        ),
+        Pair("Rent per year", "年租金", lease="tco.annual.lease_rent"),
+        Pair(
+            "Residual value of the servers at the end",
+            "期末服务器残值",
+            buy="tco.residual_value",
+            hide_zero=True,
+            credit=True,
+        ),
+        Pair(
+            "TCO over {years} years",
+            "{years} 年总拥有成本",
+            buy="tco.buy_total",
+            lease="tco.lease_total",
+            total=True,
+        ),
+        Pair("Net present value", "净现值（NPV）", buy="tco.npv_buy", lease="tco.npv_lease"),
+        Pair(
+            "Break-even month (buy vs lease)",
+            "盈亏平衡月份（采购与租赁对比）",
+            span="tco.break_even_month",
+            span_none_en="not within the horizon",
+            span_none_zh="不在测算期内",
+        ),
+    ),
+)
+
+SECTIONS = {s.name: s for s in (PERFORMANCE, POWER, RACKS, MEMORY, OPTIONS, TOTALS, TCO)}
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -304,8 +400,74 @@ def rows(
             rendered = _figure_row(row, figures, lang, currency, keys or {})
             if rendered is not None:
                 out.append(rendered)
-        else:
+        elif isinstance(row, Term):
             out.extend(_term_rows(row, terms or {}, lang))
+    return out
+
+
+NO_LEASE = ("no lease offer", "无租赁报价")
+INCLUDED = ("included", "已包含")
+
+
+def _cell(key: str | None, figures: Mapping[str, Any], lang: str, currency: str, credit: bool) -> dict:
+    figure = figures.get(key) if key else None
+    if not isinstance(figure, Mapping) or figure.get("value") is None:
+        return {"key": "", "text": "—", "value": None}
+    unit = str(figure.get("unit") or "")
+    text = format_value(figure["value"], unit, lang, currency=currency)
+    return {"key": key, "text": f"−{text}" if credit else text, "value": figure["value"]}
+
+
+def pair_rows(
+    section: Section | str,
+    figures: Mapping[str, Any],
+    lang: str,
+    *,
+    currency: str = "CNY",
+    lease_offered: bool = True,
+    keys: Mapping[str, Any] | None = None,
+) -> list[dict]:
+    """The rows of a two-column section (:class:`Pair` rows) for one plan in ``lang``.
+
+    Each row: ``label``, ``buy`` and ``lease`` cells (``key`` of the figure, ``text``, ``value``) or
+    one ``span`` cell, ``total`` and ``detail``.  Without a lease offer the lease column is "—" and its
+    total says so; a break-even month is then left out.  A row whose figures the plan lacks is left out.
+    """
+    if isinstance(section, str):
+        section = SECTIONS[section]
+    fill = {k: str(v) for k, v in (keys or {}).items()}
+    out: list[dict] = []
+    for row in section.rows:
+        if not isinstance(row, Pair):
+            continue
+        label = (
+            _pick(row.label_en, row.label_zh, lang).format(**fill)
+            if fill
+            else _pick(row.label_en, row.label_zh, lang)
+        )
+        if row.span is not None:
+            if not lease_offered or row.span not in figures:
+                continue
+            cell = _cell(row.span, figures, lang, currency, False)
+            if cell["value"] is None:
+                cell = {
+                    "key": row.span,
+                    "text": _pick(row.span_none_en, row.span_none_zh, lang),
+                    "value": None,
+                }
+            out.append({"label": label, "span": cell, "total": row.total, "detail": row.detail})
+            continue
+        if not any(k and k in figures for k in (row.buy, row.lease)):
+            continue
+        buy = _cell(row.buy, figures, lang, currency, row.credit)
+        if row.hide_zero and not _number(buy["value"]) and row.lease is None:
+            continue
+        lease = _cell(row.lease, figures, lang, currency, row.credit)
+        if not lease_offered:
+            lease = {"key": "", "text": _pick(*NO_LEASE, lang) if row.total else "—", "value": None}
+        elif row.included_by and (figures.get(row.lease or "") or {}).get("inputs", {}).get(row.included_by):
+            lease = {"key": row.lease or "", "text": _pick(*INCLUDED, lang), "value": lease["value"]}
+        out.append({"label": label, "buy": buy, "lease": lease, "total": row.total, "detail": row.detail})
     return out
 
 

@@ -297,6 +297,23 @@ def limit_word(code) -> str:
 
 
 @register.simple_tag
+def pair_rows(name, figures, tco, currency="CNY"):
+    """The rows of a declared two-column section (buy | lease) for this plan, in the page's language:
+    the same rows, labels and formatting as the proposal PDF's TCO table (``configurator.sections``)."""
+    from configurator import sections
+
+    tco = tco or {}
+    return sections.pair_rows(
+        name,
+        figures or {},
+        get_language() or "en",
+        currency=currency or "CNY",
+        lease_offered=tco.get("lease_offered") is not False,
+        keys={"years": tco.get("horizon_years", "")},
+    )
+
+
+@register.simple_tag
 def section_rows(name, figures, currency="CNY", **keys):
     """The rows of a declared section (``configurator.sections``) for this plan, in the page's language:
     the page renders the same rows, labels and formatting as the proposal PDF and the workbook.

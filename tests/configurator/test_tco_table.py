@@ -63,7 +63,8 @@ def test_every_term_of_the_totals_is_a_row(engineer_client):
         "Colocation per year",
         "Rent per year",
         "Residual value of the servers at the end",
-        "Total over 3 years",
+        "TCO over 3 years",
+        "Net present value",
     ):
         assert label in rows, label
     assert rows["Residual value of the servers at the end"][0].startswith("−¥")
@@ -92,3 +93,27 @@ def test_the_rows_add_up_to_the_engines_totals(catalog):
     )
     running_lease += a.lease_rent
     assert abs(t.lease_upfront + years * running_lease - t.lease_total) <= Decimal("0.05")
+
+
+def test_without_a_lease_offer_the_lease_column_says_so():
+    from configurator import sections
+
+    figures = {
+        "tco.capex.total": {"value": "100.00", "unit": "CNY"},
+        "tco.lease_upfront": {"value": "40.00", "unit": "CNY"},
+        "tco.buy_total": {"value": "300.00", "unit": "CNY"},
+        "tco.lease_total": {"value": "0.00", "unit": "CNY"},
+        "tco.break_even_month": {"value": None, "unit": "month"},
+        "tco.annual.om": {"value": "10.00", "unit": "CNY"},
+        "tco.annual.lease_om": {"value": "0.00", "unit": "CNY", "inputs": {"lease_includes_om": True}},
+    }
+    rows = {
+        r["label"]: r
+        for r in sections.pair_rows("tco", figures, "en", lease_offered=False, keys={"years": 3})
+    }
+    assert rows["TCO over 3 years"]["lease"]["text"] == "no lease offer"
+    assert rows["O&M per year"]["lease"]["text"] == "—"
+    assert "Break-even month (buy vs lease)" not in rows  # no lease, no break-even
+    offered = {r["label"]: r for r in sections.pair_rows("tco", figures, "zh-hans", keys={"years": 3})}
+    assert offered["年运维费"]["lease"]["text"] == "已包含"  # the lessor operates the servers
+    assert offered["盈亏平衡月份（采购与租赁对比）"]["span"]["text"] == "不在测算期内"

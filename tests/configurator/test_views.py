@@ -139,8 +139,8 @@ def test_the_page_says_no_lease_offer_and_price_on_request(engineer_client):
     url = reverse("configurator:update")
     body = engineer_client.post(url, data, HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert 'id="no-lease-offer"' in body and "no lease offer" in body
-    assert 'id="price-on-request"' not in body and "Total over 3 years" in body
+    assert 'id="price-on-request"' not in body and "TCO over 3 years" in body
     data.update({"server": "dgx-h100", "model": "qwen3-32b"})
     body = engineer_client.post(url, data, HTTP_HX_REQUEST="true", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert 'id="price-on-request"' in body and "commercial.price_on_request" in body
-    assert "Total over 3 years" not in body
+    assert "TCO over 3 years" not in body

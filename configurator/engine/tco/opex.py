@@ -160,6 +160,12 @@ def running_costs(
             electricity=cents(electricity),
             lease_includes_power=False,
         )
+    if c.lease_includes_om:
+        book.put("tco.annual.lease_om", cents(lease_om), variant="included", lease_includes_om=True)
+    else:
+        book.put(
+            "tco.annual.lease_om", cents(lease_om), variant="separate", om=cents(om), lease_includes_om=False
+        )
     book.put(
         "tco.annual.lease_total",
         cents(lease_year),

@@ -282,6 +282,15 @@ DEFS = (
     ),
     # The lease side's electricity: 0 when the lease includes power, else the same as buying.
     FigureDef(
+        "tco.annual.lease_om",
+        M,
+        "O&M per year, lease",
+        "租赁方案年运维费",
+        # 0 when the lessor operates the servers (commercial.lease_includes_om)
+        formulas={"included": "0", "separate": "om"},
+        context=("lease_includes_om",),
+    ),
+    FigureDef(
         "tco.annual.lease_electricity",
         M,
         "Electricity per year, lease",
