@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from configurator.engine.formatting import format_bytes_gb, format_number
 
 from ..forms import HfConfigImportForm
-from ..importers.hf_config import kv_bytes_per_token
+from ..importers.hf_config import SUPPORTED_MODEL_TYPES, kv_bytes_per_token
 from ..models import Checkpoint, LlmModel
 from ..services import ImportConflict, llm_model_save_import
 from . import resources
@@ -207,6 +207,7 @@ class LlmModelAdmin(CatalogAdmin):
             "opts": self.model._meta,
             "title": _("Import an LLM from config.json"),
             "form": form,
+            "supported_types": ", ".join(SUPPORTED_MODEL_TYPES),
             "has_view_permission": self.has_view_permission(request),
         }
         return TemplateResponse(request, "admin/catalog/llmmodel/import_hf_config.html", context)

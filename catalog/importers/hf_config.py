@@ -44,12 +44,14 @@ MAX_DERIVED = 10**15
 
 SUPPORTED_MODEL_TYPES = (
     "llama",
+    "mistral",
     "qwen2",
     "qwen3",
     "qwen3_moe",
     "mixtral",
     "deepseek_v2",
     "deepseek_v3",
+    "deepseek_v32",
     "kimi_k2",
     "kimi_k3",
     "kimi_linear",
@@ -72,12 +74,14 @@ def readable_name(model_type: str, total_params: int, active_params: int) -> str
 
 FAMILIES = {
     "llama": "Llama",
+    "mistral": "Mistral",
     "qwen2": "Qwen",
     "qwen3": "Qwen",
     "qwen3_moe": "Qwen",
     "mixtral": "Mistral",
     "deepseek_v2": "DeepSeek",
     "deepseek_v3": "DeepSeek",
+    "deepseek_v32": "DeepSeek",
     "kimi_k2": "Kimi",
     "kimi_k3": "Kimi",
     "kimi_linear": "Kimi",
@@ -610,7 +614,7 @@ def _parse(
         params.add("lm_head", vocab * hidden)
     params.add("norms", hidden)  # final norm
 
-    mla_family = model_type in ("deepseek_v2", "deepseek_v3", "kimi_k2", "glm_moe_dsa")
+    mla_family = model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa")
     kimi_linear = model_type in ("kimi_linear", "kimi_k3")
     f: dict[str, Any] = {
         "gqa_layers": 0,
@@ -683,6 +687,7 @@ def _parse(
     if model_type in (
         "deepseek_v2",
         "deepseek_v3",
+        "deepseek_v32",
         "kimi_k2",
         "glm4_moe",
         "glm_moe_dsa",

@@ -122,6 +122,8 @@ RULES: dict[tuple[str, str], tuple[GroupRule, ...]] = {
     ("cuda", "kimi_k3"): _K3_CUDA,
     ("ascend", "deepseek_v3"): _DEEPSEEK,
     ("cuda", "deepseek_v3"): _DEEPSEEK,
+    ("ascend", "deepseek_v32"): _DEEPSEEK,  # DeepseekV32ForCausalLM: the DeepSeek-V3 model with DSA
+    ("cuda", "deepseek_v32"): _DEEPSEEK,
     ("ascend", "kimi_k2"): _DEEPSEEK,
     ("cuda", "kimi_k2"): _DEEPSEEK,
 }

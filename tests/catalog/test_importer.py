@@ -94,6 +94,46 @@ def test_deepseek_v3():
     assert f["hf_model_id"] == "deepseek-ai/DeepSeek-V3"
 
 
+def test_deepseek_v32_is_deepseek_v3_with_sparse_attention():
+    """DeepSeek-V3.2's config.json is DeepSeek-V3's with model_type deepseek_v32 and the lightning
+    indexer (deepseek-ai/DeepSeek-V3.2-Exp config.json: index_n_heads 64, index_head_dim 128,
+    index_topk 2048; vLLM DeepseekV32ForCausalLM)."""
+    v3 = load_config("deepseek-ai--DeepSeek-V3")
+    v32 = dict(v3, model_type="deepseek_v32", index_n_heads=64, index_head_dim=128, index_topk=2048)
+    v32["architectures"] = ["DeepseekV32ForCausalLM"]
+    f3, f = parse_hf_config(v3).fields, parse_hf_config(v32).fields
+    assert (f["mla_layers"], f["index_head_dim"], f["index_n_heads"], f["index_topk"]) == (61, 128, 64, 2048)
+    assert f["num_experts"] == f3["num_experts"] and f["moe_layers"] == f3["moe_layers"]
+    # the indexer's weights per layer: wq_b (q_lora 1536 → 64 heads × 128), wk (7168 → 128), its norm
+    # (weight and bias, 2 × 128) and weights_proj (7168 → 64 heads)
+    indexer = 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64
+    assert f["total_params"] - f3["total_params"] == 61 * indexer
+    # the importer's display figure: latent + indexer key at 2 B (the engine sizes per engine)
+    assert kv_bytes_per_token(f) == 61 * (512 + 64 + 128) * 2
+
+
+def test_mistral_7b_is_a_llama_with_a_window_on_every_layer():
+    """Mistral-7B-v0.1's public config.json: 32 layers, 32 / 8 heads of 128, MLP 14,336, vocabulary
+    32,000, untied embeddings, sliding_window 4,096; Mistral AI's model card: 7.24 B parameters."""
+    config = {
+        "architectures": ["MistralForCausalLM"],
+        "model_type": "mistral",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 32000,
+        "max_position_embeddings": 32768,
+        "sliding_window": 4096,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+    f = parse_hf_config(config).fields
+    assert f["total_params"] == 7_241_732_096
+    assert (f["gqa_layers"], f["sliding_layers"], f["sliding_window"]) == (0, 32, 4096)
+
+
 def test_kimi_k2():
     f = parse_hf_config(load_config("moonshotai--Kimi-K2-Instruct")).fields
     # docs/domain.md §2: 61 layers, MLA, 384 experts, ≈1.04 T / 32 B.
