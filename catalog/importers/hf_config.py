@@ -58,7 +58,33 @@ SUPPORTED_MODEL_TYPES = (
     "glm4_moe",
     "glm_moe_dsa",
     "gpt_oss",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
 )
+
+#: Defaults transformers' Gemma2Config / Gemma3TextConfig give a field Google's published config.json
+#: leaves out (google/gemma-3-4b-it's text_config names only its width, depth, MLP, window and RoPE):
+#: transformers/models/gemma3/configuration_gemma3.py, gemma2/configuration_gemma2.py.
+GEMMA_DEFAULTS: dict[str, dict[str, int]] = {
+    "gemma2": {
+        "vocab_size": 256_000,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "sliding_window": 4096,
+        "max_position_embeddings": 8192,
+    },
+    "gemma3_text": {
+        "vocab_size": 262_208,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "sliding_window": 4096,
+        "max_position_embeddings": 131_072,
+        "sliding_window_pattern": 6,
+    },
+}
 
 
 def readable_name(model_type: str, total_params: int, active_params: int) -> str:
@@ -88,6 +114,9 @@ FAMILIES = {
     "glm4_moe": "GLM",
     "glm_moe_dsa": "GLM",
     "gpt_oss": "gpt-oss",
+    "gemma2": "Gemma",
+    "gemma3": "Gemma",
+    "gemma3_text": "Gemma",
 }
 
 # Bytes per weight of the formats an admin may force with --weight-format.
@@ -308,7 +337,7 @@ def _gqa_attention(r: _Reader, hidden: int, heads: int, kv_heads: int, head_dim:
         if r.bool("attention_bias"):
             count += hidden  # o_proj bias
         count += heads  # attention sinks
-    if model_type in ("qwen3", "qwen3_moe") or r.bool("use_qk_norm"):
+    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text") or r.bool("use_qk_norm"):
         count += 2 * head_dim
     return count
 
@@ -357,6 +386,22 @@ def _kda_attention(la: _Reader, hidden: int) -> int:
 
 def _mlp(hidden: int, intermediate: int) -> int:
     return 3 * hidden * intermediate  # gate, up, down
+
+
+def _siglip_vision_params(v: _Reader, text_hidden: int) -> int:
+    """Gemma 3's SigLIP tower (so400m: 27 layers of 1,152, MLP 4,304, 14-pixel patches of 896-pixel
+    images) and its projector (``mm_input_projection_weight`` to the text width, ``mm_soft_emb_norm``),
+    from ``vision_config`` (transformers SiglipVisionModel, Gemma3MultiModalProjector)."""
+    h = v.int("hidden_size", 1152, minimum=1)
+    inter = v.int("intermediate_size", 4304, minimum=1)
+    layers = v.int("num_hidden_layers", 27, minimum=1, maximum=MAX_LAYERS)
+    patch = v.int("patch_size", 14, minimum=1)
+    image = v.int("image_size", 896, minimum=1)
+    channels = v.int("num_channels", 3, minimum=1)
+    embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
+    per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 2 * 2 * h  # attention, MLP, two LayerNorms
+    projector = h * text_hidden + h
+    return embeddings + layers * per_layer + 2 * h + projector
 
 
 def _kimi_vision_params(v: _Reader, text_hidden: int) -> int:
@@ -589,25 +634,28 @@ def _parse(
     params = _Params()
     vision_params = 0
     r = top
-    if model_type == "kimi_k3":
+    if model_type in ("kimi_k3", "gemma3"):
         r = top.obj("text_config")
         vision = top.obj("vision_config", required=False)
     else:
         vision = None
+    gemma = model_type.startswith("gemma")
+    defaults = GEMMA_DEFAULTS["gemma2" if model_type == "gemma2" else "gemma3_text"] if gemma else {}
 
     layers = r.int("num_hidden_layers", minimum=1, maximum=MAX_LAYERS)
     hidden = r.int("hidden_size", minimum=1)
-    vocab = r.int("vocab_size", minimum=1)
-    heads = r.int("num_attention_heads", minimum=1)
-    kv_heads = r.int("num_key_value_heads", heads, minimum=1)
+    vocab = r.int("vocab_size", defaults.get("vocab_size"), minimum=1)
+    heads = r.int("num_attention_heads", defaults.get("num_attention_heads"), minimum=1)
+    kv_heads = r.int("num_key_value_heads", defaults.get("num_key_value_heads", heads), minimum=1)
     if heads % kv_heads:
         raise ConfigError(
             r.path("num_key_value_heads"),
             f"{r.path('num_key_value_heads')} ({kv_heads}) must divide num_attention_heads ({heads})",
         )
-    head_dim = r.int("head_dim", 0) or hidden // heads
-    max_context = r.int("max_position_embeddings", 0)
-    tie = top.bool("tie_word_embeddings", r.bool("tie_word_embeddings"))
+    head_dim = r.int("head_dim", defaults.get("head_dim", 0)) or hidden // heads
+    max_context = r.int("max_position_embeddings", defaults.get("max_position_embeddings", 0))
+    # Gemma ties its LM head to the embeddings (the configs' default)
+    tie = top.bool("tie_word_embeddings", r.bool("tie_word_embeddings", gemma))
 
     params.add("embedding", vocab * hidden)
     if not tie:
@@ -672,11 +720,20 @@ def _parse(
             f["index_head_dim"] = r.int("index_head_dim", minimum=1)
             f["index_topk"] = r.int("index_topk", minimum=1)
             f["index_n_heads"] = r.int("index_n_heads", minimum=1)
+    elif gemma and not r.has("layer_types"):
+        # transformers: Gemma 2 alternates, local first (layer i slides when i + 1 is odd); Gemma 3 slides
+        # except every sliding_window_pattern-th layer
+        pattern = 2 if model_type == "gemma2" else r.int("sliding_window_pattern", 6, minimum=1)
+        sliding = sum(1 for i in range(layers) if (i + 1) % pattern)
+        f["gqa_layers"], f["sliding_layers"] = layers - sliding, sliding
+        f["sliding_window"] = r.int("sliding_window", defaults["sliding_window"], minimum=1) if sliding else 0
+        params.add("attention", layers * _gqa_attention(r, hidden, heads, kv_heads, head_dim, model_type))
     else:
         full_layers, sliding, window = _layer_types_gqa(r, layers, model_type)
         f["gqa_layers"], f["sliding_layers"], f["sliding_window"] = full_layers, sliding, window
         params.add("attention", layers * _gqa_attention(r, hidden, heads, kv_heads, head_dim, model_type))
-    params.add("norms", layers * 2 * hidden)
+    # two RMSNorms a layer; Gemma 2 and 3 four (before and after attention and the MLP)
+    params.add("norms", layers * (4 if gemma else 2) * hidden)
 
     # --- feed-forward: dense, shared and routed experts
     experts = per_token = shared = 0
@@ -758,7 +815,10 @@ def _parse(
         )
 
     # --- vision
-    if vision is not None:
+    if vision is not None and model_type == "gemma3":
+        vision_params = _siglip_vision_params(vision, hidden)
+        params.add("vision", vision_params)
+    elif vision is not None:
         vision_params = _kimi_vision_params(vision, hidden)
         params.add("vision", vision_params)
     elif top.has("vision_config"):

@@ -134,6 +134,109 @@ def test_mistral_7b_is_a_llama_with_a_window_on_every_layer():
     assert (f["gqa_layers"], f["sliding_layers"], f["sliding_window"]) == (0, 32, 4096)
 
 
+#: google/gemma-3-27b-it config.json as published: the text_config names only what differs from
+#: transformers' Gemma3TextConfig defaults (vocabulary 262,208, tied embeddings, a global layer every
+#: sixth, ``sliding_window_pattern`` 6).
+GEMMA3_27B = {
+    "architectures": ["Gemma3ForConditionalGeneration"],
+    "model_type": "gemma3",
+    "text_config": {
+        "head_dim": 128,
+        "hidden_size": 5376,
+        "intermediate_size": 21504,
+        "model_type": "gemma3_text",
+        "num_attention_heads": 32,
+        "num_hidden_layers": 62,
+        "num_key_value_heads": 16,
+        "query_pre_attn_scalar": 168,
+        "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+        "sliding_window": 1024,
+    },
+    "vision_config": {
+        "hidden_size": 1152,
+        "image_size": 896,
+        "intermediate_size": 4304,
+        "model_type": "siglip_vision_model",
+        "num_attention_heads": 16,
+        "num_hidden_layers": 27,
+        "patch_size": 14,
+        "vision_use_head": False,
+    },
+    "torch_dtype": "bfloat16",
+}
+
+
+def test_gemma3_27b_layers_window_and_parameters():
+    f = parse_hf_config(GEMMA3_27B).fields
+    # layers 5, 11, …, 59 are global: 10 full-attention layers, 52 with the 1,024-token window
+    assert (f["num_layers"], f["gqa_layers"], f["sliding_layers"], f["sliding_window"]) == (62, 10, 52, 1024)
+    assert (f["num_attention_heads"], f["num_kv_heads"], f["head_dim"]) == (32, 16, 128)
+    hidden, inter, vocab = 5376, 21504, 262_208
+    per_layer = (
+        hidden * 32 * 128 * 2  # q, o
+        + hidden * 16 * 128 * 2  # k, v
+        + 2 * 128  # q_norm, k_norm
+        + 3 * hidden * inter  # gate, up, down
+        + 4 * hidden  # four RMSNorms
+    )
+    text = vocab * hidden + 62 * per_layer + hidden  # tied embeddings, final norm
+    # SigLIP so400m: patch embedding and bias, 4,096 positions, 27 layers (attention with biases, MLP,
+    # two LayerNorms), post-LayerNorm; projector 1,152 → 5,376 and its RMSNorm
+    siglip = (
+        3 * 14 * 14 * 1152
+        + 1152
+        + 4096 * 1152
+        + 27 * (4 * 1152**2 + 4 * 1152 + 2 * 1152 * 4304 + 4304 + 1152 + 4 * 1152)
+        + 2 * 1152
+    )
+    projector = 1152 * 5376 + 1152
+    assert f["vision_params"] == siglip + projector
+    assert f["total_params"] == text + siglip + projector
+    # Google's model card: 27 B; the checkpoint's 27.4 B counts the vision tower
+    assert round(f["total_params"] / 1e9, 1) == 27.4
+    assert f["has_vision"]
+
+
+def test_gemma3_4b_text_config_takes_transformers_defaults():
+    """google/gemma-3-4b-it's text_config names width, depth, MLP and window only: 8 heads, 4 KV heads of
+    256, vocabulary 262,208 come from Gemma3TextConfig's defaults."""
+    config = {
+        "model_type": "gemma3",
+        "text_config": {
+            "hidden_size": 2560,
+            "intermediate_size": 10240,
+            "model_type": "gemma3_text",
+            "num_hidden_layers": 34,
+            "sliding_window": 1024,
+        },
+        "torch_dtype": "bfloat16",
+    }
+    f = parse_hf_config(config).fields
+    assert (f["num_attention_heads"], f["num_kv_heads"], f["head_dim"]) == (8, 4, 256)
+    assert (f["gqa_layers"], f["sliding_layers"]) == (5, 29)  # layers 5, 11, 17, 23, 29
+    assert kv_bytes_per_token(f) == 34 * 2 * 4 * 256 * 2
+
+
+def test_gemma2_alternates_local_and_global_layers():
+    """google/gemma-2-9b config.json: 42 layers of 3,584, 16 / 8 heads of 256, window 4,096."""
+    config = {
+        "model_type": "gemma2",
+        "hidden_size": 3584,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 42,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "head_dim": 256,
+        "sliding_window": 4096,
+        "vocab_size": 256000,
+        "torch_dtype": "float32",
+    }
+    f = parse_hf_config(config).fields
+    assert (f["gqa_layers"], f["sliding_layers"], f["sliding_window"]) == (21, 21, 4096)
+    # Google's model card: 9.24 B parameters
+    assert round(f["total_params"] / 1e9, 2) == 9.24
+
+
 def test_kimi_k2():
     f = parse_hf_config(load_config("moonshotai--Kimi-K2-Instruct")).fields
     # docs/domain.md §2: 61 layers, MLA, 384 experts, ≈1.04 T / 32 B.
