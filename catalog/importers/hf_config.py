@@ -74,6 +74,7 @@ GEMMA_DEFAULTS: dict[str, dict[str, int]] = {
         "head_dim": 256,
         "sliding_window": 4096,
         "max_position_embeddings": 8192,
+        "sliding_window_pattern": 2,  # alternating, local first (Gemma2Config.layer_types)
     },
     "gemma3_text": {
         "vocab_size": 262_208,
@@ -723,7 +724,7 @@ def _parse(
     elif gemma and not r.has("layer_types"):
         # transformers: Gemma 2 alternates, local first (layer i slides when i + 1 is odd); Gemma 3 slides
         # except every sliding_window_pattern-th layer
-        pattern = 2 if model_type == "gemma2" else r.int("sliding_window_pattern", 6, minimum=1)
+        pattern = r.int("sliding_window_pattern", defaults["sliding_window_pattern"], minimum=1)
         sliding = sum(1 for i in range(layers) if (i + 1) % pattern)
         f["gqa_layers"], f["sliding_layers"] = layers - sliding, sliding
         f["sliding_window"] = r.int("sliding_window", defaults["sliding_window"], minimum=1) if sliding else 0

@@ -35,6 +35,7 @@ from .model import (
     pair_rows,
     rows,
     severity_word,
+    tco_rows,
     worst_severity,
 )
 
@@ -55,5 +56,6 @@ __all__ = [
     "pair_rows",
     "rows",
     "severity_word",
+    "tco_rows",
     "worst_severity",
 ]

@@ -471,6 +471,22 @@ def pair_rows(
     return out
 
 
+def tco_rows(
+    figures: Mapping[str, Any], tco: Mapping[str, Any] | None, lang: str, *, currency: str
+) -> list[dict]:
+    """The buy-vs-lease table (:data:`TCO`) of one plan, as the page and the proposal both print it: the
+    plan's ``tco`` says whether the lease is offered and over how many years."""
+    tco = tco or {}
+    return pair_rows(
+        TCO,
+        figures,
+        lang,
+        currency=currency,
+        lease_offered=tco.get("lease_offered") is not False,
+        keys={"years": tco.get("horizon_years", "")},
+    )
+
+
 def severity_word(severity: str, lang: str) -> str:
     """The word for a check's severity: a warning reads "warning"/"警告", never "error" (the one
     vocabulary's ``SEVERITIES``)."""

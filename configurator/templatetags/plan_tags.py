@@ -297,20 +297,12 @@ def limit_word(code) -> str:
 
 
 @register.simple_tag
-def pair_rows(name, figures, tco, currency="CNY"):
-    """The rows of a declared two-column section (buy | lease) for this plan, in the page's language:
-    the same rows, labels and formatting as the proposal PDF's TCO table (``configurator.sections``)."""
+def tco_rows(figures, tco, currency="CNY"):
+    """The buy-vs-lease table of this plan in the page's language: the same rows, labels and formatting
+    as the proposal PDF's (``configurator.sections.tco_rows``)."""
     from configurator import sections
 
-    tco = tco or {}
-    return sections.pair_rows(
-        name,
-        figures or {},
-        get_language() or "en",
-        currency=currency or "CNY",
-        lease_offered=tco.get("lease_offered") is not False,
-        keys={"years": tco.get("horizon_years", "")},
-    )
+    return sections.tco_rows(figures or {}, tco, get_language() or "en", currency=currency or "CNY")
 
 
 @register.simple_tag

@@ -103,3 +103,30 @@ def test_attention_flops_attend_top_k_plus_the_indexer_over_the_context():
         LAYERS * (heads * 1792 + indexer * 4096)
     )
     assert sm.mean_capped_context(1000, 2048) == 500  # shorter than the top-k: the causal mean p ÷ 2
+
+
+def test_a_glm5_plan_reads_the_latents_its_engine_lays_out():
+    """Through plan(): GLM-5 on 2 × H200 (vLLM, BF16 cache, no PP) sets the sparse part to the stage's
+    78 MLA layers × the 1,152-byte latent, and the figure's value is its own formula."""
+    from configurator.engine.plan import plan
+
+    req = reference.request(
+        {
+            "commercial": {"date": "2026-11-30", "price_list": "cny-2026"},
+            "model": "glm-5",
+            "server": "hgx-h200-8gpu",
+            "topology": {"kind": "single", "nodes": 2},
+            "workload": {"input_tokens": 60_000, "output_tokens": 1000, "concurrency": 16},
+        }
+    )
+    figures = plan(req).performance.figures
+    fig = next(v for k, v in figures.items() if k.endswith(".kv_bytes_read_per_seq"))
+    inputs = fig.inputs
+    assert inputs["top_k"] == TOPK and inputs["latent_bytes_per_token"] == LAYERS * LATENT
+    ctx = float(inputs["mean_context"])
+    expected = (
+        ctx * inputs["kv_bytes_per_token"] - (ctx - TOPK) * LAYERS * LATENT + inputs["state_bytes_per_seq"]
+    )
+    value = float(fig.value)
+    assert value == pytest.approx(expected, rel=1e-6)
+    assert inputs["kv_bytes_per_token"] == LAYERS * (LATENT + INDEXER)

@@ -16,7 +16,7 @@ def test_the_page_and_the_proposal_print_the_same_table(engineer, lang):
     read "—" in one and an amount in the other when there was no lease offer."""
     from django.utils import translation
 
-    from configurator import sections
+    from configurator.templatetags import plan_tags
     from quotes.pdf.context import proposal_context
     from quotes.pdf.sample import sample_quote_create
 
@@ -24,15 +24,8 @@ def test_the_page_and_the_proposal_print_the_same_table(engineer, lang):
     with translation.override(lang):
         context = proposal_context(revision, lang)
     plan = revision.result_json
-    tco = plan["tco"]
-    page = sections.pair_rows(
-        "tco",
-        plan["figures"],
-        lang,
-        currency=revision.currency,
-        lease_offered=tco.get("lease_offered") is not False,
-        keys={"years": tco["horizon_years"]},
-    )
+    with translation.override(lang):  # the page's tag, in the page's language
+        page = plan_tags.tco_rows(plan["figures"], plan["tco"], revision.currency)
     assert context["tco_rows"] == page
     labels = [r["label"] for r in page]
     servers, total = {"en": ("Servers", "TCO over 3 years"), "zh-hans": ("服务器", "3 年总拥有成本")}[lang]

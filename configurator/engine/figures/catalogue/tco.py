@@ -280,16 +280,17 @@ DEFS = (
         context=("api_currency",),
         approximate="rounded to the cent",
     ),
-    # The lease side's electricity: 0 when the lease includes power, else the same as buying.
+    # The lease side's O&M: 0 when the lessor operates the servers (commercial.lease_includes_om), else
+    # the same as buying.
     FigureDef(
         "tco.annual.lease_om",
         M,
         "O&M per year, lease",
         "租赁方案年运维费",
-        # 0 when the lessor operates the servers (commercial.lease_includes_om)
         formulas={"included": "0", "separate": "om"},
         context=("lease_includes_om",),
     ),
+    # The lease side's electricity: 0 when the lease includes power, else the same as buying.
     FigureDef(
         "tco.annual.lease_electricity",
         M,
