@@ -11,6 +11,7 @@ table of ``make bench``) and ``scripts/fit_performance.py`` (the fit).
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
@@ -211,9 +212,13 @@ def family_of(rec: Mapping[str, Any]) -> str:
     return sm.hardware_family(server_for(rec["server"]).accelerator)
 
 
+_REVISION = re.compile(r"/(blob|tree)/[0-9a-f]{40}/")
+
+
 def source_of(rec: Mapping[str, Any]) -> str:
-    """The public source a record comes from (records of one source are left out together)."""
-    return str(rec["source"]).split()[0]
+    """The public source a record comes from (records of one source are left out together): one
+    document cited at two revisions (a post whose later revision adds a table) is one source."""
+    return _REVISION.sub(r"/\1/", str(rec["source"]).split()[0])
 
 
 SGLANG = "sglang"

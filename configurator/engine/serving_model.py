@@ -577,9 +577,37 @@ class StepBreakdown:
         return self.step_s / self.tokens_per_step if self.tokens_per_step > 0 else self.step_s
 
 
+#: vLLM's custom all-reduce serves a TP group over PCIe only up to two GPUs: wider PCIe-only groups
+#: fall back to NCCL (vllm/distributed/device_communicators/custom_all_reduce.py: "Custom allreduce is
+#: disabled because it's not supported on more than two PCIe-only GPUs"; full NVLink connectivity is
+#: required beyond two, ``current_platform.is_fully_connected``).
+CUSTOM_ALLREDUCE_MAX_PCIE_GPUS = 2
+#: An NCCL all-reduce of a decode-sized message over PCIe: 8-byte ``all_reduce_perf`` takes 42.1 µs
+#: out of place and 40.1 µs in place on 8 × GeForce RTX 4090 over PCIe (NVIDIA/nccl#1530) and 54 µs on
+#: 8 × RTX 3090 (NVIDIA/nccl#1439), against ≈ 10 µs for vLLM's custom all-reduce over NVLink.
+PCIE_NCCL_ALLREDUCE_LATENCY_S = 40e-6
+#: The bus bandwidth an NCCL ring reaches over PCIe Gen5 (``all_reduce_perf`` busbw, 1–8 GB messages):
+#: 28 GB/s on 8 × RTX 5090 and 35 GB/s on 4 of them, two Xeon 8480+ with ACS off and 8 channels forced
+#: (NVIDIA/nccl#1639) — NCCL's maintainer there: on PCI systems the CPU and memory set it, not the
+#: links.  The ring's share of a 64 GB/s Gen5 x16 link is therefore ≈ 28 GB/s; the 8-GPU figure is
+#: taken, since an 8- or 16-card server's rings cross its CPU sockets.
+PCIE_NCCL_BUS_BYTES_S = 28e9
+
+
+def nccl_over_pcie(server: ServerSpec, shape: GroupShape) -> bool:
+    """A TP group inside one PCIe-only server wider than vLLM's custom all-reduce serves."""
+    return (
+        server.scale_up_fabric == "pcie"
+        and CUSTOM_ALLREDUCE_MAX_PCIE_GPUS < shape.tp <= shape.devices_per_node
+    )
+
+
 def _tp_fabric(server: ServerSpec, shape: GroupShape) -> tuple[float, str]:
     if shape.tp <= shape.devices_per_node:
-        return intra_node_bytes_s(server), server.scale_up_fabric
+        link = intra_node_bytes_s(server)
+        if nccl_over_pcie(server, shape):
+            link = min(link, PCIE_NCCL_BUS_BYTES_S)
+        return link, server.scale_up_fabric
     bw, fabric = inter_node_bytes_s_per_device(server)
     return bw, fabric
 
@@ -591,7 +619,7 @@ class CommParts:
     tokens: float  # tokens on the DP rank in this pass
     all_reduces: int  # TP all-reduces per pass (0 at TP 1)
     tp_latency_factor: float  # serving_model's inter-node latency factor when TP spans nodes, else 1
-    tp_latency_s: float  # fixed latency of one all-reduce: collective latency × tp_latency_factor
+    tp_latency_s: float  # fixed latency of one all-reduce: tp_base_latency_s × tp_latency_factor
     tp_link_bytes_s: float  # one direction of the link a TP all-reduce crosses
     ep_layers: int  # MoE layers with an EP dispatch and combine (0 without expert parallelism)
     ep_latency_s: float  # fixed latency of one dispatch or combine
@@ -600,6 +628,9 @@ class CommParts:
     scale_up_bytes_s: float  # intra-node link, one direction
     scale_out_bytes_s: float  # per device to other nodes (before the scale-out efficiency)
     cross_node: float  # share of the EP traffic that leaves the node: (nodes − 1) ÷ nodes
+    # one all-reduce's latency before the inter-node factor: the family's collective latency, or NCCL's
+    # over PCIe where vLLM's custom all-reduce does not run (nccl_over_pcie)
+    tp_base_latency_s: float = 0.0
 
 
 def comm_parts(
@@ -619,6 +650,7 @@ def comm_parts(
     all_reduces = 0
     tp_latency_factor = 1.0
     tp_bw = intra_node_bytes_s(server)
+    base_latency = PCIE_NCCL_ALLREDUCE_LATENCY_S if nccl_over_pcie(server, shape) else f.collective_latency_s
     if shape.tp > 1:
         tp_bw, tp_fabric = _tp_fabric(server, shape)
         # Dense path: attention and MLP outputs each end in an all-reduce; with EP the MoE
@@ -631,7 +663,7 @@ def comm_parts(
         tokens=tokens_rank,
         all_reduces=all_reduces,
         tp_latency_factor=tp_latency_factor,
-        tp_latency_s=f.collective_latency_s * tp_latency_factor,
+        tp_latency_s=base_latency * tp_latency_factor,
         tp_link_bytes_s=tp_bw,
         ep_layers=moe_layers if use_ep else 0,
         ep_latency_s=f.collective_latency_s * (f.inter_node_latency_factor if cross_node else 1.0),
@@ -640,6 +672,7 @@ def comm_parts(
         scale_up_bytes_s=intra_node_bytes_s(server),
         scale_out_bytes_s=inter,
         cross_node=cross_node,
+        tp_base_latency_s=base_latency,
     )
     return parts, tp_fabric, inter_fabric
 

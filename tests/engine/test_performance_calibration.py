@@ -203,3 +203,14 @@ def test_a_measurement_on_vllm_ascends_piecewise_default_pays_the_host_dispatch_
     as_full["serving"] = {k: v for k, v in as_full["serving"].items() if k != "cudagraph_mode"}
     slow, fast = cal.compare(by_id["a3-kimik2-thinking-tp16-c1"]), cal.compare(as_full)
     assert slow.predicted_tpot_ms - fast.predicted_tpot_ms == pytest.approx(61 * 0.6, rel=0.02)
+
+
+def test_one_document_at_two_revisions_is_one_source():
+    # the kubesimplify post: its one- and 32-user TP runs cited at 08b151e, the layout table added by a
+    # later revision (00b7452); leave-one-source-out must leave all of them out together
+    post = [r for r in RECORDS if "kubesimplify" in r["source"]]
+    assert len({r["source"] for r in post}) == 2
+    assert len({cal.source_of(r) for r in post}) == 1
+    assert cal.source_of({"source": "https://github.com/vllm-project/vllm-ascend/pull/14454"}) == (
+        "https://github.com/vllm-project/vllm-ascend/pull/14454"
+    )

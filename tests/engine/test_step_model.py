@@ -202,3 +202,48 @@ def test_an_experts_only_release_runs_its_other_gemms_in_bf16():
     # A checkpoint quantised throughout (DeepSeek-R1 FP8) keeps one rate.
     r1 = reference.model("deepseek-r1")
     assert sm.rest_tflops(H200, r1, H200.accelerator.tflops["fp8"], "fp8") == H200.accelerator.tflops["fp8"]
+
+
+def _qwen3_235b_fp8():
+    from configurator.calibration import model
+
+    return model("qwen3-235b-a22b", "fp8", "Qwen--Qwen3-235B-A22B.config.json")
+
+
+def test_a_pcie_group_wider_than_two_all_reduces_through_nccl():
+    # vLLM's custom all-reduce refuses more than two PCIe-only GPUs (custom_all_reduce.py "not supported
+    # on more than two PCIe-only GPUs"): TP 4 over PCIe pays NCCL's 40 µs a collective (nccl#1530:
+    # 40.06 µs in place on 8 × RTX 4090) and its ring's 28 GB/s bus bandwidth (nccl#1639), TP 2 the
+    # custom kernel's latency and the Gen5 link's 64 GB/s a direction (1,024 Gb/s ÷ 8 ÷ 2).
+    server = reference.server("pcie-4gpu-rtx-pro-6000")
+    mdl = _qwen3_235b_fp8()
+    f = sm.factors_for(server)
+    tokens = 1024
+    for tp, latency, link in ((4, 40e-6, 28e9), (2, f.collective_latency_s, 64e9)):
+        shape = sm.GroupShape(tp=tp, dp=1, ep=tp, expert_parallel=False, nodes=1, devices_per_node=4)
+        parts, fabric, _ = sm.comm_parts(mdl, server, shape, tokens, f, eight_bit=True)
+        assert fabric == "pcie"
+        assert parts.tp_base_latency_s == pytest.approx(latency)
+        assert parts.tp_link_bytes_s == pytest.approx(link)
+        tp_s, _, _ = sm.comm_times(mdl, server, shape, tokens, f, eight_bit=True, scale_out_efficiency=1.0)
+        # Qwen3-235B: 94 layers, 2 all-reduces each, of 1,024 × 4,096 BF16 activations
+        per = latency + 2 * (tp - 1) / tp * tokens * 4096 * 2 / link
+        assert tp_s == pytest.approx(2 * 94 * per)
+
+
+def test_nvlink_groups_keep_the_custom_all_reduce():
+    shape = sm.GroupShape(tp=8, dp=1, ep=8, expert_parallel=False, nodes=1, devices_per_node=8)
+    assert not sm.nccl_over_pcie(H200, shape)
+    f = sm.factors_for(H200)
+    parts, _, _ = sm.comm_parts(_qwen3_235b_fp8(), H200, shape, 1, f, eight_bit=True)
+    assert parts.tp_base_latency_s == f.collective_latency_s
+
+
+def test_every_hardware_family_has_a_readers_name():
+    # the band note names the family to the customer: never its code ("ada", "blackwell")
+    from configurator.engine.performance.common import FAMILY_NAMES, estimate_note
+
+    for family in sm.FAMILIES:
+        en, zh = estimate_note(family, 0.7, 1.5, False)
+        assert family in FAMILY_NAMES, family
+        assert FAMILY_NAMES[family][0] in en and FAMILY_NAMES[family][1] in zh

@@ -26,7 +26,11 @@ FEW_SOURCES_ZH = "（该硬件的公开实测来源少于三个，误差带已�
 FAMILY_NAMES = {
     "ampere": ("NVIDIA Ampere (A100)", "NVIDIA Ampere（A100）"),
     "hopper": ("NVIDIA Hopper (H100 / H200 / H20)", "NVIDIA Hopper（H100 / H200 / H20）"),
-    "blackwell": ("NVIDIA Blackwell (B200 / B300)", "NVIDIA Blackwell（B200 / B300）"),
+    "blackwell": (
+        "NVIDIA Blackwell (B200 / B300 / RTX PRO 6000)",
+        "NVIDIA Blackwell（B200 / B300 / RTX PRO 6000）",
+    ),
+    "ada": ("NVIDIA Ada Lovelace (L4 / L20 / L40S)", "NVIDIA Ada Lovelace（L4 / L20 / L40S）"),
     "ascend-a2": ("Ascend 910B (Atlas A2)", "昇腾 910B（Atlas A2）"),
     "ascend-a3": ("Ascend 910C (Atlas A3)", "昇腾 910C（Atlas A3）"),
 }

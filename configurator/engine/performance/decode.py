@@ -142,7 +142,7 @@ def add_step_figures(
         TP=shape.tp,
         layers=model.num_layers,
         hidden=model.hidden_size,
-        latency_s=fig_input(gm.factors.collective_latency_s),
+        latency_s=fig_input(comm.tp_base_latency_s),
         all_reduces=comm.all_reduces,
         latency_factor=fig_input(comm.tp_latency_factor),
         tokens=fig_input(comm.tokens),
