@@ -28,6 +28,8 @@ def hardware_family(device: str) -> str:
     for family in ("a100", "h100", "h200", "h20", "b200", "l40s", "l4"):
         if family in text:
             return family.upper()
+    if "rtx pro 6000" in text:
+        return "RTX PRO 6000"
     return "Ascend" if "ascend" in text or "npu" in text else "other"
 
 
