@@ -631,6 +631,8 @@ class CommParts:
     # one all-reduce's latency before the inter-node factor: the family's collective latency, or NCCL's
     # over PCIe where vLLM's custom all-reduce does not run (nccl_over_pcie)
     tp_base_latency_s: float = 0.0
+    tp_fabric: str = ""  # the fabric a TP all-reduce crosses ("" at TP 1)
+    tp_nccl_over_pcie: bool = False  # the all-reduce runs NCCL over PCIe (nccl_over_pcie)
 
 
 def comm_parts(
@@ -673,6 +675,8 @@ def comm_parts(
         scale_out_bytes_s=inter,
         cross_node=cross_node,
         tp_base_latency_s=base_latency,
+        tp_fabric=tp_fabric if shape.tp > 1 else "",
+        tp_nccl_over_pcie=nccl_over_pcie(server, shape),
     )
     return parts, tp_fabric, inter_fabric
 
@@ -872,6 +876,33 @@ class PrefillBreakdown:
     overhead_s: float
     chunks: int
     prefill_s: float
+    prompt_tokens: int = 0  # the prompt's computed tokens (after prefix-cache hits)
+    chunk_tokens: int = 0  # max_num_batched_tokens: the tokens one pass carries
+
+
+def wave_prefill(pre: PrefillBreakdown, prompts: int) -> tuple[float, float, int]:
+    """(seconds to prefill ``prompts`` prompts queued together, mean seconds until a prompt's last pass
+    ends, passes) — a closed wave sent at once.
+
+    vLLM's scheduler fills every step up to ``max_num_batched_tokens`` from the waiting queue
+    (vllm/v1/core/sched/scheduler.py ``schedule``: ``token_budget``), so queued prompts share passes:
+    a pass pays the fixed cost (step and layer overheads) and reads the weights once for all the
+    prompts it carries, while the compute and the collectives grow with the tokens.  Prompt k ends
+    with pass ⌈k·p ÷ budget⌉.  One prompt is :func:`prefill_time` itself.
+    """
+    n = max(int(prompts), 1)
+    p, budget = pre.prompt_tokens, pre.chunk_tokens
+    if n == 1 or p <= 0 or budget <= 0:
+        return n * pre.prefill_s, pre.prefill_s * (n + 1) / 2, n * pre.chunks
+    passes = max(math.ceil(n * p / budget), 1)
+    chunks = max(pre.chunks, 1)
+    fixed = pre.overhead_s / chunks
+    reads = pre.memory_s / chunks
+    compute = n * pre.compute_s / passes
+    comm = n * pre.comm_s / passes
+    per_pass = fixed + max(compute, reads) + comm
+    done = sum(math.ceil(k * p / budget) for k in range(1, n + 1)) / n
+    return passes * per_pass, done * per_pass, passes
 
 
 def prefill_layer_counts(model: ModelSpec) -> tuple[int, int]:
@@ -947,7 +978,9 @@ def prefill_time(
         + dense_layers * (f.layer_overhead_s + eager)
     )
     total = overhead + max(compute_s, memory_s) + tp_s + ep_s
-    return PrefillBreakdown(compute_s, memory_s, tp_s + ep_s, overhead, chunks, total)
+    return PrefillBreakdown(
+        compute_s, memory_s, tp_s + ep_s, overhead, chunks, total, p, max(int(chunk_tokens), 0)
+    )
 
 
 # --------------------------------------------------------------------------- queueing

@@ -308,6 +308,7 @@ DESIGN_LIMITS: dict[str, Term] = {
     "batch": Term("batch per step", "单步批次上限"),
     "ttft": Term("TTFT target", "首字延迟目标"),
     "tpot": Term("TPOT target", "每字延迟目标"),
+    "prefill": Term("prefill pool capacity", "预填充池处理能力"),
     "unreachable": Term("targets out of reach", "时延目标无法达到"),
 }
 

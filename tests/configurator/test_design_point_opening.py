@@ -122,11 +122,12 @@ def test_the_recommended_settings_are_the_best_effort_design_points(api, name):
 def test_the_agent_preset_is_bound_by_its_first_token_below_what_its_kv_cache_holds(api):
     """16 × A3 8P8D, 24,576 + 1,536 tokens: one decode DP rank's KV cache holds 25 sequences (the
     tutorial's HCCL_BUFFSIZE of 1,024 MiB: 699,264 KV tokens per DP rank), but within the relaxed TPOT
-    the 24 K prompts' prefill binds first: the design point runs fewer per DP rank than the KV cache
-    holds, and the concurrency it states is what those ranks run at once."""
+    the 24 K prompts' prefill binds first (the prefill pool saturates while TTFT still meets its target:
+    ``prefill``): the design point runs fewer per DP rank than the KV cache holds, and the concurrency
+    it states is what those ranks run at once."""
     body = _post(api, _tight(all_requests()["scenario-software-engineering-agent"]))
     design = body["performance"]["design_point"]
-    assert design["relaxed_limited_by"] == "ttft"
+    assert design["relaxed_limited_by"] == "prefill"
     assert design["kv_seqs_fit_per_dp_rank"] == 25
     assert design["max_num_seqs_per_dp_rank"] < design["kv_seqs_fit_per_dp_rank"]
     assert design["concurrency"] <= design["max_num_seqs_per_dp_rank"] * design["serving_dp_ranks"]

@@ -157,10 +157,13 @@ def test_a_closed_batch_decodes_without_prefill_interference():
     assert wave.tpot_s == pytest.approx(g.decode_step_s / g.tokens_per_step, rel=1e-9)
     assert loop.tpot_s > wave.tpot_s  # the loop's TPOT carries the other prompts' prefill chunks
     assert wave.figures["performance.tpot_s"].formula.startswith("step_s")
-    # two prompts per DP rank sent together: the second waits for the first, mean (B + 1) ÷ 2 prefills
+    # two prompts per DP rank sent together share one prefill pass (2 × 2,048 tokens fit the budget):
+    # both first tokens wait for that pass — longer than one prompt's, shorter than two in a row
     f = sm.PLATFORM_FACTORS["ascend-a3"]
-    ttft = f.request_overhead_s + g.prefill_s * 1.5  # sent at once: no step is in flight
-    assert wave.ttft_s == pytest.approx(ttft, rel=1e-6)
+    fig = wave.figures["performance.ttft_s"]
+    shared = fig.inputs["wave_first_token_s"]
+    assert wave.ttft_s == pytest.approx(f.request_overhead_s + shared, rel=1e-6)  # no step in flight
+    assert g.prefill_s < shared < 1.5 * g.prefill_s
 
 
 def test_no_wait_is_added_to_ttft_outside_the_closed_loop():
@@ -247,3 +250,45 @@ def test_every_hardware_family_has_a_readers_name():
         en, zh = estimate_note(family, 0.7, 1.5, False)
         assert family in FAMILY_NAMES, family
         assert FAMILY_NAMES[family][0] in en and FAMILY_NAMES[family][1] in zh
+
+
+def test_a_waves_prompts_share_prefill_passes_up_to_the_batched_token_budget():
+    # vLLM's scheduler fills a step up to max_num_batched_tokens from the waiting queue
+    # (vllm/v1/core/sched/scheduler.py token_budget): 8 prompts of 1,000 tokens under a 4,000-token
+    # budget take 2 passes, each paying the fixed cost and the weight read once, the compute and the
+    # collectives of its 4 prompts; prompts 1-4 end with pass 1, 5-8 with pass 2 (mean 1.5 passes).
+    pre = sm.PrefillBreakdown(
+        compute_s=0.1,
+        memory_s=0.05,
+        comm_s=0.02,
+        overhead_s=0.3,
+        chunks=1,
+        prefill_s=0.42,
+        prompt_tokens=1000,
+        chunk_tokens=4000,
+    )
+    per_pass = 0.3 + max(4 * 0.1, 0.05) + 4 * 0.02
+    total, first_token, passes = sm.wave_prefill(pre, 8)
+    assert passes == 2
+    assert total == pytest.approx(2 * per_pass)
+    assert first_token == pytest.approx(1.5 * per_pass)
+    # one prompt is the prompt's own prefill; a wave never beats the compute its tokens need
+    assert sm.wave_prefill(pre, 1) == (0.42, 0.42, 1)
+    assert total >= 8 * pre.compute_s
+    # a prompt longer than the budget is chunked: 3,000 tokens under 1,000 take 3 passes alone
+    long = sm.PrefillBreakdown(0.3, 0.15, 0.06, 0.9, 3, 1.41, 3000, 1000)
+    assert sm.wave_prefill(long, 2)[2] == 6
+
+
+def test_the_tp_all_reduce_figure_names_the_fabric_the_all_reduce_crosses():
+    # 2 × HGX H200: TP8 inside each node over NVLink while the EP traffic leaves over InfiniBand; the TP
+    # figure named the step's EP fabric ("infiniband", a code) before
+    result = _estimate(reference.request(reference.CASES["hgx-h200-2-single"]))
+    fig = next(f for k, f in result.figures.items() if k.endswith("tp_allreduce_s"))
+    assert fig.label_en.endswith("(NVLink)") and fig.label_zh.endswith("（NVLink）")
+    # 2 × NF5868G8: TP16 inside each 16-card PCIe server runs NCCL, and says so
+    result = _estimate(reference.request(reference.CASES["nf5868g8-2-single"]))
+    fig = next(f for k, f in result.figures.items() if k.endswith("tp_allreduce_s"))
+    assert fig.label_en.endswith("(PCIe, NCCL)") and fig.label_zh.endswith("（PCIe，NCCL）")
+    assert fig.inputs["latency_s"] == pytest.approx(sm.PCIE_NCCL_ALLREDUCE_LATENCY_S)
+    assert fig.inputs["link_bytes_s"] == pytest.approx(sm.PCIE_NCCL_BUS_BYTES_S)

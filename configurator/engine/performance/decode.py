@@ -6,6 +6,7 @@ from .. import serving_model as sm
 from ..explain import public
 from ..figures import FigureBook
 from ..types import GroupLayout, Source
+from ..vocabulary import fabric_label
 from .common import ESTIMATE_SOURCE, fig_input, fig_value
 from .group_model import GroupModel
 
@@ -134,11 +135,23 @@ def add_step_figures(
     book.put(
         f"performance.{g.name}.tp_allreduce_s",
         fig_value(st.tp_allreduce_s),
+        # the fabric the all-reduce crosses (not the step's EP fabric), as the page names it; NCCL where
+        # vLLM's custom all-reduce does not serve the group (serving_model.nccl_over_pcie)
         label={
-            "fabric_en": st.fabric if shape.tp > 1 else "none",
-            "fabric_zh": st.fabric if shape.tp > 1 else "无",
+            "fabric_en": fabric_label(comm.tp_fabric, "en") + (", NCCL" if comm.tp_nccl_over_pcie else "")
+            if shape.tp > 1
+            else "none",
+            "fabric_zh": fabric_label(comm.tp_fabric, "zh") + ("，NCCL" if comm.tp_nccl_over_pcie else "")
+            if shape.tp > 1
+            else "无",
         },
-        source=Source("derived", "scale-up fabric of the server (catalog)"),
+        source=Source(
+            "derived",
+            "NCCL over PCIe: vLLM's custom all-reduce serves at most two PCIe-only GPUs; latency and bus "
+            "bandwidth from public nccl-tests results"
+            if comm.tp_nccl_over_pcie
+            else "scale-up fabric of the server (catalog)",
+        ),
         TP=shape.tp,
         layers=model.num_layers,
         hidden=model.hidden_size,

@@ -22,6 +22,8 @@ Why it stops (``limited_by``):
   ``num_new_tokens`` of each running request), so at most
   ``max_num_batched_tokens ÷ (1 + k)`` sequences decode at once;
 * ``ttft`` / ``tpot``: one more concurrent request breaks that target;
+* ``prefill`` (xPyD): one more concurrent request saturates the prefill pool while the targets still
+  hold — beyond it the prompts queue for the pool and the wait grows with every user;
 * ``unreachable``: a single request already misses a target.  The check names the target and
   the best the hardware reaches (one request, ``best_*``), and the design point is then a
   **best-effort operating point**, labelled as such: the same search with each missed target
@@ -65,7 +67,7 @@ DEFAULT_TARGETS_SOURCE = Source(
     "set workload.ttft_p90_target_s / tpot_p90_target_ms per customer",
 )
 
-LIMITS = ("kv", "batch", "ttft", "tpot", "unreachable")
+LIMITS = ("kv", "batch", "ttft", "tpot", "prefill", "unreachable")
 
 # Where a target is out of reach: the best-effort design point meets each missed target relaxed to
 # this multiple of what one request reaches (assumed: a user served at most half as slow again as
@@ -142,7 +144,7 @@ def search(
             hi = mid
     broken = _missed(point_fn(hi), targets)
     if not broken:
-        return lo, "ttft", []  # the prefill pool saturates first: the queue is the TTFT's
+        return lo, "prefill", []  # the prefill pool saturates before a target breaks
     reason = "tpot" if all(k.startswith("tpot") for k in broken) else "ttft"
     return lo, reason, []
 

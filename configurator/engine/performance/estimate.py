@@ -287,25 +287,43 @@ def estimate_performance(
     served = finite and mode is not None and point_lead is not None
     point_step = point_lead.step(op.batch_per_rank) if point_lead is not None and served else None
     latency_variant = mode if served and mode is not None else "unserved"
+    request_overhead_s = point_lead.factors.request_overhead_s if point_lead is not None else 0.0
+    kv_transfer_s = point_lead.kv_transfer_s if point_lead is not None and mode == "disaggregated" else 0.0
+    step_s = point_step.step_s if point_step is not None else 0.0
     if latency_variant == "aggregated" and perf.closed_batch:
+        # A closed wave: its prompts share prefill passes (sm.wave_prefill); the mean wait for the pass
+        # that ends a prompt takes the place of one prompt's prefill.
+        first_token_s = 0.0
+        if point_lead is not None:
+            first_token_s = sm.wave_prefill(point_lead.prefill, round(op.batch_per_rank))[1]
+        book.put(
+            "performance.ttft_s",
+            fig_value(ttft),
+            variant="closed_batch",
+            source=ESTIMATE_SOURCE,
+            wave_first_token_s=fig_input(first_token_s),
+            queue_wait_s=fig_input(queue_wait),
+            concurrency=concurrency,
+            request_overhead_s=fig_input(request_overhead_s),
+            kv_transfer_s=fig_input(kv_transfer_s),
+            step_s=fig_input(step_s),
+            batch_per_dp_rank=round(op.batch_per_rank, 3),
+        )
         latency_variant = "closed_batch"
-    book.put(
-        "performance.ttft_s",
-        fig_value(ttft),
-        variant=latency_variant,
-        source=ESTIMATE_SOURCE,
-        prefill_s=fig_input(ttft_lead.prefill_s if ttft_lead is not None else 0.0),
-        queue_wait_s=fig_input(queue_wait),
-        concurrency=concurrency,
-        request_overhead_s=fig_input(
-            point_lead.factors.request_overhead_s if point_lead is not None else 0.0
-        ),
-        kv_transfer_s=fig_input(
-            point_lead.kv_transfer_s if point_lead is not None and mode == "disaggregated" else 0.0
-        ),
-        step_s=fig_input(point_step.step_s if point_step is not None else 0.0),
-        batch_per_dp_rank=round(op.batch_per_rank, 3),
-    )
+    else:
+        book.put(
+            "performance.ttft_s",
+            fig_value(ttft),
+            variant=latency_variant,
+            source=ESTIMATE_SOURCE,
+            prefill_s=fig_input(ttft_lead.prefill_s if ttft_lead is not None else 0.0),
+            queue_wait_s=fig_input(queue_wait),
+            concurrency=concurrency,
+            request_overhead_s=fig_input(request_overhead_s),
+            kv_transfer_s=fig_input(kv_transfer_s),
+            step_s=fig_input(step_s),
+            batch_per_dp_rank=round(op.batch_per_rank, 3),
+        )
     book.put(
         "performance.tpot_s",
         fig_value(tpot),

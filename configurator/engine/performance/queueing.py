@@ -37,7 +37,8 @@ def aggregated_point(
 
     ``closed_batch``: one wave of C requests sent at once and decoded together (no prompt arrives
     while they decode, so TPOT carries no prefill, and no step is in flight when they arrive); the
-    k-th prompt waits for the k − 1 before it.
+    wave's prompts share prefill passes up to the batched-token budget (``sm.wave_prefill``) and the
+    k-th prompt's first token waits for the pass that ends it.
     """
     dp_total = sum(g.shape.dp for g in groups)
     if dp_total <= 0 or concurrency <= 0:
@@ -54,8 +55,9 @@ def aggregated_point(
     overhead = lead.factors.request_overhead_s
     if closed_batch:
         waves = math.ceil(n / batch) if batch > 0 else 1
-        ttft = overhead + pre * (batch + 1) / 2
-        span = overhead + batch * pre + decode_time
+        wave_s, first_token_s, _ = sm.wave_prefill(lead.prefill, round(batch))
+        ttft = overhead + first_token_s
+        span = overhead + wave_s + decode_time
         rps = batch * dp_total / span if span > 0 else 0.0
         wait = (waves - 1) * span / 2
         tpot = decode_time / output_tokens

@@ -327,9 +327,10 @@ DEPLOYMENT = (
             "aggregated": "request_overhead_s + prefill_s + queue_wait_s + kv_transfer_s"
             " + 0.5 * step_s * min(1, max(0, batch_per_dp_rank - 1))",
             "disaggregated": "request_overhead_s + prefill_s + queue_wait_s + kv_transfer_s + step_s",
-            # one wave sent at once (no step in flight): the k-th prompt waits for the k − 1 before it
-            "closed_batch": "request_overhead_s + prefill_s * (batch_per_dp_rank + 1) / 2"
-            " + queue_wait_s + kv_transfer_s",
+            # one wave sent at once (no step in flight): its prompts share passes of max_num_batched_tokens
+            # and the k-th prompt's first token waits for the pass that ends it (serving_model.wave_prefill:
+            # the mean over the wave, wave_prefill_passes passes)
+            "closed_batch": "request_overhead_s + wave_first_token_s + queue_wait_s + kv_transfer_s",
             "unserved": "0: no finite latency at {concurrency} users (no sequence fits a running slot"
             " or no group serves); request overhead {request_overhead_s}, prefill {prefill_s},"
             " queue wait {queue_wait_s}, KV transfer {kv_transfer_s}, step {step_s} do not apply",
