@@ -96,6 +96,7 @@ MODEL_FIELDS = (
     "has_vision",
     "vision_params",
     "vision_bytes",
+    "tie_word_embeddings",
     "api_price_input_per_m",
     "api_price_output_per_m",
     "api_price_cached_input_per_m",

@@ -93,6 +93,7 @@ class LlmModelAdmin(CatalogAdmin):
                     ("num_experts", "experts_per_token", "shared_experts", "moe_layers"),
                     ("expert_weight_bytes", "non_expert_weight_bytes"),
                     ("weight_format", "activation_format"),
+                    "tie_word_embeddings",
                 )
             },
         ),

@@ -863,6 +863,7 @@ def _parse(
             "has_vision": vision is not None,
             "vision_params": vision_params,
             "vision_bytes": vision_bytes,
+            "tie_word_embeddings": tie,
         }
     )
     ref = f"HF config{(' ' + hf_id) if hf_id else ''}"

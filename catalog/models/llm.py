@@ -169,6 +169,14 @@ class LlmModel(SourcedModel):
     max_context = _count(_("maximum context (tokens)"))
 
     has_vision = models.BooleanField(_("accepts images"), default=False)
+    tie_word_embeddings = models.BooleanField(
+        _("LM head tied to the input embedding"),
+        default=False,
+        help_text=_(
+            "config.json tie_word_embeddings: one vocabulary matrix serves as input embedding and LM head. "
+            "Untied, the input embedding is a second table that decoding looks rows up in and never reads whole."
+        ),
+    )
     vision_params = _count(_("vision parameters"), _("Vision tower and projector."), big=True)
     vision_bytes = _count(_("vision weight bytes"), big=True)
 
@@ -219,7 +227,13 @@ class LlmModel(SourcedModel):
     source_notes = models.TextField(_("source notes"), blank=True)
 
     history = HistoricalRecords(excluded_fields=["seed_values"])
-    extra_sourced_fields = ("weight_format", "activation_format", "has_vision", "recipe_family")
+    extra_sourced_fields = (
+        "weight_format",
+        "activation_format",
+        "has_vision",
+        "tie_word_embeddings",
+        "recipe_family",
+    )
 
     class Meta:
         ordering = ["family", "name"]

@@ -735,6 +735,25 @@ def _comm(
     return tp_s, ep_s, fabric, c
 
 
+#: Embedding tables stay BF16 in every release format the importer reads (catalog/importers/hf_config.py
+#: WEIGHT_FORMAT_BYTES: "embeddings, LM head, norms, routers and vision always stay BF16").
+EMBEDDING_BYTES_PER_PARAM = 2
+
+
+def gathered_embedding_bytes(model: ModelSpec, tp: int, pp: int) -> float:
+    """Bytes of the input embedding one rank holds (per pipeline stage, on average) that no pass streams.
+
+    vLLM's ``VocabParallelEmbedding`` looks up one row per token in its rank's vocabulary shard
+    (``F.embedding`` over vocab ÷ TP rows, then an all-reduce,
+    vllm/model_executor/layers/vocab_parallel_embedding.py), while ``ParallelLMHead`` multiplies the
+    hidden states by its whole shard.  A release whose LM head is tied to the embedding reads that one
+    matrix as the LM head; an untied one holds a second vocab × hidden table that a step only gathers
+    rows of: 1.09 GB of Qwen2.5-7B's 15.2 GB, 2.35 GB of DeepSeek-V3's 1.3 TB."""
+    if model.tie_word_embeddings or model.vocab_size <= 0 or model.hidden_size <= 0:
+        return 0.0
+    return model.vocab_size * model.hidden_size * EMBEDDING_BYTES_PER_PARAM / max(tp, 1) / max(pp, 1)
+
+
 def decode_step(
     model: ModelSpec,
     server: ServerSpec,
@@ -758,6 +777,7 @@ def decode_step(
     replicated_bytes: float = 0.0,
     draft: DraftSpec | None = None,
     sparse_latent_bytes_per_token: int = 0,
+    gathered_bytes: float = 0.0,
 ) -> StepBreakdown:
     """Time of one decode step of ``batch`` sequences on one DP rank.
 
@@ -769,7 +789,8 @@ def decode_step(
 
     ``sparse_latent_bytes_per_token``: the part of ``kv_bytes_per_token`` a sparse-attention (DSA)
     query reads for its top-k tokens only (the MLA latents of the stage's layers); the indexer keys,
-    the rest of it, are read for the whole context.
+    the rest of it, are read for the whole context.  ``gathered_bytes``: the input embedding the rank
+    holds and only looks rows up in (:func:`gathered_embedding_bytes`), not read.
     """
     pp = max(shape.pp, 1)
     b = max(batch, 1.0)
@@ -789,6 +810,7 @@ def decode_step(
         if model.is_moe:
             divisor = max(shape.ep, 1) if shape.expert_parallel else shape.tp
             experts = model.expert_weight_bytes / divisor / pp
+    non_expert = max(non_expert - gathered_bytes, 0.0)
     if model.is_moe:
         group_tokens = tokens_rank * shape.dp if shape.expert_parallel else tokens_rank
         touched = experts_touched(model, group_tokens)
@@ -930,13 +952,15 @@ def prefill_time(
     eight_bit: bool,
     scale_out_efficiency: float,
     rank_weight_bytes: float | None = None,
+    gathered_bytes: float = 0.0,
 ) -> PrefillBreakdown:
     """Time to prefill one prompt on one DP rank (chunked by ``max_num_batched_tokens``).
 
     Each chunk is one forward pass through every pipeline stage; its layers run eagerly (vLLM
     captures decode only): each MoE layer pays the family's fitted prefill layer cost
     (``prefill_layer_overhead_s``), each dense layer its captured cost plus the eager dispatch cost
-    (``prefill_layer_counts``).  ``rank_weight_bytes`` is what the rank holds (memory result, per stage).
+    (``prefill_layer_counts``).  ``rank_weight_bytes`` is what the rank holds (memory result, per stage);
+    ``gathered_bytes`` the input embedding of it a pass looks rows up in (per stage), not streamed.
     """
     p = max(prompt_tokens, 1)
     pp = max(shape.pp, 1)
@@ -963,6 +987,7 @@ def prefill_time(
         weights = lm_non_expert_bytes / shape.tp + model.expert_weight_bytes / max(divisor, 1)
     else:
         weights = lm_non_expert_bytes / shape.tp
+    weights = max(weights - gathered_bytes * pp, 0.0)
     bw = server.accelerator.memory_bandwidth_bytes_s * f.bandwidth_efficiency
     memory_s = chunks * weights / bw if bw > 0 else 0.0  # a chunk streams all it holds (dense reads)
     tp_s, ep_s, _ = comm_times(

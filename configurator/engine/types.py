@@ -184,6 +184,10 @@ class ModelSpec:
     has_vision: bool = False
     vision_params: int = 0
     vision_bytes: int = 0
+    # The LM head shares the input embedding's matrix (config ``tie_word_embeddings``): an untied release
+    # holds a second vocab × hidden table, the input embedding, that a decode step gathers rows of and
+    # never streams (serving_model.gathered_embedding_bytes).
+    tie_word_embeddings: bool = False
     api_price_input_per_m: Decimal | None = None  # in api_price_currency per million tokens
     api_price_output_per_m: Decimal | None = None
     api_price_cached_input_per_m: Decimal | None = None  # input served from the API's context cache

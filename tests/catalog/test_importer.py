@@ -195,6 +195,7 @@ def test_gemma3_27b_layers_window_and_parameters():
     # Google's model card: 27 B; the checkpoint's 27.4 B counts the vision tower
     assert round(f["total_params"] / 1e9, 1) == 27.4
     assert f["has_vision"]
+    assert f["tie_word_embeddings"] is True  # Gemma's default: one matrix, counted once above
 
 
 def test_gemma3_4b_text_config_takes_transformers_defaults():
@@ -285,6 +286,12 @@ def test_llama_3_1_8b_exact_count():
     assert f["num_experts"] == 0 and f["expert_weight_bytes"] == 0
     # Active excludes the input embedding table (a look-up, no FLOPs).
     assert f["active_params"] == expected - vocab * hidden
+    # config.json "tie_word_embeddings": false — the LM head is its own matrix (counted twice above)
+    assert f["tie_word_embeddings"] is False
+    tied = parse_hf_config(
+        {**load_config("meta-llama--Meta-Llama-3.1-8B"), "tie_word_embeddings": True}
+    ).fields
+    assert tied["tie_word_embeddings"] is True and f["total_params"] - tied["total_params"] == vocab * hidden
 
 
 def test_gpt_oss_120b_sliding_window_and_mxfp4():

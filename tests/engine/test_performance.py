@@ -120,9 +120,19 @@ def _rank(req, group: int = 0):
     return memory_for(req, layout).groups[group].per_rank
 
 
-def _held(rank) -> tuple[float, float]:
-    """(non-expert bytes without the vision tower, expert bytes) one rank reads."""
-    return rank.non_expert_weights_bytes - K3.vision_bytes, rank.expert_weights_bytes
+# Kimi K3 config.json: vocab_size 163,840, hidden_size 7,168, "tie_word_embeddings": false — the input
+# embedding is a table of its own, BF16, of which a step looks up one row per token (vLLM
+# VocabParallelEmbedding) and never streams: 163,840 × 7,168 × 2 B ÷ TP a rank.
+K3_INPUT_EMBEDDING_BYTES = 163_840 * 7_168 * 2
+
+
+def _held(rank, tp: int = 16) -> tuple[float, float]:
+    """(non-expert bytes one rank reads: without the vision tower and the input embedding it only looks
+    rows up in, expert bytes)."""
+    return (
+        rank.non_expert_weights_bytes - K3.vision_bytes - K3_INPUT_EMBEDDING_BYTES / tp,
+        rank.expert_weights_bytes,
+    )
 
 
 def _prefill_s(tp: int, dp: int, nodes: int, rank, prompt: int = 8192) -> float:
@@ -131,7 +141,7 @@ def _prefill_s(tp: int, dp: int, nodes: int, rank, prompt: int = 8192) -> float:
     flops = prompt * (2 * K3_ACTIVE + _attention_flops(prompt / 2)) / tp
     compute = flops / (TFLOPS_BF16 * f.prefill_efficiency)
     chunks = 1  # 8192 tokens in one --max-num-batched-tokens 8192 chunk
-    non_expert, expert = _held(rank)
+    non_expert, expert = _held(rank, tp)
     memory = chunks * (non_expert + expert) / (BANDWIDTH * f.bandwidth_efficiency)
     tp_ar, ep = _collectives(tp, dp, nodes, tokens_rank=prompt)
     # prefill runs eagerly: each of K3's MoE layers pays the family's fitted prefill layer cost, each
@@ -173,7 +183,7 @@ def _busiest_share(m: int, n: int, p: float) -> float:
 
 def _decode_step_s(tp: int, dp: int, batch: int, nodes: int, rank) -> float:
     f = F_ASCEND
-    non_expert, expert = _held(rank)  # the replicated router / latent / MLA-a groups are in non_expert
+    non_expert, expert = _held(rank, tp)  # the replicated router / latent / MLA-a groups are in non_expert
     mean_share = 1 - (1 - 16 / 896) ** (batch * dp)  # top-16 of 896 experts, B × DP tokens per step
     # the step waits for the busiest of the TP × DP expert-parallel ranks, 896 ÷ EP experts each
     touched = _busiest_share(896 // (tp * dp), tp * dp, mean_share)

@@ -292,3 +292,26 @@ def test_the_tp_all_reduce_figure_names_the_fabric_the_all_reduce_crosses():
     assert fig.label_en.endswith("(PCIe, NCCL)") and fig.label_zh.endswith("（PCIe，NCCL）")
     assert fig.inputs["latency_s"] == pytest.approx(sm.PCIE_NCCL_ALLREDUCE_LATENCY_S)
     assert fig.inputs["link_bytes_s"] == pytest.approx(sm.PCIE_NCCL_BUS_BYTES_S)
+
+
+def test_an_untied_input_embedding_is_looked_up_not_read():
+    # Qwen2.5-7B-Instruct config.json: vocabulary 152,064 × hidden 3,584, "tie_word_embeddings": false.
+    # vLLM's VocabParallelEmbedding gathers one row per token (vocab_parallel_embedding.py), the LM head
+    # multiplies by its whole matrix: a decode step reads the weights less the 152,064 × 3,584 × 2 B table.
+    from configurator.calibration import load_records, request_for
+
+    rec = next(r for r in load_records() if r["id"] == "rtx4090-qwen2.5-7b-vllm0.25-sharegpt-c1")
+    req = request_for(rec)
+    assert req.model.tie_word_embeddings is False
+    table = 152_064 * 3_584 * 2
+    assert sm.gathered_embedding_bytes(req.model, 1, 1) == table == 1_089_994_752
+    assert sm.gathered_embedding_bytes(req.model, 4, 2) == table / 8  # a vocab shard a rank, one stage's
+    tied = replace(req.model, tie_word_embeddings=True)
+    assert sm.gathered_embedding_bytes(tied, 1, 1) == 0.0  # the one matrix is the LM head: read whole
+    result = _estimate(req)
+    fig = next(f for k, f in result.figures.items() if k.endswith("bytes_per_step_per_rank"))
+    assert fig.inputs["gathered_embedding_bytes"] == pytest.approx(table)
+    held = fig.inputs["rank_non_expert_bytes"]
+    assert fig.value == pytest.approx(
+        held - table + fig.inputs["micro_batch"] * fig.inputs["kv_bytes_read_per_seq"]
+    )

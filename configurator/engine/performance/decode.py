@@ -72,6 +72,7 @@ def add_step_figures(
             micro_batch=fig_input(micro),
             B=batch,
             kv_bytes_read_per_seq=fig_input(kv_per_seq),
+            gathered_embedding_bytes=fig_input(gm.gathered_embedding),
             replicated_weights_bytes=int(st.replicated_bytes),
         )
     elif shape.expert_parallel:
@@ -89,6 +90,7 @@ def add_step_figures(
             micro_batch=fig_input(micro),
             B=batch,
             kv_bytes_read_per_seq=fig_input(kv_per_seq),
+            gathered_embedding_bytes=fig_input(gm.gathered_embedding),
             replicated_weights_bytes=int(st.replicated_bytes),
         )
     else:
@@ -105,6 +107,7 @@ def add_step_figures(
             micro_batch=fig_input(micro),
             B=batch,
             kv_bytes_read_per_seq=fig_input(kv_per_seq),
+            gathered_embedding_bytes=fig_input(gm.gathered_embedding),
             replicated_weights_bytes=int(st.replicated_bytes),
         )
     bw = gm.req.server.accelerator.memory_bandwidth_bytes_s

@@ -59,6 +59,7 @@ class GroupModel:
     sparse_latent: int = 0  # per token: the MLA latents a DSA query reads for its top-k only
     rest_tflops: float | None = None  # GEMMs outside the routed experts (None: at ``tflops``)
     weight_format: str = ""
+    gathered_embedding: float = 0.0  # the input embedding a rank holds and only gathers rows of (per stage)
     _cache: dict[float, sm.StepBreakdown] = field(default_factory=dict)
 
     def step(self, batch: float) -> sm.StepBreakdown:
@@ -87,6 +88,7 @@ class GroupModel:
                 replicated_bytes=self.replicated,
                 draft=self.draft,
                 sparse_latent_bytes_per_token=self.sparse_latent,
+                gathered_bytes=self.gathered_embedding,
             )
             self._cache[key] = hit
         return hit
@@ -133,6 +135,7 @@ def build_group_model(
     # of its GEMMs in BF16 (serving_model.EXPERTS_ONLY_FORMATS).
     weight_format = req.checkpoint.weight_format if req.checkpoint is not None else model.weight_format
     rest = sm.rest_tflops(server, model, tflops, weight_format)
+    gathered = sm.gathered_embedding_bytes(model, tp, max(p.pp, 1))
     prefill = sm.prefill_time(
         model,
         server,
@@ -149,6 +152,7 @@ def build_group_model(
         rank_weight_bytes=(rank_non_expert or 0.0) + (rank_expert or 0.0)
         if rank_non_expert is not None
         else None,
+        gathered_bytes=gathered,
     )
     kv_fit = _seqs_fit(
         gm, context_tokens, block_size_for(serving, server.accelerator.software_stack), serving.max_num_seqs
@@ -197,4 +201,5 @@ def build_group_model(
         replicated=replicated,
         draft=draft_spec,
         sparse_latent=sparse_latent,
+        gathered_embedding=gathered,
     )

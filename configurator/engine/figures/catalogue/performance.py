@@ -176,12 +176,14 @@ GROUP = (
         "{group_zh}：每卡每个解码步读取的字节数",
         formulas={
             # what one rank holds for the chosen checkpoint (memory.weights_breakdown, per pipeline stage):
-            # the non-expert part includes the groups the platform replicates on every rank
-            "held": "rank_non_expert_bytes + touched * rank_expert_bytes + micro_batch * kv_bytes_read_per_seq",
-            # without a memory result: routed experts split over EP with expert parallelism, else over TP
-            "ep": "non_expert_lm_bytes / TP / stages + touched * expert_bytes / EP / stages"
+            # the non-expert part includes the groups the platform replicates on every rank; an untied input
+            # embedding is looked up, not read (serving_model.gathered_embedding_bytes)
+            "held": "rank_non_expert_bytes - gathered_embedding_bytes + touched * rank_expert_bytes"
             " + micro_batch * kv_bytes_read_per_seq",
-            "tp": "non_expert_lm_bytes / TP / stages + touched * expert_bytes / TP / stages"
+            # without a memory result: routed experts split over EP with expert parallelism, else over TP
+            "ep": "non_expert_lm_bytes / TP / stages - gathered_embedding_bytes + touched * expert_bytes / EP / stages"
+            " + micro_batch * kv_bytes_read_per_seq",
+            "tp": "non_expert_lm_bytes / TP / stages - gathered_embedding_bytes + touched * expert_bytes / TP / stages"
             " + micro_batch * kv_bytes_read_per_seq",
         },
         context=("replicated_weights_bytes", "B"),
