@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from django.core.validators import slug_re
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -20,6 +21,13 @@ from .models import (
     SwitchModel,
     TopologyTemplate,
 )
+
+
+def _slug(slug: Any) -> str | None:
+    """``slug`` when it could name a catalog row (a SlugField value), else None: a lookup by anything else
+    finds nothing, and is not sent to the database — PostgreSQL refuses text with NUL bytes outright
+    (``DataError``) where SQLite finds no row."""
+    return slug if isinstance(slug, str) and slug_re.fullmatch(slug) else None
 
 
 def _today(on_date: dt.date | None) -> dt.date:
@@ -96,6 +104,8 @@ def active_scenarios() -> QuerySet[Scenario]:
 
 
 def scenario_by_slug(slug: str) -> Scenario | None:
+    if _slug(slug) is None:
+        return None
     return active_scenarios().filter(slug=slug).first()
 
 
@@ -108,6 +118,8 @@ def active_servers() -> QuerySet[ServerModel]:
 
 
 def server_by_slug(slug: str) -> ServerModel | None:
+    if _slug(slug) is None:
+        return None
     return (
         ServerModel.objects.select_related("accelerator").prefetch_related("nics").filter(slug=slug).first()
     )
@@ -137,27 +149,39 @@ def default_rack() -> RackType | None:
 
 
 def llm_model_by_slug(slug: str) -> LlmModel | None:
+    if _slug(slug) is None:
+        return None
     return LlmModel.objects.filter(slug=slug).first()
 
 
 def checkpoint_by_slug(slug: str) -> Checkpoint | None:
+    if _slug(slug) is None:
+        return None
     return Checkpoint.objects.select_related("model").filter(slug=slug).first()
 
 
 def checkpoints_of(model_slug: str) -> QuerySet[Checkpoint]:
     """A model's checkpoints in catalog order (the first default for a platform wins)."""
+    if _slug(model_slug) is None:
+        return Checkpoint.objects.none()
     return Checkpoint.objects.filter(model__slug=model_slug).order_by("pk")
 
 
 def site_by_slug(slug: str) -> SiteProfile | None:
+    if _slug(slug) is None:
+        return None
     return SiteProfile.objects.filter(slug=slug).first()
 
 
 def rack_by_slug(slug: str) -> RackType | None:
+    if _slug(slug) is None:
+        return None
     return RackType.objects.filter(slug=slug).first()
 
 
 def price_list_by_slug(slug: str) -> PriceList | None:
+    if _slug(slug) is None:
+        return None
     return PriceList.objects.filter(slug=slug).first()
 
 
@@ -167,6 +191,8 @@ def scenarios() -> QuerySet[Scenario]:
 
 
 def scenario_row(slug: str) -> Scenario | None:
+    if _slug(slug) is None:
+        return None
     return scenarios().filter(slug=slug).first()
 
 
@@ -209,7 +235,7 @@ def first_rack() -> RackType | None:
 
 def slug_or_first(model: type[LlmModel] | type[ServerModel], preferred: str) -> str | None:
     """``preferred`` when that row exists, else the first row's slug (None for an empty table)."""
-    if model.objects.filter(slug=preferred).exists():
+    if _slug(preferred) is not None and model.objects.filter(slug=preferred).exists():
         return preferred
     row = model.objects.order_by("pk").first()
     return row.slug if row else None

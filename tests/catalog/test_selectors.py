@@ -93,3 +93,25 @@ def test_defaults(seeded):
     SiteProfile.objects.update(is_default=False)
     RackType.objects.update(is_default=False)
     assert selectors.default_site() is not None and selectors.default_rack() is not None
+
+
+@pytest.mark.parametrize("slug", ["\x00", "kimi-k3\x00", "a b", "../x", "", None, 7])
+def test_a_lookup_by_something_no_slug_can_be_finds_nothing_without_asking_the_database(
+    empty_catalog, django_assert_num_queries, slug
+):
+    # PostgreSQL refuses text with a NUL byte (psycopg DataError → a 500 on the configurator's scenario
+    # field, found by tests/faults/test_hostile_form_input.py in .ci/run's PostgreSQL pass); SQLite finds
+    # no row.  A SlugField holds letters, digits, "-" and "_" only, so anything else names no row.
+    with django_assert_num_queries(0):
+        for lookup in (
+            selectors.scenario_row,
+            selectors.scenario_by_slug,
+            selectors.llm_model_by_slug,
+            selectors.server_by_slug,
+            selectors.checkpoint_by_slug,
+            selectors.site_by_slug,
+            selectors.rack_by_slug,
+            selectors.price_list_by_slug,
+        ):
+            assert lookup(slug) is None
+        assert list(selectors.checkpoints_of(slug)) == []
