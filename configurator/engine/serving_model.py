@@ -1051,6 +1051,8 @@ class OperatingPoint:
     tpot_s: float
     wait_s: float
     saturated: bool  # users beyond what the cluster serves at once (they queue)
+    # a closed wave: the mean wait for the shared prefill pass that ends a prompt (wave_prefill); 0 otherwise
+    wave_first_token_s: float = 0.0
 
     @property
     def ttft_p50_s(self) -> float:

@@ -292,16 +292,13 @@ def estimate_performance(
     step_s = point_step.step_s if point_step is not None else 0.0
     if latency_variant == "aggregated" and perf.closed_batch:
         # A closed wave: its prompts share prefill passes (sm.wave_prefill); the mean wait for the pass
-        # that ends a prompt takes the place of one prompt's prefill.
-        first_token_s = 0.0
-        if point_lead is not None:
-            first_token_s = sm.wave_prefill(point_lead.prefill, round(op.batch_per_rank))[1]
+        # that ends a prompt (the operating point's) takes the place of one prompt's prefill.
         book.put(
             "performance.ttft_s",
             fig_value(ttft),
             variant="closed_batch",
             source=ESTIMATE_SOURCE,
-            wave_first_token_s=fig_input(first_token_s),
+            wave_first_token_s=fig_input(op.wave_first_token_s),
             queue_wait_s=fig_input(queue_wait),
             concurrency=concurrency,
             request_overhead_s=fig_input(request_overhead_s),

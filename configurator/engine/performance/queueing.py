@@ -62,7 +62,7 @@ def aggregated_point(
         wait = (waves - 1) * span / 2
         tpot = decode_time / output_tokens
         return sm.OperatingPoint(
-            concurrency, batch, rps, rps * output_tokens, ttft + wait, tpot, wait, n > slots
+            concurrency, batch, rps, rps * output_tokens, ttft + wait, tpot, wait, n > slots, first_token_s
         )
     cycle = decode_time + batch * pre  # seconds per `batch` requests on one rank (chunked prefill)
     # Closed loop: a user's response time is the rank's cycle plus the per-request overhead
