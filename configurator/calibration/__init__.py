@@ -239,8 +239,9 @@ def _as_served(
     out = dict(factors)
     if engine_of(rec) == SGLANG:
         for family, fit in out.items():
-            if fit.sglang_prefill_layer_overhead_s > 0:
-                out[family] = replace(fit, prefill_layer_overhead_s=fit.sglang_prefill_layer_overhead_s)
+            prefill = fit.sglang_prefill_layer_overhead_s or fit.prefill_layer_overhead_s
+            # SGLang's request path is its own (the stack's prior), not vLLM's estimate.
+            out[family] = replace(fit, prefill_layer_overhead_s=prefill, request_overhead_s=0.0)
     return out
 
 
@@ -340,8 +341,47 @@ PRIOR_WEIGHT = 0.5
 Fit = tuple[float, float]  # (layer_overhead_s, prefill_layer_overhead_s): sm.FITTED, in that order
 
 
-def _fit_of(family: str, fit: Fit, sglang_prefill: float = 0.0) -> sm.FamilyCalibration:
-    return sm.FamilyCalibration(fit[0], fit[1], sm.WIDE_BAND[0], sm.WIDE_BAND[1], 0, 0, True, sglang_prefill)
+def _fit_of(
+    family: str, fit: Fit, sglang_prefill: float = 0.0, request_overhead: float = 0.0
+) -> sm.FamilyCalibration:
+    return sm.FamilyCalibration(
+        fit[0], fit[1], sm.WIDE_BAND[0], sm.WIDE_BAND[1], 0, 0, True, sglang_prefill, request_overhead
+    )
+
+
+def request_path_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The records that measure vLLM's request path: vLLM (or vLLM-Ascend) serving a dense model to one
+    user, with its TTFT.  A dense prefill has no fitted factor (its layers pay the stack's priors), so
+    what its TTFT leaves over the costed prefill is the path itself; an MoE prefill's layer cost is
+    fitted to the same TTFTs, and would take the path's time for its own."""
+    out = []
+    for rec in records:
+        if engine_of(rec) != "vllm" or int(rec["workload"]["concurrency"]) != 1:
+            continue
+        if not rec["measured"].get("ttft_ms"):
+            continue
+        if _prepared(_key(rec))[0].model.is_moe:
+            continue
+        out.append(rec)
+    return out
+
+
+def estimate_request_overhead(records: Iterable[Mapping[str, Any]]) -> float:
+    """vLLM's request path at one user, in seconds: the median over :func:`request_path_records` of the
+    measured TTFT less the prefill the step model costs (with the stacks' priors only, so the estimate
+    does not depend on the fit), inside ``sm.REQUEST_OVERHEAD_BOUNDS``; 0 (the prior) without such a
+    record.  The median, because one release's path differs from another's (vLLM 0.10 ≈ 21 ms, 0.11's
+    chat endpoint ≈ 44 ms, 0.27 ≈ 29 ms in the set) and the plan does not know which the customer will
+    run."""
+    residuals = []
+    for rec in request_path_records(records):
+        prior = sm.prior_for(family_of(rec)).request_overhead_s
+        row = compare(rec, {})  # {}: no fitted factor, the priors
+        residuals.append(float(rec["measured"]["ttft_ms"]) / 1000 - (row.predicted_ttft_ms / 1000 - prior))
+    if not residuals:
+        return 0.0
+    low, high = sm.REQUEST_OVERHEAD_BOUNDS
+    return min(high, max(low, statistics.median(residuals)))
 
 
 def prior_fit(family: str) -> Fit:
@@ -368,7 +408,9 @@ def stack_of(family: str) -> str:
     return sm.FAMILIES.get(family, family)
 
 
-def fit_stack(records: list[Mapping[str, Any]], stack: str) -> tuple[dict[str, Fit], float]:
+def fit_stack(
+    records: list[Mapping[str, Any]], stack: str, request_overhead: float = 0.0
+) -> tuple[dict[str, Fit], float]:
     """Each family's decode layer overhead and the stack's prefill layer overheads, fitted together.
 
     The decode layer cost (launch gaps inside a captured graph, collective synchronisation) is the
@@ -384,7 +426,8 @@ def fit_stack(records: list[Mapping[str, Any]], stack: str) -> tuple[dict[str, F
     measurements of the set get a prefill cost of their own — a nuisance factor, fitted only
     so that their TTFT and throughput do not set vLLM's; plans never use it.  Least log-squares of the
     records (``_record_loss``) plus the pull of every factor towards its neutral prior, by coordinate
-    pattern search in log space inside ``sm.FIT_BOUNDS``.  Returns ({family: (decode layer, vLLM prefill
+    pattern search in log space inside ``sm.FIT_BOUNDS``, with vLLM's request path at
+    ``request_overhead`` (:func:`estimate_request_overhead`; 0: the prior).  Returns ({family: (decode layer, vLLM prefill
     layer)} for the families that have records, the SGLang prefill layer cost)."""
     by_family: dict[str, list[Mapping[str, Any]]] = {}
     for rec in records:
@@ -404,7 +447,7 @@ def fit_stack(records: list[Mapping[str, Any]], stack: str) -> tuple[dict[str, F
     }
 
     def family_loss(f: str, lay: float, pre: Mapping[str, float]) -> float:
-        fit = _fit_of(f, (lay, pre["vllm"]), pre[SGLANG])
+        fit = _fit_of(f, (lay, pre["vllm"]), pre[SGLANG], request_overhead)
         return _record_loss(compare_all(by_family[f], {f: fit})) + _pull(lay, prior_fit(f)[0])
 
     def pulls(pre: Mapping[str, float]) -> float:
@@ -467,13 +510,13 @@ class CrossValidation:
         return round(low, 2), round(high, 2), few
 
 
-def fit_all(records: list[Mapping[str, Any]]) -> dict[str, tuple[Fit, float]]:
+def fit_all(records: list[Mapping[str, Any]], request_overhead: float = 0.0) -> dict[str, tuple[Fit, float]]:
     """Every family of every stack with records: its own decode layer cost (the prior where it has no
     records), its stack's shared vLLM prefill layer cost and its stack's SGLang prefill layer cost (0: no
     SGLang records)."""
     out: dict[str, tuple[Fit, float]] = {}
     for stack in sorted({stack_of(family_of(r)) for r in records}):
-        fits, sglang = fit_stack(records, stack)
+        fits, sglang = fit_stack(records, stack, request_overhead)
         shared = next(iter(fits.values()))[1]
         for family in sorted(f for f, st in sm.FAMILIES.items() if st == stack):
             out[family] = (fits.get(family, (prior_fit(family)[0], shared)), sglang)
@@ -481,14 +524,16 @@ def fit_all(records: list[Mapping[str, Any]]) -> dict[str, tuple[Fit, float]]:
     return out
 
 
-def held_out_fit(seen: list[Mapping[str, Any]], family: str) -> tuple[Fit, float]:
+def held_out_fit(
+    seen: list[Mapping[str, Any]], family: str, request_overhead: float = 0.0
+) -> tuple[Fit, float]:
     """The fit a held-out record of ``family`` is predicted with: the stack fitted on ``seen`` (never the
     held-out source).  A family left without records of its own takes the decode layer cost of its
     stack's family with the most sources (the 910B and the 910C run the same vLLM-Ascend kernels, task
     queue and HCCL; the Hopper and Blackwell GPUs the same vLLM / SGLang CUDA code) and the stack's
     shared prefill costs (vLLM's, and SGLang's for an SGLang record); a stack without records, the priors."""
     stack = stack_of(family)
-    fits, sglang = fit_stack(seen, stack)
+    fits, sglang = fit_stack(seen, stack, request_overhead)
     if family in fits:
         return fits[family], sglang
     if not fits:
@@ -507,15 +552,18 @@ def cross_validate(records: list[Mapping[str, Any]]) -> CrossValidation:
     for source in sorted({source_of(r) for r in records}):
         held_out = [r for r in records if source_of(r) == source]
         family = family_of(held_out[0])
-        fit, sglang = held_out_fit([r for r in records if source_of(r) != source], family)
-        rows += compare_all(held_out, {family: _fit_of(family, fit, sglang)})
+        seen = [r for r in records if source_of(r) != source]
+        overhead = estimate_request_overhead(seen)  # the request path without the held-out source
+        fit, sglang = held_out_fit(seen, family, overhead)
+        rows += compare_all(held_out, {family: _fit_of(family, fit, sglang, overhead)})
     order = {r["id"]: i for i, r in enumerate(records)}
     return CrossValidation(tuple(sorted(rows, key=lambda r: order.get(r.record_id, 0))))
 
 
 def calibrate(records: list[Mapping[str, Any]]) -> tuple[dict[str, sm.FamilyCalibration], CrossValidation]:
     """The fit on every record and the bands from its leave-one-source-out cross-validation."""
-    fitted = fit_all(records)
+    overhead = estimate_request_overhead(records)
+    fitted = fit_all(records, overhead)
     cv = cross_validate(records)
     out: dict[str, sm.FamilyCalibration] = {}
     for family in sorted(set(fitted) | set(cv.families())):
@@ -530,6 +578,7 @@ def calibrate(records: list[Mapping[str, Any]]) -> tuple[dict[str, sm.FamilyCali
             len(cv.of(family)),
             few,
             round(sglang, 7),
+            round(overhead, 5),
         )
     return out, cv
 
@@ -554,6 +603,7 @@ def write_calibration(path: Path, families: Mapping[str, sm.FamilyCalibration], 
                     if f.sglang_prefill_layer_overhead_s
                     else {}
                 ),
+                **({"request_overhead_s": f.request_overhead_s} if f.request_overhead_s else {}),
             }
             for name, f in sorted(families.items())
         },

@@ -68,7 +68,10 @@ class PlatformFactors:
     layer of a decode step costs whatever its bytes: kernel launch gaps inside the captured graph and the
     synchronisation of its collectives) and ``prefill_layer_overhead_s`` (the same for an MoE layer of a
     prefill pass, which no engine captures: every operator of the layer is dispatched from the host, and
-    the routing and the expert dispatch synchronise with it).  The others are fixed per software stack, among
+    the routing and the expert dispatch synchronise with it).  One more is estimated from the data but not
+    per family: ``request_overhead_s``, vLLM's request path at one user (the median of what the dense vLLM
+    measurements leave once their prefill is costed; ``configurator.calibration.estimate_request_overhead``),
+    which runs on the host and is the same whatever the accelerator.  The others are fixed per software stack, among
     them ``bandwidth_efficiency`` of the dense weight and KV reads and ``expert_bandwidth_efficiency``
     of the routed-expert reads (fitted until the public data showed it does not move: every family's fit
     stayed within 4 % of its 0.60 prior).
@@ -79,7 +82,7 @@ class PlatformFactors:
     step_overhead_s: float  # fixed: per forward pass (scheduler, input preparation, sampling)
     collective_latency_s: float  # fixed: start-up latency of one collective on the scale-up fabric
     prefill_efficiency: float  # fixed: achieved ÷ peak dense TFLOPS in prefill (MFU)
-    request_overhead_s: float  # fixed: per request before prefill (HTTP, tokenizer, detokenizer)
+    request_overhead_s: float  # estimated (prior here): per request outside the forward passes
     inter_node_latency_factor: float = 3.0  # fixed: a collective crossing nodes costs this many latencies
     layer_overhead_s: float = 0.0  # fitted: fixed cost per layer per decode step (launch + sync)
     expert_bandwidth_efficiency: float = 0.0  # fixed: of the routed-expert reads (0: as the dense reads)
@@ -100,7 +103,8 @@ class PlatformFactors:
 #   is ≈ 10 kernels with ≈ 3 µs of launch gap and tail each (≈ 30 µs a layer); vLLM's custom
 #   all-reduce over NVLink costs ≈ 10 µs for a decode-sized message; the V1 engine's scheduler,
 #   input preparation and sampler ≈ 1.5 ms a step; a request spends ≈ 10 ms in the API server
-#   (HTTP, chat template, tokenizer) before it is scheduled.  Prefill GEMMs reach ≈ 50 % MFU.  An
+#   (HTTP, chat template, tokenizer) before it is scheduled — SGLang's measurements read this prior; vLLM's
+#   request path is estimated from the set (FamilyCalibration.request_overhead_s).  Prefill GEMMs reach ≈ 50 % MFU.  An
 #   NCCL all-reduce of a decode-sized message across nodes over InfiniBand (intra-node reduce, the
 #   NIC hop, intra-node broadcast) ≈ 80 µs: 8 × the NVLink latency.
 # Ascend: the same 85 % / 60 % of HBM bandwidth; a decoder layer is ≈ 20 operators dispatched through the
@@ -122,6 +126,9 @@ FIT_BOUNDS: dict[str, tuple[float, float]] = {
     "layer_overhead_s": (2e-6, 3e-3),
     "prefill_layer_overhead_s": (50e-6, 10e-3),
 }
+#: Bounds of the estimated request path (configurator/calibration estimate_request_overhead): 2 ms is
+#: an HTTP round trip and a tokenizer call on a loopback; 100 ms would be a front end stalled.
+REQUEST_OVERHEAD_BOUNDS = (2e-3, 0.1)
 
 #: Hardware families: accelerators that share kernels, memory system and software stack.  Each has
 #: its own fitted factors and its own cross-validated error band.
@@ -185,6 +192,11 @@ class FamilyCalibration:
     # read the set's SGLang measurements (configurator/calibration fit_stack); plans launch vLLM or
     # vLLM-Ascend and never use it.  0: no SGLang measurement on the stack.
     sglang_prefill_layer_overhead_s: float = 0.0
+    # vLLM's request path (API server, engine-core hand-off, detokenizer, streaming): estimated from the
+    # set's dense vLLM measurements at one user (configurator/calibration estimate_request_overhead), the
+    # same for every family — the path runs on the host, in vLLM's front end, which vLLM-Ascend shares.
+    # 0: the stack's prior (STACK_PRIORS).  SGLang measurements read the prior (calibration _as_served).
+    request_overhead_s: float = 0.0
 
 
 MIN_SOURCES = 3
@@ -212,6 +224,7 @@ def _load(path: Path) -> dict[str, FamilyCalibration]:
                 int(row["records"]),
                 bool(row.get("few_sources", False)),
                 float(row.get("sglang_prefill_layer_overhead_s", 0.0)),
+                float(row.get("request_overhead_s", 0.0)),
             )
         except (KeyError, TypeError, ValueError):
             continue
@@ -261,6 +274,7 @@ def factors_for_family(family: str) -> PlatformFactors:
         base,
         layer_overhead_s=fit.layer_overhead_s,
         prefill_layer_overhead_s=fit.prefill_layer_overhead_s,
+        request_overhead_s=fit.request_overhead_s or base.request_overhead_s,
     )
 
 
