@@ -11,13 +11,15 @@ from .. import serving_model as sm
 from ..checks import raise_
 from ..figures import FigureBook
 from ..types import Check, PerformanceSpec, PlanRequest, Source
-from .common import CALIBRATION_SOURCE, fig_input, fig_value
+from .common import CALIBRATION_SOURCE, FAMILY_NAMES, fig_input, fig_value
 
 
 def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors, stack: str) -> None:
     perf = req.performance
     base = sm.factors_for_family(stack)  # the family's fitted + fixed factors (stack: the family)
-    label = {"stack": stack}
+    # The family as a reader names it in each language (common.FAMILY_NAMES), never its code.
+    en, zh = FAMILY_NAMES.get(stack, (stack, stack))
+    label = {"family": en, "family_zh": zh}
 
     def source(name: str, requested: object) -> Source:
         return CALIBRATION_SOURCE if requested is None else Source("input", f"performance.{name}")

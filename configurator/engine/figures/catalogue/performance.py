@@ -8,8 +8,8 @@ what they are (docs/performance.md has the method).
 
 from ..book import FigureDef, SourceKind, Unit
 
-_FACTOR = " ({stack})"
-_FACTOR_ZH = "（{stack}）"
+_FACTOR = " ({family})"
+_FACTOR_ZH = "（{family_zh}）"
 
 FACTORS = (
     FigureDef(
@@ -51,8 +51,9 @@ FACTORS = (
     FigureDef(
         "performance.factors.request_overhead_s",
         Unit.SECONDS,
-        "Fixed time per request before its first token (API server, tokenizer, scheduling)" + _FACTOR,
-        "每请求首字前的固定开销（API 服务、分词、调度）" + _FACTOR_ZH,
+        "Fixed time per request outside its forward passes (API server, tokenizer, hand-off to the engine,"
+        " streaming)" + _FACTOR,
+        "每请求前向计算之外的固定开销（API 服务、分词、移交推理引擎、流式返回）" + _FACTOR_ZH,
         "calibrated",
         context=("stack",),
         source=SourceKind.PUBLIC,
