@@ -351,9 +351,10 @@ def _fit_of(
 
 def request_path_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The records that measure vLLM's request path: vLLM (or vLLM-Ascend) serving a dense model to one
-    user, with its TTFT.  A dense prefill has no fitted factor (its layers pay the stack's priors), so
-    what its TTFT leaves over the costed prefill is the path itself; an MoE prefill's layer cost is
-    fitted to the same TTFTs, and would take the path's time for its own."""
+    user, with its TTFT.  No factor is fitted to a dense prefill's TTFT (its layers pay the captured layer
+    cost and the eager prior, taken here at their priors), so what its TTFT leaves over the costed prefill
+    is the path itself; an MoE prefill's layer cost is fitted to the same TTFTs, and would take the path's
+    time for its own."""
     out = []
     for rec in records:
         if engine_of(rec) != "vllm" or int(rec["workload"]["concurrency"]) != 1:
