@@ -319,3 +319,20 @@ def section_rows(name, figures, currency="CNY", **keys):
         currency=currency or "CNY",
         keys={k: str(v) for k, v in keys.items()},
     )
+
+
+#: The card of the configurator page a figure's key belongs to (the summary's rows link to it).
+_CARD_OF_PREFIX = (
+    ("performance.", "card-performance"),
+    ("economics.", "card-tco"),
+    ("tco.", "card-tco"),
+    ("power.", "card-power"),
+    ("racks.", "card-racks"),
+)
+
+
+@register.filter
+def card_anchor(key) -> str:
+    """The id of the card that explains the figure ``key`` ("power.it.max_kw" → "card-power")."""
+    text = str(key or "")
+    return next((card for prefix, card in _CARD_OF_PREFIX if text.startswith(prefix)), "results")
