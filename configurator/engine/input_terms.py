@@ -310,6 +310,8 @@ INPUT_TERMS: dict[str, Term] = {
     "output_cost_share": Term("share of cost on output tokens", "输出 Token 成本占比"),
     "output_m_tokens": Term("output tokens (millions)", "输出 Token（百万）"),
     "price_per_kwh": Term("electricity price per kWh", "每千瓦时电价"),
+    "electricity_price_per_kwh": Term("electricity price per kWh", "每千瓦时电价"),
+    "pue": Term("PUE", "PUE（电能利用效率）"),
     "prices": Term("prices", "价格"),
     "quote_discount": Term("quote discount", "报价折扣"),
     "rack_unit_price": Term("rack unit price", "机柜单价"),
