@@ -1140,8 +1140,9 @@ def _seed_checks(
             ports = sum(r.ports_needed for r in rws)
             p = rws[0].ports_per_switch if rws else 0
             more, fewer = more or mine > count, fewer or mine < count
-            diffs_en.append(f"{fabric}: seed {count}, plan {mine} ({ports} ports on {p}-port switches)")
-            diffs_zh.append(f"{fabric}：种子方案 {count} 台，本方案 {mine} 台（{ports} 个端口，单台 {p} 口）")
+            en, zh = fabric_label(fabric, "en"), fabric_label(fabric, "zh")
+            diffs_en.append(f"{en}: seed {count}, plan {mine} ({ports} ports on {p}-port switches)")
+            diffs_zh.append(f"{zh}：种子方案 {count} 台，本方案 {mine} 台（{ports} 个端口，单台 {p} 口）")
     if not diffs_en:
         return [
             raise_(

@@ -6,6 +6,7 @@ words come from ``configurator/engine/vocabulary.py``, as in the engine, the dra
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal, InvalidOperation
 from html import escape as _html_escape
 
@@ -21,7 +22,9 @@ from configurator.engine.formatting import (
     format_percent,
     format_seconds,
 )
+from configurator.engine.input_terms import input_label, source_ref_zh
 from configurator.engine.vocabulary import is_zh
+from configurator.web.forms import ConfiguratorForm
 
 register = template.Library()
 
@@ -187,7 +190,9 @@ def why(figures, key):
         for name, value in inputs.items():
             # A value that is a code or a named mapping (a cooling kind, media counts) is data, as its name is.
             code = isinstance(value, (str, dict, list, tuple)) and _num(value) is None
-            parts += ['<tr><td class="mono" translate="no">', _esc(name), "</td>"]
+            # What the name stands for, in the page's language, beside the name the formula uses.
+            parts += ["<tr><td>", _esc(_input_word(figures, name, zh)), "</td>"]
+            parts += ['<td class="mono small" translate="no">', _esc(name), "</td>"]
             parts.append('<td class="num" translate="no">' if code else '<td class="num">')
             parts += [_esc(_format_input(name, value)), "</td></tr>"]
         parts.append("</table>")
@@ -201,10 +206,51 @@ def why(figures, key):
         '">',
         _esc(kind_label),
         "</span>",
-        (' · <span translate="no">' + _esc(ref) + "</span>") if ref else "",
+        _source_ref(ref, kind, zh),
         "</div></details>",
     ]
     return mark_safe("".join(parts))
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_PATHS = re.compile(r"^[a-z_]+\.[a-z_.]+(, [a-z_]+\.[a-z_.]+)*$")  # an input's request fields
+
+
+def _source_ref(ref: str, kind: str, zh: bool) -> str:
+    """Where a figure comes from, after its kind.  In Chinese: the engine's own note translated
+    (``input_terms.SOURCE_REFS_ZH``), the request fields an input comes from named as the form
+    names them, and a citation of a document kept as the original, quoted (``<q lang="en">``)."""
+    if not ref:
+        return ""
+    if not zh or _CJK.search(ref):
+        return ' · <span translate="no">' + _esc(ref) + "</span>"
+    if kind == "input" and _PATHS.match(ref):
+        words = "、".join(_field_word(path) for path in ref.split(", "))
+        return " · " + _esc(words) + ' <span class="mono small" translate="no">' + _esc(ref) + "</span>"
+    translated = source_ref_zh(ref)
+    if translated:
+        return " · " + _esc(translated)
+    return ' · 原文：<q class="cite" lang="en" translate="no">' + _esc(ref) + "</q>"
+
+
+def _field_word(path: str) -> str:
+    """A request field in the Chinese reader's words: the form's label, else the input table's."""
+    label = str(ConfiguratorForm.describe(path, None)[0])
+    if label != path:
+        return label
+    return input_label(path.rsplit(".", 1)[-1], "zh-hans") or path
+
+
+def _input_word(figures: dict, name: str, zh: bool) -> str:
+    """A formula input in words: the label of the figure of that name, else the input table's
+    (``engine/input_terms.py``); empty for a name made from data (a switch, a node, a rack)."""
+    keys = _by_name(figures).get(name)
+    if keys:
+        g = figures[keys[0]]
+        label = (g.get("label_zh") if zh else g.get("label_en")) or g.get("label_en")
+        if label:
+            return str(label)
+    return input_label(name, "zh-hans" if zh else "en")
 
 
 def _esc(value) -> str:
@@ -319,3 +365,20 @@ def section_rows(name, figures, currency="CNY", **keys):
         currency=currency or "CNY",
         keys={k: str(v) for k, v in keys.items()},
     )
+
+
+#: The card of the configurator page a figure's key belongs to (the summary's rows link to it).
+_CARD_OF_PREFIX = (
+    ("performance.", "card-performance"),
+    ("economics.", "card-tco"),
+    ("tco.", "card-tco"),
+    ("power.", "card-power"),
+    ("racks.", "card-racks"),
+)
+
+
+@register.filter
+def card_anchor(key) -> str:
+    """The id of the card that explains the figure ``key`` ("power.it.max_kw" → "card-power")."""
+    text = str(key or "")
+    return next((card for prefix, card in _CARD_OF_PREFIX if text.startswith(prefix)), "results")

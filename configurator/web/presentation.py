@@ -115,6 +115,18 @@ def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | No
     return out
 
 
+def problem_groups(problems: list[dict]) -> list[dict]:
+    """The findings grouped by severity (errors first) and, within it, by area in the order the
+    areas first appear: each group one collapsible list on the page."""
+    groups: dict[tuple[str, str], dict] = {}
+    for c in problems:
+        key = (c["severity"], c["area"])
+        if key not in groups:
+            groups[key] = {"severity": c["severity"], "area": c["area"], "items": []}
+        groups[key]["items"].append(c)
+    return sorted(groups.values(), key=lambda g: -SEVERITY_ORDER.get(g["severity"], 0))
+
+
 def _memory_panels(result: dict, lang: str) -> list[dict]:
     memory = result.get("memory") or {}
     layout = result.get("layout") or {}
@@ -404,18 +416,20 @@ def context_from_dict(
             "performance.ttft_above_target",  # the queue's added TTFT is in the statement
             "performance.tpot_above_target",
         }
+    problems = [
+        c
+        for c in localized
+        if c["severity"] != "ok"
+        and c["code"] != "performance.serving_settings_recommended"
+        and c["code"] not in folded
+    ]
     return {
         "result": result,
         "ok": result.get("ok", False),
         "verdicts": verdicts(checks, lang),
         "checks": localized,
-        "problems": [
-            c
-            for c in localized
-            if c["severity"] != "ok"
-            and c["code"] != "performance.serving_settings_recommended"
-            and c["code"] not in folded
-        ],
+        "problems": problems,
+        "problem_groups": problem_groups(problems),
         "headline": headline,
         "recommendation": next(
             (c for c in localized if c["code"] == "performance.serving_settings_recommended"), None

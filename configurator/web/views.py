@@ -113,6 +113,7 @@ def _fold_acknowledged(context: dict, acks: dict[str, str]) -> None:
     context["problems"] = [
         c for c in context["problems"] if not (c["severity"] == "warning" and c["code"] in current)
     ]
+    context["problem_groups"] = presentation.problem_groups(context["problems"])
     context["acknowledged_json"] = json.dumps(current, ensure_ascii=False, sort_keys=True)
 
 

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from ..checks import raise_
 from ..figures import FigureBook
+from ..formatting import format_money
 from ..types import Check, PlanRequest, Source, TcoMonthRow, TcoYearRow
 from .capex import Capex
 from .money import MONTHS_PER_YEAR, bill, cents
@@ -201,9 +202,10 @@ def buy_vs_lease(
                 "commercial.no_break_even",
                 figures={"buy_total": str(cents(buy_total)), "lease_total": str(cents(lease_total))},
                 horizon=horizon,
-                buy=cents(buy_total),
-                lease=cents(lease_total),
-                currency=currency,
+                buy_en=format_money(cents(buy_total), currency, "en"),
+                buy_zh=format_money(cents(buy_total), currency, "zh-hans"),
+                lease_en=format_money(cents(lease_total), currency, "en"),
+                lease_zh=format_money(cents(lease_total), currency, "zh-hans"),
             )
         )
     return HorizonTotals(

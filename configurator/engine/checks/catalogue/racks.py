@@ -86,6 +86,8 @@ DEFS = (
     CheckDef(
         "racks.count_vs_seed",
         "racks",
+        # Every variant is a note: the rack count follows from the rack type and the power limit the
+        # engineer chose; the source documents' count is a reference, not a finding to act on.
         Severity.OK,
         "{racks} racks, {units}U used (incl. switches and PDUs), as in the seed ({seed}: "
         "≈{seed_units}U, {seed_racks} racks).",
@@ -104,13 +106,11 @@ DEFS = (
                 "{server_kw:g} kW where its space holds {by_u}.",
                 DIFFERS_ZH + "机柜功率上限 {max_kw:g} kW 只能容纳 {by_kw} 台 {server_kw:g} kW 的服务器"
                 "（按空间可放 {by_u} 台）。",
-                severity=Severity.WARNING,
             ),
             "space": Variant(
                 DIFFERS_EN + "{per_rack} server(s) per rack fit in {usable}U usable, with the switches and "
                 "PDUs placed as well.",
                 DIFFERS_ZH + "每柜可用 {usable}U 只能容纳 {per_rack} 台服务器（另需放置交换机与 PDU）。",
-                severity=Severity.WARNING,
             ),
             "denser": Variant(
                 DIFFERS_EN
