@@ -264,7 +264,7 @@ def condition_mismatches(figures: Mapping[str, Any], request: Mapping) -> list[t
 
 
 def benchmark_mismatches(
-    figures: Mapping[str, Any], resolved: Mapping, *, conditions: bool = True
+    figures: Mapping[str, Any], resolved: Mapping, *, conditions: bool = False
 ) -> dict[str, list[str]]:
     """Why a parsed result (:func:`parse_benchmark`) does not belong to a plan, by field; {} when it does.
 
@@ -274,7 +274,9 @@ def benchmark_mismatches(
     script writes them with ``--metadata``).  A result with no ``model_id`` is refused: nothing
     says what was measured.  With ``conditions`` the load and request lengths are compared too
     (:func:`condition_mismatches`): a figure measured at 1,000 users or with 100-token prompts is not
-    this plan's.  Plain function: the importer, the measured figures and the calibration set call it.
+    this plan's.  The importer compares identity only (the bundle's acceptance sweep measures 1, 2,
+    4 … users, all of them evidence); the measured figures (``measured_context``) and the calibration
+    set also need the conditions.  Plain function: all three call it.
     """
     plan = plan_identity(resolved)
     errors: dict[str, list[str]] = {}

@@ -97,7 +97,7 @@ def mismatches(benchmark: MeasuredBenchmark, conditions: dict[str, Any] | None =
             problems.append(f"layout: measured {key} {c[key]}, the plan has {plan_layout[key]}")
     # The server and node count the file itself names (the bundle's benchmark.sh --metadata).
     resolved = benchmark.revision.resolved_json if isinstance(benchmark.revision.resolved_json, dict) else {}
-    identity = benchmark_mismatches(figures, resolved, conditions=False)
+    identity = benchmark_mismatches(figures, resolved)
     for field, messages in identity.items():
         if field != "model_id":  # the model is compared above, by every name the plan serves it under
             label = "hardware" if field == "server" else "layout"
