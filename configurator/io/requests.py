@@ -30,6 +30,7 @@ from configurator.engine.defaults import SERVING_RANGES, serving_defaults
 from configurator.engine.engine_versions import engine_error, engine_for, version_error
 from configurator.engine.formatting import format_plain
 from configurator.engine.launch import launch_port_conflicts
+from configurator.engine.placement import checkpoint_flag_problem
 
 
 class RequestError(Exception):
@@ -457,6 +458,11 @@ def _resolve_checkpoint(data, model, server, catalog: CatalogPort, errs: _Collec
             return None
         return spec
     if isinstance(raw, dict):
+        # Its flags reach every node script and manifest: the catalog's grammar, or a 400.
+        problem = checkpoint_flag_problem(raw.get("launch_flags", []))
+        if problem:
+            errs.add("checkpoint.launch_flags", problem)
+            return None
         return _dataclass_from(et.CheckpointSpec, raw, "checkpoint", errs)
     errs.add("checkpoint", "must be a checkpoint slug (text) or an inline checkpoint object.")
     return None

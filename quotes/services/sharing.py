@@ -200,6 +200,37 @@ def _clean_text(
     return text
 
 
+OPTION_LETTERS = "ABC"  # the quoted configuration (A) and at most two options (proposals.options)
+
+
+def offered_options(revision) -> list[str]:
+    """The options the proposal of ``revision`` offers, as it labels them ("Option A" …): none when
+    the quote has no alternatives (the quoted configuration is the offer)."""
+    count = revision.quote.options.count()  # proposals.ProposalOption (related name "options")
+    if not count:
+        return []
+    return [_("Option %(letter)s") % {"letter": letter} for letter in OPTION_LETTERS[: 1 + min(count, 2)]]
+
+
+def accepted_option(revision, option: str) -> str:
+    """The offered option the customer named ("B", "Option B", "方案 B"), as the proposal labels it;
+    refused (``option``) when it is not one of the revision's options, or when there are none."""
+    if not option:
+        return ""
+    offered = offered_options(revision)
+    if not offered:
+        raise ValidationError(
+            {"option": _("This offer has no options to choose from; leave the option empty.")}
+        )
+    key = "".join(option.split()).upper()
+    for letter, label in zip(OPTION_LETTERS, offered, strict=False):
+        if key in (letter, f"OPTION{letter}", "".join(label.split()).upper()):
+            return label
+    raise ValidationError(
+        {"option": _("Choose one of the options offered: %(options)s.") % {"options": ", ".join(offered)}}
+    )
+
+
 def customer_accept(
     *, link: ShareLink, request, name: str, title: str, option: str = "", confirmed: bool = False
 ) -> CustomerAcceptance:
@@ -219,6 +250,7 @@ def customer_accept(
         if refusal:
             raise ValidationError(refusal)
         revision = link.revision
+        option = accepted_option(revision, option)
         statement = _(
             "I, %(name)s (%(title)s), accept offer %(number)s of %(date)s for %(customer)s: "
             "net total %(total)s %(currency)s%(option)s."

@@ -126,9 +126,7 @@ def test_the_customer_accepts_and_the_quote_becomes_accepted(
     assert response.status_code == 400 and "tick the box" in response.content.decode()
     assert not CustomerAcceptance.objects.exists()
     with django_capture_on_commit_callbacks(execute=True):
-        response = customer.post(
-            accept, {"name": "Li Wei", "title": "CIO", "option": "Purchase", "confirm": "on"}
-        )
+        response = customer.post(accept, {"name": "Li Wei", "title": "CIO", "confirm": "on"})
     assert response.status_code == 302
     acceptance = CustomerAcceptance.objects.get()
     assert (acceptance.revision_id, acceptance.name, acceptance.title, acceptance.ip) == (

@@ -105,6 +105,19 @@ DEFS = (
         source="docs/performance.md §5 (measured beats estimated)",
     ),
     CheckDef(
+        "performance.calibration_fit_set_aside",
+        "performance",
+        Severity.WARNING,
+        "The stored performance fit for {family} is broken or out of its physical bounds; "
+        "the estimate uses the uncalibrated priors and the wide band.",
+        "{family_zh}存储的性能拟合已损坏或超出物理范围，估算改用未校准的先验系数和宽误差带。",
+        fix=Fix(
+            "Ask the catalog administrator to run the calibration again.",
+            "请目录管理员重新运行性能校准。",
+        ),
+        source="docs/performance.md §3 (bounds of the fit)",
+    ),
+    CheckDef(
         "performance.estimate_unconfirmed",
         "performance",
         Severity.OK,
