@@ -745,6 +745,32 @@ def _sizing(result: Mapping, tokens: Mapping, *, internal: bool) -> dict[str, An
     return out
 
 
+def _requirement(result: Mapping, resolved: Mapping, scenario: str, lang: str) -> dict[str, Any]:
+    """The customer's requirement as the plan states it: the stated load, the latency targets beside
+    the estimate at that load (``performance.sla``), the availability target, and where they came
+    from; ``targets_missed`` when the estimate misses a stated target (then no "recommended")."""
+    workload = resolved.get("workload") or {}
+    design = _get(result, "performance", "design_point") or {}
+    rows = story.requirement_rows(result)
+    assumed = bool(design.get("targets_assumed")) and not rows
+    assumed_targets = [
+        {"label": story.target_labels()[key][0], "target": story.target_value(key, value)}
+        for key, value in (design.get("targets") or {}).items()
+        if key in story.target_labels()
+    ] if assumed else []  # fmt: skip
+    availability = workload.get("availability_target")
+    return {
+        "concurrency": workload.get("concurrency"),
+        "input_tokens": workload.get("input_tokens"),
+        "output_tokens": workload.get("output_tokens"),
+        "rows": rows,
+        "assumed": assumed_targets,
+        "availability": float(availability) if availability is not None else None,
+        "scenario": scenario_label(scenario, lang) if scenario else "",
+        "targets_missed": any(not row["met"] for row in rows),
+    }
+
+
 def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str, Any]:
     """Everything the proposal template shows for ``revision``, in ``lang``, for one edition.
 
@@ -884,6 +910,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         else None
     )
     sizing = _sizing(result, tokens, internal=internal)
+    requirement = _requirement(result, resolved, scenario, lang)
     layout_summary = separator.join(
         f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
         for g in groups
@@ -982,6 +1009,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "tco": tco,
         "token_headline": token_headline,
         "sizing": sizing,
+        "requirement": requirement,
         "option_columns": option_columns,
         "option_table": comparison_table(option_columns) if option_columns else [],
         "option_reason": recommendation_reason(
