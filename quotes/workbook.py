@@ -534,11 +534,18 @@ def write_tco_and_results(
         "vat_rate_services": vat_rate[1],
         "vat_rate_installation": vat_rate[2],
         "usd_rate": Decimal(str(revision.usd_rate)),
-        "horizon": Decimal(0),
         "npv_rate": npv_rate,
         "capex": bom["values"]["capex"],
         "servers": bom["values"]["servers"],
     }
+    # The horizon the plan states (blank without one: never "0 years"), also where the workbook has no
+    # TCO to compute (no lease offer, or a price on request).
+    result = revision.result_json if isinstance(revision.result_json, dict) else {}
+    stated_horizon = _dec(
+        (result.get("tco") or {}).get("horizon_years") if isinstance(result.get("tco"), dict) else None
+    )
+    if stated_horizon:
+        v["horizon"] = stated_horizon
     if tco is not None:
         v.update(tco)
         v["servers_net"] = _cents(v["servers"] * (1 - quote_discount))

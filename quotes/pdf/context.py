@@ -771,6 +771,34 @@ def _requirement(result: Mapping, resolved: Mapping, scenario: str, lang: str) -
     }
 
 
+def _residual(figures: Mapping, resolved: Mapping, request: Mapping) -> dict[str, Any] | None:
+    """The residual value as a stated assumption: its amount and share of the servers' net price, where
+    it comes from (the request's own figure, or the default: the straight-line book value, an
+    accounting value and not a resale price; configurator.engine.tco.lease.book_value_fraction), and
+    its effect: the purchase TCO with it (``tco.buy_total``) and without it
+    (``tco.buy_total_without_residual``), both figures of the plan.  None without a residual value."""
+
+    def value(key: str) -> Any:
+        figure = figures.get(key)
+        return figure.get("value") if isinstance(figure, Mapping) else None
+
+    amount = value("tco.residual_value")
+    if not amount or Decimal(str(amount)) == 0:
+        return None
+    commercial = resolved.get("commercial") or {}
+    stated = isinstance(request.get("commercial"), Mapping) and (
+        "residual_value_fraction" in request["commercial"]
+    )
+    return {
+        "amount": amount,
+        "fraction": float(commercial.get("residual_value_fraction") or 0),
+        "stated": stated,
+        "depreciation_years": commercial.get("depreciation_years"),
+        "tco_with": value("tco.buy_total"),
+        "tco_without": value("tco.buy_total_without_residual"),
+    }
+
+
 def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str, Any]:
     """Everything the proposal template shows for ``revision``, in ``lang``, for one edition.
 
@@ -1029,6 +1057,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         ),
         "data_residency": scenario in DATA_RESIDENCY_SCENARIOS,
         "tco_valid": bool(tco) and tco.get("valid", True) is not False,
+        "residual": _residual(figures, resolved, request),
         "tco_rows": section_model.tco_rows(figures, tco, lang, currency=revision.currency),
         "sensitivity_groups": _sensitivity_groups(tco, lang),
         "purchase_lines": purchase_lines,
