@@ -271,6 +271,7 @@ def _customer_context(link: ShareLink, token: str, **extra) -> dict:
             "unit_price": line.unit_price,
             "discount": line.discount,
             "line_total": line.line_total,
+            "on_request": line.price_on_request and not line.unit_price,
         }
         (lease if line.category == BomCategory.LEASE else lines).append(row)
     return {
@@ -280,6 +281,7 @@ def _customer_context(link: ShareLink, token: str, **extra) -> dict:
         "quote": quote,
         "lines": lines,
         "lease_lines": lease,
+        "lines_on_request": [row for row in lines if row["on_request"]],
         "owner_name": revision_prepared_by(revision),
         "pdf_ready": _customer_pdf_ready(revision),
         "acceptance": getattr(revision, "customer_acceptance", None),

@@ -19,7 +19,10 @@ from django.db import transaction
 from django.db.models import Max
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+
+from configurator.public import is_zh
 
 from .. import notify
 from ..frozen import revision_quote
@@ -169,6 +172,14 @@ def acceptance_refusal(link: ShareLink) -> str:
         return _("This offer has been replaced by a newer one; please ask your contact for it.")
     if quote.status != QuoteStatus.SENT:
         return _("This offer cannot be accepted online any more; please contact us.")
+    if revision.lines_on_request:
+        return _(
+            "This offer has items priced on request (%(items)s); it can be accepted once they are priced."
+        ) % {
+            "items": ", ".join(
+                line.description_in(zh=is_zh(get_language())) for line in revision.lines_on_request
+            )
+        }
     valid_until = revision_quote(revision).valid_until  # the validity the offer was issued with
     if valid_until < timezone.localdate():
         return _("This offer expired on %(date)s; please ask your contact for a new one.") % {

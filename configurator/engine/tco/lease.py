@@ -151,6 +151,14 @@ def buy_vs_lease(
         colocation=cents(colocation),
         residual_value=cents(residual),
     )
+    # The same total without the residual value: the effect of that assumption, stated beside it.
+    book.put(
+        "tco.buy_total_without_residual",
+        cents(buy_total + residual),
+        label={"horizon": horizon},
+        buy_total=cents(buy_total),
+        residual_value=cents(residual),
+    )
     book.put(
         "tco.lease_total",
         cents(lease_total),
