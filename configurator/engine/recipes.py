@@ -518,6 +518,27 @@ K3_BLACKWELL_ATTENTION = Block(
 ASYNC_SCHEDULING = Block(
     "async-scheduling", "[LLAMA] hardware_overrides.hopper", flags=(("--async-scheduling", None),)
 )
+# A model whose linear-attention layers keep a short-convolution state (KDA, Gated DeltaNet, Mamba: the
+# catalog's ``linear_conv_kernel``) moves that state through NIXL with three reads per block, which vLLM's
+# NIXL worker allows only in the DS (dim, state_len) layout: ``assert is_conv_state_dim_first(), "3-read
+# Mamba conv transfer requires DS conv state layout. Set VLLM_SSM_CONV_STATE_LAYOUT=DS"``
+# (vllm-project/vllm vllm/distributed/kv_transfer/kv_connector/v1/nixl/, the Mamba transfer spec;
+# vllm/model_executor/layers/mamba/mamba_utils.py ``get_conv_state_layout`` defaults to SD).  The K3 recipe
+# sets it for every P/D engine ([K3-CUDA] ``strategy_overrides.pd_cluster.env``).
+CONV_STATE_DS = Block(
+    "conv-state-ds",
+    "[NIXL] worker assertion; [K3-CUDA] strategy_overrides.pd_cluster.env",
+    env={"VLLM_SSM_CONV_STATE_LAYOUT": "DS"},
+)
+
+
+def model_env(model: ModelSpec, connector: str) -> dict[str, str]:
+    """Environment the model needs on this KV transfer path, whatever the recipe: the DS conv-state
+    layout for a model with a convolution state over NIXL (:data:`CONV_STATE_DS`)."""
+    conv_state = model.linear_layers > 0 and model.linear_conv_kernel > 1
+    return dict(CONV_STATE_DS.env) if connector == "nixl" and conv_state else {}
+
+
 NIXL_PD = Block(
     "nixl-pd",
     "[NIXL]: the side channel on the node's own address (default localhost fails across nodes), UCX over RDMA",

@@ -132,3 +132,47 @@ def test_the_auto_planner_lists_a_multi_node_nvidia_candidate_for_k3(catalog):
     cand = next(c for c in nvidia if c.server.slug == H200)
     _, res = plan_from_json(cand.request_json)
     assert _errors(res) == []
+
+
+def _pod_templates(doc):
+    tmpl = doc["spec"]["leaderWorkerTemplate"]
+    return [tmpl[k] for k in ("leaderTemplate", "workerTemplate") if k in tmpl]
+
+
+@pytest.mark.parametrize("server", [H200, "dgx-b200"])
+def test_k3_pd_over_nixl_sets_the_ds_conv_state_layout_in_every_script_and_pod(catalog, server):
+    # K3's KDA layers keep a short-convolution state (config.json linear_attn_config short_conv_kernel_size
+    # 4): vLLM's NIXL worker asserts "3-read Mamba conv transfer requires DS conv state layout. Set
+    # VLLM_SSM_CONV_STATE_LAYOUT=DS" (vllm nixl connector), and the K3 recipe's pd_cluster env sets it
+    # (vllm-project/recipes models/moonshotai/Kimi-K3.yaml strategy_overrides.pd_cluster.env).
+    req, result = plan_from_json(
+        {"model": "kimi-k3", "server": server,
+         "topology": {"kind": "disaggregated", "nodes": 4, "prefill_nodes": 2, "decode_nodes": 2}}
+    )  # fmt: skip
+    assert req.model.linear_layers > 0 and req.model.linear_conv_kernel == 4
+    files = bundle_files(result.launch)
+    engines = [n for n in result.launch.nodes if n.role in ("prefill", "decode")]
+    assert len(engines) == 4
+    for node in engines:
+        assert "export VLLM_SSM_CONV_STATE_LAYOUT=DS\n" in files[node.script]
+    pods = 0
+    for _, doc in _docs(files):
+        if doc["kind"] != "LeaderWorkerSet":
+            continue
+        for tmpl in _pod_templates(doc):
+            for c in tmpl["spec"]["containers"]:
+                assert {"name": "VLLM_SSM_CONV_STATE_LAYOUT", "value": "DS"} in c["env"]
+                pods += 1
+    assert pods == 4  # a leader and a worker template per side
+
+
+def test_a_model_without_a_conv_state_or_without_nixl_gets_no_conv_state_layout(catalog):
+    # Llama 3.3 has full attention only (no linear layers): nothing to transfer in DS layout.
+    _, llama = plan_from_json(
+        {"model": "llama-3-3-70b", "server": H200,
+         "topology": {"kind": "disaggregated", "nodes": 2, "prefill_nodes": 1, "decode_nodes": 1}}
+    )  # fmt: skip
+    assert all("VLLM_SSM_CONV_STATE_LAYOUT" not in n.env for n in llama.launch.nodes)
+    # K3 aggregated on H200: no KV transfer, so vLLM keeps its default layout.
+    _, agg = plan_from_json({"model": "kimi-k3", "server": H200, "topology": {"kind": "single", "nodes": 2}})
+    assert all("VLLM_SSM_CONV_STATE_LAYOUT" not in n.env for n in agg.launch.nodes)

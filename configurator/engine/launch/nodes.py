@@ -451,6 +451,7 @@ def build_pd(
             index = g.first_node + k
             ip = site.ips[index]
             env = _env(recipe, deviations, side, site, ip, cross_node=cross_node)
+            env.update(rc.model_env(req.model, recipe.connector))
             argvs: list[tuple[str, ...]] = []
             ports: list[int] = []
             for local in range(p.dp_local):
