@@ -578,6 +578,9 @@ class LaunchSpec:
     kv_port_decode: int = 36200
     image: str = ""
     served_model_name: str = ""
+    # Kubernetes node labels the engine pods must carry (label → value); empty: the accelerator's device
+    # plugin label (launch/containers.py DEFAULT_NODE_SELECTOR).
+    node_selector: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -1505,6 +1508,7 @@ class BundleContext:
     devices_per_node: int = 8
     workload: tuple[int, int, int] = (8192, 1024, 16)  # input tokens, output tokens, concurrency
     max_num_seqs: int = 16
+    node_selector: Mapping[str, str] = field(default_factory=dict)  # LaunchSpec.node_selector, as given
 
     def __post_init__(self) -> None:
         # A context rebuilt from stored JSON carries plain lists and dicts.

@@ -197,6 +197,11 @@ def _check_launch(launch: et.LaunchSpec | None, errs: _Collector) -> None:
     for path, value, rule in checks:
         if value and (problem := rule(value)):
             errs.add(path, problem)
+    for key, value in (launch.node_selector or {}).items():
+        if problem := sv.label_key_error(key):
+            errs.add("launch.node_selector", f"key {problem}")
+        elif isinstance(value, str) and (problem := sv.label_value_error(value)):
+            errs.add(f"launch.node_selector.{key}", problem)
 
 
 def _convert(value, tp, path: str, errs: _Collector):

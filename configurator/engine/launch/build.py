@@ -57,6 +57,7 @@ def build_launch(req: PlanRequest, layout: LayoutResult) -> LaunchResult:
         devices_per_node=site.devices_per_node,
         workload=(w.input_tokens, w.output_tokens, w.concurrency),
         max_num_seqs=req.serving.max_num_seqs,
+        node_selector=dict(req.launch.node_selector or {}),
     )
     book = FigureBook()
     book.put("launch.scripts", len(nodes) + services, source=SOURCE_DOCS, nodes=len(nodes), services=services)

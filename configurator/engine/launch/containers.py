@@ -44,6 +44,20 @@ NVIDIA_RESOURCE = "nvidia.com/gpu"
 # (Mellanox/k8s-rdma-shared-dev-plugin README: resourcePrefix "rdma", resourceName "rdma_shared_device_a";
 # the NVIDIA Network Operator deploys the same plugin).  A cluster whose plugin names it otherwise renames it.
 RDMA_RESOURCE = "rdma/rdma_shared_device_a"
+# Where the engine pods may run when the request names no node labels (``launch.node_selector``): the
+# label each accelerator's device plugin stack puts on its nodes.  NVIDIA: ``nvidia.com/gpu.present=true``,
+# set by GPU Feature Discovery / the GPU Operator on every node with a GPU (the Operator's own operands
+# select on it); Ascend: ``accelerator=huawei-Ascend910``, the label the MindCluster Ascend Device Plugin's
+# DaemonSet selects for Atlas training-series nodes, A2 and A3 included (gitcode.com/Ascend/mind-cluster,
+# component/ascend-device-plugin/build/ascendplugin-910.yaml ``nodeSelector``).
+DEFAULT_NODE_SELECTOR = {
+    "cuda": {"nvidia.com/gpu.present": "true"},
+    "ascend": {"accelerator": "huawei-Ascend910"},
+}
+# /dev/shm of a CUDA pod: NCCL and the engines' shared-memory rings live there.  llm-d's vLLM pods mount a
+# 2 GiB memory emptyDir (llm-d guides, ``dshm`` sizeLimit 2Gi); Docker's default 64 MiB starves NCCL.  The
+# Ascend tutorial's ``docker run --shm-size=1g`` stays as it is.
+SHM_LIMIT = {"cuda": "2Gi", "ascend": "1Gi"}
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
@@ -223,7 +237,7 @@ def _pod_spec(
         containers.append(container)
     volumes: list[dict[str, Any]] = [
         {"name": "model", "hostPath": {"path": ctx.model_path, "type": "Directory"}},
-        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_LIMIT[_platform(ctx)]}},
     ]
     if node.role == "prefill" and recipe.connector == "mooncake-memcache":  # mmc-local.conf for the KV pool
         volumes.append({"name": "memcache", "hostPath": {"path": MEMCACHE_DIR, "type": "Directory"}})
@@ -237,6 +251,7 @@ def _pod_spec(
             for c in containers:
                 c["volumeMounts"].append({"name": f"ascend-{i}", "mountPath": inside, "readOnly": True})
     spec: dict[str, Any] = {
+        "nodeSelector": node_selector(ctx),
         "hostNetwork": True,  # HCCL/NCCL and the DP RPC need the node's own network, as --net=host does
         "dnsPolicy": "ClusterFirstWithHostNet",
         "terminationGracePeriodSeconds": 60,
@@ -246,6 +261,15 @@ def _pod_spec(
     spec["containers"] = containers
     spec["volumes"] = volumes
     return spec
+
+
+def _platform(ctx: BundleContext) -> str:
+    return "ascend" if ctx.ascend else "cuda"
+
+
+def node_selector(ctx: BundleContext) -> dict[str, str]:
+    """The engine pods' ``nodeSelector``: the request's labels, else the accelerator's default label."""
+    return dict(ctx.node_selector) if ctx.node_selector else dict(DEFAULT_NODE_SELECTOR[_platform(ctx)])
 
 
 def _metaservice_sidecar(ctx: BundleContext) -> dict[str, Any]:
