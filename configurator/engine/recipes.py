@@ -54,7 +54,7 @@ Sources (all public; read on the branch named):
   ``VLLM_NIXL_SIDE_CHANNEL_PORT``, default 5600).
 * [ROUTER] vllm-project/recipes, main, src/lib/command-synthesis.js (pd_cluster):
   ``vllm-router --policy round_robin --vllm-pd-disaggregation --prefill URL … --decode URL …``,
-  (github.com/vllm-project/router), run from its own image [ROUTER-IMAGE], never installed at start.
+  (github.com/vllm-project/router), run from its own image built from [ROUTER-PYPI], never installed at start.
 * [DP]     vllm-project/vllm docs/serving/data_parallel_deployment.md (multi-node DP,
   ``--headless``, ``--data-parallel-start-rank``; external LB with ``--data-parallel-rank``).
 * [K8S]    vllm-project/vllm docs/deployment/frameworks/lws.md (LeaderWorkerSet);
@@ -67,9 +67,9 @@ Sources (all public; read on the branch named):
   (``multi_node_tp_dp: {h200: supported}``, ``multi_node_dep: {h100: unsupported, h200: unsupported}``)
   and strategies/multi_node_tp_dp.yaml (TP = GPUs per node, DP = nodes, no ``--enable-expert-parallel``)
   / strategies/multi_node_dep.yaml (``--enable-expert-parallel`` with DP across nodes).
-* [ROUTER-IMAGE] vllm-project/router, .buildkite/scripts/publish-release-images.sh (release images
-  ``vllm/vllm-router:v<version>``), Dockerfile.router (the ``vllm-router`` binary on the PATH), Cargo.toml
-  (version 0.1.15).
+* [ROUTER-PYPI] pypi.org/project/vllm-router (releases 0.1.9 … 0.1.17, 0.1.15 among them: wheels built
+  by vllm-project/router .buildkite/release-pipeline.yml, manylinux_2_28 x86_64 and aarch64);
+  vllm-project/router pyproject.toml ``[project.scripts]`` (the ``vllm-router`` command).
 """
 
 from __future__ import annotations
@@ -926,9 +926,15 @@ CUDA_GENERIC = Recipe(
 )
 
 
-# The router's release image [ROUTER-IMAGE]: vllm/vllm-openai does not ship vllm-router, and installing it
-# when the pod starts needs the Internet from the cluster.
-ROUTER_IMAGE = "vllm/vllm-router:v0.1.15"
+# The router's image, built by the bundle's ``router/Dockerfile`` from the pinned PyPI release [ROUTER-PYPI]:
+# vllm/vllm-openai does not ship vllm-router, installing it when the pod starts needs the Internet from the
+# cluster, and the public record (the router's docs and issues) names nightly tags of vllm/vllm-router, no
+# release tag one can check, so the bundle builds its own.  The wheel installs the ``vllm-router`` command
+# ([ROUTER-PYPI] pyproject ``[project.scripts] vllm-router = "vllm_router.launch_router:main"``).
+ROUTER_VERSION = "0.1.15"
+ROUTER_PYPI = f"https://pypi.org/project/vllm-router/{ROUTER_VERSION}/"
+ROUTER_IMAGE = f"vllm-router:{ROUTER_VERSION}"
+ROUTER_BASE_IMAGE = "python:3.12-slim-bookworm"  # the wheels are manylinux_2_28 (x86_64, aarch64); bash inside
 
 
 # P/D on CUDA: the family recipe plus NIXL and the router [NIXL] [ROUTER] [K3-CUDA].
@@ -947,7 +953,8 @@ def _pd(base: Recipe) -> Recipe:
             *base.notes,
             "P/D across nodes: NixlConnector with VLLM_NIXL_SIDE_CHANNEL_HOST set to the node's own address "
             "(default localhost fails across nodes) and UCX over RDMA (UCX_TLS=rc,cuda_copy); vllm-router "
-            f"fronts both sides from its own image ({ROUTER_IMAGE}): the vLLM image does not ship it.",
+            f"fronts both sides from its own image ({ROUTER_IMAGE}, built by router/Dockerfile from the "
+            f"vllm-router {ROUTER_VERSION} wheel on PyPI, {ROUTER_PYPI}): the vLLM image does not ship it.",
         ),
     )
 

@@ -475,7 +475,9 @@ def test_the_pd_proxy_reaches_every_engine_by_a_published_name(tmp_path, label):
     (call,) = run_container(box, mapping, container, "10.1.0.200", {})
     argv = call["argv"]
     if call["prog"] == "vllm-router":
-        assert container["image"] == "vllm/vllm-router:v0.1.15"  # its own image: nothing installed at start
+        # its own image, built by the bundle's router/Dockerfile from the PyPI wheel: nothing installed at start
+        assert container["image"] == "vllm-router:0.1.15" and container["imagePullPolicy"] == "IfNotPresent"
+        assert "router/Dockerfile" in files
         urls = [argv[i + 1] for i, a in enumerate(argv) if a in ("--prefill", "--decode")]
         endpoints = [(u.split("//")[1].rsplit(":", 1)[0], int(u.rsplit(":", 1)[1])) for u in urls]
     else:
@@ -517,6 +519,11 @@ def test_no_bundle_fetches_anything_from_the_internet_at_start(label):
     for path, text in files.items():
         if path == "README.md":
             continue  # documentation, not run
+        if path == "router/Dockerfile":
+            # built once, before anything starts: its one download is the pinned router wheel
+            (run,) = [line for line in text.splitlines() if line.startswith("RUN ")]
+            assert re.search(r"pip install .*vllm-router==\d+\.\d+\.\d+ ", run), run
+            continue
         code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
         assert not _FETCH.search(code), (path, _FETCH.search(code))
         for host in re.findall(r"https?://(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+)", code):

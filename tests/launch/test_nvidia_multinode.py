@@ -102,9 +102,14 @@ def test_pd_on_two_h200_uses_nixl_across_nodes_and_vllm_router(catalog, model):
     assert words[:4] == ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation"]
     assert words[words.index("--prefill") + 1] == f"http://{p.host}:{p.api_ports[0]}"
     assert words[words.index("--decode") + 1] == f"http://{d.host}:{d.api_ports[0]}"
-    assert (
-        "pip install" not in proxy and "vllm/vllm-router:v0.1.15" in proxy
-    )  # its own image, never installed at start
+    files = bundle_files(launch)
+    # its own image, built from the pinned PyPI wheel by the bundle's Dockerfile, never installed at start
+    assert "pip install" not in proxy and "vllm-router:0.1.15" in proxy
+    dockerfile = files["router/Dockerfile"]
+    assert "pip install --no-cache-dir --only-binary=:all: vllm-router==0.1.15" in dockerfile
+    assert dockerfile.count("\nFROM ") == 1 and "https://pypi.org/project/vllm-router/0.1.15/" in dockerfile
+    assert "docker image inspect 'vllm-router:0.1.15'" in files["docker/start-proxy.sh"]
+    assert "docker build -t vllm-router:0.1.15 router/" in files["README.md"]
     check_flags_exist(launch)
     docs = list(_docs(bundle_files(launch)))
     assert [d["kind"] for _, d in docs].count("LeaderWorkerSet") == 2
