@@ -320,8 +320,14 @@ def test_benchmark_runs_vllm_bench_serve_with_the_quotes_workload(tmp_path):
         c = int(opts["--max-concurrency"])
         assert opts["--num-prompts"] == str(10 * c)
         concurrencies.append(c)
-    # powers of two up to the quote's concurrency, then every seat: DP4 × 16 seqs = 64
-    assert concurrencies == [1, 2, 4, 8, 16, 64] and w.concurrency == 16
+    # powers of two up to the quote's concurrency, then every seat the engines admit: DP4 × the design
+    # point's sequences per DP rank (ceil(design concurrency / 4), capped at serving.max_num_seqs 16)
+    from configurator.engine.plan import plan
+
+    design = plan(req).performance.design_point
+    per_rank = min(-(-design.concurrency // 4), req.serving.max_num_seqs)
+    assert 0 < per_rank < 16  # the design point stops below the setting (TPOT target)
+    assert concurrencies == [1, 2, 4, 8, 16, 4 * per_rank] and w.concurrency == 16
     files = sorted(p.name for p in (tmp_path / "results").iterdir())
     assert files == sorted(f"bench-c{c}-in{w.input_tokens}-out{w.output_tokens}.json" for c in concurrencies)
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from .. import recipes as rc
 from ..figures import FigureBook
 from ..types import (
     BundleContext,
+    DesignPoint,
     GroupSummary,
     LaunchResult,
     LayoutResult,
     NodeLaunch,
+    PerformanceResult,
     PlanRequest,
+    Severity,
     Source,
     TopologyKind,
 )
@@ -20,19 +25,51 @@ from .nodes import build_aggregated, build_pd, plan_deviations, resolve_site
 SOURCE_DOCS = Source("public", "vLLM data_parallel_deployment.md; vLLM-Ascend Kimi-K3 tutorial")
 
 
-def build_launch(req: PlanRequest, layout: LayoutResult) -> LaunchResult:
-    """Every node's launch command and environment; the bundle's files render on demand (see module doc)."""
+def _design_point(req: PlanRequest, layout: LayoutResult) -> DesignPoint | None:
+    """The plan's design point, for a bundle built from a request alone (the same estimate plan() makes)."""
+    if any(c.severity == Severity.ERROR for c in layout.checks):
+        return None
+    from ..memory import size_memory
+    from ..performance import estimate_performance
+
+    return estimate_performance(req, layout, size_memory(req, layout)).design_point
+
+
+def launched_max_num_seqs(req: PlanRequest, design: DesignPoint | None) -> int:
+    """``--max-num-seqs`` of the serving engines (aggregated, or the decode side of xPyD): the design
+    point's sequences per DP rank (figure ``performance.design.max_num_seqs_per_dp_rank``), so each engine
+    admits the load the plan sells and queues the rest rather than missing its latency targets.  Capped at
+    the request's ``serving.max_num_seqs``: the memory estimate (sampler warm-up, graph capture sizes) is
+    made at that value, so a design point that needs more is served at the setting until the setting is
+    raised (the recommended serving settings' fix does that, and the plan is sized again).  xPyD prefill
+    engines keep the setting: their batch is bounded by the token budget, not by the design point."""
+    per_rank = design.max_num_seqs_per_dp_rank if design is not None else 0
+    return min(per_rank, req.serving.max_num_seqs) if per_rank > 0 else req.serving.max_num_seqs
+
+
+def build_launch(
+    req: PlanRequest, layout: LayoutResult, performance: PerformanceResult | None = None
+) -> LaunchResult:
+    """Every node's launch command and environment; the bundle's files render on demand (see module doc).
+    ``performance`` is the plan's (plan() passes it); without it the same estimate is made here."""
+    design = performance.design_point if performance is not None else _design_point(req, layout)
+    seqs = launched_max_num_seqs(req, design)
+    # the serving engines' request: the plan's serving settings with the launched --max-num-seqs
+    serving_req = dataclasses.replace(req, serving=dataclasses.replace(req.serving, max_num_seqs=seqs))
     site = resolve_site(req, layout)
     recipe = rc.select_recipe(req)
-    deviations = plan_deviations(req, layout, recipe)
+    pd = req.topology.kind == TopologyKind.DISAGGREGATED
+    deviations = plan_deviations(
+        req, layout, recipe, max_num_seqs={("decode",) if pd else ("master", "worker"): seqs}
+    )
     checks = launch_checks(req, layout, site)
     nodes: list[NodeLaunch] = []
     kind = req.topology.kind
     if kind == TopologyKind.DISAGGREGATED:
-        entrypoint = build_pd(req, layout, site, recipe, deviations, nodes)
+        entrypoint = build_pd(req, layout, site, recipe, deviations, nodes, decode_req=serving_req)
         services = 2 if site.ascend else 1  # + MetaService (Ascend) + proxy
     else:
-        entrypoint = build_aggregated(req, layout, site, recipe, deviations, nodes)
+        entrypoint = build_aggregated(serving_req, layout, site, recipe, deviations, nodes)
         services = 0
     w = req.workload
     image = site.image if (req.launch.image or "").strip() else recipe.image_for(rc.hardware_of(req.server))
@@ -56,7 +93,7 @@ def build_launch(req: PlanRequest, layout: LayoutResult) -> LaunchResult:
         served_name=site.served_name,
         devices_per_node=site.devices_per_node,
         workload=(w.input_tokens, w.output_tokens, w.concurrency),
-        max_num_seqs=req.serving.max_num_seqs,
+        max_num_seqs=seqs,  # the serving engines' (benchmark.sh offers every seat)
         node_selector=dict(req.launch.node_selector or {}),
     )
     book = FigureBook()

@@ -10,7 +10,7 @@ arguments are built with ``json.dumps`` and quoted with ``shlex.quote`` (docs/do
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -286,8 +286,15 @@ def _plan_sizes(req: PlanRequest) -> dict[str, str]:
     }
 
 
-def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -> tuple[rc.Deviation, ...]:
-    """The recipe's own deviations plus the ones this plan adds, each with its reason."""
+def plan_deviations(
+    req: PlanRequest,
+    layout: LayoutResult,
+    recipe: rc.Recipe,
+    max_num_seqs: Mapping[tuple[str, ...], int] | None = None,
+) -> tuple[rc.Deviation, ...]:
+    """The recipe's own deviations plus the ones this plan adds, each with its reason.  ``max_num_seqs``:
+    the roles whose engines launch another ``--max-num-seqs`` than ``serving.max_num_seqs`` (the design
+    point's, ``build.launched_max_num_seqs``)."""
     out = list(recipe.deviations)
     ascend = recipe.platform == "ascend"
     if "VLLM_HOST_IP" not in recipe.env and not any(d.name == "VLLM_HOST_IP" for d in out):
@@ -322,18 +329,25 @@ def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -
         value = launched.get(name) or ""
         out.append(rc.Deviation("flag", name, value, reason, roles=roles))
     sizes = _plan_sizes(req)
+    launched = {roles: n for roles, n in (max_num_seqs or {}).items() if n != req.serving.max_num_seqs}
+    plan_value = "the plan's value (sized by its memory and performance estimate)"
+    design_value = (
+        "the design point's sequences per DP rank (the load the plan sells within its latency targets; the "
+        "engine queues the rest)"
+    )
     for flag, theirs in recipe.validated.items():
         ours = sizes.get(flag)
-        if ours is not None and float(ours) != float(theirs):
-            out.append(
-                rc.Deviation(
-                    "flag",
-                    flag,
-                    ours,
-                    f"the plan's value (sized by its memory and performance estimate) instead of the "
-                    f"source's {theirs}",
-                )
-            )
+        if ours is None:
+            continue
+        values: list[tuple[tuple[str, ...], str, str]] = [(rc.ROLES, ours, plan_value)]
+        if flag == "--max-num-seqs" and launched:
+            others = tuple(r for r in rc.ROLES if not any(r in roles for roles in launched))
+            values = [(roles, str(n), design_value) for roles, n in launched.items()]
+            values += [(others, ours, plan_value)] if others else []
+        for roles, value, why in values:
+            if float(value) == float(theirs):
+                continue
+            out.append(rc.Deviation("flag", flag, value, f"{why} instead of the source's {theirs}", roles=roles))
     if not ascend and any(n.fabric in ("infiniband", "roce") for n in req.server.nics):
         out.append(
             rc.Deviation(
@@ -434,7 +448,10 @@ def build_pd(
     recipe: rc.Recipe,
     deviations: tuple[rc.Deviation, ...],
     nodes: list[NodeLaunch],
+    decode_req: PlanRequest | None = None,
 ) -> str:
+    """``decode_req``: the request the decode engines launch (the serving settings with their
+    ``--max-num-seqs``, ``build.launched_max_num_seqs``); the prefill engines launch ``req``'s."""
     lp = req.launch
     prefill = next((g for g in layout.groups if g.role == "prefill"), None)
     decode = next((g for g in layout.groups if g.role == "decode"), None)
@@ -475,7 +492,8 @@ def build_pd(
                         ("--data-parallel-address", master_ip),
                         ("--data-parallel-rpc-port", str(rpc_ports[side])),
                     ]
-                flags += _engine_flags(req, recipe, side, p, cross_node=cross_node)
+                side_req = decode_req if side == "decode" and decode_req is not None else req
+                flags += _engine_flags(side_req, recipe, side, p, cross_node=cross_node)
                 kv = _kv_transfer_config(recipe, side, engine_id, kv_port, prefill, decode)
                 flags.append(("--kv-transfer-config", _json(kv)))
                 argv = _argv(site.model_path, flags)
