@@ -236,6 +236,12 @@ class Recipe:
     # source marks unsupported on it: hardware → layout names (see :func:`layout_of`).
     supported_layouts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     unsupported_layouts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # P/D: each side's layout as the source runs it: role → (TP, one instance per node, description).
+    pd_layouts: Mapping[str, tuple[int, bool, str]] = field(default_factory=dict)
+    # A KV cache dtype the source sets (``--kv-cache-dtype``) that the plan may size otherwise.
+    kv_cache_dtype: str = ""
+    # A model-specific tutorial of the platform that this (generic) recipe does not follow: (URL, what it shows).
+    related_tutorials: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     env: Mapping[str, str] = field(init=False)  # every engine
     role_env: Mapping[str, Mapping[str, str]] = field(init=False)
     path_prepend: Mapping[str, str] = field(init=False)
@@ -699,6 +705,16 @@ ASCEND_A2_K3_AGGREGATED = Recipe(
     notes=("Do not set HCCL_OP_EXPANSION_MODE=AIV on A2 (tutorial §5.2.1).",),
 )
 
+# vLLM-Ascend tutorials for model families this project has no recipe of, by family: the generic recipe's
+# bundle names them as a difference (it does not follow their environment).
+_QWEN3_235B_TUTORIAL = (
+    "https://github.com/vllm-project/vllm-ascend/blob/main/docs/source/tutorials/models/Qwen3-235B-A22B.md",
+    "vLLM-Ascend's tutorial covers this model on Atlas 800 A2/A3 (§5.1: one node, TP8 + EP, W8A8 with "
+    "--quantization ascend, HCCL_BUFFSIZE 512, VLLM_ASCEND_ENABLE_FLASHCOMM1=1); this bundle follows the "
+    "generic recipe: compare before go-live",
+)
+ASCEND_FAMILY_TUTORIALS = {"qwen3": _QWEN3_235B_TUTORIAL}
+
 ASCEND_GENERIC = Recipe(
     key="ascend-generic",
     title="vLLM-Ascend multi-node DP (no model-specific tutorial)",
@@ -714,9 +730,11 @@ ASCEND_GENERIC = Recipe(
     blocks=_A3_MIXED_ENV_BLOCKS,
     container=ASCEND_CONTAINER,
     deviations=(HOST_IP_ADDED,),
+    related_tutorials=ASCEND_FAMILY_TUTORIALS,
     notes=(
-        "No vLLM-Ascend tutorial covers this model on this server: the per-node environment of the "
-        "closest validated tutorial is used and model flags are the plan's only. Validate before go-live.",
+        "No model-specific recipe of this project covers this model on this server: the per-node "
+        "environment of the closest validated tutorial is used and model flags are the plan's only. "
+        "Validate before go-live.",
     ),
 )
 ASCEND_GENERIC_PD = replace(
@@ -848,6 +866,7 @@ CUDA_BLACKWELL_K3 = replace(
         DEEPEP_ACROSS_NODES,
     ),
     defaults=ServingDefaults(max_model_len=1048576, gpu_memory_utilization=0.95),
+    kv_cache_dtype="fp8",  # [K3-CUDA] hardware_overrides.blackwell extra_args
 )
 CUDA_K3_BASE = Recipe(
     key="cuda-kimi-k3",
@@ -934,13 +953,26 @@ CUDA_GENERIC = Recipe(
 ROUTER_VERSION = "0.1.15"
 ROUTER_PYPI = f"https://pypi.org/project/vllm-router/{ROUTER_VERSION}/"
 ROUTER_IMAGE = f"vllm-router:{ROUTER_VERSION}"
-ROUTER_BASE_IMAGE = "python:3.12-slim-bookworm"  # the wheels are manylinux_2_28 (x86_64, aarch64); bash inside
+ROUTER_BASE_IMAGE = (
+    "python:3.12-slim-bookworm"  # the wheels are manylinux_2_28 (x86_64, aarch64); bash inside
+)
 
 
 # P/D on CUDA: the family recipe plus NIXL and the router [NIXL] [ROUTER] [K3-CUDA].
+# [K3-CUDA] strategy_overrides.pd_cluster: prefill ``parallelism: tep, tp: 8`` (one node's TP8 with expert
+# parallelism per instance, --enforce-eager); decode ``parallelism: dep, tp: 1`` (data and expert parallelism
+# over every decode GPU, --data-parallel-hybrid-lb, --moe-backend deep_gemm_mega_moe).
+K3_PD_LAYOUTS = {
+    "prefill": (8, True, "TP8 with expert parallelism inside one node per prefill instance (tep)"),
+    "decode": (1, False, "TP1 with data and expert parallelism over every decode GPU (dep), "
+               "--data-parallel-hybrid-lb and --moe-backend deep_gemm_mega_moe"),
+}  # fmt: skip
+
+
 def _pd(base: Recipe) -> Recipe:
     return replace(
         base,
+        pd_layouts=K3_PD_LAYOUTS if "kimi-k3" in base.families else {},
         key=base.key + "-pd",
         title=base.title + ", P/D disaggregation with NixlConnector",
         topology="pd",

@@ -149,13 +149,17 @@ def served_name_error(text: str) -> str | None:
 # character set"): a key is an optional DNS-subdomain prefix (≤ 253) and "/", then a name of ≤ 63
 # alphanumerics, '-', '_', '.' beginning and ending alphanumeric; a value is empty or such a name.
 _LABEL_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?", re.ASCII)
-_LABEL_PREFIX = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*", re.ASCII)
+_LABEL_PREFIX = re.compile(
+    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*", re.ASCII
+)
 
 
 def label_key_error(text: str) -> str | None:
     if isinstance(text, str):
         prefix, _, name = text.rpartition("/")
-        if _LABEL_NAME.fullmatch(name) and (not prefix or (len(prefix) <= 253 and _LABEL_PREFIX.fullmatch(prefix))):
+        if _LABEL_NAME.fullmatch(name) and (
+            not prefix or (len(prefix) <= 253 and _LABEL_PREFIX.fullmatch(prefix))
+        ):
             return None
     return (
         "must be a Kubernetes label key such as nvidia.com/gpu.present (an optional DNS prefix and '/', then "

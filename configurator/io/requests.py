@@ -104,6 +104,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "launch.proxy_port": (1024, 65535),
     "launch.kv_port_prefill": (1024, 65535),
     "launch.kv_port_decode": (1024, 65535),
+    "launch.weight_read_gb_s": (0.01, 1000),
     "model.num_layers": (1, 100_000),
     "model.hidden_size": (1, 10**7),
     "server.packages": (1, 1024),

@@ -432,3 +432,29 @@ def test_a_node_label_outside_the_kubernetes_grammar_is_refused_naming_the_field
     with pytest.raises(RequestError) as err:
         reference.request({**reference.CASES["hgx-h200-2-single"], "launch": {"node_selector": selector}})
     assert field in err.value.errors
+
+
+def test_every_directory_an_engine_variable_names_is_mounted_in_its_pod():
+    # [A2-8] §5.2.1 exports TIKTOKEN_CACHE_DIR=/root/.cache/tiktoken-k3 and §4.1.2's docker run mounts
+    # /root/.cache: the pod mounts it too (writable: the tokenizer's cache), the docker script already does
+    _, result = _result("8 × A2")
+    files = bundle_files(result)
+    named = 0
+    for _, doc in _docs(files):
+        if doc["kind"] != "LeaderWorkerSet":
+            continue
+        for t in _pod_templates(doc):
+            volumes = {v["name"]: v for v in t["spec"]["volumes"]}
+            for c in t["spec"]["containers"]:
+                paths = {m["mountPath"]: m for m in c["volumeMounts"]}
+                for var in c["env"]:
+                    value = var.get("value", "")
+                    if var["name"].endswith("_DIR") and value.startswith("/"):
+                        mount = max((p for p in paths if value.startswith(p.rstrip("/") + "/")), key=len)
+                        assert mount == "/root/.cache" and paths[mount].get("readOnly") is False
+                        assert volumes[paths[mount]["name"]]["hostPath"]["path"] == "/root/.cache"
+                        named += 1
+    assert named == 2  # the leader's and the workers' template
+    node = result.nodes[0]
+    assert node.env["TIKTOKEN_CACHE_DIR"] == "/root/.cache/tiktoken-k3"
+    assert "/root/.cache:/root/.cache" in files[f"docker/{node.script}"]

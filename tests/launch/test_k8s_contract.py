@@ -87,6 +87,12 @@ def _h200_pd():
             "topology": {"kind": "disaggregated", "nodes": 2, "prefill_nodes": 1, "decode_nodes": 1}}  # fmt: skip
 
 
+def _k3_pd(server: str):
+    # K3 over NIXL: every engine carries VLLM_SSM_CONV_STATE_LAYOUT=DS, pods as scripts
+    return lambda: {"model": "kimi-k3", "server": server, "launch": _launch(4, "ens1f0np0"),
+                    "topology": {"kind": "disaggregated", "nodes": 4, "prefill_nodes": 2, "decode_nodes": 2}}  # fmt: skip
+
+
 def _a3_pd_two_engines():
     side = {"tp": 8, "dp": 4, "expert_parallel": True, "dp_local": 2}
     return {"model": "kimi-k3", "server": "atlas-800-a3", "launch": _launch(4, "enp189s0f0"),
@@ -110,6 +116,8 @@ CASES = {
     "nf5868g8-2-single": lambda: sample_request_json("nf5868g8"),
     "hgx-h200-2-single": _h200,
     "h200 P/D (NIXL, router)": _h200_pd,
+    "k3 P/D on h200 (NIXL, conv state)": _k3_pd("hgx-h200-8gpu"),
+    "k3 P/D on b200 (NIXL, conv state)": _k3_pd("dgx-b200"),
     "a3 P/D, two engines per node": _a3_pd_two_engines,
     "deepseek-r1 on 2 × a3": _deepseek,
 }

@@ -9,6 +9,7 @@ for RDMA"; "RDMA: UCX_TLS=rc,cuda_copy") and src/lib/command-synthesis.js (vllm-
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from decimal import Decimal
 
@@ -181,3 +182,38 @@ def test_a_model_without_a_conv_state_or_without_nixl_gets_no_conv_state_layout(
     # K3 aggregated on H200: no KV transfer, so vLLM keeps its default layout.
     _, agg = plan_from_json({"model": "kimi-k3", "server": H200, "topology": {"kind": "single", "nodes": 2}})
     assert all("VLLM_SSM_CONV_STATE_LAYOUT" not in n.env for n in agg.launch.nodes)
+
+
+def test_the_router_and_the_startup_probes_wait_as_long_as_the_checkpoint_takes_to_load(catalog):
+    # vllm-project/router src/main.rs: --worker-startup-timeout-secs defaults to 600 s, while every K3 node
+    # reads the whole MXFP4 checkpoint (memory.checkpoint_bytes) before it answers /health.
+    pd = {"kind": "disaggregated", "nodes": 4, "prefill_nodes": 2, "decode_nodes": 2}
+    slow_req, slow = plan_from_json(
+        {"model": "kimi-k3", "server": H200, "topology": pd, "launch": {"weight_read_gb_s": 0.2}}
+    )
+    checkpoint = slow.memory.checkpoint_bytes
+    assert checkpoint > 1.4e12  # ≈1.56 TB of MXFP4 weights (model card)
+    # twice the read time at 0.2 GB/s (load, then compile and capture), above the recipe's 3600 s
+    wait = math.ceil(2 * checkpoint / 0.2e9)
+    assert wait > 3600
+    files = bundle_files(slow.launch)
+    words = shlex.split(files["start-proxy.sh"].split("exec ", 1)[1].splitlines()[0])
+    assert words[words.index("--worker-startup-timeout-secs") + 1] == str(wait)
+    probes = 0
+    for _, doc in _docs(files):
+        if doc["kind"] != "LeaderWorkerSet":
+            continue
+        for tmpl in _pod_templates(doc):
+            for c in tmpl["spec"]["containers"]:
+                if "readinessProbe" in c:
+                    probe = c["startupProbe"]
+                    assert probe["periodSeconds"] * probe["failureThreshold"] >= wait
+                    assert probe["periodSeconds"] * (probe["failureThreshold"] - 1) < wait
+                    probes += 1
+    assert probes == 4
+    # at the default 1 GB/s the load takes 2 × 1.56e12 / 1e9 ≈ 3122 s: the recipe's ready timeout (3600 s,
+    # VLLM_ENGINE_READY_TIMEOUT_S of its hopper overrides) is the floor
+    _, fast = plan_from_json({"model": "kimi-k3", "server": H200, "topology": pd})
+    assert 2 * checkpoint / 1e9 < 3600
+    words = shlex.split(bundle_files(fast.launch)["start-proxy.sh"].split("exec ", 1)[1].splitlines()[0])
+    assert words[words.index("--worker-startup-timeout-secs") + 1] == "3600"

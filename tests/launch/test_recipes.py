@@ -452,10 +452,60 @@ def test_the_serving_engines_launch_the_design_points_sequences_per_dp_rank(name
     serving = [n for n in result.launch.nodes if n.role != "prefill"]
     assert serving and all(_seqs(n) == {expected} for n in serving)
     # xPyD prefill engines keep the setting (their batch is the token budget's)
-    assert all(_seqs(n) == {str(req.serving.max_num_seqs)} for n in result.launch.nodes if n.role == "prefill")
+    assert all(
+        _seqs(n) == {str(req.serving.max_num_seqs)} for n in result.launch.nodes if n.role == "prefill"
+    )
     if name == "a3-4-single":
         # 4 × A3 (DP4): the design point stops below the tutorial's 16 at the TPOT target; the README lists
         # the difference with its reason
         assert int(expected) < 16 and design.limited_by == "tpot"
         readme = bundle_files(result.launch)["README.md"]
         assert f"| `--max-num-seqs` | `{expected}` | the design point's sequences per DP rank" in readme
+
+
+def _readme_rows(result) -> dict[str, str]:
+    """The README's deviation table: setting (as shown) → the rest of the row."""
+    readme = bundle_files(result.launch)["README.md"]
+    table = readme.split("Deliberate differences from the recipe:", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    return {r.split(" | ", 1)[0].lstrip("| "): r for r in rows}
+
+
+def test_k3_pd_on_b200_lists_the_recipes_layout_and_fp8_kv_cache_it_does_not_run():
+    # vllm-project/recipes models/moonshotai/Kimi-K3.yaml: hardware_overrides.blackwell passes
+    # --kv-cache-dtype fp8; strategy_overrides.pd_cluster runs prefill "tep, tp: 8" and decode "dep, tp: 1".
+    from configurator.engine.plan import plan
+
+    req = reference.request({"model": "kimi-k3", "server": "dgx-b200",
+                             "topology": {"kind": "disaggregated", "nodes": 4, "prefill_nodes": 2, "decode_nodes": 2}})  # fmt: skip
+    result = plan(req)
+    assert req.serving.kv_cache_dtype in ("auto", "")
+    rows = _readme_rows(result)
+    assert "left out" in rows["`--kv-cache-dtype`"] and "--kv-cache-dtype fp8" in rows["`--kv-cache-dtype`"]
+    groups = {g.role: g for g in result.layout.groups}
+    for role, recipe_tp in (("prefill", 8), ("decode", 1)):
+        g = groups[role]
+        row = rows[f"`{role} layout` ({role})"]
+        assert f"TP{g.parallel.tp} × DP{g.parallel.dp} over {g.nodes} nodes" in row
+        assert f"TP{recipe_tp} " in row  # what the recipe runs instead
+    for node in result.launch.nodes:  # and the engines indeed run without it
+        for argv in node.argv:
+            assert "--kv-cache-dtype" not in argv
+    # following the recipe's FP8 KV cache removes that row
+    fp8 = plan(reference.request({**reference.CASES["hgx-h200-2-single"], "server": "dgx-b200",
+                                  "serving": {"kv_cache_dtype": "fp8"}}))  # fmt: skip
+    assert "`--kv-cache-dtype`" not in _readme_rows(fp8)
+
+
+def test_the_generic_ascend_bundle_names_the_qwen3_235b_tutorial_it_does_not_follow():
+    # vllm-project/vllm-ascend docs/source/tutorials/models/Qwen3-235B-A22B.md §3.1 lists Atlas 800I A2
+    # and A3 nodes and §5.1 serves it on one node (TP8, expert parallel)
+    from configurator.engine.plan import plan
+
+    result = plan(reference.request({"model": "qwen3-235b-a22b", "server": "atlas-800-a2",
+                                     "topology": {"kind": "single", "nodes": 1}}))  # fmt: skip
+    assert result.launch.context.recipe == "ascend-generic"
+    row = _readme_rows(result)["`model tutorial`"]
+    assert "tutorials/models/Qwen3-235B-A22B.md" in row and "…" not in row
+    readme = bundle_files(result.launch)["README.md"]
+    assert "No vLLM-Ascend tutorial covers this model" not in readme

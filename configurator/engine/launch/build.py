@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from .. import recipes as rc
 from ..figures import FigureBook
@@ -12,6 +13,7 @@ from ..types import (
     GroupSummary,
     LaunchResult,
     LayoutResult,
+    MemoryResult,
     NodeLaunch,
     PerformanceResult,
     PlanRequest,
@@ -25,14 +27,44 @@ from .nodes import build_aggregated, build_pd, plan_deviations, resolve_site
 SOURCE_DOCS = Source("public", "vLLM data_parallel_deployment.md; vLLM-Ascend Kimi-K3 tutorial")
 
 
-def _design_point(req: PlanRequest, layout: LayoutResult) -> DesignPoint | None:
-    """The plan's design point, for a bundle built from a request alone (the same estimate plan() makes)."""
+def _estimates(
+    req: PlanRequest, layout: LayoutResult
+) -> tuple[MemoryResult | None, PerformanceResult | None]:
+    """The plan's memory and performance, for a bundle built from a request alone (plan()'s estimates)."""
     if any(c.severity == Severity.ERROR for c in layout.checks):
-        return None
+        return None, None
     from ..memory import size_memory
     from ..performance import estimate_performance
 
-    return estimate_performance(req, layout, size_memory(req, layout)).design_point
+    memory = size_memory(req, layout)
+    return memory, estimate_performance(req, layout, memory)
+
+
+# The engines' start-up wait (figure launch.load_wait_s): reading the checkpoint, then compiling and capturing
+# graphs, which take about as long again on the large MoE models (the K3 recipes' ready timeouts: 3600 s on
+# CUDA, 7200 s on Ascend, for ≈1.5 TB); never below the recipe's own engine-ready timeout, else 30 min.
+LOAD_HEADROOM = 2.0
+LOAD_FLOOR_S = 1800
+
+
+def load_wait_s(req: PlanRequest, recipe: rc.Recipe, memory: MemoryResult | None, book: FigureBook) -> int:
+    checkpoint = memory.checkpoint_bytes if memory is not None else 0
+    ready = [int(v) for env in (recipe.env, *recipe.role_env.values()) for k, v in env.items()
+             if k == "VLLM_ENGINE_READY_TIMEOUT_S"]  # fmt: skip
+    ready += [int(d.value) for d in recipe.deviations if d.name == "VLLM_ENGINE_READY_TIMEOUT_S" and d.value]
+    floor = max([LOAD_FLOOR_S, *ready])
+    rate = req.launch.weight_read_gb_s * 1e9
+    value = math.ceil(max(floor, LOAD_HEADROOM * checkpoint / rate))
+    book.put(
+        "launch.load_wait_s",
+        value,
+        source=Source("public", "vLLM recipes and vLLM-Ascend tutorial ready timeouts; site read rate"),
+        floor_s=floor,
+        headroom=LOAD_HEADROOM,
+        checkpoint_bytes=checkpoint,
+        read_bytes_per_s=rate,
+    )
+    return value
 
 
 def launched_max_num_seqs(req: PlanRequest, design: DesignPoint | None) -> int:
@@ -48,11 +80,17 @@ def launched_max_num_seqs(req: PlanRequest, design: DesignPoint | None) -> int:
 
 
 def build_launch(
-    req: PlanRequest, layout: LayoutResult, performance: PerformanceResult | None = None
+    req: PlanRequest,
+    layout: LayoutResult,
+    performance: PerformanceResult | None = None,
+    memory: MemoryResult | None = None,
 ) -> LaunchResult:
     """Every node's launch command and environment; the bundle's files render on demand (see module doc).
-    ``performance`` is the plan's (plan() passes it); without it the same estimate is made here."""
-    design = performance.design_point if performance is not None else _design_point(req, layout)
+    ``performance`` and ``memory`` are the plan's (plan() passes them); without them the same estimates
+    are made here."""
+    if performance is None or memory is None:
+        memory, performance = _estimates(req, layout)
+    design = performance.design_point if performance is not None else None
     seqs = launched_max_num_seqs(req, design)
     # the serving engines' request: the plan's serving settings with the launched --max-num-seqs
     serving_req = dataclasses.replace(req, serving=dataclasses.replace(req.serving, max_num_seqs=seqs))
@@ -71,6 +109,8 @@ def build_launch(
     else:
         entrypoint = build_aggregated(serving_req, layout, site, recipe, deviations, nodes)
         services = 0
+    book = FigureBook()
+    wait = load_wait_s(req, recipe, memory, book)
     w = req.workload
     image = site.image if (req.launch.image or "").strip() else recipe.image_for(rc.hardware_of(req.server))
     checks += recipe_checks(req, layout, recipe, image)
@@ -95,8 +135,8 @@ def build_launch(
         workload=(w.input_tokens, w.output_tokens, w.concurrency),
         max_num_seqs=seqs,  # the serving engines' (benchmark.sh offers every seat)
         node_selector=dict(req.launch.node_selector or {}),
+        load_wait_s=wait,
     )
-    book = FigureBook()
     book.put("launch.scripts", len(nodes) + services, source=SOURCE_DOCS, nodes=len(nodes), services=services)
     engines = sum(len(n.argv) for n in nodes)
     if kind == TopologyKind.DISAGGREGATED:

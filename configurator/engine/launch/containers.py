@@ -58,6 +58,7 @@ DEFAULT_NODE_SELECTOR = {
 # 2 GiB memory emptyDir (llm-d guides, ``dshm`` sizeLimit 2Gi); Docker's default 64 MiB starves NCCL.  The
 # Ascend tutorial's ``docker run --shm-size=1g`` stays as it is.
 SHM_LIMIT = {"cuda": "2Gi", "ascend": "1Gi"}
+STARTUP_PROBE_PERIOD_S = 30
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 LWS_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
@@ -262,6 +263,14 @@ def _pod_spec(
                 "periodSeconds": 10,
                 "failureThreshold": 3,
             }
+            if ctx.load_wait_s:
+                # /health answers once the weights are loaded and the graphs captured: give the engine the
+                # plan's load time (figure launch.load_wait_s) before Kubernetes judges it
+                container["startupProbe"] = {
+                    "httpGet": {"path": "/health", "port": port},
+                    "periodSeconds": STARTUP_PROBE_PERIOD_S,
+                    "failureThreshold": -(-ctx.load_wait_s // STARTUP_PROBE_PERIOD_S),
+                }
         containers.append(container)
     volumes: list[dict[str, Any]] = [
         {"name": "model", "hostPath": {"path": ctx.model_path, "type": "Directory"}},
@@ -273,11 +282,13 @@ def _pod_spec(
             c["volumeMounts"].append({"name": "memcache", "mountPath": MEMCACHE_DIR, "readOnly": True})
     if ctx.ascend:
         for i, (host, inside) in enumerate(recipe.container.mounts):
-            if host == "/root/.cache":
-                continue
+            named = [v for v in node.env.values() if v == inside or v.startswith(inside.rstrip("/") + "/")]
+            if host == "/root/.cache" and not named:
+                continue  # the host's caches stay out of the pod unless a variable points into them
             volumes.append({"name": f"ascend-{i}", "hostPath": {"path": host}})
             for c in containers:
-                c["volumeMounts"].append({"name": f"ascend-{i}", "mountPath": inside, "readOnly": True})
+                # a cache a variable names is written (TIKTOKEN_CACHE_DIR: the tokenizer's download cache)
+                c["volumeMounts"].append({"name": f"ascend-{i}", "mountPath": inside, "readOnly": not named})
     spec: dict[str, Any] = {
         "nodeSelector": node_selector(ctx),
         "hostNetwork": True,  # HCCL/NCCL and the DP RPC need the node's own network, as --net=host does

@@ -329,7 +329,7 @@ def plan_deviations(
         value = launched.get(name) or ""
         out.append(rc.Deviation("flag", name, value, reason, roles=roles))
     sizes = _plan_sizes(req)
-    launched = {roles: n for roles, n in (max_num_seqs or {}).items() if n != req.serving.max_num_seqs}
+    seqs_by_roles = {rs: n for rs, n in (max_num_seqs or {}).items() if n != req.serving.max_num_seqs}
     plan_value = "the plan's value (sized by its memory and performance estimate)"
     design_value = (
         "the design point's sequences per DP rank (the load the plan sells within its latency targets; the "
@@ -340,14 +340,16 @@ def plan_deviations(
         if ours is None:
             continue
         values: list[tuple[tuple[str, ...], str, str]] = [(rc.ROLES, ours, plan_value)]
-        if flag == "--max-num-seqs" and launched:
-            others = tuple(r for r in rc.ROLES if not any(r in roles for roles in launched))
-            values = [(roles, str(n), design_value) for roles, n in launched.items()]
+        if flag == "--max-num-seqs" and seqs_by_roles:
+            others = tuple(r for r in rc.ROLES if not any(r in rs for rs in seqs_by_roles))
+            values = [(rs, str(n), design_value) for rs, n in seqs_by_roles.items()]
             values += [(others, ours, plan_value)] if others else []
-        for roles, value, why in values:
-            if float(value) == float(theirs):
+        for where, launched_value, why in values:
+            if float(launched_value) == float(theirs):
                 continue
-            out.append(rc.Deviation("flag", flag, value, f"{why} instead of the source's {theirs}", roles=roles))
+            reason = f"{why} instead of the source's {theirs}"
+            out.append(rc.Deviation("flag", flag, launched_value, reason, roles=where))
+    out += _source_differences(req, layout, recipe)
     if not ascend and any(n.fabric in ("infiniband", "roce") for n in req.server.nics):
         out.append(
             rc.Deviation(
@@ -358,6 +360,51 @@ def plan_deviations(
             )
         )
     return tuple(out)
+
+
+def _layout_text(g: GroupLayout) -> str:
+    p = g.parallel
+    return f"TP{p.tp} × DP{p.dp} over {g.nodes} node{'s' if g.nodes > 1 else ''}" + (
+        ", expert parallel" if p.expert_parallel else ""
+    )
+
+
+def _source_differences(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -> list[rc.Deviation]:
+    """Where the plan departs from what the recipe's source runs beyond its flags and environment: each P/D
+    side's layout, the KV cache dtype, a model tutorial the generic recipe does not follow."""
+    out: list[rc.Deviation] = []
+    for g in layout.groups:
+        want = recipe.pd_layouts.get(g.role)
+        if want is None:
+            continue
+        tp, one_node, described = want
+        if g.parallel.tp != tp or (one_node and g.nodes > 1 and g.parallel.dp > 1):
+            out.append(
+                rc.Deviation(
+                    "other",
+                    f"{g.role} layout",
+                    _layout_text(g),
+                    f"the plan's layout, the one its memory and performance estimates cost; the recipe "
+                    f"runs {described}, which this plan has not costed",
+                    roles=(g.role,),
+                )
+            )
+    dtype = req.serving.kv_cache_dtype or "auto"
+    if recipe.kv_cache_dtype and dtype != recipe.kv_cache_dtype:
+        out.append(
+            rc.Deviation(
+                "flag",
+                "--kv-cache-dtype",
+                None if dtype == "auto" else dtype,
+                f"the plan sizes the KV cache in the model's dtype (serving.kv_cache_dtype {dtype}); the recipe "
+                f"runs --kv-cache-dtype {recipe.kv_cache_dtype}: set serving.kv_cache_dtype to "
+                f"{recipe.kv_cache_dtype} to follow it (the plan then sizes that cache)",
+            )
+        )
+    related = recipe.related_tutorials.get(rc.family_of(req.model))
+    if related is not None:
+        out.append(rc.Deviation("other", "model tutorial", related[0], related[1]))
+    return out
 
 
 def node_command(node: NodeLaunch) -> str:
