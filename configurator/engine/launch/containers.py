@@ -55,8 +55,9 @@ DEFAULT_NODE_SELECTOR = {
     "ascend": {"accelerator": "huawei-Ascend910"},
 }
 # /dev/shm of a CUDA pod: NCCL and the engines' shared-memory rings live there.  llm-d's vLLM pods mount a
-# 2 GiB memory emptyDir (llm-d guides, ``dshm`` sizeLimit 2Gi); Docker's default 64 MiB starves NCCL.  The
-# Ascend tutorial's ``docker run --shm-size=1g`` stays as it is.
+# 2 GiB memory emptyDir (llm-d/llm-d guides/wide-ep-lws/manifests/modelserver/base/decode.yaml: ``dshm``
+# sizeLimit 2Gi, "2Gi for NCCL 2.27 to be safe"); Docker's default 64 MiB starves NCCL.  The Ascend
+# tutorial's ``docker run --shm-size=1g`` stays as it is.
 SHM_LIMIT = {"cuda": "2Gi", "ascend": "1Gi"}
 STARTUP_PROBE_PERIOD_S = 30
 LWS_API = "leaderworkerset.x-k8s.io/v1"
