@@ -43,7 +43,7 @@ def plan(request: PlanRequest) -> PlanResult:
     performance = estimate_performance(request, layout, memory)
     tco = compute_tco(request, layout, power, racks, network, performance)
     economics = compute_economics(request, performance, tco)
-    launch = build_launch(request, layout)
+    launch = build_launch(request, layout, performance, memory)
     checks = (
         *capability,
         *layout.checks,

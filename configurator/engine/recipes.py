@@ -54,7 +54,7 @@ Sources (all public; read on the branch named):
   ``VLLM_NIXL_SIDE_CHANNEL_PORT``, default 5600).
 * [ROUTER] vllm-project/recipes, main, src/lib/command-synthesis.js (pd_cluster):
   ``vllm-router --policy round_robin --vllm-pd-disaggregation --prefill URL … --decode URL …``,
-  (github.com/vllm-project/router), run from its own image [ROUTER-IMAGE], never installed at start.
+  (github.com/vllm-project/router), run from its own image built from [ROUTER-PYPI], never installed at start.
 * [DP]     vllm-project/vllm docs/serving/data_parallel_deployment.md (multi-node DP,
   ``--headless``, ``--data-parallel-start-rank``; external LB with ``--data-parallel-rank``).
 * [K8S]    vllm-project/vllm docs/deployment/frameworks/lws.md (LeaderWorkerSet);
@@ -67,9 +67,9 @@ Sources (all public; read on the branch named):
   (``multi_node_tp_dp: {h200: supported}``, ``multi_node_dep: {h100: unsupported, h200: unsupported}``)
   and strategies/multi_node_tp_dp.yaml (TP = GPUs per node, DP = nodes, no ``--enable-expert-parallel``)
   / strategies/multi_node_dep.yaml (``--enable-expert-parallel`` with DP across nodes).
-* [ROUTER-IMAGE] vllm-project/router, .buildkite/scripts/publish-release-images.sh (release images
-  ``vllm/vllm-router:v<version>``), Dockerfile.router (the ``vllm-router`` binary on the PATH), Cargo.toml
-  (version 0.1.15).
+* [ROUTER-PYPI] pypi.org/project/vllm-router (releases 0.1.9 … 0.1.17, 0.1.15 among them: wheels built
+  by vllm-project/router .buildkite/release-pipeline.yml, manylinux_2_28 x86_64 and aarch64);
+  vllm-project/router pyproject.toml ``[project.scripts]`` (the ``vllm-router`` command).
 """
 
 from __future__ import annotations
@@ -236,6 +236,12 @@ class Recipe:
     # source marks unsupported on it: hardware → layout names (see :func:`layout_of`).
     supported_layouts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     unsupported_layouts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # P/D: each side's layout as the source runs it: role → (TP, one instance per node, description).
+    pd_layouts: Mapping[str, tuple[int, bool, str]] = field(default_factory=dict)
+    # A KV cache dtype the source sets (``--kv-cache-dtype``) that the plan may size otherwise.
+    kv_cache_dtype: str = ""
+    # A model-specific tutorial of the platform that this (generic) recipe does not follow: (URL, what it shows).
+    related_tutorials: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     env: Mapping[str, str] = field(init=False)  # every engine
     role_env: Mapping[str, Mapping[str, str]] = field(init=False)
     path_prepend: Mapping[str, str] = field(init=False)
@@ -518,6 +524,27 @@ K3_BLACKWELL_ATTENTION = Block(
 ASYNC_SCHEDULING = Block(
     "async-scheduling", "[LLAMA] hardware_overrides.hopper", flags=(("--async-scheduling", None),)
 )
+# A model whose linear-attention layers keep a short-convolution state (KDA, Gated DeltaNet, Mamba: the
+# catalog's ``linear_conv_kernel``) moves that state through NIXL with three reads per block, which vLLM's
+# NIXL worker allows only in the DS (dim, state_len) layout: ``assert is_conv_state_dim_first(), "3-read
+# Mamba conv transfer requires DS conv state layout. Set VLLM_SSM_CONV_STATE_LAYOUT=DS"``
+# (vllm-project/vllm vllm/distributed/kv_transfer/kv_connector/v1/nixl/, the Mamba transfer spec;
+# vllm/model_executor/layers/mamba/mamba_utils.py ``get_conv_state_layout`` defaults to SD).  The K3 recipe
+# sets it for every P/D engine ([K3-CUDA] ``strategy_overrides.pd_cluster.env``).
+CONV_STATE_DS = Block(
+    "conv-state-ds",
+    "[NIXL] worker assertion; [K3-CUDA] strategy_overrides.pd_cluster.env",
+    env={"VLLM_SSM_CONV_STATE_LAYOUT": "DS"},
+)
+
+
+def model_env(model: ModelSpec, connector: str) -> dict[str, str]:
+    """Environment the model needs on this KV transfer path, whatever the recipe: the DS conv-state
+    layout for a model with a convolution state over NIXL (:data:`CONV_STATE_DS`)."""
+    conv_state = model.linear_layers > 0 and model.linear_conv_kernel > 1
+    return dict(CONV_STATE_DS.env) if connector == "nixl" and conv_state else {}
+
+
 NIXL_PD = Block(
     "nixl-pd",
     "[NIXL]: the side channel on the node's own address (default localhost fails across nodes), UCX over RDMA",
@@ -678,6 +705,16 @@ ASCEND_A2_K3_AGGREGATED = Recipe(
     notes=("Do not set HCCL_OP_EXPANSION_MODE=AIV on A2 (tutorial §5.2.1).",),
 )
 
+# vLLM-Ascend tutorials for model families this project has no recipe of, by family: the generic recipe's
+# bundle names them as a difference (it does not follow their environment).
+_QWEN3_235B_TUTORIAL = (
+    "https://github.com/vllm-project/vllm-ascend/blob/main/docs/source/tutorials/models/Qwen3-235B-A22B.md",
+    "vLLM-Ascend's tutorial covers this model on Atlas 800 A2/A3 (§5.1: one node, TP8 + EP, W8A8 with "
+    "--quantization ascend, HCCL_BUFFSIZE 512, VLLM_ASCEND_ENABLE_FLASHCOMM1=1); this bundle follows the "
+    "generic recipe: compare before go-live",
+)
+ASCEND_FAMILY_TUTORIALS = {"qwen3": _QWEN3_235B_TUTORIAL}
+
 ASCEND_GENERIC = Recipe(
     key="ascend-generic",
     title="vLLM-Ascend multi-node DP (no model-specific tutorial)",
@@ -693,9 +730,11 @@ ASCEND_GENERIC = Recipe(
     blocks=_A3_MIXED_ENV_BLOCKS,
     container=ASCEND_CONTAINER,
     deviations=(HOST_IP_ADDED,),
+    related_tutorials=ASCEND_FAMILY_TUTORIALS,
     notes=(
-        "No vLLM-Ascend tutorial covers this model on this server: the per-node environment of the "
-        "closest validated tutorial is used and model flags are the plan's only. Validate before go-live.",
+        "No model-specific recipe of this project covers this model on this server: the per-node "
+        "environment of the closest validated tutorial is used and model flags are the plan's only. "
+        "Validate before go-live.",
     ),
 )
 ASCEND_GENERIC_PD = replace(
@@ -827,6 +866,7 @@ CUDA_BLACKWELL_K3 = replace(
         DEEPEP_ACROSS_NODES,
     ),
     defaults=ServingDefaults(max_model_len=1048576, gpu_memory_utilization=0.95),
+    kv_cache_dtype="fp8",  # [K3-CUDA] hardware_overrides.blackwell extra_args
 )
 CUDA_K3_BASE = Recipe(
     key="cuda-kimi-k3",
@@ -905,15 +945,34 @@ CUDA_GENERIC = Recipe(
 )
 
 
-# The router's release image [ROUTER-IMAGE]: vllm/vllm-openai does not ship vllm-router, and installing it
-# when the pod starts needs the Internet from the cluster.
-ROUTER_IMAGE = "vllm/vllm-router:v0.1.15"
+# The router's image, built by the bundle's ``router/Dockerfile`` from the pinned PyPI release [ROUTER-PYPI]:
+# vllm/vllm-openai does not ship vllm-router, installing it when the pod starts needs the Internet from the
+# cluster, and the public record (the router's docs and issues) names nightly tags of vllm/vllm-router, no
+# release tag one can check, so the bundle builds its own.  The wheel installs the ``vllm-router`` command
+# ([ROUTER-PYPI] pyproject ``[project.scripts] vllm-router = "vllm_router.launch_router:main"``).
+ROUTER_VERSION = "0.1.15"
+ROUTER_PYPI = f"https://pypi.org/project/vllm-router/{ROUTER_VERSION}/"
+ROUTER_IMAGE = f"vllm-router:{ROUTER_VERSION}"
+ROUTER_BASE_IMAGE = (
+    "python:3.12-slim-bookworm"  # the wheels are manylinux_2_28 (x86_64, aarch64); bash inside
+)
 
 
 # P/D on CUDA: the family recipe plus NIXL and the router [NIXL] [ROUTER] [K3-CUDA].
+# [K3-CUDA] strategy_overrides.pd_cluster: prefill ``parallelism: tep, tp: 8`` (one node's TP8 with expert
+# parallelism per instance, --enforce-eager); decode ``parallelism: dep, tp: 1`` (data and expert parallelism
+# over every decode GPU, --data-parallel-hybrid-lb, --moe-backend deep_gemm_mega_moe).
+K3_PD_LAYOUTS = {
+    "prefill": (8, True, "TP8 with expert parallelism inside one node per prefill instance (tep)"),
+    "decode": (1, False, "TP1 with data and expert parallelism over every decode GPU (dep), "
+               "--data-parallel-hybrid-lb and --moe-backend deep_gemm_mega_moe"),
+}  # fmt: skip
+
+
 def _pd(base: Recipe) -> Recipe:
     return replace(
         base,
+        pd_layouts=K3_PD_LAYOUTS if "kimi-k3" in base.families else {},
         key=base.key + "-pd",
         title=base.title + ", P/D disaggregation with NixlConnector",
         topology="pd",
@@ -926,7 +985,8 @@ def _pd(base: Recipe) -> Recipe:
             *base.notes,
             "P/D across nodes: NixlConnector with VLLM_NIXL_SIDE_CHANNEL_HOST set to the node's own address "
             "(default localhost fails across nodes) and UCX over RDMA (UCX_TLS=rc,cuda_copy); vllm-router "
-            f"fronts both sides from its own image ({ROUTER_IMAGE}): the vLLM image does not ship it.",
+            f"fronts both sides from its own image ({ROUTER_IMAGE}, built by router/Dockerfile from the "
+            f"vllm-router {ROUTER_VERSION} wheel on PyPI, {ROUTER_PYPI}): the vLLM image does not ship it.",
         ),
     )
 

@@ -145,6 +145,37 @@ def served_name_error(text: str) -> str | None:
     )
 
 
+# Kubernetes label syntax (kubernetes.io/docs/concepts/overview/working-with-objects/labels/, "Syntax and
+# character set"): a key is an optional DNS-subdomain prefix (≤ 253) and "/", then a name of ≤ 63
+# alphanumerics, '-', '_', '.' beginning and ending alphanumeric; a value is empty or such a name.
+_LABEL_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?", re.ASCII)
+_LABEL_PREFIX = re.compile(
+    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*", re.ASCII
+)
+
+
+def label_key_error(text: str) -> str | None:
+    if isinstance(text, str):
+        prefix, _, name = text.rpartition("/")
+        if _LABEL_NAME.fullmatch(name) and (
+            not prefix or (len(prefix) <= 253 and _LABEL_PREFIX.fullmatch(prefix))
+        ):
+            return None
+    return (
+        "must be a Kubernetes label key such as nvidia.com/gpu.present (an optional DNS prefix and '/', then "
+        f"1–63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit); got {shown(text)}."
+    )
+
+
+def label_value_error(text: str) -> str | None:
+    if isinstance(text, str) and (text == "" or _LABEL_NAME.fullmatch(text)):
+        return None
+    return (
+        "must be a Kubernetes label value: at most 63 letters, digits, '-', '_' or '.', starting and ending "
+        f"with a letter or digit; got {shown(text)}."
+    )
+
+
 def port_error(value: object) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 65535:
         return None

@@ -582,6 +582,12 @@ class LaunchSpec:
     kv_port_decode: int = 36200
     image: str = ""
     served_model_name: str = ""
+    # Kubernetes node labels the engine pods must carry (label → value); empty: the accelerator's device
+    # plugin label (launch/containers.py DEFAULT_NODE_SELECTOR).
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    # The rate one node reads the checkpoint from its storage, GB/s (sizes the engines' start-up wait:
+    # figure launch.load_wait_s).  A shared filesystem's per-node share; set the site's measured figure.
+    weight_read_gb_s: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -1509,6 +1515,8 @@ class BundleContext:
     devices_per_node: int = 8
     workload: tuple[int, int, int] = (8192, 1024, 16)  # input tokens, output tokens, concurrency
     max_num_seqs: int = 16
+    node_selector: Mapping[str, str] = field(default_factory=dict)  # LaunchSpec.node_selector, as given
+    load_wait_s: int = 0  # figure launch.load_wait_s (0: a plan stored before it; the tools' defaults)
 
     def __post_init__(self) -> None:
         # A context rebuilt from stored JSON carries plain lists and dicts.

@@ -105,6 +105,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "launch.proxy_port": (1024, 65535),
     "launch.kv_port_prefill": (1024, 65535),
     "launch.kv_port_decode": (1024, 65535),
+    "launch.weight_read_gb_s": (0.01, 1000),
     "model.num_layers": (1, 100_000),
     "model.hidden_size": (1, 10**7),
     "server.packages": (1, 1024),
@@ -198,6 +199,11 @@ def _check_launch(launch: et.LaunchSpec | None, errs: _Collector) -> None:
     for path, value, rule in checks:
         if value and (problem := rule(value)):
             errs.add(path, problem)
+    for key, value in (launch.node_selector or {}).items():
+        if problem := sv.label_key_error(key):
+            errs.add("launch.node_selector", f"key {problem}")
+        elif isinstance(value, str) and (problem := sv.label_value_error(value)):
+            errs.add(f"launch.node_selector.{key}", problem)
 
 
 def _convert(value, tp, path: str, errs: _Collector):

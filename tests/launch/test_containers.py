@@ -320,8 +320,14 @@ def test_benchmark_runs_vllm_bench_serve_with_the_quotes_workload(tmp_path):
         c = int(opts["--max-concurrency"])
         assert opts["--num-prompts"] == str(10 * c)
         concurrencies.append(c)
-    # powers of two up to the quote's concurrency, then every seat: DP4 × 16 seqs = 64
-    assert concurrencies == [1, 2, 4, 8, 16, 64] and w.concurrency == 16
+    # powers of two up to the quote's concurrency, then every seat the engines admit: DP4 × the design
+    # point's sequences per DP rank (ceil(design concurrency / 4), capped at serving.max_num_seqs 16)
+    from configurator.engine.plan import plan
+
+    design = plan(req).performance.design_point
+    per_rank = min(-(-design.concurrency // 4), req.serving.max_num_seqs)
+    assert 0 < per_rank < 16  # the design point stops below the setting (TPOT target)
+    assert concurrencies == [1, 2, 4, 8, 16, 4 * per_rank] and w.concurrency == 16
     files = sorted(p.name for p in (tmp_path / "results").iterdir())
     assert files == sorted(f"bench-c{c}-in{w.input_tokens}-out{w.output_tokens}.json" for c in concurrencies)
 
@@ -362,3 +368,93 @@ def test_every_script_is_shellcheck_clean(tmp_path, label):
             paths.append(str(path))
     proc = subprocess.run([shellcheck, "-S", "style", *paths], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[:2000]
+
+
+def _pod_templates(doc):
+    tmpl = doc["spec"]["leaderWorkerTemplate"]
+    return [tmpl[k] for k in ("leaderTemplate", "workerTemplate") if k in tmpl]
+
+
+def _h200_pd(launch=None):
+    data = {"model": "kimi-k3", "server": "hgx-h200-8gpu",
+            "topology": {"kind": "disaggregated", "nodes": 4, "prefill_nodes": 2, "decode_nodes": 2}}  # fmt: skip
+    if launch is not None:
+        data["launch"] = launch
+    req = reference.request(data)
+    return build_launch(req, resolve_layout(req))
+
+
+@pytest.mark.parametrize("label", list(SEEDED))
+def test_every_lws_pod_template_is_placed_on_the_accelerators_nodes_by_default(label):
+    # No node labels in the request: the device plugin's label (Ascend: MindCluster's DaemonSet selects
+    # accelerator=huawei-Ascend910; NVIDIA: GPU Feature Discovery sets nvidia.com/gpu.present=true).
+    _, result = _result(label)
+    expected = (
+        {"accelerator": "huawei-Ascend910"} if result.context.ascend else {"nvidia.com/gpu.present": "true"}
+    )
+    templates = [t for _, d in _docs(bundle_files(result)) if d["kind"] == "LeaderWorkerSet"
+                 for t in _pod_templates(d)]  # fmt: skip
+    assert templates
+    for t in templates:
+        assert t["spec"]["nodeSelector"] == expected
+
+
+def test_the_requests_node_labels_replace_the_default_and_cuda_pods_get_2_gib_of_shm():
+    labels = {"node.kubernetes.io/instance-type": "hgx-h200", "pool": "llm-a"}
+    result = _h200_pd({"node_selector": labels})
+    docs = list(_docs(bundle_files(result)))
+    templates = [t for _, d in docs if d["kind"] == "LeaderWorkerSet" for t in _pod_templates(d)]
+    assert len(templates) == 4  # leader and worker template of each side
+    for t in templates:
+        assert t["spec"]["nodeSelector"] == labels
+        (shm,) = [v for v in t["spec"]["volumes"] if v["name"] == "dshm"]
+        # llm-d's vLLM pods: a 2 GiB memory emptyDir on /dev/shm
+        assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "2Gi"}
+        for c in t["spec"]["containers"]:
+            assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
+    for _, doc in docs:
+        _validate(doc)
+
+
+@pytest.mark.parametrize(
+    ("selector", "field"),
+    [
+        ({"bad key!": "x"}, "launch.node_selector"),
+        ({"-pool": "x"}, "launch.node_selector"),
+        ({"pool": "a" * 64}, "launch.node_selector.pool"),  # a label value is at most 63 characters
+        ({"pool": "x y"}, "launch.node_selector.pool"),
+        ({"pool": "x\ny"}, "launch.node_selector.pool"),
+    ],
+)
+def test_a_node_label_outside_the_kubernetes_grammar_is_refused_naming_the_field(selector, field):
+    from configurator.io.requests import RequestError
+
+    with pytest.raises(RequestError) as err:
+        reference.request({**reference.CASES["hgx-h200-2-single"], "launch": {"node_selector": selector}})
+    assert field in err.value.errors
+
+
+def test_every_directory_an_engine_variable_names_is_mounted_in_its_pod():
+    # [A2-8] §5.2.1 exports TIKTOKEN_CACHE_DIR=/root/.cache/tiktoken-k3 and §4.1.2's docker run mounts
+    # /root/.cache: the pod mounts it too (writable: the tokenizer's cache), the docker script already does
+    _, result = _result("8 × A2")
+    files = bundle_files(result)
+    named = 0
+    for _, doc in _docs(files):
+        if doc["kind"] != "LeaderWorkerSet":
+            continue
+        for t in _pod_templates(doc):
+            volumes = {v["name"]: v for v in t["spec"]["volumes"]}
+            for c in t["spec"]["containers"]:
+                paths = {m["mountPath"]: m for m in c["volumeMounts"]}
+                for var in c["env"]:
+                    value = var.get("value", "")
+                    if var["name"].endswith("_DIR") and value.startswith("/"):
+                        mount = max((p for p in paths if value.startswith(p.rstrip("/") + "/")), key=len)
+                        assert mount == "/root/.cache" and paths[mount].get("readOnly") is False
+                        assert volumes[paths[mount]["name"]]["hostPath"]["path"] == "/root/.cache"
+                        named += 1
+    assert named == 2  # the leader's and the workers' template
+    node = result.nodes[0]
+    assert node.env["TIKTOKEN_CACHE_DIR"] == "/root/.cache/tiktoken-k3"
+    assert "/root/.cache:/root/.cache" in files[f"docker/{node.script}"]

@@ -87,6 +87,12 @@ def _h200_pd():
             "topology": {"kind": "disaggregated", "nodes": 2, "prefill_nodes": 1, "decode_nodes": 1}}  # fmt: skip
 
 
+def _k3_pd(server: str):
+    # K3 over NIXL: every engine carries VLLM_SSM_CONV_STATE_LAYOUT=DS, pods as scripts
+    return lambda: {"model": "kimi-k3", "server": server, "launch": _launch(4, "ens1f0np0"),
+                    "topology": {"kind": "disaggregated", "nodes": 4, "prefill_nodes": 2, "decode_nodes": 2}}  # fmt: skip
+
+
 def _a3_pd_two_engines():
     side = {"tp": 8, "dp": 4, "expert_parallel": True, "dp_local": 2}
     return {"model": "kimi-k3", "server": "atlas-800-a3", "launch": _launch(4, "enp189s0f0"),
@@ -110,6 +116,8 @@ CASES = {
     "nf5868g8-2-single": lambda: sample_request_json("nf5868g8"),
     "hgx-h200-2-single": _h200,
     "h200 P/D (NIXL, router)": _h200_pd,
+    "k3 P/D on h200 (NIXL, conv state)": _k3_pd("hgx-h200-8gpu"),
+    "k3 P/D on b200 (NIXL, conv state)": _k3_pd("dgx-b200"),
     "a3 P/D, two engines per node": _a3_pd_two_engines,
     "deepseek-r1 on 2 × a3": _deepseek,
 }
@@ -475,7 +483,9 @@ def test_the_pd_proxy_reaches_every_engine_by_a_published_name(tmp_path, label):
     (call,) = run_container(box, mapping, container, "10.1.0.200", {})
     argv = call["argv"]
     if call["prog"] == "vllm-router":
-        assert container["image"] == "vllm/vllm-router:v0.1.15"  # its own image: nothing installed at start
+        # its own image, built by the bundle's router/Dockerfile from the PyPI wheel: nothing installed at start
+        assert container["image"] == "vllm-router:0.1.15" and container["imagePullPolicy"] == "IfNotPresent"
+        assert "router/Dockerfile" in files
         urls = [argv[i + 1] for i, a in enumerate(argv) if a in ("--prefill", "--decode")]
         endpoints = [(u.split("//")[1].rsplit(":", 1)[0], int(u.rsplit(":", 1)[1])) for u in urls]
     else:
@@ -517,6 +527,11 @@ def test_no_bundle_fetches_anything_from_the_internet_at_start(label):
     for path, text in files.items():
         if path == "README.md":
             continue  # documentation, not run
+        if path == "router/Dockerfile":
+            # built once, before anything starts: its one download is the pinned router wheel
+            (run,) = [line for line in text.splitlines() if line.startswith("RUN ")]
+            assert re.search(r"pip install .*vllm-router==\d+\.\d+\.\d+ ", run), run
+            continue
         code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
         assert not _FETCH.search(code), (path, _FETCH.search(code))
         for host in re.findall(r"https?://(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+)", code):

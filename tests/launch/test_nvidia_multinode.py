@@ -9,6 +9,7 @@ for RDMA"; "RDMA: UCX_TLS=rc,cuda_copy") and src/lib/command-synthesis.js (vllm-
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from decimal import Decimal
 
@@ -102,9 +103,14 @@ def test_pd_on_two_h200_uses_nixl_across_nodes_and_vllm_router(catalog, model):
     assert words[:4] == ["vllm-router", "--policy", "round_robin", "--vllm-pd-disaggregation"]
     assert words[words.index("--prefill") + 1] == f"http://{p.host}:{p.api_ports[0]}"
     assert words[words.index("--decode") + 1] == f"http://{d.host}:{d.api_ports[0]}"
-    assert (
-        "pip install" not in proxy and "vllm/vllm-router:v0.1.15" in proxy
-    )  # its own image, never installed at start
+    files = bundle_files(launch)
+    # its own image, built from the pinned PyPI wheel by the bundle's Dockerfile, never installed at start
+    assert "pip install" not in proxy and "vllm-router:0.1.15" in proxy
+    dockerfile = files["router/Dockerfile"]
+    assert "pip install --no-cache-dir --only-binary=:all: vllm-router==0.1.15" in dockerfile
+    assert dockerfile.count("\nFROM ") == 1 and "https://pypi.org/project/vllm-router/0.1.15/" in dockerfile
+    assert "docker image inspect 'vllm-router:0.1.15'" in files["docker/start-proxy.sh"]
+    assert "docker build -t vllm-router:0.1.15 router/" in files["README.md"]
     check_flags_exist(launch)
     docs = list(_docs(bundle_files(launch)))
     assert [d["kind"] for _, d in docs].count("LeaderWorkerSet") == 2
@@ -132,3 +138,82 @@ def test_the_auto_planner_lists_a_multi_node_nvidia_candidate_for_k3(catalog):
     cand = next(c for c in nvidia if c.server.slug == H200)
     _, res = plan_from_json(cand.request_json)
     assert _errors(res) == []
+
+
+def _pod_templates(doc):
+    tmpl = doc["spec"]["leaderWorkerTemplate"]
+    return [tmpl[k] for k in ("leaderTemplate", "workerTemplate") if k in tmpl]
+
+
+@pytest.mark.parametrize("server", [H200, "dgx-b200"])
+def test_k3_pd_over_nixl_sets_the_ds_conv_state_layout_in_every_script_and_pod(catalog, server):
+    # K3's KDA layers keep a short-convolution state (config.json linear_attn_config short_conv_kernel_size
+    # 4): vLLM's NIXL worker asserts "3-read Mamba conv transfer requires DS conv state layout. Set
+    # VLLM_SSM_CONV_STATE_LAYOUT=DS" (vllm nixl connector), and the K3 recipe's pd_cluster env sets it
+    # (vllm-project/recipes models/moonshotai/Kimi-K3.yaml strategy_overrides.pd_cluster.env).
+    req, result = plan_from_json(
+        {"model": "kimi-k3", "server": server,
+         "topology": {"kind": "disaggregated", "nodes": 4, "prefill_nodes": 2, "decode_nodes": 2}}
+    )  # fmt: skip
+    assert req.model.linear_layers > 0 and req.model.linear_conv_kernel == 4
+    files = bundle_files(result.launch)
+    engines = [n for n in result.launch.nodes if n.role in ("prefill", "decode")]
+    assert len(engines) == 4
+    for node in engines:
+        assert "export VLLM_SSM_CONV_STATE_LAYOUT=DS\n" in files[node.script]
+    pods = 0
+    for _, doc in _docs(files):
+        if doc["kind"] != "LeaderWorkerSet":
+            continue
+        for tmpl in _pod_templates(doc):
+            for c in tmpl["spec"]["containers"]:
+                assert {"name": "VLLM_SSM_CONV_STATE_LAYOUT", "value": "DS"} in c["env"]
+                pods += 1
+    assert pods == 4  # a leader and a worker template per side
+
+
+def test_a_model_without_a_conv_state_or_without_nixl_gets_no_conv_state_layout(catalog):
+    # Llama 3.3 has full attention only (no linear layers): nothing to transfer in DS layout.
+    _, llama = plan_from_json(
+        {"model": "llama-3-3-70b", "server": H200,
+         "topology": {"kind": "disaggregated", "nodes": 2, "prefill_nodes": 1, "decode_nodes": 1}}
+    )  # fmt: skip
+    assert all("VLLM_SSM_CONV_STATE_LAYOUT" not in n.env for n in llama.launch.nodes)
+    # K3 aggregated on H200: no KV transfer, so vLLM keeps its default layout.
+    _, agg = plan_from_json({"model": "kimi-k3", "server": H200, "topology": {"kind": "single", "nodes": 2}})
+    assert all("VLLM_SSM_CONV_STATE_LAYOUT" not in n.env for n in agg.launch.nodes)
+
+
+def test_the_router_and_the_startup_probes_wait_as_long_as_the_checkpoint_takes_to_load(catalog):
+    # vllm-project/router src/main.rs: --worker-startup-timeout-secs defaults to 600 s, while every K3 node
+    # reads the whole MXFP4 checkpoint (memory.checkpoint_bytes) before it answers /health.
+    pd = {"kind": "disaggregated", "nodes": 4, "prefill_nodes": 2, "decode_nodes": 2}
+    slow_req, slow = plan_from_json(
+        {"model": "kimi-k3", "server": H200, "topology": pd, "launch": {"weight_read_gb_s": 0.2}}
+    )
+    checkpoint = slow.memory.checkpoint_bytes
+    assert checkpoint > 1.4e12  # ≈1.56 TB of MXFP4 weights (model card)
+    # twice the read time at 0.2 GB/s (load, then compile and capture), above the recipe's 3600 s
+    wait = math.ceil(2 * checkpoint / 0.2e9)
+    assert wait > 3600
+    files = bundle_files(slow.launch)
+    words = shlex.split(files["start-proxy.sh"].split("exec ", 1)[1].splitlines()[0])
+    assert words[words.index("--worker-startup-timeout-secs") + 1] == str(wait)
+    probes = 0
+    for _, doc in _docs(files):
+        if doc["kind"] != "LeaderWorkerSet":
+            continue
+        for tmpl in _pod_templates(doc):
+            for c in tmpl["spec"]["containers"]:
+                if "readinessProbe" in c:
+                    probe = c["startupProbe"]
+                    assert probe["periodSeconds"] * probe["failureThreshold"] >= wait
+                    assert probe["periodSeconds"] * (probe["failureThreshold"] - 1) < wait
+                    probes += 1
+    assert probes == 4
+    # at the default 1 GB/s the load takes 2 × 1.56e12 / 1e9 ≈ 3122 s: the recipe's ready timeout (3600 s,
+    # VLLM_ENGINE_READY_TIMEOUT_S of its hopper overrides) is the floor
+    _, fast = plan_from_json({"model": "kimi-k3", "server": H200, "topology": pd})
+    assert 2 * checkpoint / 1e9 < 3600
+    words = shlex.split(bundle_files(fast.launch)["start-proxy.sh"].split("exec ", 1)[1].splitlines()[0])
+    assert words[words.index("--worker-startup-timeout-secs") + 1] == "3600"

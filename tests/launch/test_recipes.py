@@ -252,10 +252,13 @@ def test_the_deviations_are_the_reasoned_ones():
     # §5.1.1's four-node default batches 24576 tokens; the seeded plans size 8192 (the tutorial's own
     # 1M-context value), which the bundle launches and lists
     batch = ("--max-num-batched-tokens", "8192")
-    assert devs(_request("4 × A3")) == {host, ("--allowed-local-media-path", None), batch}
+    # §5.1.1 runs 16 sequences per DP rank; the engines admit the design point's 7 (25 users at the TPOT
+    # target over DP4: ceil(25 / 4); test_the_serving_engines_launch_the_design_points_sequences_per_dp_rank)
+    seqs = ("--max-num-seqs", "7")
+    assert devs(_request("4 × A3")) == {host, ("--allowed-local-media-path", None), batch, seqs}
     # the pair lowers HCCL's ≈30 min execution timeout so a hung collective fails over
     assert devs(_request("8 × A3 pair")) == {host, ("--allowed-local-media-path", None),
-                                             ("HCCL_EXEC_TIMEOUT", "204"), batch}  # fmt: skip
+                                             ("HCCL_EXEC_TIMEOUT", "204"), batch, seqs}  # fmt: skip
     # the seeded 8P8D and A2 requests leave the buffer to the tutorial (1024 MB §5.1.2.2, 256 MB §5.2.1);
     # §5.1.2.2 runs a 133120-token context, the plan 131072
     ctx_len = ("--max-model-len", "131072")
@@ -427,3 +430,82 @@ def test_a_request_that_leaves_the_buffer_unset_gets_the_tutorials_value(catalog
     assert {n.env["HCCL_BUFFSIZE"] for n in result.launch.nodes} == {buffsize}
     assert "HCCL_BUFFSIZE" not in {d.name for d in result.launch.context.deviations}
     assert check_flags_exist(result.launch) > 0
+
+
+def _seqs(node) -> set[str]:
+    return {a[a.index("--max-num-seqs") + 1] for a in node.argv}
+
+
+@pytest.mark.parametrize("name", ["a3-4-single", "a3-16-8p8d", "hgx-h200-2-single"])
+def test_the_serving_engines_launch_the_design_points_sequences_per_dp_rank(name):
+    # performance/design.py: the design point's sequences per DP rank = ceil(design concurrency / serving
+    # DP ranks); the engines admit that many (one source: the plan's own figure), capped at the request's
+    # serving.max_num_seqs, at which memory is sized (memory.py: sampler warm-up, graph capture sizes).
+    from configurator.engine.plan import plan
+
+    req = reference.request(reference.case(name))
+    result = plan(req)
+    design = result.performance.design_point
+    per_rank = -(-design.concurrency // design.serving_dp_ranks)
+    assert result.performance.figures["performance.design.max_num_seqs_per_dp_rank"].value == per_rank
+    expected = str(min(per_rank, req.serving.max_num_seqs))
+    serving = [n for n in result.launch.nodes if n.role != "prefill"]
+    assert serving and all(_seqs(n) == {expected} for n in serving)
+    # xPyD prefill engines keep the setting (their batch is the token budget's)
+    assert all(
+        _seqs(n) == {str(req.serving.max_num_seqs)} for n in result.launch.nodes if n.role == "prefill"
+    )
+    if name == "a3-4-single":
+        # 4 × A3 (DP4): the design point stops below the tutorial's 16 at the TPOT target; the README lists
+        # the difference with its reason
+        assert int(expected) < 16 and design.limited_by == "tpot"
+        readme = bundle_files(result.launch)["README.md"]
+        assert f"| `--max-num-seqs` | `{expected}` | the design point's sequences per DP rank" in readme
+
+
+def _readme_rows(result) -> dict[str, str]:
+    """The README's deviation table: setting (as shown) → the rest of the row."""
+    readme = bundle_files(result.launch)["README.md"]
+    table = readme.split("Deliberate differences from the recipe:", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    return {r.split(" | ", 1)[0].lstrip("| "): r for r in rows}
+
+
+def test_k3_pd_on_b200_lists_the_recipes_layout_and_fp8_kv_cache_it_does_not_run():
+    # vllm-project/recipes models/moonshotai/Kimi-K3.yaml: hardware_overrides.blackwell passes
+    # --kv-cache-dtype fp8; strategy_overrides.pd_cluster runs prefill "tep, tp: 8" and decode "dep, tp: 1".
+    from configurator.engine.plan import plan
+
+    req = reference.request({"model": "kimi-k3", "server": "dgx-b200",
+                             "topology": {"kind": "disaggregated", "nodes": 4, "prefill_nodes": 2, "decode_nodes": 2}})  # fmt: skip
+    result = plan(req)
+    assert req.serving.kv_cache_dtype in ("auto", "")
+    rows = _readme_rows(result)
+    assert "left out" in rows["`--kv-cache-dtype`"] and "--kv-cache-dtype fp8" in rows["`--kv-cache-dtype`"]
+    groups = {g.role: g for g in result.layout.groups}
+    for role, recipe_tp in (("prefill", 8), ("decode", 1)):
+        g = groups[role]
+        row = rows[f"`{role} layout` ({role})"]
+        assert f"TP{g.parallel.tp} × DP{g.parallel.dp} over {g.nodes} nodes" in row
+        assert f"TP{recipe_tp} " in row  # what the recipe runs instead
+    for node in result.launch.nodes:  # and the engines indeed run without it
+        for argv in node.argv:
+            assert "--kv-cache-dtype" not in argv
+    # following the recipe's FP8 KV cache removes that row
+    fp8 = plan(reference.request({**reference.CASES["hgx-h200-2-single"], "server": "dgx-b200",
+                                  "serving": {"kv_cache_dtype": "fp8"}}))  # fmt: skip
+    assert "`--kv-cache-dtype`" not in _readme_rows(fp8)
+
+
+def test_the_generic_ascend_bundle_names_the_qwen3_235b_tutorial_it_does_not_follow():
+    # vllm-project/vllm-ascend docs/source/tutorials/models/Qwen3-235B-A22B.md §3.1 lists Atlas 800I A2
+    # and A3 nodes and §5.1 serves it on one node (TP8, expert parallel)
+    from configurator.engine.plan import plan
+
+    result = plan(reference.request({"model": "qwen3-235b-a22b", "server": "atlas-800-a2",
+                                     "topology": {"kind": "single", "nodes": 1}}))  # fmt: skip
+    assert result.launch.context.recipe == "ascend-generic"
+    row = _readme_rows(result)["`model tutorial`"]
+    assert "tutorials/models/Qwen3-235B-A22B.md" in row and "…" not in row
+    readme = bundle_files(result.launch)["README.md"]
+    assert "No vLLM-Ascend tutorial covers this model" not in readme

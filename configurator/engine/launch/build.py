@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 from .. import recipes as rc
 from ..figures import FigureBook
 from ..types import (
     BundleContext,
+    DesignPoint,
     GroupSummary,
     LaunchResult,
     LayoutResult,
+    MemoryResult,
     NodeLaunch,
+    PerformanceResult,
     PlanRequest,
+    Severity,
     Source,
     TopologyKind,
 )
@@ -20,20 +27,90 @@ from .nodes import build_aggregated, build_pd, plan_deviations, resolve_site
 SOURCE_DOCS = Source("public", "vLLM data_parallel_deployment.md; vLLM-Ascend Kimi-K3 tutorial")
 
 
-def build_launch(req: PlanRequest, layout: LayoutResult) -> LaunchResult:
-    """Every node's launch command and environment; the bundle's files render on demand (see module doc)."""
+def _estimates(
+    req: PlanRequest, layout: LayoutResult
+) -> tuple[MemoryResult | None, PerformanceResult | None]:
+    """The plan's memory and performance, for a bundle built from a request alone (plan()'s estimates)."""
+    if any(c.severity == Severity.ERROR for c in layout.checks):
+        return None, None
+    from ..memory import size_memory
+    from ..performance import estimate_performance
+
+    memory = size_memory(req, layout)
+    return memory, estimate_performance(req, layout, memory)
+
+
+# The engines' start-up wait (figure launch.load_wait_s): reading the checkpoint, then compiling and capturing
+# graphs, which take about as long again on the large MoE models (the K3 recipes' ready timeouts: 3600 s on
+# CUDA, 7200 s on Ascend, for ≈1.5 TB); never below the recipe's own engine-ready timeout, else 30 min.
+LOAD_HEADROOM = 2.0
+LOAD_FLOOR_S = 1800
+
+
+def load_wait_s(req: PlanRequest, recipe: rc.Recipe, memory: MemoryResult | None, book: FigureBook) -> int:
+    checkpoint = memory.checkpoint_bytes if memory is not None else 0
+    ready = [int(v) for env in (recipe.env, *recipe.role_env.values()) for k, v in env.items()
+             if k == "VLLM_ENGINE_READY_TIMEOUT_S"]  # fmt: skip
+    ready += [int(d.value) for d in recipe.deviations if d.name == "VLLM_ENGINE_READY_TIMEOUT_S" and d.value]
+    floor = max([LOAD_FLOOR_S, *ready])
+    rate = req.launch.weight_read_gb_s * 1e9
+    value = math.ceil(max(floor, LOAD_HEADROOM * checkpoint / rate))
+    book.put(
+        "launch.load_wait_s",
+        value,
+        source=Source("public", "vLLM recipes and vLLM-Ascend tutorial ready timeouts; site read rate"),
+        floor_s=floor,
+        headroom=LOAD_HEADROOM,
+        checkpoint_bytes=checkpoint,
+        read_bytes_per_s=rate,
+    )
+    return value
+
+
+def launched_max_num_seqs(req: PlanRequest, design: DesignPoint | None) -> int:
+    """``--max-num-seqs`` of the serving engines (aggregated, or the decode side of xPyD): the design
+    point's sequences per DP rank (figure ``performance.design.max_num_seqs_per_dp_rank``), so each engine
+    admits the load the plan sells and queues the rest rather than missing its latency targets.  Capped at
+    the request's ``serving.max_num_seqs``: the memory estimate (sampler warm-up, graph capture sizes) is
+    made at that value, so a design point that needs more is served at the setting until the setting is
+    raised (the recommended serving settings' fix does that, and the plan is sized again).  xPyD prefill
+    engines keep the setting: their batch is bounded by the token budget, not by the design point."""
+    per_rank = design.max_num_seqs_per_dp_rank if design is not None else 0
+    return min(per_rank, req.serving.max_num_seqs) if per_rank > 0 else req.serving.max_num_seqs
+
+
+def build_launch(
+    req: PlanRequest,
+    layout: LayoutResult,
+    performance: PerformanceResult | None = None,
+    memory: MemoryResult | None = None,
+) -> LaunchResult:
+    """Every node's launch command and environment; the bundle's files render on demand (see module doc).
+    ``performance`` and ``memory`` are the plan's (plan() passes them); without them the same estimates
+    are made here."""
+    if performance is None or memory is None:
+        memory, performance = _estimates(req, layout)
+    design = performance.design_point if performance is not None else None
+    seqs = launched_max_num_seqs(req, design)
+    # the serving engines' request: the plan's serving settings with the launched --max-num-seqs
+    serving_req = dataclasses.replace(req, serving=dataclasses.replace(req.serving, max_num_seqs=seqs))
     site = resolve_site(req, layout)
     recipe = rc.select_recipe(req)
-    deviations = plan_deviations(req, layout, recipe)
+    pd = req.topology.kind == TopologyKind.DISAGGREGATED
+    deviations = plan_deviations(
+        req, layout, recipe, max_num_seqs={("decode",) if pd else ("master", "worker"): seqs}
+    )
     checks = launch_checks(req, layout, site)
     nodes: list[NodeLaunch] = []
     kind = req.topology.kind
     if kind == TopologyKind.DISAGGREGATED:
-        entrypoint = build_pd(req, layout, site, recipe, deviations, nodes)
+        entrypoint = build_pd(req, layout, site, recipe, deviations, nodes, decode_req=serving_req)
         services = 2 if site.ascend else 1  # + MetaService (Ascend) + proxy
     else:
-        entrypoint = build_aggregated(req, layout, site, recipe, deviations, nodes)
+        entrypoint = build_aggregated(serving_req, layout, site, recipe, deviations, nodes)
         services = 0
+    book = FigureBook()
+    wait = load_wait_s(req, recipe, memory, book)
     w = req.workload
     image = site.image if (req.launch.image or "").strip() else recipe.image_for(rc.hardware_of(req.server))
     checks += recipe_checks(req, layout, recipe, image)
@@ -56,9 +133,10 @@ def build_launch(req: PlanRequest, layout: LayoutResult) -> LaunchResult:
         served_name=site.served_name,
         devices_per_node=site.devices_per_node,
         workload=(w.input_tokens, w.output_tokens, w.concurrency),
-        max_num_seqs=req.serving.max_num_seqs,
+        max_num_seqs=seqs,  # the serving engines' (benchmark.sh offers every seat)
+        node_selector=dict(req.launch.node_selector or {}),
+        load_wait_s=wait,
     )
-    book = FigureBook()
     book.put("launch.scripts", len(nodes) + services, source=SOURCE_DOCS, nodes=len(nodes), services=services)
     engines = sum(len(n.argv) for n in nodes)
     if kind == TopologyKind.DISAGGREGATED:

@@ -12,7 +12,7 @@ from ..names import node_name
 from ..types import BundleContext, LaunchResult, LayoutResult, PlanRequest, TopologyKind
 from .benchmark import benchmark_script
 from .build import build_launch
-from .containers import docker_scripts, k8s_manifests
+from .containers import ROUTER_DOCKERFILE, docker_scripts, k8s_manifests, router_dockerfile
 from .gateway import (
     GATEWAY_CONF,
     GATEWAY_NIC,
@@ -53,6 +53,8 @@ def render_bundle(result: LaunchResult) -> dict[str, str]:
                 METASERVICE_GUARD,
             )
         files["start-proxy.sh"] = proxy_script(ctx, nodes, proxy_host)
+        if rc.for_context(ctx.recipe, ctx.ascend).proxy_image == rc.ROUTER_IMAGE:
+            files[ROUTER_DOCKERFILE] = router_dockerfile()
     masters = [n for n in nodes if n.is_master]
     if ctx.topology in (TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR) and len(masters) >= 2:
         files["gateway/nginx.conf"] = nginx_conf(ctx, masters)
@@ -168,6 +170,8 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
         "gateway/llm-healthcheck.sh": "active health check: the primary's /health and its token progress (/metrics) every few seconds",
         "gateway/keepalived-master.conf": "VRRP: the clients' virtual IP on the first gateway",
         "gateway/keepalived-backup.conf": "VRRP: takes the virtual IP over if the first gateway's nginx stops",
+        ROUTER_DOCKERFILE: f"the P/D router's image ({rc.ROUTER_IMAGE}): vllm-router {rc.ROUTER_VERSION} from PyPI "
+        f"({rc.ROUTER_PYPI}), installed at build time",
         "benchmark.sh": "load test with the quote's workload (vllm bench serve); writes result JSON to import",
         "monitoring/prometheus.yml": "Prometheus scrape targets (vLLM, node and accelerator exporters)",
     }
@@ -183,6 +187,7 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
                 "gateway/llm-healthcheck.sh": "both gateway hosts (as a service)",
                 "gateway/keepalived-master.conf": "the first gateway host",
                 "gateway/keepalived-backup.conf": "the second gateway host",
+                ROUTER_DOCKERFILE: "`docker build` on the proxy host (push it to the cluster's registry for Kubernetes)",
                 "benchmark.sh": "any host that reaches the endpoint",
                 "monitoring/prometheus.yml": "the monitoring host",
             }[name]
@@ -218,6 +223,15 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
             "Start the prefill scripts (rank 0, the side's master, first; then ranks 1… promptly).",
             "Start the decode scripts the same way (their own master and RPC port).",
             "Wait until every engine logs that it is ready (`curl http://<host>:<port>/health` returns 200).",
+            *(
+                [
+                    f"Build the router's image on the proxy host, in this folder: `docker build -t {rc.ROUTER_IMAGE} "
+                    "router/` (for Kubernetes, push it to the cluster's registry under the same name or load it "
+                    "on the nodes; `k8s/pd-proxy.yaml` does not pull it)."
+                ]
+                if ROUTER_DOCKERFILE in files
+                else []
+            ),
             "Start `start-proxy.sh`; send requests to the proxy only.",
         ]
     else:

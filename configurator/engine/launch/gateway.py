@@ -211,6 +211,10 @@ def proxy_argv(
         argv += [w for h, p in pre for w in ("--prefill", f"http://{sv.host_port(h, p)}")]
         argv += [w for h, p in dec for w in ("--decode", f"http://{sv.host_port(h, p)}")]
         argv += ["--host", "0.0.0.0", "--port", str(ctx.proxy_port)]
+        if ctx.load_wait_s:
+            # the router gives up on engines not healthy within 600 s by default (vllm-project/router
+            # src/main.rs --worker-startup-timeout-secs): as long as the engines take to load (launch.load_wait_s)
+            argv += ["--worker-startup-timeout-secs", str(ctx.load_wait_s)]
         return argv
     return [
         "python",

@@ -10,7 +10,7 @@ arguments are built with ``json.dumps`` and quoted with ``shlex.quote`` (docs/do
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -286,8 +286,15 @@ def _plan_sizes(req: PlanRequest) -> dict[str, str]:
     }
 
 
-def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -> tuple[rc.Deviation, ...]:
-    """The recipe's own deviations plus the ones this plan adds, each with its reason."""
+def plan_deviations(
+    req: PlanRequest,
+    layout: LayoutResult,
+    recipe: rc.Recipe,
+    max_num_seqs: Mapping[tuple[str, ...], int] | None = None,
+) -> tuple[rc.Deviation, ...]:
+    """The recipe's own deviations plus the ones this plan adds, each with its reason.  ``max_num_seqs``:
+    the roles whose engines launch another ``--max-num-seqs`` than ``serving.max_num_seqs`` (the design
+    point's, ``build.launched_max_num_seqs``)."""
     out = list(recipe.deviations)
     ascend = recipe.platform == "ascend"
     if "VLLM_HOST_IP" not in recipe.env and not any(d.name == "VLLM_HOST_IP" for d in out):
@@ -322,18 +329,27 @@ def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -
         value = launched.get(name) or ""
         out.append(rc.Deviation("flag", name, value, reason, roles=roles))
     sizes = _plan_sizes(req)
+    seqs_by_roles = {rs: n for rs, n in (max_num_seqs or {}).items() if n != req.serving.max_num_seqs}
+    plan_value = "the plan's value (sized by its memory and performance estimate)"
+    design_value = (
+        "the design point's sequences per DP rank (the load the plan sells within its latency targets; the "
+        "engine queues the rest)"
+    )
     for flag, theirs in recipe.validated.items():
         ours = sizes.get(flag)
-        if ours is not None and float(ours) != float(theirs):
-            out.append(
-                rc.Deviation(
-                    "flag",
-                    flag,
-                    ours,
-                    f"the plan's value (sized by its memory and performance estimate) instead of the "
-                    f"source's {theirs}",
-                )
-            )
+        if ours is None:
+            continue
+        values: list[tuple[tuple[str, ...], str, str]] = [(rc.ROLES, ours, plan_value)]
+        if flag == "--max-num-seqs" and seqs_by_roles:
+            others = tuple(r for r in rc.ROLES if not any(r in rs for rs in seqs_by_roles))
+            values = [(rs, str(n), design_value) for rs, n in seqs_by_roles.items()]
+            values += [(others, ours, plan_value)] if others else []
+        for where, launched_value, why in values:
+            if float(launched_value) == float(theirs):
+                continue
+            reason = f"{why} instead of the source's {theirs}"
+            out.append(rc.Deviation("flag", flag, launched_value, reason, roles=where))
+    out += _source_differences(req, layout, recipe)
     if not ascend and any(n.fabric in ("infiniband", "roce") for n in req.server.nics):
         out.append(
             rc.Deviation(
@@ -344,6 +360,51 @@ def plan_deviations(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -
             )
         )
     return tuple(out)
+
+
+def _layout_text(g: GroupLayout) -> str:
+    p = g.parallel
+    return f"TP{p.tp} × DP{p.dp} over {g.nodes} node{'s' if g.nodes > 1 else ''}" + (
+        ", expert parallel" if p.expert_parallel else ""
+    )
+
+
+def _source_differences(req: PlanRequest, layout: LayoutResult, recipe: rc.Recipe) -> list[rc.Deviation]:
+    """Where the plan departs from what the recipe's source runs beyond its flags and environment: each P/D
+    side's layout, the KV cache dtype, a model tutorial the generic recipe does not follow."""
+    out: list[rc.Deviation] = []
+    for g in layout.groups:
+        want = recipe.pd_layouts.get(g.role)
+        if want is None:
+            continue
+        tp, one_node, described = want
+        if g.parallel.tp != tp or (one_node and g.nodes > 1 and g.parallel.dp > 1):
+            out.append(
+                rc.Deviation(
+                    "other",
+                    f"{g.role} layout",
+                    _layout_text(g),
+                    f"the plan's layout, the one its memory and performance estimates cost; the recipe "
+                    f"runs {described}, which this plan has not costed",
+                    roles=(g.role,),
+                )
+            )
+    dtype = req.serving.kv_cache_dtype or "auto"
+    if recipe.kv_cache_dtype and dtype != recipe.kv_cache_dtype:
+        out.append(
+            rc.Deviation(
+                "flag",
+                "--kv-cache-dtype",
+                None if dtype == "auto" else dtype,
+                f"the plan sizes the KV cache in the model's dtype (serving.kv_cache_dtype {dtype}); the recipe "
+                f"runs --kv-cache-dtype {recipe.kv_cache_dtype}: set serving.kv_cache_dtype to "
+                f"{recipe.kv_cache_dtype} to follow it (the plan then sizes that cache)",
+            )
+        )
+    related = recipe.related_tutorials.get(rc.family_of(req.model))
+    if related is not None:
+        out.append(rc.Deviation("other", "model tutorial", related[0], related[1]))
+    return out
 
 
 def node_command(node: NodeLaunch) -> str:
@@ -434,7 +495,10 @@ def build_pd(
     recipe: rc.Recipe,
     deviations: tuple[rc.Deviation, ...],
     nodes: list[NodeLaunch],
+    decode_req: PlanRequest | None = None,
 ) -> str:
+    """``decode_req``: the request the decode engines launch (the serving settings with their
+    ``--max-num-seqs``, ``build.launched_max_num_seqs``); the prefill engines launch ``req``'s."""
     lp = req.launch
     prefill = next((g for g in layout.groups if g.role == "prefill"), None)
     decode = next((g for g in layout.groups if g.role == "decode"), None)
@@ -451,6 +515,7 @@ def build_pd(
             index = g.first_node + k
             ip = site.ips[index]
             env = _env(recipe, deviations, side, site, ip, cross_node=cross_node)
+            env.update(rc.model_env(req.model, recipe.connector))
             argvs: list[tuple[str, ...]] = []
             ports: list[int] = []
             for local in range(p.dp_local):
@@ -474,7 +539,8 @@ def build_pd(
                         ("--data-parallel-address", master_ip),
                         ("--data-parallel-rpc-port", str(rpc_ports[side])),
                     ]
-                flags += _engine_flags(req, recipe, side, p, cross_node=cross_node)
+                side_req = decode_req if side == "decode" and decode_req is not None else req
+                flags += _engine_flags(side_req, recipe, side, p, cross_node=cross_node)
                 kv = _kv_transfer_config(recipe, side, engine_id, kv_port, prefill, decode)
                 flags.append(("--kv-transfer-config", _json(kv)))
                 argv = _argv(site.model_path, flags)

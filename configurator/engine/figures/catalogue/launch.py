@@ -24,4 +24,14 @@ DEFS = (
         },
         source=SourceKind.PUBLIC,
     ),
+    FigureDef(
+        "launch.load_wait_s",
+        Unit.SECONDS,
+        "How long the P/D router and the pods' start-up probes wait for an engine",
+        "路由器与启动探针等待引擎就绪的时长",
+        # every node reads the checkpoint (memory.checkpoint_bytes) at the site's read rate, twice over
+        # for compilation and graph capture; never below the recipe's engine-ready timeout (or 30 min)
+        "ceil(max(floor_s, headroom * checkpoint_bytes / read_bytes_per_s))",
+        source=SourceKind.PUBLIC,
+    ),
 )
