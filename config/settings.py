@@ -218,6 +218,22 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 2000
 
+# Plans and auto-planner searches computed once per request and catalog version
+# (configurator/plan_cache.py): an in-process LRU always; with a Redis broker also the "plans" cache,
+# shared by every web worker and the Celery worker (PLAN_CACHE_URL overrides the Redis it uses).
+PLAN_CACHE_URL = os.environ.get("PLAN_CACHE_URL", "").strip() or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+)
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if PLAN_CACHE_URL:
+    CACHES["plans"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": PLAN_CACHE_URL,
+        "KEY_PREFIX": "plans",
+        "TIMEOUT": 3600,
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    }
+
 # Celery: no broker means eager execution inside the request (embedded mode).
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = False
