@@ -186,6 +186,11 @@ def _figures_of(result: PlanResult) -> dict[str, Any]:
     return figures
 
 
+def figures_dict(result: PlanResult) -> dict[str, Any]:
+    """``plan_to_dict(result)["figures"]`` without serialising the rest of the plan."""
+    return _figures_of(result)
+
+
 def plan_to_dict(result: PlanResult) -> dict[str, Any]:
     """The public JSON shape of a plan.
 
