@@ -18,6 +18,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
+from config.cores import available_cores, env_int
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DJANGO_ENV = os.environ.get("DJANGO_ENV", "embedded").strip().lower()
@@ -242,6 +244,9 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the job to be redelivered
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A PDF render holds one core for about a second: half the cores (at least one) render at once, so
+# the web workers keep the rest (README, "Sizing the server"); CELERY_CONCURRENCY overrides it.
+CELERY_WORKER_CONCURRENCY = env_int("CELERY_CONCURRENCY", max(1, available_cores() // 2))
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A job whose worker died is redelivered after this many seconds.  Rendering

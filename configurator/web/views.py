@@ -226,7 +226,7 @@ def why(request):
     if not form.is_valid():
         return _bad_form(form.errors)
     try:
-        _, result = services.plan_from_json(form.to_request(), wait_for_catalog=False)
+        _planned, result = services.plan_from_json(form.to_request(), wait_for_catalog=False)
     except RequestError as exc:
         return _bad_form(exc.errors)
     figures = figures_dict(result)
