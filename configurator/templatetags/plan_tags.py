@@ -177,8 +177,11 @@ def why(context, figures, key):
         "</summary>",
     ]
     if context.get("why_on_demand"):
+        url = context.render_context.get("why_url")
+        if url is None:  # once per template rendered, not once per figure
+            url = context.render_context["why_url"] = _esc(reverse("configurator:why"))
         head[1] = (
-            f' hx-post="{_esc(reverse("configurator:why"))}" hx-trigger="toggle once"'
+            f' hx-post="{url}" hx-trigger="toggle once"'
             ' hx-target="find .why-body" hx-swap="innerHTML" hx-include="#config-form"'
             f" hx-vals='{_esc(json.dumps({'figure': key}))}'"
         )
