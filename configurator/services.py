@@ -431,7 +431,17 @@ def scenario_fields(scenario: str | None) -> dict[str, str] | None:
 
 
 def preset_data(scenario: str | None = None) -> dict[str, str]:
-    """Form data for a fresh page, or pre-filled from a scenario."""
+    """Form data for a fresh page, or pre-filled from a scenario.
+
+    Read once per catalog version (``catalog_cache``): every update's "differences from the preset"
+    asks for it, and it is catalog rows alone."""
+    built = catalog_cache.cached(
+        catalog_cache.current_version(), ("preset_data", scenario or ""), lambda: _preset_data(scenario)
+    )
+    return dict(built)
+
+
+def _preset_data(scenario: str | None) -> dict[str, str]:
     data = dict(DEFAULT_FORM)
     data["model"] = _first_slug(LlmModel, "kimi-k3") or ""
     data["server"] = _first_slug(ServerModel, "atlas-800-a3") or ""
