@@ -389,7 +389,9 @@ class Stack:
     def _borrow_redis_db(self) -> None:
         """Claim an empty database number on the machine's Redis (a marker key, set only if absent)."""
         owner = f"stack:{self.label}:{os.getpid()}"
-        for db in REDIS_DB_RANGE:
+        # STACK_REDIS_DB: the one database number this machine's user may borrow (several people share its Redis).
+        chosen = os.environ.get("STACK_REDIS_DB", "").strip()
+        for db in [int(chosen)] if chosen else REDIS_DB_RANGE:
             client = self._redis(db)
             left = (client.get("stack-owner") or b"").decode()
             if left.startswith("stack:") and not _pid_alive(int(left.rsplit(":", 1)[1] or 0)):
