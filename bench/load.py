@@ -62,6 +62,8 @@ PDF_WAIT_S = 300
 POLL_EVERY_S = 1.0
 REQUEST_TIMEOUT_S = 120
 KINDS = ["update", "save", "quote", "pdf", "pdf-status"]
+TARGET_RPS = 60  # 20 clients on a 2-core machine
+TARGET_UPDATE_P95_MS = 500
 
 
 def pdf_render_outcome(status: int, body: bytes) -> str:
@@ -539,12 +541,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  integrity: {p}")
     print("integrity: " + ("OK" if not problems else f"{len(problems)} problems"))
 
-    report("load requests/s", total_rps, "req/s")
+    report("load requests/s", total_rps, "req/s", f">= {TARGET_RPS} req/s")
     for kind in KINDS:
         times = [s.ms for s in samples if s.kind == kind]
         if times:
             for q in (0.50, 0.95, 0.99):
-                report(f"load {kind} p{round(q * 100)}", percentile(times, q), "ms")
+                target = f"< {TARGET_UPDATE_P95_MS} ms" if (kind, q) == ("update", 0.95) else ""
+                report(f"load {kind} p{round(q * 100)}", percentile(times, q), "ms", target)
     report("load errors", len(errors), "count", "0")
     report("load quotes saved", len(shared.saves), "count")
     report("load PDFs rendered", len(shared.pdfs), "count")

@@ -6,11 +6,13 @@ words come from ``configurator/engine/vocabulary.py``, as in the engine, the dra
 
 from __future__ import annotations
 
+import json
 import re
 from decimal import Decimal, InvalidOperation
 from html import escape as _html_escape
 
 from django import template
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 
@@ -155,12 +157,46 @@ def figval(figures, key, default="—"):
     return _format_value(f.get("value"), f.get("unit", ""))
 
 
-@register.simple_tag
-def why(figures, key):
+@register.simple_tag(takes_context=True)
+def why(context, figures, key):
     """A "why?" that opens the figure's formula, inputs and source.
 
-    Built as one string with ``html.escape`` (it appears about a hundred times
-    per page: ``format_html`` made it the slowest part of an update)."""
+    On the full page (which also serves the browser without JavaScript) the explanation is inline.  In
+    an htmx update (``why_on_demand`` in the context) only the "why?" is sent: opening it posts the
+    form with the figure's key to ``configurator:why``, which answers with the same explanation
+    (:func:`why_body`) from the plan the update made (``plan_cache``) — about a hundred explanations a
+    page were a third of an update's rendering, and few are ever opened."""
+    f = (figures or {}).get(key)
+    if not f:
+        return ""
+    zh = _zh()
+    head = [
+        '<details class="why"',
+        "",
+        '><summary title="',
+        "计算依据" if zh else "How this figure is derived",
+        '">',
+        "依据" if zh else "why?",
+        "</summary>",
+    ]
+    if context.get("why_on_demand"):
+        url = context.render_context.get("why_url")
+        if url is None:  # once per template rendered, not once per figure
+            url = context.render_context["why_url"] = _esc(reverse("configurator:why"))
+        head[1] = (
+            f' hx-post="{url}" hx-trigger="toggle once"'
+            ' hx-target="find .why-body" hx-swap="innerHTML" hx-include="#config-form"'
+            f" hx-vals='{_esc(json.dumps({'figure': key}))}'"
+        )
+        return mark_safe("".join(head) + '<div class="why-body small muted">…</div></details>')
+    return mark_safe("".join(head) + why_body(figures, key) + "</details>")
+
+
+def why_body(figures, key) -> str:
+    """The explanation of figure ``key``: its label and value, formula, inputs (one level deeper where
+    an input is itself a figure) and source.
+
+    Built as one string with ``html.escape`` (``format_html`` made it the slowest part of an update)."""
     f = (figures or {}).get(key)
     if not f:
         return ""
@@ -170,11 +206,7 @@ def why(figures, key):
     kind_label = vocabulary.source_kind_label(kind, "zh-hans" if zh else "en")
     label = (f.get("label_zh") if zh else f.get("label_en")) or f.get("label_en") or key
     parts = [
-        '<details class="why"><summary title="',
-        "计算依据" if zh else "How this figure is derived",
-        '">',
-        "依据" if zh else "why?",
-        "</summary><div><strong>",
+        "<div><strong>",
         _esc(label),
         "</strong> = ",
         _esc(_format_value(f.get("value"), f.get("unit", ""))),
@@ -207,7 +239,7 @@ def why(figures, key):
         _esc(kind_label),
         "</span>",
         _source_ref(ref, kind, zh),
-        "</div></details>",
+        "</div>",
     ]
     return mark_safe("".join(parts))
 
