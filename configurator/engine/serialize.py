@@ -215,6 +215,8 @@ def _withheld_tco(tco: dict[str, Any], prices_on_request: tuple[str, ...]) -> di
         else {"reason": "refused", "lines": []}
     )
     return out
+
+
 def figures_dict(result: PlanResult) -> dict[str, Any]:
     """``plan_to_dict(result)["figures"]`` without serialising the rest of the plan."""
     return _figures_of(result)

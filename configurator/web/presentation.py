@@ -18,6 +18,7 @@ from configurator.drawings.fmt import format_money, money_axis_formatter
 from configurator.drawings.memory import memory_bar_svg, memory_segments
 from configurator.drawings.racks import rack_elevation_svg
 from configurator.drawings.topology import topology_groups, topology_svg
+from configurator.engine.checks import CheckCatalogueError, definitions
 from configurator.engine.names import node_name
 from configurator.engine.serialize import group_layout_from_dict, rack_layout_from_dict, rank_memory_from_dict
 from configurator.engine.vocabulary import (
@@ -85,6 +86,13 @@ def _requirement_text(requirement: dict, lang: str) -> str:
     return "; ".join(parts)
 
 
+def _reaches_customer(code: str) -> bool:
+    try:
+        return definitions()[code].customer
+    except CheckCatalogueError:
+        return False
+
+
 def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | None = None) -> list[dict]:
     """Checks in the page's language, errors first, 'ok' notes last.
 
@@ -107,6 +115,8 @@ def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | No
                     json.dumps(proven[index], ensure_ascii=False, sort_keys=True) if index in proven else ""
                 ),
                 "field": c.get("field", ""),
+                # The customer edition states it as a risk: accepting it asks for the reason (book.CheckDef).
+                "customer": _reaches_customer(c.get("code", "")),
                 "requirement": _requirement_text(c.get("requirement") or {}, lang),
                 "figures": c.get("figures") or {},
             }

@@ -289,37 +289,6 @@ def _groups_share_rack(check: Mapping, ctx: Mapping) -> dict:
     }
 
 
-def _rack_count(check: Mapping, ctx: Mapping) -> dict | None:
-    f = _figures(check)
-    if check.get("severity") == "ok" or not f.get("servers_per_rack"):
-        return None
-    by_power = _int(f.get("by_power")) < _int(f.get("by_space"))
-    return {
-        "title": _("Servers per rack"),
-        "text": (
-            _(
-                "Each rack holds %(per)s server(s) within its power limit of %(kw)s kW, fewer than its space "
-                "allows, so the deployment needs %(racks)s racks."
-            )
-            if by_power
-            else _(
-                "Each rack holds %(per)s server(s) with the switches and PDUs placed, so the deployment needs "
-                "%(racks)s racks."
-            )
-        )
-        % {
-            "per": _number(f.get("servers_per_rack")),
-            "kw": _number(f.get("rack_max_kw"), 1),
-            "racks": _number(f.get("racks")),
-        },
-        "mitigation": (
-            _("If the room's power distribution allows more power per rack, fewer racks are needed.")
-            if by_power
-            else _("The rack positions are confirmed in the site survey.")
-        ),
-    }
-
-
 def _feed_breaker(check: Mapping, ctx: Mapping) -> dict:
     f = _figures(check)
     values = {
@@ -464,7 +433,6 @@ RISKS = {
     "racks.floor_loading": _floor_loading,
     "racks.server_exceeds_rack": _server_exceeds_rack,
     "racks.groups_share_rack": _groups_share_rack,
-    "racks.count_vs_seed": _rack_count,
     "cooling.rack_exceeds_air_limit": _air_limit,
     "power.feed_exceeds_largest_breaker": _feed_breaker,
     "power.total_feed_split": _feed_breaker,
@@ -472,6 +440,7 @@ RISKS = {
     "network.no_switch_for_fabric": _no_switch,
     "network.pair_shares_switch": _shared_switch,
     "network.tenants_share_switch": _shared_switch,
+    "network.tenants_share_data_switch": _shared_switch,
     "network.cross_node_fabric_insufficient": _fabric_insufficient,
     "network.cross_node_fabric_below_400g": _fabric_slow,
     "network.fabric_exceeds_two_tier": _two_tier,

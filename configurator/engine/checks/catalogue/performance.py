@@ -28,6 +28,7 @@ def _above_target(code: str, fix_en: str, fix_zh: str) -> CheckDef:
             )
         },
         source="docs/performance.md §4 (scenario latency targets)",
+        customer=True,  # a missed target is a risk of the proposal (quotes.pdf.story.target_risks)
     )
 
 
@@ -65,6 +66,7 @@ DEFS = (
         ),
         severities=(Severity.ERROR,),  # when the stated load is above what the cluster runs at once
         source="docs/performance.md §8",
+        customer=True,
     ),
     CheckDef(
         "performance.pd_imbalance",

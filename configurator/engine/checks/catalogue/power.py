@@ -27,6 +27,7 @@ DEFS = (
         field="site.breaker_ladder_amps",
         fix=SPLIT_FEEDS,
         source="docs/domain.md §7 (A/B feeds, the site's breaker ladder)",
+        customer=True,
     ),
     CheckDef(
         "power.total_feed_split",
@@ -37,6 +38,7 @@ DEFS = (
         field="site.breaker_ladder_amps",
         fix=SPLIT_FEEDS,
         source="docs/domain.md §7 (A/B feeds, the site's breaker ladder)",
+        customer=True,
     ),
     CheckDef(
         "power.psu_not_ab_redundant",
@@ -50,6 +52,7 @@ DEFS = (
             "与厂商确认 N+N（A/B 路）供电模式或单路供电时的功率封顶策略",
         ),
         source="the server's PSU count and rating (catalog); docs/domain.md §7",
+        customer=True,
     ),
     CheckDef(
         "power.method",

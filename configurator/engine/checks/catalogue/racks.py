@@ -35,6 +35,7 @@ DEFS = (
             )
         },
         source="docs/domain.md §7 (floor loading against the hall's rating)",
+        customer=True,
     ),
     CheckDef(
         "racks.server_exceeds_rack",
@@ -45,6 +46,7 @@ DEFS = (
         field="rack",
         fix=Fix("choose a taller or higher-power rack", "选用更高或功率更大的机柜"),
         source="the rack and server records (catalog)",
+        customer=True,
     ),
     CheckDef(
         "cooling.rack_exceeds_air_limit",
@@ -66,6 +68,7 @@ DEFS = (
             ),
         },
         source="docs/domain.md §7 (≈20–25 kW per rack air-cooled; 35–40 kW needs containment or liquid cooling)",
+        customer=True,
     ),
     CheckDef(
         "racks.groups_share_rack",
@@ -74,6 +77,7 @@ DEFS = (
         "Serving groups share racks {shared} ({desc_en}).",
         "不同集群共用机柜 {shared}（{desc_zh}）。",
         source="docs/domain.md §4 (each cluster its own racks and feeds)",
+        customer=True,
     ),
     CheckDef(
         "racks.groups_separate",
