@@ -238,6 +238,9 @@ class Recipe:
     unsupported_layouts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # P/D: each side's layout as the source runs it: role → (TP, one instance per node, description).
     pd_layouts: Mapping[str, tuple[int, bool, str]] = field(default_factory=dict)
+    # Aggregated: the layout the source runs, (TP, DP ranks per node, description); a plan on another is
+    # listed as a difference.
+    dp_layout: tuple[int, int, str] | None = None
     # A KV cache dtype the source sets (``--kv-cache-dtype``) that the plan may size otherwise.
     kv_cache_dtype: str = ""
     # A model-specific tutorial of the platform that this (generic) recipe does not follow: (URL, what it shows).
@@ -779,6 +782,8 @@ ASCEND_DEEPSEEK = Recipe(
     source=_DEEPSEEK_R1_TUTORIAL + "#52-multi-node-data-parallel-deployment",
     blocks=(ASCEND_NODE_NETWORK, DS_R1_MULTI_NODE_ENV, DS_R1_SEED, TRUST_REMOTE_CODE, FULL_DECODE_GRAPHS),
     container=ASCEND_CONTAINER,
+    # §5.2, both tabs: --tensor-parallel-size 4, --data-parallel-size 4, --data-parallel-size-local 2
+    dp_layout=(4, 2, "TP4 with two DP ranks per node (DP4 over two nodes, expert parallel)"),
     validated={  # §5.2, both tabs
         "--max-num-seqs": "16",
         "--max-model-len": "16384",

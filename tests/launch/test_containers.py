@@ -414,6 +414,11 @@ def test_the_requests_node_labels_replace_the_default_and_cuda_pods_get_2_gib_of
             assert {"name": "dshm", "mountPath": "/dev/shm"} in c["volumeMounts"]
     for _, doc in docs:
         _validate(doc)
+    readme = bundle_files(result)["README.md"]
+    assert (
+        "selects nodes labelled `node.kubernetes.io/instance-type=hgx-h200, pool=llm-a` (the request's"
+        in readme
+    )
 
 
 @pytest.mark.parametrize(

@@ -509,3 +509,19 @@ def test_the_generic_ascend_bundle_names_the_qwen3_235b_tutorial_it_does_not_fol
     assert "tutorials/models/Qwen3-235B-A22B.md" in row and "…" not in row
     readme = bundle_files(result.launch)["README.md"]
     assert "No vLLM-Ascend tutorial covers this model" not in readme
+
+
+def test_deepseek_r1_on_two_a3_lists_the_tp16_layout_the_tutorial_does_not_show():
+    # vLLM-Ascend DeepSeek-R1.md §5.2, Node 0 and Node 1 tabs: --tensor-parallel-size 4,
+    # --data-parallel-size 4, --data-parallel-size-local 2 (8 NPUs a node)
+    from configurator.engine.plan import plan
+
+    result = plan(reference.request({"model": "deepseek-r1", "server": "atlas-800-a3",
+                                     "topology": {"kind": "single", "nodes": 2}}))  # fmt: skip
+    (g,) = result.layout.groups
+    assert (g.parallel.tp, g.parallel.dp_local) != (4, 2)
+    row = _readme_rows(result)["`cluster layout`"]
+    assert (
+        f"TP{g.parallel.tp} × DP{g.parallel.dp} over 2 nodes" in row
+        and "TP4 with two DP ranks per node" in row
+    )

@@ -12,7 +12,7 @@ from ..names import node_name
 from ..types import BundleContext, LaunchResult, LayoutResult, PlanRequest, TopologyKind
 from .benchmark import benchmark_script
 from .build import build_launch
-from .containers import ROUTER_DOCKERFILE, docker_scripts, k8s_manifests, router_dockerfile
+from .containers import ROUTER_DOCKERFILE, docker_scripts, k8s_manifests, node_selector, router_dockerfile
 from .gateway import (
     GATEWAY_CONF,
     GATEWAY_NIC,
@@ -210,6 +210,26 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
             "k8s/pd-proxy.yaml": "Deployment and Service of the P/D proxy",
         }.get(f, "LeaderWorkerSet and its clients' Service (`<name>-api`) for the same deployment")
         out.append(f"| {_code(f)} | `kubectl apply -f` | {what} |")
+    if k8s:
+        labels = ", ".join(f"{k}={v}" for k, v in sorted(node_selector(ctx).items()))
+        out += [
+            "",
+            "## Placement and start-up wait / 调度与启动等待",
+            "",
+            f"- Every LeaderWorkerSet pod selects nodes labelled {_code(labels)}"
+            + (
+                " (the request's `launch.node_selector`)."
+                if ctx.node_selector
+                else " (the accelerator's device plugin label; set `launch.node_selector` in the request to "
+                "choose other labels)."
+            ),
+        ]
+        if ctx.load_wait_s:
+            out.append(
+                f"- Engines get {ctx.load_wait_s:,} s to load the weights and answer `/health` (the pods' "
+                "startupProbe, the P/D router's `--worker-startup-timeout-secs`): twice the checkpoint's read "
+                "time at the request's `launch.weight_read_gb_s`, never below the recipe's ready timeout."
+            )
     out += ["", "## Start-up order / 启动顺序", ""]
     if kind == TopologyKind.DISAGGREGATED:
         steps = []

@@ -389,6 +389,19 @@ def _source_differences(req: PlanRequest, layout: LayoutResult, recipe: rc.Recip
                     roles=(g.role,),
                 )
             )
+    if recipe.dp_layout is not None:
+        tp, dp_local, described = recipe.dp_layout
+        for g in layout.groups:
+            if (g.parallel.tp, g.parallel.dp_local) != (tp, dp_local):
+                out.append(
+                    rc.Deviation(
+                        "other",
+                        f"{g.name} layout",
+                        _layout_text(g),
+                        f"the plan's layout, the one its memory and performance estimates cost; the "
+                        f"tutorial runs {described}",
+                    )
+                )
     dtype = req.serving.kv_cache_dtype or "auto"
     if recipe.kv_cache_dtype and dtype != recipe.kv_cache_dtype:
         out.append(
