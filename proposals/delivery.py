@@ -412,7 +412,11 @@ def benchmark_appendix(revision) -> dict | None:
     )
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
     resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
-    return {"commands": commands, "figures": acceptance_figures(result, resolved)}
+    # The concurrencies the script runs, read from its own loop, so the text says what it does.
+    loop = next((line for line in commands.splitlines() if line.startswith("for concurrency in ")), "")
+    levels = loop.removeprefix("for concurrency in ").split(";")[0].split()
+    sweep = ", ".join(f"{int(c):,}" for c in levels if c.isdigit())
+    return {"commands": commands, "figures": acceptance_figures(result, resolved), "sweep": sweep}
 
 
 def delivery_context(revision, lang: str) -> dict:
