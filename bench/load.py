@@ -145,7 +145,8 @@ class FormFields(HTMLParser):
 
 
 class Browser:
-    """One engineer: cookies, CSRF and a keep-nothing HTTP connection to the stack, as a browser
+    """One engineer: cookies, CSRF and one HTTP connection to the stack (kept alive while the server
+    keeps it), as a browser
     behind the TLS-terminating proxy would send (X-Forwarded-Proto, Origin, Referer)."""
 
     def __init__(self, port: int) -> None:
@@ -167,13 +168,22 @@ class Browser:
             body = urllib.parse.urlencode(form or {}, doseq=True).encode()
         if htmx:
             headers["HX-Request"] = "true"
-        try:
-            self.conn.request(method, path, body=body, headers=headers)
-            response = self.conn.getresponse()
-            content = response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            self.conn.close()
-            raise HttpError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        for attempt in (1, 2):
+            reused = self.conn.sock is not None
+            try:
+                self.conn.request(method, path, body=body, headers=headers)
+                response = self.conn.getresponse()
+                content = response.read()
+                break
+            except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected) as exc:
+                # A kept-alive connection the server closed while idle (gunicorn's gthread workers keep
+                # connections alive for a few seconds): sent again once on a new connection, as a browser does.
+                self.conn.close()
+                if not reused or attempt == 2:
+                    raise HttpError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+            except (OSError, http.client.HTTPException) as exc:
+                self.conn.close()
+                raise HttpError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         if response.will_close:
             self.conn.close()
         for cookie in response.headers.get_all("Set-Cookie") or []:
