@@ -60,6 +60,7 @@ def test_seeded_slugs(seeded):
         "qwen3-32b",
         "glm-5",
         "gpt-oss-20b",
+        "qwen3-coder-480b-a35b",
     }
     assert {"atlas-800-a3", "atlas-800-a2", "nf5868g8", "hgx-h200-8gpu"} <= set(
         ServerModel.objects.values_list("slug", flat=True)
