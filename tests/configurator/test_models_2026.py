@@ -43,7 +43,9 @@ def _qwen3_moe_params(config: dict) -> int:
 
 
 def test_qwen3_coder_480b_is_its_config():
-    config = json.loads((CONFIGS / "Qwen--Qwen3-Coder-480B-A35B-Instruct.config.json").read_text(encoding="utf-8"))
+    config = json.loads(
+        (CONFIGS / "Qwen--Qwen3-Coder-480B-A35B-Instruct.config.json").read_text(encoding="utf-8")
+    )
     params = _qwen3_moe_params(config)
     # Model card: 480 B parameters in total, 35 B activated.
     assert params == pytest.approx(480e9, rel=0.005)
@@ -53,7 +55,9 @@ def test_qwen3_coder_480b_is_its_config():
 def test_qwen3_coder_480b_bf16_tp8_plans_on_eight_h20_141gb():
     """Public vLLM and SGLang runs serve the BF16 release with TP8 on 8 × H20 141 GB.  Each rank holds an
     eighth of the 960 GB of weights (120 GB) in the 139.81 GiB the runtime sees (nvidia-smi: 143771MiB)."""
-    config = json.loads((CONFIGS / "Qwen--Qwen3-Coder-480B-A35B-Instruct.config.json").read_text(encoding="utf-8"))
+    config = json.loads(
+        (CONFIGS / "Qwen--Qwen3-Coder-480B-A35B-Instruct.config.json").read_text(encoding="utf-8")
+    )
     weights = 2 * _qwen3_moe_params(config)
     req, result = _plan("qwen3-coder-480b-a35b", "h3c-r5500g6-h20-141")
     errors = [c.code for c in result.checks if c.severity == Severity.ERROR]
@@ -67,3 +71,52 @@ def test_qwen3_coder_480b_bf16_tp8_plans_on_eight_h20_141gb():
     # The 96 GB H20 cannot hold the same eighth: 120 GB > 96 GB × 0.9.
     _, small = _plan("qwen3-coder-480b-a35b", "hgx-h20-8gpu")
     assert "memory.weights_do_not_fit" in [c.code for c in small.checks if c.severity == Severity.ERROR]
+
+
+def _glm4_moe_params(config: dict) -> int:
+    """GLM-4.x MoE: untied embedding and lm_head; per layer q/o and biased k/v projections (attention_bias adds
+    q, k, v biases), q/k RMSNorms, two RMSNorms; the first ``first_k_dense_replace`` layers a dense MLP, the
+    rest the router (with its correction bias), the routed and the shared experts; the final norm.  The MTP
+    layer (num_nextn_predict_layers) is not served and not counted."""
+    h, layers = config["hidden_size"], config["num_hidden_layers"]
+    heads, kv, hd = config["num_attention_heads"], config["num_key_value_heads"], config["head_dim"]
+    experts, inter = config["n_routed_experts"], config["moe_intermediate_size"]
+    dense = config["first_k_dense_replace"]
+    attention = 2 * h * heads * hd + 2 * h * kv * hd + heads * hd + 2 * kv * hd + 2 * hd
+    moe = h * experts + experts + (experts + config["n_shared_experts"]) * 3 * h * inter
+    mlp_dense = 3 * h * config["intermediate_size"]
+    per_layer = attention + 2 * h
+    return 2 * config["vocab_size"] * h + layers * per_layer + dense * mlp_dense + (layers - dense) * moe + h
+
+
+def test_glm_4_6_is_its_config_and_plans_on_one_h200_server_and_one_a3():
+    config = json.loads((CONFIGS / "zai-org--GLM-4.6.config.json").read_text(encoding="utf-8"))
+    params = _glm4_moe_params(config)
+    # Model card: 355 B parameters with the MTP layer; the served model is ≈ 353 B without it.
+    assert params == pytest.approx(353e9, rel=0.01)
+    assert reference.model("glm-4-6").weight_bytes == pytest.approx(2 * params, rel=0.001)
+    assert reference.model("glm-4-6").max_context == 202_752
+    for server in ("hgx-h200-8gpu", "atlas-800-a3"):
+        _, result = _plan("glm-4-6", server)
+        assert not [c.code for c in result.checks if c.severity == Severity.ERROR], server
+        assert result.memory.groups[0].kv_tokens_per_dp_rank > 0
+
+
+def test_kimi_k2_thinking_int4_experts_plan_on_one_a3_and_0905_on_one_b300():
+    """K2-Thinking's routed experts are INT4 (group 32: 4 bits + a BF16 scale a 32 weights = 4.5 bits), the rest
+    BF16; 384 experts × 60 MoE layers × 3 × 7168 × 2048 weights.  The vLLM-Ascend tutorial serves it on one
+    Atlas 800 A3 (TP16 + EP).  The FP8 0905 release (≈ 1.03 TB) fits one DGX B300 (8 × 288 GB)."""
+    config = json.loads((CONFIGS / "moonshotai--Kimi-K2-Thinking.config.json").read_text(encoding="utf-8"))
+    moe_layers = config["num_hidden_layers"] - config["first_k_dense_replace"]
+    expert_weights = (
+        config["n_routed_experts"] * moe_layers * 3 * config["hidden_size"] * config["moe_intermediate_size"]
+    )
+    model = reference.model("kimi-k2-thinking")
+    assert model.expert_weight_bytes == pytest.approx(expert_weights * 4.5 / 8, rel=0.01)
+    assert model.max_context == 262_144
+    _, result = _plan("kimi-k2-thinking", "atlas-800-a3")
+    assert not [c.code for c in result.checks if c.severity == Severity.ERROR]
+    assert result.memory.groups[0].kv_tokens_per_dp_rank > 0
+    _, result = _plan("kimi-k2-0905", "dgx-b300")
+    assert not [c.code for c in result.checks if c.severity == Severity.ERROR]
+    assert reference.model("kimi-k2-0905").max_context == 262_144
