@@ -48,6 +48,7 @@ SUPPORTED_MODEL_TYPES = (
     "qwen2",
     "qwen3",
     "qwen3_moe",
+    "qwen3_next",
     "mixtral",
     "deepseek_v2",
     "deepseek_v3",
@@ -105,6 +106,7 @@ FAMILIES = {
     "qwen2": "Qwen",
     "qwen3": "Qwen",
     "qwen3_moe": "Qwen",
+    "qwen3_next": "Qwen",
     "mixtral": "Mistral",
     "deepseek_v2": "DeepSeek",
     "deepseek_v3": "DeepSeek",
@@ -580,6 +582,71 @@ def _kimi_linear_layers(r: _Reader, layers: int) -> tuple[_Reader | None, list[i
     return la, full, kda
 
 
+def _qwen3_next_layers(r: _Reader, layers: int) -> tuple[list[int], list[int]]:
+    """(full-attention layers, Gated DeltaNet layers), 0-based, of a Qwen3-Next config.
+
+    ``layer_types`` when the config lists them, else every ``full_attention_interval``-th layer is full
+    attention (transformers ``Qwen3NextConfig``: ``(i + 1) % full_attention_interval == 0``; 4 in the
+    published configs, so 12 full and 36 linear layers of 48).
+    """
+    types = r.str_list("layer_types")
+    if types:
+        if len(types) != layers:
+            raise ConfigError(
+                r.path("layer_types"),
+                f"{r.path('layer_types')} lists {len(types)} layers but num_hidden_layers is {layers}",
+            )
+        unknown = sorted({t for t in types} - {"full_attention", "linear_attention"})
+        if unknown:
+            raise ConfigError(r.path("layer_types"), f"{r.path('layer_types')} has unknown types {unknown}")
+        return (
+            [i for i, t in enumerate(types) if t == "full_attention"],
+            [i for i, t in enumerate(types) if t == "linear_attention"],
+        )
+    interval = r.int("full_attention_interval", 4, minimum=1)
+    full = [i for i in range(layers) if (i + 1) % interval == 0]
+    return full, [i for i in range(layers) if (i + 1) % interval]
+
+
+def _qwen3_next_linear(r: _Reader, hidden: int, count: int, f: dict[str, Any], params: _Params) -> None:
+    """Gated DeltaNet layers: their parameters and the recurrent state vLLM keeps per sequence.
+
+    Parameters (transformers ``Qwen3NextGatedDeltaNet``): in_proj_qkvz hidden × (2·key_dim + 2·value_dim),
+    in_proj_ba hidden × 2·v_heads, a depthwise conv1d of conv_dim × kernel (conv_dim = 2·key_dim + value_dim),
+    dt_bias and A_log of v_heads, a gated RMSNorm of head_v_dim, out_proj value_dim × hidden.
+    State (vLLM ``model_executor/layers/mamba/mamba_utils.py``
+    ``MambaStateShapeCalculator.gated_delta_net_state_shape``): conv state (kernel − 1) × conv_dim and
+    temporal state v_heads × head_v_dim × head_k_dim a layer; the conv state in the model dtype, the temporal
+    state in ``mamba_ssm_dtype`` when the config names float32 (``MambaStateDtypeCalculator``: "auto" follows
+    the model dtype).
+    """
+    if not count:
+        return
+    k_heads = r.int("linear_num_key_heads", minimum=1)
+    v_heads = r.int("linear_num_value_heads", minimum=1)
+    k_dim = r.int("linear_key_head_dim", minimum=1)
+    v_dim = r.int("linear_value_head_dim", minimum=1)
+    kernel = r.int("linear_conv_kernel_dim", 4, minimum=1)
+    if k_dim != v_dim:
+        raise ConfigError(
+            r.path("linear_value_head_dim"),
+            f"{r.path('linear_value_head_dim')} ({v_dim}) differs from {r.path('linear_key_head_dim')} ({k_dim}):"
+            " the catalog sizes a square Gated DeltaNet state",
+        )
+    key_dim, value_dim = k_heads * k_dim, v_heads * v_dim
+    conv_dim = 2 * key_dim + value_dim
+    per_layer = hidden * (2 * key_dim + 2 * value_dim) + hidden * 2 * v_heads + conv_dim * kernel
+    per_layer += 2 * v_heads + v_dim + value_dim * hidden
+    params.add("attention", count * per_layer)
+    f["linear_layers"] = count
+    f["linear_num_heads"] = v_heads
+    f["linear_head_dim"] = v_dim
+    f["linear_conv_kernel"] = kernel
+    f["linear_conv_dim"] = conv_dim
+    f["linear_state_dtype_bytes"] = 4 if r.str("mamba_ssm_dtype") in ("float32", "fp32") else 2
+    f["linear_conv_dtype_bytes"] = 2
+
+
 def parse_hf_config(
     data: Mapping[str, Any],
     *,
@@ -709,6 +776,18 @@ def _parse(
             params.add("attention", len(kda) * _kda_attention(la, hidden))
         if r.data.get("attn_res_block_size") is not None:
             params.add("norms", layers * 4 * hidden)  # attention-residual norms and score projections
+    elif model_type == "qwen3_next":
+        full, linear = _qwen3_next_layers(r, layers)
+        f["gqa_layers"] = len(full)
+        # transformers Qwen3NextAttention: q_proj yields the query and its output gate (2 × heads × head_dim),
+        # q_norm and k_norm of head_dim each
+        gated = hidden * heads * head_dim
+        params.add(
+            "attention",
+            len(full)
+            * (_gqa_attention(r, hidden, heads, kv_heads, head_dim, model_type) + gated + 2 * head_dim),
+        )
+        _qwen3_next_linear(r, hidden, len(linear), f, params)
     elif mla_family:
         if not r.has("kv_lora_rank"):
             raise ConfigError(r.path("kv_lora_rank"), f"{r.path('kv_lora_rank')} is missing")
@@ -738,6 +817,7 @@ def _parse(
 
     # --- feed-forward: dense, shared and routed experts
     experts = per_token = shared = 0
+    qwen_shared = 0  # Qwen3-Next's one gated shared expert, its own width
     moe_layer_ids: list[int] = []
     dense_intermediate = r.int("intermediate_size", 0)
     expert_intermediate = 0
@@ -766,13 +846,15 @@ def _parse(
         if experts:
             expert_intermediate = r.int("moe_intermediate_size", minimum=1)
             moe_layer_ids = [i for i in range(layers) if i >= first_dense and i % freq == 0]
-    elif model_type == "qwen3_moe":
+    elif model_type in ("qwen3_moe", "qwen3_next"):
         experts = r.int("num_experts", minimum=1)
         per_token = r.int("num_experts_per_tok", minimum=1)
         expert_intermediate = r.int("moe_intermediate_size", minimum=1)
         step = r.int("decoder_sparse_step", 1, minimum=1)
         dense_only = set(r.int_list("mlp_only_layers", required=False))
         moe_layer_ids = [i for i in range(layers) if i not in dense_only and (i + 1) % step == 0]
+        if model_type == "qwen3_next":
+            qwen_shared = r.int("shared_expert_intermediate_size", 0)
     elif model_type in ("mixtral", "gpt_oss"):
         experts = r.int("num_local_experts", minimum=1)
         per_token = r.int("num_experts_per_tok", 0) or r.int("experts_per_token", minimum=1)
@@ -802,6 +884,10 @@ def _parse(
         params.add("moe_other", moe_layers * router)
         if shared:
             params.add("shared_experts", moe_layers * _mlp(hidden, expert_intermediate * shared))
+        if qwen_shared:
+            shared = 1
+            params.add("shared_experts", moe_layers * _mlp(hidden, qwen_shared))
+            params.add("moe_other", moe_layers * hidden)  # shared_expert_gate: hidden → 1
         if expert_width != hidden:
             latent = 2 * hidden * expert_width + (expert_width if r.bool("latent_moe_use_norm") else 0)
             params.add("moe_other", moe_layers * latent)
@@ -809,7 +895,7 @@ def _parse(
             params.add("routed_expert_biases", moe_layers * experts * (2 * expert_intermediate + hidden))
         params.active_expert_fraction = per_token / experts
 
-    mtp = r.int("num_nextn_predict_layers", 0)
+    mtp = r.int("num_nextn_predict_layers", 0) or r.int("mtp_num_hidden_layers", 0)
     if mtp:
         warnings.append(
             f"{mtp} multi-token-prediction layer(s) not counted: vLLM loads them only for speculative decoding."

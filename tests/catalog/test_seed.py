@@ -64,6 +64,8 @@ def test_seeded_slugs(seeded):
         "kimi-k2-0905",
         "kimi-k2-thinking",
         "glm-4-6",
+        "qwen3-next-80b-a3b-instruct",
+        "qwen3-next-80b-a3b-thinking",
     }
     assert {"atlas-800-a3", "atlas-800-a2", "nf5868g8", "hgx-h200-8gpu"} <= set(
         ServerModel.objects.values_list("slug", flat=True)

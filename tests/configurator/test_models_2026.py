@@ -120,3 +120,69 @@ def test_kimi_k2_thinking_int4_experts_plan_on_one_a3_and_0905_on_one_b300():
     _, result = _plan("kimi-k2-0905", "dgx-b300")
     assert not [c.code for c in result.checks if c.severity == Severity.ERROR]
     assert reference.model("kimi-k2-0905").max_context == 262_144
+
+
+QWEN3_NEXT = "Qwen--Qwen3-Next-80B-A3B-Instruct.config.json"
+
+
+def _qwen3_next_counts(config: dict) -> tuple[int, int, int]:
+    """(parameters, full-attention layers, Gated DeltaNet layers) of a Qwen3-Next config, counted from the
+    transformers modules: a full layer every ``full_attention_interval``-th; its q_proj also yields the output
+    gate; a DeltaNet layer has in_proj_qkvz, in_proj_ba, a depthwise conv, dt_bias, A_log, a gated norm and
+    out_proj; every layer is MoE with 512 experts, a router and one gated shared expert."""
+    h, layers = config["hidden_size"], config["num_hidden_layers"]
+    full = sum(1 for i in range(layers) if (i + 1) % config["full_attention_interval"] == 0)
+    linear = layers - full
+    heads, kv, hd = config["num_attention_heads"], config["num_key_value_heads"], config["head_dim"]
+    attention = h * heads * hd * 2 + 2 * h * kv * hd + heads * hd * h + 2 * hd
+    key_dim = config["linear_num_key_heads"] * config["linear_key_head_dim"]
+    value_dim = config["linear_num_value_heads"] * config["linear_value_head_dim"]
+    v_heads = config["linear_num_value_heads"]
+    conv_dim = 2 * key_dim + value_dim
+    delta = (
+        h * (2 * key_dim + 2 * value_dim)
+        + h * 2 * v_heads
+        + conv_dim * config["linear_conv_kernel_dim"]
+        + 2 * v_heads
+        + config["linear_value_head_dim"]
+        + value_dim * h
+    )
+    experts, inter, shared = (
+        config["num_experts"],
+        config["moe_intermediate_size"],
+        config["shared_expert_intermediate_size"],
+    )
+    moe = experts * 3 * h * inter + h * experts + 3 * h * shared + h
+    params = 2 * config["vocab_size"] * h + full * attention + linear * delta + layers * (moe + 2 * h) + h
+    return params, full, linear
+
+
+def test_qwen3_next_is_its_config():
+    config = json.loads((CONFIGS / QWEN3_NEXT).read_text(encoding="utf-8"))
+    params, full, linear = _qwen3_next_counts(config)
+    assert (full, linear) == (12, 36)
+    assert params == pytest.approx(80e9, rel=0.01)  # model card: 80 B total
+    model = reference.model("qwen3-next-80b-a3b-instruct")
+    assert (model.gqa_layers, model.linear_layers) == (12, 36)
+    assert model.weight_bytes == 2 * params
+    assert (model.num_experts, model.experts_per_token) == (512, 10)
+
+
+def test_qwen3_next_plans_on_one_atlas_800_a3_with_its_deltanet_state_per_sequence():
+    """vLLM sizes a Gated DeltaNet layer's state per sequence (mamba_utils.py gated_delta_net_state_shape):
+    conv (kernel − 1) × conv_dim ÷ TP and temporal (v_heads ÷ TP) × head_v_dim × head_k_dim, BF16 for this
+    config (no mamba_ssm_dtype: "auto" follows the model dtype).  At TP16 on one A3: 36 × (2 × 128 × 128 × 2 +
+    3 × 512 × 2) = 2,469,888 B; the 12 full-attention layers hold a KV cache per token."""
+    config = json.loads((CONFIGS / QWEN3_NEXT).read_text(encoding="utf-8"))
+    req, result = _plan("qwen3-next-80b-a3b-instruct", "atlas-800-a3")
+    assert not [c.code for c in result.checks if c.severity == Severity.ERROR]
+    group, mem = result.layout.groups[0], result.memory.groups[0]
+    tp = group.parallel.tp
+    v_heads, dim = config["linear_num_value_heads"], config["linear_value_head_dim"]
+    conv_dim = 2 * config["linear_num_key_heads"] * config["linear_key_head_dim"] + v_heads * dim
+    per_layer = (
+        -(-v_heads // tp) * dim * dim * 2 + (config["linear_conv_kernel_dim"] - 1) * -(-conv_dim // tp) * 2
+    )
+    assert tp == 16
+    assert mem.per_rank.linear_state_bytes_per_seq == 36 * per_layer == 2_469_888
+    assert mem.kv_tokens_per_dp_rank > 0
