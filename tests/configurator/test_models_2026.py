@@ -186,3 +186,15 @@ def test_qwen3_next_plans_on_one_atlas_800_a3_with_its_deltanet_state_per_sequen
     assert tp == 16
     assert mem.per_rank.linear_state_bytes_per_seq == 36 * per_layer == 2_469_888
     assert mem.kv_tokens_per_dp_rank > 0
+
+
+def test_an_fp8_checkpoint_on_ampere_is_noted_weight_only_and_computed_at_bf16():
+    """Ampere (compute capability 8.0) has no FP8 tensor cores; vLLM's Fp8LinearMethod runs FP8 weights through
+    Marlin there, multiplying in BF16.  The A100's dense BF16 is 312 TFLOPS (NVIDIA A100 datasheet: 624 with
+    sparsity); on the H200 the same checkpoint computes in FP8 and carries no such note."""
+    _, result = _plan("deepseek-v3", "dgx-a100", nodes=2)
+    notes = [c for c in result.checks if c.code == "performance.fp8_weight_only"]
+    assert len(notes) == 1 and notes[0].severity == Severity.OK
+    assert "312 TFLOPS" in notes[0].message_en and "BF16" in notes[0].message_zh
+    _, hopper = _plan("deepseek-v3", "hgx-h200-8gpu", nodes=2)
+    assert not [c for c in hopper.checks if c.code == "performance.fp8_weight_only"]
