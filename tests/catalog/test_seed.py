@@ -66,6 +66,8 @@ def test_seeded_slugs(seeded):
         "glm-4-6",
         "qwen3-next-80b-a3b-instruct",
         "qwen3-next-80b-a3b-thinking",
+        "deepseek-v3-1",
+        "deepseek-v3-2",
     }
     assert {"atlas-800-a3", "atlas-800-a2", "nf5868g8", "hgx-h200-8gpu"} <= set(
         ServerModel.objects.values_list("slug", flat=True)

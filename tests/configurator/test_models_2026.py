@@ -198,3 +198,21 @@ def test_an_fp8_checkpoint_on_ampere_is_noted_weight_only_and_computed_at_bf16()
     assert "312 TFLOPS" in notes[0].message_en and "BF16" in notes[0].message_zh
     _, hopper = _plan("deepseek-v3", "hgx-h200-8gpu", nodes=2)
     assert not [c for c in hopper.checks if c.code == "performance.fp8_weight_only"]
+
+
+def test_deepseek_v3_1_and_v3_2_plan_on_one_h200_server():
+    """V3.1 is V3's architecture (FP8, 61 layers, 256 experts); V3.2 adds the lightning indexer, whose top-2,048
+    selection the decode step reads (index_n_heads 64 of 128, DeepSeek-V3.2 model card)."""
+    v31, v32 = reference.model("deepseek-v3-1"), reference.model("deepseek-v3-2")
+    config = json.loads((CONFIGS / "deepseek-ai--DeepSeek-V3.2.config.json").read_text(encoding="utf-8"))
+    assert (v32.index_topk, v32.index_n_heads, v32.index_head_dim) == (2048, 64, 128)
+    assert v31.index_topk == 0
+    # The indexer per layer, FP8 as the release (a byte a weight): wq_b (q_lora_rank → 64 heads × 128),
+    # wk (hidden → 128), weights_proj (hidden → 64).
+    layers, hidden, q_lora = config["num_hidden_layers"], config["hidden_size"], config["q_lora_rank"]
+    indexer = layers * (q_lora * 64 * 128 + hidden * 128 + hidden * 64)
+    assert v32.weight_bytes - v31.weight_bytes == pytest.approx(indexer, rel=0.01)
+    for slug in ("deepseek-v3-1", "deepseek-v3-2"):
+        _, result = _plan(slug, "hgx-h200-8gpu")
+        assert not [c.code for c in result.checks if c.severity == Severity.ERROR], slug
+        assert result.memory.groups[0].kv_tokens_per_dp_rank > 0
