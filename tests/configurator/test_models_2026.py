@@ -216,3 +216,13 @@ def test_deepseek_v3_1_and_v3_2_plan_on_one_h200_server():
         _, result = _plan(slug, "hgx-h200-8gpu")
         assert not [c.code for c in result.checks if c.severity == Severity.ERROR], slug
         assert result.memory.groups[0].kv_tokens_per_dp_rank > 0
+
+
+def test_qwen3_235b_2507_is_the_qwen3_235b_architecture_at_256k_and_plans_on_one_h200_server():
+    base = json.loads((CONFIGS / "Qwen--Qwen3-235B-A22B.config.json").read_text(encoding="utf-8"))
+    for variant in ("instruct", "thinking"):
+        model = reference.model(f"qwen3-235b-a22b-{variant}-2507")
+        assert model.weight_bytes == 2 * _qwen3_moe_params(base)
+        assert model.max_context == 262_144
+        _, result = _plan(f"qwen3-235b-a22b-{variant}-2507", "hgx-h200-8gpu")
+        assert not [c.code for c in result.checks if c.severity == Severity.ERROR], variant
