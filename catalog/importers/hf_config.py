@@ -57,6 +57,7 @@ SUPPORTED_MODEL_TYPES = (
     "kimi_k3",
     "kimi_linear",
     "glm4_moe",
+    "minimax_m2",
     "glm_moe_dsa",
     "gpt_oss",
     "gemma2",
@@ -115,6 +116,7 @@ FAMILIES = {
     "kimi_k3": "Kimi",
     "kimi_linear": "Kimi",
     "glm4_moe": "GLM",
+    "minimax_m2": "MiniMax",
     "glm_moe_dsa": "GLM",
     "gpt_oss": "gpt-oss",
     "gemma2": "Gemma",
@@ -340,7 +342,10 @@ def _gqa_attention(r: _Reader, hidden: int, heads: int, kv_heads: int, head_dim:
         if r.bool("attention_bias"):
             count += hidden  # o_proj bias
         count += heads  # attention sinks
-    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text") or r.bool("use_qk_norm"):
+    if model_type == "minimax_m2" and r.bool("use_qk_norm"):
+        # MiniMaxM2Attention (qk_norm_type per_layer): one RMSNorm over all query heads, one over all key heads
+        count += (heads + kv_heads) * head_dim
+    elif model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text") or r.bool("use_qk_norm"):
         count += 2 * head_dim
     return count
 
@@ -855,7 +860,7 @@ def _parse(
         moe_layer_ids = [i for i in range(layers) if i not in dense_only and (i + 1) % step == 0]
         if model_type == "qwen3_next":
             qwen_shared = r.int("shared_expert_intermediate_size", 0)
-    elif model_type in ("mixtral", "gpt_oss"):
+    elif model_type in ("mixtral", "gpt_oss", "minimax_m2"):
         experts = r.int("num_local_experts", minimum=1)
         per_token = r.int("num_experts_per_tok", 0) or r.int("experts_per_token", minimum=1)
         expert_intermediate = r.int("intermediate_size", minimum=1)
@@ -879,7 +884,7 @@ def _parse(
     if moe_layers:
         params.add("routed_experts", moe_layers * experts * _mlp(expert_width, expert_intermediate))
         router = experts * hidden
-        if r.str("topk_method") == "noaux_tc" or model_type == "gpt_oss":
+        if r.str("topk_method") == "noaux_tc" or model_type == "gpt_oss" or r.bool("use_routing_bias"):
             router += experts  # routing correction bias / router bias
         params.add("moe_other", moe_layers * router)
         if shared:
@@ -895,7 +900,11 @@ def _parse(
             params.add("routed_expert_biases", moe_layers * experts * (2 * expert_intermediate + hidden))
         params.active_expert_fraction = per_token / experts
 
-    mtp = r.int("num_nextn_predict_layers", 0) or r.int("mtp_num_hidden_layers", 0)
+    mtp = (
+        r.int("num_nextn_predict_layers", 0)
+        or r.int("mtp_num_hidden_layers", 0)
+        or r.int("num_mtp_modules", 0)
+    )
     if mtp:
         warnings.append(
             f"{mtp} multi-token-prediction layer(s) not counted: vLLM loads them only for speculative decoding."

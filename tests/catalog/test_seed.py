@@ -70,6 +70,7 @@ def test_seeded_slugs(seeded):
         "deepseek-v3-2",
         "qwen3-235b-a22b-instruct-2507",
         "qwen3-235b-a22b-thinking-2507",
+        "minimax-m2",
     }
     assert {"atlas-800-a3", "atlas-800-a2", "nf5868g8", "hgx-h200-8gpu"} <= set(
         ServerModel.objects.values_list("slug", flat=True)

@@ -226,3 +226,28 @@ def test_qwen3_235b_2507_is_the_qwen3_235b_architecture_at_256k_and_plans_on_one
         assert model.max_context == 262_144
         _, result = _plan(f"qwen3-235b-a22b-{variant}-2507", "hgx-h200-8gpu")
         assert not [c.code for c in result.checks if c.severity == Severity.ERROR], variant
+
+
+def test_minimax_m2_is_its_config_and_plans_on_one_h200_server():
+    """minimax_m2: per layer GQA q/k/v/o with one RMSNorm over all query heads and one over all key heads
+    (qk_norm_type per_layer), two layer norms, a router with its routing bias and 256 experts of width 1,536.
+    The FP8 safetensors hold 228,703,644,928 values with the 128 × 128 block scales; without them the
+    weights are the count below (model card: 230 B total, 10 B active)."""
+    c = json.loads((CONFIGS / "MiniMaxAI--MiniMax-M2.config.json").read_text(encoding="utf-8"))
+    h, layers, heads, kv, hd = (
+        c["hidden_size"],
+        c["num_hidden_layers"],
+        c["num_attention_heads"],
+        c["num_key_value_heads"],
+        c["head_dim"],
+    )
+    experts, inter = c["num_local_experts"], c["intermediate_size"]
+    attention = 2 * h * heads * hd + 2 * h * kv * hd + (heads + kv) * hd
+    layer = attention + 2 * h + h * experts + experts + experts * 3 * h * inter
+    params = 2 * c["vocab_size"] * h + layers * layer + h
+    block_scales = layers * experts * 3 * (h // 128) * (inter // 128)
+    assert params + block_scales == pytest.approx(228_703_644_928, rel=1e-4)
+    model = reference.model("minimax-m2")
+    assert model.total_params == params and model.weight_format == "fp8"
+    _, result = _plan("minimax-m2", "hgx-h200-8gpu")
+    assert not [c.code for c in result.checks if c.severity == Severity.ERROR]
