@@ -49,6 +49,7 @@ SUPPORTED_MODEL_TYPES = (
     "qwen3",
     "qwen3_moe",
     "qwen3_next",
+    "qwen3_vl_moe",
     "mixtral",
     "deepseek_v2",
     "deepseek_v3",
@@ -108,6 +109,7 @@ FAMILIES = {
     "qwen3": "Qwen",
     "qwen3_moe": "Qwen",
     "qwen3_next": "Qwen",
+    "qwen3_vl_moe": "Qwen",
     "mixtral": "Mistral",
     "deepseek_v2": "DeepSeek",
     "deepseek_v3": "DeepSeek",
@@ -345,7 +347,9 @@ def _gqa_attention(r: _Reader, hidden: int, heads: int, kv_heads: int, head_dim:
     if model_type == "minimax_m2" and r.bool("use_qk_norm"):
         # MiniMaxM2Attention (qk_norm_type per_layer): one RMSNorm over all query heads, one over all key heads
         count += (heads + kv_heads) * head_dim
-    elif model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text") or r.bool("use_qk_norm"):
+    elif model_type in ("qwen3", "qwen3_moe", "qwen3_vl_moe", "gemma3", "gemma3_text") or r.bool(
+        "use_qk_norm"
+    ):
         count += 2 * head_dim
     return count
 
@@ -587,6 +591,38 @@ def _kimi_linear_layers(r: _Reader, layers: int) -> tuple[_Reader | None, list[i
     return la, full, kda
 
 
+def _qwen3_vl_vision_params(v: _Reader) -> int:
+    """Qwen3-VL's vision tower (transformers ``Qwen3VLVisionModel``, as in ``Qwen3VLMoeVisionModel``).
+
+    A Conv3d patch embedding (in_channels × temporal_patch × patch² → hidden, with bias), a learned position
+    table (num_position_embeddings × hidden), ``depth`` blocks (two LayerNorms; qkv and proj with bias; an MLP
+    hidden → intermediate → hidden with biases), the merger (LayerNorm over hidden, then 4·hidden → 4·hidden →
+    out_hidden_size for a 2 × 2 spatial merge) and one merger per ``deepstack_visual_indexes`` entry whose
+    LayerNorm runs after the shuffle (over 4·hidden).
+    """
+    h = v.int("hidden_size", minimum=1)
+    inter = v.int("intermediate_size", minimum=1)
+    depth = v.int("depth", minimum=1, maximum=MAX_LAYERS)
+    out = v.int("out_hidden_size", minimum=1)
+    patch = v.int("patch_size", 16, minimum=1)
+    temporal = v.int("temporal_patch_size", 2, minimum=1)
+    channels = v.int("in_channels", 3, minimum=1)
+    merge = v.int("spatial_merge_size", 2, minimum=1)
+    positions = v.int("num_position_embeddings", 0)
+    deepstack = len(v.int_list("deepstack_visual_indexes", required=False))
+    block = 4 * h + (3 * h * h + 3 * h) + (h * h + h) + (2 * h * inter + inter + h)
+    merged = h * merge * merge
+    tail = merged * merged + merged + merged * out + out
+    return (
+        channels * temporal * patch * patch * h
+        + h
+        + positions * h
+        + depth * block
+        + (2 * h + tail)
+        + deepstack * (2 * merged + tail)
+    )
+
+
 def _qwen3_next_layers(r: _Reader, layers: int) -> tuple[list[int], list[int]]:
     """(full-attention layers, Gated DeltaNet layers), 0-based, of a Qwen3-Next config.
 
@@ -707,7 +743,7 @@ def _parse(
     params = _Params()
     vision_params = 0
     r = top
-    if model_type in ("kimi_k3", "gemma3"):
+    if model_type in ("kimi_k3", "gemma3", "qwen3_vl_moe"):
         r = top.obj("text_config")
         vision = top.obj("vision_config", required=False)
     else:
@@ -851,7 +887,7 @@ def _parse(
         if experts:
             expert_intermediate = r.int("moe_intermediate_size", minimum=1)
             moe_layer_ids = [i for i in range(layers) if i >= first_dense and i % freq == 0]
-    elif model_type in ("qwen3_moe", "qwen3_next"):
+    elif model_type in ("qwen3_moe", "qwen3_next", "qwen3_vl_moe"):
         experts = r.int("num_experts", minimum=1)
         per_token = r.int("num_experts_per_tok", minimum=1)
         expert_intermediate = r.int("moe_intermediate_size", minimum=1)
@@ -911,7 +947,10 @@ def _parse(
         )
 
     # --- vision
-    if vision is not None and model_type == "gemma3":
+    if vision is not None and model_type == "qwen3_vl_moe":
+        vision_params = _qwen3_vl_vision_params(vision)
+        params.add("vision", vision_params)
+    elif vision is not None and model_type == "gemma3":
         vision_params = _siglip_vision_params(vision, hidden)
         params.add("vision", vision_params)
     elif vision is not None:

@@ -71,6 +71,7 @@ def test_seeded_slugs(seeded):
         "qwen3-235b-a22b-instruct-2507",
         "qwen3-235b-a22b-thinking-2507",
         "minimax-m2",
+        "qwen3-vl-235b-a22b-instruct",
     }
     assert {"atlas-800-a3", "atlas-800-a2", "nf5868g8", "hgx-h200-8gpu"} <= set(
         ServerModel.objects.values_list("slug", flat=True)

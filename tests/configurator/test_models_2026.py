@@ -251,3 +251,32 @@ def test_minimax_m2_is_its_config_and_plans_on_one_h200_server():
     assert model.total_params == params and model.weight_format == "fp8"
     _, result = _plan("minimax-m2", "hgx-h200-8gpu")
     assert not [c.code for c in result.checks if c.severity == Severity.ERROR]
+
+
+def test_qwen3_vl_counts_its_vision_tower_and_plans_on_one_h200_server():
+    """Qwen3-VL-235B-A22B: the Qwen3-235B text tower (counted as qwen3_moe) and the vision tower of transformers'
+    Qwen3VLMoeVisionModel: Conv3d patch embedding, position table, 27 blocks, a merger and three DeepStack
+    mergers (2 × 2 merge: 4 × 1,152 = 4,608 wide)."""
+    config = json.loads(
+        (CONFIGS / "Qwen--Qwen3-VL-235B-A22B-Instruct.config.json").read_text(encoding="utf-8")
+    )
+    v = config["vision_config"]
+    h, inter, out = v["hidden_size"], v["intermediate_size"], v["out_hidden_size"]
+    merged = 4 * h
+    tail = merged * merged + merged + merged * out + out
+    block = 4 * h + 3 * h * h + 3 * h + h * h + h + 2 * h * inter + inter + h
+    vision = (
+        3 * 2 * 16 * 16 * h
+        + h
+        + v["num_position_embeddings"] * h
+        + v["depth"] * block
+        + (2 * h + tail)
+        + 3 * (2 * merged + tail)
+    )
+    text = _qwen3_moe_params(config["text_config"])
+    model = reference.model("qwen3-vl-235b-a22b-instruct")
+    assert model.has_vision and model.vision_params == vision
+    assert model.weight_bytes == 2 * (text + vision)
+    assert text + vision == pytest.approx(236e9, rel=0.005)  # model card: 236 B
+    _, result = _plan("qwen3-vl-235b-a22b-instruct", "hgx-h200-8gpu")
+    assert not [c.code for c in result.checks if c.severity == Severity.ERROR]
