@@ -140,3 +140,13 @@ def test_910c_shows_both_compute_sources():
     # S1: 4.48 PFLOPS FP16 per Atlas 800I A3 over 16 dies; CloudMatrix384 paper: ~752 TFLOPS per chip.
     assert _acc("ascend-910c").values["tflops_bf16"] == Decimal("4480") / 16
     assert "752" in ref and "CloudMatrix384" in ref and "S1" in ref
+
+
+def test_h100_pcie_is_the_datasheets_dense_figure():
+    # NVIDIA H100 datasheet, H100 PCIe: BF16 1,513 TFLOPS* and FP8 3,026 TFLOPS* (* with sparsity),
+    # 80 GB HBM2e at 2 TB/s, 300-350 W.
+    pcie = _acc("h100-pcie").values
+    assert pcie["tflops_bf16"] == pytest.approx(Decimal(1513) / 2, abs=1)
+    assert pcie["tflops_fp8"] == pytest.approx(Decimal(3026) / 2, abs=1)
+    assert (pcie["memory_gb"], pcie["memory_bandwidth_tbps"], pcie["tdp_w"]) == (80, 2, 350)
+    assert _server("pcie-8gpu-h100").foreign_keys["accelerator"] == "h100-pcie"
