@@ -48,6 +48,8 @@ SUPPORTED_MODEL_TYPES = (
     "qwen2",
     "qwen3",
     "qwen3_moe",
+    "qwen3_next",
+    "qwen3_vl_moe",
     "mixtral",
     "deepseek_v2",
     "deepseek_v3",
@@ -56,6 +58,7 @@ SUPPORTED_MODEL_TYPES = (
     "kimi_k3",
     "kimi_linear",
     "glm4_moe",
+    "minimax_m2",
     "glm_moe_dsa",
     "gpt_oss",
     "gemma2",
@@ -109,6 +112,8 @@ FAMILIES = {
     "qwen2": "Qwen",
     "qwen3": "Qwen",
     "qwen3_moe": "Qwen",
+    "qwen3_next": "Qwen",
+    "qwen3_vl_moe": "Qwen",
     "mixtral": "Mistral",
     "deepseek_v2": "DeepSeek",
     "deepseek_v3": "DeepSeek",
@@ -117,6 +122,7 @@ FAMILIES = {
     "kimi_k3": "Kimi",
     "kimi_linear": "Kimi",
     "glm4_moe": "GLM",
+    "minimax_m2": "MiniMax",
     "glm_moe_dsa": "GLM",
     "gpt_oss": "gpt-oss",
     "gemma2": "Gemma",
@@ -346,7 +352,12 @@ def _gqa_attention(r: _Reader, hidden: int, heads: int, kv_heads: int, head_dim:
         if r.bool("attention_bias"):
             count += hidden  # o_proj bias
         count += heads  # attention sinks
-    if model_type in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text") or r.bool("use_qk_norm"):
+    if model_type == "minimax_m2" and r.bool("use_qk_norm"):
+        # MiniMaxM2Attention (qk_norm_type per_layer): one RMSNorm over all query heads, one over all key heads
+        count += (heads + kv_heads) * head_dim
+    elif model_type in ("qwen3", "qwen3_moe", "qwen3_vl_moe", "gemma3", "gemma3_text") or r.bool(
+        "use_qk_norm"
+    ):
         count += 2 * head_dim
     return count
 
@@ -601,6 +612,103 @@ def _kimi_linear_layers(r: _Reader, layers: int) -> tuple[_Reader | None, list[i
     return la, full, kda
 
 
+def _qwen3_vl_vision_params(v: _Reader) -> int:
+    """Qwen3-VL's vision tower (transformers ``Qwen3VLVisionModel``, as in ``Qwen3VLMoeVisionModel``).
+
+    A Conv3d patch embedding (in_channels × temporal_patch × patch² → hidden, with bias), a learned position
+    table (num_position_embeddings × hidden), ``depth`` blocks (two LayerNorms; qkv and proj with bias; an MLP
+    hidden → intermediate → hidden with biases), the merger (LayerNorm over hidden, then 4·hidden → 4·hidden →
+    out_hidden_size for a 2 × 2 spatial merge) and one merger per ``deepstack_visual_indexes`` entry whose
+    LayerNorm runs after the shuffle (over 4·hidden).
+    """
+    h = v.int("hidden_size", minimum=1)
+    inter = v.int("intermediate_size", minimum=1)
+    depth = v.int("depth", minimum=1, maximum=MAX_LAYERS)
+    out = v.int("out_hidden_size", minimum=1)
+    patch = v.int("patch_size", 16, minimum=1)
+    temporal = v.int("temporal_patch_size", 2, minimum=1)
+    channels = v.int("in_channels", 3, minimum=1)
+    merge = v.int("spatial_merge_size", 2, minimum=1)
+    positions = v.int("num_position_embeddings", 0)
+    deepstack = len(v.int_list("deepstack_visual_indexes", required=False))
+    block = 4 * h + (3 * h * h + 3 * h) + (h * h + h) + (2 * h * inter + inter + h)
+    merged = h * merge * merge
+    tail = merged * merged + merged + merged * out + out
+    return (
+        channels * temporal * patch * patch * h
+        + h
+        + positions * h
+        + depth * block
+        + (2 * h + tail)
+        + deepstack * (2 * merged + tail)
+    )
+
+
+def _qwen3_next_layers(r: _Reader, layers: int) -> tuple[list[int], list[int]]:
+    """(full-attention layers, Gated DeltaNet layers), 0-based, of a Qwen3-Next config.
+
+    ``layer_types`` when the config lists them, else every ``full_attention_interval``-th layer is full
+    attention (transformers ``Qwen3NextConfig``: ``(i + 1) % full_attention_interval == 0``; 4 in the
+    published configs, so 12 full and 36 linear layers of 48).
+    """
+    types = r.str_list("layer_types")
+    if types:
+        if len(types) != layers:
+            raise ConfigError(
+                r.path("layer_types"),
+                f"{r.path('layer_types')} lists {len(types)} layers but num_hidden_layers is {layers}",
+            )
+        unknown = sorted({t for t in types} - {"full_attention", "linear_attention"})
+        if unknown:
+            raise ConfigError(r.path("layer_types"), f"{r.path('layer_types')} has unknown types {unknown}")
+        return (
+            [i for i, t in enumerate(types) if t == "full_attention"],
+            [i for i, t in enumerate(types) if t == "linear_attention"],
+        )
+    interval = r.int("full_attention_interval", 4, minimum=1)
+    full = [i for i in range(layers) if (i + 1) % interval == 0]
+    return full, [i for i in range(layers) if (i + 1) % interval]
+
+
+def _qwen3_next_linear(r: _Reader, hidden: int, count: int, f: dict[str, Any], params: _Params) -> None:
+    """Gated DeltaNet layers: their parameters and the recurrent state vLLM keeps per sequence.
+
+    Parameters (transformers ``Qwen3NextGatedDeltaNet``): in_proj_qkvz hidden × (2·key_dim + 2·value_dim),
+    in_proj_ba hidden × 2·v_heads, a depthwise conv1d of conv_dim × kernel (conv_dim = 2·key_dim + value_dim),
+    dt_bias and A_log of v_heads, a gated RMSNorm of head_v_dim, out_proj value_dim × hidden.
+    State (vLLM ``model_executor/layers/mamba/mamba_utils.py``
+    ``MambaStateShapeCalculator.gated_delta_net_state_shape``): conv state (kernel − 1) × conv_dim and
+    temporal state v_heads × head_v_dim × head_k_dim a layer; the conv state in the model dtype, the temporal
+    state in ``mamba_ssm_dtype`` when the config names float32 (``MambaStateDtypeCalculator``: "auto" follows
+    the model dtype).
+    """
+    if not count:
+        return
+    k_heads = r.int("linear_num_key_heads", minimum=1)
+    v_heads = r.int("linear_num_value_heads", minimum=1)
+    k_dim = r.int("linear_key_head_dim", minimum=1)
+    v_dim = r.int("linear_value_head_dim", minimum=1)
+    kernel = r.int("linear_conv_kernel_dim", 4, minimum=1)
+    if k_dim != v_dim:
+        raise ConfigError(
+            r.path("linear_value_head_dim"),
+            f"{r.path('linear_value_head_dim')} ({v_dim}) differs from {r.path('linear_key_head_dim')} ({k_dim}):"
+            " the catalog sizes a square Gated DeltaNet state",
+        )
+    key_dim, value_dim = k_heads * k_dim, v_heads * v_dim
+    conv_dim = 2 * key_dim + value_dim
+    per_layer = hidden * (2 * key_dim + 2 * value_dim) + hidden * 2 * v_heads + conv_dim * kernel
+    per_layer += 2 * v_heads + v_dim + value_dim * hidden
+    params.add("attention", count * per_layer)
+    f["linear_layers"] = count
+    f["linear_num_heads"] = v_heads
+    f["linear_head_dim"] = v_dim
+    f["linear_conv_kernel"] = kernel
+    f["linear_conv_dim"] = conv_dim
+    f["linear_state_dtype_bytes"] = 4 if r.str("mamba_ssm_dtype") in ("float32", "fp32") else 2
+    f["linear_conv_dtype_bytes"] = 2
+
+
 def parse_hf_config(
     data: Mapping[str, Any],
     *,
@@ -656,7 +764,7 @@ def _parse(
     params = _Params()
     vision_params = 0
     r = top
-    if model_type in ("kimi_k3", "gemma3"):
+    if model_type in ("kimi_k3", "gemma3", "qwen3_vl_moe"):
         r = top.obj("text_config")
         vision = top.obj("vision_config", required=False)
     else:
@@ -740,6 +848,18 @@ def _parse(
             params.add("attention", len(kda) * _kda_attention(la, hidden))
         if r.data.get("attn_res_block_size") is not None:
             params.add("norms", layers * 4 * hidden)  # attention-residual norms and score projections
+    elif model_type == "qwen3_next":
+        full, linear = _qwen3_next_layers(r, layers)
+        f["gqa_layers"] = len(full)
+        # transformers Qwen3NextAttention: q_proj yields the query and its output gate (2 × heads × head_dim),
+        # q_norm and k_norm of head_dim each
+        gated = hidden * heads * head_dim
+        params.add(
+            "attention",
+            len(full)
+            * (_gqa_attention(r, hidden, heads, kv_heads, head_dim, model_type) + gated + 2 * head_dim),
+        )
+        _qwen3_next_linear(r, hidden, len(linear), f, params)
     elif mla_family:
         if not r.has("kv_lora_rank"):
             raise ConfigError(r.path("kv_lora_rank"), f"{r.path('kv_lora_rank')} is missing")
@@ -777,6 +897,7 @@ def _parse(
 
     # --- feed-forward: dense, shared and routed experts
     experts = per_token = shared = 0
+    qwen_shared = 0  # Qwen3-Next's one gated shared expert, its own width
     moe_layer_ids: list[int] = []
     dense_intermediate = r.int("intermediate_size", 0)
     expert_intermediate = 0
@@ -805,14 +926,16 @@ def _parse(
         if experts:
             expert_intermediate = r.int("moe_intermediate_size", minimum=1)
             moe_layer_ids = [i for i in range(layers) if i >= first_dense and i % freq == 0]
-    elif model_type == "qwen3_moe":
+    elif model_type in ("qwen3_moe", "qwen3_next", "qwen3_vl_moe"):
         experts = r.int("num_experts", minimum=1)
         per_token = r.int("num_experts_per_tok", minimum=1)
         expert_intermediate = r.int("moe_intermediate_size", minimum=1)
         step = r.int("decoder_sparse_step", 1, minimum=1)
         dense_only = set(r.int_list("mlp_only_layers", required=False))
         moe_layer_ids = [i for i in range(layers) if i not in dense_only and (i + 1) % step == 0]
-    elif model_type in ("mixtral", "gpt_oss"):
+        if model_type == "qwen3_next":
+            qwen_shared = r.int("shared_expert_intermediate_size", 0)
+    elif model_type in ("mixtral", "gpt_oss", "minimax_m2"):
         experts = r.int("num_local_experts", minimum=1)
         per_token = r.int("num_experts_per_tok", 0) or r.int("experts_per_token", minimum=1)
         expert_intermediate = r.int("intermediate_size", minimum=1)
@@ -836,11 +959,15 @@ def _parse(
     if moe_layers:
         params.add("routed_experts", moe_layers * experts * _mlp(expert_width, expert_intermediate))
         router = experts * hidden
-        if r.str("topk_method") == "noaux_tc" or model_type == "gpt_oss":
+        if r.str("topk_method") == "noaux_tc" or model_type == "gpt_oss" or r.bool("use_routing_bias"):
             router += experts  # routing correction bias / router bias
         params.add("moe_other", moe_layers * router)
         if shared:
             params.add("shared_experts", moe_layers * _mlp(hidden, expert_intermediate * shared))
+        if qwen_shared:
+            shared = 1
+            params.add("shared_experts", moe_layers * _mlp(hidden, qwen_shared))
+            params.add("moe_other", moe_layers * hidden)  # shared_expert_gate: hidden → 1
         if expert_width != hidden:
             latent = 2 * hidden * expert_width + (expert_width if r.bool("latent_moe_use_norm") else 0)
             params.add("moe_other", moe_layers * latent)
@@ -848,14 +975,21 @@ def _parse(
             params.add("routed_expert_biases", moe_layers * experts * (2 * expert_intermediate + hidden))
         params.active_expert_fraction = per_token / experts
 
-    mtp = r.int("num_nextn_predict_layers", 0)
+    mtp = (
+        r.int("num_nextn_predict_layers", 0)
+        or r.int("mtp_num_hidden_layers", 0)
+        or r.int("num_mtp_modules", 0)
+    )
     if mtp:
         warnings.append(
             f"{mtp} multi-token-prediction layer(s) not counted: vLLM loads them only for speculative decoding."
         )
 
     # --- vision
-    if vision is not None and model_type == "gemma3":
+    if vision is not None and model_type == "qwen3_vl_moe":
+        vision_params = _qwen3_vl_vision_params(vision)
+        params.add("vision", vision_params)
+    elif vision is not None and model_type == "gemma3":
         vision_params = _siglip_vision_params(vision, hidden)
         params.add("vision", vision_params)
     elif vision is not None:

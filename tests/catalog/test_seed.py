@@ -60,6 +60,18 @@ def test_seeded_slugs(seeded):
         "qwen3-32b",
         "glm-5",
         "gpt-oss-20b",
+        "qwen3-coder-480b-a35b",
+        "kimi-k2-0905",
+        "kimi-k2-thinking",
+        "glm-4-6",
+        "qwen3-next-80b-a3b-instruct",
+        "qwen3-next-80b-a3b-thinking",
+        "deepseek-v3-1",
+        "deepseek-v3-2",
+        "qwen3-235b-a22b-instruct-2507",
+        "qwen3-235b-a22b-thinking-2507",
+        "minimax-m2",
+        "qwen3-vl-235b-a22b-instruct",
     }
     assert {"atlas-800-a3", "atlas-800-a2", "nf5868g8", "hgx-h200-8gpu"} <= set(
         ServerModel.objects.values_list("slug", flat=True)
@@ -124,8 +136,9 @@ def test_hardware_seeded_figures(seeded):
         Decimal("84"),
     )
     h200 = ServerModel.objects.get(slug="hgx-h200-8gpu")
-    assert h200.max_input_kw == Decimal("10.2") and h200.is_assumed("max_input_kw")
-    assert Accelerator.objects.get(slug="h200-sxm").is_assumed("memory_gb")
+    # NVIDIA DGX H200 datasheet: ~10.2 kW; NVIDIA H200 datasheet: 141 GB HBM3e.
+    assert h200.max_input_kw == Decimal("10.2") and not h200.is_assumed("max_input_kw")
+    assert not Accelerator.objects.get(slug="h200-sxm").is_assumed("memory_gb")
 
 
 def test_prices_and_sites(seeded):

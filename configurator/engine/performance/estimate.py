@@ -86,6 +86,9 @@ def estimate_performance(
             server = replace(server, accelerator=replace(acc, memory_bandwidth_bytes_s=1.0))
             req = replace(req, server=server)
 
+    if "fp8" in _formats(req) and tflops_precision != "fp8" and family == "ampere":
+        checks.append(raise_("performance.fp8_weight_only", accelerator=acc.name, tflops=tflops))
+
     prompt_tokens = max(0, workload.input_tokens)
     hit = perf.prefix_cache_hit_rate if serving.enable_prefix_caching else 0.0
     computed_prompt_tokens = max(1, round(prompt_tokens * (1.0 - hit)))

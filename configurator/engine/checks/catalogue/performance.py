@@ -120,6 +120,18 @@ DEFS = (
         source="docs/performance.md §3 (bounds of the fit)",
     ),
     CheckDef(
+        "performance.fp8_weight_only",
+        "performance",
+        Severity.OK,
+        "{accelerator} has no FP8 tensor cores: vLLM serves this FP8 checkpoint weight-only (the FP8 weights are "
+        "dequantised by its Marlin kernels and multiplied in BF16); the estimate computes at BF16, {tflops:,.0f} TFLOPS.",
+        "{accelerator} 不支持 FP8 张量计算：vLLM 以仅权重方式运行该 FP8 权重（权重以 FP8 存放，反量化后按 BF16 计算），"
+        "估算按 BF16 算力 {tflops:,.0f} TFLOPS 计算。",
+        field="checkpoint",
+        source="vLLM vllm/model_executor/layers/quantization/fp8.py Fp8LinearMethod: below compute capability 8.9 "
+        "the FP8 weights take the Marlin weight-only path",
+    ),
+    CheckDef(
         "performance.estimate_unconfirmed",
         "performance",
         Severity.OK,
