@@ -551,6 +551,27 @@ DESIGN = (
         },
     ),
     FigureDef(
+        "performance.design.concurrency_range",
+        Unit.COUNT_USERS,
+        "Design capacity within the cross-validated error band (conservative – optimistic)",
+        "交叉验证误差带内的设计容量（保守 – 乐观）",
+        # band: predicted ÷ measured throughput of every public source of the plan's hardware family,
+        # each predicted by a fit that never saw it (docs/performance.md §3); every time of the step
+        # model scaled by a factor scales each latency by it in the closed loop (performance/design.py
+        # scaled_targets), so the design point of a hardware that slow meets the targets ÷ the factor
+        "{concurrency_low} (the same search within the targets ÷ {band_high}) … {concurrency_high}"
+        " (within the targets ÷ {band_low}); the estimate {concurrency}",
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.design.output_tokens_per_s_low",
+        Unit.TOKENS_PER_S,
+        "Output throughput at the conservative end of the design capacity",
+        "设计容量保守端的输出吞吐",
+        "estimated_output_tokens_per_s / band_high",
+        context=("concurrency_low",),
+    ),
+    FigureDef(
         "performance.design.max_num_seqs_per_dp_rank",
         Unit.COUNT_SEQUENCES,
         "Running sequences per DP rank at the design capacity (--max-num-seqs to set)",
