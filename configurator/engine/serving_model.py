@@ -941,6 +941,53 @@ def wave_prefill(pre: PrefillBreakdown, prompts: int) -> tuple[float, float, int
     return passes * per_pass, done * per_pass, passes
 
 
+def prompts_per_pass(pre: PrefillBreakdown) -> int:
+    """Prompts one prefill pass carries: as many whole prompts as the batched-token budget holds
+    (vLLM's scheduler fills a step from the waiting queue up to ``max_num_batched_tokens``,
+    ``vllm/v1/core/sched/scheduler.py`` ``schedule``); 1 when a prompt needs the whole budget or more."""
+    p, budget = pre.prompt_tokens, pre.chunk_tokens
+    if p <= 0 or budget <= 0 or p > budget:
+        return 1
+    return max(1, budget // p)
+
+
+def prefill_pool_capacity(pre: PrefillBreakdown, ranks: int) -> float:
+    """Prompts per second a prefill pool of ``ranks`` DP ranks finishes when every pass is full:
+    ranks × m ÷ (time of a pass carrying m prompts, :func:`wave_prefill`)."""
+    if pre.prefill_s <= 0 or ranks <= 0:
+        return 0.0
+    m = prompts_per_pass(pre)
+    full_pass_s = wave_prefill(pre, m)[0] if m > 1 else pre.prefill_s
+    return ranks * m / full_pass_s if full_pass_s > 0 else 0.0
+
+
+def prefill_pool_latency(pre: PrefillBreakdown, ranks: int, arrival_per_s: float) -> float:
+    """Mean seconds from a prompt's arrival at a prefill pool until its last pass ends (xPyD).
+
+    Each prompt alone: the pool is an M/D/c queue of one pass per prompt (:func:`mdc_wait`).  vLLM's
+    scheduler instead takes every waiting prompt the token budget holds into the next pass
+    (:func:`prompts_per_pass`), so under load a pass carries k prompts: the smallest k whose arrivals
+    during one pass of k, λ × T(k) with λ per rank, fit in the next one (a stable cycle), k ≤ m.  A
+    prompt then waits for the rest of the pass in flight (busy share ρ = λ T(k) ÷ k, half a pass) and
+    rides a pass of k: ρ T(k) ÷ 2 + T(k).  The scheduler batches only when prompts wait, so the latency
+    is the smaller of the two readings; inf beyond the pool's capacity (:func:`prefill_pool_capacity`).
+    """
+    single = pre.prefill_s
+    if single <= 0:
+        return 0.0
+    alone = single + mdc_wait(ranks, single, arrival_per_s)
+    m = prompts_per_pass(pre)
+    if m <= 1 or arrival_per_s <= 0 or ranks <= 0:
+        return alone
+    lam = arrival_per_s / ranks
+    for k in range(2, m + 1):
+        t = wave_prefill(pre, k)[0]
+        if lam * t <= k:
+            busy = min(1.0, lam * t / k)
+            return min(alone, busy * t / 2 + t)
+    return alone
+
+
 def prefill_layer_counts(model: ModelSpec) -> tuple[int, int]:
     """(MoE layers, other layers) of a prefill pass.  An MoE layer pays the family's fitted prefill cost
     (``prefill_layer_overhead_s``: routing, the expert dispatch's host synchronisation and its many

@@ -274,12 +274,23 @@ GROUP = (
         "{group_zh}：报价并发下的请求处理能力（估算）",
         formulas={
             "prefill": "DP / prefill_s",
+            # the token budget holds several prompts: a full pass carries prompts_per_pass of them
+            "prefill_batched": "DP * prompts_per_pass / pass_s",
             "disaggregated": "DP * B * tokens_per_step / (output_tokens * step_s)",
             # chunked prefill: B requests per B × prefill + output ÷ tokens-per-step × step seconds
             "aggregated": "DP * B / (B * prefill_s + output_tokens / tokens_per_step * step_s)",
             "idle": "0: no running sequence ({B}) or no step time ({step_s})",
         },
-        context=("DP", "B", "prefill_s", "output_tokens", "step_s", "tokens_per_step"),
+        context=(
+            "DP",
+            "B",
+            "prefill_s",
+            "output_tokens",
+            "step_s",
+            "tokens_per_step",
+            "prompts_per_pass",
+            "pass_s",
+        ),
     ),
     FigureDef(
         "performance.{group}.output_tokens_per_s",
