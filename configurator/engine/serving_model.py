@@ -68,7 +68,15 @@ class PlatformFactors:
     layer of a decode step costs whatever its bytes: kernel launch gaps inside the captured graph and the
     synchronisation of its collectives) and ``prefill_layer_overhead_s`` (the same for an MoE layer of a
     prefill pass, which no engine captures: every operator of the layer is dispatched from the host, and
-    the routing and the expert dispatch synchronise with it).  One more is estimated from the data but not
+    the routing and the expert dispatch synchronise with it).  It is paid once per pass, whatever the
+    prompts the pass carries (:func:`wave_prefill`, :func:`prefill_pool_latency`).  On the A3 a prefill
+    pass leaves MC2 (vLLM-Ascend ``select_moe_comm_method``: MC2 only while the tokens fit
+    ``mc2_tokens_capacity``, the decode batch; all-to-all beyond) for ``TokenDispatcherWithAll2AllV``
+    (``vllm_ascend/ops/fused_moe/token_dispatcher.py``), whose ``_preprocess`` copies the per-rank split
+    sizes to the host (``.to("cpu")``, and ``torch.npu.synchronize()`` with one local expert), gathers
+    the token counts of every EP rank and runs an all-to-all for the tokens (and their scales) and one for
+    the combine: every MoE layer of a pass stops the host until the device has caught up, so the host
+    cannot dispatch ahead and the layer costs its operators' dispatch on top of its device time.  One more is estimated from the data but not
     per family: ``request_overhead_s``, vLLM's request path at one user (the median of what the dense vLLM
     measurements leave once their prefill is costed; ``configurator.calibration.estimate_request_overhead``),
     which runs on the host and is the same whatever the accelerator.  The others are fixed per software stack, among
