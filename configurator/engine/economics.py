@@ -122,7 +122,7 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
 
     # ---- the two labelled points: the design point and the stated load
     design_dp = getattr(performance, "design_point", None)
-    design = stated = None
+    design = stated = conservative = None
     load_share: float | None = None
     right_sized: bool | None = None
     if quoted is not None:
@@ -157,6 +157,30 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
             annual_cost=str(annual),
             utilisation=str(utilisation),
         )
+        low_c = int(getattr(design_dp, "concurrency_low", 0) or 0)
+        if low_c > 0:
+            # The conservative end of the design capacity (performance/design.py band_concurrency).
+            conservative = point(low_c, float(design_dp.output_tokens_per_s_low))
+            book.put(
+                "economics.design_conservative.cost_per_m_output",
+                shown(conservative.cost_per_m_output),
+                source=src,
+                concurrency=conservative.concurrency,
+                output_tokens_per_s=round(conservative.output_tokens_per_s, 6),
+                output_cost_share=str(out_share),
+                annual_cost=str(annual),
+                utilisation=str(utilisation),
+            )
+            book.put(
+                "economics.design_conservative.cost_per_m_input",
+                shown(conservative.cost_per_m_input),
+                source=src,
+                concurrency=conservative.concurrency,
+                input_tokens_per_output_token=round(w.input_tokens / out_tokens, 6),
+                input_cost_share=str(in_share),
+                annual_cost=str(annual),
+                utilisation=str(utilisation),
+            )
         if stated is not None:
             book.put(
                 "economics.stated.cost_per_m_output",
@@ -306,6 +330,7 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
         checks=tuple(checks),
         design=design,
         stated=stated,
+        design_conservative=conservative,
         load_share=load_share,
         right_sized=right_sized,
     )

@@ -69,7 +69,15 @@ class PlatformFactors:
     layer of a decode step costs whatever its bytes: kernel launch gaps inside the captured graph and the
     synchronisation of its collectives) and ``prefill_layer_overhead_s`` (the same for an MoE layer of a
     prefill pass, which no engine captures: every operator of the layer is dispatched from the host, and
-    the routing and the expert dispatch synchronise with it).  One more is estimated from the data but not
+    the routing and the expert dispatch synchronise with it).  It is paid once per pass, whatever the
+    prompts the pass carries (:func:`wave_prefill`, :func:`prefill_pool_latency`).  On the A3 a prefill
+    pass leaves MC2 (vLLM-Ascend ``select_moe_comm_method``: MC2 only while the tokens fit
+    ``mc2_tokens_capacity``, the decode batch; all-to-all beyond) for ``TokenDispatcherWithAll2AllV``
+    (``vllm_ascend/ops/fused_moe/token_dispatcher.py``), whose ``_preprocess`` copies the per-rank split
+    sizes to the host (``.to("cpu")``, and ``torch.npu.synchronize()`` with one local expert), gathers
+    the token counts of every EP rank and runs an all-to-all for the tokens (and their scales) and one for
+    the combine: every MoE layer of a pass stops the host until the device has caught up, so the host
+    cannot dispatch ahead and the layer costs its operators' dispatch on top of its device time.  One more is estimated from the data but not
     per family: ``request_overhead_s``, vLLM's request path at one user (the median of what the dense vLLM
     measurements leave once their prefill is costed; ``configurator.calibration.estimate_request_overhead``),
     which runs on the host and is the same whatever the accelerator.  The others are fixed per software stack, among
@@ -1000,6 +1008,53 @@ def wave_prefill(pre: PrefillBreakdown, prompts: int) -> tuple[float, float, int
     per_pass = fixed + max(compute, reads) + comm
     done = sum(math.ceil(k * p / budget) for k in range(1, n + 1)) / n
     return passes * per_pass, done * per_pass, passes
+
+
+def prompts_per_pass(pre: PrefillBreakdown) -> int:
+    """Prompts one prefill pass carries: as many whole prompts as the batched-token budget holds
+    (vLLM's scheduler fills a step from the waiting queue up to ``max_num_batched_tokens``,
+    ``vllm/v1/core/sched/scheduler.py`` ``schedule``); 1 when a prompt needs the whole budget or more."""
+    p, budget = pre.prompt_tokens, pre.chunk_tokens
+    if p <= 0 or budget <= 0 or p > budget:
+        return 1
+    return max(1, budget // p)
+
+
+def prefill_pool_capacity(pre: PrefillBreakdown, ranks: int) -> float:
+    """Prompts per second a prefill pool of ``ranks`` DP ranks finishes when every pass is full:
+    ranks × m ÷ (time of a pass carrying m prompts, :func:`wave_prefill`)."""
+    if pre.prefill_s <= 0 or ranks <= 0:
+        return 0.0
+    m = prompts_per_pass(pre)
+    full_pass_s = wave_prefill(pre, m)[0] if m > 1 else pre.prefill_s
+    return ranks * m / full_pass_s if full_pass_s > 0 else 0.0
+
+
+def prefill_pool_latency(pre: PrefillBreakdown, ranks: int, arrival_per_s: float) -> float:
+    """Mean seconds from a prompt's arrival at a prefill pool until its last pass ends (xPyD).
+
+    Each prompt alone: the pool is an M/D/c queue of one pass per prompt (:func:`mdc_wait`).  vLLM's
+    scheduler instead takes every waiting prompt the token budget holds into the next pass
+    (:func:`prompts_per_pass`), so under load a pass carries k prompts: the smallest k whose arrivals
+    during one pass of k, λ × T(k) with λ per rank, fit in the next one (a stable cycle), k ≤ m.  A
+    prompt then waits for the rest of the pass in flight (busy share ρ = λ T(k) ÷ k, half a pass) and
+    rides a pass of k: ρ T(k) ÷ 2 + T(k).  The scheduler batches only when prompts wait, so the latency
+    is the smaller of the two readings; inf beyond the pool's capacity (:func:`prefill_pool_capacity`).
+    """
+    single = pre.prefill_s
+    if single <= 0:
+        return 0.0
+    alone = single + mdc_wait(ranks, single, arrival_per_s)
+    m = prompts_per_pass(pre)
+    if m <= 1 or arrival_per_s <= 0 or ranks <= 0:
+        return alone
+    lam = arrival_per_s / ranks
+    for k in range(2, m + 1):
+        t = wave_prefill(pre, k)[0]
+        if lam * t <= k:
+            busy = min(1.0, lam * t / k)
+            return min(alone, busy * t / 2 + t)
+    return alone
 
 
 def prefill_layer_counts(model: ModelSpec) -> tuple[int, int]:

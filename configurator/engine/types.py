@@ -1205,6 +1205,17 @@ class DesignPoint:
     relaxed_limited_by: str = ""  # kv | batch | ttft | tpot (the relaxed search's reason)
     # The targets are out of reach and the figures are the best-effort operating point.
     best_effort: bool = False
+    # The design capacity within the family's cross-validated error band (docs/performance.md §8):
+    # ``band_low``/``band_high`` are predicted ÷ measured throughput of the leave-one-source-out run; at
+    # ``band_high`` the hardware runs every step that much slower than estimated (the conservative end,
+    # ``concurrency_low``), at ``band_low`` that much faster (``concurrency_high``).  The throughput
+    # figures are what the hardware would then deliver at that concurrency.
+    band_low: float = 1.0
+    band_high: float = 1.0
+    concurrency_low: int = 0
+    concurrency_high: int = 0
+    output_tokens_per_s_low: float = 0.0
+    output_tokens_per_s_high: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -1446,6 +1457,10 @@ class EconomicsResult:
     # latency targets, at the recommended settings) and the stated load; None without one.
     design: EconomicsPoint | None = None
     stated: EconomicsPoint | None = None
+    # The design point at the conservative end of the cross-validated error band
+    # (DesignPoint.concurrency_low): the cost per token if the hardware runs as slow as the worst
+    # public source of its family was predicted; None without one.
+    design_conservative: EconomicsPoint | None = None
     load_share: float | None = None  # stated concurrency ÷ design concurrency
     right_sized: bool | None = None  # False: the stated load uses less than half the design capacity
 

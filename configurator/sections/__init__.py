@@ -19,6 +19,7 @@ rows, and every row names where its number comes from —
 from __future__ import annotations
 
 from .model import (
+    DESIGN,
     MEMORY,
     OPTIONS,
     PERFORMANCE,
@@ -41,6 +42,7 @@ from .model import (
 )
 
 __all__ = [
+    "DESIGN",
     "MEMORY",
     "OPTIONS",
     "PERFORMANCE",

@@ -104,6 +104,40 @@ PERFORMANCE = Section(
     ),
 )
 
+# The design capacity with its cross-validated error band and the cost per token at both ends
+# (performance/design.py band_concurrency; economics.py design_conservative): the expected figure
+# and the conservative one, each labelled, as the page and the proposal print them.
+DESIGN = Section(
+    "design",
+    "Design capacity and its error band",
+    "设计容量及其误差带",
+    (
+        Fig(
+            "performance.design.concurrency",
+            label_en="Design capacity (expected)",
+            label_zh="设计容量（预期）",
+        ),
+        Fig("performance.design.concurrency_range"),
+        Fig(
+            "performance.design.output_tokens_per_s",
+            label_en="Output throughput at the design capacity (expected)",
+            label_zh="设计容量下的输出吞吐（预期）",
+        ),
+        Fig("performance.design.output_tokens_per_s_low"),
+        Fig(
+            "economics.design.cost_per_m_output",
+            label_en="Cost per million output tokens at the design capacity (expected)",
+            label_zh="设计容量下每百万输出 Token 成本（预期）",
+        ),
+        Fig(
+            "economics.design_conservative.cost_per_m_output",
+            total=True,
+            label_en="Cost per million output tokens at the design capacity (conservative)",
+            label_zh="设计容量下每百万输出 Token 成本（保守）",
+        ),
+    ),
+)
+
 POWER = Section(
     "power",
     "Power",
@@ -271,8 +305,18 @@ SUMMARY = Section(
     "方案概览",
     (
         Fig("performance.design.concurrency", total=True),
+        Fig("performance.design.concurrency_range"),
         Fig("performance.design.output_tokens_per_s"),
-        Fig("economics.design.cost_per_m_output"),
+        Fig(
+            "economics.design.cost_per_m_output",
+            label_en="Cost per million output tokens at the design capacity (expected)",
+            label_zh="设计容量下每百万输出 Token 成本（预期）",
+        ),
+        Fig(
+            "economics.design_conservative.cost_per_m_output",
+            label_en="Cost per million output tokens at the design capacity (conservative)",
+            label_zh="设计容量下每百万输出 Token 成本（保守）",
+        ),
         Fig(
             "tco.tokens.buy.cost_per_m_output",
             label_en="Cost per million output tokens at the stated load (buy)",
@@ -284,7 +328,7 @@ SUMMARY = Section(
     ),
 )
 
-SECTIONS = {s.name: s for s in (SUMMARY, PERFORMANCE, POWER, RACKS, MEMORY, OPTIONS, TOTALS, TCO)}
+SECTIONS = {s.name: s for s in (SUMMARY, PERFORMANCE, DESIGN, POWER, RACKS, MEMORY, OPTIONS, TOTALS, TCO)}
 
 
 # ----------------------------------------------------------------------------- formatting

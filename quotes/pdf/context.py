@@ -189,6 +189,9 @@ def scenario_label(slug: str, lang: str) -> str:
 
 EDITIONS = ("customer", "internal")
 
+# The rows of the design section printed beside the design capacity (configurator.sections.DESIGN).
+DESIGN_BAND_KEYS = ("performance.design.concurrency_range", "economics.design_conservative.cost_per_m_output")
+
 # Chapters of the internal edition only: the engineering appendix.
 INTERNAL_SECTIONS = ("findings", "assumptions", "launch")
 
@@ -1050,6 +1053,13 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "performance_rows": section_model.rows(
             section_model.PERFORMANCE, figures, lang, currency=revision.currency
         ),
+        # The design capacity's error band and the cost per token at its conservative end, beside the
+        # design capacity (the expected figures are the tile's own).
+        "design_band_rows": [
+            row
+            for row in section_model.rows(section_model.DESIGN, figures, lang, currency=revision.currency)
+            if row["key"] in DESIGN_BAND_KEYS
+        ],
         "power_rows": section_model.rows(section_model.POWER, figures, lang, currency=revision.currency),
         "rack_rows": section_model.rows(section_model.RACKS, figures, lang, currency=revision.currency),
         "total_rows": section_model.rows(

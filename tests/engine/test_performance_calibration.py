@@ -266,3 +266,21 @@ def test_one_document_at_two_revisions_is_one_source():
     assert cal.source_of({"source": "https://github.com/vllm-project/vllm-ascend/pull/14454"}) == (
         "https://github.com/vllm-project/vllm-ascend/pull/14454"
     )
+
+
+def test_ttft_under_load_is_every_record_measuring_ttft_with_more_than_one_request(fitted):
+    _, cv = fitted
+    loaded = cal.ttft_under_load(cv.rows)
+    # from the data file itself: a measured TTFT and a concurrency (or wave) above one
+    expected = {
+        r["id"] for r in RECORDS if r["measured"].get("ttft_ms") and int(r["workload"]["concurrency"]) > 1
+    }
+    assert {r.record_id for r in loaded} == expected
+    assert any(r.wave for r in loaded) and any(not r.wave for r in loaded)
+    table = cal.ttft_load_table(cv)
+    for r in loaded:
+        # each record's line carries its own ratio, predicted ÷ measured, two decimals
+        line = next(x for x in table.splitlines() if x.startswith(r.record_id))
+        assert line.split()[-1] == f"{r.predicted_ttft_ms / r.measured_ttft_ms:.2f}"
+    last = table.splitlines()[-1].split()
+    assert last[0] == "all" and int(last[1]) == len(expected) and last[-1] == str(len(expected))

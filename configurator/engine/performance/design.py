@@ -161,6 +161,48 @@ def relaxed_targets(
     return out
 
 
+def scaled_targets(targets: Mapping[str, float], factor: float) -> dict[str, float]:
+    """``targets`` for a hardware whose every step and prefill pass takes ``factor`` × the estimate's.
+
+    In the closed loop every latency at a given concurrency is a sum of service times and of the
+    wait for them (:mod:`.queueing`), so scaling every time by ``factor`` scales each latency
+    percentile by ``factor`` and leaves the KV room, the token budget and the prefill pool's
+    saturation where they were: meeting ``target`` on that hardware is meeting ``target ÷ factor``
+    on the estimate."""
+    return {k: v / factor for k, v in targets.items()}
+
+
+def band_concurrency(
+    point_fn: Callable[[float], sm.OperatingPoint],
+    slots_total: int,
+    targets: Mapping[str, float],
+    factor: float,
+    output_tokens: int,
+    *,
+    kv_bound: bool,
+    saturates_early: bool,
+) -> tuple[int, float]:
+    """(concurrency, output tokens/s) of the design point if the hardware runs ``factor`` × slower than
+    estimated (``factor`` = predicted ÷ measured throughput of the family's cross-validated band):
+    the same search within :func:`scaled_targets`, its throughput ÷ ``factor``.  0 when one request
+    would already miss a target."""
+    if factor <= 0 or not math.isfinite(factor):
+        return 0, 0.0
+    c, limited_by, _ = search(
+        point_fn,
+        slots_total,
+        scaled_targets(targets, factor),
+        kv_bound=kv_bound,
+        saturates_early=saturates_early,
+    )
+    if c <= 0 or limited_by == "unreachable":
+        return 0, 0.0
+    op = point_fn(c)
+    if not (math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)):
+        return 0, 0.0
+    return c, op.requests_per_s * output_tokens / factor
+
+
 def design_batch_per_rank(req: PlanRequest, design: DesignPoint | None) -> int:
     """Sequences per decode DP rank the P:D split is judged at: the design point's; where no
     concurrency meets the targets (``unreachable``), the batch the hardware carries (the KV cache and
@@ -197,8 +239,12 @@ def design_point(
     disaggregated: bool,
     input_tokens: int,
     output_tokens: int,
+    band: tuple[float, float] = (1.0, 1.0),
 ) -> DesignPoint | None:
-    """The design point of the serving groups (decode side of xPyD), or None without one."""
+    """The design point of the serving groups (decode side of xPyD), or None without one.
+
+    ``band``: the family's cross-validated (low, high) predicted ÷ measured throughput; the design
+    capacity is also searched at both ends (:func:`band_concurrency`)."""
     if not serving_models or (disaggregated and not prefill_models):
         return None
     targets, assumed = targets_of(req)
@@ -238,6 +284,24 @@ def design_point(
     op = point_fn(max(concurrency, 1))
     finite = math.isfinite(op.ttft_s) and math.isfinite(op.tpot_s)
     rps = op.requests_per_s if finite and concurrency > 0 else 0.0
+    # The same search at both ends of the error band, within the targets the design point met (the
+    # relaxed ones for a best-effort point): the conservative end runs band_high × slower.
+    band_low, band_high = band
+    met = relaxed or targets
+    low = high = (0, 0.0)
+    if concurrency > 0:
+        low, high = (
+            band_concurrency(
+                point_fn,
+                slots_total,
+                met,
+                factor,
+                output_tokens,
+                kv_bound=kv_bound,
+                saturates_early=disaggregated,
+            )
+            for factor in (band_high, band_low)
+        )
     return DesignPoint(
         concurrency=concurrency,
         max_num_seqs_per_dp_rank=math.ceil(concurrency / dp_total) if dp_total and concurrency else 0,
@@ -261,6 +325,12 @@ def design_point(
         relaxed_targets=relaxed,
         relaxed_limited_by=relaxed_limited_by,
         best_effort=limited_by == "unreachable" and concurrency > 0,
+        band_low=band_low,
+        band_high=band_high,
+        concurrency_low=low[0],
+        concurrency_high=high[0],
+        output_tokens_per_s_low=low[1],
+        output_tokens_per_s_high=high[1],
     )
 
 
@@ -287,6 +357,26 @@ def add_design_figures(
         tpot_p90_ms=fig_input(t.get("tpot_p90_ms")),
         limited_by=dp.relaxed_limited_by if dp.best_effort else dp.limited_by,
     )
+    if dp.concurrency > 0:
+        book.put(
+            "performance.design.concurrency_range",
+            f"{dp.concurrency_low:,}–{dp.concurrency_high:,}",
+            source=ESTIMATE_SOURCE,
+            concurrency=dp.concurrency,
+            band_low=dp.band_low,
+            band_high=dp.band_high,
+            concurrency_low=dp.concurrency_low,
+            concurrency_high=dp.concurrency_high,
+        )
+        book.put(
+            "performance.design.output_tokens_per_s_low",
+            fig_value(dp.output_tokens_per_s_low),
+            source=ESTIMATE_SOURCE,
+            # the estimate's own throughput at that concurrency, which the slower hardware divides
+            estimated_output_tokens_per_s=fig_input(dp.output_tokens_per_s_low * dp.band_high),
+            band_high=dp.band_high,
+            concurrency_low=dp.concurrency_low,
+        )
     book.put(
         "performance.design.max_num_seqs_per_dp_rank",
         dp.max_num_seqs_per_dp_rank,

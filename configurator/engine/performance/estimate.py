@@ -214,6 +214,7 @@ def estimate_performance(
         disaggregated=bool(disaggregated and prefill_models and decode_models),
         input_tokens=prompt_tokens,
         output_tokens=output_tokens,
+        band=sm.error_band(family)[:2],
     )
     if design is not None:
         add_design_figures(

@@ -131,9 +131,12 @@ def group_estimate(
     # ---- capacity of the group at this batch
     step = st.step_s if st else 0.0
     tps = st.tokens_per_step if st else 1.0
+    per_pass = sm.prompts_per_pass(pre)
+    pass_s = sm.wave_prefill(pre, per_pass)[0] if per_pass > 1 else prefill_s
     if g.role == "prefill":
-        requests_per_s = dp / prefill_s if prefill_s > 0 else 0.0
-        variant = "prefill" if prefill_s > 0 else "idle"
+        # full passes of the prompts the token budget holds (sm.prefill_pool_capacity)
+        requests_per_s = sm.prefill_pool_capacity(pre, dp)
+        variant = ("prefill_batched" if per_pass > 1 else "prefill") if prefill_s > 0 else "idle"
     elif disaggregated:
         requests_per_s = dp * batch * tps / (output_tokens * step) if step > 0 and batch > 0 else 0.0
         variant = "disaggregated" if step > 0 and batch > 0 else "idle"
@@ -153,6 +156,8 @@ def group_estimate(
         output_tokens=output_tokens,
         step_s=fig_input(step),
         tokens_per_step=fig_input(tps),
+        prompts_per_pass=per_pass,
+        pass_s=fig_input(pass_s),
     )
     if decodes:
         book.put(

@@ -81,7 +81,12 @@ def aggregated_point(
 def disaggregated_point(
     prefill: list[GroupModel], decode: list[GroupModel], concurrency: float, output_tokens: int
 ) -> sm.OperatingPoint:
-    """Closed loop over an M/D/c prefill pool and a decode pool (users beyond the decode slots queue)."""
+    """Closed loop over a prefill pool and a decode pool (users beyond the decode slots queue).
+
+    The prefill pool is an M/D/c queue of one pass per prompt while prompts arrive one at a time, and
+    batches the waiting prompts into passes up to the token budget under load
+    (``sm.prefill_pool_latency``); its capacity is that of full passes (``sm.prefill_pool_capacity``).
+    ``wait`` is what the prompt spends in the pool beyond one prompt's own prefill."""
     dp_p = sum(g.shape.dp for g in prefill)
     dp_d = sum(g.shape.dp for g in decode)
     if dp_p <= 0 or dp_d <= 0 or concurrency <= 0:
@@ -97,14 +102,16 @@ def disaggregated_point(
     tpot = st.step_s / st.tokens_per_step
     decode_time = (output_tokens - 1) * tpot
     kv = d.kv_transfer_s
-    prefill_cap = dp_p / pre
+    # The pool batches waiting prompts into passes up to the token budget (sm.prefill_pool_latency).
+    pool = prefill[0].prefill
+    prefill_cap = sm.prefill_pool_capacity(pool, dp_p)
     decode_cap = dp_d * batch / (output_tokens * tpot) if tpot > 0 else math.inf
     cap = min(prefill_cap * 0.98, decode_cap)
 
     overhead = d.factors.request_overhead_s
 
     def response(x: float) -> float:
-        return overhead + pre + sm.mdc_wait(dp_p, pre, x) + kv + st.step_s + decode_time
+        return overhead + sm.prefill_pool_latency(pool, dp_p, x) + kv + st.step_s + decode_time
 
     # X · R(X) = C (Little's law) with X below capacity: bisection (R grows with X).
     lo, hi = 0.0, cap
@@ -112,7 +119,7 @@ def disaggregated_point(
         x = hi
         base = response(hi)
         wait_extra = max(0.0, concurrency / x - base) if x > 0 else math.inf
-        wait = sm.mdc_wait(dp_p, pre, x) + wait_extra
+        wait = sm.prefill_pool_latency(pool, dp_p, x) - pre + wait_extra
         saturated = True
     else:
         tolerance = cap * 1e-4  # 0.01 % of capacity: far below the model's error band
@@ -123,7 +130,7 @@ def disaggregated_point(
             else:
                 hi = mid
         x = 0.5 * (lo + hi)
-        wait = sm.mdc_wait(dp_p, pre, x)
+        wait = sm.prefill_pool_latency(pool, dp_p, x) - pre
         saturated = n > slots + 1e-9 or x >= prefill_cap * 0.95
     ttft = overhead + pre + wait + kv + st.step_s
     return sm.OperatingPoint(concurrency, batch, x, x * output_tokens, ttft, tpot, wait, saturated)

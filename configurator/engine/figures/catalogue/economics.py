@@ -52,6 +52,9 @@ DEFS = (
         )
         for point, label_en, label_zh in (
             ("design", "design capacity", "设计容量下"),
+            # the design capacity if the hardware runs as slow as the band's worst public source
+            # (DesignPoint.concurrency_low, output_tokens_per_s_low)
+            ("design_conservative", "conservative end of the design capacity", "设计容量保守端"),
             ("stated", "stated load", "报价负载下"),
         )
         for side, side_zh in (("input", "输入"), ("output", "输出"))

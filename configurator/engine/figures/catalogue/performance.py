@@ -274,12 +274,23 @@ GROUP = (
         "{group_zh}：报价并发下的请求处理能力（估算）",
         formulas={
             "prefill": "DP / prefill_s",
+            # the token budget holds several prompts: a full pass carries prompts_per_pass of them
+            "prefill_batched": "DP * prompts_per_pass / pass_s",
             "disaggregated": "DP * B * tokens_per_step / (output_tokens * step_s)",
             # chunked prefill: B requests per B × prefill + output ÷ tokens-per-step × step seconds
             "aggregated": "DP * B / (B * prefill_s + output_tokens / tokens_per_step * step_s)",
             "idle": "0: no running sequence ({B}) or no step time ({step_s})",
         },
-        context=("DP", "B", "prefill_s", "output_tokens", "step_s", "tokens_per_step"),
+        context=(
+            "DP",
+            "B",
+            "prefill_s",
+            "output_tokens",
+            "step_s",
+            "tokens_per_step",
+            "prompts_per_pass",
+            "pass_s",
+        ),
     ),
     FigureDef(
         "performance.{group}.output_tokens_per_s",
@@ -549,6 +560,27 @@ DESIGN = (
             " {ttft_p90_s} s, TPOT P50 {tpot_p50_ms} ms, TPOT P90 {tpot_p90_ms} ms; {limited_by}; KV room"
             " {kv_seqs_fit_per_dp_rank}, budget {batch_cap}, {serving_dp_ranks} DP ranks)",
         },
+    ),
+    FigureDef(
+        "performance.design.concurrency_range",
+        Unit.COUNT_USERS,
+        "Design capacity within the cross-validated error band (conservative – optimistic)",
+        "交叉验证误差带内的设计容量（保守 – 乐观）",
+        # band: predicted ÷ measured throughput of every public source of the plan's hardware family,
+        # each predicted by a fit that never saw it (docs/performance.md §3); every time of the step
+        # model scaled by a factor scales each latency by it in the closed loop (performance/design.py
+        # scaled_targets), so the design point of a hardware that slow meets the targets ÷ the factor
+        "{concurrency_low} (the same search within the targets ÷ {band_high}) … {concurrency_high}"
+        " (within the targets ÷ {band_low}); the estimate {concurrency}",
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        "performance.design.output_tokens_per_s_low",
+        Unit.TOKENS_PER_S,
+        "Output throughput at the conservative end of the design capacity",
+        "设计容量保守端的输出吞吐",
+        "estimated_output_tokens_per_s / band_high",
+        context=("concurrency_low",),
     ),
     FigureDef(
         "performance.design.max_num_seqs_per_dp_rank",
