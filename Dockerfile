@@ -15,4 +15,5 @@ RUN python manage.py compilemessages -l zh_Hans \
 RUN useradd --create-home --uid 1000 app && mkdir -p /app/media && chown app /app/media
 USER app
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "60"]
+# Workers and threads from the cores the container may use (deploy/gunicorn.conf.py, README "Sizing the server").
+CMD ["gunicorn", "config.wsgi:application", "-c", "deploy/gunicorn.conf.py"]

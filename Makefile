@@ -9,6 +9,10 @@ SYSTEM_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-no
 	fonts-dejavu-core gettext poppler-utils chromium
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The address links in notifications and e-mails point at (settings.SITE_URL): by default the
+# address `make run` serves on; set it to the address users reach when that differs (a proxy,
+# HOST=0.0.0.0).
+SITE_URL ?= http://$(HOST):$(PORT)
 PYTEST_ARGS ?= -n 2 --dist loadfile
 
 .PHONY: run test test-fast system-deps venv setup bench lint screenshots clean
@@ -51,7 +55,7 @@ run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_catalog
 	$(PY) manage.py create_demo_users
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	SITE_URL='$(SITE_URL)' $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: setup
 	$(PY) manage.py makemigrations --check --dry-run >/dev/null || { echo "Model changes without migrations: run manage.py makemigrations"; exit 1; }

@@ -18,6 +18,20 @@ ROLE_PERMISSION_APPS = {
     roles.SALES_MANAGER: {"quotes": ("add", "change", "view", "delete"), "catalog": ("view",)},
     roles.CATALOG_ADMIN: {"catalog": ("add", "change", "delete", "view")},
 }
+# Model-level exceptions to the app-level grants above.  The performance calibration set is the
+# catalog administrator's: it sees the measured benchmarks and promotes (adds), confirms (changes) and
+# demotes (deletes) promoted measurements; the sales roles upload benchmarks to their own quotes
+# (through the quote page) and hold no permission on promoted measurements.
+ROLE_MODEL_PERMISSIONS = {
+    roles.CATALOG_ADMIN: {
+        "quotes.measuredbenchmark": ("view",),
+        "quotes.promotedmeasurement": ("add", "change", "delete", "view"),
+    },
+}
+ROLE_EXCLUDED_MODELS = {
+    roles.SALES_ENGINEER: {"quotes.promotedmeasurement"},
+    roles.SALES_MANAGER: {"quotes.promotedmeasurement"},
+}
 
 
 def roles_ensure() -> dict[str, Group]:
@@ -26,10 +40,21 @@ def roles_ensure() -> dict[str, Group]:
     for role, apps in ROLE_PERMISSION_APPS.items():
         group, _ = Group.objects.get_or_create(name=role)
         perms = []
+        excluded = ROLE_EXCLUDED_MODELS.get(role, set())
         for app_label, actions in apps.items():
-            for perm in Permission.objects.filter(content_type__app_label=app_label):
-                if perm.codename.split("_", 1)[0] in actions:
+            for perm in Permission.objects.filter(content_type__app_label=app_label).select_related(
+                "content_type"
+            ):
+                model = f"{app_label}.{perm.content_type.model}"
+                if perm.codename.split("_", 1)[0] in actions and model not in excluded:
                     perms.append(perm)
+        for model, actions in ROLE_MODEL_PERMISSIONS.get(role, {}).items():
+            app_label, model_name = model.split(".")
+            perms += Permission.objects.filter(
+                content_type__app_label=app_label,
+                content_type__model=model_name,
+                codename__in=[f"{action}_{model_name}" for action in actions],
+            )
         group.permissions.set(perms)
         groups[role] = group
     return groups

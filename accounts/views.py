@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from . import roles
 from .models import ApiToken
 from .services import API_TOKEN_DEFAULT_DAYS, api_token_create, api_token_revoke
 
@@ -54,6 +55,7 @@ def _tokens_page(request, form, *, new_token: str = "", status: int = 200):
 @require_http_methods(["GET", "POST"])
 def api_tokens(request):
     """The user's API tokens: create one (shown once), see when each was used, expires, revoke it."""
+    _require_api_user(request.user)
     if request.method == "POST":
         form = ApiTokenForm(request.POST)
         if form.is_valid():
@@ -75,6 +77,7 @@ def api_tokens(request):
 
 @require_POST
 def api_token_revoke_view(request, pk: int):
+    _require_api_user(request.user)
     get_object_or_404(ApiToken, pk=pk, user=request.user)  # someone else's token: 404, never 403
     if api_token_revoke(user=request.user, token_id=pk):
         messages.success(request, _("The token is revoked; requests with it are refused from now on."))
@@ -94,3 +97,10 @@ def set_language(request):
     if request.method == "POST" and request.user.is_authenticated and code in dict(settings.LANGUAGES):
         Profile.objects.update_or_create(user=request.user, defaults={"language": code})
     return response
+
+
+def _require_api_user(user) -> None:
+    """API tokens call the planning API, which is the sales roles' (configurator/api); the catalog
+    administrator works in the admin and has no use for one."""
+    if not (roles.is_sales(user) or user.is_superuser):
+        raise PermissionDenied(_("API tokens are for the sales roles, who use the planning API."))

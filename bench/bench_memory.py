@@ -44,16 +44,20 @@ def main() -> int:
     for entry, p in zip(entries, summary.predictions, strict=True):
         if p.kv_error is not None:
             families.setdefault(hardware_family(str(entry["device"])), []).append(abs(p.kv_error))
+    # One number a line (bench/run_all.py reads each as a figure against its target).  The targets are
+    # the overall ones; a family's median of one or two start-ups is printed beside them, not judged.
     for family, errors in sorted(families.items()):
+        print(f"BENCH\tmemory {family} median |KV error|\t{statistics.median(errors) * 100:.2f}\t%\t")
         print(
-            f"BENCH\tmemory {family} median / worst |KV error|\t{statistics.median(errors) * 100:.2f} / "
-            f"{max(errors) * 100:.2f}\t% ({len(errors)} start-ups)\t<= 5 / 15"
+            f"BENCH\tmemory {family} worst |KV error| ({len(errors)} start-ups)\t{max(errors) * 100:.2f}\t%\t<= 15"
         )
     false_refusals = sum(1 for p in summary.predictions if p.outcome == "ok" and not p.agrees)
     print(f"BENCH\tmemory false 'does not fit'\t{false_refusals}\tof {len(summary.predictions)}\t0")
     print(f"BENCH\tmemory median |KV error|\t{summary.median_kv_error * 100:.2f}\t%\t<= 5")
     print(f"BENCH\tmemory worst |KV error|\t{summary.worst_kv_error * 100:.2f}\t%\t<= 15")
-    print(f"BENCH\tmemory refusals reported\t{sum(p.agrees for p in refused)}\tof {len(refused)}\tall")
+    print(
+        f"BENCH\tmemory refusals reported\t{sum(p.agrees for p in refused)}\tof {len(refused)}\t>= {len(refused)}"
+    )
     return 0
 
 

@@ -63,19 +63,25 @@ def _run(tmp: str) -> int:
     started = time.perf_counter()
     _setup(tmp)
     print(f"catalog loaded in {time.perf_counter() - started:.1f} s (not timed)")
+    from configurator import plan_cache
     from configurator.web.planner import services as planner_services
 
     print(f"{'case':52} {'median':>9} {'min':>9} {'max':>9}  plans  cheap  feasible")
     worst = 0.0
+    cached = 0.0
     for label, data in CASES:
         for _ in range(WARMUP):
             planner_services.run_search(data)
         samples = []
         result = None
         for _ in range(RUNS):
+            plan_cache.clear()  # the search itself, not its cached answer
             t0 = time.perf_counter()
             result = planner_services.run_search(data)
             samples.append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        planner_services.run_search(data)  # the same form again: the cached search
+        cached = max(cached, (time.perf_counter() - t0) * 1000)
         median = statistics.median(samples)
         worst = max(worst, median)
         stats = result.stats
@@ -84,6 +90,8 @@ def _run(tmp: str) -> int:
             f"  {stats['plans']:5}  {stats['cheap_evaluations']:5}  {stats['feasible']:8}"
         )
     verdict = "within target" if worst < TARGET_MS else "OVER TARGET"
+    print(f"BENCH\tauto-planner slowest search median\t{worst:.1f}\tms\t< {TARGET_MS:.0f} ms")
+    print(f"BENCH\tauto-planner search repeated (cached), slowest\t{cached:.1f}\tms\t< 5 ms")
     print(f"slowest median: {worst:.0f} ms   target: < {TARGET_MS:.0f} ms ({verdict})")
     print(f"machine: {os.cpu_count()} CPUs; each search includes request parsing and catalog reads")
     return 0

@@ -1,7 +1,8 @@
 """A local production-like stack for the load and fault runs, started and torn down by code.
 
 ``Stack`` runs the app as it runs in production (``DJANGO_ENV=production``):
-gunicorn on 127.0.0.1:<free port> with the Dockerfile's worker count, a Celery
+gunicorn on 127.0.0.1:<free port> with the Dockerfile's configuration (deploy/gunicorn.conf.py:
+workers and threads from the cores available), a Celery
 worker (``celery -A config worker --concurrency 1``), a scratch PostgreSQL
 database created on 127.0.0.1:5432 (user ``postgres``, trust auth) and Redis
 as the broker — either a database number of the machine's Redis on 6379 that
@@ -39,7 +40,7 @@ PG_ADMIN_DSN = "host=127.0.0.1 port=5432 user=postgres dbname=postgres connect_t
 SHARED_REDIS = ("127.0.0.1", 6379)
 # Database numbers of the machine's Redis that a stack may borrow (.ci/run uses 0 and 1).
 REDIS_DB_RANGE = range(4, 16)
-GUNICORN_WORKERS = 3  # as in the Dockerfile and docker-compose.yml
+GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"  # as in the Dockerfile and docker-compose.yml
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 15
 
@@ -219,12 +220,10 @@ class Stack:
             [
                 str(BIN / "gunicorn"),
                 "config.wsgi:application",
+                "-c",
+                str(GUNICORN_CONF),
                 "--bind",
                 f"127.0.0.1:{self.port}",
-                "--workers",
-                str(GUNICORN_WORKERS),
-                "--timeout",
-                "60",
                 "--no-control-socket",  # several stacks (and other gunicorns) may run at once
             ],
         )
@@ -390,7 +389,9 @@ class Stack:
     def _borrow_redis_db(self) -> None:
         """Claim an empty database number on the machine's Redis (a marker key, set only if absent)."""
         owner = f"stack:{self.label}:{os.getpid()}"
-        for db in REDIS_DB_RANGE:
+        # STACK_REDIS_DB: the one database number this machine's user may borrow (several people share its Redis).
+        chosen = os.environ.get("STACK_REDIS_DB", "").strip()
+        for db in [int(chosen)] if chosen else REDIS_DB_RANGE:
             client = self._redis(db)
             left = (client.get("stack-owner") or b"").decode()
             if left.startswith("stack:") and not _pid_alive(int(left.rsplit(":", 1)[1] or 0)):

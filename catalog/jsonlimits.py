@@ -54,6 +54,52 @@ def json_depth(text: str) -> int:
     return deepest
 
 
+class InvalidText(JsonLimitError):
+    """A string (or key) holding a code point no text may: ``field`` is its dotted path."""
+
+    def __init__(self, message: str, field: str):
+        super().__init__(message)
+        self.field = field
+
+
+def invalid_code_point(text: str) -> str:
+    """The first code point of ``text`` that no stored or generated text may hold, described ("" if
+    none): a lone surrogate (U+D800–U+DFFF: not a character, cannot be encoded as UTF-8, which is what
+    SQLite, PostgreSQL and every generated file need), NUL (PostgreSQL text cannot hold it) and the
+    noncharacters U+FFFE / U+FFFF."""
+    for ch in text:
+        code = ord(ch)
+        if 0xD800 <= code <= 0xDFFF:
+            return f"U+{code:04X}, a lone surrogate"
+        if code == 0 or code in (0xFFFE, 0xFFFF):
+            return f"U+{code:04X}, not a character"
+    return ""
+
+
+def find_invalid_text(data: Any, path: str = "") -> tuple[str, str] | None:
+    """(dotted path, description) of the first string or key in ``data`` with an invalid code point
+    (:func:`invalid_code_point`), or None.  List items are named by index (``options.2``)."""
+    stack: list[tuple[Any, str]] = [(data, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            bad = invalid_code_point(node)
+            if bad:
+                return where or "request", bad
+        elif isinstance(node, dict):
+            for key, value in reversed(list(node.items())):
+                child = f"{where}.{key}" if where else str(key)
+                bad = invalid_code_point(str(key))
+                if bad:
+                    return child.encode("utf-8", "backslashreplace").decode("utf-8"), bad
+                stack.append((value, child))
+        elif isinstance(node, list):
+            stack.extend(
+                (value, f"{where}.{i}" if where else str(i)) for i, value in reversed(list(enumerate(node)))
+            )
+    return None
+
+
 def _refuse_constant(name: str):
     raise JsonLimitError(f"{name} is not a number JSON allows.")
 
@@ -65,10 +111,26 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise JsonLimitError(f"the key {key[:60]!r} appears twice in one object.")
+        out[key] = value
+    return out
+
+
 def loads(
-    text: str | bytes, *, what: str = "body", max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
+    text: str | bytes,
+    *,
+    what: str = "body",
+    max_bytes: int = MAX_BYTES,
+    max_depth: int = MAX_DEPTH,
+    unique_keys: bool = False,
 ) -> Any:
-    """``json.loads`` with a size limit, a depth limit and finite numbers only.
+    """``json.loads`` with a size limit, a depth limit and finite numbers only; no string or key with a
+    lone surrogate or another invalid code point (:class:`InvalidText`, naming its path); with
+    ``unique_keys`` no object with a key twice (the last would silently win).
 
     Raises :class:`JsonLimitError` (a ``ValueError``) with a message naming ``what``."""
     size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
@@ -83,7 +145,12 @@ def loads(
     if depth > max_depth:
         raise JsonLimitError(f"{what} nests {depth:,} levels deep; at most {max_depth} are allowed.")
     try:
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        data = json.loads(
+            text,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+            object_pairs_hook=_unique_pairs if unique_keys else None,
+        )
     except JsonLimitError as exc:
         raise JsonLimitError(f"{what}: {exc}") from None
     except json.JSONDecodeError as exc:
@@ -94,3 +161,8 @@ def loads(
         raise JsonLimitError(f"{what} nests too deeply.") from None
     except ValueError as exc:  # e.g. an integer of more than 4,300 digits (CPython's int limit)
         raise JsonLimitError(f"{what} holds a value that cannot be read: {str(exc)[:120]}") from None
+    bad = find_invalid_text(data)
+    if bad is not None:
+        field, description = bad
+        raise InvalidText(f"{field} holds an invalid character ({description}).", field)
+    return data

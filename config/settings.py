@@ -18,6 +18,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
+from config.cores import available_cores, env_int
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DJANGO_ENV = os.environ.get("DJANGO_ENV", "embedded").strip().lower()
@@ -218,6 +220,22 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 2000
 
+# Plans and auto-planner searches computed once per request and catalog version
+# (configurator/plan_cache.py): an in-process LRU always; with a Redis broker also the "plans" cache,
+# shared by every web worker and the Celery worker (PLAN_CACHE_URL overrides the Redis it uses).
+PLAN_CACHE_URL = os.environ.get("PLAN_CACHE_URL", "").strip() or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+)
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if PLAN_CACHE_URL:
+    CACHES["plans"] = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": PLAN_CACHE_URL,
+        "KEY_PREFIX": "plans",
+        "TIMEOUT": 3600,
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    }
+
 # Celery: no broker means eager execution inside the request (embedded mode).
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = False
@@ -226,6 +244,9 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the job to be redelivered
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A PDF render holds one core for about a second: half the cores (at least one) render at once, so
+# the web workers keep the rest (README, "Sizing the server"); CELERY_CONCURRENCY overrides it.
+CELERY_WORKER_CONCURRENCY = env_int("CELERY_CONCURRENCY", max(1, available_cores() // 2))
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A job whose worker died is redelivered after this many seconds.  Rendering

@@ -59,7 +59,7 @@ from .engine.names import node_name
 from .engine.network import MEDIA
 from .engine.plan import plan
 from .engine.serialize import plan_to_dict
-from .engine.serving_model import calibration_path
+from .engine.serving_model import BAND_BOUNDS, calibration_path
 from .engine.types import (
     BundleContext,
     CommercialSpec,
@@ -75,6 +75,7 @@ from .services import form_data_from_request, plan_for_quote, plan_from_json
 from .templatetags.plan_tags import SOURCE_KINDS, figval, seconds
 
 __all__ = [
+    "BAND_BOUNDS",
     "is_zh",
     "calibration",
     "calibration_path",

@@ -28,7 +28,7 @@ from catalog.models import (
 from catalog.selectors import price_list_in_force, price_snapshot
 from configurator.engine.vocabulary import is_zh
 
-from . import catalog_cache
+from . import catalog_cache, plan_cache
 from .catalog_port import DjangoCatalog
 from .engine import types as et
 from .engine.defaults import SERVING_DEFAULTS
@@ -64,20 +64,29 @@ def plan_from_json(
     results (``views.alternative``).  The API, the CLI and the quote wait for it."""
     catalog = catalog or DjangoCatalog()
     request = resolve_request(data, today=today, catalog=catalog)
-    result = plan(request)
-    if advise:
+    day = today or timezone.localdate()
+    version = catalog.version
+
+    def planned() -> et.PlanResult:
+        result = plan(request)
+        if not advise:
+            return result
         # Every fix proven by re-planning the request with it (engine/advice.py, io/fixes.py).  Each
         # proof is kept (``_remember_proof``): the page's "Apply" buttons (``proven_fixes``) re-prove
         # the same requests and find them here instead of planning them a second time.
-        day = today or timezone.localdate()
-        version = catalog.version
-        result = advised(
+        return advised(
             data,
             request,
             result,
             lambda d: resolve_request(d, today=day, catalog=catalog),
             lambda resolved, after: _remember_proof(_proof_key(resolved, version, day), after),
         )
+
+    # A plan and its proven advice are a pure function of the request, the catalog version and the
+    # day: planned once (plan_cache), whichever of the page, its fragments, the API or the quote asks.
+    cache_key = plan_cache.key("advised" if advise else "plan", version, day.isoformat(), data, repr(request))
+    result = plan_cache.get_or_build(cache_key, planned)
+    if advise:
         # A target out of this hardware's reach: the smallest catalog deployment that meets it.
         from .catalog_alternative import for_request
 
@@ -422,7 +431,17 @@ def scenario_fields(scenario: str | None) -> dict[str, str] | None:
 
 
 def preset_data(scenario: str | None = None) -> dict[str, str]:
-    """Form data for a fresh page, or pre-filled from a scenario."""
+    """Form data for a fresh page, or pre-filled from a scenario.
+
+    Read once per catalog version (``catalog_cache``): every update's "differences from the preset"
+    asks for it, and it is catalog rows alone."""
+    built = catalog_cache.cached(
+        catalog_cache.current_version(), ("preset_data", scenario or ""), lambda: _preset_data(scenario)
+    )
+    return dict(built)
+
+
+def _preset_data(scenario: str | None) -> dict[str, str]:
     data = dict(DEFAULT_FORM)
     data["model"] = _first_slug(LlmModel, "kimi-k3") or ""
     data["server"] = _first_slug(ServerModel, "atlas-800-a3") or ""

@@ -38,18 +38,6 @@ COMPLIANCE_SCENARIOS = frozenset({"government-policy-qa", "finance-research", "f
 # and has the system evaluated by an accredited body.
 DENGBAO_LEVEL = 3
 DOMESTIC_CPU_WORDS = ("kunpeng", "鲲鹏", "hygon", "海光", "phytium", "飞腾", "loongson", "龙芯")
-DOMESTIC_VENDORS = (
-    "huawei",
-    "inspur",
-    "h3c",
-    "xfusion",
-    "超聚变",
-    "华为",
-    "浪潮",
-    "新华三",
-    "ruijie",
-    "锐捷",
-)
 # Cable length classes as the engine names them (configurator.engine.racks.CABLE_LENGTHS).
 LENGTHS = {"in_rack": 3, "adjacent": 10, "row": 30}
 # Training (assumed scope, stated in the plan): days and what each course covers.
@@ -311,56 +299,55 @@ def compliance(result: Mapping, resolved: Mapping, lang: str) -> dict | None:
     software = list(SOFTWARE_STACKS.get(stack, ()))
     if scenario in DOMESTIC_STACK_SCENARIOS:
         software = [DOMESTIC_OS if s.ref == "os:openeuler" else s for s in software]
-    switch_vendors = sorted(
-        {
-            str(s.get("vendor") or "")
-            for s in resolved.get("switches") or []
-            if isinstance(s, Mapping) and s.get("slug") in _used_switches(result)
-        }
-    )
+    used = _used_switches(result)
+    switches = [s for s in resolved.get("switches") or [] if isinstance(s, Mapping) and s.get("slug") in used]
 
-    def domestic_vendor(name: str) -> bool:
-        return any(word in name.lower() for word in DOMESTIC_VENDORS)
+    def row(part: str, name: str, origin: str) -> dict:
+        # origin as the catalog records it: "domestic", "foreign" or "" (not known: never domestic)
+        origin = origin if origin in ("domestic", "foreign") else ""
+        return {"part": part, "name": name, "origin": origin, "domestic": origin == "domestic"}
 
     components = [
-        {
-            "part": _("Accelerators"),
-            "name": str(accelerator.get("name") or ""),
-            "domestic": bool(accelerator.get("domestic")),
-        },
-        {
-            "part": _("Processors"),
-            "name": cpu.replace(" (assumed)", ""),
-            "domestic": any(w in cpu.lower() for w in DOMESTIC_CPU_WORDS),
-        },
-        {
-            "part": _("Servers"),
-            "name": str((server.get("name_zh") if zh else "") or server.get("name") or ""),
-            "domestic": domestic_vendor(str(server.get("vendor") or "")),
-        },
-        {
-            "part": _("Switches"),
-            "name": "、".join(switch_vendors) if zh else ", ".join(switch_vendors),
-            "domestic": bool(switch_vendors) and all(domestic_vendor(v) for v in switch_vendors if v),
-        },
+        row(
+            _("Accelerators"),
+            str(accelerator.get("name") or ""),
+            "domestic" if accelerator.get("domestic") else "foreign",
+        ),
+        row(
+            _("Processors"),
+            cpu.replace(" (assumed)", ""),
+            "domestic" if any(w in cpu.lower() for w in DOMESTIC_CPU_WORDS) else ("foreign" if cpu else ""),
+        ),
+        row(
+            _("Servers"),
+            str((server.get("name_zh") if zh else "") or server.get("name") or ""),
+            str(server.get("origin") or ""),
+        ),
     ]
+    for switch in switches:  # each switch model quoted, with its maker (or none named)
+        name = str((switch.get("name_zh") if zh else "") or switch.get("name") or switch.get("slug"))
+        vendor = str(switch.get("vendor") or "")
+        if vendor and vendor.lower() not in name.lower():
+            name = f"{vendor} {name}"
+        components.append(row(_("Switches"), name, str(switch.get("origin") or "")))
     for licence in software:
         if licence.ref.startswith("os:"):
             components.append(
-                {
-                    "part": _("Operating system"),
-                    "name": (licence.zh if zh else licence.en).split("（")[0].split(",")[0],
-                    "domestic": licence.ref in ("os:kylin", "os:openeuler"),
-                }
+                row(
+                    _("Operating system"),
+                    (licence.zh if zh else licence.en).split("（")[0].split(",")[0],
+                    "domestic" if licence.ref in ("os:kylin", "os:openeuler") else "foreign",
+                )
             )
         elif licence.ref in ("cann", "cuda"):
             components.append(
-                {
-                    "part": _("Accelerator software stack"),
-                    "name": (licence.zh if zh else licence.en).split("（")[0].split(",")[0],
-                    "domestic": licence.ref == "cann",
-                }
+                row(
+                    _("Accelerator software stack"),
+                    (licence.zh if zh else licence.en).split("（")[0].split(",")[0],
+                    "domestic" if licence.ref == "cann" else "foreign",
+                )
             )
+    unknown = [c["name"] for c in components if not c["origin"]]
     xinchuang = all(c["domestic"] for c in components)
     roles = {
         str(r.get("role"))
@@ -387,6 +374,9 @@ def compliance(result: Mapping, resolved: Mapping, lang: str) -> dict | None:
         "dengbao_level": DENGBAO_LEVEL,
         "components": components,
         "xinchuang": xinchuang,
+        # Components whose maker's origin is not known: the statement cannot be confirmed until it is.
+        "origin_unknown": ("、" if zh else ", ").join(unknown),
+        "foreign": any(c["origin"] == "foreign" for c in components),
         "measures": measures,
     }
 
@@ -422,7 +412,11 @@ def benchmark_appendix(revision) -> dict | None:
     )
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
     resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
-    return {"commands": commands, "figures": acceptance_figures(result, resolved)}
+    # The concurrencies the script runs, read from its own loop, so the text says what it does.
+    loop = next((line for line in commands.splitlines() if line.startswith("for concurrency in ")), "")
+    levels = loop.removeprefix("for concurrency in ").split(";")[0].split()
+    sweep = ", ".join(f"{int(c):,}" for c in levels if c.isdigit())
+    return {"commands": commands, "figures": acceptance_figures(result, resolved), "sweep": sweep}
 
 
 def delivery_context(revision, lang: str) -> dict:

@@ -209,14 +209,74 @@ def plan_identity(resolved: Mapping) -> dict[str, Any]:
     }
 
 
-def benchmark_mismatches(figures: Mapping[str, Any], resolved: Mapping) -> dict[str, list[str]]:
+LENGTH_TOLERANCE = 0.25  # measured mean prompt / output length within ±25 % of the plan's
+LOAD_TOLERANCE = 0.25  # the measured max_concurrency within ±25 % of the plan's concurrency
+
+
+def _positive(value: Any) -> float:
+    """A finite positive number, or 0."""
+    if isinstance(value, bool):
+        return 0.0
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return 0.0
+    return number if 0 < number < math.inf else 0.0
+
+
+def condition_mismatches(figures: Mapping[str, Any], request: Mapping) -> list[tuple[str, str, str]]:
+    """Load and request lengths of a measurement against the plan's workload, as (file field, what,
+    message): the mean prompt and output lengths (``total_*_tokens ÷ completed``) within
+    ±``LENGTH_TOLERANCE`` and ``max_concurrency`` within ±``LOAD_TOLERANCE`` of the plan's.  A file
+    that does not state them matches nothing: a figure measured at other conditions is not this
+    plan's."""
+    workload = _dig(request, "workload")
+    workload = workload if isinstance(workload, Mapping) else {}
+    problems: list[tuple[str, str, str]] = []
+    completed = _positive(figures.get("completed"))
+    for field, name, planned in (
+        ("total_input_tokens", "input length", workload.get("input_tokens")),
+        ("total_output_tokens", "output length", workload.get("output_tokens")),
+    ):
+        planned_n = _positive(planned)
+        total = _positive(figures.get(field))
+        if not planned_n:
+            continue
+        if not completed or not total:
+            problems.append((field, name, "the result does not state it (completed, total tokens)"))
+            continue
+        mean = total / completed
+        if abs(mean - planned_n) > LENGTH_TOLERANCE * planned_n:
+            problems.append(
+                (field, name, f"measured {mean:,.0f} tokens per request, the plan has {planned_n:,.0f}")
+            )
+    load = _positive(figures.get("max_concurrency"))
+    planned_load = _positive(workload.get("concurrency"))
+    if not load:
+        problems.append(
+            ("max_concurrency", "load", "the result has no max_concurrency (a closed-loop run is needed)")
+        )
+    elif planned_load and abs(load - planned_load) > LOAD_TOLERANCE * planned_load:
+        problems.append(
+            ("max_concurrency", "load", f"measured at {load:,.0f} users, the plan is for {planned_load:,.0f}")
+        )
+    return problems
+
+
+def benchmark_mismatches(
+    figures: Mapping[str, Any], resolved: Mapping, *, conditions: bool = False
+) -> dict[str, list[str]]:
     """Why a parsed result (:func:`parse_benchmark`) does not belong to a plan, by field; {} when it does.
 
     ``resolved`` is the revision's resolved request (``QuoteRevision.resolved_json``).  The model
     is always compared (``model_id``: what ``--model`` named; the bundle's ``benchmark.sh`` passes
     the served name); the server and the node count when the file carries them (the bundle's
     script writes them with ``--metadata``).  A result with no ``model_id`` is refused: nothing
-    says what was measured.  Plain function: the importer and the calibration set both call it.
+    says what was measured.  With ``conditions`` the load and request lengths are compared too
+    (:func:`condition_mismatches`): a figure measured at 1,000 users or with 100-token prompts is not
+    this plan's.  The importer compares identity only (the bundle's acceptance sweep measures 1, 2,
+    4 … users, all of them evidence); the measured figures (``measured_context``) and the calibration
+    set also need the conditions.  Plain function: all three call it.
     """
     plan = plan_identity(resolved)
     errors: dict[str, list[str]] = {}
@@ -236,4 +296,7 @@ def benchmark_mismatches(figures: Mapping[str, Any], resolved: Mapping) -> dict[
     nodes = figures.get("nodes")
     if nodes is not None and plan["nodes"] is not None and nodes != plan["nodes"]:
         errors["nodes"] = [f"is {nodes}, but this plan has {plan['nodes']} nodes."]
+    if conditions:  # load and request lengths within ±25 % of the plan's (condition_mismatches)
+        for field, name, message in condition_mismatches(figures, resolved):
+            errors.setdefault(field, []).append(f"{name}: {message}.")
     return errors

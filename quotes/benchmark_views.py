@@ -39,7 +39,18 @@ def measured_context(revision) -> dict[str, Any] | None:
     """Estimated and measured figures of a revision, or None when nothing was measured."""
     if revision is None or revision.pk is None:
         return None
-    bench = revision.benchmarks.first()
+    # The latest measurement whose model, hardware, load and request lengths match the plan: a run of
+    # the acceptance sweep at another load, or a file with other request lengths, gives no measured
+    # figure (it stays attached as evidence).
+    resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
+    bench = next(
+        (
+            b
+            for b in revision.benchmarks.all()
+            if not benchmark_mismatches(b.figures or {}, resolved, conditions=True)
+        ),
+        None,
+    )
     if bench is None:
         return None
     m = bench.figures or {}

@@ -27,6 +27,20 @@ class PromotedMeasurement(models.Model):
     promoted_at = models.DateTimeField(_("promoted"), auto_now_add=True)
     # The calibration record (configurator/calibration/__init__.py format) with its provenance.
     record = models.JSONField(_("calibration record"), encoder=DjangoJSONEncoder, default=dict)
+    # The uploaded file's SHA-256: one file joins the calibration set once (unique; NULL before it was kept).
+    sha256 = models.CharField(_("SHA-256 of the file"), max_length=64, null=True, blank=True, unique=True)
+    # Why the measurement is far from its plan's estimate (empty: plausible), and the written reason it
+    # was promoted anyway; such a promotion counts only once a second reviewer confirmed it.
+    implausible = models.TextField(_("implausible against its plan"), blank=True)
+    reason = models.TextField(_("reason for promoting it anyway"), blank=True)
+    second_reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        verbose_name=_("second reviewer"),
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
 
     class Meta:
         ordering = ["promoted_at", "id"]
@@ -35,3 +49,8 @@ class PromotedMeasurement(models.Model):
 
     def __str__(self) -> str:
         return str(self.record.get("id", self.pk))
+
+    @property
+    def awaiting_review(self) -> bool:
+        """Implausible against its plan and not yet confirmed by a second reviewer."""
+        return bool(self.implausible) and self.second_reviewer_id is None

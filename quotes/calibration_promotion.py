@@ -15,10 +15,18 @@ from typing import Any
 
 from django.db import transaction
 
+from configurator.public import BAND_BOUNDS
+from configurator.public import calibration as cal
+
+from .benchmark_import import benchmark_mismatches, condition_mismatches
 from .benchmark_models import MeasuredBenchmark
 from .calibration_models import PromotedMeasurement
 
-LENGTH_TOLERANCE = 0.25  # measured mean prompt / output length within ±25 % of the plan's
+#: Throughput, TTFT and TPOT within a quarter to four times the estimate of the measurement's own plan
+#: (the engine's physical band bounds, serving_model.BAND_BOUNDS); beyond, only with a second
+#: reviewer and a written reason (:func:`confirm`).
+PLAUSIBLE_RATIO = BAND_BOUNDS
+MIN_REASON = 20  # characters of the written reason an implausible measurement is promoted with
 
 
 class PromotionRefused(ValueError):
@@ -87,19 +95,38 @@ def mismatches(benchmark: MeasuredBenchmark, conditions: dict[str, Any] | None =
             and int(c[key]) != int(plan_layout[key])
         ):
             problems.append(f"layout: measured {key} {c[key]}, the plan has {plan_layout[key]}")
-    workload = request.get("workload") or {}
-    completed = figures.get("completed") or 0
-    for name, total, planned in (
-        ("input length", figures.get("total_input_tokens"), workload.get("input_tokens")),
-        ("output length", figures.get("total_output_tokens"), workload.get("output_tokens")),
-    ):
-        if completed and total and planned:
-            mean = total / completed
-            if abs(mean - planned) > LENGTH_TOLERANCE * planned:
-                problems.append(f"{name}: measured {mean:,.0f} tokens per request, the plan has {planned:,}")
-    if not figures.get("max_concurrency"):
-        problems.append("load: the result has no max_concurrency (a closed-loop run is needed)")
+    # The server and node count the file itself names (the bundle's benchmark.sh --metadata).
+    resolved = benchmark.revision.resolved_json if isinstance(benchmark.revision.resolved_json, dict) else {}
+    identity = benchmark_mismatches(figures, resolved)
+    for field, messages in identity.items():
+        if field != "model_id":  # the model is compared above, by every name the plan serves it under
+            label = "hardware" if field == "server" else "layout"
+            problems += [f"{label}: the file's {field} {m}" for m in messages]
+    problems += [f"{label}: {message}" for _, label, message in condition_mismatches(figures, request)]
     return problems
+
+
+def implausibility(record: dict[str, Any]) -> list[str]:
+    """How far the measurement is from the estimate of its own plan at the measured load (the engine
+    with the fit in use, as ``manage.py calibrate`` predicts it): each of throughput, TTFT and TPOT whose
+    predicted ÷ measured ratio is outside ``PLAUSIBLE_RATIO``.  Empty: plausible."""
+    row = cal.compare(record)
+    low, high = PLAUSIBLE_RATIO
+    out = []
+    for name, predicted, measured, unit in (
+        ("throughput", row.predicted_tps, row.measured_tps, "tokens/s"),
+        ("TTFT", row.predicted_ttft_ms, row.measured_ttft_ms, "ms"),
+        ("TPOT", row.predicted_tpot_ms, row.measured_tpot_ms, "ms"),
+    ):
+        if measured is None:
+            continue
+        ratio = predicted / measured if measured > 0 else float("inf")
+        if not (low <= ratio <= high):
+            out.append(
+                f"{name}: measured {measured:,.6g} {unit}, its plan estimates {predicted:,.6g} {unit} "
+                f"(outside {1 / high:g}–{1 / low:g} × the estimate)"
+            )
+    return out
 
 
 def build_record(benchmark: MeasuredBenchmark) -> dict[str, Any]:
@@ -129,7 +156,8 @@ def build_record(benchmark: MeasuredBenchmark) -> dict[str, Any]:
         "metric": "output_tokens_per_s",
         "measured": measured,
         "engine": str(figures.get("backend") or ""),
-        "source": f"quote {rev.number or rev.pk} measured benchmark {benchmark.pk}",
+        # One source per quote (source_of reads the first word): its measurements are left out together.
+        "source": f"quote:{rev.quote.number or rev.quote_id} measured benchmark {benchmark.pk}",
         "provenance": {
             "quote_revision": rev.number or str(rev.pk),
             "benchmark_id": benchmark.pk,
@@ -141,20 +169,76 @@ def build_record(benchmark: MeasuredBenchmark) -> dict[str, Any]:
     }
 
 
+def _evidence_problems(benchmark: MeasuredBenchmark) -> list[str]:
+    """The file behind the measurement: one was uploaded (its SHA-256 recorded), and no promoted
+    measurement rests on the same bytes."""
+    digest = (benchmark.sha256 or "").strip().lower()
+    if not digest or not benchmark.filename:
+        return ["file: the measurement has no uploaded file (SHA-256) behind it"]
+    same = PromotedMeasurement.objects.filter(sha256=digest).exclude(benchmark=benchmark)
+    if same.exists():
+        first = same.first()
+        return [f"file: the same file (SHA-256 {digest[:12]}…) is already in the calibration set as {first}"]
+    return []
+
+
 @transaction.atomic
 def promote(
-    benchmark: MeasuredBenchmark, by: Any, conditions: dict[str, Any] | None = None
+    benchmark: MeasuredBenchmark,
+    by: Any,
+    conditions: dict[str, Any] | None = None,
+    reason: str = "",
 ) -> PromotedMeasurement:
-    """Promote one measurement (refused with the mismatch named, or when already promoted)."""
+    """Promote one measurement, or refuse it with :class:`PromotionRefused` naming why.
+
+    Refused outright: already promoted, no file, the same file (SHA-256) already promoted, or a model,
+    hardware, layout, load or request length other than its plan's.  A measurement implausible
+    against its plan (:func:`implausibility`) is refused unless ``reason`` (at least ``MIN_REASON``
+    characters) is written; then it waits for a second reviewer (:func:`confirm`) before
+    ``calibrate`` reads it."""
+    # Lock the measurement's row, so two administrators promoting it at once make one promotion.
+    MeasuredBenchmark.objects.select_for_update().filter(pk=benchmark.pk).first()
     if PromotedMeasurement.objects.filter(benchmark=benchmark).exists():
         raise PromotionRefused("this measurement is already in the calibration set")
-    problems = mismatches(benchmark, conditions)
+    problems = _evidence_problems(benchmark) + mismatches(benchmark, conditions)
     if problems:
         raise PromotionRefused("; ".join(problems))
     record = build_record(benchmark)
     record["provenance"]["promoted_by"] = getattr(by, "username", "")
-    return PromotedMeasurement.objects.create(benchmark=benchmark, promoted_by=by, record=record)
+    record["provenance"]["sha256"] = benchmark.sha256
+    far = implausibility(record)
+    reason = " ".join((reason or "").split())
+    if far and len(reason) < MIN_REASON:
+        raise PromotionRefused(
+            "implausible against its own plan: "
+            + "; ".join(far)
+            + f". Promote it again with a written reason (at least {MIN_REASON} characters) for a second "
+            "reviewer to confirm"
+        )
+    return PromotedMeasurement.objects.create(
+        benchmark=benchmark,
+        promoted_by=by,
+        record=record,
+        sha256=benchmark.sha256.strip().lower(),
+        implausible="; ".join(far),
+        reason=reason if far else "",
+    )
+
+
+@transaction.atomic
+def confirm(promoted: PromotedMeasurement, by: Any) -> PromotedMeasurement:
+    """A second reviewer confirms an implausible measurement promoted with a written reason: someone
+    other than who promoted it and who uploaded it."""
+    promoted = PromotedMeasurement.objects.select_for_update().get(pk=promoted.pk)
+    if not promoted.awaiting_review:
+        raise PromotionRefused("this measurement does not wait for a second review")
+    if by.pk in (promoted.promoted_by_id, promoted.benchmark.uploaded_by_id):
+        raise PromotionRefused("the second reviewer must be someone other than who uploaded and promoted it")
+    promoted.second_reviewer = by
+    promoted.save(update_fields=["second_reviewer"])
+    return promoted
 
 
 def promoted_records() -> list[dict[str, Any]]:
-    return [dict(p.record) for p in PromotedMeasurement.objects.all()]
+    """The calibration records ``calibrate`` adds: every promotion but those awaiting a second review."""
+    return [dict(p.record) for p in PromotedMeasurement.objects.all() if not p.awaiting_review]

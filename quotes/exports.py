@@ -30,7 +30,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from configurator import public as configurator
-from configurator.public import is_zh
+from configurator.public import formatting, is_zh
 
 from .bom import money
 from .pdf.context import proposal_language
@@ -176,7 +176,17 @@ def _monthly_rows(tco: Mapping, currency: str) -> tuple[list[dict], list[str]]:
     return rows, [buy, lease]
 
 
-def _token_rows(tco: Mapping, currency: str) -> tuple[list[dict], list[str]]:
+def _percent(value: Any) -> str | None:
+    """A fraction of the plan as the percentage it means ("−383.28 %"), None when there is none."""
+    number = _dec(value)
+    return None if number is None else f"{formatting.thousands(float(number) * 100, 2)} %"
+
+
+def _token_rows(
+    tco: Mapping, currency: str, economics: Mapping | None = None
+) -> tuple[list[dict], list[str]]:
+    """Cost per million tokens at the stated load (blended = input and output together) and at the
+    design capacity (input and output), and the savings against the public API as percentages."""
     tokens = tco.get("tokens") or {}
     inp, out, blended = _("Input, per M tokens"), _("Output, per M tokens"), _("Blended, per M tokens")
     rows = []
@@ -199,12 +209,34 @@ def _token_rows(tco: Mapping, currency: str) -> tuple[list[dict], list[str]]:
             _("Currency"): currency,
         }
     )
+    # The design capacity (economics.design): the same costs at the largest load within the latency
+    # targets, beside the stated load's above, each row saying its basis.
+    design = (economics or {}).get("design") or {}
+    if design:
+        rows.append(
+            {
+                _("Option"): _("Self-hosted, buy, at the design capacity (%(n)s concurrent requests)")
+                % {"n": design.get("concurrency")},
+                inp: _money(design.get("cost_per_m_input")),
+                out: _money(design.get("cost_per_m_output")),
+                blended: None,
+                _("Currency"): currency,
+            }
+        )
     rows.append({})
+    # Savings are fractions in the plan (−3.8328 = −383.28 %): written as percentages.
     for label, key in (
         (_("Saving against the API (buy)"), "saving_vs_api_buy"),
         (_("Saving against the API (lease)"), "saving_vs_api_lease"),
     ):
-        rows.append({_("Option"): label, blended: _dec(tokens.get(key))})
+        rows.append({_("Option"): label, blended: _percent(tokens.get(key))})
+    if design.get("saving_vs_api") is not None:
+        rows.append(
+            {
+                _("Option"): _("Saving against the API (buy), at the design capacity"),
+                blended: _percent(design.get("saving_vs_api")),
+            }
+        )
     for label, key in (
         (_("Output tokens per second (estimate)"), "output_tokens_per_s"),
         (_("Input M tokens per year"), "input_m_tokens_per_year"),
@@ -335,7 +367,7 @@ def revision_workbook(revision) -> bytes:
         value_sheets = [
             ("TCO yearly", *_yearly_rows(tco, currency)),
             ("TCO monthly", *_monthly_rows(tco, currency)),
-            ("Cost per M tokens", *_token_rows(tco, currency)),
+            ("Cost per M tokens", *_token_rows(tco, currency, (revision.result_json or {}).get("economics"))),
             ("Sensitivity", *_sensitivity_rows(tco, currency, zh)),
             ("Assumptions", _assumption_rows(revision, zh), []),
             # the racks section as the page and the proposal print it (load, heat, weight, floor loading)

@@ -106,6 +106,11 @@ class QuoteCreateForm(forms.Form):
         text = self.cleaned_data["request_json"]
         try:
             data = jsonlimits.loads(text, what="request_json")
+        except jsonlimits.InvalidText as exc:
+            raise forms.ValidationError(
+                _("The configuration's field %(field)s holds a character that is not text; retype it.")
+                % {"field": exc.field}
+            ) from None
         except jsonlimits.JsonLimitError as exc:
             raise forms.ValidationError(
                 _("The configuration is not valid JSON: %(problem)s") % {"problem": exc}

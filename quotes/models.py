@@ -390,6 +390,12 @@ class QuoteRevision(models.Model):
         return ((self.list_total - self.net_total) / self.list_total).quantize(Decimal("0.0001"))
 
     @property
+    def lines_on_request(self) -> list[BomLine]:
+        """The lines priced on request: every total leaves them out, so the offer is no firm total
+        until they are priced (sending it needs approval; the customer cannot accept it)."""
+        return [line for line in self.lines.all() if line.price_on_request and not line.unit_price]
+
+    @property
     def margin(self) -> Decimal | None:
         """Net total minus cost, when the price list carried costs (managers only)."""
         if self.cost_total is None:
@@ -533,6 +539,10 @@ class BomLine(models.Model):
     def _refuse_if_issued(self) -> None:
         if QuoteRevision.objects.filter(pk=self.revision_id, status=RevisionStatus.ISSUED).exists():
             raise RevisionImmutableError(_("The bill of materials of an issued revision cannot be changed."))
+
+    def description_in(self, *, zh: bool) -> str:
+        """The line's description in the reader's language (the English one when no Chinese is set)."""
+        return self.description_zh if zh and self.description_zh else self.description_en
 
     @property
     def price_on_request(self) -> bool:

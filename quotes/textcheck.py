@@ -20,3 +20,23 @@ def one_line(text: str) -> str:
     """``text`` as one line: every unsafe character becomes a space, runs of spaces one."""
     out = "".join(" " if unicodedata.category(ch) in UNSAFE_CATEGORIES else ch for ch in str(text))
     return " ".join(out.split())
+
+
+def refuse_unsafe(field: str, text: str) -> None:
+    """Raise ``ValidationError({field: …})`` naming the characters when ``text`` holds any unsafe one
+    (line breaks CR / LF, U+2028 / U+2029, bidi controls such as U+202E, surrogates …): a customer's
+    name and a quote's title are printed as one line, as typed, in the proposal and the audit trail."""
+    bad = control_chars(str(text or ""))
+    if bad:
+        from django.core.exceptions import ValidationError
+        from django.utils.translation import gettext as _
+
+        raise ValidationError(
+            {
+                field: _(
+                    "Remove the line breaks and control characters (%(codes)s): this text is printed on "
+                    "one line, as typed."
+                )
+                % {"codes": ", ".join(bad)}
+            }
+        )

@@ -207,14 +207,23 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         )
         w.value(sheet, r, COL["quantity"], line.quantity, w.input)
         w.value(sheet, r, COL["unit"], line.unit)
-        w.value(sheet, r, COL["unit_price"], line.unit_price, w.input_money)
-        w.value(sheet, r, COL["discount"], line.discount, w.input_fraction)
+        # A line priced on request has no amount: its cells say so (blank amounts, which no total
+        # counts), never a unit price of 0.
+        on_request = line.price_on_request and not line.unit_price
         total = _cents(line.quantity * line.unit_price * (1 - line.discount))
-        w.formula(sheet, r, COL["line_total"], f"=ROUND(E{x}*G{x}*(1-H{x}),2)", total, w.money)
-        w.value(sheet, r, COL["currency"], line.currency)
-        w.value(sheet, r, COL["note"], line.note)
         amount = _cents(line.quantity * line.unit_price)
-        w.formula(sheet, r, COL["list_amount"], f"=ROUND(E{x}*G{x},2)", amount, w.money)
+        if on_request:
+            w.value(sheet, r, COL["unit_price"], _("Price on request"))
+            w.value(sheet, r, COL["discount"], None)
+            w.value(sheet, r, COL["line_total"], None)
+            w.value(sheet, r, COL["list_amount"], None)
+        else:
+            w.value(sheet, r, COL["unit_price"], line.unit_price, w.input_money)
+            w.value(sheet, r, COL["discount"], line.discount, w.input_fraction)
+            w.formula(sheet, r, COL["line_total"], f"=ROUND(E{x}*G{x}*(1-H{x}),2)", total, w.money)
+            w.formula(sheet, r, COL["list_amount"], f"=ROUND(E{x}*G{x},2)", amount, w.money)
+        w.value(sheet, r, COL["currency"], line.currency)
+        w.value(sheet, r, COL["note"], _(line.note) if on_request else line.note)
         w.value(sheet, r, COL["in_total"], in_total, w.input)
         w.value(sheet, r, COL["capex"], capex, w.input)
         w.value(sheet, r, COL["server"], server, w.input)
@@ -226,6 +235,9 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         w.value(sheet, r, COL["service"], service, w.input)
         w.value(sheet, r, COL["installation"], installation, w.input)
         share = _cents(total * Decimal(str(revision.discount))) if capex and in_total else Decimal(0)
+        if on_request:
+            w.value(sheet, r, COL["discount_share"], None)
+            continue
         w.formula(
             sheet,
             r,
@@ -344,6 +356,11 @@ def write_bom(w: Writer, revision, zh: bool, inputs: dict[str, str]) -> dict[str
         sums["servers"],
     )
     w.value(sheet, row, D_, _("(lease lines are the alternative to purchase and are not part of the totals)"))
+    on_request = [line for line in lines if line.price_on_request and not line.unit_price]
+    if on_request:
+        row += 1
+        names = "; ".join(line.description_in(zh=zh) for line in on_request)
+        w.value(sheet, row, D_, _("Excluding the items priced on request:") + " " + names)
     widths = {"description": 56, "category": 18, "sku": 22, "note": 30}
     for key, index in COL.items():
         sheet.set_column(index, index, widths.get(key, 14))
@@ -517,11 +534,18 @@ def write_tco_and_results(
         "vat_rate_services": vat_rate[1],
         "vat_rate_installation": vat_rate[2],
         "usd_rate": Decimal(str(revision.usd_rate)),
-        "horizon": Decimal(0),
         "npv_rate": npv_rate,
         "capex": bom["values"]["capex"],
         "servers": bom["values"]["servers"],
     }
+    # The horizon the plan states (blank without one: never "0 years"), also where the workbook has no
+    # TCO to compute (no lease offer, or a price on request).
+    result = revision.result_json if isinstance(revision.result_json, dict) else {}
+    stated_horizon = _dec(
+        (result.get("tco") or {}).get("horizon_years") if isinstance(result.get("tco"), dict) else None
+    )
+    if stated_horizon:
+        v["horizon"] = stated_horizon
     if tco is not None:
         v.update(tco)
         v["servers_net"] = _cents(v["servers"] * (1 - quote_discount))

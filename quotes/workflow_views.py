@@ -23,6 +23,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from accounts import roles
 from configurator.public import is_zh
 
 from . import pipeline, selectors, workflow
@@ -270,6 +271,7 @@ def _customer_context(link: ShareLink, token: str, **extra) -> dict:
             "unit_price": line.unit_price,
             "discount": line.discount,
             "line_total": line.line_total,
+            "on_request": line.price_on_request and not line.unit_price,
         }
         (lease if line.category == BomCategory.LEASE else lines).append(row)
     return {
@@ -279,6 +281,7 @@ def _customer_context(link: ShareLink, token: str, **extra) -> dict:
         "quote": quote,
         "lines": lines,
         "lease_lines": lease,
+        "lines_on_request": [row for row in lines if row["on_request"]],
         "owner_name": revision_prepared_by(revision),
         "pdf_ready": _customer_pdf_ready(revision),
         "acceptance": getattr(revision, "customer_acceptance", None),
@@ -432,7 +435,9 @@ def pipeline_csv_view(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def notifications_view(request: HttpRequest) -> HttpResponse:
-    """The user's notifications; POST marks them all read."""
+    """The user's notifications; POST marks them all read (the sales roles': quotes notify them)."""
+    if not (roles.is_sales(request.user) or request.user.is_superuser):
+        raise PermissionDenied(_("Notifications are about quotes, which are the sales roles'."))
     mine = Notification.objects.filter(recipient=request.user).select_related("quote", "revision")
     if request.method == "POST":
         mine.filter(read_at__isnull=True).update(read_at=timezone.now())

@@ -85,3 +85,14 @@ def users(db):
         u.username: u
         for u in User.objects.filter(username__in=["engineer", "engineer2", "manager", "catalog"])
     }
+
+
+@pytest.fixture(autouse=True)
+def _plans_not_shared_between_tests():
+    """Each test plans afresh: a test that patches the engine or a setting never reads a plan another
+    test cached (configurator/plan_cache.py keys on the request, the catalog version and the day)."""
+    from configurator import plan_cache
+
+    plan_cache.clear()
+    yield
+    plan_cache.clear()

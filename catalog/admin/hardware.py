@@ -76,7 +76,7 @@ class ServerModelAdmin(CatalogAdmin):
         "seed_status",
         "preview_col",
     )
-    list_filter = ("vendor", "accelerator", "scale_up_fabric", "validated_text_only", "is_active")
+    list_filter = ("vendor", "origin", "accelerator", "scale_up_fabric", "validated_text_only", "is_active")
 
     @admin.display(description=_("preview"))
     def preview_col(self, obj):
@@ -111,7 +111,7 @@ class ServerNicAdmin(ImportExportModelAdmin, SimpleHistoryAdmin):
 class SwitchModelAdmin(CatalogAdmin):
     resource_classes = [resources.SwitchModelResource]
     list_display = ("name", "fabric", "ports_col", "rack_units", "power_col", "assumed_count", "seed_status")
-    list_filter = ("fabric", "vendor")
+    list_filter = ("fabric", "vendor", "origin")
     search_fields = ("name", "slug", "vendor")
     prepopulated_fields = {"slug": ("name",)}
 

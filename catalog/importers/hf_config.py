@@ -88,12 +88,16 @@ GEMMA_DEFAULTS: dict[str, dict[str, int]] = {
 }
 
 
-def readable_name(model_type: str, total_params: int, active_params: int) -> str:
+def readable_name(model_type: str, total_params: int, active_params: int, *, moe: bool | None = None) -> str:
     """A name for a config without one: family and size ("Qwen MoE 235B-A22B"),
-    never the bare ``model_type`` ("qwen3_moe")."""
+    never the bare ``model_type`` ("qwen3_moe").  ``moe``: whether the model routes tokens to experts
+    (a dense model whose active count leaves out a vision tower is not "MoE"); None: judged from the
+    counts alone."""
     family = FAMILIES.get(model_type, model_type.replace("_", " ").title())
     size = f"{total_params / 1e9:,.0f}B" if total_params >= 1e9 else f"{total_params / 1e6:,.0f}M"
-    if active_params and active_params < total_params:
+    if moe is None:
+        moe = bool(active_params) and active_params < total_params
+    if moe and active_params and active_params < total_params:
         active = f"{active_params / 1e9:,.0f}B" if active_params >= 1e9 else f"{active_params / 1e6:,.0f}M"
         return f"{family} MoE {size}-A{active}"
     return f"{family} {size}"
@@ -290,7 +294,11 @@ def load_config_text(text: str | bytes) -> dict[str, Any]:
             raise ConfigError("config", "config.json is not UTF-8 text") from exc
     try:
         data = jsonlimits.loads(
-            text, what="config.json", max_bytes=MAX_CONFIG_BYTES, max_depth=MAX_CONFIG_DEPTH
+            text,
+            what="config.json",
+            max_bytes=MAX_CONFIG_BYTES,
+            max_depth=MAX_CONFIG_DEPTH,
+            unique_keys=True,  # "hidden_size" twice: refused, not the last one silently kept
         )
     except jsonlimits.JsonLimitError as exc:
         raise ConfigError("config", str(exc).rstrip(".")) from None
@@ -540,6 +548,11 @@ def _quantisation(r: _Reader, weight_format: str | None) -> _Quant:
 # --------------------------------------------------------------------------- per-family parsing
 
 
+#: The attention kinds ``layer_types`` may name for the GQA families (transformers' configs: Gemma 2/3,
+#: Qwen 3, Mistral write full_attention / sliding_attention); anything else is refused, not counted.
+LAYER_TYPES = ("full_attention", "sliding_attention")
+
+
 def _layer_types_gqa(r: _Reader, layers: int, model_type: str) -> tuple[int, int, int]:
     """(full attention layers, sliding layers, window) for GQA families."""
     types = r.str_list("layer_types")
@@ -548,6 +561,14 @@ def _layer_types_gqa(r: _Reader, layers: int, model_type: str) -> tuple[int, int
             raise ConfigError(
                 r.path("layer_types"),
                 f"{r.path('layer_types')} lists {len(types)} layers but num_hidden_layers is {layers}",
+            )
+        unknown = sorted({t for t in types if t not in LAYER_TYPES})
+        if unknown:
+            raise ConfigError(
+                r.path("layer_types"),
+                f"{r.path('layer_types')} has layer types this importer does not know: "
+                + ", ".join(repr(t[:40]) for t in unknown[:5])
+                + f" (known: {', '.join(LAYER_TYPES)})",
             )
         sliding = sum(1 for t in types if t == "sliding_attention")
         window = r.int("sliding_window", minimum=1) if sliding else 0
@@ -653,7 +674,17 @@ def _parse(
             r.path("num_key_value_heads"),
             f"{r.path('num_key_value_heads')} ({kv_heads}) must divide num_attention_heads ({heads})",
         )
-    head_dim = r.int("head_dim", defaults.get("head_dim", 0)) or hidden // heads
+    # A stated head_dim must be a size (vLLM divides by it); absent, transformers' hidden ÷ heads.
+    head_dim = (
+        r.int("head_dim", minimum=1)
+        if r.has("head_dim")
+        else int(defaults.get("head_dim", 0)) or hidden // heads
+    )
+    if head_dim < 1:
+        raise ConfigError(
+            r.path("num_attention_heads"),
+            f"{r.path('num_attention_heads')} ({heads}) exceeds hidden_size ({hidden}): no head dimension",
+        )
     max_context = r.int("max_position_embeddings", defaults.get("max_position_embeddings", 0))
     # Gemma ties its LM head to the embeddings (the configs' default)
     tie = top.bool("tie_word_embeddings", r.bool("tie_word_embeddings", gemma))
@@ -717,6 +748,14 @@ def _parse(
         f["qk_rope_head_dim"] = r.int("qk_rope_head_dim", minimum=1)
         head_dim = r.int("qk_nope_head_dim", minimum=1) + f["qk_rope_head_dim"]
         params.add("attention", layers * _mla_attention(r, hidden, heads))
+        if model_type in ("deepseek_v32", "glm_moe_dsa"):
+            # DeepSeek sparse attention is what these types are: vLLM's Indexer (deepseek_v2.py) reads
+            # index_topk, index_n_heads and index_head_dim from the config and fails without them.
+            for key in ("index_topk", "index_n_heads", "index_head_dim"):
+                if not r.has(key):
+                    raise ConfigError(
+                        r.path(key), f"{r.path(key)} is missing ({model_type} needs its indexer)"
+                    )
         if r.has("index_n_heads"):  # DeepSeek sparse attention: the indexer's keys are cached per token
             f["index_head_dim"] = r.int("index_head_dim", minimum=1)
             f["index_topk"] = r.int("index_topk", minimum=1)
@@ -836,7 +875,9 @@ def _parse(
 
     hf_id = hf_model_id or top.str("_name_or_path") or r.str("_name_or_path")
     display = name or (
-        hf_id.split("/")[-1] if hf_id else readable_name(model_type, params.total, params.active)
+        hf_id.split("/")[-1]
+        if hf_id
+        else readable_name(model_type, params.total, params.active, moe=params.get("routed_experts") > 0)
     )
     f.update(
         {

@@ -9,12 +9,12 @@ follows its bytes and the launch scripts its flags.
 
 from __future__ import annotations
 
-import re
-
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
+
+from configurator.engine.placement import FLAG_PATTERN, REFUSED_FLAGS, VALUE_PATTERN, checkpoint_flag_problem
 
 from .base import SourcedModel, chinese_name_field, non_negative
 from .llm import ActivationFormat, LlmModel, WeightFormat
@@ -22,8 +22,8 @@ from .llm import ActivationFormat, LlmModel, WeightFormat
 PLATFORMS = ("cuda", "ascend")
 PARAM_GROUPS = ("router", "latent_moe", "mla_a", "kda_f_a")
 # A launch flag is ``--name`` or a plain value: letters, digits and . _ - = : / , only.
-_FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*$")
-_VALUE = re.compile(r"^[A-Za-z0-9._=:/,-]{1,100}$")
+_FLAG = FLAG_PATTERN  # one grammar for the catalog's and a request's checkpoint flags
+_VALUE = VALUE_PATTERN
 
 
 class Checkpoint(SourcedModel):
@@ -128,6 +128,14 @@ class Checkpoint(SourcedModel):
             errors.setdefault("launch_flags", []).append(
                 ValidationError(
                     _('A list like ["--quantization", "ascend"]: flags and plain values only.'), code="flags"
+                )
+            )
+        elif checkpoint_flag_problem(flags):  # the same grammar a request's inline checkpoint passes
+            errors.setdefault("launch_flags", []).append(
+                ValidationError(
+                    _("Start with a flag, and leave out flags every launch leaves out (%(flags)s)."),
+                    params={"flags": ", ".join(sorted(REFUSED_FLAGS))},
+                    code="flags",
                 )
             )
         groups = self.param_groups

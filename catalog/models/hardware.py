@@ -89,6 +89,18 @@ def _dec(verbose, max_digits=10, places=2, help_text="", **kw) -> models.Decimal
     )
 
 
+class Origin(models.TextChoices):
+    """Where the maker of a server or switch is based, for the domestic IT (信创) statement of the
+    proposal.  Empty: not known, which the proposal prints as such and never counts as domestic."""
+
+    DOMESTIC = "domestic", _("domestic (a maker based in China)")
+    FOREIGN = "foreign", _("foreign")
+    UNKNOWN = "", _("not known")
+
+
+ORIGIN_HELP = _("Where the maker is based (with its source); empty = not known, never counted as domestic.")
+
+
 class Accelerator(SourcedModel):
     """An accelerator package and the logical devices the serving engine sees in it.
 
@@ -224,6 +236,9 @@ class ServerModel(SourcedModel):
         validators=[single_line],
     )
     vendor = models.CharField(_("vendor"), max_length=60, validators=[single_line])
+    origin = models.CharField(
+        _("origin"), max_length=10, choices=Origin.choices, blank=True, help_text=ORIGIN_HELP
+    )
     is_active = models.BooleanField(_("offered in the configurator"), default=True)
     accelerator = models.ForeignKey(
         Accelerator, verbose_name=_("accelerator"), on_delete=models.PROTECT, related_name="servers"
@@ -277,7 +292,7 @@ class ServerModel(SourcedModel):
     notes = models.TextField(_("notes"), blank=True)
 
     history = HistoricalRecords(excluded_fields=["seed_values"])
-    extra_sourced_fields = ("scale_up_fabric", "validated_text_only")
+    extra_sourced_fields = ("scale_up_fabric", "validated_text_only", "origin")
 
     class Meta:
         ordering = ["vendor", "name"]
@@ -410,6 +425,9 @@ class SwitchModel(SourcedModel):
         validators=[single_line],
     )
     vendor = models.CharField(_("vendor"), max_length=60, blank=True, validators=[single_line])
+    origin = models.CharField(
+        _("origin"), max_length=10, choices=Origin.choices, blank=True, help_text=ORIGIN_HELP
+    )
     fabric = models.CharField(_("fabric"), max_length=12, choices=SwitchFabric.choices)
     ports = models.PositiveSmallIntegerField(_("ports"), validators=[MinValueValidator(1)])
     port_speed_gbps = models.PositiveIntegerField(_("port speed (Gbit/s)"), validators=[MinValueValidator(1)])
@@ -419,7 +437,7 @@ class SwitchModel(SourcedModel):
     notes = models.TextField(_("notes"), blank=True)
 
     history = HistoricalRecords(excluded_fields=["seed_values"])
-    extra_sourced_fields = ("fabric",)
+    extra_sourced_fields = ("fabric", "origin")
 
     class Meta:
         ordering = ["fabric", "name"]

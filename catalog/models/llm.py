@@ -309,6 +309,26 @@ class LlmModel(SourcedModel):
             errors.setdefault("sliding_window", []).append(
                 ValidationError(_("Sliding-window layers need the window size."), code="no_window")
             )
+        # DeepSeek sparse attention: the indexer's three figures come together (vLLM's Indexer reads
+        # index_topk, index_n_heads and index_head_dim of the config), and top-k is a token count no
+        # larger than the context (or 2**20 when the context is not stated).
+        sparse = (self.index_topk, self.index_n_heads, self.index_head_dim)
+        if any(sparse) and not all(v > 0 for v in sparse):
+            errors.setdefault("index_topk", []).append(
+                ValidationError(
+                    _("Sparse attention needs its top-k, indexer heads and indexer key dimension together."),
+                    code="dsa_fields",
+                )
+            )
+        topk_limit = self.max_context if self.max_context > 0 else 2**20
+        if self.index_topk > topk_limit:
+            errors.setdefault("index_topk", []).append(
+                ValidationError(
+                    _("The sparse-attention top-k (%(topk)s) exceeds the context (%(limit)s tokens)."),
+                    params={"topk": f"{self.index_topk:,}", "limit": f"{topk_limit:,}"},
+                    code="dsa_topk",
+                )
+            )
         if self.mla_layers and (self.kv_lora_rank <= 0 or self.qk_rope_head_dim <= 0):
             errors.setdefault("kv_lora_rank", []).append(
                 ValidationError(

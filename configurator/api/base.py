@@ -80,6 +80,8 @@ def api_view(*, methods=("POST",), require_sales=True):
                     return too_large()
                 try:
                     request.json = jsonlimits.loads(body, what="body")
+                except jsonlimits.InvalidText as exc:  # a lone surrogate etc.: 400 naming the field
+                    return json_error({exc.field: [str(exc)]}, 400)
                 except jsonlimits.JsonLimitError as exc:
                     return json_error({"request": [str(exc)]}, exc.status)
                 if b"\\u0000" in body:

@@ -10,12 +10,27 @@ from django.http import JsonResponse
 
 from configurator import services
 from configurator.api.base import api_view
+from configurator.io.requests import RequestError
 from configurator.web.planner import services as planner_services
 
 
 @api_view(methods=("POST",))
 def plan_api(request):
-    """``POST /api/plan``: a plan request (docs/api.md) → the explained plan."""
+    """``POST /api/plan``: a plan request (docs/api.md) → the explained plan.
+
+    A figure is *measured* only from a ``vllm bench serve`` file attached to a quote whose load and
+    request lengths match its plan; a throughput typed into the request would be printed as measured,
+    so ``workload.measured_output_tokens_per_s`` is refused here, naming the field."""
+    workload = request.json.get("workload") if isinstance(request.json, dict) else None
+    if isinstance(workload, dict) and workload.get("measured_output_tokens_per_s") not in (None, ""):
+        raise RequestError(
+            {
+                "workload.measured_output_tokens_per_s": [
+                    "a measured throughput comes only from a benchmark file attached to a quote "
+                    "(vllm bench serve --save-result); leave this field out."
+                ]
+            }
+        )
     _, result = services.plan_from_json(request.json)
     return JsonResponse(services.plan_response(result), json_dumps_params={"ensure_ascii": False})
 

@@ -501,14 +501,71 @@ class CrossValidation:
     def band(self, family: str) -> tuple[float, float, bool]:
         """(low, high, few_sources): every cross-validated ratio of the family inside the band; a family
         with fewer than ``sm.MIN_SOURCES`` sources gets at least ``sm.WIDE_BAND``."""
-        ratios = [r.ratio for r in self.of(family)]
-        few = self.sources(family) < sm.MIN_SOURCES
+        return self.band_without(family, "")
+
+    def band_without(self, family: str, record_id: str) -> tuple[float, float, bool]:
+        """The band as :meth:`band`, leaving out the cross-validated row of ``record_id``; bounded to
+        ``sm.BAND_BOUNDS`` (a ratio beyond them is an outlier, reported by :func:`outliers`)."""
+        rows = [r for r in self.of(family) if r.record_id != record_id]
+        ratios = [r.ratio for r in rows]
+        few = len({r.source for r in rows}) < sm.MIN_SOURCES
         if not ratios:
             return sm.WIDE_BAND[0], sm.WIDE_BAND[1], True
         low, high = min(min(ratios), 1.0), max(max(ratios), 1.0)
         if few:
             low, high = min(low, sm.WIDE_BAND[0]), max(high, sm.WIDE_BAND[1])
+        low, high = max(low, sm.BAND_BOUNDS[0]), min(high, sm.BAND_BOUNDS[1])
         return round(low, 2), round(high, 2), few
+
+
+#: A record whose own cross-validated ratio alone moves its family's band bound by more than this
+#: (predicted ÷ measured, absolute) is reported by ``manage.py calibrate`` (:func:`influential`).
+INFLUENCE_LIMIT = 0.25
+
+
+def _ratios(row: Comparison) -> dict[str, float]:
+    out = {"throughput": row.ratio}
+    if row.measured_ttft_ms and row.predicted_ttft_ms > 0:
+        out["TTFT"] = row.predicted_ttft_ms / row.measured_ttft_ms
+    if row.measured_tpot_ms and row.predicted_tpot_ms > 0:
+        out["TPOT"] = row.predicted_tpot_ms / row.measured_tpot_ms
+    return out
+
+
+def outliers(cv: CrossValidation) -> dict[str, str]:
+    """Records whose cross-validated throughput, TTFT or TPOT is outside ``sm.BAND_BOUNDS`` of the fit
+    that never saw them (a quarter to four times): no honest measurement of a plan is that far from
+    it, so ``calibrate_robust`` leaves them out of the fit.  {record id: why}."""
+    low, high = sm.BAND_BOUNDS
+    out: dict[str, str] = {}
+    for row in cv.rows:
+        bad = [
+            f"{name} predicted ÷ measured {ratio:.3g}"
+            for name, ratio in _ratios(row).items()
+            if not (math.isfinite(ratio) and low <= ratio <= high)
+        ]
+        if bad:
+            out[row.record_id] = "; ".join(bad) + f" (outside {low}–{high})"
+    return out
+
+
+def influential(cv: CrossValidation, record_ids: Iterable[str]) -> dict[str, str]:
+    """Of ``record_ids``, those whose own cross-validated ratio moves their family's band bound by more
+    than ``INFLUENCE_LIMIT``: {record id: "family band a–b, without it c–d"}.  The fit's other rows are
+    kept as they are (no refit per record): the band is the extreme of the family's ratios, and this is
+    the record's direct share of it."""
+    wanted = set(record_ids)
+    out: dict[str, str] = {}
+    for row in cv.rows:
+        if row.record_id not in wanted:
+            continue
+        low, high, _ = cv.band(row.platform)
+        low2, high2, _ = cv.band_without(row.platform, row.record_id)
+        if abs(low - low2) > INFLUENCE_LIMIT or abs(high - high2) > INFLUENCE_LIMIT:
+            out[row.record_id] = (
+                f"{row.platform} band {low:.2f}–{high:.2f}, without it {low2:.2f}–{high2:.2f}"
+            )
+    return out
 
 
 def fit_all(records: list[Mapping[str, Any]], request_overhead: float = 0.0) -> dict[str, tuple[Fit, float]]:
@@ -582,6 +639,18 @@ def calibrate(records: list[Mapping[str, Any]]) -> tuple[dict[str, sm.FamilyCali
             round(overhead, 5),
         )
     return out, cv
+
+
+def calibrate_robust(
+    records: list[Mapping[str, Any]],
+) -> tuple[dict[str, sm.FamilyCalibration], CrossValidation, dict[str, str]]:
+    """:func:`calibrate`, then again without the :func:`outliers` of the first pass; returns the fit,
+    its cross-validation and the records left out with why (``manage.py calibrate`` prints them)."""
+    families, cv = calibrate(records)
+    left_out = outliers(cv)
+    if left_out:
+        families, cv = calibrate([r for r in records if str(r.get("id")) not in left_out])
+    return families, cv, left_out
 
 
 def write_calibration(path: Path, families: Mapping[str, sm.FamilyCalibration], note: str = "") -> None:

@@ -10,7 +10,11 @@ fix offered is a fix that works when typed in), and keeps it only when:
 * the finding it answers is gone from the new plan,
 * no error appears that the plan did not have,
 * the capacity (concurrent requests served at once, and the design point's concurrency) does
-  not fall below the stated load where it was not already below it.
+  not fall below the stated load where it was not already below it;
+* the settings keep serving the design capacity the page sells: a fix that lowers the requests
+  served at once may not take them below the design point (or what was served, if less) — so the
+  memory check's "max_num_seqs to what fits full-length requests" is never offered against the
+  recommended serving settings that carry the design point, and the two cannot undo each other.
 
 A suggestion that changes the customer's requirement (the load, the request lengths, the
 context) is not a fix of the deployment: it moves to ``Check.requirement`` ("change the
@@ -92,7 +96,9 @@ def _clears(check: Check, proof: _Proof | None, before: PlanResult, *, requireme
         return True
     stated = before.request.workload.concurrency
     capacity, design = _capacity(before)
-    if proof.capacity < capacity and proof.capacity < stated:
+    # What the plan sells is its design point; the settings must keep serving it (module doc).
+    floor = max(stated, min(capacity, design))
+    if proof.capacity < capacity and proof.capacity < floor:
         return False
     return not (proof.design < design and proof.design < stated)
 

@@ -153,12 +153,19 @@ def serving_defaults(
     serving: ServingSpec = SERVING_DEFAULTS,
     given: Iterable[str] = (),
     needs_vision: bool = False,
+    load_per_rank: int = 0,
 ) -> ServingSpec:
     """The serving settings for ``model`` on ``server`` in a ``kind`` topology: ``serving``'s values for
     the fields named in ``given`` (what the request states), the launch recipe's published values for
     the others where it has them, else :data:`SERVING_DEFAULTS`; an unset context clamped to the model;
     a vision model on a server validated for text only served as validated (``--language-model-only``)
     unless the workload reads images.  A value the request gave is left for the checks to judge.
+
+    ``load_per_rank``: the concurrent requests each serving DP rank carries at the stated load.  A
+    recipe's ``max_num_seqs`` below it is raised to it: a recipe publishes one example batch (the
+    Kimi K3 Hopper profile runs 5), and a default that queues the stated load would open the plan
+    with an error nobody chose; the memory checks still judge the raised value (vLLM's
+    ``--max-num-seqs`` only caps the running batch, vllm/v1/core/sched/scheduler.py).
     The one serving-defaults path."""
     from .recipes import recipe_for  # recipes.py imports types only; defaults are read at call time
 
@@ -176,6 +183,8 @@ def serving_defaults(
     # follows what that version subtracts (engine/engine_versions.py) unless the request names another.
     if "vllm_version" not in stated:
         changes["vllm_version"] = recipe.vllm_ascend or recipe.vllm
+    if "max_num_seqs" not in stated and load_per_rank > int(changes["max_num_seqs"]):
+        changes["max_num_seqs"] = load_per_rank
     if "max_model_len" not in stated and model.max_context > 0:
         changes["max_model_len"] = min(int(changes["max_model_len"]), model.max_context)
     if "language_model_only" not in stated:

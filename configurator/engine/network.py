@@ -609,21 +609,33 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
         # management switch carries the operator's out-of-band management, no tenant traffic: shared
         # by design, said as such, not a warning without a fix (issue 31).
         shared = [s for s in switches if len(s.groups) > 1]
-        data = [s for s in shared if s.role != "management"]
-        management = [s for s in shared if s.role == "management"]
-        if data:
-            names = ", ".join(sorted({s.model for s in data}))
-            names_zh = "、".join(sorted({s.model_zh or s.model for s in data}))
-            parameter_plane = any(s.role in ("scale_up", "scale_out") for s in data)
+        # The out-of-band (BMC) switch is management too: it carries no tenant traffic either.
+        data = [s for s in shared if s.role not in ("management", "oob")]
+        management = [s for s in shared if s.role in ("management", "oob")]
+        # The parameter plane is what the plan can give each tenant (topology.pair_switches): its
+        # sharing is one finding with that fix; the service and storage planes' sharing is another,
+        # which says why no one-click fix exists, so the first fix is proven by its finding going away.
+        parameter = [s for s in data if s.role in ("scale_up", "scale_out")]
+        other = [s for s in data if s.role not in ("scale_up", "scale_out")]
+        if parameter:
             checks.append(
                 raise_(
                     "network.tenants_share_switch",
-                    fix="separate" if parameter_plane and not separate else "separate_or_accept",
-                    figures={"shared_switches": len(data)},
-                    shared=len(data),
-                    names=names,
-                    names_zh=names_zh,
+                    figures={"shared_switches": len(parameter)},
+                    shared=len(parameter),
+                    names=", ".join(sorted({s.model for s in parameter})),
+                    names_zh="、".join(sorted({s.model_zh or s.model for s in parameter})),
                     pair_switches="separate",
+                )
+            )
+        if other:
+            checks.append(
+                raise_(
+                    "network.tenants_share_data_switch",
+                    figures={"shared_switches": len(other)},
+                    shared=len(other),
+                    names=", ".join(sorted({s.model for s in other})),
+                    names_zh="、".join(sorted({s.model_zh or s.model for s in other})),
                 )
             )
         if management:
@@ -1140,8 +1152,9 @@ def _seed_checks(
             ports = sum(r.ports_needed for r in rws)
             p = rws[0].ports_per_switch if rws else 0
             more, fewer = more or mine > count, fewer or mine < count
-            diffs_en.append(f"{fabric}: seed {count}, plan {mine} ({ports} ports on {p}-port switches)")
-            diffs_zh.append(f"{fabric}：种子方案 {count} 台，本方案 {mine} 台（{ports} 个端口，单台 {p} 口）")
+            en, zh = fabric_label(fabric, "en"), fabric_label(fabric, "zh")
+            diffs_en.append(f"{en}: seed {count}, plan {mine} ({ports} ports on {p}-port switches)")
+            diffs_zh.append(f"{zh}：种子方案 {count} 台，本方案 {mine} 台（{ports} 个端口，单台 {p} 口）")
     if not diffs_en:
         return [
             raise_(

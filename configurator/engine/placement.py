@@ -34,6 +34,7 @@ K3 model, not re-read here: marked *assumed* in the figure).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .types import CheckpointSpec, PlanRequest
@@ -179,6 +180,32 @@ def checkpoint_supports(checkpoint: CheckpointSpec | None, software_stack: str) 
     return ("ascend" if software_stack == "ascend" else "cuda") in checkpoint.platforms
 
 
+#: The grammar of a checkpoint's extra ``vllm serve`` flags, the catalog's and a request's alike
+#: (catalog Checkpoint.clean, configurator/io/requests.py): ``--lower-case-flag`` words and plain
+#: values, nothing a shell or YAML could read as more than one word.
+FLAG_PATTERN = re.compile(r"^--[a-z0-9][a-z0-9-]*$")
+VALUE_PATTERN = re.compile(r"^[A-Za-z0-9._=:/,-]{1,100}$")
+#: Flags no checkpoint may add: the launch leaves them out on purpose and its README says so
+#: (recipes.py ``_NO_MEDIA_PATH``: any API client could read files on the server).
+REFUSED_FLAGS = frozenset({"--allowed-local-media-path"})
+
+
+def checkpoint_flag_problem(flags: object) -> str:
+    """Why a checkpoint's ``launch_flags`` cannot reach a node script or manifest ("" when they can):
+    not a list of flag / value words (``FLAG_PATTERN``, ``VALUE_PATTERN``), a value first, or a flag
+    of ``REFUSED_FLAGS``."""
+    if not isinstance(flags, (list, tuple)) or not all(
+        isinstance(f, str) and (FLAG_PATTERN.match(f) or VALUE_PATTERN.match(f)) for f in flags
+    ):
+        return 'must be a list like ["--quantization", "ascend"]: flags and plain values only.'
+    if flags and not FLAG_PATTERN.match(str(flags[0])):
+        return f"must start with a flag, not the value {str(flags[0])[:40]!r}."
+    refused = sorted(set(flags) & REFUSED_FLAGS)
+    if refused:
+        return f"{', '.join(refused)} is left out of every launch (a security risk); remove it."
+    return ""
+
+
 def checkpoint_launch_flags(checkpoint: CheckpointSpec | None) -> list[tuple[str, str | None]]:
     """The checkpoint's extra ``vllm serve`` flags as (flag, value) pairs."""
     if checkpoint is None:
@@ -217,6 +244,7 @@ __all__ = [
     "RULES",
     "GroupRule",
     "ReplicatedGroup",
+    "checkpoint_flag_problem",
     "checkpoint_launch_flags",
     "checkpoint_supports",
     "format_bytes",

@@ -36,7 +36,6 @@ from .types import (
     LayoutResult,
     PlanRequest,
     PowerResult,
-    Severity,
     SiteSpec,
     Source,
 )
@@ -345,8 +344,7 @@ def size_power(req: PlanRequest, layout: LayoutResult, network: NetworkResult | 
     book.update(rec_feed.figures)
 
     checks: list[Check] = []
-    seed_stated = seed_source.ref != SEED_METHOD_REF  # the seed itself states this circuit
-    checks.extend(_feed_checks(seed_feed, rec_feed, site, servers_kw, switches_kw, seed_stated))
+    checks.extend(_feed_checks(seed_feed, rec_feed, site, servers_kw, switches_kw))
     psu = _psu_check(req)
     if psu is not None:
         checks.append(psu)
@@ -378,11 +376,11 @@ def _feed_checks(
     site: SiteSpec,
     servers_kw: float,
     switches_kw: float,
-    seed_stated: bool,
 ) -> list[Check]:
-    """The seed method's missing headroom: a WARNING where the seed states that circuit
-    (8 × A3 → 200 A, 16 × A3 → 400 A), otherwise an OK-level note for engineers who size
-    circuits the seed's way; the plan itself always uses the recommended method."""
+    """The seed method's missing headroom, as a note (also where the seed states that circuit:
+    8 × A3 → 200 A, 16 × A3 → 400 A): the plan itself always sizes the feeds by the recommended
+    method, so the engineer has nothing to act on or accept; the note tells one who sizes
+    circuits the seed's way why the plan's breakers are larger."""
     checks: list[Check] = []
     if servers_kw <= 0:
         return checks
@@ -394,7 +392,6 @@ def _feed_checks(
         checks.append(
             raise_(
                 "power.seed_circuit_no_headroom",
-                severity=Severity.WARNING if seed_stated else Severity.OK,
                 figures={
                     "seed_current_amps": round(seed.current_amps, 1),
                     "seed_breaker_amps": seed.breaker_amps,

@@ -186,6 +186,42 @@ def _figures_of(result: PlanResult) -> dict[str, Any]:
     return figures
 
 
+# The money of a TCO the engine withheld (refused inputs, or a line priced on request): the engine's
+# result carries zeros in their place, which the JSON must not pass on as amounts.
+_WITHHELD_MONEY = {
+    "capex": ("servers", "switches", "optics", "racks", "installation", "subtotal", "discount", "total",
+              "gateway", "storage"),
+    "annual": ("depreciation", "om", "software_support", "electricity", "colocation", "buy_opex",
+               "lease_rent", "lease_electricity", "lease_colocation", "lease_total", "lease_om",
+               "lease_software_support"),
+    "": ("buy_total", "lease_total", "npv_buy", "npv_lease", "residual_value", "lease_upfront"),
+}  # fmt: skip
+
+
+def _withheld_tco(tco: dict[str, Any], prices_on_request: tuple[str, ...]) -> dict[str, Any]:
+    """A withheld TCO as JSON: every amount ``null`` and ``withheld`` saying why ("price_on_request"
+    with the lines, or "refused": the commercial inputs have errors, see the checks)."""
+    out = dict(tco)
+    for part, names in _WITHHELD_MONEY.items():
+        target = dict(out[part]) if part else out
+        for name in names:
+            if name in target:
+                target[name] = None
+        if part:
+            out[part] = target
+    out["withheld"] = (
+        {"reason": "price_on_request", "lines": list(prices_on_request)}
+        if prices_on_request
+        else {"reason": "refused", "lines": []}
+    )
+    return out
+
+
+def figures_dict(result: PlanResult) -> dict[str, Any]:
+    """``plan_to_dict(result)["figures"]`` without serialising the rest of the plan."""
+    return _figures_of(result)
+
+
 def plan_to_dict(result: PlanResult) -> dict[str, Any]:
     """The public JSON shape of a plan.
 
@@ -205,6 +241,8 @@ def plan_to_dict(result: PlanResult) -> dict[str, Any]:
     }
     for name in _SECTIONS:
         out[name] = _section(getattr(result, name))
+    if result.tco is not None and not result.tco.valid:
+        out["tco"] = _withheld_tco(out["tco"], result.tco.prices_on_request)
     if result.launch is not None and out["launch"]:
         # Each node's start command as the shell reads it, one line per engine (engine/launch/ quotes it).
         for row, node in zip(out["launch"]["nodes"], result.launch.nodes, strict=True):

@@ -40,6 +40,7 @@ approximated by Allen–Cunneen: ``Wq ≈ Erlang-C(c, ρ) ÷ (c·μ − λ) × (
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from collections.abc import Iterator
@@ -202,20 +203,60 @@ class FamilyCalibration:
 MIN_SOURCES = 3
 #: The band a family with fewer than MIN_SOURCES sources (or none) is given at least.
 WIDE_BAND = (0.5, 2.0)
+#: The physical range of a band (predicted ÷ measured throughput): a measurement a quarter or four
+#: times the estimate of its own plan is refused at promotion (quotes/calibration_promotion.py
+#: PLAUSIBLE_RATIO), so no honest fit has a bound outside it.  A band bound is a divisor of the page's
+#: range (estimate ÷ high … estimate ÷ low): a fit file outside it is read as broken.
+BAND_BOUNDS = (0.25, 4.0)
 
 CALIBRATION_FILE = Path(__file__).resolve().parent / "calibration_fit.json"
-_CALIBRATION: dict[str, Any] = {"path": None, "mtime": None, "families": {}}
+_CALIBRATION: dict[str, Any] = {"path": None, "mtime": None, "families": {}, "problems": {}}
 
 
-def _load(path: Path) -> dict[str, FamilyCalibration]:
+def _within(value: float, bounds: tuple[float, float]) -> bool:
+    return math.isfinite(value) and bounds[0] <= value <= bounds[1]
+
+
+def fit_row_problem(fit: FamilyCalibration) -> str:
+    """Why a family's stored fit cannot be used ("" when it can): a factor outside ``FIT_BOUNDS``, a
+    request path outside ``REQUEST_OVERHEAD_BOUNDS``, a band outside ``BAND_BOUNDS`` or not around 1."""
+    for name in FITTED:
+        value = getattr(fit, name)
+        if not _within(value, FIT_BOUNDS[name]):
+            low, high = FIT_BOUNDS[name]
+            return f"{name} {value!r} outside {low:g}–{high:g} s"
+    sglang = fit.sglang_prefill_layer_overhead_s
+    if sglang and not _within(sglang, FIT_BOUNDS["prefill_layer_overhead_s"]):
+        return f"sglang_prefill_layer_overhead_s {sglang!r} outside the prefill bounds"
+    if fit.request_overhead_s and not _within(fit.request_overhead_s, REQUEST_OVERHEAD_BOUNDS):
+        return f"request_overhead_s {fit.request_overhead_s!r} outside {REQUEST_OVERHEAD_BOUNDS}"
+    if not (
+        _within(fit.band_low, BAND_BOUNDS)
+        and _within(fit.band_high, BAND_BOUNDS)
+        and fit.band_low <= 1.0 <= fit.band_high
+    ):
+        return f"band {fit.band_low!r}–{fit.band_high!r} outside {BAND_BOUNDS[0]}–{BAND_BOUNDS[1]} or not around 1"
+    return ""
+
+
+def _load(path: Path) -> tuple[dict[str, FamilyCalibration], dict[str, str]]:
+    """The usable family fits of a fit file, and why each unusable row was set aside.
+
+    A row that cannot be read or whose figures are outside their physical bounds (``fit_row_problem``:
+    a zero, negative, NaN or absurd band or factor) is left out, so its family is planned with the
+    stored priors and the wide band, and the plan says so (``calibration_problem``)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    except (OSError, ValueError) as exc:
+        return {}, {"*": f"{path.name} cannot be read ({type(exc).__name__})"}
     out: dict[str, FamilyCalibration] = {}
-    for family, row in (data.get("families") or {}).items():
+    problems: dict[str, str] = {}
+    rows = data.get("families") if isinstance(data, dict) else None
+    if not isinstance(rows, dict):
+        return {}, {"*": f"{path.name} has no families table"}
+    for family, row in rows.items():
         try:
-            out[str(family)] = FamilyCalibration(
+            fit = FamilyCalibration(
                 float(row["layer_overhead_s"]),
                 float(row["prefill_layer_overhead_s"]),
                 float(row["band_low"]),
@@ -226,9 +267,15 @@ def _load(path: Path) -> dict[str, FamilyCalibration]:
                 float(row.get("sglang_prefill_layer_overhead_s", 0.0)),
                 float(row.get("request_overhead_s", 0.0)),
             )
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+            problems[str(family)] = f"unreadable row ({type(exc).__name__})"
             continue
-    return out
+        problem = fit_row_problem(fit)
+        if problem:
+            problems[str(family)] = problem
+            continue
+        out[str(family)] = fit
+    return out, problems
 
 
 def calibration_path() -> Path:
@@ -260,9 +307,23 @@ def calibration() -> dict[str, FamilyCalibration]:
     except OSError:
         mtime = None
     if _CALIBRATION["path"] != path or _CALIBRATION["mtime"] != mtime:
-        _CALIBRATION.update(path=path, mtime=mtime, families=_load(path) if mtime is not None else {})
-    families: dict[str, FamilyCalibration] = _CALIBRATION["families"]
-    return families
+        families, problems = _load(path) if mtime is not None else ({}, {})
+        _CALIBRATION.update(path=path, mtime=mtime, families=families, problems=problems)
+        for family, problem in sorted(problems.items()):
+            logging.getLogger(__name__).warning(
+                "performance fit %s: %s set aside (%s); its priors are used", path, family, problem
+            )
+    loaded: dict[str, FamilyCalibration] = _CALIBRATION["families"]
+    return loaded
+
+
+def calibration_problem(family: str) -> str:
+    """Why the stored fit of ``family`` was set aside and its priors used ("" when it was not)."""
+    if _OVERRIDE:
+        return ""
+    calibration()
+    problems: dict[str, str] = _CALIBRATION["problems"]
+    return problems.get(family) or problems.get("*", "")
 
 
 def factors_for_family(family: str) -> PlatformFactors:

@@ -287,6 +287,9 @@ class ServerSpec:
     ram_gb: int = 0
     storage: str = ""
     vendor: str = ""
+    # Where the maker is based (catalog origin): "domestic", "foreign" or "" (not known).  Only the
+    # proposal's domestic IT (信创) statement reads it; the engine does not.
+    origin: str = ""
     validated_text_only: bool = False
     sources: Mapping[str, Source] = field(default_factory=dict)
     name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
@@ -314,6 +317,7 @@ class SwitchSpec:
     name_zh: str = ""  # the name in Chinese proposals (catalog name_zh); empty: name
     vendor: str = ""  # the maker; a server's own vendor's switch is preferred when it fits
     weight_kg: float = 0.0  # 0: not known
+    origin: str = ""  # where the maker is based: "domestic", "foreign" or "" (not known), as ServerSpec
 
 
 @dataclass(frozen=True)

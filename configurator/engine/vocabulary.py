@@ -246,6 +246,7 @@ AREAS: dict[str, Term] = {
     "commercial": Term("Commercial", "商务"),
     "model": Term("Model", "模型"),
     "hardware": Term("Hardware", "硬件"),
+    "launch": Term("Launch configuration", "启动配置"),
 }
 
 

@@ -30,6 +30,7 @@ from configurator.engine.defaults import SERVING_RANGES, serving_defaults
 from configurator.engine.engine_versions import engine_error, engine_for, version_error
 from configurator.engine.formatting import format_plain
 from configurator.engine.launch import launch_port_conflicts
+from configurator.engine.placement import checkpoint_flag_problem
 
 
 class RequestError(Exception):
@@ -463,6 +464,11 @@ def _resolve_checkpoint(data, model, server, catalog: CatalogPort, errs: _Collec
             return None
         return spec
     if isinstance(raw, dict):
+        # Its flags reach every node script and manifest: the catalog's grammar, or a 400.
+        problem = checkpoint_flag_problem(raw.get("launch_flags", []))
+        if problem:
+            errs.add("checkpoint.launch_flags", problem)
+            return None
         return _dataclass_from(et.CheckpointSpec, raw, "checkpoint", errs)
     errs.add("checkpoint", "must be a checkpoint slug (text) or an inline checkpoint object.")
     return None
@@ -611,7 +617,13 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     # Fields the request leaves unset: the one serving-defaults path (engine/defaults.py serving_defaults).
     given = set(data["serving"]) if isinstance(data.get("serving"), dict) else set()
     sections["serving"] = serving_defaults(
-        model, server, topology.kind, sections["serving"], given, sections["workload"].needs_vision
+        model,
+        server,
+        topology.kind,
+        sections["serving"],
+        given,
+        sections["workload"].needs_vision,
+        load_per_rank=load_per_rank_of(topology, sections["workload"]),
     )
     version_errors = _engine_errors(sections["serving"], server)
     if version_errors:
@@ -636,6 +648,17 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         scenario=scenario,
         checkpoint=checkpoint,
     )
+
+
+def load_per_rank_of(topology: et.TopologySpec, workload: et.WorkloadSpec) -> int:
+    """The stated load each serving DP rank carries, where one cluster serves all of it (a single
+    cluster, or the active one of a primary/standby pair) and its layout is given; else 0."""
+    parallel = topology.parallel
+    if topology.kind not in (et.TopologyKind.SINGLE, et.TopologyKind.PRIMARY_STANDBY):
+        return 0
+    if not isinstance(parallel, et.ParallelSpec) or parallel.dp <= 0 or workload.concurrency <= 0:
+        return 0
+    return -(-int(workload.concurrency) // parallel.dp)
 
 
 def _engine_errors(serving: et.ServingSpec, server: et.ServerSpec) -> dict[str, list[str]]:

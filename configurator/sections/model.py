@@ -262,7 +262,29 @@ TCO = Section(
     ),
 )
 
-SECTIONS = {s.name: s for s in (PERFORMANCE, POWER, RACKS, MEMORY, OPTIONS, TOTALS, TCO)}
+# The answer first: what the configurator page opens with, above the findings — the capacity the
+# hardware carries within the targets, what a million tokens cost at that capacity and at the
+# customer's stated load (each label names its basis), the IT load, the racks and the TCO.
+SUMMARY = Section(
+    "summary",
+    "At a glance",
+    "方案概览",
+    (
+        Fig("performance.design.concurrency", total=True),
+        Fig("performance.design.output_tokens_per_s"),
+        Fig("economics.design.cost_per_m_output"),
+        Fig(
+            "tco.tokens.buy.cost_per_m_output",
+            label_en="Cost per million output tokens at the stated load (buy)",
+            label_zh="报价负载下每百万输出 Token 成本（采购）",
+        ),
+        Fig("power.it.max_kw"),
+        Fig("racks.count"),
+        Fig("tco.buy_total"),
+    ),
+)
+
+SECTIONS = {s.name: s for s in (SUMMARY, PERFORMANCE, POWER, RACKS, MEMORY, OPTIONS, TOTALS, TCO)}
 
 
 # ----------------------------------------------------------------------------- formatting

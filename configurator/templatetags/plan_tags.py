@@ -6,10 +6,13 @@ words come from ``configurator/engine/vocabulary.py``, as in the engine, the dra
 
 from __future__ import annotations
 
+import json
+import re
 from decimal import Decimal, InvalidOperation
 from html import escape as _html_escape
 
 from django import template
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 
@@ -21,7 +24,9 @@ from configurator.engine.formatting import (
     format_percent,
     format_seconds,
 )
+from configurator.engine.input_terms import input_label, source_ref_zh
 from configurator.engine.vocabulary import is_zh
+from configurator.web.forms import ConfiguratorForm
 
 register = template.Library()
 
@@ -152,12 +157,46 @@ def figval(figures, key, default="—"):
     return _format_value(f.get("value"), f.get("unit", ""))
 
 
-@register.simple_tag
-def why(figures, key):
+@register.simple_tag(takes_context=True)
+def why(context, figures, key):
     """A "why?" that opens the figure's formula, inputs and source.
 
-    Built as one string with ``html.escape`` (it appears about a hundred times
-    per page: ``format_html`` made it the slowest part of an update)."""
+    On the full page (which also serves the browser without JavaScript) the explanation is inline.  In
+    an htmx update (``why_on_demand`` in the context) only the "why?" is sent: opening it posts the
+    form with the figure's key to ``configurator:why``, which answers with the same explanation
+    (:func:`why_body`) from the plan the update made (``plan_cache``) — about a hundred explanations a
+    page were a third of an update's rendering, and few are ever opened."""
+    f = (figures or {}).get(key)
+    if not f:
+        return ""
+    zh = _zh()
+    head = [
+        '<details class="why"',
+        "",
+        '><summary title="',
+        "计算依据" if zh else "How this figure is derived",
+        '">',
+        "依据" if zh else "why?",
+        "</summary>",
+    ]
+    if context.get("why_on_demand"):
+        url = context.render_context.get("why_url")
+        if url is None:  # once per template rendered, not once per figure
+            url = context.render_context["why_url"] = _esc(reverse("configurator:why"))
+        head[1] = (
+            f' hx-post="{url}" hx-trigger="toggle once"'
+            ' hx-target="find .why-body" hx-swap="innerHTML" hx-include="#config-form"'
+            f" hx-vals='{_esc(json.dumps({'figure': key}))}'"
+        )
+        return mark_safe("".join(head) + '<div class="why-body small muted">…</div></details>')
+    return mark_safe("".join(head) + why_body(figures, key) + "</details>")
+
+
+def why_body(figures, key) -> str:
+    """The explanation of figure ``key``: its label and value, formula, inputs (one level deeper where
+    an input is itself a figure) and source.
+
+    Built as one string with ``html.escape`` (``format_html`` made it the slowest part of an update)."""
     f = (figures or {}).get(key)
     if not f:
         return ""
@@ -167,11 +206,7 @@ def why(figures, key):
     kind_label = vocabulary.source_kind_label(kind, "zh-hans" if zh else "en")
     label = (f.get("label_zh") if zh else f.get("label_en")) or f.get("label_en") or key
     parts = [
-        '<details class="why"><summary title="',
-        "计算依据" if zh else "How this figure is derived",
-        '">',
-        "依据" if zh else "why?",
-        "</summary><div><strong>",
+        "<div><strong>",
         _esc(label),
         "</strong> = ",
         _esc(_format_value(f.get("value"), f.get("unit", ""))),
@@ -187,7 +222,9 @@ def why(figures, key):
         for name, value in inputs.items():
             # A value that is a code or a named mapping (a cooling kind, media counts) is data, as its name is.
             code = isinstance(value, (str, dict, list, tuple)) and _num(value) is None
-            parts += ['<tr><td class="mono" translate="no">', _esc(name), "</td>"]
+            # What the name stands for, in the page's language, beside the name the formula uses.
+            parts += ["<tr><td>", _esc(_input_word(figures, name, zh)), "</td>"]
+            parts += ['<td class="mono small" translate="no">', _esc(name), "</td>"]
             parts.append('<td class="num" translate="no">' if code else '<td class="num">')
             parts += [_esc(_format_input(name, value)), "</td></tr>"]
         parts.append("</table>")
@@ -201,10 +238,51 @@ def why(figures, key):
         '">',
         _esc(kind_label),
         "</span>",
-        (' · <span translate="no">' + _esc(ref) + "</span>") if ref else "",
-        "</div></details>",
+        _source_ref(ref, kind, zh),
+        "</div>",
     ]
     return mark_safe("".join(parts))
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_PATHS = re.compile(r"^[a-z_]+\.[a-z_.]+(, [a-z_]+\.[a-z_.]+)*$")  # an input's request fields
+
+
+def _source_ref(ref: str, kind: str, zh: bool) -> str:
+    """Where a figure comes from, after its kind.  In Chinese: the engine's own note translated
+    (``input_terms.SOURCE_REFS_ZH``), the request fields an input comes from named as the form
+    names them, and a citation of a document kept as the original, quoted (``<q lang="en">``)."""
+    if not ref:
+        return ""
+    if not zh or _CJK.search(ref):
+        return ' · <span translate="no">' + _esc(ref) + "</span>"
+    if kind == "input" and _PATHS.match(ref):
+        words = "、".join(_field_word(path) for path in ref.split(", "))
+        return " · " + _esc(words) + ' <span class="mono small" translate="no">' + _esc(ref) + "</span>"
+    translated = source_ref_zh(ref)
+    if translated:
+        return " · " + _esc(translated)
+    return ' · 原文：<q class="cite" lang="en" translate="no">' + _esc(ref) + "</q>"
+
+
+def _field_word(path: str) -> str:
+    """A request field in the Chinese reader's words: the form's label, else the input table's."""
+    label = str(ConfiguratorForm.describe(path, None)[0])
+    if label != path:
+        return label
+    return input_label(path.rsplit(".", 1)[-1], "zh-hans") or path
+
+
+def _input_word(figures: dict, name: str, zh: bool) -> str:
+    """A formula input in words: the label of the figure of that name, else the input table's
+    (``engine/input_terms.py``); empty for a name made from data (a switch, a node, a rack)."""
+    keys = _by_name(figures).get(name)
+    if keys:
+        g = figures[keys[0]]
+        label = (g.get("label_zh") if zh else g.get("label_en")) or g.get("label_en")
+        if label:
+            return str(label)
+    return input_label(name, "zh-hans" if zh else "en")
 
 
 def _esc(value) -> str:
@@ -319,3 +397,20 @@ def section_rows(name, figures, currency="CNY", **keys):
         currency=currency or "CNY",
         keys={k: str(v) for k, v in keys.items()},
     )
+
+
+#: The card of the configurator page a figure's key belongs to (the summary's rows link to it).
+_CARD_OF_PREFIX = (
+    ("performance.", "card-performance"),
+    ("economics.", "card-tco"),
+    ("tco.", "card-tco"),
+    ("power.", "card-power"),
+    ("racks.", "card-racks"),
+)
+
+
+@register.filter
+def card_anchor(key) -> str:
+    """The id of the card that explains the figure ``key`` ("power.it.max_kw" → "card-power")."""
+    text = str(key or "")
+    return next((card for prefix, card in _CARD_OF_PREFIX if text.startswith(prefix)), "results")

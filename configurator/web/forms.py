@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 from decimal import Decimal
+from typing import Any
 
 from django import forms
 from django.utils.translation import get_language
@@ -497,6 +498,25 @@ class ConfiguratorForm(forms.Form):
             return cls.FIELD_FOR_PATH[path]
         last = path.rsplit(".", 1)[-1]
         return last if last in cls.base_fields else None
+
+    @classmethod
+    def describe(cls, path: str, value: Any) -> tuple[str, str]:
+        """A request path and its value as a reader names them: the form field's label and, for a
+        field with fixed choices, the choice's label ("topology.pair_switches", "separate" →
+        "双集群的参数面交换机", "每个集群独立"); a path no field carries keeps its own name."""
+        name = cls.field_for_path(path)
+        field = cls.base_fields.get(name) if name else None
+        if field is None:
+            return path, "" if value is None else str(value)
+        label = str(field.label or name)
+        choices = getattr(field, "choices", None)
+        if isinstance(value, bool):
+            return label, str(_("yes") if value else _("no"))
+        if choices and not callable(choices):
+            for key, text in choices:
+                if str(key) == str(value):
+                    return label, str(text)
+        return label, "" if value is None else str(value)
 
     def add_request_errors(self, errors: dict[str, list[str]]) -> None:
         for path, messages in errors.items():

@@ -18,6 +18,7 @@ from configurator.drawings.fmt import format_money, money_axis_formatter
 from configurator.drawings.memory import memory_bar_svg, memory_segments
 from configurator.drawings.racks import rack_elevation_svg
 from configurator.drawings.topology import topology_groups, topology_svg
+from configurator.engine.checks import CheckCatalogueError, definitions
 from configurator.engine.names import node_name
 from configurator.engine.serialize import group_layout_from_dict, rack_layout_from_dict, rank_memory_from_dict
 from configurator.engine.vocabulary import (
@@ -85,6 +86,13 @@ def _requirement_text(requirement: dict, lang: str) -> str:
     return "; ".join(parts)
 
 
+def _reaches_customer(code: str) -> bool:
+    try:
+        return definitions()[code].customer
+    except CheckCatalogueError:
+        return False
+
+
 def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | None = None) -> list[dict]:
     """Checks in the page's language, errors first, 'ok' notes last.
 
@@ -107,12 +115,26 @@ def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | No
                     json.dumps(proven[index], ensure_ascii=False, sort_keys=True) if index in proven else ""
                 ),
                 "field": c.get("field", ""),
+                # The customer edition states it as a risk: accepting it asks for the reason (book.CheckDef).
+                "customer": _reaches_customer(c.get("code", "")),
                 "requirement": _requirement_text(c.get("requirement") or {}, lang),
                 "figures": c.get("figures") or {},
             }
         )
     out.sort(key=lambda c: -SEVERITY_ORDER.get(c["severity"], 0))
     return out
+
+
+def problem_groups(problems: list[dict]) -> list[dict]:
+    """The findings grouped by severity (errors first) and, within it, by area in the order the
+    areas first appear: each group one collapsible list on the page."""
+    groups: dict[tuple[str, str], dict] = {}
+    for c in problems:
+        key = (c["severity"], c["area"])
+        if key not in groups:
+            groups[key] = {"severity": c["severity"], "area": c["area"], "items": []}
+        groups[key]["items"].append(c)
+    return sorted(groups.values(), key=lambda g: -SEVERITY_ORDER.get(g["severity"], 0))
 
 
 def _memory_panels(result: dict, lang: str) -> list[dict]:
@@ -404,18 +426,20 @@ def context_from_dict(
             "performance.ttft_above_target",  # the queue's added TTFT is in the statement
             "performance.tpot_above_target",
         }
+    problems = [
+        c
+        for c in localized
+        if c["severity"] != "ok"
+        and c["code"] != "performance.serving_settings_recommended"
+        and c["code"] not in folded
+    ]
     return {
         "result": result,
         "ok": result.get("ok", False),
         "verdicts": verdicts(checks, lang),
         "checks": localized,
-        "problems": [
-            c
-            for c in localized
-            if c["severity"] != "ok"
-            and c["code"] != "performance.serving_settings_recommended"
-            and c["code"] not in folded
-        ],
+        "problems": problems,
+        "problem_groups": problem_groups(problems),
         "headline": headline,
         "recommendation": next(
             (c for c in localized if c["code"] == "performance.serving_settings_recommended"), None

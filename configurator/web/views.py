@@ -113,6 +113,7 @@ def _fold_acknowledged(context: dict, acks: dict[str, str]) -> None:
     context["problems"] = [
         c for c in context["problems"] if not (c["severity"] == "warning" and c["code"] in current)
     ]
+    context["problem_groups"] = presentation.problem_groups(context["problems"])
     context["acknowledged_json"] = json.dumps(current, ensure_ascii=False, sort_keys=True)
 
 
@@ -205,9 +206,40 @@ def update(request):
         return denied
     form = ConfiguratorForm(request.POST)
     plan = _evaluate(form, request)
-    return render(
-        request, "configurator/_results.html", {"form": form, "plan": plan, "lang": _lang(), "oob": True}
-    )
+    # The "why?" explanations load when opened (``why``): the full page keeps them inline.
+    context = {"form": form, "plan": plan, "lang": _lang(), "oob": True, "why_on_demand": True}
+    return render(request, "configurator/_results.html", context)
+
+
+@require_http_methods(["POST"])
+def why(request):
+    """htmx, when a "why?" of an updated results panel is opened: the figure's explanation (its formula,
+    inputs and source) for the form as posted — the plan the update made, from ``plan_cache``.  A form
+    that does not plan or a figure the plan lacks is a 400 naming the field."""
+    denied = _forbidden_unless_sales(request)
+    if denied:
+        return denied
+    from configurator.engine.serialize import figures_dict
+    from configurator.templatetags.plan_tags import why_body
+
+    key = request.POST.get("figure", "")
+    form = ConfiguratorForm(request.POST)
+    if not form.is_valid():
+        return _bad_form(form.errors)
+    try:
+        _planned, result = services.plan_from_json(form.to_request(), wait_for_catalog=False)
+    except RequestError as exc:
+        return _bad_form(exc.errors)
+    figures = figures_dict(result)
+    if not key or key not in figures:
+        return HttpResponse(_("figure: this plan has no such figure."), status=400, content_type="text/plain")
+    return HttpResponse(why_body(figures, key))
+
+
+def _bad_form(errors) -> HttpResponse:
+    """400 naming each field that stops the form from planning, with its message."""
+    text = "; ".join(f"{field}: {' '.join(str(m) for m in messages)}" for field, messages in errors.items())
+    return HttpResponse(text or _("The form does not plan."), status=400, content_type="text/plain")
 
 
 @require_http_methods(["GET", "POST"])
@@ -235,7 +267,7 @@ def preset(request):
     if request.method == "POST" and request.htmx:
         # The changed values are set in place by the page's script (no input is
         # replaced, so none loses focus or a keystroke); errors come out of band.
-        context.update(oob=True, notice_oob=True)
+        context.update(oob=True, notice_oob=True, why_on_demand=True)
         response = render(request, "configurator/_results.html", context)
         values = {name: data.get(name, "") for name in changed if name != "scenario"}
         return trigger_client_event(response, "configurator:set-fields", {"fields": values})

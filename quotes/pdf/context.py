@@ -745,6 +745,60 @@ def _sizing(result: Mapping, tokens: Mapping, *, internal: bool) -> dict[str, An
     return out
 
 
+def _requirement(result: Mapping, resolved: Mapping, scenario: str, lang: str) -> dict[str, Any]:
+    """The customer's requirement as the plan states it: the stated load, the latency targets beside
+    the estimate at that load (``performance.sla``), the availability target, and where they came
+    from; ``targets_missed`` when the estimate misses a stated target (then no "recommended")."""
+    workload = resolved.get("workload") or {}
+    design = _get(result, "performance", "design_point") or {}
+    rows = story.requirement_rows(result)
+    assumed = bool(design.get("targets_assumed")) and not rows
+    assumed_targets = [
+        {"label": story.target_labels()[key][0], "target": story.target_value(key, value)}
+        for key, value in (design.get("targets") or {}).items()
+        if key in story.target_labels()
+    ] if assumed else []  # fmt: skip
+    availability = workload.get("availability_target")
+    return {
+        "concurrency": workload.get("concurrency"),
+        "input_tokens": workload.get("input_tokens"),
+        "output_tokens": workload.get("output_tokens"),
+        "rows": rows,
+        "assumed": assumed_targets,
+        "availability": float(availability) if availability is not None else None,
+        "scenario": scenario_label(scenario, lang) if scenario else "",
+        "targets_missed": any(not row["met"] for row in rows),
+    }
+
+
+def _residual(figures: Mapping, resolved: Mapping, request: Mapping) -> dict[str, Any] | None:
+    """The residual value as a stated assumption: its amount and share of the servers' net price, where
+    it comes from (the request's own figure, or the default: the straight-line book value, an
+    accounting value and not a resale price; configurator.engine.tco.lease.book_value_fraction), and
+    its effect: the purchase TCO with it (``tco.buy_total``) and without it
+    (``tco.buy_total_without_residual``), both figures of the plan.  None without a residual value."""
+
+    def value(key: str) -> Any:
+        figure = figures.get(key)
+        return figure.get("value") if isinstance(figure, Mapping) else None
+
+    amount = value("tco.residual_value")
+    if not amount or Decimal(str(amount)) == 0:
+        return None
+    commercial = resolved.get("commercial") or {}
+    stated = isinstance(request.get("commercial"), Mapping) and (
+        "residual_value_fraction" in request["commercial"]
+    )
+    return {
+        "amount": amount,
+        "fraction": float(commercial.get("residual_value_fraction") or 0),
+        "stated": stated,
+        "depreciation_years": commercial.get("depreciation_years"),
+        "tco_with": value("tco.buy_total"),
+        "tco_without": value("tco.buy_total_without_residual"),
+    }
+
+
 def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str, Any]:
     """Everything the proposal template shows for ``revision``, in ``lang``, for one edition.
 
@@ -884,6 +938,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         else None
     )
     sizing = _sizing(result, tokens, internal=internal)
+    requirement = _requirement(result, resolved, scenario, lang)
     layout_summary = separator.join(
         f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
         for g in groups
@@ -982,6 +1037,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "tco": tco,
         "token_headline": token_headline,
         "sizing": sizing,
+        "requirement": requirement,
         "option_columns": option_columns,
         "option_table": comparison_table(option_columns) if option_columns else [],
         "option_reason": recommendation_reason(
@@ -1001,6 +1057,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         ),
         "data_residency": scenario in DATA_RESIDENCY_SCENARIOS,
         "tco_valid": bool(tco) and tco.get("valid", True) is not False,
+        "residual": _residual(figures, resolved, request),
         "tco_rows": section_model.tco_rows(figures, tco, lang, currency=revision.currency),
         "sensitivity_groups": _sensitivity_groups(tco, lang),
         "purchase_lines": purchase_lines,

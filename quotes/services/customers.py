@@ -11,6 +11,7 @@ from accounts import roles
 from .. import selectors
 from ..models import Customer
 from ..statuses import AuditAction
+from ..textcheck import refuse_unsafe
 from .base import audit, require_perm
 
 
@@ -24,6 +25,7 @@ def customer_create(
 ) -> Customer:
     """Create a customer in the user's team (names are unique per team, case-insensitively)."""
     require_perm(by, "quotes.add_quote")
+    refuse_unsafe("name", name)
     with transaction.atomic():
         customer = Customer(
             name=name.strip(),
@@ -54,4 +56,5 @@ def customer_resolve(*, by, customer: Customer | str) -> Customer:
     name = str(customer or "").strip()
     if not name:
         raise ValidationError({"customer": _("Choose a customer or type the name of a new one.")})
+    refuse_unsafe("customer", name)
     return selectors.customer_find_by_name(user=by, name=name) or customer_create(by=by, name=name)

@@ -21,6 +21,7 @@ from accounts import roles
 
 from ..models import Customer, Quote, QuoteNumberCounter
 from ..statuses import AuditAction, Language, PdfStatus, QuoteStatus, RevisionStatus
+from ..textcheck import refuse_unsafe
 from .base import audit, parse_discount, parse_rate, quote_lock, quote_save, require_edit, require_perm
 from .customers import customer_resolve
 from .planning import PlannedConfiguration
@@ -128,6 +129,7 @@ def _quote_create(
     creation_key: str,
 ) -> Quote:
     discount_value = discount
+    refuse_unsafe("title", title)
     with transaction.atomic():
         customer_obj = customer_resolve(by=by, customer=customer)
         sequence, number = quote_number_allocate(year=today.year)
@@ -181,6 +183,8 @@ def quote_update(*, quote: Quote, by, expected_version: int, **changes: Any) -> 
     unknown = set(changes) - set(QUOTE_EDITABLE_FIELDS)
     if unknown:
         raise ValueError(f"quote_update cannot change {sorted(unknown)}")
+    if isinstance(changes.get("title"), str):
+        refuse_unsafe("title", changes["title"])
     with transaction.atomic():
         locked = quote_lock(quote, expected_version)
         require_edit(by, locked)

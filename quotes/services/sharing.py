@@ -19,7 +19,10 @@ from django.db import transaction
 from django.db.models import Max
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+
+from configurator.public import is_zh
 
 from .. import notify
 from ..frozen import revision_quote
@@ -169,6 +172,14 @@ def acceptance_refusal(link: ShareLink) -> str:
         return _("This offer has been replaced by a newer one; please ask your contact for it.")
     if quote.status != QuoteStatus.SENT:
         return _("This offer cannot be accepted online any more; please contact us.")
+    if revision.lines_on_request:
+        return _(
+            "This offer has items priced on request (%(items)s); it can be accepted once they are priced."
+        ) % {
+            "items": ", ".join(
+                line.description_in(zh=is_zh(get_language())) for line in revision.lines_on_request
+            )
+        }
     valid_until = revision_quote(revision).valid_until  # the validity the offer was issued with
     if valid_until < timezone.localdate():
         return _("This offer expired on %(date)s; please ask your contact for a new one.") % {
@@ -200,6 +211,37 @@ def _clean_text(
     return text
 
 
+OPTION_LETTERS = "ABC"  # the quoted configuration (A) and at most two options (proposals.options)
+
+
+def offered_options(revision) -> list[str]:
+    """The options the proposal of ``revision`` offers, as it labels them ("Option A" …): none when
+    the quote has no alternatives (the quoted configuration is the offer)."""
+    count = revision.quote.options.count()  # proposals.ProposalOption (related name "options")
+    if not count:
+        return []
+    return [_("Option %(letter)s") % {"letter": letter} for letter in OPTION_LETTERS[: 1 + min(count, 2)]]
+
+
+def accepted_option(revision, option: str) -> str:
+    """The offered option the customer named ("B", "Option B", "方案 B"), as the proposal labels it;
+    refused (``option``) when it is not one of the revision's options, or when there are none."""
+    if not option:
+        return ""
+    offered = offered_options(revision)
+    if not offered:
+        raise ValidationError(
+            {"option": _("This offer has no options to choose from; leave the option empty.")}
+        )
+    key = "".join(option.split()).upper()
+    for letter, label in zip(OPTION_LETTERS, offered, strict=False):
+        if key in (letter, f"OPTION{letter}", "".join(label.split()).upper()):
+            return label
+    raise ValidationError(
+        {"option": _("Choose one of the options offered: %(options)s.") % {"options": ", ".join(offered)}}
+    )
+
+
 def customer_accept(
     *, link: ShareLink, request, name: str, title: str, option: str = "", confirmed: bool = False
 ) -> CustomerAcceptance:
@@ -219,6 +261,7 @@ def customer_accept(
         if refusal:
             raise ValidationError(refusal)
         revision = link.revision
+        option = accepted_option(revision, option)
         statement = _(
             "I, %(name)s (%(title)s), accept offer %(number)s of %(date)s for %(customer)s: "
             "net total %(total)s %(currency)s%(option)s."

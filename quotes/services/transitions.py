@@ -9,7 +9,10 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+
+from configurator.public import is_zh
 
 from ..models import Quote, QuoteRevision
 from ..pricing import reason_texts
@@ -73,6 +76,20 @@ def transition_locked(*, quote: Quote, to_status: str, by, comment: str) -> Quot
         )
     if step.needs_comment and not comment.strip():
         raise ValidationError({"comment": _("Say why (a comment is required for this change).")})
+    if to_status == QuoteStatus.ACCEPTED:
+        latest = quote.revisions.order_by("-index").first()
+        if latest is not None and latest.lines_on_request:
+            raise ValidationError(
+                _(
+                    "%(number)s has items priced on request (%(items)s); price them before it is accepted as a firm total."
+                )
+                % {
+                    "number": latest.number,
+                    "items": ", ".join(
+                        line.description_in(zh=is_zh(get_language())) for line in latest.lines_on_request
+                    ),
+                }
+            )
     detail: dict[str, Any] = {"from": quote.status, "to": to_status, "comment": comment.strip()}
     if to_status == QuoteStatus.SENT:
         revision = quote.revisions.select_for_update().order_by("-index").first()

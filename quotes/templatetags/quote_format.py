@@ -117,3 +117,15 @@ def quote_create_form(context, request_json: str = "", form_id: str = "quote-cre
         "csrf_token": context.get("csrf_token"),
         "can_create": bool(user and user.has_perm("quotes.add_quote")),
     }
+
+
+@register.simple_tag
+def described_input(path, value):
+    """A request path and one of its values as the configurator's form names them (label, value
+    text): the revision comparison shows "双集群的参数面交换机 · 每个集群独立", not
+    ``topology.pair_switches separate``."""
+    from configurator.public import ConfiguratorForm
+
+    if str(value) == "—":  # the side of a change that has no value (selectors.Change)
+        return ConfiguratorForm.describe(str(path), None)[0], "—"
+    return ConfiguratorForm.describe(str(path), value)

@@ -45,9 +45,15 @@ MATRIX = {
     "set_language": ("POST", None, lambda c: {"language": "en", "next": "/"}, everyone(302)),
     "password_change": ("GET", None, None, {**everyone(200), "anonymous": LOGIN}),
     "password_change_done": ("GET", None, None, {**everyone(200), "anonymous": LOGIN}),
-    "api_tokens": ("GET", None, None, {**everyone(200), "anonymous": LOGIN}),
-    # Nobody's token 999999: a 404 for everyone signed in (their own tokens only).
-    "api_token_revoke": ("POST", lambda c: {"pk": 999999}, None, {**everyone(404), "anonymous": LOGIN}),
+    # API tokens call the planning API, the sales roles': the catalog admin has none (403).
+    "api_tokens": ("GET", None, None, {**everyone(200), "anonymous": LOGIN, "catalog": 403}),
+    # Nobody's token 999999: a 404 for every sales role (their own tokens only).
+    "api_token_revoke": (
+        "POST",
+        lambda c: {"pk": 999999},
+        None,
+        {**everyone(404), "anonymous": LOGIN, "catalog": 403},
+    ),
     # A catalog admin lands in the admin (issue 17), and may preview catalog rows (read-only).
     "configurator:home": ("GET", None, None, sales(200, other_team=200, catalog=302)),
     "configurator:preview": ("GET", None, None, sales(200, other_team=200, catalog=200)),
@@ -159,7 +165,7 @@ MATRIX = {
     # The pipeline is the managers'.
     "quotes:pipeline": ("GET", None, None, sales(403, manager=200, other_team=403)),
     "quotes:pipeline_csv": ("GET", None, None, sales(403, manager=200, other_team=403)),
-    "quotes:notifications": ("GET", None, None, sales(200, other_team=200, catalog=200)),
+    "quotes:notifications": ("GET", None, None, sales(200, other_team=200)),
     "quotes:price_impact": ("GET", None, None, sales(200, other_team=200)),
     # The customer's pages need no log-in: the token is the key, for everyone alike.  The PDF
     # is not rendered here (404); empty acceptance and question forms are 400s with a message.
@@ -207,6 +213,22 @@ ADMIN = {
         "engineer2": 302,
         "manager": 302,
         "catalog": 403,
+    },
+    # The calibration set is the catalog admin's: it sees the measured benchmarks and the promoted
+    # measurements; the sales roles are not staff and never reach the admin.
+    "/admin/quotes/measuredbenchmark/": {
+        "anonymous": 302,
+        "engineer": 302,
+        "engineer2": 302,
+        "manager": 302,
+        "catalog": 200,
+    },
+    "/admin/quotes/promotedmeasurement/": {
+        "anonymous": 302,
+        "engineer": 302,
+        "engineer2": 302,
+        "manager": 302,
+        "catalog": 200,
     },
 }
 

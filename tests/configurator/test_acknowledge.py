@@ -102,3 +102,15 @@ def test_the_revision_records_them_and_the_manager_sees_them(engineer_client, cl
     client.force_login(users["manager"])
     detail = client.get(revision.quote.get_absolute_url()).content.decode()
     assert "Warnings accepted by the engineer" in detail and "Short prompts only" in detail
+
+
+def test_only_a_warning_the_customer_edition_states_asks_for_a_reason(engineer_client):
+    # The default 4 x A3 page opens with warnings of both kinds: the memory finding at full context
+    # length is a risk of the proposal (quotes.pdf.story.RISKS), the cost against the public API is
+    # the engineer's to read (the economics chapter prints the comparison, not a risk).
+    page = engineer_client.get("/").content.decode()
+    items = re.findall(r'<li class="warning" data-code="([^"]+)">(.*?)</li>', page, re.S)
+    codes = {code: body for code, body in items}
+    assert WARNING in codes and "commercial.dearer_than_api" in codes
+    assert 'name="reason"' in codes[WARNING]
+    assert 'name="reason"' not in codes["commercial.dearer_than_api"]

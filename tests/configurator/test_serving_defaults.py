@@ -20,7 +20,7 @@ from configurator.engine.defaults import SERVING_DEFAULTS, serving_defaults
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
 from configurator.engine.types import ServingSpec, TopologyKind
-from configurator.io.requests import RequestError
+from configurator.io.requests import RequestError, load_per_rank_of
 from configurator.planner import parse_query
 from configurator.planner.build import RequestBuilder
 from configurator.web.forms import ConfiguratorForm
@@ -110,7 +110,10 @@ def test_every_seeded_server_and_model_resolves_the_same_serving_everywhere(cata
             assert page_request.checkpoint == api_request.checkpoint, (model, server)
             # The same function, called directly, gives the same answer.
             assert api_request.serving == serving_defaults(
-                api_request.model, api_request.server, TopologyKind.SINGLE
+                api_request.model,
+                api_request.server,
+                TopologyKind.SINGLE,
+                load_per_rank=load_per_rank_of(api_request.topology, api_request.workload),
             ), (model, server)
             checked += 1
             if server not in planner_servers:

@@ -291,3 +291,20 @@ def test_the_form_works_without_javascript(browser, site):
         expect(page.locator("#f-nodes .field-error")).to_contain_text("greater than or equal to 1")
     finally:
         context.close()
+
+
+def test_a_why_opened_after_an_update_loads_its_explanation(page):
+    """The update sends each "why?" closed and empty; opening one loads the explanation the full page
+    shows inline (docs/performance.md §10): the TPOT's formula over the decode step, in the same document."""
+    mark_page(page)
+    change_and_wait(page, lambda: page.fill("#id_nodes", "8"))
+    row = page.locator("#results tr", has_text="Time per output token, mean").first
+    why = row.locator("details.why").first
+    expect(why.locator(".formula")).to_have_count(0)
+    with page.expect_response(lambda r: r.url.split("?")[0].endswith("/configurator/why")) as info:
+        why.locator("summary").click()
+    assert info.value.status == 200
+    expect(why.locator(".formula")).to_have_count(1, timeout=5_000)
+    expect(why).to_contain_text("decode_step_s")
+    assert_same_document(page)
+    assert_no_js_errors(page)

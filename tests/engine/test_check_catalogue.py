@@ -236,3 +236,11 @@ def test_a_raise_chooses_a_declared_fix_wording_and_severity_only():
         "",
         "Switch counts match the seed (S1 §6.3).",
     )
+
+
+def test_every_check_area_has_a_name_in_both_languages():
+    # The findings are grouped by area on the page; an area without a term printed its code
+    # ("launch") on the Chinese page.
+    from configurator.engine.vocabulary import AREAS
+
+    assert {d.area for d in definitions()} <= set(AREAS)

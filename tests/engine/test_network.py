@@ -190,8 +190,8 @@ def test_16_a3_8p8d_one_lingqu_per_side_and_roce_leaf_spine():
     assert (roce.switches, roce.spines, roce.sizing) == (math.ceil(8 / 3), 0, "rails")
     assert roce.optics == 2 * 128
     seed = _codes(net)["network.switch_count_vs_seed"]
-    assert seed.severity == Severity.WARNING
-    assert "roce: seed 1, plan 3" in seed.message_en
+    assert seed.severity == Severity.OK  # a note: the plan counts the ports each fabric needs
+    assert "RoCE: seed 1, plan 3" in seed.message_en
     # leaf/spine when whole rails cannot help: 136 ports needed on 64-port switches
     assert switches_for_ports(128 + 8, 64) == (5, 3, 5 * 32)
 
@@ -212,8 +212,8 @@ def test_16_a3_8p8d_seeded_switches_one_lingqu_per_side():
         0,
     )
     seed = _codes(net)["network.switch_count_vs_seed"]
-    assert seed.severity == Severity.WARNING
-    assert "roce: seed 1, plan 3" in seed.message_en
+    assert seed.severity == Severity.OK  # a note: the plan counts the ports each fabric needs
+    assert "RoCE: seed 1, plan 3" in seed.message_en
     # Issue 31: the explanation follows the direction (more switches than the seed's).
     assert "Where the plan has more, the seed's figures imply switches with more ports" in seed.message_en
     assert all(r.ports_used < r.port_capacity for r in net.rows if r.switches)  # none at 128 of 128
@@ -335,10 +335,14 @@ def test_primary_standby_sharing_a_switch_is_flagged_tenant_pair_is_not():
     assert _codes(_net(tp))["network.tenants_share_management"].severity == Severity.OK
     separate = replace(tp, topology=replace(tp.topology, pair_switches="separate"))
     codes = _codes(_net(separate))
-    # Separate parameter planes: what stays shared (the service and storage switch pair) has no
-    # parameter-plane fix left to offer.
-    left = codes.get("network.tenants_share_switch")
-    assert left is None or (not left.fix and "LingQu" not in left.message_en)
+    # Separate parameter planes: the parameter-plane finding is gone, so its fix is proven by its
+    # going away; what stays shared (the service and storage switches) is its own finding, which has
+    # no one-click fix and says why.
+    assert "network.tenants_share_switch" not in codes
+    left = codes["network.tenants_share_data_switch"]
+    assert not left.fix and "LingQu" not in left.message_en and "No one-click fix" in left.message_en
+    # The out-of-band (BMC) switch carries no tenant traffic: never in the data finding.
+    assert "1GE management" not in left.message_en
     assert codes["network.tenants_share_management"].severity == Severity.OK
 
 

@@ -353,7 +353,11 @@ def test_self_hosting_dearer_than_the_api_is_a_warning():
     req, layout = _seed_8node()
     result = _tco(req, layout, performance=_performance(out_tps=200.0, in_tps=1600.0))
     assert result.tokens.saving_vs_api_buy < 0
-    assert "commercial.dearer_than_api" in _codes(result)
+    check = next(c for c in result.checks if c.code == "commercial.dearer_than_api")
+    # The amounts read as the page prints money: 万/亿 in Chinese, M in English, never a raw
+    # 9,208,540.70 with a currency code after it.
+    assert "万" in check.message_zh and "CNY" not in check.message_zh
+    assert "¥" in check.message_en and " M" in check.message_en and "CNY" not in check.message_en
 
 
 def test_no_throughput_means_no_cost_per_token_but_a_check():

@@ -102,6 +102,16 @@ def test_every_page_in_chinese_has_no_stray_english(world):
     assert found == {}, "\n".join(f"{name}: {' '.join(words)}" for name, words in found.items())
 
 
+def test_the_configurator_names_fabrics_and_engines_in_chinese_not_by_code(world):
+    # "LingQu" is allowed where it is part of a product's name (the price list's "灵衢 LingQu 630 V1");
+    # the configurator's own words for the fabric are 灵衢, and no code ("roce：", "rocm") is shown.
+    engineer = world["engineer"]
+    for url in ("/", "/?scenario=software-engineering-agent"):
+        text = visible_text(engineer.get(url, follow=True).content.decode())
+        for code in ("LingQu", "roce：", "roce:", "rocm", "cluster-a", "cluster："):
+            assert code not in text, (url, code)
+
+
 def test_notices_and_e_mails_in_chinese_have_no_stray_english(world):
     # A 12 % discount on the seeded A3 asks the team's manager for approval (quotes/pricing.py):
     # the notice and its e-mail are written in the manager's language, here the site's (zh-hans).

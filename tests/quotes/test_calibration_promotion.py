@@ -8,6 +8,7 @@ the result dict of vLLM's ``vllm/benchmarks/serve.py`` (tests/quotes/test_benchm
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -29,16 +30,31 @@ pytestmark = pytest.mark.django_db
 
 def _bench(revision, user, **changes):
     data = {k: v for k, v in {**BENCH, **changes}.items()}
-    figures = parse_benchmark(json.dumps(data, allow_nan=True))
+    raw = json.dumps(data, allow_nan=True)
+    figures = parse_benchmark(raw)
     return MeasuredBenchmark.objects.create(
-        revision=revision, uploaded_by=user, filename="b.json", figures=figures
+        revision=revision,
+        uploaded_by=user,
+        filename="b.json",
+        figures=figures,
+        sha256=hashlib.sha256(raw.encode()).hexdigest(),
     )
 
 
 @pytest.fixture
-def admin_user(django_user_model):
-    user = django_user_model.objects.create_user("catalog-admin", password="x")
-    user.user_permissions.add(Permission.objects.get(codename="add_promotedmeasurement"))
+def admin_user(users):
+    """The demo catalog administrator, with the permissions the role set-up gives it."""
+    return users["catalog"]
+
+
+@pytest.fixture
+def second_admin(django_user_model, users):
+    from django.contrib.auth.models import Group
+
+    from accounts import roles
+
+    user = django_user_model.objects.create_user("catalog-2", password="x", is_staff=True)
+    user.groups.add(Group.objects.get(name=roles.CATALOG_ADMIN))
     return user
 
 
@@ -98,10 +114,7 @@ def test_a_measurement_of_other_hardware_or_lengths_is_refused_naming_them(engin
 def test_the_admin_action_promotes_for_a_catalog_administrator_and_refuses_a_mismatch(
     client, engineer, admin_user
 ):
-    admin_user.is_staff = True
-    admin_user.save()
-    admin_user.user_permissions.add(Permission.objects.get(codename="view_measuredbenchmark"))
-    client.force_login(admin_user)
+    client.force_login(admin_user)  # the demo catalog admin, as the role set-up leaves it
     revision = sample_quote_create(by=engineer, language="en")
     good = _bench(revision, engineer)
     other = _bench(revision, engineer, model_id="Qwen/Qwen3-32B", tokenizer_id="Qwen/Qwen3-32B")
@@ -126,3 +139,106 @@ def test_without_the_permission_the_action_is_not_offered(client, engineer):
     page = response.content.decode()
     assert 'id="changelist"' in page
     assert "promote_to_calibration" not in page
+
+
+def test_poisoned_duplicate_fileless_and_off_load_measurements_are_refused_with_the_reason(
+    engineer, admin_user
+):
+    revision = sample_quote_create(by=engineer, language="en")
+    # The sample plans Kimi K3 on 16 × A3 at 8 K in / 1 K out; BENCH measured it at 403.3 tok/s.
+    for tps in (1e-9, 1e11):
+        poisoned = _bench(revision, engineer, output_throughput=tps)
+        with pytest.raises(PromotionRefused) as err:
+            promote(poisoned, admin_user)
+        message = str(err.value)
+        assert message.startswith("implausible against its own plan: throughput: measured")
+        assert "outside 0.25–4 × the estimate" in message
+        assert "second reviewer" in message
+    # A measurement at 1,000 users against the plan's load, and one of 100 / 10-token requests.
+    off_load = _bench(revision, engineer, max_concurrency=1000)
+    with pytest.raises(PromotionRefused, match=r"load: measured at 1,000 users, the plan is for 16"):
+        promote(off_load, admin_user)
+    short = _bench(revision, engineer, total_input_tokens=320 * 100, total_output_tokens=320 * 10)
+    with pytest.raises(PromotionRefused) as err:
+        promote(short, admin_user)
+    assert "input length: measured 100 tokens per request, the plan has 8,192" in str(err.value)
+    assert "output length: measured 10 tokens per request, the plan has 1,024" in str(err.value)
+    # No file behind it (no SHA-256 recorded).
+    fileless = _bench(revision, engineer)
+    fileless.sha256 = ""
+    fileless.save()
+    with pytest.raises(PromotionRefused, match=r"file: the measurement has no uploaded file"):
+        promote(fileless, admin_user)
+    # The same bytes uploaded twice: the first joins the set, the second is refused by its SHA-256.
+    first, again = _bench(revision, engineer), _bench(revision, engineer)
+    assert first.sha256 == again.sha256
+    promote(first, admin_user)
+    with pytest.raises(PromotionRefused, match=r"file: the same file \(SHA-256 [0-9a-f]{12}…\) is already"):
+        promote(again, admin_user)
+    assert list(PromotedMeasurement.objects.values_list("benchmark_id", flat=True)) == [first.pk]
+
+
+def test_an_implausible_measurement_needs_a_reason_and_a_second_reviewer(engineer, admin_user, second_admin):
+    from quotes.calibration_promotion import confirm, promoted_records
+
+    revision = sample_quote_create(by=engineer, language="en")
+    # 20 × BENCH's 403.3 tok/s: five times beyond the 4 × an estimate may be off.
+    far = _bench(revision, engineer, output_throughput=403.3 * 20)
+    with pytest.raises(PromotionRefused, match="implausible"):
+        promote(far, admin_user, reason="too short")
+    promoted = promote(far, admin_user, reason="Measured twice with speculative decoding on; log attached.")
+    assert promoted.awaiting_review and promoted.implausible.startswith("throughput: measured 8,066")
+    assert promoted_records() == []  # calibrate does not read it yet
+    with pytest.raises(PromotionRefused, match="someone other than who uploaded and promoted it"):
+        confirm(promoted, admin_user)
+    with pytest.raises(PromotionRefused, match="someone other than"):
+        confirm(promoted, engineer)  # the uploader
+    confirm(promoted, second_admin)
+    assert [r["id"] for r in promoted_records()] == [promoted.record["id"]]
+
+
+def test_after_the_role_set_up_only_the_catalog_admin_holds_promotion_rights(users):
+    from django.contrib.auth.models import Group
+
+    from accounts import roles
+
+    def codenames(role):
+        return set(Group.objects.get(name=role).permissions.values_list("codename", flat=True))
+
+    for role in (roles.SALES_ENGINEER, roles.SALES_MANAGER):
+        assert not {c for c in codenames(role) if c.endswith("_promotedmeasurement")}, role
+        assert "add_measuredbenchmark" in codenames(role)  # they still upload to their own quotes
+    admin = codenames(roles.CATALOG_ADMIN)
+    assert {
+        "add_promotedmeasurement",
+        "change_promotedmeasurement",
+        "delete_promotedmeasurement",
+        "view_promotedmeasurement",
+        "view_measuredbenchmark",
+    } <= admin
+    assert "view_quote" not in admin and "change_measuredbenchmark" not in admin
+    assert users["catalog"].has_perm("quotes.add_promotedmeasurement")
+    assert not users["manager"].has_perm("quotes.add_promotedmeasurement")
+
+
+def test_the_admin_action_passes_the_measured_hardware_and_layout(client, engineer, admin_user):
+    client.force_login(admin_user)
+    revision = sample_quote_create(by=engineer, language="en")
+    bench = _bench(revision, engineer)
+    response = client.post(
+        "/admin/quotes/measuredbenchmark/",
+        {
+            "action": "promote_to_calibration",
+            "_selected_action": [bench.pk],
+            "server": "hgx-h200-8gpu",
+            "tp": "8",
+            "nodes": "",
+            "dp": "",
+            "reason": "",
+        },
+        follow=True,
+    )
+    page = response.content.decode()
+    assert "hardware: measured on &#x27;hgx-h200-8gpu&#x27;" in page
+    assert "layout: measured tp 8, the plan has 16" in page
+    assert not PromotedMeasurement.objects.exists()

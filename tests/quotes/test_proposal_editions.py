@@ -210,6 +210,14 @@ def test_customer_edition_speaks_the_customers_language_and_can_be_signed(name, 
     for word in words:
         assert word in flat, f"{name}/{lang}: {word!r} missing"
     assert flat.count(squash(CUSTOMERS[lang])) >= 3  # cover, terms, signature block
+    # the appendix text names the concurrencies its script runs (its "for concurrency in" loop)
+    appendix = benchmark_appendix(revision)
+    if appendix:
+        loop = next(x for x in appendix["commands"].splitlines() if x.startswith("for concurrency in "))
+        runs = loop.removeprefix("for concurrency in ").split(";")[0].split()
+        assert (
+            appendix["sweep"] == ", ".join(f"{int(c):,}" for c in runs) and squash(appendix["sweep"]) in flat
+        )
     # the acceptance benchmark holds the cluster to the lower end of the estimated throughput range
     # (estimate ÷ the calibration band, configurator.engine.performance), rounded down
     low = int(float(revision.result_json["performance"]["output_tokens_per_s_range"][0]))

@@ -465,3 +465,30 @@ def test_create_form_tag_for_the_configurator_page(rf, users, make_quote, fake_p
         reverse("quotes:create"), {"request_json": payload, "customer_name": "Shanghai Pudong Bank"}
     )
     assert response.status_code == 302
+
+
+def test_compare_names_inputs_and_their_choices_in_the_page_language(client, users, make_quote, engineer):
+    # The comparison said "topology.pair_switches  shared  separate" on a Chinese page: a field is
+    # named by the configurator form's label and a choice by its label; the path stays, small, as code.
+    quote = make_quote()
+    r1 = quote.revisions.get()
+    request = {
+        **r1.request_json,
+        "topology": {"kind": "primary_standby", "nodes": 8, "pair_switches": "separate"},
+    }
+    revision_create_from(
+        revision=r1,
+        changes={
+            "request_json": request,
+            "resolved_json": r1.resolved_json,
+            "result_json": r1.result_json,
+            "prices_json": r1.prices_json,
+            "usd_rate": "7.2",
+        },
+        by=engineer,
+    )
+    page = _client(client, users["engineer"])
+    page.cookies["django_language"] = "zh-hans"
+    html = page.get(reverse("quotes:compare", args=[quote.pk])).content.decode()
+    assert "双集群的参数面交换机" in html and "每个集群独立配置" in html
+    assert '<span class="mono small muted" translate="no">topology.pair_switches</span>' in html

@@ -501,6 +501,9 @@ def estimate_performance(
             )
         )
     else:
+        if sm.calibration_problem(family):  # the fit file's row was set aside: priors and the wide band
+            en, zh = FAMILY_NAMES.get(family, (family, family))
+            checks.append(raise_("performance.calibration_fit_set_aside", family=en, family_zh=zh))
         checks.append(
             raise_(
                 "performance.estimate_unconfirmed",

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from ..checks import raise_
 from ..figures import FigureBook
+from ..formatting import format_money
 from ..types import Check, PlanRequest, Source, TcoMonthRow, TcoYearRow
 from .capex import Capex
 from .money import MONTHS_PER_YEAR, bill, cents
@@ -150,6 +151,14 @@ def buy_vs_lease(
         colocation=cents(colocation),
         residual_value=cents(residual),
     )
+    # The same total without the residual value: the effect of that assumption, stated beside it.
+    book.put(
+        "tco.buy_total_without_residual",
+        cents(buy_total + residual),
+        label={"horizon": horizon},
+        buy_total=cents(buy_total),
+        residual_value=cents(residual),
+    )
     book.put(
         "tco.lease_total",
         cents(lease_total),
@@ -201,9 +210,10 @@ def buy_vs_lease(
                 "commercial.no_break_even",
                 figures={"buy_total": str(cents(buy_total)), "lease_total": str(cents(lease_total))},
                 horizon=horizon,
-                buy=cents(buy_total),
-                lease=cents(lease_total),
-                currency=currency,
+                buy_en=format_money(cents(buy_total), currency, "en"),
+                buy_zh=format_money(cents(buy_total), currency, "zh-hans"),
+                lease_en=format_money(cents(lease_total), currency, "en"),
+                lease_zh=format_money(cents(lease_total), currency, "zh-hans"),
             )
         )
     return HorizonTotals(

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from ..checks import raise_
 from ..figures import FigureBook
+from ..formatting import format_money
 from ..performance import PerformanceResult
 from ..types import Check, ModelSpec, PlanRequest, SensitivityRow, Source, TokenEconomics
 from .capex import Capex
@@ -250,9 +251,11 @@ def token_economics(
                     "commercial.dearer_than_api",
                     figures={"saving": str(saving_buy)},
                     utilisation=c.utilisation,
-                    self_hosted=cents(annual_buy),
-                    api=cents(api_cost),
-                    currency=currency,
+                    # money as the page prints it (万/亿 in Chinese); the raw amounts are figures
+                    self_hosted_en=format_money(cents(annual_buy), currency, "en"),
+                    self_hosted_zh=format_money(cents(annual_buy), currency, "zh-hans"),
+                    api_en=format_money(cents(api_cost), currency, "en"),
+                    api_zh=format_money(cents(api_cost), currency, "zh-hans"),
                 )
             )
 

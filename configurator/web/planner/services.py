@@ -14,7 +14,7 @@ from typing import Any
 from django.core import signing
 from django.urls import NoReverseMatch, reverse
 
-from configurator import planner
+from configurator import plan_cache, planner
 from configurator.catalog_port import DjangoPlannerCatalog
 
 OPEN_SALT = "configurator.planner.open"
@@ -26,10 +26,14 @@ OPEN_PATH = "/planner/open"
 
 
 def run_search(data: Any) -> planner.PlannerResult:
-    """Validate and search (raises RequestError on bad input)."""
+    """Validate and search (raises RequestError on bad input).
+
+    A search is a pure function of the query, the catalog version and the day: searched once
+    (``plan_cache``), so the page, the API and a repeated form post share it."""
     catalog = DjangoPlannerCatalog()
     query = planner.parse_query(data, catalog)
-    return planner.search(query, catalog)
+    cache_key = plan_cache.key("planner", catalog.base.version, catalog.today.isoformat(), data, repr(query))
+    return plan_cache.get_or_build(cache_key, lambda: planner.search(query, catalog))
 
 
 def recommend(data: Any) -> dict:

@@ -1,6 +1,10 @@
 """``manage.py calibrate``: refit the performance model with the promoted measurements and print the
 new leave-one-source-out error; the bands beside every estimate follow (docs/performance.md §3).
 
+Robust: a record the fit that never saw it predicts outside a quarter to four times (throughput, TTFT
+or TPOT) is left out and printed; a promoted record that alone moves its family's band bound by more
+than ``INFLUENCE_LIMIT`` is printed, so nobody absorbs it unseen; bands stay inside ``BAND_BOUNDS``.
+
 The fit is written where the engine reads it (``PERFORMANCE_CALIBRATION_FILE`` or
 ``configurator/engine/calibration_fit.json``); ``--dry-run`` only prints.
 """
@@ -29,8 +33,15 @@ class Command(BaseCommand):
         public = cal.load_records()
         promoted = promoted_records()
         records = public + promoted
-        families, cv = cal.calibrate(records)
+        families, cv, left_out = cal.calibrate_robust(records)
         self.stdout.write(f"{len(public)} public records, {len(promoted)} promoted measurements")
+        for record_id, why in sorted(left_out.items()):
+            self.stdout.write(f"left out of the fit (implausible): {record_id}: {why}")
+        promoted_ids = [str(r.get("id")) for r in promoted]
+        for record_id, why in sorted(cal.influential(cv, promoted_ids).items()):
+            self.stdout.write(
+                f"moves its family's band by more than {cal.INFLUENCE_LIMIT} ×: {record_id}: {why}"
+            )
         for name, f in families.items():
             note = " (fewer than three sources: widened)" if f.few_sources else ""
             self.stdout.write(

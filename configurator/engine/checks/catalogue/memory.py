@@ -156,6 +156,7 @@ DEFS = (
             change={"serving.max_num_seqs": "n"},
         ),
         source="docs/domain.md §12 (vLLM's KV budget in tokens)",
+        customer=True,
     ),
     CheckDef(
         "model.vision_needs_full_model",

@@ -32,11 +32,14 @@ DEFS = (
         field="switches",
         fix=Fix("add a {fabric} switch to the plan", "添加{fabric_zh}交换机"),
         source="docs/domain.md §7",
+        customer=True,
     ),
     CheckDef(
         "network.switch_count_vs_seed",
         "network",
-        Severity.WARNING,
+        # A note, not a warning: the plan counts the switches each fabric's ports need; how the source
+        # documents counted is the engineer's reference, not something to act on or accept.
+        Severity.OK,
         SEED_DIFF_EN + SEED_MORE_EN.capitalize() + "; " + SEED_FEWER_EN + SEED_PORTS_EN,
         SEED_DIFF_ZH + SEED_MORE_ZH + "；" + SEED_FEWER_ZH + SEED_PORTS_ZH,
         field="switches",
@@ -73,6 +76,7 @@ DEFS = (
             "参数面改用 {min_gbps}GE RoCE（或灵衢/InfiniBand）网卡与交换机",
         ),
         source="[S1] §6.3: 400GE LingQu or RoCE between nodes",
+        customer=True,
     ),
     CheckDef(
         "network.cross_node_fabric_below_400g",
@@ -86,6 +90,7 @@ DEFS = (
             "参数面改用 {min_gbps}GE RoCE（或灵衢/InfiniBand）网卡与交换机",
         ),
         source="[S1] §6.3; the public vLLM-Ascend 8 × Atlas 800 A2 deployment (200GE RoCE)",
+        customer=True,
     ),
     CheckDef(
         "network.cross_node_fabric_ok",
@@ -104,6 +109,7 @@ DEFS = (
         field="switches",
         fix=Fix("use a larger switch model or a three-tier fabric", "选用端口更多的交换机或三层组网"),
         source="docs/domain.md §7 (leaf-spine: leaves ≤ spine ports)",
+        customer=True,
     ),
     CheckDef(
         "network.pair_shares_switch",
@@ -118,27 +124,32 @@ DEFS = (
             change={"topology.pair_switches": "pair_switches"},
         ),
         source="docs/domain.md §4 (hot standby)",
+        customer=True,
     ),
     CheckDef(
         "network.tenants_share_switch",
         "network",
         Severity.WARNING,
-        "The two tenant clusters share {shared} switch(es) ({names}): a switch failure stops both tenants, and their traffic crosses the same switch.",
-        "两个租户集群共用 {shared} 台交换机（{names_zh}）：单台交换机故障会同时中断两个租户，且两者流量经过同一交换机。",
-        field="switches",
-        fixes={
-            "separate": Fix(
-                "give each tenant cluster its own parameter-plane switches (priced in the plan once applied)",
-                "为每个租户集群配置独立的参数面交换机（应用后方案按独立交换机计价）",
-                change={"topology.pair_switches": "pair_switches"},
-                field="topology.pair_switches",
-            ),
-            "separate_or_accept": Fix(
-                "give each tenant cluster its own switches, or accept the shared switches with a reason",
-                "为每个租户集群配置独立交换机，或注明理由后接受共用",
-            ),
-        },
+        "The two tenant clusters share {shared} parameter-plane switch(es) ({names}): a switch failure stops both tenants, and their traffic crosses the same switch.",
+        "两个租户集群共用 {shared} 台参数面交换机（{names_zh}）：单台交换机故障会同时中断两个租户，且两者流量经过同一交换机。",
+        field="topology.pair_switches",
+        fix=Fix(
+            "give each tenant cluster its own parameter-plane switches (priced in the plan once applied)",
+            "为每个租户集群配置独立的参数面交换机（应用后方案按独立交换机计价）",
+            change={"topology.pair_switches": "pair_switches"},
+        ),
         source="docs/domain.md §4 (tenant pair)",
+        customer=True,
+    ),
+    CheckDef(
+        "network.tenants_share_data_switch",
+        "network",
+        Severity.WARNING,
+        "The two tenant clusters share {shared} service or storage switch(es) ({names}): a switch failure stops both tenants' requests or storage access. No one-click fix: the plan separates the parameter plane per tenant; separate service and storage switches are added to the bill of materials by hand, or the sharing is accepted with a reason.",
+        "两个租户集群共用 {shared} 台业务面或存储面交换机（{names_zh}）：单台交换机故障会同时中断两个租户的业务请求或存储访问。无一键修改：方案可按租户独立配置的只有参数面交换机；业务面、存储面交换机如需按租户独立，请手工加入物料清单，或注明理由后接受共用。",
+        field="switches",
+        source="docs/domain.md §4 (tenant pair)",
+        customer=True,
     ),
     CheckDef(
         "network.tenants_share_management",
@@ -160,6 +171,7 @@ DEFS = (
             "增加每节点参数面端口、采用更高速组网，或使用 FP8 KV 缓存",
         ),
         source="docs/performance.md §1 (prefill rate); docs/domain.md §7",
+        customer=True,
     ),
     CheckDef(
         "network.kv_transfer_ok",
@@ -178,5 +190,6 @@ DEFS = (
         field="switches",
         fix=Fix("add a RoCE switch for the parameter network", "为参数面添加 RoCE 交换机"),
         source="docs/domain.md §4 (P→D KV transfer over the scale-out fabric)",
+        customer=True,
     ),
 )

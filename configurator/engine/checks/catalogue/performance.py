@@ -28,6 +28,7 @@ def _above_target(code: str, fix_en: str, fix_zh: str) -> CheckDef:
             )
         },
         source="docs/performance.md §4 (scenario latency targets)",
+        customer=True,  # a missed target is a risk of the proposal (quotes.pdf.story.target_risks)
     )
 
 
@@ -65,6 +66,7 @@ DEFS = (
         ),
         severities=(Severity.ERROR,),  # when the stated load is above what the cluster runs at once
         source="docs/performance.md §8",
+        customer=True,
     ),
     CheckDef(
         "performance.pd_imbalance",
@@ -103,6 +105,19 @@ DEFS = (
         "已采用压测实测吞吐 {output_tps:,.0f} tokens/s 替代估算值（{estimated_output_tps:,.0f} tokens/s）。",
         field="workload.measured_output_tokens_per_s",
         source="docs/performance.md §5 (measured beats estimated)",
+    ),
+    CheckDef(
+        "performance.calibration_fit_set_aside",
+        "performance",
+        Severity.WARNING,
+        "The stored performance fit for {family} is broken or out of its physical bounds; "
+        "the estimate uses the uncalibrated priors and the wide band.",
+        "{family_zh}存储的性能拟合已损坏或超出物理范围，估算改用未校准的先验系数和宽误差带。",
+        fix=Fix(
+            "Ask the catalog administrator to run the calibration again.",
+            "请目录管理员重新运行性能校准。",
+        ),
+        source="docs/performance.md §3 (bounds of the fit)",
     ),
     CheckDef(
         "performance.estimate_unconfirmed",

@@ -27,6 +27,7 @@ DEFS = (
         field="site.breaker_ladder_amps",
         fix=SPLIT_FEEDS,
         source="docs/domain.md §7 (A/B feeds, the site's breaker ladder)",
+        customer=True,
     ),
     CheckDef(
         "power.total_feed_split",
@@ -37,6 +38,7 @@ DEFS = (
         field="site.breaker_ladder_amps",
         fix=SPLIT_FEEDS,
         source="docs/domain.md §7 (A/B feeds, the site's breaker ladder)",
+        customer=True,
     ),
     CheckDef(
         "power.psu_not_ab_redundant",
@@ -50,6 +52,7 @@ DEFS = (
             "与厂商确认 N+N（A/B 路）供电模式或单路供电时的功率封顶策略",
         ),
         source="the server's PSU count and rating (catalog); docs/domain.md §7",
+        customer=True,
     ),
     CheckDef(
         "power.method",
@@ -62,7 +65,9 @@ DEFS = (
     CheckDef(
         "power.seed_circuit_no_headroom",
         "power",
-        Severity.WARNING,
+        # A note: the plan sizes the feeds by the recommended method; the source documents'
+        # tighter circuit is the engineer's reference (the breaker figure's "why?" says both).
+        Severity.OK,
         "The seed's method sizes each feed at {seed_breaker} A for {current_amps:number:1} A of full load ({servers_kw:number:1} kW at {phase_en} {voltage} V, PF 1): the breaker runs at {utilisation:.0%} of its rating, while a continuous load should stay within {limit_pct} %. There is no continuous-load headroom and no margin for a power factor below 1. Recommended: {description_en} for {load_kw:number:1} kW (servers + switches) at PF {power_factor:g} ÷ {derating:g}.",
         "种子方案按功率因数 1 计算：{servers_kw:number:1} kW（{phase_zh} {voltage}V）每路满载电流 {current_amps:number:1} A，选 {seed_breaker} A 独立回路，断路器负载率 {utilisation:.0%}，而持续负载不宜超过额定电流的 {limit_pct}%，没有余量，也未考虑功率因数低于 1。推荐：{description_zh} 断路器（{load_kw:number:1} kW 含交换机，功率因数 {power_factor:g}，÷ {derating:g}）。",
         field="site.continuous_derating",
@@ -76,7 +81,6 @@ DEFS = (
                 "A/B 路各采用 {rec_breaker} A 断路器（每路 {circuits} 个回路）",
             ),
         },
-        severities=(Severity.OK,),
         source="docs/domain.md §9 (the seed's feeds at PF 1 without continuous-load derating)",
     ),
 )

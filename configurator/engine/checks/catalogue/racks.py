@@ -35,6 +35,7 @@ DEFS = (
             )
         },
         source="docs/domain.md §7 (floor loading against the hall's rating)",
+        customer=True,
     ),
     CheckDef(
         "racks.server_exceeds_rack",
@@ -45,6 +46,7 @@ DEFS = (
         field="rack",
         fix=Fix("choose a taller or higher-power rack", "选用更高或功率更大的机柜"),
         source="the rack and server records (catalog)",
+        customer=True,
     ),
     CheckDef(
         "cooling.rack_exceeds_air_limit",
@@ -66,6 +68,7 @@ DEFS = (
             ),
         },
         source="docs/domain.md §7 (≈20–25 kW per rack air-cooled; 35–40 kW needs containment or liquid cooling)",
+        customer=True,
     ),
     CheckDef(
         "racks.groups_share_rack",
@@ -74,6 +77,7 @@ DEFS = (
         "Serving groups share racks {shared} ({desc_en}).",
         "不同集群共用机柜 {shared}（{desc_zh}）。",
         source="docs/domain.md §4 (each cluster its own racks and feeds)",
+        customer=True,
     ),
     CheckDef(
         "racks.groups_separate",
@@ -86,6 +90,8 @@ DEFS = (
     CheckDef(
         "racks.count_vs_seed",
         "racks",
+        # Every variant is a note: the rack count follows from the rack type and the power limit the
+        # engineer chose; the source documents' count is a reference, not a finding to act on.
         Severity.OK,
         "{racks} racks, {units}U used (incl. switches and PDUs), as in the seed ({seed}: "
         "≈{seed_units}U, {seed_racks} racks).",
@@ -104,13 +110,11 @@ DEFS = (
                 "{server_kw:g} kW where its space holds {by_u}.",
                 DIFFERS_ZH + "机柜功率上限 {max_kw:g} kW 只能容纳 {by_kw} 台 {server_kw:g} kW 的服务器"
                 "（按空间可放 {by_u} 台）。",
-                severity=Severity.WARNING,
             ),
             "space": Variant(
                 DIFFERS_EN + "{per_rack} server(s) per rack fit in {usable}U usable, with the switches and "
                 "PDUs placed as well.",
                 DIFFERS_ZH + "每柜可用 {usable}U 只能容纳 {per_rack} 台服务器（另需放置交换机与 PDU）。",
-                severity=Severity.WARNING,
             ),
             "denser": Variant(
                 DIFFERS_EN

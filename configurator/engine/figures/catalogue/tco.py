@@ -182,6 +182,13 @@ DEFS = (
         "capex + horizon_years * (om + software_support + electricity + colocation) - residual_value",
     ),
     FigureDef(
+        "tco.buy_total_without_residual",
+        M,
+        "{horizon}-year total cost, buy, without the residual value",
+        "{horizon} 年总拥有成本（采购，不计残值）",
+        "buy_total + residual_value",
+    ),
+    FigureDef(
         "tco.lease_total",
         M,
         "{horizon}-year total cost, lease",
