@@ -188,7 +188,11 @@ def test_services_select_the_leader_pod_and_pd_has_a_proxy():
         )  # the LWS controller's headless Service takes that name
         if "leaderworkerset.sigs.k8s.io/name" in sel:
             assert sel["leaderworkerset.sigs.k8s.io/name"] in lws_names
-            assert svc["metadata"]["name"] == sel["leaderworkerset.sigs.k8s.io/name"] + "-api"
+            # the clients' Service, or the KV pool's MetaService beside the prefill leader
+            assert svc["metadata"]["name"] in {
+                sel["leaderworkerset.sigs.k8s.io/name"] + "-api",
+                sel["leaderworkerset.sigs.k8s.io/name"] + "-metaservice",
+            }
             assert sel["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
     proxy = [d for n, d in _docs(bundle_files(result)) if n == "k8s/pd-proxy.yaml"]
     assert [d["kind"] for d in proxy] == ["Deployment", "Service"]

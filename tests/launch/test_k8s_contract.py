@@ -309,7 +309,12 @@ def test_names_follow_the_lws_contract_and_every_reference_resolves(label):
             )
             assert sel["leaderworkerset.sigs.k8s.io/worker-index"] == "0"
             _, _, leader = _pods(lws)[0]
-            ports = {p["containerPort"] for c in leader["spec"]["containers"] for p in c.get("ports", [])}
+            # (a sidecar's ports, such as the KV pool's MetaService beside the prefill leader, count too)
+            ports = {
+                p["containerPort"]
+                for c in leader["spec"]["containers"] + leader["spec"].get("initContainers", [])
+                for p in c.get("ports", [])
+            }
             assert {p["targetPort"] for p in svc["spec"]["ports"]} <= ports
     # no manifest names a node by its address: addresses come from the pod (status.podIP) or from DNS
     k8s_text = "".join(t for n, t in files.items() if n.startswith("k8s/"))
@@ -594,3 +599,36 @@ def test_every_script_and_container_program_is_shellcheck_clean(tmp_path, label)
                 paths[-1].write_text("#!/usr/bin/env bash\n" + c["command"][2])
     proc = subprocess.run([shellcheck, "-S", "style", *map(str, paths)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[:3000]
+
+
+def test_the_kv_pool_metaservice_has_a_stable_address_for_every_prefill_node():
+    """vLLM-Ascend's KV-pool guide (docs/source/user_guide/feature_guide/kv_pool.md): mmc-local.conf on every
+    prefill node names ``ock.mmc.meta_service_url = tcp://…:5000`` and the config store ``tcp://…:6000``; on
+    Kubernetes a ClusterIP address. The MetaService runs beside the prefill leader, so a Service selecting
+    that one pod (LWS labels name and worker-index 0) gives the same name wherever the leader lands."""
+    _, result, files = _build("a3-16-8p8d")
+    docs = [d for _, d in _docs(files)]
+    (prefill,) = [
+        d for d in docs if d["kind"] == "LeaderWorkerSet" and d["metadata"]["name"].endswith("prefill")
+    ]
+    name = prefill["metadata"]["name"]
+    (svc,) = [d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == f"{name}-metaservice"]
+    assert svc["spec"]["type"] == "ClusterIP"
+    assert {p["port"] for p in svc["spec"]["ports"]} == {5000, 6000}
+    # the selector matches the pod carrying the MetaService sidecar (the leader, worker index 0) and no other
+    pods = _pods(prefill)
+    pod_labels = {k: {"leaderworkerset.sigs.k8s.io/name": name, "leaderworkerset.sigs.k8s.io/worker-index": str(k)}
+                  for k, _, _ in pods}  # fmt: skip
+    chosen = [k for k, labels in pod_labels.items() if svc["spec"]["selector"].items() <= labels.items()]
+    assert chosen == [0]
+    assert [c["name"] for c in pods[0][2]["spec"]["initContainers"]] == ["memcache-metaservice"]
+    # only the prefill side runs a KV pool: no MetaService Service for decode
+    assert sum(d["kind"] == "Service" and d["metadata"]["name"].endswith("-metaservice") for d in docs) == 1
+    assert f"{name}-metaservice.{NS}.svc.{DOMAIN}" in published(files)
+    # the README tells the operator which address to write: the Service on Kubernetes, the prefill master's
+    # address on the nodes
+    readme = files["README.md"]
+    prefill_master = next(n for n in result.nodes if n.role == "prefill").host
+    step = next(line for line in readme.splitlines() if "mmc-local.conf` names the MetaService" in line)
+    assert f"`{name}-metaservice`" in step and prefill_master in step
+    assert "tcp://<host>:5000" in step and "tcp://<host>:6000" in step

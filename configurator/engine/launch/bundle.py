@@ -12,7 +12,16 @@ from ..names import node_name
 from ..types import BundleContext, LaunchResult, LayoutResult, PlanRequest, TopologyKind
 from .benchmark import benchmark_script
 from .build import build_launch
-from .containers import ROUTER_DOCKERFILE, docker_scripts, k8s_manifests, node_selector, router_dockerfile
+from .containers import (
+    METASERVICE_PORTS,
+    ROUTER_DOCKERFILE,
+    docker_scripts,
+    k8s_manifests,
+    lws_names,
+    metaservice_service_name,
+    node_selector,
+    router_dockerfile,
+)
 from .gateway import (
     GATEWAY_CONF,
     GATEWAY_NIC,
@@ -238,6 +247,18 @@ def _readme(ctx: BundleContext, result: LaunchResult, files: Mapping[str, str]) 
                 "Copy `mmc-meta.conf` and `mmc-local.conf` from the installed `memcache_hybrid/config/` to "
                 f"`{MMC_META_CONF}` / `{MMC_LOCAL_CONF}` on the prefill nodes and adapt them; then start "
                 "`start-memcache-metaservice.sh` (the KV pool must exist before any prefill engine)."
+            )
+            meta_urls = ", ".join(f"`tcp://<host>:{p}`" for p in METASERVICE_PORTS.values())
+            k8s_meta = sorted(
+                metaservice_service_name(lws_names(ctx)[g.name]) for g in ctx.groups if g.role == "prefill"
+            )
+            steps.append(
+                f"Every prefill node's `mmc-local.conf` names the MetaService ({meta_urls}: "
+                "`ock.mmc.meta_service_url` and `ock.mmc.local_service.config_store_url`): on the nodes, "
+                f"`<host>` is the prefill master's address ({_md(nodes[0].host) if nodes else ''}), in "
+                "`mmc-meta.conf` too; on Kubernetes it is the Service "
+                + ", ".join(f"`{n}`" for n in k8s_meta)
+                + " in front of the prefill leader, whichever node it lands on."
             )
         steps += [
             "Start the prefill scripts (rank 0, the side's master, first; then ranks 1… promptly).",

@@ -201,6 +201,18 @@ def lws_pod_host(lws: str, worker: int) -> str:
     return f"{lws_pod_name(lws, worker)}.{lws}"
 
 
+# The memcache MetaService's ports: ``ock.mmc.meta_service_url`` (5000) and the config store
+# (``ock.mmc.meta_service.config_store_url``, 6000) as the vLLM-Ascend KV-pool guide configures them
+# (docs/source/user_guide/feature_guide/kv_pool.md); every prefill node's mmc-local.conf names both.
+METASERVICE_PORTS = {"meta": 5000, "config-store": 6000}
+
+
+def metaservice_service_name(lws: str) -> str:
+    """The Service in front of the MetaService beside the prefill leader: a stable name for every prefill
+    pod's mmc-local.conf, whichever node the leader lands on (the KV-pool guide: "K8s … ClusterIP address")."""
+    return f"{lws}-metaservice"
+
+
 def client_service_name(lws: str) -> str:
     """The clients' Service of a group, named apart from the LWS: the controller creates its headless
     Service named after the LWS only if no Service of that name exists (CreateHeadlessServiceIfNotExists,
@@ -322,6 +334,7 @@ def _metaservice_sidecar(ctx: BundleContext) -> dict[str, Any]:
         "restartPolicy": "Always",
         "command": ["bash", "-c", "set -euo pipefail\n" + METASERVICE_GUARD + METASERVICE_BODY],
         "env": [{"name": k, "value": v} for k, v in sorted(METASERVICE_ENV.items())],
+        "ports": [{"name": k, "containerPort": p} for k, p in METASERVICE_PORTS.items()],
         "volumeMounts": [{"name": "memcache", "mountPath": MEMCACHE_DIR, "readOnly": True}],
     }
 
@@ -405,6 +418,25 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
                 "ports": [{"name": f"http-{p}", "port": p, "targetPort": p} for p in ports],
             },
         }
+        meta: list[dict[str, Any]] = []
+        if sidecars:
+            meta = [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {
+                        "name": metaservice_service_name(name),
+                        "labels": {"app.kubernetes.io/name": base},
+                    },
+                    "spec": {
+                        "type": "ClusterIP",
+                        "selector": {LWS_NAME_LABEL: name, LWS_INDEX_LABEL: "0"},
+                        "ports": [
+                            {"name": k, "port": p, "targetPort": p} for k, p in METASERVICE_PORTS.items()
+                        ],
+                    },
+                }
+            ]
         out[f"k8s/{name}.yaml"] = (
             header(f"{ctx.model_name}: {g.name} ({g.role}, {g.nodes} nodes, TP{g.tp} DP{g.dp}).")
             + header(
@@ -415,6 +447,7 @@ def k8s_manifests(ctx: BundleContext, nodes: Sequence[NodeLaunch]) -> dict[str, 
             + _dump(doc)
             + "---\n"
             + _dump(service)
+            + "".join("---\n" + _dump(m) for m in meta)
         )
     if pd:
         out["k8s/pd-proxy.yaml"] = _k8s_proxy(ctx, nodes, names, base, recipe)
