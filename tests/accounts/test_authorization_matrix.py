@@ -11,6 +11,7 @@ import json
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from configurator.services import preset_data
 from quotes.models import Quote
 
 pytestmark = pytest.mark.django_db
@@ -66,6 +67,13 @@ MATRIX = {
     "configurator:update": ("POST", None, lambda c: {}, sales(200, other_team=200)),
     # The smallest catalog deployment that meets the targets, loaded after the results (sales roles).
     "configurator:alternative": ("POST", None, lambda c: {}, sales(200, other_team=200)),
+    # An opened "why?" of an updated results panel: the form as posted and the figure's key.
+    "configurator:why": (
+        "POST",
+        None,
+        lambda c: {**preset_data(None), "figure": "performance.ttft_s"},
+        sales(200, other_team=200),
+    ),
     "configurator:preset": ("GET", None, None, sales(200, other_team=200)),
     "configurator:apply_fix": ("POST", None, lambda c: {"fix": "{}"}, sales(200, other_team=200)),
     "configurator:bundle": (
@@ -148,12 +156,14 @@ MATRIX = {
         sales(400, catalog=404),
     ),
     "quotes:clone": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(400, catalog=404)),
-    # Creating a link sends the draft quote (R1 is issued); the quote page shows the link once.
+    # Creating a link sends the draft quote (R1 is issued); the quote page shows the link once.  The
+    # seeded 4 x A3 has lines priced on request (the added NIC cards): sending it needs a manager's
+    # approval first, so the link is refused with a 400 that says so (tests/quotes/test_unpriced_is_no_firm_total.py).
     "quotes:share_create": (
         "POST",
         lambda c: {"pk": c["revision"].pk},
         lambda c: {},
-        sales(302, catalog=404),
+        sales(400, catalog=404),
     ),
     "quotes:share_revoke": (
         "POST",
