@@ -28,6 +28,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.models import Team
 
 from .statuses import (
+    FIRM_TOTAL_CATEGORIES,
     NO_FEE_NOTE,
     PRICE_ON_REQUEST_NOTE,
     ApprovalDecision,
@@ -391,9 +392,14 @@ class QuoteRevision(models.Model):
 
     @property
     def lines_on_request(self) -> list[BomLine]:
-        """The lines priced on request: every total leaves them out, so the offer is no firm total
-        until they are priced (sending it needs approval; the customer cannot accept it)."""
+        """The lines priced on request: every total leaves them out and says so."""
         return [line for line in self.lines.all() if line.price_on_request and not line.unit_price]
+
+    @property
+    def lines_withholding_the_total(self) -> list[BomLine]:
+        """The lines on request the plan's cost of ownership needs (statuses.FIRM_TOTAL_CATEGORIES):
+        the offer is no firm total until they are priced (sending needs approval; no acceptance)."""
+        return [line for line in self.lines_on_request if line.category in FIRM_TOTAL_CATEGORIES]
 
     @property
     def margin(self) -> Decimal | None:

@@ -27,7 +27,13 @@ from django.utils.translation import gettext as _
 from configurator.public import formatting, is_zh
 
 from .bom import bom_lines_from_plan, plan_totals, to_decimal
-from .statuses import CAPEX_CATEGORIES, PRICE_ON_REQUEST_NOTE, ApprovalState, BomCategory
+from .statuses import (
+    CAPEX_CATEGORIES,
+    FIRM_TOTAL_CATEGORIES,
+    PRICE_ON_REQUEST_NOTE,
+    ApprovalState,
+    BomCategory,
+)
 
 # Stored in BomLine.note (translated on display, on the quote page and in the proposal).
 OVERRIDE_NOTE = gettext_noop("Special price: differs from the list price")
@@ -152,8 +158,9 @@ def approval_assessment(
     any overridden line's price after its line and quote discounts is more than
     the threshold below its list price; everything together (list total at catalog prices against the
     net the customer pays) is more than the threshold below the list; or any
-    hardware is not from the catalog; or any line is priced on request (its total leaves it out, so
-    the offer is not a firm total: a sales manager approves sending it so).  Figures are unrounded,
+    hardware is not from the catalog; or a server, switch, optics or rack line is priced on request
+    (the plan's cost of ownership is withheld for it and the total leaves it out, so the offer is not
+    a firm total: a sales manager approves sending it so).  Figures are unrounded,
     so a cut of exactly the threshold never needs approval.
     """
     reasons: list[dict] = []
@@ -199,7 +206,11 @@ def approval_assessment(
         if line.get("non_catalog"):
             reasons.append({"code": "non_catalog", "sku": line["sku"], "description": line["description_en"]})
     for line in lines:
-        if line.get("note") == PRICE_ON_REQUEST_NOTE and not line["unit_price"]:
+        if (
+            line.get("note") == PRICE_ON_REQUEST_NOTE
+            and not line["unit_price"]
+            and line["category"] in FIRM_TOTAL_CATEGORIES
+        ):
             reasons.append(
                 {"code": "price_on_request", "sku": line["sku"], "description": line["description_en"]}
             )

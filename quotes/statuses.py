@@ -112,6 +112,13 @@ PRICE_ON_REQUEST_NOTE = "Price on request"
 NO_FEE_NOTE = "No licence fee"
 
 
+# The lines whose price the plan's cost of ownership needs (configurator.engine.tco: servers, switches,
+# optics, racks): one priced on request withholds the TCO, so the offer is no firm total until it is
+# priced (approval to send it, no acceptance).  Added NIC cards and software licences on request are
+# printed as such and excluded from the totals, without blocking the offer.
+FIRM_TOTAL_CATEGORIES = frozenset({"server", "switch", "optics", "rack"})
+
+
 # One-time purchase categories: what capex is made of.
 CAPEX_CATEGORIES = frozenset(
     {

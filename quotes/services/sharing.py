@@ -172,12 +172,12 @@ def acceptance_refusal(link: ShareLink) -> str:
         return _("This offer has been replaced by a newer one; please ask your contact for it.")
     if quote.status != QuoteStatus.SENT:
         return _("This offer cannot be accepted online any more; please contact us.")
-    if revision.lines_on_request:
+    if revision.lines_withholding_the_total:
         return _(
             "This offer has items priced on request (%(items)s); it can be accepted once they are priced."
         ) % {
             "items": ", ".join(
-                line.description_in(zh=is_zh(get_language())) for line in revision.lines_on_request
+                line.description_in(zh=is_zh(get_language())) for line in revision.lines_withholding_the_total
             )
         }
     valid_until = revision_quote(revision).valid_until  # the validity the offer was issued with

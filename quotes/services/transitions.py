@@ -78,7 +78,7 @@ def transition_locked(*, quote: Quote, to_status: str, by, comment: str) -> Quot
         raise ValidationError({"comment": _("Say why (a comment is required for this change).")})
     if to_status == QuoteStatus.ACCEPTED:
         latest = quote.revisions.order_by("-index").first()
-        if latest is not None and latest.lines_on_request:
+        if latest is not None and latest.lines_withholding_the_total:
             raise ValidationError(
                 _(
                     "%(number)s has items priced on request (%(items)s); price them before it is accepted as a firm total."
@@ -86,7 +86,8 @@ def transition_locked(*, quote: Quote, to_status: str, by, comment: str) -> Quot
                 % {
                     "number": latest.number,
                     "items": ", ".join(
-                        line.description_in(zh=is_zh(get_language())) for line in latest.lines_on_request
+                        line.description_in(zh=is_zh(get_language()))
+                        for line in latest.lines_withholding_the_total
                     ),
                 }
             )

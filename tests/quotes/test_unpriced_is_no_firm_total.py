@@ -17,6 +17,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
+from django.utils import translation
 from openpyxl import load_workbook
 
 from catalog.seed import loader
@@ -91,12 +92,15 @@ def test_an_unpriced_line_needs_approval_and_the_offer_cannot_be_accepted(
     assert server.unit_price == 0 and server.price_on_request
     unpriced = revision.lines_on_request
     assert server in unpriced and all(line.unit_price == 0 and line.price_on_request for line in unpriced)
-    # Sending it needs a sales manager: the total is not a firm total.  One reason a line.
+    # The server withholds the plan's TCO, so the offer is no firm total; the added NIC cards, also on
+    # request, are listed as excluded without blocking the offer (statuses.FIRM_TOTAL_CATEGORIES).
+    assert revision.lines_withholding_the_total == [server]
+    assert any(line.category == BomCategory.OTHER for line in unpriced)
+    # Sending it needs a sales manager: one reason, the server.
     assert revision.approval_state == ApprovalState.PENDING
     reasons = revision.approval_reasons
-    assert [r["code"] for r in reasons] == ["price_on_request"] * len(unpriced)
-    assert {r["description"] for r in reasons} == {line.description_en for line in unpriced}
-    with pytest.raises(ValidationError, match="approval"):
+    assert [(r["code"], r["description"]) for r in reasons] == [("price_on_request", server.description_en)]
+    with translation.override("en"), pytest.raises(ValidationError, match="approval"):
         transitions.quote_transition(quote=quote, to_status=QuoteStatus.SENT, by=users["engineer"])
     approvals.revision_approve(revision=revision, by=users["manager"], comment="servers follow")
 
@@ -113,11 +117,12 @@ def test_an_unpriced_line_needs_approval_and_the_offer_cannot_be_accepted(
     assert "Price on request" in row and "0.00" not in row
     assert "Excluding the items priced on request:" in html
     assert "can be accepted once they are priced" in html  # the form is replaced by the reason
+    assert all(line.description_en in html for line in unpriced)  # every excluded item is named
     response = customer.post(
         reverse("quotes:share_accept", args=[token]), {"name": "Li Wei", "title": "CIO", "confirm": "on"}
     )
     assert response.status_code == 400 and not CustomerAcceptance.objects.exists()
-    with pytest.raises(ValidationError, match="priced on request"):
+    with translation.override("en"), pytest.raises(ValidationError, match="priced on request"):
         transitions.quote_transition(quote=quote, to_status=QuoteStatus.ACCEPTED, by=users["engineer"])
     quote.refresh_from_db()
     assert quote.status == QuoteStatus.SENT
