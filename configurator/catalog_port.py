@@ -188,6 +188,9 @@ class DjangoPlannerCatalog:
     def default_checkpoint(self, model_slug: str, software_stack: str) -> et.CheckpointSpec | None:
         return self.base.default_checkpoint(model_slug, software_stack)
 
+    def speculators(self, model_slug: str) -> tuple[et.SpeculatorSpec, ...]:
+        return self.base.speculators(model_slug)
+
     def servers(self, model_slug: str) -> tuple[et.ServerSpec, ...]:
         """Every server offered in the configurator, text-only flags as the model records them."""
         llm = selectors.llm_model_by_slug(model_slug)

@@ -145,6 +145,8 @@ def with_draft(req: PlanRequest) -> PlanRequest:
     if not spec.on:
         return req
     draft = speculator(req, spec)
+    if draft is None and spec.method not in WEIGHTLESS_SPECULATIVE_METHODS:
+        return req  # a draft the request's catalog does not list: nothing to charge it with
     k = tokens(spec, draft)
     perf = req.performance
     stack = req.server.accelerator.software_stack

@@ -30,7 +30,7 @@ from configurator.engine.defaults import SERVING_RANGES, serving_defaults
 from configurator.engine.engine_versions import engine_error, engine_for, version_error
 from configurator.engine.formatting import format_plain
 from configurator.engine.launch import launch_port_conflicts
-from configurator.engine.speculative import default_speculative, engine_name, version_reason
+from configurator.engine.speculative import version_reason
 
 
 class RequestError(Exception):
@@ -614,18 +614,20 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     topology = _finalize_topology(topology, model, server)
     # Fields the request leaves unset: the one serving-defaults path (engine/defaults.py serving_defaults).
     given = set(data["serving"]) if isinstance(data.get("serving"), dict) else set()
-    sections["serving"] = serving_defaults(
-        model, server, topology.kind, sections["serving"], given, sections["workload"].needs_vision
-    )
+    # A request that sets the step model's performance.speculative_tokens itself keeps that older form:
+    # no catalog draft is turned on for it (engine/speculative.py).
     speculators = _speculators(catalog, model)
-    sections["serving"], spec_errors = _resolve_speculative(
+    legacy = "speculative_tokens" in _keys(data, "performance")
+    sections["serving"] = serving_defaults(
+        model,
+        server,
+        topology.kind,
         sections["serving"],
         given,
-        speculators,
-        server,
-        topology,
-        legacy="speculative_tokens" in _keys(data, "performance"),
+        sections["workload"].needs_vision,
+        speculators=() if legacy else speculators,
     )
+    spec_errors = _speculative_setting_errors(sections["serving"], speculators, server, topology)
     if spec_errors:
         raise RequestError(spec_errors)
     topology, role_errors = _role_parallel(sections["serving"], topology, data)
@@ -716,42 +718,22 @@ def _speculative_errors(
     return {}
 
 
-def _resolve_speculative(
+def _speculative_setting_errors(
     serving: et.ServingSpec,
-    given: set[str],
     speculators: tuple[et.SpeculatorSpec, ...],
     server: et.ServerSpec,
     topology: et.TopologySpec,
-    *,
-    legacy: bool,
-) -> tuple[et.ServingSpec, dict[str, list[str]]]:
-    """Speculative decoding as stated, else the defaults' (engine/speculative.py default_speculative).
-
-    Unstated, it is on with the first catalog draft the platform runs; the engine version, when the
-    request leaves it to the recipe and the recipe's predates every draft, becomes the draft's first
-    release (the plan targets the release that runs the published configuration).  A request that sets
-    the step model's ``performance.speculative_tokens`` itself keeps that older form (no draft launched).
+) -> dict[str, list[str]]:
+    """What is wrong with the speculative settings and the per-role blocks (400s naming the field).
     Per-role blocks exist only in a prefill/decode-disaggregated topology."""
     errors: dict[str, list[str]] = {}
-    disaggregated = topology.kind == et.TopologyKind.DISAGGREGATED
     for role in ("prefill", "decode"):
-        if getattr(serving, role) is not None and not disaggregated:
+        if getattr(serving, role) is not None and topology.kind != et.TopologyKind.DISAGGREGATED:
             errors[f"serving.{role}"] = [
                 "per-role settings need a prefill/decode-disaggregated topology; an aggregated one keeps one block."
             ]
     if errors:
-        return serving, errors
-    stack = server.accelerator.software_stack
-    if "speculative" not in given and not legacy and speculators:
-        drafts = tuple(s for s in speculators if ("ascend" if stack == "ascend" else "cuda") in s.platforms)
-        spec = default_speculative(drafts, stack, serving.engine, serving.vllm_version)
-        if not spec.on and drafts and "vllm_version" not in given:
-            first = drafts[0].min_versions.get(engine_name(stack, serving.engine))
-            if first and version_error(engine_for(stack, serving.engine), first) is None:
-                serving = dataclasses.replace(serving, vllm_version=first)
-                spec = default_speculative(drafts, stack, serving.engine, serving.vllm_version)
-        if spec.on:
-            serving = dataclasses.replace(serving, speculative=spec)
+        return errors
     errors.update(
         _speculative_errors(serving.speculative, "serving.speculative", speculators, server, serving)
     )
@@ -763,7 +745,7 @@ def _resolve_speculative(
                     over.speculative, f"serving.{role}.speculative", speculators, server, serving
                 )
             )
-    return serving, errors
+    return errors
 
 
 def _role_parallel(

@@ -110,7 +110,10 @@ def test_every_seeded_server_and_model_resolves_the_same_serving_everywhere(cata
             assert page_request.checkpoint == api_request.checkpoint, (model, server)
             # The same function, called directly, gives the same answer.
             assert api_request.serving == serving_defaults(
-                api_request.model, api_request.server, TopologyKind.SINGLE
+                api_request.model,
+                api_request.server,
+                TopologyKind.SINGLE,
+                speculators=api_request.speculators,
             ), (model, server)
             checked += 1
             if server not in planner_servers:
