@@ -754,7 +754,8 @@ def _role_parallel(
     """A role's stated TP/DP (``serving.prefill.tp`` …) lays out its side of xPyD: the same devices,
     another split; a side the topology lays out explicitly must agree."""
     errors: dict[str, list[str]] = {}
-    raw_topology = data.get("topology") if isinstance(data.get("topology"), dict) else {}
+    raw = data.get("topology")
+    raw_topology: dict = raw if isinstance(raw, dict) else {}
     for role, field_name in (("prefill", "parallel"), ("decode", "decode_parallel")):
         over = getattr(serving, role)
         if over is None or (over.tp is None and over.dp is None):

@@ -202,3 +202,12 @@ def test_a_role_layout_must_use_its_sides_devices():
     with pytest.raises(RequestError) as err:
         _plan("a3-16-8p8d", serving={"decode": {"tp": 7}})
     assert "serving.decode.tp" in err.value.errors
+
+
+def test_a_role_layout_that_contradicts_the_topology_is_refused():
+    data = reference.case("a3-16-8p8d")
+    data["topology"] = {**data["topology"], "decode_parallel": {"tp": 16, "dp": 8, "dp_local": 1}}
+    data["serving"] = {"decode": {"tp": 8, "dp": 16}}
+    with pytest.raises(RequestError) as err:
+        reference.request(data)
+    assert "serving.decode.tp" in err.value.errors
