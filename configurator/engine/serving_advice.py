@@ -43,7 +43,7 @@ from .layout import auto_layout, layout_is_valid, resolve_layout
 from .memory import size_memory
 from .performance import estimate_performance
 from .performance.design import batch_cap, target_text
-from .speculative import decode_role, role_serving, speculator, tokens, version_reason
+from .speculative import decode_role, role_serving, speculator, tokens, version_reason, with_draft
 from .types import Check, DesignPoint, PerformanceResult, PlanRequest, PlanResult, Severity, TopologyKind
 
 BATCHED_TOKENS_CHOICES = (16_384, 32_768)
@@ -166,7 +166,7 @@ def propose_serving(
     return ServingProposal(
         max_num_seqs=max(1, design.max_num_seqs_per_dp_rank),
         max_num_batched_tokens=chosen.serving.max_num_batched_tokens,
-        speculative_tokens=chosen.performance.speculative_tokens,
+        speculative_tokens=with_draft(chosen).performance.speculative_tokens,
         prefill_nodes=chosen.topology.prefill_nodes,
         decode_nodes=chosen.topology.decode_nodes,
         design=design,
@@ -185,7 +185,7 @@ def speculative_reason(req: PlanRequest) -> tuple[str, str]:
         if draft is None:
             return (f"on: {spec.method}, {k} tokens a step", f"开启：每步 {k} 个投机 token")
         return (
-            f"on: {draft.name}, {k} tokens a step at {draft.acceptance_rate:.1%} acceptance ({draft.source})",
+            f"on: {draft.name}, {k} tokens a step at {draft.acceptance_rate:.1%} acceptance",
             f"开启：目录中的草稿模型，每步 {k} 个投机 token，接受率 {draft.acceptance_rate:.1%}",
         )
     if perf.speculative_tokens > 0:
