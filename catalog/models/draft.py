@@ -22,6 +22,7 @@ from .llm import LlmModel
 
 PLATFORMS = ("cuda", "ascend")
 ENGINES = ("vllm", "vllm-ascend")
+_HARDWARE = re.compile(r"^[a-z0-9][a-z0-9-]{0,19}$")
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
@@ -67,7 +68,11 @@ class SpeculativeDraft(SourcedModel):
         decimal_places=4,
         help_text=_("Accepted ÷ drafted tokens as vLLM reports it, at the published token count."),
     )
-    platforms = models.JSONField(_("platforms"), default=list, help_text=_('e.g. ["cuda", "ascend"]'))
+    platforms = models.JSONField(
+        _("runs on"),
+        default=list,
+        help_text=_('Platforms or accelerator generations with a published run, e.g. ["a3"] or ["cuda"].'),
+    )
     min_versions = models.JSONField(
         _("first engine versions"),
         default=dict,
@@ -112,12 +117,22 @@ class SpeculativeDraft(SourcedModel):
             errors.setdefault("hf_repo", []).append(
                 ValidationError(_("A repository as owner/name."), code="repo")
             )
-        for name in ("platforms", "eager_on"):
-            value = getattr(self, name)
-            if not isinstance(value, list) or any(p not in PLATFORMS for p in value):
-                errors.setdefault(name, []).append(
-                    ValidationError(_("A list of platforms: cuda, ascend."), code="platforms")
+        value = self.platforms
+        if (
+            not isinstance(value, list)
+            or not value
+            or any(not isinstance(p, str) or not _HARDWARE.match(p) for p in value)
+        ):
+            errors.setdefault("platforms", []).append(
+                ValidationError(
+                    _("A list of platforms (cuda, ascend) or accelerator generations (a3, hopper …)."),
+                    code="platforms",
                 )
+            )
+        if not isinstance(self.eager_on, list) or any(p not in PLATFORMS for p in self.eager_on):
+            errors.setdefault("eager_on", []).append(
+                ValidationError(_("A list of platforms: cuda, ascend."), code="platforms")
+            )
         versions = self.min_versions
         if not isinstance(versions, dict) or any(
             k not in ENGINES or not isinstance(v, str) or not _VERSION.match(v) for k, v in versions.items()

@@ -196,17 +196,16 @@ def _speculative_default(
     """Speculative decoding on with the first catalog draft the platform and engine version run; when
     the recipe's version predates every draft and the request named none, the draft's first release."""
     from .engine_versions import engine_for, version_error
-    from .speculative import default_speculative, engine_name
+    from .speculative import default_speculative, engine_name, platform_reason
 
-    stack = server.accelerator.software_stack
-    platform = stack_of(stack)
-    drafts = tuple(s for s in speculators if platform in s.platforms)
-    spec = default_speculative(drafts, stack, serving.engine, serving.vllm_version)
+    stack, generation = server.accelerator.software_stack, server.accelerator.generation
+    drafts = tuple(s for s in speculators if not platform_reason(s, stack, generation))
+    spec = default_speculative(drafts, stack, serving.engine, serving.vllm_version, generation)
     if not spec.on and drafts and not version_stated:
         first = drafts[0].min_versions.get(engine_name(stack, serving.engine))
         if first and version_error(engine_for(stack, serving.engine), first) is None:
             serving = dataclasses.replace(serving, vllm_version=first)
-            spec = default_speculative(drafts, stack, serving.engine, serving.vllm_version)
+            spec = default_speculative(drafts, stack, serving.engine, serving.vllm_version, generation)
     return dataclasses.replace(serving, speculative=spec) if spec.on else serving
 
 

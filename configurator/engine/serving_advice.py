@@ -196,13 +196,15 @@ def speculative_reason(req: PlanRequest) -> tuple[str, str]:
             f"按请求设置：{kind_zh}每步 {perf.speculative_tokens} 个草稿 token",
         )
     stack = req.server.accelerator.software_stack
+    generation = req.server.accelerator.generation
     reasons = [
-        version_reason(s, stack, req.serving.engine, req.serving.vllm_version) for s in req.speculators
+        version_reason(s, stack, req.serving.engine, req.serving.vllm_version, generation)
+        for s in req.speculators
     ]
     if reasons:
         return (
             f"off: {'; '.join(r for r in reasons if r) or 'turned off in the request'}",
-            "关闭：目录中的草稿模型不适用于所选平台或推理引擎版本，或已在请求中关闭",
+            "关闭：目录中的草稿模型不适用于所选硬件或推理引擎版本，或已在请求中关闭",
         )
     return (
         f"off: the catalog lists no draft for {name} (no MTP head, no draft model)",

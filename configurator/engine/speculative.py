@@ -60,11 +60,21 @@ def engine_name(software_stack: str, engine: str) -> str:
     return "vllm-ascend" if software_stack == "ascend" else "vllm"
 
 
-def version_reason(spec: SpeculatorSpec, software_stack: str, engine: str, version: str) -> str:
-    """Why ``spec`` cannot run on this platform and engine version ("" when it can)."""
+def platform_reason(spec: SpeculatorSpec, software_stack: str, generation: str = "") -> str:
+    """Why ``spec`` has no published run on this hardware ("" when it has): its ``platforms`` name a
+    platform (``cuda``, ``ascend``) or an accelerator generation (``a3``, ``hopper`` …)."""
     platform = "ascend" if software_stack == "ascend" else "cuda"
-    if platform not in spec.platforms:
-        return f"{spec.name} has no published run on {platform}"
+    if platform in spec.platforms or (generation and generation in spec.platforms):
+        return ""
+    return f"{spec.name} has no published run on {generation.upper() or platform}"
+
+
+def version_reason(
+    spec: SpeculatorSpec, software_stack: str, engine: str, version: str, generation: str = ""
+) -> str:
+    """Why ``spec`` cannot run on this hardware and engine version ("" when it can)."""
+    if problem := platform_reason(spec, software_stack, generation):
+        return problem
     name = engine_name(software_stack, engine)
     first = spec.min_versions.get(name)
     if not first:
@@ -76,18 +86,26 @@ def version_reason(spec: SpeculatorSpec, software_stack: str, engine: str, versi
 
 
 def runnable(
-    speculators: tuple[SpeculatorSpec, ...], software_stack: str, engine: str, version: str
+    speculators: tuple[SpeculatorSpec, ...],
+    software_stack: str,
+    engine: str,
+    version: str,
+    generation: str = "",
 ) -> tuple[SpeculatorSpec, ...]:
-    """The catalog's drafts this platform and engine version run, catalog order kept."""
-    return tuple(s for s in speculators if not version_reason(s, software_stack, engine, version))
+    """The catalog's drafts this hardware and engine version run, catalog order kept."""
+    return tuple(s for s in speculators if not version_reason(s, software_stack, engine, version, generation))
 
 
 def default_speculative(
-    speculators: tuple[SpeculatorSpec, ...], software_stack: str, engine: str, version: str
+    speculators: tuple[SpeculatorSpec, ...],
+    software_stack: str,
+    engine: str,
+    version: str,
+    generation: str = "",
 ) -> SpeculativeSpec:
-    """Speculative decoding as the defaults set it: the first catalog draft the engine version runs,
-    at its published token count; off when there is none."""
-    found = runnable(speculators, software_stack, engine, version)
+    """Speculative decoding as the defaults set it: the first catalog draft the hardware and engine
+    version run, at its published token count; off when there is none."""
+    found = runnable(speculators, software_stack, engine, version, generation)
     if not found:
         return SpeculativeSpec()
     s = found[0]

@@ -713,7 +713,9 @@ def _speculative_errors(
     if found.method != spec.method:
         return {f"{path}.method": [f"{found.name} is a {found.method} draft, not {spec.method}."]}
     stack = server.accelerator.software_stack
-    if problem := version_reason(found, stack, serving.engine, serving.vllm_version):
+    if problem := version_reason(
+        found, stack, serving.engine, serving.vllm_version, server.accelerator.generation
+    ):
         return {f"{path}.draft": [problem + "."]}
     return {}
 

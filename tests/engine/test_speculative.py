@@ -211,3 +211,19 @@ def test_a_role_layout_that_contradicts_the_topology_is_refused():
     with pytest.raises(RequestError) as err:
         reference.request(data)
     assert "serving.decode.tp" in err.value.errors
+
+
+def test_the_draft_is_on_only_where_its_runs_were_published():
+    # The K3 DSpark runs are on Atlas A3 (vllm-ascend#12950, #14454); Atlas A2 keeps the tutorial's
+    # version and no draft, and naming it there is refused on the draft.
+    request, body = _plan("a2-8-text-only-modelslim")
+    assert (request.serving.vllm_version, body["serving"][0]["speculative_method"]) == ("0.23.0", "")
+    data = reference.case("a2-8-text-only-modelslim")
+    data["serving"] = {
+        **data.get("serving", {}),
+        "vllm_version": "0.26.0",
+        "speculative": {"method": "dspark", "draft": "kimi-k3-dspark-gqa"},
+    }
+    with pytest.raises(RequestError) as err:
+        reference.request(data)
+    assert "A2" in err.value.errors["serving.speculative.draft"][0]
