@@ -129,7 +129,7 @@ SECTIONS = {
 }
 TOP_LEVEL_KEYS = {
     "scenario", "model", "server", "topology", "serving", "workload", "site", "rack",
-    "switches", "commercial", "performance", "launch", "checkpoint",
+    "switches", "commercial", "performance", "launch", "checkpoint", "speculators",
 }  # fmt: skip
 
 
@@ -617,6 +617,11 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     # A request that sets the step model's performance.speculative_tokens itself keeps that older form:
     # no catalog draft is turned on for it (engine/speculative.py).
     speculators = _speculators(catalog, model)
+    if "speculators" in data:  # an inline request (request_to_inline) carries its drafts
+        inline_drafts = _convert(data["speculators"], tuple[et.SpeculatorSpec, ...], "speculators", errs)
+        if errs.errors:
+            raise RequestError(errs.errors)
+        speculators = tuple(inline_drafts or ())
     legacy = "speculative_tokens" in _keys(data, "performance")
     sections["serving"] = serving_defaults(
         model,

@@ -149,6 +149,8 @@ def request_schema() -> dict:
             ]
         },
         "commercial": commercial,
+        # An inline request's catalog drafts (request_to_inline): replanned without the catalog.
+        "speculators": {"type": "array", "items": _object_schema(et.SpeculatorSpec, "speculators")},
     }
     for name, cls in SECTIONS.items():
         properties[name] = _object_schema(cls, name, all_optional=True)
