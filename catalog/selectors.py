@@ -18,6 +18,7 @@ from .models import (
     Scenario,
     ServerModel,
     SiteProfile,
+    SpeculativeDraft,
     SwitchModel,
     TopologyTemplate,
 )
@@ -165,6 +166,13 @@ def checkpoints_of(model_slug: str) -> QuerySet[Checkpoint]:
     if _slug(model_slug) is None:
         return Checkpoint.objects.none()
     return Checkpoint.objects.filter(model__slug=model_slug).order_by("pk")
+
+
+def drafts_of(model_slug: str) -> QuerySet[SpeculativeDraft]:
+    """A model's speculative drafts in catalog order (the first the engine version runs is the default)."""
+    if _slug(model_slug) is None:
+        return SpeculativeDraft.objects.none()
+    return SpeculativeDraft.objects.filter(target__slug=model_slug).order_by("pk")
 
 
 def site_by_slug(slug: str) -> SiteProfile | None:

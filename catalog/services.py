@@ -28,6 +28,7 @@ from .models import (
     ServerNic,
     SiteProfile,
     SourcedModel,
+    SpeculativeDraft,
     SwitchModel,
     TopologyTemplate,
 )
@@ -82,6 +83,7 @@ SEED_MODELS: dict[str, type[SourcedModel]] = {
     "topology": TopologyTemplate,
     "llm_model": LlmModel,
     "checkpoint": Checkpoint,
+    "speculative_draft": SpeculativeDraft,
     "scenario": Scenario,
     "price_list": PriceList,
     "price_item": PriceItem,

@@ -62,6 +62,17 @@ class DjangoCatalog:
 
         return self._cached(("default_checkpoint", model_slug, stack), build)
 
+    def speculators(self, model_slug: str) -> tuple[et.SpeculatorSpec, ...]:
+        """The model's speculative drafts, in catalog order."""
+
+        def build():
+            return tuple(
+                inputs.speculator_spec(row)
+                for row in selectors.drafts_of(model_slug).select_related("target")
+            )
+
+        return self._cached(("speculators", model_slug), build)
+
     def model_from_hf_config(
         self, config: dict, weight_format: str | None, weight_bytes: int | None
     ) -> et.ModelSpec:
@@ -176,6 +187,9 @@ class DjangoPlannerCatalog:
 
     def default_checkpoint(self, model_slug: str, software_stack: str) -> et.CheckpointSpec | None:
         return self.base.default_checkpoint(model_slug, software_stack)
+
+    def speculators(self, model_slug: str) -> tuple[et.SpeculatorSpec, ...]:
+        return self.base.speculators(model_slug)
 
     def servers(self, model_slug: str) -> tuple[et.ServerSpec, ...]:
         """Every server offered in the configurator, text-only flags as the model records them."""

@@ -24,6 +24,7 @@ from catalog.models import (
     Scenario,
     ServerModel,
     SiteProfile,
+    SpeculativeDraft,
     SwitchModel,
 )
 from catalog.selectors import default_rack, price_list_in_force, price_snapshot
@@ -76,6 +77,11 @@ model_spec_from_hf_config = specs.model_spec_from_hf_config
 def checkpoint_spec(row: Checkpoint) -> et.CheckpointSpec:
     """A Checkpoint row as the engine's CheckpointSpec (bytes, formats, platforms, flags)."""
     return specs.checkpoint_spec(**_values(row))
+
+
+def speculator_spec(row: SpeculativeDraft) -> et.SpeculatorSpec:
+    """A SpeculativeDraft row as the engine's SpeculatorSpec (its target by slug)."""
+    return specs.speculator_spec(**_values(row), target=row.target.slug)
 
 
 # --------------------------------------------------------------------------- hardware

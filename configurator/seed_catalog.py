@@ -60,6 +60,14 @@ class SeedCatalog:
                 return specs.checkpoint_spec(**record.values)
         return None
 
+    def speculators(self, model_slug: str) -> tuple[et.SpeculatorSpec, ...]:
+        """The model's speculative drafts, in catalog order."""
+        return tuple(
+            specs.speculator_spec(**record.values, target=model_slug, sources=record.sources)
+            for record in self.seed.of("speculative_draft")
+            if record.foreign_keys.get("target") == model_slug
+        )
+
     def model_from_hf_config(
         self, config: dict, weight_format: str | None, weight_bytes: int | None
     ) -> et.ModelSpec:

@@ -596,6 +596,21 @@ def form_data_from_request(request_json: dict) -> dict[str, str]:
                     data.pop(key, None)
             elif value is not None and not isinstance(value, (dict, list)):
                 data[key] = str(value)
+    serving = _obj(request_json.get("serving"))
+    speculative = _obj(serving.get("speculative"))
+    if "speculative" in serving:  # stated: its method ("off" when empty), draft and tokens
+        data["speculative_method"] = str(speculative.get("method") or "off")
+        if isinstance(speculative.get("draft"), str) and speculative["draft"]:
+            data["speculative_draft"] = speculative["draft"]
+        if (
+            isinstance(speculative.get("num_speculative_tokens"), int)
+            and speculative["num_speculative_tokens"]
+        ):
+            data["num_speculative_tokens"] = str(speculative["num_speculative_tokens"])
+    for role in ("prefill", "decode"):
+        for key, value in _obj(serving.get(role)).items():
+            if f"{role}_{key}" in fields and isinstance(value, int) and not isinstance(value, bool):
+                data[f"{role}_{key}"] = str(value)
     launch = _obj(request_json.get("launch"))
     ips = launch.get("node_ips")
     if isinstance(ips, list) and all(isinstance(ip, str) for ip in ips):

@@ -212,6 +212,49 @@ def checkpoint_spec(
     )
 
 
+def speculator_spec(
+    *,
+    slug: str,
+    name: str,
+    target: str,
+    method: str,
+    hf_repo: str = "",
+    parameters: int = 0,
+    weight_bytes: int = 0,
+    num_layers: int = 1,
+    num_kv_heads: int = 0,
+    head_dim: int = 0,
+    num_speculative_tokens: int = 1,
+    acceptance_rate: Decimal | float = 0.7,
+    platforms: Iterable[str] | None = None,
+    min_versions: Mapping[str, str] | None = None,
+    eager_on: Iterable[str] | None = None,
+    sources: Mapping[str, Any] | None = None,
+    notes: str = "",
+    **_other: Any,
+) -> et.SpeculatorSpec:
+    """A speculative draft as the engine's SpeculatorSpec; its source is where its acceptance was published."""
+    ref = ((sources or {}).get("acceptance_rate") or {}).get("ref", "")
+    return et.SpeculatorSpec(
+        slug=slug,
+        name=name,
+        target=target,
+        method=method,
+        hf_repo=hf_repo,
+        parameters=int(parameters or 0),
+        weight_bytes=int(weight_bytes or 0),
+        num_layers=int(num_layers or 0),
+        num_kv_heads=int(num_kv_heads or 0),
+        head_dim=int(head_dim or 0),
+        num_speculative_tokens=int(num_speculative_tokens or 0),
+        acceptance_rate=float(acceptance_rate),
+        platforms=tuple(platforms or ()),
+        min_versions={str(k): str(v) for k, v in (min_versions or {}).items()},
+        eager_on=tuple(eager_on or ()),
+        source=" ".join(str(ref).split()) or notes,
+    )
+
+
 # --------------------------------------------------------------------------- hardware
 
 

@@ -13,7 +13,7 @@ from configurator.engine.formatting import format_bytes_gb, format_number
 
 from ..forms import HfConfigImportForm
 from ..importers.hf_config import SUPPORTED_MODEL_TYPES, kv_bytes_per_token
-from ..models import Checkpoint, LlmModel
+from ..models import Checkpoint, LlmModel, SpeculativeDraft
 from ..services import ImportConflict, llm_model_save_import
 from . import resources
 from .base import CatalogAdmin, preview_link
@@ -242,3 +242,31 @@ class CheckpointAdmin(CatalogAdmin):
     @admin.display(description=_("size"))
     def total_col(self, obj: Checkpoint) -> str:
         return _gb(obj.total_bytes)
+
+
+@admin.register(SpeculativeDraft)
+class SpeculativeDraftAdmin(CatalogAdmin):
+    """Speculative drafts: the MTP heads and draft models a model is served with, and their acceptance."""
+
+    resource_classes = [resources.SpeculativeDraftResource]
+    list_display = (
+        "name",
+        "target",
+        "method",
+        "num_layers",
+        "num_speculative_tokens",
+        "acceptance_rate",
+        "platforms",
+    )
+    list_filter = ("target", "method")
+    search_fields = ("name", "slug", "hf_repo")
+    prepopulated_fields = {"slug": ("name",)}
+    fieldsets = (
+        (None, {"fields": ("target", "slug", "name", "method", "hf_repo", "notes")}),
+        (
+            _("Weights and layers"),
+            {"fields": ("parameters", "weight_bytes", "num_layers", "num_kv_heads", "head_dim")},
+        ),
+        (_("Published acceptance"), {"fields": ("num_speculative_tokens", "acceptance_rate")}),
+        (_("Platforms and versions"), {"fields": ("platforms", "min_versions", "eager_on")}),
+    )

@@ -26,6 +26,7 @@ from ..models import (
     ServerModel,
     ServerNic,
     SiteProfile,
+    SpeculativeDraft,
     SwitchModel,
     TopologyTemplate,
 )
@@ -236,6 +237,20 @@ RESOURCES_IN_DEPENDENCY_ORDER = (
     PriceListResource,
     PriceItemResource,
 )
+
+
+class SpeculativeDraftResource(CatalogResource):
+    target = fields.Field(
+        attribute="target", column_name="target", widget=widgets.ForeignKeyWidget(LlmModel, field="slug")
+    )
+
+    class Meta:
+        model = SpeculativeDraft
+        exclude = ("id",)
+        import_id_fields = ("slug",)
+        clean_model_instances = True
+        skip_unchanged = True
+        report_skipped = True
 
 
 class CheckpointResource(CatalogResource):

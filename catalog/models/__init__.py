@@ -2,6 +2,7 @@
 
 from .base import SOURCE_KINDS, SourcedModel
 from .checkpoint import Checkpoint
+from .draft import SpeculativeDraft, SpeculativeMethod
 from .hardware import (
     Accelerator,
     Cooling,
@@ -41,6 +42,8 @@ __all__ = [
     "Generation",
     "SoftwareStack",
     "SourcedModel",
+    "SpeculativeDraft",
+    "SpeculativeMethod",
     "SwitchFabric",
     "SwitchModel",
     "TopologyKind",

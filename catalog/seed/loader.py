@@ -2,7 +2,7 @@
 
 The seed is the YAML files beside this module (one per kind: ``accelerators.yaml``, ``servers.yaml``,
 ``switches.yaml``, ``racks.yaml``, ``sites.yaml``, ``topologies.yaml``, ``models.yaml``,
-``checkpoints.yaml``, ``scenarios.yaml``, ``price_lists.yaml``) and the public config.json files in
+``checkpoints.yaml``, ``drafts.yaml``, ``scenarios.yaml``, ``price_lists.yaml``) and the public config.json files in
 ``model-configs/``.  A figure is written ``{value: ..., source: {kind: seed|public|assumed, ref: "..."}}``;
 plain values (slugs, names, descriptions) carry no source.  :func:`load` refuses a number written
 without a source, naming the file, the record and the field, so nothing enters the catalog unexplained.
@@ -50,6 +50,7 @@ KINDS: dict[str, tuple[str, tuple[str, ...], dict[str, str], tuple[str, ...]]] =
     "topology": ("topologies.yaml", ("slug",), {}, ()),
     "llm_model": ("models.yaml", ("slug",), {}, ("validated_text_only_on",)),
     "checkpoint": ("checkpoints.yaml", ("slug",), {"model": "llm_model"}, ()),
+    "speculative_draft": ("drafts.yaml", ("slug",), {"target": "llm_model"}, ()),
     "scenario": (
         "scenarios.yaml",
         ("slug",),

@@ -37,7 +37,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from .types import KvCacheDtype, ModelSpec, ServerSpec, ServingSpec, TopologyKind
+from .types import KvCacheDtype, ModelSpec, ServerSpec, ServingSpec, SpeculatorSpec, TopologyKind
 from .vocabulary import PLATFORMS
 
 # --------------------------------------------------------------------------- KV-cache dtype
@@ -154,12 +154,16 @@ def serving_defaults(
     given: Iterable[str] = (),
     needs_vision: bool = False,
     load_per_rank: int = 0,
+    speculators: tuple[SpeculatorSpec, ...] = (),
 ) -> ServingSpec:
     """The serving settings for ``model`` on ``server`` in a ``kind`` topology: ``serving``'s values for
     the fields named in ``given`` (what the request states), the launch recipe's published values for
     the others where it has them, else :data:`SERVING_DEFAULTS`; an unset context clamped to the model;
     a vision model on a server validated for text only served as validated (``--language-model-only``)
-    unless the workload reads images.  A value the request gave is left for the checks to judge.
+    unless the workload reads images; speculative decoding with the first of the model's catalog drafts
+    (``speculators``) the platform runs, the engine version raised to that draft's first release when the
+    recipe's predates it and the request names none (engine/speculative.py).  A value the request gave
+    is left for the checks to judge.
 
     ``load_per_rank``: the concurrent requests each serving DP rank carries at the stated load.  A
     recipe's ``max_num_seqs`` below it is raised to it: a recipe publishes one example batch (the
@@ -190,7 +194,29 @@ def serving_defaults(
     if "language_model_only" not in stated:
         text_only = server.validated_text_only or server.slug in model.text_only_servers
         changes["language_model_only"] = bool(text_only and model.has_vision and not needs_vision)
-    return dataclasses.replace(serving, **changes)
+    out = dataclasses.replace(serving, **changes)
+    if "speculative" not in stated and speculators:
+        out = _speculative_default(out, server, speculators, version_stated="vllm_version" in stated)
+    return out
+
+
+def _speculative_default(
+    serving: ServingSpec, server: ServerSpec, speculators: tuple[SpeculatorSpec, ...], *, version_stated: bool
+) -> ServingSpec:
+    """Speculative decoding on with the first catalog draft the platform and engine version run; when
+    the recipe's version predates every draft and the request named none, the draft's first release."""
+    from .engine_versions import engine_for, version_error
+    from .speculative import default_speculative, engine_name, platform_reason
+
+    stack, generation = server.accelerator.software_stack, server.accelerator.generation
+    drafts = tuple(s for s in speculators if not platform_reason(s, stack, generation))
+    spec = default_speculative(drafts, stack, serving.engine, serving.vllm_version, generation)
+    if not spec.on and drafts and not version_stated:
+        first = drafts[0].min_versions.get(engine_name(stack, serving.engine))
+        if first and version_error(engine_for(stack, serving.engine), first) is None:
+            serving = dataclasses.replace(serving, vllm_version=first)
+            spec = default_speculative(drafts, stack, serving.engine, serving.vllm_version, generation)
+    return dataclasses.replace(serving, speculative=spec) if spec.on else serving
 
 
 def resolve_serving(serving: ServingSpec, software_stack: str) -> ServingSpec:

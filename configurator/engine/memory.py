@@ -71,6 +71,7 @@ from .layout import (
     propose_layout,
 )
 from .placement import REPLICABLE_GROUPS, ReplicatedGroup, checkpoint_supports, replicated_groups
+from .speculative import draft_kv_bytes_per_token, draft_weight_bytes_per_rank, role_request, speculator
 from .types import (
     MIB,
     Check,
@@ -550,6 +551,9 @@ class _Budget:
         "group_size",
         "groups",
         "layer_bpt",
+        "draft",
+        "draft_bpt",
+        "target_bpt",
     )
 
     def __init__(self, req: PlanRequest, p: ParallelSpec, role: str = ""):
@@ -560,7 +564,9 @@ class _Budget:
         self.device = device
         self.usable = int(device * serving.gpu_memory_utilization)
         self.non_expert, self.expert, self.replicated = weights_breakdown(req, p)
-        self.weights = self.non_expert + self.expert
+        # A separate speculative draft's weights, split by the target's TP (engine/speculative.py).
+        self.draft = draft_weight_bytes_per_rank(req, p)
+        self.weights = self.non_expert + self.expert + self.draft
         self.forward = forward_activation_estimate(model, serving)
         self.sampler = sampler_warmup_estimate(model, serving, stack)
         self.activation = (
@@ -589,7 +595,7 @@ class _Budget:
         self.kv_cache = self.usable - self.weights - self.activation - self.buffers - self.graph
         block = block_size_for(serving, stack)
         self.block = block
-        self.bpt = kv_bytes_per_token(
+        self.target_bpt = kv_bytes_per_token(
             model,
             p.tp,
             p.pp,
@@ -597,6 +603,21 @@ class _Budget:
             engine=engine_for(stack, serving.engine),
             version=serving.vllm_version,
         )
+        # The draft's attention layers join the KV-cache spec beside the target's (engine/speculative.py).
+        target_layer = (
+            mla_layer_kv_bytes(
+                model,
+                serving.kv_cache_dtype,
+                engine=engine_for(stack, serving.engine),
+                version=serving.vllm_version,
+            )
+            if model.mla_layers
+            else layer_kv_bytes_per_token(model, p.tp, serving.kv_cache_dtype)
+        )
+        self.draft_bpt = draft_kv_bytes_per_token(
+            req, p, kv_dtype_bytes(serving.kv_cache_dtype), target_layer
+        )
+        self.bpt = self.target_bpt + self.draft_bpt
         self.state = linear_state_bytes_per_seq(model, p.tp, p.pp)
         self.window = sliding_window_bytes_per_seq(
             model, p.tp, p.pp, serving.kv_cache_dtype, serving.max_model_len, block
@@ -1030,11 +1051,22 @@ def _group_figures(
             tp=p.tp,
             pp=p.pp,
         )
+    draft = speculator(req, serving.speculative)
+    if draft is not None:
+        book.put(
+            f"memory.{at}per_rank.draft_weights_bytes",
+            b.draft,
+            source=public(draft.source or draft.name),
+            draft=draft.name,
+            draft_bytes=draft.weight_bytes,
+            tp=p.tp,
+        )
     book.put(
         f"memory.{at}per_rank.weights_bytes",
         b.weights,
         non_expert_per_rank=b.non_expert,
         expert_per_rank=b.expert,
+        draft_per_rank=b.draft,
         weight_format=model.weight_format,
     )
 
@@ -1198,6 +1230,7 @@ def _group_figures(
             indexer_bytes=dsa.indexer,
             dtype_bytes=dtype,
             pp=p.pp,
+            draft_kv_bytes_per_token=b.draft_bpt,
         )
     else:
         book.put(
@@ -1214,7 +1247,30 @@ def _group_figures(
             qk_rope_head_dim=model.qk_rope_head_dim,
             dtype_bytes=dtype,
             pp=p.pp,
+            draft_kv_bytes_per_token=b.draft_bpt,
         )
+    if draft is not None:
+        if draft.num_kv_heads > 0:
+            book.put(
+                f"memory.{at}per_rank.draft_kv_bytes_per_token",
+                b.draft_bpt,
+                variant="gqa",
+                source=public(draft.source or draft.name),
+                draft_layers=draft.num_layers,
+                draft_kv_heads=draft.num_kv_heads,
+                draft_head_dim=draft.head_dim,
+                tp=p.tp,
+                dtype_bytes=dtype,
+            )
+        else:
+            book.put(
+                f"memory.{at}per_rank.draft_kv_bytes_per_token",
+                b.draft_bpt,
+                variant="target_layer",
+                source=public(draft.source or draft.name),
+                draft_layers=draft.num_layers,
+                target_layer_kv_bytes=b.draft_bpt // max(1, draft.num_layers),
+            )
     book.put(
         f"memory.{at}per_rank.state_bytes_per_seq",
         b.state + b.window,
@@ -1334,7 +1390,7 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
         p = g.parallel
         key = (p, g.role == "prefill")
         if key not in computed:
-            b = _Budget(req, p, g.role)
+            b = _Budget(role_request(req, g.role), p, g.role)
             computed[key] = (b, b.rank_memory())
         b, rank = computed[key]
         groups.append(
@@ -1343,7 +1399,7 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
                 per_rank=rank,
                 kv_tokens_per_dp_rank=b.kv_tokens,
                 full_len_seqs_per_dp_rank=b.full_len_seqs,
-                max_num_seqs_fit=b.full_len_seqs >= req.serving.max_num_seqs,
+                max_num_seqs_fit=b.full_len_seqs >= role_request(req, g.role).serving.max_num_seqs,
                 cluster_weights_bytes=b.weights * g.devices,
                 cluster_kv_bytes=max(b.kv_cache, 0) * g.devices,
             )
@@ -1354,8 +1410,9 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
         g = members[0]
         b = computed[(p, g.role == "prefill")][0]
         gm = next(x for x in groups if x.group == g.name)
-        checks.extend(_group_checks(req, [m.name for m in members], g, b))
-        _group_figures(book, req, "" if i == 0 else f"{g.name}.", g, b, gm)
+        role_req = role_request(req, g.role)
+        checks.extend(_group_checks(role_req, [m.name for m in members], g, b))
+        _group_figures(book, role_req, "" if i == 0 else f"{g.name}.", g, b, gm)
 
     if groups:
         total_weights = sum(x.cluster_weights_bytes for x in groups)

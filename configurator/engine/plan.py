@@ -14,6 +14,7 @@ from .network import size_network
 from .performance import estimate_performance
 from .power import size_power
 from .racks import place_racks
+from .speculative import serving_roles, with_draft
 from .tco import compute_tco
 from .types import PlanRequest, PlanResult, Severity
 
@@ -25,6 +26,8 @@ def plan(request: PlanRequest) -> PlanResult:
     serving = resolve_serving(request.serving, request.server.accelerator.software_stack)
     if serving is not request.serving:
         request = dataclasses.replace(request, serving=serving)
+    # The decoding engines' speculative setting feeds the step model its draft (engine/speculative.py).
+    request = with_draft(request)
     layout = resolve_layout(request)
     capability = tuple(capability_checks(request))
     if any(c.severity == Severity.ERROR for c in layout.checks):
@@ -68,4 +71,5 @@ def plan(request: PlanRequest) -> PlanResult:
         launch=launch,
         economics=economics,
         checks=checks,
+        serving=serving_roles(request, layout.groups),
     )

@@ -247,6 +247,8 @@ def plan_to_dict(result: PlanResult) -> dict[str, Any]:
         # Each node's start command as the shell reads it, one line per engine (engine/launch/ quotes it).
         for row, node in zip(out["launch"]["nodes"], result.launch.nodes, strict=True):
             row["command"] = node_command(node)
+    # The settings each role's engines run (engine/speculative.py serving_roles).
+    out["serving"] = [to_jsonable(r) for r in result.serving]
     out["figures"] = _figures_of(result)
     return out
 

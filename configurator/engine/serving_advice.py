@@ -18,14 +18,11 @@ most tokens per yuan is the highest output throughput at the design point
   (``DesignPoint.relaxed_targets``, the same for all candidates, so their throughputs compare),
   and the settings proposed are those of the best-effort design point the plan's costs use: a
   candidate that misses even the relaxed targets is not proposed;
-* speculative decoding is part of the settings, said either way: it can be proposed only for a
-  model with a draft the catalog describes (an MTP head, or a separate draft model with its own
-  weights and step cost, ``PerformanceSpec.draft_model_gb`` / ``draft_model_layers``, accepted at
-  vLLM's mean acceptance length).  The catalog's models carry no draft (Kimi K3 has no MTP head:
-  ``num_nextn_predict_layers`` 0 in its config.json, and no draft model is listed; the importer
-  leaves the MTP layers of DeepSeek-V3/R1 and GLM out of the model), and the launch recipes carry
-  no draft, so the recommendation keeps the request's setting and says why it cannot propose one
-  (:func:`speculative_reason`); none is invented.
+* speculative decoding is part of the settings, said either way: the serving defaults turn on the
+  catalog's draft where the engine version runs one (an MTP head, or a separate draft model with
+  its own weights and step cost, accepted at vLLM's mean acceptance length:
+  :mod:`.speculative`), and the recommendation keeps the request's setting and says which draft it
+  runs, or why none is on (:func:`speculative_reason`); none is invented.
 
 The result is one check, ``performance.serving_settings_recommended``, whose fix is the full
 set of settings (one click on the page, one object in the API); the advice pass proves it like
@@ -46,6 +43,7 @@ from .layout import auto_layout, layout_is_valid, resolve_layout
 from .memory import size_memory
 from .performance import estimate_performance
 from .performance.design import batch_cap, target_text
+from .speculative import decode_role, role_serving, speculator, tokens, version_reason, with_draft
 from .types import Check, DesignPoint, PerformanceResult, PlanRequest, PlanResult, Severity, TopologyKind
 
 BATCHED_TOKENS_CHOICES = (16_384, 32_768)
@@ -168,7 +166,7 @@ def propose_serving(
     return ServingProposal(
         max_num_seqs=max(1, design.max_num_seqs_per_dp_rank),
         max_num_batched_tokens=chosen.serving.max_num_batched_tokens,
-        speculative_tokens=chosen.performance.speculative_tokens,
+        speculative_tokens=with_draft(chosen).performance.speculative_tokens,
         prefill_nodes=chosen.topology.prefill_nodes,
         decode_nodes=chosen.topology.decode_nodes,
         design=design,
@@ -176,16 +174,37 @@ def propose_serving(
 
 
 def speculative_reason(req: PlanRequest) -> tuple[str, str]:
-    """Why speculative decoding is as recommended (module doc): the request's own draft when it sets
-    one, else the catalog lists none for the model."""
+    """Why speculative decoding is as recommended (module doc): the catalog draft the decoding engines
+    run, the request's own step-model draft, or why none is on."""
     perf = req.performance
     name = req.model.name
+    spec = role_serving(req.serving, decode_role(req)).speculative
+    draft = speculator(req, spec)
+    if spec.on:
+        k = tokens(spec, draft)
+        if draft is None:
+            return (f"on: {spec.method}, {k} tokens a step", f"开启：每步 {k} 个投机 token")
+        return (
+            f"on: {draft.name}, {k} tokens a step at {draft.acceptance_rate:.1%} acceptance",
+            f"开启：目录中的草稿模型，每步 {k} 个投机 token，接受率 {draft.acceptance_rate:.1%}",
+        )
     if perf.speculative_tokens > 0:
         kind = "a draft model" if perf.draft_model_gb > 0 else "an MTP head"
         kind_zh = "独立草稿模型" if perf.draft_model_gb > 0 else "MTP 头"
         return (
             f"as requested: {perf.speculative_tokens} draft tokens from {kind}",
             f"按请求设置：{kind_zh}每步 {perf.speculative_tokens} 个草稿 token",
+        )
+    stack = req.server.accelerator.software_stack
+    generation = req.server.accelerator.generation
+    reasons = [
+        version_reason(s, stack, req.serving.engine, req.serving.vllm_version, generation)
+        for s in req.speculators
+    ]
+    if reasons:
+        return (
+            f"off: {'; '.join(r for r in reasons if r) or 'turned off in the request'}",
+            "关闭：目录中的草稿模型不适用于所选硬件或推理引擎版本，或已在请求中关闭",
         )
     return (
         f"off: the catalog lists no draft for {name} (no MTP head, no draft model)",

@@ -436,6 +436,75 @@ class TopologySpec:
     pair_switches: str = "shared"
 
 
+#: vLLM's ``--speculative-config`` methods the plan can state (``vllm/config/speculative.py``
+#: ``SpeculativeMethod``): an MTP head shipped in the target's checkpoint, a separate draft model,
+#: EAGLE / EAGLE-3 heads, DSpark block drafters, and the weightless n-gram / suffix proposers.
+SPECULATIVE_METHODS = ("mtp", "draft_model", "eagle", "eagle3", "dspark", "ngram", "suffix")
+#: Methods that propose without weights of their own (no catalog entry, no memory, no draft step).
+WEIGHTLESS_SPECULATIVE_METHODS = ("ngram", "suffix")
+
+
+@dataclass(frozen=True)
+class SpeculativeSpec:
+    """Speculative decoding as the request states it (``serving.speculative``).
+
+    ``method`` "" is off; ``draft`` names a catalog draft (an MTP head or a draft model, by slug);
+    ``num_speculative_tokens`` 0 takes the draft's published count.  vLLM's
+    ``SpeculativeConfig`` (``vllm/config/speculative.py``) has the same three fields.
+    """
+
+    method: str = ""
+    num_speculative_tokens: int = 0
+    draft: str = ""
+
+    @property
+    def on(self) -> bool:
+        return bool(self.method)
+
+
+@dataclass(frozen=True)
+class SpeculatorSpec:
+    """A catalog draft: an MTP head or a draft model the target is served with (``catalog`` row).
+
+    ``weight_bytes`` are the draft's own weights as stored (an MTP head's layer inside the target's
+    checkpoint: its bytes are counted there, so 0 here); ``num_layers``, ``num_kv_heads`` and
+    ``head_dim`` size its KV cache the way vLLM adds the draft's attention layers to the KV-cache
+    groups; ``acceptance_rate`` is vLLM's draft acceptance rate (accepted ÷ drafted) the source
+    published at ``num_speculative_tokens``.  ``min_versions`` maps an engine (``vllm``,
+    ``vllm-ascend``) to the first version that runs it; ``eager_on`` the platforms whose published
+    runs keep the draft out of graph capture (``"enforce_eager": true`` in its speculative config).
+    """
+
+    slug: str
+    name: str
+    target: str  # the catalog model it drafts for
+    method: str
+    hf_repo: str = ""
+    parameters: int = 0
+    weight_bytes: int = 0
+    num_layers: int = 1
+    num_kv_heads: int = 0  # 0: the target's own attention layer (an MTP head)
+    head_dim: int = 0
+    num_speculative_tokens: int = 1
+    acceptance_rate: float = 0.7
+    platforms: tuple[str, ...] = ("cuda", "ascend")
+    min_versions: Mapping[str, str] = field(default_factory=dict)
+    eager_on: tuple[str, ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class RoleServingSpec:
+    """One role's own serving settings in a prefill/decode-disaggregated (xPyD) deployment
+    (``serving.prefill`` / ``serving.decode``); ``None`` keeps the shared block's value."""
+
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    tp: int | None = None
+    dp: int | None = None
+    speculative: SpeculativeSpec | None = None
+
+
 @dataclass(frozen=True)
 class ServingSpec:
     """vLLM serving parameters, per engine (per DP rank where vLLM says so)."""
@@ -464,6 +533,12 @@ class ServingSpec:
     # launch recipe's.  The version decides what is taken out of the KV budget (CUDA-graph pool …).
     engine: str = ""
     vllm_version: str = "0.27.1"
+    # Speculative decoding (vLLM ``--speculative-config``): off unless stated or the defaults turn on
+    # the catalog's draft (engine/speculative.py).
+    speculative: SpeculativeSpec = SpeculativeSpec()
+    # xPyD: each role's own settings over the shared ones (engine/speculative.py role_serving).
+    prefill: RoleServingSpec | None = None
+    decode: RoleServingSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -643,6 +718,8 @@ class PlanRequest:
     launch: LaunchSpec = LaunchSpec()
     scenario: str = ""
     checkpoint: CheckpointSpec | None = None  # None: the model's own bytes, no platform-specific groups
+    # The catalog drafts ``serving.speculative`` (and a role's) name, by slug (engine/speculative.py).
+    speculators: tuple[SpeculatorSpec, ...] = ()
 
     @property
     def decode_graphs(self) -> str:
@@ -704,6 +781,8 @@ class PlanResult:
     economics: EconomicsResult | None = (
         None  # engine/economics.py: cost per M tokens over load, API break-even
     )
+    # The serving settings each role runs (engine/speculative.py serving_roles).
+    serving: tuple[RoleServing, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -1556,3 +1635,23 @@ class LaunchResult:
     context: BundleContext
     figures: Mapping[str, Figure] = field(default_factory=dict)
     checks: tuple[Check, ...] = ()
+
+
+@dataclass(frozen=True)
+class RoleServing:
+    """The serving settings one role of the deployment runs (``plan()["serving"]``): ``role`` is
+    "serve" for an aggregated engine, "prefill" / "decode" for the sides of xPyD.  ``speculative``
+    is what its engines launch: method, tokens, the draft's slug, name, acceptance and source."""
+
+    role: str
+    groups: tuple[str, ...]
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    tp: int
+    dp: int
+    speculative_method: str = ""
+    num_speculative_tokens: int = 0
+    draft: str = ""
+    draft_name: str = ""
+    acceptance_rate: float = 0.0
+    draft_source: str = ""

@@ -31,6 +31,7 @@ from configurator.engine.engine_versions import engine_error, engine_for, versio
 from configurator.engine.formatting import format_plain
 from configurator.engine.launch import launch_port_conflicts
 from configurator.engine.placement import checkpoint_flag_problem
+from configurator.engine.speculative import version_reason
 
 
 class RequestError(Exception):
@@ -97,6 +98,15 @@ RANGES: dict[str, tuple[float, float]] = {
     "performance.prefix_cache_hit_rate": (0, 0.99),
     "performance.step_overhead_ms": (0, 1000),
     "performance.speculative_tokens": (0, 16),
+    "speculative.num_speculative_tokens": (0, 16),
+    "prefill.max_num_seqs": (1, 65_536),
+    "decode.max_num_seqs": (1, 65_536),
+    "prefill.max_num_batched_tokens": (1, 4_194_304),
+    "decode.max_num_batched_tokens": (1, 4_194_304),
+    "prefill.tp": (1, 4096),
+    "decode.tp": (1, 4096),
+    "prefill.dp": (1, 4096),
+    "decode.dp": (1, 4096),
     "performance.speculative_acceptance_rate": (0, 1),
     "performance.draft_model_gb": (0, 2000),
     "performance.draft_model_layers": (0, 200),
@@ -121,7 +131,7 @@ SECTIONS = {
 }
 TOP_LEVEL_KEYS = {
     "scenario", "model", "server", "topology", "serving", "workload", "site", "rack",
-    "switches", "commercial", "performance", "launch", "checkpoint",
+    "switches", "commercial", "performance", "launch", "checkpoint", "speculators",
 }  # fmt: skip
 
 
@@ -616,6 +626,15 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     topology = _finalize_topology(topology, model, server)
     # Fields the request leaves unset: the one serving-defaults path (engine/defaults.py serving_defaults).
     given = set(data["serving"]) if isinstance(data.get("serving"), dict) else set()
+    # A request that sets the step model's performance.speculative_tokens itself keeps that older form:
+    # no catalog draft is turned on for it (engine/speculative.py).
+    speculators = _speculators(catalog, model)
+    if "speculators" in data:  # an inline request (request_to_inline) carries its drafts
+        inline_drafts = _convert(data["speculators"], tuple[et.SpeculatorSpec, ...], "speculators", errs)
+        if errs.errors:
+            raise RequestError(errs.errors)
+        speculators = tuple(inline_drafts or ())
+    legacy = "speculative_tokens" in _keys(data, "performance")
     sections["serving"] = serving_defaults(
         model,
         server,
@@ -624,7 +643,14 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         given,
         sections["workload"].needs_vision,
         load_per_rank=load_per_rank_of(topology, sections["workload"]),
+        speculators=() if legacy else speculators,
     )
+    spec_errors = _speculative_setting_errors(sections["serving"], speculators, server, topology)
+    if spec_errors:
+        raise RequestError(spec_errors)
+    topology, role_errors = _role_parallel(sections["serving"], topology, data)
+    if role_errors:
+        raise RequestError(role_errors)
     version_errors = _engine_errors(sections["serving"], server)
     if version_errors:
         raise RequestError(version_errors)
@@ -647,6 +673,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         launch=sections["launch"],
         scenario=scenario,
         checkpoint=checkpoint,
+        speculators=speculators,
     )
 
 
@@ -659,6 +686,133 @@ def load_per_rank_of(topology: et.TopologySpec, workload: et.WorkloadSpec) -> in
     if not isinstance(parallel, et.ParallelSpec) or parallel.dp <= 0 or workload.concurrency <= 0:
         return 0
     return -(-int(workload.concurrency) // parallel.dp)
+
+
+def _keys(data: dict, section: str) -> set[str]:
+    raw = data.get(section)
+    return set(raw) if isinstance(raw, dict) else set()
+
+
+def _speculators(catalog: CatalogPort, model: et.ModelSpec) -> tuple[et.SpeculatorSpec, ...]:
+    """The catalog's drafts for the model (none for a catalog port that lists none)."""
+    lookup = getattr(catalog, "speculators", None)
+    return tuple(lookup(model.slug)) if lookup and model.slug else ()
+
+
+def _speculative_errors(
+    spec: et.SpeculativeSpec,
+    path: str,
+    speculators: tuple[et.SpeculatorSpec, ...],
+    server: et.ServerSpec,
+    serving: et.ServingSpec,
+) -> dict[str, list[str]]:
+    """What is wrong with a stated speculative setting, by field (engine/speculative.py)."""
+    if not spec.on:
+        if spec.draft or spec.num_speculative_tokens:
+            return {
+                f"{path}.method": ["is required when a draft or token count is given (or leave them out)."]
+            }
+        return {}
+    if spec.method not in et.SPECULATIVE_METHODS:
+        return {f"{path}.method": [f"must be one of: {', '.join(et.SPECULATIVE_METHODS)}."]}
+    if spec.method in et.WEIGHTLESS_SPECULATIVE_METHODS:
+        if spec.draft:
+            return {f"{path}.draft": [f"{spec.method} proposes from the prompt and names no draft."]}
+        if spec.num_speculative_tokens < 1:
+            return {
+                f"{path}.num_speculative_tokens": [
+                    f"{spec.method} needs a number of speculative tokens (1 to 16)."
+                ]
+            }
+        return {}
+    names = ", ".join(s.slug for s in speculators) or "none"
+    if not spec.draft:
+        return {
+            f"{path}.draft": [
+                f"{spec.method} needs a catalog draft for this model (the catalog lists: {names})."
+            ]
+        }
+    found = next((s for s in speculators if s.slug == spec.draft), None)
+    if found is None:
+        return {
+            f"{path}.draft": [
+                f"'{spec.draft[:80]}' is not a draft of this model (the catalog lists: {names})."
+            ]
+        }
+    if found.method != spec.method:
+        return {f"{path}.method": [f"{found.name} is a {found.method} draft, not {spec.method}."]}
+    stack = server.accelerator.software_stack
+    if problem := version_reason(
+        found, stack, serving.engine, serving.vllm_version, server.accelerator.generation
+    ):
+        return {f"{path}.draft": [problem + "."]}
+    return {}
+
+
+def _speculative_setting_errors(
+    serving: et.ServingSpec,
+    speculators: tuple[et.SpeculatorSpec, ...],
+    server: et.ServerSpec,
+    topology: et.TopologySpec,
+) -> dict[str, list[str]]:
+    """What is wrong with the speculative settings and the per-role blocks (400s naming the field).
+    Per-role blocks exist only in a prefill/decode-disaggregated topology."""
+    errors: dict[str, list[str]] = {}
+    for role in ("prefill", "decode"):
+        if getattr(serving, role) is not None and topology.kind != et.TopologyKind.DISAGGREGATED:
+            errors[f"serving.{role}"] = [
+                "per-role settings need a prefill/decode-disaggregated topology; an aggregated one keeps one block."
+            ]
+    if errors:
+        return errors
+    errors.update(
+        _speculative_errors(serving.speculative, "serving.speculative", speculators, server, serving)
+    )
+    for role in ("prefill", "decode"):
+        over = getattr(serving, role)
+        if over is not None and over.speculative is not None:
+            errors.update(
+                _speculative_errors(
+                    over.speculative, f"serving.{role}.speculative", speculators, server, serving
+                )
+            )
+    return errors
+
+
+def _role_parallel(
+    serving: et.ServingSpec, topology: et.TopologySpec, data: dict
+) -> tuple[et.TopologySpec, dict[str, list[str]]]:
+    """A role's stated TP/DP (``serving.prefill.tp`` …) lays out its side of xPyD: the same devices,
+    another split; a side the topology lays out explicitly must agree."""
+    errors: dict[str, list[str]] = {}
+    raw = data.get("topology")
+    raw_topology: dict = raw if isinstance(raw, dict) else {}
+    for role, field_name in (("prefill", "parallel"), ("decode", "decode_parallel")):
+        over = getattr(serving, role)
+        if over is None or (over.tp is None and over.dp is None):
+            continue
+        p = getattr(topology, field_name)
+        if p is None:
+            continue
+        tp = over.tp if over.tp is not None else p.tp
+        dp = over.dp if over.dp is not None else max(1, p.world_size // (tp * p.pp))
+        if tp * dp * p.pp != p.world_size:
+            errors[f"serving.{role}.tp"] = [
+                f"TP {tp} × DP {dp} × PP {p.pp} must use the {role} side's {p.world_size} devices."
+            ]
+            continue
+        explicit = raw_topology.get(field_name) not in (None, "auto")
+        if explicit and (tp, dp) != (p.tp, p.dp):
+            errors[f"serving.{role}.tp"] = [
+                f"TP {tp} / DP {dp} disagree with topology.{field_name} (TP {p.tp} / DP {p.dp}); state it once."
+            ]
+            continue
+        per_node = max(1, p.dp // max(1, p.dp_local)) if p.dp_local else 1
+        dp_local = max(1, dp // per_node) if dp % per_node == 0 else 1
+        topology = dataclasses.replace(
+            topology, **{field_name: dataclasses.replace(p, tp=tp, dp=dp, dp_local=dp_local)}
+        )
+    return topology, errors
 
 
 def _engine_errors(serving: et.ServingSpec, server: et.ServerSpec) -> dict[str, list[str]]:

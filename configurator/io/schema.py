@@ -149,6 +149,8 @@ def request_schema() -> dict:
             ]
         },
         "commercial": commercial,
+        # An inline request's catalog drafts (request_to_inline): replanned without the catalog.
+        "speculators": {"type": "array", "items": _object_schema(et.SpeculatorSpec, "speculators")},
     }
     for name, cls in SECTIONS.items():
         properties[name] = _object_schema(cls, name, all_optional=True)
@@ -164,6 +166,30 @@ def request_schema() -> dict:
         + "; ".join(f"{e} {lo[0]}.{lo[1]} to {hi[0]}.{hi[1]}.x" for e, (lo, hi) in SUPPORTED.items())
         + "); unset: the launch recipe's",
     }
+    speculative = {
+        "method": {
+            "enum": ["", *et.SPECULATIVE_METHODS],
+            "description": "vLLM's --speculative-config method; empty: off",
+        },
+        "num_speculative_tokens": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 16,
+            "description": "speculative tokens a step; 0: the draft's published count",
+        },
+        "draft": {"type": "string", "maxLength": 80, "description": "a catalog draft of the model, by slug"},
+    }
+    serving["speculative"]["properties"] = speculative
+    for role in ("prefill", "decode"):
+        block = serving[role]
+        for option in block.get("anyOf", [block]):
+            if option.get("type") == "object":
+                option["properties"]["speculative"] = {
+                    "anyOf": [
+                        {"type": "object", "properties": speculative, "additionalProperties": False},
+                        {"type": "null"},
+                    ]
+                }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "plan-request.schema.json",
@@ -268,6 +294,8 @@ def response_schema() -> dict:
             },
             "tco": section,
             "launch": section,
+            # The settings each role's engines run (engine/speculative.py serving_roles).
+            "serving": {"type": "array", "items": _object_schema(et.RoleServing, "")},
             "figures": {"type": "object", "additionalProperties": FIGURE},
         },
         "required": ["ok", "checks", "layout", "memory", "power", "racks", "network", "figures"],

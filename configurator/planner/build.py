@@ -18,6 +18,7 @@ from ..engine.types import (
     RackSpec,
     ServerSpec,
     ServingSpec,
+    SpeculatorSpec,
     TopologyKind,
     TopologySpec,
     WorkloadSpec,
@@ -74,7 +75,7 @@ class RequestBuilder:
             given = ("max_model_len",) if self.w.context is not None else ()
             base = ServingSpec(max_model_len=self.w.context) if self.w.context is not None else ServingSpec()
             self.defaults_cache[key] = serving_defaults(
-                self.q.model, server, kind, base, given, self.w.needs_vision
+                self.q.model, server, kind, base, given, self.w.needs_vision, speculators=self.speculators()
             )
         return self.defaults_cache[key]
 
@@ -139,7 +140,13 @@ class RequestBuilder:
             commercial=commercial or CommercialSpec(currency=self.c.currency),
             scenario=self.q.scenario,
             checkpoint=self.checkpoint(server),
+            speculators=self.speculators(),
         )
+
+    def speculators(self) -> tuple[SpeculatorSpec, ...]:
+        """The model's catalog drafts (none from a catalog that lists none)."""
+        lookup = getattr(self.catalog, "speculators", None)
+        return tuple(lookup(self.q.model.slug)) if lookup else ()
 
     def checkpoint(self, server: ServerSpec) -> CheckpointSpec | None:
         """The model's default checkpoint on the server's platform: what the configurator sizes too."""

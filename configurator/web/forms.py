@@ -40,6 +40,17 @@ LANGUAGE_ONLY_CHOICES = [
     ("on", _("On")),
     ("off", _("Off")),
 ]
+SPECULATIVE_CHOICES = [
+    ("", _("Default (the catalog's draft where the engine version runs one)")),
+    ("off", _("Off")),
+    ("mtp", _("MTP head")),
+    ("draft_model", _("Draft model")),
+    ("eagle", _("EAGLE head")),
+    ("eagle3", _("EAGLE-3 head")),
+    ("dspark", _("DSpark draft")),
+    ("ngram", _("N-gram (prompt lookup)")),
+    ("suffix", _("Suffix decoding")),
+]
 
 
 class CatalogChoiceField(forms.ModelChoiceField):
@@ -215,6 +226,38 @@ class ConfiguratorForm(forms.Form):
     )
     speculative_acceptance_rate = _dec(
         _("Draft-token acceptance rate"), min_value=0, max_value=1, required=False, places=3
+    )
+    # Speculative decoding as vLLM launches it (serving.speculative, engine/speculative.py): blank takes the
+    # defaults (the catalog's draft where the engine version runs one), "off" turns it off.
+    speculative_method = forms.ChoiceField(
+        choices=SPECULATIVE_CHOICES, label=_("Speculative decoding"), required=False, initial=""
+    )
+    speculative_draft = forms.SlugField(label=_("Draft (catalog)"), required=False, max_length=80)
+    num_speculative_tokens = _int(_("Speculative tokens"), min_value=0, max_value=16, required=False)
+    # xPyD only: each role's own batch settings (serving.prefill / serving.decode); blank keeps the shared one.
+    prefill_max_num_seqs = _int(
+        _("Prefill: max sequences per DP rank"),
+        min_value=SERVING_RANGES["max_num_seqs"][0],
+        max_value=SERVING_RANGES["max_num_seqs"][1],
+        required=False,
+    )
+    prefill_max_num_batched_tokens = _int(
+        _("Prefill: max batched tokens"),
+        min_value=SERVING_RANGES["max_num_batched_tokens"][0],
+        max_value=SERVING_RANGES["max_num_batched_tokens"][1],
+        required=False,
+    )
+    decode_max_num_seqs = _int(
+        _("Decode: max sequences per DP rank"),
+        min_value=SERVING_RANGES["max_num_seqs"][0],
+        max_value=SERVING_RANGES["max_num_seqs"][1],
+        required=False,
+    )
+    decode_max_num_batched_tokens = _int(
+        _("Decode: max batched tokens"),
+        min_value=SERVING_RANGES["max_num_batched_tokens"][0],
+        max_value=SERVING_RANGES["max_num_batched_tokens"][1],
+        required=False,
     )
     decode_mode = forms.ChoiceField(
         choices=(("graph", _("Graph mode (captured graphs)")), ("eager", _("Eager (--enforce-eager)"))),
@@ -448,6 +491,24 @@ class ConfiguratorForm(forms.Form):
                 serving[name] = d[name] == "on"
         if d.get("vllm_version", "").strip():
             serving["vllm_version"] = d["vllm_version"].strip()
+        method = d.get("speculative_method") or ""
+        if method == "off":
+            serving["speculative"] = {"method": ""}
+        elif method:
+            serving["speculative"] = {
+                "method": method,
+                "draft": d.get("speculative_draft") or "",
+                "num_speculative_tokens": d.get("num_speculative_tokens") or 0,
+            }
+        if d.get("topology") == TopologyKind.DISAGGREGATED.value:
+            for role in ("prefill", "decode"):
+                block = {
+                    name: d[f"{role}_{name}"]
+                    for name in ("max_num_seqs", "max_num_batched_tokens")
+                    if d.get(f"{role}_{name}") is not None
+                }
+                if block:
+                    serving[role] = block
         return serving
 
     @staticmethod
@@ -489,6 +550,13 @@ class ConfiguratorForm(forms.Form):
         "launch.node_ips": "node_ips",
         "launch.data_nic": "data_nic",
         "launch.model_path": "model_path",
+        "serving.speculative.method": "speculative_method",
+        "serving.speculative.draft": "speculative_draft",
+        "serving.speculative.num_speculative_tokens": "num_speculative_tokens",
+        "serving.prefill.max_num_seqs": "prefill_max_num_seqs",
+        "serving.prefill.max_num_batched_tokens": "prefill_max_num_batched_tokens",
+        "serving.decode.max_num_seqs": "decode_max_num_seqs",
+        "serving.decode.max_num_batched_tokens": "decode_max_num_batched_tokens",
     }
 
     @classmethod

@@ -53,7 +53,14 @@ def test_k3_on_4_a3_fits_with_per_rank_memory_and_checks(api):
     replicated = (92 * 7168 * 896 + 92 * 2 * 7168 * 3584 + 24 * 7168 * 2112 + 69 * 7168 * 128) * 2
     assert per_rank["replicated_weights_bytes"] == replicated == 11_488_985_088
     split = ck.non_expert_bytes - ck.vision_bytes - replicated
-    expected = split / 16 + replicated + ck.vision_bytes + ck.expert_bytes / 64
+    # + the speculative draft the defaults turn on (catalog/seed/drafts.yaml: 3.56 B BF16 parameters,
+    # loaded at the target's TP 16: vLLM SpeculativeConfig draft_tensor_parallel_size).
+    from catalog.models import SpeculativeDraft
+
+    draft = SpeculativeDraft.objects.get(slug="kimi-k3-dspark-gqa")
+    assert body["serving"][0]["draft"] == draft.slug
+    assert draft.weight_bytes == 3_560_000_000 * 2
+    expected = split / 16 + replicated + ck.vision_bytes + ck.expert_bytes / 64 + draft.weight_bytes / 16
     assert abs(per_rank["weights_bytes"] - expected) <= 2  # rounding of the two divisions
     assert per_rank["kv_tokens"] > 0 and per_rank["kv_cache_bytes"] > 0
     codes = {c["code"]: c["severity"] for c in body["checks"]}

@@ -19,7 +19,7 @@ from configurator import services
 from configurator.engine.defaults import SERVING_DEFAULTS, serving_defaults
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
-from configurator.engine.types import ServingSpec, TopologyKind
+from configurator.engine.types import ServingSpec, SpeculativeSpec, TopologyKind
 from configurator.io.requests import RequestError, load_per_rank_of
 from configurator.planner import parse_query
 from configurator.planner.build import RequestBuilder
@@ -114,6 +114,7 @@ def test_every_seeded_server_and_model_resolves_the_same_serving_everywhere(cata
                 api_request.server,
                 TopologyKind.SINGLE,
                 load_per_rank=load_per_rank_of(api_request.topology, api_request.workload),
+                speculators=api_request.speculators,
             ), (model, server)
             checked += 1
             if server not in planner_servers:
@@ -149,10 +150,14 @@ def test_api_page_and_cli_plan_the_same_deployment(api, tmp_path):
     assert form.is_valid(), form.errors
     page_request, page_result = services.plan_from_json(form.to_request())
     api_request = services.resolve_request(NO_SERVING)
-    # Kimi K3 on Atlas 800 A3: the tutorial's HCCL_BUFFSIZE 800 (recipes.py A3 blocks) and engine version
-    # (vLLM-Ascend K3 tutorial, releases/v0.23.0); nothing else from the recipe, so ServingSpec's values.
-    assert page_request.serving == api_request.serving == replace(SERVING_DEFAULTS, vllm_version="0.23.0")
-    assert cli_body["figures"]["memory.per_rank.graph_bytes"]["inputs"]["engine"] == "vLLM-Ascend 0.23.0"
+    # Kimi K3 on Atlas 800 A3: the tutorial's HCCL_BUFFSIZE 800 (recipes.py A3 blocks); nothing else from
+    # the recipe, so ServingSpec's values, and the catalog's DSpark draft (catalog/seed/drafts.yaml: 7 tokens)
+    # with the first vLLM-Ascend release that runs it (0.26.0, vllm-ascend#12950) instead of the tutorial's
+    # 0.23.0, which predates it.
+    dspark = SpeculativeSpec(method="dspark", num_speculative_tokens=7, draft="kimi-k3-dspark-gqa")
+    expected = replace(SERVING_DEFAULTS, vllm_version="0.26.0", speculative=dspark)
+    assert page_request.serving == api_request.serving == expected
+    assert cli_body["figures"]["memory.per_rank.graph_bytes"]["inputs"]["engine"] == "vLLM-Ascend 0.26.0"
     page_body = services.plan_response(page_result)
 
     for body in (cli_body, page_body):
@@ -169,12 +174,14 @@ def test_api_page_and_cli_plan_the_same_deployment(api, tmp_path):
 
 def test_the_planner_replans_its_candidate_with_the_same_engine_version(catalog):
     """The candidate's request (what /api/plan replans) names no engine version; the planner sized it with
-    the recipe's (vLLM-Ascend 0.23.0 on Atlas), so the two agree."""
+    the serving defaults' (on Atlas the first vLLM-Ascend release that runs the catalog's K3 draft, 0.26.0,
+    as the recipe's 0.23.0 predates it), so the two agree."""
     planner_catalog = DjangoPlannerCatalog()
     query = parse_query({"model": "kimi-k3", "workload": {"concurrency": 4}}, planner_catalog)
     builder = RequestBuilder(query, planner_catalog)
     a3 = next(s for s in query.servers if s.slug == "atlas-800-a3")
-    assert builder.serving(a3, 0.9, "auto", 16).vllm_version == "0.23.0"
+    assert builder.serving(a3, 0.9, "auto", 16).vllm_version == "0.26.0"
+    assert builder.serving(a3, 0.9, "auto", 16).speculative.draft == "kimi-k3-dspark-gqa"
     # No context stated: the serving default (131,072, within K3's limit), not a planner constant.
     assert query.workload.context is None
     assert builder.serving(a3, 0.9, "auto", 16).max_model_len == ServingSpec().max_model_len
@@ -216,3 +223,32 @@ def test_an_engine_version_typed_on_the_page_reaches_the_plan_as_from_the_api(ap
 def test_an_unknown_engine_version_on_the_page_is_a_field_error(api):
     page = api.post("/", page_form_data() | {"vllm_version": "0.3.1"}).content.decode()
     assert "outside the versions whose memory accounting" in page
+
+
+def test_the_page_states_and_reopens_speculative_and_per_role_settings(catalog):
+    data = page_form_data() | {"speculative_method": "off"}
+    form = ConfiguratorForm(data)
+    assert form.is_valid(), form.errors
+    request = form.to_request()
+    assert request["serving"]["speculative"] == {"method": ""}
+    assert services.resolve_request(request).serving.speculative.method == ""
+    reopened = services.form_data_from_request(request)
+    assert reopened["speculative_method"] == "off"
+    pd = {
+        "model": "kimi-k3",
+        "server": "atlas-800-a3",
+        "topology": {"kind": "disaggregated", "nodes": 16, "prefill_nodes": 8, "decode_nodes": 8},
+        "serving": {
+            "speculative": {"method": "dspark", "draft": "kimi-k3-dspark-gqa", "num_speculative_tokens": 5},
+            "prefill": {"max_num_seqs": 4, "max_num_batched_tokens": 32768},
+            "decode": {"max_num_seqs": 64},
+        },
+    }
+    reopened = services.form_data_from_request(pd)
+    assert (reopened["speculative_method"], reopened["speculative_draft"]) == ("dspark", "kimi-k3-dspark-gqa")
+    assert (reopened["num_speculative_tokens"], reopened["prefill_max_num_batched_tokens"]) == ("5", "32768")
+    form = ConfiguratorForm(reopened)
+    assert form.is_valid(), form.errors
+    serving = form.to_request()["serving"]
+    assert serving["speculative"] == pd["serving"]["speculative"]
+    assert serving["prefill"] == pd["serving"]["prefill"] and serving["decode"] == pd["serving"]["decode"]

@@ -19,7 +19,7 @@ from configurator import reference
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.plan import plan
 from configurator.engine.serving_model import EAGER_LAYER_OVERHEAD_S, effective_factors
-from configurator.engine.types import PerformanceSpec
+from configurator.engine.types import PerformanceSpec, SpeculativeSpec
 
 from .test_launch import _flags, _request, _script_commands, layout_for
 
@@ -135,10 +135,13 @@ def test_an_eager_plan_keeps_no_graph_pool_and_pays_the_dispatch_of_every_layer(
 
 
 def test_a_plan_costed_with_speculative_decoding_says_the_bundle_does_not_start_it():
-    """vllm-ascend#14454's K3 measurement ran a DSpark draft (7 tokens, 60 % accepted); entered on the
-    page the estimate reads it, but no recipe carries a --speculative-config and the request names no
-    draft path: the bundle says it runs without, and no script passes the flag."""
-    req = _with(_request("a3-4-single"), speculative_tokens=7, speculative_acceptance_rate=0.6)
+    """vllm-ascend#14454's K3 measurement ran a DSpark draft (7 tokens, 60 % accepted); given only as the
+    step model's inputs (performance.*) with serving.speculative off, the estimate reads it but the request
+    names no catalog draft to launch: the bundle says it runs without, and no script passes the flag.  The
+    seeded plan, which takes the catalog's draft, launches it and says nothing."""
+    base = _request("a3-4-single")
+    off = replace(base, serving=replace(base.serving, speculative=SpeculativeSpec()))
+    req = _with(off, speculative_tokens=7, speculative_acceptance_rate=0.6)
     result = plan(req)
     (check,) = [c for c in result.checks if c.code == "launch.speculative_not_launched"]
     assert check.severity.value == "warning" and check.figures["speculative_tokens"] == 7
@@ -147,3 +150,4 @@ def test_a_plan_costed_with_speculative_decoding_says_the_bundle_does_not_start_
         assert all("--speculative-config" not in argv for argv in n.argv)
     plain = plan(_request("a3-4-single"))
     assert not [c for c in plain.checks if c.code == "launch.speculative_not_launched"]
+    assert all("--speculative-config" in argv for n in plain.launch.nodes for argv in n.argv)

@@ -70,7 +70,13 @@ K3_REPLICATED_CUDA = (MLA_A + KDA_F_A) * 2  # 853,278,720 B
 NPU_RUNTIME = int(61.27 * GIB)  # 65,788,161,556 B
 
 
-A3_4 = reference.CASES["a3-4-single"]
+def _target_only(case: dict) -> dict:
+    """A seeded K3 request with speculative decoding off: the target's memory as the tutorial's vLLM-Ascend
+    0.23.0 sizes it (the catalog draft's weights and KV are tests/engine/test_speculative.py's)."""
+    return {**case, "serving": {**case.get("serving", {}), "speculative": {"method": ""}}}
+
+
+A3_4 = _target_only(reference.CASES["a3-4-single"])
 NF_2 = reference.CASES["nf5868g8-2-single"]
 # One A2 node (resolves to TP8 / DP1): not a seeded case, because K3 does not fit on it ([S1]).
 A2_ONE_NODE = {"model": "kimi-k3", "server": "atlas-800-a2", "topology": {"kind": "single", "nodes": 1}}
@@ -422,7 +428,7 @@ def test_nf5868g8_pair_per_gpu_weights_and_kv_budget():
 
 
 def test_8p8d_sizes_both_sides_with_ep128():
-    mem = run(reference.request(reference.CASES["a3-16-8p8d"]))
+    mem = run(reference.request(_target_only(reference.CASES["a3-16-8p8d"])))
     prefill, decode = mem.groups
     assert (prefill.group, decode.group) == ("prefill", "decode")
     weights = k3_per_rank_weights(16, 128)
@@ -439,7 +445,7 @@ def test_8p8d_sizes_both_sides_with_ep128():
 
 
 def test_pair_topology_reports_identical_clusters_once():
-    mem = run(reference.request(reference.CASES["a3-8-primary-standby"]))
+    mem = run(reference.request(_target_only(reference.CASES["a3-8-primary-standby"])))
     a, b = mem.groups
     assert (a.group, b.group) == ("cluster-a", "cluster-b")
     assert a.per_rank == b.per_rank
@@ -594,7 +600,7 @@ def _requests_down_every_path():
             topology=replace(gpu.topology, nodes=1, parallel=ParallelSpec(tp=2, dp=8, dp_local=8)),
         ),
     )
-    yield "p/d", reference.request(reference.CASES["a3-16-8p8d"])
+    yield "p/d", reference.request(_target_only(reference.CASES["a3-16-8p8d"]))
 
 
 @pytest.mark.parametrize(

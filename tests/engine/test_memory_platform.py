@@ -213,9 +213,12 @@ def test_block_size_defaults_per_platform_and_the_bundle_passes_other_values():
     argv = list(build_launch(result.request, result.layout).nodes[0].argv[0])
     assert argv[argv.index("--block-size") + 1] == "256"
     tokens = result.memory.groups[0].per_rank.kv_tokens
+    # 27,648 B a token for K3's 24 MLA layers ((512 + 64) × 2 B each) + 1,280 B for the catalog DSpark
+    # draft's 5 GQA layers (2 × max(1, 16 ÷ 16) heads × 64 × 2 B each; catalog/seed/drafts.yaml)
+    per_token = 24 * (512 + 64) * 2 + 5 * 2 * 1 * 64 * 2
     assert (
         tokens % 256 == 0
-        and tokens == math.floor(result.memory.groups[0].per_rank.kv_cache_bytes / (256 * 27_648)) * 256
+        and tokens == math.floor(result.memory.groups[0].per_rank.kv_cache_bytes / (256 * per_token)) * 256
     )
 
 

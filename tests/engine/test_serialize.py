@@ -79,7 +79,8 @@ def test_plan_to_dict_shape_for_k3_on_four_a3():
     data = plan_to_dict(result)
     json.dumps(data, allow_nan=False)
     assert set(data) == {
-        "ok", "checks", "layout", "memory", "power", "racks", "network", "performance", "tco", "launch", "economics", "figures",
+        "ok", "checks", "layout", "memory", "power", "racks", "network", "performance", "tco", "launch", "economics", "serving",
+        "figures",
     }  # fmt: skip
     assert data["ok"] is True
     warning = next(c for c in data["checks"] if c["code"] == "memory.max_num_seqs_not_full_length")

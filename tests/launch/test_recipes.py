@@ -255,23 +255,44 @@ def test_the_deviations_are_the_reasoned_ones():
     # §5.1.1 runs 16 sequences per DP rank; the engines admit the design point's 7 (25 users at the TPOT
     # target over DP4: ceil(25 / 4); test_the_serving_engines_launch_the_design_points_sequences_per_dp_rank)
     seqs = ("--max-num-seqs", "7")
-    assert devs(_request("4 × A3")) == {host, ("--allowed-local-media-path", None), batch, seqs}
+    # The tutorials start no draft; the plans run the catalog's K3 DSpark draft (catalog/seed/drafts.yaml),
+    # launched as the vLLM recipes' Ascend 910C entry does (vllm-project/recipes#842): method, the draft's
+    # repository, 7 tokens, the draft eager.
+    spec = (
+        "--speculative-config",
+        json.dumps(
+            {
+                "method": "dspark",
+                "model": "RadixArk/Kimi-K3-DSpark",
+                "num_speculative_tokens": 7,
+                "enforce_eager": True,
+            },
+            separators=(",", ":"),
+        ),
+    )
+    assert devs(_request("4 × A3")) == {host, ("--allowed-local-media-path", None), batch, seqs, spec}
     # the pair lowers HCCL's ≈30 min execution timeout so a hung collective fails over
     assert devs(_request("8 × A3 pair")) == {host, ("--allowed-local-media-path", None),
-                                             ("HCCL_EXEC_TIMEOUT", "204"), batch, seqs}  # fmt: skip
+                                             ("HCCL_EXEC_TIMEOUT", "204"), batch, seqs, spec}  # fmt: skip
     # the seeded 8P8D and A2 requests leave the buffer to the tutorial (1024 MB §5.1.2.2, 256 MB §5.2.1);
     # §5.1.2.2 runs a 133120-token context, the plan 131072
     ctx_len = ("--max-model-len", "131072")
-    assert devs(_request("16 × A3 8P8D")) == {host, ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"), ctx_len}
+    assert devs(_request("16 × A3 8P8D")) == {host, ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"), ctx_len, spec}
     a2_req = _request("8 × A2")
-    a2_devs = {("VLLM_ENGINE_READY_TIMEOUT_S", "7200")}
+    a2_devs = {("VLLM_ENGINE_READY_TIMEOUT_S", "7200")}  # the draft's runs are on A3 only: no draft on A2
     if a2_req.serving.max_model_len != 262144:  # §5.2.1: 262144
         a2_devs.add(("--max-model-len", str(a2_req.serving.max_model_len)))
     assert devs(a2_req) == a2_devs
     # a request that sizes the communication buffer at 800 MB (counted in the memory estimate) launches
     # 800 and records it as a deviation from either section
     pd_800 = reference.request(_with_serving(SEEDED["16 × A3 8P8D"][0](), comm_buffer_mb=800))
-    assert devs(pd_800) == {host, ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"), ("HCCL_BUFFSIZE", "800"), ctx_len}
+    assert devs(pd_800) == {
+        host,
+        ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"),
+        ("HCCL_BUFFSIZE", "800"),
+        ctx_len,
+        spec,
+    }
     assert build_launch(pd_800, resolve_layout(pd_800)).nodes[0].env["HCCL_BUFFSIZE"] == "800"
     a2_800 = reference.request(_with_serving(_a2_text_only(), comm_buffer_mb=800))
     assert devs(a2_800) == a2_devs | {("HCCL_BUFFSIZE", "800")}

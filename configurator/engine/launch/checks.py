@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import recipes as rc
 from .. import site_values as sv
 from ..checks import raise_
+from ..speculative import decode_role, role_serving
 from ..types import Check, LaunchSpec, LayoutResult, PlanRequest, TopologyKind, TopologySpec
 from .nodes import PLACEHOLDER_MODEL_PATH, PLACEHOLDER_NIC, Site
 
@@ -117,9 +118,10 @@ def launch_checks(req: PlanRequest, layout: LayoutResult, site: Site) -> list[Ch
     if disaggregated and not site.ascend:
         out.append(raise_("launch.pd_connector_unvalidated"))
     perf = req.performance
-    if perf.speculative_tokens > 0:
-        # The estimate reads the draft (serving_model.accepted_tokens_per_step, the draft's step cost); the
-        # recipes carry no --speculative-config and the request no draft path, so the bundle runs without.
+    decoding = role_serving(req.serving, decode_role(req)).speculative
+    if perf.speculative_tokens > 0 and not decoding.on:
+        # The estimate reads a draft the request gave only as step-model inputs (performance.*): no
+        # serving.speculative names it, so the bundle has no --speculative-config to write.
         separate = perf.draft_model_gb > 0
         out.append(
             raise_(

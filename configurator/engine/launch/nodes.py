@@ -18,6 +18,7 @@ from .. import recipes as rc
 from .. import site_values as sv
 from ..names import node_name
 from ..placement import serving_flags_for_checkpoint
+from ..speculative import role_request, role_serving, speculative_config
 from ..types import (
     BundleContext,
     GroupLayout,
@@ -117,11 +118,16 @@ def _engine_flags(
     Nothing platform-specific is decided here: graph mode, eager prefill, multimodal and kernel settings all
     come from the recipe (``engine/recipes.py``), so CUDA engines never inherit an Ascend choice.
     """
+    req = role_request(req, role)  # xPyD: the role's own max_num_seqs, token budget and draft
     s, m = req.serving, req.model
     flags: list[tuple[str, str | None]] = []
     if p.expert_parallel and m.is_moe:
         flags.append(("--enable-expert-parallel", None))
     flags += list(_plan_sizes(req).items())
+    if spec := speculative_config(req, role):
+        flags.append(
+            ("--speculative-config", spec)
+        )  # serialised from the plan's draft (engine/speculative.py)
     flags += serving_flags_for_checkpoint(req)  # --quantization / --block-size (engine/placement.py)
     if s.kv_cache_dtype not in ("auto", ""):
         flags.append(("--kv-cache-dtype", s.kv_cache_dtype))
@@ -286,6 +292,13 @@ def _plan_sizes(req: PlanRequest) -> dict[str, str]:
     }
 
 
+def _speculative_roles(req: PlanRequest) -> tuple[str, ...]:
+    """The launch roles whose engines start with a --speculative-config."""
+    if req.topology.kind == TopologyKind.DISAGGREGATED:
+        return tuple(r for r in ("prefill", "decode") if role_serving(req.serving, r).speculative.on)
+    return ("master", "worker") if req.serving.speculative.on else ()
+
+
 def plan_deviations(
     req: PlanRequest,
     layout: LayoutResult,
@@ -328,6 +341,19 @@ def plan_deviations(
         launched = dict(decode_graph_flags(recipe.flags_for(roles[0]), req.decode_graphs, roles[0]))
         value = launched.get(name) or ""
         out.append(rc.Deviation("flag", name, value, reason, roles=roles))
+    spec_roles = _speculative_roles(req)
+    if spec_roles:
+        out = [d for d in out if d.name != "--speculative-config"]
+        role = spec_roles[0]
+        out.append(
+            rc.Deviation(
+                "flag",
+                "--speculative-config",
+                speculative_config(role_request(req, role), role),
+                "speculative decoding with the catalog's draft, as the plan's memory and step time count it",
+                roles=spec_roles,
+            )
+        )
     sizes = _plan_sizes(req)
     seqs_by_roles = {rs: n for rs, n in (max_num_seqs or {}).items() if n != req.serving.max_num_seqs}
     plan_value = "the plan's value (sized by its memory and performance estimate)"

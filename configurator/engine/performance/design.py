@@ -49,6 +49,7 @@ from dataclasses import dataclass, replace
 from .. import serving_model as sm
 from ..checks import raise_
 from ..figures import FigureBook
+from ..speculative import decode_role, role_serving
 from ..types import Check, DesignPoint, PlanRequest, Severity, Source
 from .common import ESTIMATE_SOURCE, fig_input, fig_value
 from .group_model import GroupModel
@@ -97,6 +98,11 @@ def _missed(op: sm.OperatingPoint, targets: Mapping[str, float]) -> list[str]:
         return list(targets)
     values = latency_values(op)
     return [k for k, v in targets.items() if values[k] > v * (1 + 1e-9)]
+
+
+def decoding_budget(req: PlanRequest) -> int:
+    """``max_num_batched_tokens`` of the engines that decode (the decode role's in xPyD)."""
+    return role_serving(req.serving, decode_role(req)).max_num_batched_tokens
 
 
 def batch_cap(max_num_batched_tokens: int, draft_tokens: int) -> int:
@@ -213,7 +219,7 @@ def design_batch_per_rank(req: PlanRequest, design: DesignPoint | None) -> int:
     if design.limited_by == "unreachable":
         # Not the best-effort point: for xPyD its search stops where the prefill pool saturates, where
         # the pools balance by construction, so the split is judged at the batch the hardware carries.
-        cap = batch_cap(req.serving.max_num_batched_tokens, req.performance.speculative_tokens)
+        cap = batch_cap(decoding_budget(req), req.performance.speculative_tokens)
         return max(0, min(design.kv_seqs_fit_per_dp_rank, cap))
     return max(0, design.max_num_seqs_per_dp_rank)
 
@@ -248,7 +254,7 @@ def design_point(
     if not serving_models or (disaggregated and not prefill_models):
         return None
     targets, assumed = targets_of(req)
-    cap = batch_cap(req.serving.max_num_batched_tokens, req.performance.speculative_tokens)
+    cap = batch_cap(decoding_budget(req), req.performance.speculative_tokens)
     free = free_models(serving_models, cap)
     seen: dict[float, sm.OperatingPoint] = {}  # the searches and the result revisit points: each once
 

@@ -36,6 +36,7 @@ from .common import (
 from .design import (
     StatedLoad,
     add_design_figures,
+    decoding_budget,
     design_batch_per_rank,
     design_decode_capacity,
     design_point,
@@ -220,7 +221,7 @@ def estimate_performance(
         add_design_figures(
             book,
             design,
-            max_num_batched_tokens=serving.max_num_batched_tokens,
+            max_num_batched_tokens=decoding_budget(req),
             draft=draft,
             output_tokens=output_tokens,
         )

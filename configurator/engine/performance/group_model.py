@@ -9,6 +9,7 @@ from .. import serving_model as sm
 from ..defaults import block_size_for
 from ..engine_versions import dsa_layer_bytes, engine_for
 from ..memory import kv_dtype_bytes, stage_layers
+from ..speculative import role_serving
 from ..types import GroupLayout, GroupMemory, LayoutResult, PlanRequest
 
 
@@ -112,7 +113,8 @@ def build_group_model(
     draft_spec: sm.DraftSpec | None = None,
     activation_format: str | None = None,
 ) -> GroupModel:
-    model, server, serving, perf = req.model, req.server, req.serving, req.performance
+    model, server, perf = req.model, req.server, req.performance
+    serving = role_serving(req.serving, g.role)  # xPyD: the role's own settings (engine/speculative.py)
     p = g.parallel
     tp, dp = max(p.tp, 1), max(p.dp, 1)
     per_node = layout.devices_per_node or server.logical_devices

@@ -75,8 +75,19 @@ DEFS = (
         Unit.BYTES,
         "Weights per rank",
         "每卡权重",
-        "non_expert_per_rank + expert_per_rank",
+        "non_expert_per_rank + expert_per_rank + draft_per_rank",
         context=("weight_format",),
+    ),
+    FigureDef(
+        f"{R}.draft_weights_bytes",
+        Unit.BYTES,
+        "Speculative draft weights per rank",
+        "每卡投机解码草稿模型权重",
+        # The draft loads with the target's tensor parallelism (vLLM SpeculativeConfig
+        # draft_tensor_parallel_size defaults to the target's).
+        "ceil(draft_bytes / tp)",
+        context=("draft",),
+        source=SourceKind.PUBLIC,
     ),
     FigureDef(
         f"{R}.activation_bytes",
@@ -158,9 +169,24 @@ DEFS = (
         # (engine_versions.dsa_layer_bytes).
         formulas={
             "dense": "2 * max(1, ceil(kv_heads / tp)) * head_dim * dtype_bytes * ceil(gqa_layers / pp)"
-            " + (kv_lora_rank + qk_rope_head_dim) * dtype_bytes * ceil(mla_layers / pp)",
+            " + (kv_lora_rank + qk_rope_head_dim) * dtype_bytes * ceil(mla_layers / pp)"
+            " + draft_kv_bytes_per_token",
             "dsa": "2 * max(1, ceil(kv_heads / tp)) * head_dim * dtype_bytes * ceil(gqa_layers / pp)"
-            " + (latent_bytes + indexer_bytes) * ceil(mla_layers / pp)",
+            " + (latent_bytes + indexer_bytes) * ceil(mla_layers / pp) + draft_kv_bytes_per_token",
+        },
+        source=SourceKind.PUBLIC,
+    ),
+    FigureDef(
+        f"{R}.draft_kv_bytes_per_token",
+        Unit.BYTES_PER_TOKEN,
+        "Speculative draft KV bytes per token per rank",
+        "每卡每 token 草稿模型 KV 字节数",
+        # The draft's attention layers join vLLM's KV-cache spec beside the target's: a GQA draft's K and
+        # V of max(1, kv_heads ÷ TP) heads a layer (vLLM ModelConfig.get_num_kv_heads); an MTP head is one
+        # more layer of the target's own attention type.
+        formulas={
+            "gqa": "draft_layers * 2 * max(1, floor(draft_kv_heads / tp)) * draft_head_dim * dtype_bytes",
+            "target_layer": "draft_layers * target_layer_kv_bytes",
         },
         source=SourceKind.PUBLIC,
     ),
