@@ -633,6 +633,8 @@ class PlanRequest:
     launch: LaunchSpec = LaunchSpec()
     scenario: str = ""
     checkpoint: CheckpointSpec | None = None  # None: the model's own bytes, no platform-specific groups
+    # The workload fields the scenario brought (the request's own ``workload`` left them unset).
+    workload_from_scenario: tuple[str, ...] = ()
 
     @property
     def decode_graphs(self) -> str:
@@ -1195,6 +1197,10 @@ class DesignPoint:
     relaxed_limited_by: str = ""  # kv | batch | ttft | tpot (the relaxed search's reason)
     # The targets are out of reach and the figures are the best-effort operating point.
     best_effort: bool = False
+    # Where the targets came from: ``scenario`` (the request's scenario brought them), ``request``
+    # (the request states them) or ``default`` (none stated: ``targets_assumed``); and the scenario.
+    targets_source: str = "default"
+    scenario: str = ""
 
 
 @dataclass(frozen=True)

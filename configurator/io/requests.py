@@ -379,6 +379,57 @@ class CatalogPort(typing.Protocol):
     def default_site(self) -> et.SiteSpec | None: ...
     def default_rack(self) -> et.RackSpec | None: ...
 
+    # Optional: a catalog without scenarios leaves a request's workload as the request states it.
+    # def scenario_workload(self, slug: str) -> dict[str, Any] | None: ...
+
+
+# The workload fields a scenario carries (catalog ``Scenario``): a request naming the scenario takes
+# them unless its own ``workload`` states them.
+SCENARIO_WORKLOAD_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "concurrency",
+    "needs_vision",
+    "availability_target",
+    "ttft_target_s",
+    "tpot_target_ms",
+)
+
+
+def _scenario_workload(data: dict, catalog: CatalogPort, errs: _Collector) -> tuple[str, dict[str, Any]]:
+    """The request's scenario slug and the workload fields it brings (those the request's own
+    ``workload`` leaves unset); an unknown slug is a 400 on ``scenario``."""
+    scenario = data.get("scenario", "")
+    if scenario is None:
+        scenario = ""
+    if not isinstance(scenario, str) or len(scenario) > 200 or "\x00" in scenario:
+        errs.add("scenario", "must be a scenario slug.")
+        return "", {}
+    lookup = getattr(catalog, "scenario_workload", None)
+    if not scenario or lookup is None:
+        return scenario, {}
+    found = lookup(scenario)
+    if found is None:
+        errs.add("scenario", f"unknown scenario '{scenario[:80]}'.")
+        return scenario, {}
+    own = data.get("workload") if isinstance(data.get("workload"), dict) else {}
+    return scenario, {
+        k: found[k] for k in SCENARIO_WORKLOAD_FIELDS if k in found and found[k] is not None and k not in own
+    }
+
+
+def _agreeing_with_scenario(data: dict, catalog: CatalogPort, workload: et.WorkloadSpec) -> tuple[str, ...]:
+    """The workload fields whose values are the named scenario's (brought by it, or stated equal to it,
+    as the page's form states them): where the plan says its targets came from."""
+    lookup = getattr(catalog, "scenario_workload", None)
+    scenario = data.get("scenario")
+    found = lookup(scenario) if lookup is not None and isinstance(scenario, str) and scenario else None
+    if not found:
+        return ()
+    return tuple(
+        sorted(k for k in SCENARIO_WORKLOAD_FIELDS if k in found and getattr(workload, k) == found[k])
+    )
+
 
 def _plain_slug(value) -> bool:
     return isinstance(value, str) and "\x00" not in value and 0 < len(value) <= 200
@@ -526,12 +577,15 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
 
     topology = _resolve_topology(data["topology"], errs)
 
+    scenario, from_scenario = _scenario_workload(data, catalog, errs)
     sections = {}
     for name, cls in SECTIONS.items():
         if name in data:
             sections[name] = _dataclass_from(cls, data[name], name, errs)
         else:
             sections[name] = cls()
+    if from_scenario and sections["workload"] is not None:
+        sections["workload"] = dataclasses.replace(sections["workload"], **from_scenario)
 
     _check_launch(sections["launch"], errs)
 
@@ -592,12 +646,6 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
 
     checkpoint = _resolve_checkpoint(data, model, server, catalog, errs)
 
-    scenario = data.get("scenario", "")
-    if scenario is None:
-        scenario = ""
-    if not isinstance(scenario, str) or len(scenario) > 200:
-        errs.add("scenario", "must be a scenario slug.")
-
     if errs.errors:
         raise RequestError(errs.errors)
 
@@ -629,6 +677,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         launch=sections["launch"],
         scenario=scenario,
         checkpoint=checkpoint,
+        workload_from_scenario=_agreeing_with_scenario(data, catalog, sections["workload"]),
     )
 
 
@@ -747,6 +796,7 @@ def _finalize_topology(topo: _PendingTopology, model: et.ModelSpec, server: et.S
 def request_to_inline(request: et.PlanRequest) -> dict:
     """The request with every catalog entry inline: replans identically later."""
     data = to_jsonable(request)
+    data.pop("workload_from_scenario", None)  # provenance, not a request field: the workload is inline
     return data
 
 
