@@ -158,7 +158,7 @@ def search_configuration(req: PlanRequest, result: PlanResult) -> SearchOutcome:
     current = perf.design_point if perf is not None else None
     balance = perf.pd_balance if perf is not None else None
     balanced = balance.suggested_prefill_nodes if balance is not None else None
-    chosen, own, everyone = run_search(
+    chosen, own, everyone, tried = run_search(
         req,
         design_of,
         lambda r: _splits(r, balanced if r.topology == req.topology else None),
@@ -166,7 +166,7 @@ def search_configuration(req: PlanRequest, result: PlanResult) -> SearchOutcome:
         current,
     )
     front = front_points(req, result, chosen, everyone) if chosen is not None else ()
-    return SearchOutcome(chosen=chosen, current=own, front=front, evaluated=len(everyone))
+    return SearchOutcome(chosen=chosen, current=own, front=front, evaluated=tried)
 
 
 def propose_serving(
@@ -324,7 +324,10 @@ def recommended_serving_check(
     )
     spec_en, spec_zh = speculative_reason(req)
     best_effort = (
-        outcome.chosen is None and current is not None and current.best_effort and bool(current.relaxed_targets)
+        outcome.chosen is None
+        and current is not None
+        and current.best_effort
+        and bool(current.relaxed_targets)
     )
     if best_effort and current is not None:
         relaxed = {k: v for k, v in current.relaxed_targets.items() if k in current.unmet_targets}

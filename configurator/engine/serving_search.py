@@ -99,6 +99,7 @@ class FrontPoint:
     best_tpot_ms: float  # one request alone
     ttft_s: float  # at the design point
     cost_per_m_output: Decimal | None
+    currency: str
     trade_en: str
     trade_zh: str
     change: dict[str, Any]  # the request fix that gives this configuration (empty: the request's own)
@@ -160,7 +161,9 @@ def _layouts(req: PlanRequest) -> Iterator[PlanRequest]:
                     continue
                 if d.pp != 1 or d.dp_local != p.dp_local or d.expert_parallel != p.expert_parallel:
                     continue
-                yield dataclasses.replace(req, topology=dataclasses.replace(topo, parallel=p, decode_parallel=d))
+                yield dataclasses.replace(
+                    req, topology=dataclasses.replace(topo, parallel=p, decode_parallel=d)
+                )
         return
     if topo.kind in (TopologyKind.PRIMARY_STANDBY, TopologyKind.TENANT_PAIR):
         for p in layout_choices(probe, topo.nodes // 2):
@@ -181,14 +184,18 @@ def _layouts(req: PlanRequest) -> Iterator[PlanRequest]:
 def _batched_tokens(req: PlanRequest, choices: Iterable[int]) -> Iterator[PlanRequest]:
     for mnbt in choices:
         if mnbt > req.serving.max_num_batched_tokens:
-            yield dataclasses.replace(req, serving=dataclasses.replace(req.serving, max_num_batched_tokens=mnbt))
+            yield dataclasses.replace(
+                req, serving=dataclasses.replace(req.serving, max_num_batched_tokens=mnbt)
+            )
 
 
 def _kv_dtypes(req: PlanRequest) -> Iterator[PlanRequest]:
     stack = req.server.accelerator.software_stack
     if req.serving.kv_cache_dtype in (KvCacheDtype.AUTO, KvCacheDtype.BFLOAT16, KvCacheDtype.BF16):
         if kv_dtype_supported(stack, KvCacheDtype.FP8):
-            yield dataclasses.replace(req, serving=dataclasses.replace(req.serving, kv_cache_dtype=KvCacheDtype.FP8))
+            yield dataclasses.replace(
+                req, serving=dataclasses.replace(req.serving, kv_cache_dtype=KvCacheDtype.FP8)
+            )
 
 
 def speculative_choices(req: PlanRequest) -> Iterator[PlanRequest]:
@@ -267,21 +274,29 @@ def configuration_label(req: PlanRequest) -> tuple[str, str]:
         label = parallel_label(topo.parallel)
         return f"each cluster {label}" + tail_en, f"每个集群 {label}" + tail_zh
     label = parallel_label(topo.parallel)
-    return f"one cluster of {topo.nodes} nodes, {label}" + tail_en, f"单集群 {topo.nodes} 台，{label}" + tail_zh
+    return (
+        f"one cluster of {topo.nodes} nodes, {label}" + tail_en,
+        f"单集群 {topo.nodes} 台，{label}" + tail_zh,
+    )
 
 
 def _trade(point: Candidate, chosen: Candidate) -> tuple[str, str]:
     """What a runner-up trades against the chosen configuration."""
     a, b = point.design, chosen.design
     if point is chosen:
-        return "lowest cost per million output tokens within the targets", "满足目标时每百万输出 Token 成本最低"
+        return (
+            "lowest cost per million output tokens within the targets",
+            "满足目标时每百万输出 Token 成本最低",
+        )
     dc = a.concurrency - b.concurrency
     dt_ms = (a.tpot_s - b.tpot_s) * 1000
     en = (
         f"{'+' if dc >= 0 else '−'}{abs(dc)} concurrent, TPOT {'+' if dt_ms >= 0 else '−'}{abs(dt_ms):.1f} ms "
         f"at the design point"
     )
-    zh = f"并发{'+' if dc >= 0 else '−'}{abs(dc)}，设计点 TPOT {'+' if dt_ms >= 0 else '−'}{abs(dt_ms):.1f} ms"
+    zh = (
+        f"并发{'+' if dc >= 0 else '−'}{abs(dc)}，设计点 TPOT {'+' if dt_ms >= 0 else '−'}{abs(dt_ms):.1f} ms"
+    )
     if not point.meets:
         en += "; misses the targets"
         zh += "；未达时延目标"
@@ -307,8 +322,9 @@ def run_search(
     splits: Callable[[PlanRequest], Iterable[PlanRequest]],
     batched_tokens_choices: Iterable[int],
     current: DesignPoint | None = None,
-) -> tuple[Candidate | None, Candidate | None, list[Candidate]]:
-    """Coordinate ascent over the dimensions (module doc): (chosen, the request's own, every candidate).
+) -> tuple[Candidate | None, Candidate | None, list[Candidate], int]:
+    """Coordinate ascent over the dimensions (module doc): (chosen, the request's own, every candidate
+    that runs, the number of configurations tried).
     ``design_of`` plans one candidate (None: it does not run), ``splits`` the xPyD splits of one."""
     seen: dict[str, Candidate | None] = {}
 
@@ -316,7 +332,12 @@ def run_search(
         k = _key(cand)
         if k not in seen:
             dp = current if (cand is req and current is not None) else design_of(cand)
-            ok = dp is not None and dp.concurrency > 0 and dp.limited_by != "unreachable" and not dp.best_effort
+            ok = (
+                dp is not None
+                and dp.concurrency > 0
+                and dp.limited_by != "unreachable"
+                and not dp.best_effort
+            )
             seen[k] = Candidate(cand, dp, ok) if dp is not None and dp.concurrency > 0 else None
         return seen[k]
 
@@ -336,7 +357,7 @@ def run_search(
             if c is not None and (best is None or _better(c, best)):
                 best = c
     everyone = [c for c in seen.values() if c is not None]
-    return (best if best is not None and best.meets else None), own, everyone
+    return (best if best is not None and best.meets else None), own, everyone, len(seen)
 
 
 def capacity_tpot_front(cands: list[Candidate]) -> list[Candidate]:
@@ -380,6 +401,7 @@ def front_points(req: PlanRequest, result: PlanResult, chosen: Candidate, cands:
                 best_tpot_ms=round(d.best_tpot_s * 1000, 3),
                 ttft_s=round(d.ttft_s, 3),
                 cost_per_m_output=cost_per_m_output_at(req, result.tco, d.output_tokens_per_s),
+                currency=req.commercial.currency,
                 trade_en=trade_en,
                 trade_zh=trade_zh,
                 change=configuration_change(req, c.request),

@@ -27,7 +27,9 @@ _SLUG_SECTIONS = frozenset({"rack", "site"})
 _LAYOUT_FIELDS = frozenset({"parallel", "decode_parallel"})
 
 
-def apply_fix(request_json: Any, fix: Mapping[str, Any], resolved: et.PlanRequest | None = None) -> dict | None:
+def apply_fix(
+    request_json: Any, fix: Mapping[str, Any], resolved: et.PlanRequest | None = None
+) -> dict | None:
     """``request_json`` with ``fix`` applied, on a copy; None when a path cannot be set.  A fix to one
     field of an ``"auto"`` layout starts from the layout ``resolved`` (the request's resolution) has."""
     if not isinstance(request_json, dict) or not isinstance(fix, Mapping) or not fix:
