@@ -280,22 +280,35 @@ def configuration_label(req: PlanRequest) -> tuple[str, str]:
     )
 
 
-def _trade(point: Candidate, chosen: Candidate) -> tuple[str, str]:
-    """What a runner-up trades against the chosen configuration."""
+def _sign(x: float) -> str:
+    return "+" if x >= 0 else "−"
+
+
+def _trade(point: Candidate, chosen: Candidate, cheapest: bool) -> tuple[str, str]:
+    """What a configuration trades against the chosen one (``cheapest``: the chosen one is the lowest
+    cost of all tried, not the request's own kept within MIN_STEP_GAIN of it)."""
     a, b = point.design, chosen.design
     if point is chosen:
+        if cheapest:
+            return (
+                "lowest cost per million output tokens within the targets",
+                "满足目标时每百万输出 Token 成本最低",
+            )
+        gain = round((MIN_STEP_GAIN - 1) * 100)
         return (
-            "lowest cost per million output tokens within the targets",
-            "满足目标时每百万输出 Token 成本最低",
+            f"the request's own configuration: no other carries {gain} % more within the targets",
+            f"请求自身的配置：在目标内没有其他配置能多承载 {gain}%",
         )
     dc = a.concurrency - b.concurrency
     dt_ms = (a.tpot_s - b.tpot_s) * 1000
+    dcost = (b.output_tokens_per_s / a.output_tokens_per_s - 1) * 100 if a.output_tokens_per_s > 0 else 0.0
     en = (
-        f"{'+' if dc >= 0 else '−'}{abs(dc)} concurrent, TPOT {'+' if dt_ms >= 0 else '−'}{abs(dt_ms):.1f} ms "
-        f"at the design point"
+        f"{_sign(dc)}{abs(dc)} concurrent, TPOT {_sign(dt_ms)}{abs(dt_ms):.1f} ms at the design point, "
+        f"cost per million output tokens {_sign(dcost)}{abs(dcost):.1f} %"
     )
     zh = (
-        f"并发{'+' if dc >= 0 else '−'}{abs(dc)}，设计点 TPOT {'+' if dt_ms >= 0 else '−'}{abs(dt_ms):.1f} ms"
+        f"并发{_sign(dc)}{abs(dc)}，设计点 TPOT {_sign(dt_ms)}{abs(dt_ms):.1f} ms，"
+        f"每百万输出 Token 成本{_sign(dcost)}{abs(dcost):.1f}%"
     )
     if not point.meets:
         en += "; misses the targets"
@@ -357,7 +370,15 @@ def run_search(
             if c is not None and (best is None or _better(c, best)):
                 best = c
     everyone = [c for c in seen.values() if c is not None]
-    return (best if best is not None and best.meets else None), own, everyone, len(seen)
+    meeting = [c for c in everyone if c.meets]
+    if not meeting:
+        return None, own, everyone, len(seen)
+    # The lowest cost per million output tokens of every configuration tried within the targets; the
+    # request's own when that is within MIN_STEP_GAIN of it (no change offered for less).
+    cheapest = max(meeting, key=lambda c: c.design.output_tokens_per_s)
+    if own is not None and own.meets and not _better(cheapest, own):
+        return own, own, everyone, len(seen)
+    return cheapest, own, everyone, len(seen)
 
 
 def capacity_tpot_front(cands: list[Candidate]) -> list[Candidate]:
@@ -384,12 +405,15 @@ def front_points(req: PlanRequest, result: PlanResult, chosen: Candidate, cands:
     from .economics import cost_per_m_output_at
 
     front = capacity_tpot_front(cands)
+    cheapest = all(
+        c.design.output_tokens_per_s <= chosen.design.output_tokens_per_s for c in cands if c.meets
+    )
     at = (chosen.design.concurrency, chosen.design.tpot_s)
     ordered = [chosen] + [c for c in front if (c.design.concurrency, c.design.tpot_s) != at][:FRONT_SIZE]
     out = []
     for c in ordered:
         label_en, label_zh = configuration_label(c.request)
-        trade_en, trade_zh = _trade(c, chosen)
+        trade_en, trade_zh = _trade(c, chosen, cheapest)
         d = c.design
         out.append(
             FrontPoint(
