@@ -94,11 +94,14 @@ class Search:
         for shape in shapes:
             by_nodes.setdefault(shape.nodes, []).append(shape)
         stale = 0
-        gap_best: float | None = None
+        # The closest each binding constraint came (its gap: needed ÷ reached), by rejection code: adding
+        # nodes trades one constraint for another (the KV cache's capacity at 2 nodes, the TPOT of a
+        # wider expert-parallel group at 4), so progress is judged per constraint, not across them.
+        gap_best: dict[str, float] = {}
         no_progress = tried = 0
         for n in sorted(by_nodes):
             improved = False
-            gap_here: float | None = None
+            gaps_here: dict[str, float] = {}
             stop = False
             for shape in by_nodes[n]:
                 self.stats["shapes"] += 1
@@ -117,7 +120,7 @@ class Search:
                         gap = why.figures.get("gap")
                         projected = None
                         if isinstance(gap, (int, float)):
-                            gap_here = gap if gap_here is None else min(gap_here, gap)
+                            gaps_here[why.code] = min(gaps_here.get(why.code, gap), gap)
                             projected = self.projection(fam, shape, why, gap)
                         # The projection, when it stops the family, is the fuller reason.
                         fam.reject(projected or why)
@@ -133,7 +136,7 @@ class Search:
                     fam.reject(outcome)
                     gap = outcome.figures.get("gap")
                     if isinstance(gap, (int, float)):
-                        gap_here = gap if gap_here is None else min(gap_here, gap)
+                        gaps_here[outcome.code] = min(gaps_here.get(outcome.code, gap), gap)
                     if outcome.code.startswith("planner.engine.network.") and shape.nodes > 1:
                         stop = True  # the cross-node fabric fails at every larger size too
                         break
@@ -163,8 +166,10 @@ class Search:
                     stale = 0 if improved else stale + 1
                     if stale >= PATIENCE:
                         break
-            elif gap_here is not None and (gap_best is None or gap_here < gap_best * 0.99):
-                gap_best, no_progress = gap_here, 0
+            elif any(code not in gap_best or g < gap_best[code] * 0.99 for code, g in gaps_here.items()):
+                for code, g in gaps_here.items():
+                    gap_best[code] = min(gap_best.get(code, g), g)
+                no_progress = 0
             else:
                 # Nothing works yet and the gap to the target is not closing.
                 no_progress += 1
