@@ -384,7 +384,7 @@ def run_search(
 def capacity_tpot_front(cands: list[Candidate]) -> list[Candidate]:
     """The candidates meeting the targets that no other beats on both design concurrency and TPOT."""
     ok = [c for c in cands if c.meets]
-    front = []
+    front: list[Candidate] = []
     for c in ok:
         dominated = any(
             (o.design.concurrency >= c.design.concurrency and o.design.tpot_s <= c.design.tpot_s)
@@ -400,7 +400,9 @@ def capacity_tpot_front(cands: list[Candidate]) -> list[Candidate]:
     return front
 
 
-def front_points(req: PlanRequest, result: PlanResult, chosen: Candidate, cands: list[Candidate]):
+def front_points(
+    req: PlanRequest, result: PlanResult, chosen: Candidate, cands: list[Candidate]
+) -> tuple[FrontPoint, ...]:
     """The chosen configuration and up to :data:`FRONT_SIZE` runners-up of the front, as shown."""
     from .economics import cost_per_m_output_at
 

@@ -412,7 +412,8 @@ def _scenario_workload(data: dict, catalog: CatalogPort, errs: _Collector) -> tu
     if found is None:
         errs.add("scenario", f"unknown scenario '{scenario[:80]}'.")
         return scenario, {}
-    own = data.get("workload") if isinstance(data.get("workload"), dict) else {}
+    raw = data.get("workload")
+    own: dict[str, Any] = raw if isinstance(raw, dict) else {}
     return scenario, {
         k: found[k] for k in SCENARIO_WORKLOAD_FIELDS if k in found and found[k] is not None and k not in own
     }

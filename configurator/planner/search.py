@@ -29,6 +29,7 @@ from .results import (
     Candidate,
     Evaluated,
     Family,
+    OnRequest,
     PlannerResult,
     Rejection,
     Shape,
@@ -55,6 +56,7 @@ class Search:
         self.o = query.options
         self.evaluated: list[Evaluated] = []
         self.candidates: list[Candidate] = []
+        self.on_request: list[OnRequest] = []
         self.stats: dict[str, Any] = {"plans": 0, "cheap_evaluations": 0, "memory_checks": 0, "shapes": 0}
         self.build = RequestBuilder(query, catalog)
         self.racks = RackChooser(query, self.build)
@@ -132,6 +134,11 @@ class Search:
                         break
                     continue
                 outcome = self.plan_shape(fam, shape, variant)
+                if isinstance(outcome, OnRequest):
+                    # Feasible on a server without a price: its smallest deployment is listed, no more.
+                    self.on_request.append(outcome)
+                    stop = True
+                    break
                 if isinstance(outcome, Rejection):
                     fam.reject(outcome)
                     gap = outcome.figures.get("gap")
@@ -220,7 +227,7 @@ class Search:
             {**dict(why.figures), "projected_nodes": projected},
         )
 
-    def plan_shape(self, fam: Family, shape: Shape, variant: Variant) -> Candidate | Rejection:
+    def plan_shape(self, fam: Family, shape: Shape, variant: Variant) -> Candidate | OnRequest | Rejection:
         s = fam.server
         rack, inline, _per = self.racks.choose_rack(s, shape)
         commercial = self.build.commercial(s, shape.nodes, rack)
@@ -246,6 +253,23 @@ class Search:
         outcome = self.judge.judge_plan(s, shape, req, result, rack, inline, variant, label, head, head_zh)
         if isinstance(outcome, Rejection):
             self.evaluated.append(evaluated_rejection(s, shape, label, outcome))
+        elif isinstance(outcome, OnRequest):
+            self.evaluated.append(
+                Evaluated(
+                    s.slug,
+                    s.name,
+                    shape,
+                    label,
+                    STAGE_FEASIBLE,
+                    True,
+                    figures={
+                        "price": "on request",
+                        "output_tokens_per_s": round(outcome.output_tokens_per_s, 1),
+                        "ttft_s": round(outcome.ttft_s, 3),
+                        "tpot_ms": round(outcome.tpot_ms, 2),
+                    },
+                )
+            )
         else:
             self.evaluated.append(
                 Evaluated(
@@ -277,7 +301,7 @@ class Search:
         front_ids = {c.id for c in pareto_front(ranked)}
         ranked = [replace(c, rank=i + 1, pareto=c.id in front_ids) for i, c in enumerate(ranked)]
         pareto = tuple(c for c in ranked if c.pareto)
-        feasible_servers = {c.server.slug for c in ranked}
+        feasible_servers = {c.server.slug for c in ranked} | {o.server.slug for o in self.on_request}
         rejected = []
         reasons: dict[str, tuple[Rejection, ...]] = {}
         for fam in families:
@@ -287,10 +311,11 @@ class Search:
             reasons[fam.server.slug] = tuple(distinct.values())
             if fam.server.slug not in feasible_servers:
                 rejected.append(primary_reason(fam.server, fam.reasons, self.o.max_nodes))
-        binding = None if ranked else binding_constraint(rejected, self.q)
+        binding = None if ranked or self.on_request else binding_constraint(rejected, self.q)
         stats = dict(self.stats)
         stats["families"] = len(families)
         stats["feasible"] = len(ranked)
+        stats["price_on_request"] = len(self.on_request)
         stats["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
         return PlannerResult(
             query=self.q,
@@ -301,6 +326,7 @@ class Search:
             evaluated=tuple(self.evaluated),
             binding=binding,
             stats=stats,
+            on_request=tuple(sorted(self.on_request, key=lambda o: (o.shape.nodes, o.server.slug))),
         )
 
 

@@ -38,3 +38,28 @@ def test_the_coding_agents_are_carried_by_scaling_a_family_out(seeded):
     # every deployment offered is a scaled-out one.
     assert min(c.shape.nodes for c in result.candidates) > 2
     assert assert_meets_every_constraint(result) == len(result.candidates)
+
+
+def test_servers_without_a_price_are_listed_as_feasible_price_on_request_after_the_priced(seeded):
+    from configurator.planner import result_dict
+
+    result = search({"scenario": "government-policy-qa"})
+    assert result.candidates and result.on_request
+    priced = {c.server.slug for c in result.candidates}
+    for o in result.on_request:
+        assert o.server.slug not in priced
+        assert "server" in o.on_request  # the price list has no purchase price for it
+    body = result_dict(result, evaluated=False)
+    keys = list(body)
+    assert keys.index("price_on_request") > keys.index("candidates")
+    listed = body["price_on_request"][0]
+    assert listed["price_en"] == "price on request" and listed["price_zh"] == "价格待询"
+    assert "cost_per_m" not in listed  # no cost is invented for it
+    # The deployment listed meets the scenario's targets when the configurator re-plans it.
+    from configurator import services
+
+    _, res = services.plan_from_json(listed["request"])
+    w = result.query.workload
+    assert res.performance.tpot_s * 1000 <= w.tpot_target_ms
+    assert res.performance.ttft_s <= w.ttft_target_s
+    assert not [c for c in res.checks if c.severity.value == "error"]
