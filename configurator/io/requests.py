@@ -398,7 +398,7 @@ SCENARIO_WORKLOAD_FIELDS = (
 
 def _scenario_workload(data: dict, catalog: CatalogPort, errs: _Collector) -> tuple[str, dict[str, Any]]:
     """The request's scenario slug and the workload fields it brings (those the request's own
-    ``workload`` leaves unset); an unknown slug is a 400 on ``scenario``."""
+    ``workload`` leaves unset); a slug that is not text is a 400 on ``scenario``."""
     scenario = data.get("scenario", "")
     if scenario is None:
         scenario = ""
@@ -410,7 +410,8 @@ def _scenario_workload(data: dict, catalog: CatalogPort, errs: _Collector) -> tu
         return scenario, {}
     found = lookup(scenario)
     if found is None:
-        errs.add("scenario", f"unknown scenario '{scenario[:80]}'.")
+        # A slug the catalog does not know (a scenario retired since a quote was saved) brings nothing:
+        # the plan's design point then says its targets are the request's or the defaults.
         return scenario, {}
     raw = data.get("workload")
     own: dict[str, Any] = raw if isinstance(raw, dict) else {}

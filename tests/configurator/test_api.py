@@ -263,7 +263,12 @@ def test_a_scenario_slug_brings_its_workload_and_targets(api):
     assert none["targets_assumed"] is True and none["targets_source"] == "default"
 
 
-def test_an_unknown_scenario_is_a_400_naming_it(api):
+def test_a_scenario_the_catalog_does_not_know_brings_nothing_and_a_non_slug_is_a_400(api):
+    # A retired scenario's slug in a saved request still plans: no workload is brought, and the design
+    # point says its targets are the defaults.
     response = post(api, {**K3_4_NODES, "scenario": "no-such-scenario"})
-    assert response.status_code == 400
-    assert "scenario" in response.json()["errors"]
+    assert response.status_code == 200
+    dp = response.json()["performance"]["design_point"]
+    assert dp["targets_assumed"] is True and dp["targets_source"] == "default"
+    bad = post(api, {**K3_4_NODES, "scenario": ["software-engineering-agent"]})
+    assert bad.status_code == 400 and "scenario" in bad.json()["errors"]
