@@ -406,15 +406,15 @@ def _scenario_workload(data: dict, catalog: CatalogPort, errs: _Collector) -> tu
         errs.add("scenario", "must be a scenario slug.")
         return "", {}
     lookup = getattr(catalog, "scenario_workload", None)
-    if not scenario or lookup is None:
-        return scenario, {}
+    raw = data.get("workload")
+    own: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if not scenario or lookup is None or all(k in own for k in SCENARIO_WORKLOAD_FIELDS):
+        return scenario, {}  # a frozen (fully inline) request never consults the catalog
     found = lookup(scenario)
     if found is None:
         # A slug the catalog does not know (a scenario retired since a quote was saved) brings nothing:
         # the plan's design point then says its targets are the request's or the defaults.
         return scenario, {}
-    raw = data.get("workload")
-    own: dict[str, Any] = raw if isinstance(raw, dict) else {}
     return scenario, {
         k: found[k] for k in SCENARIO_WORKLOAD_FIELDS if k in found and found[k] is not None and k not in own
     }
@@ -425,7 +425,10 @@ def _agreeing_with_scenario(data: dict, catalog: CatalogPort, workload: et.Workl
     as the page's form states them): where the plan says its targets came from."""
     lookup = getattr(catalog, "scenario_workload", None)
     scenario = data.get("scenario")
-    found = lookup(scenario) if lookup is not None and isinstance(scenario, str) and scenario else None
+    try:
+        found = lookup(scenario) if lookup is not None and isinstance(scenario, str) and scenario else None
+    except LookupError:
+        found = None  # a frozen revision is resolved without the catalog: no provenance to read
     if not found:
         return ()
     return tuple(
