@@ -19,6 +19,7 @@ from catalog.selectors import default_rack, default_site, price_list_in_force
 
 from . import catalog_cache, inputs
 from .engine import types as et
+from .seed_catalog import scenario_workload_values
 
 
 class DjangoCatalog:
@@ -40,6 +41,15 @@ class DjangoCatalog:
             return inputs.model_spec(row) if row else None
 
         return self._cached(("model", slug), build)
+
+    def scenario_workload(self, slug: str) -> dict[str, Any] | None:
+        """The workload fields the scenario carries (``requests.SCENARIO_WORKLOAD_FIELDS``), or None."""
+
+        def build():
+            row = selectors.scenario_row(slug)
+            return scenario_workload_values(lambda name: getattr(row, name, None)) if row else None
+
+        return self._cached(("scenario_workload", slug), build)
 
     def checkpoint(self, slug: str) -> tuple[et.CheckpointSpec, str] | None:
         """The checkpoint called ``slug`` and the slug of its model."""

@@ -19,6 +19,21 @@ from . import specs
 from .engine import types as et
 
 
+def scenario_workload_values(value) -> dict:
+    """A scenario's workload fields read through ``value(name)`` (a seed record's or a row's getattr),
+    as the request types hold them; the same conversion for both catalogs."""
+    out: dict = {}
+    for name in ("input_tokens", "output_tokens", "concurrency"):
+        if value(name) is not None:
+            out[name] = int(value(name))
+    if value("needs_vision") is not None:
+        out["needs_vision"] = bool(value("needs_vision"))
+    for name in ("availability_target", "ttft_target_s", "tpot_target_ms"):
+        if value(name) is not None:
+            out[name] = float(value(name))
+    return out
+
+
 def _sourced(record: Record) -> dict:
     """A record's values, stored sources and the names of its sourced figures, for ``specs``."""
     return {**record.values, "sources": record.sources, "sourced": list(record.sources)}
@@ -32,6 +47,13 @@ class SeedCatalog:
 
     def _get(self, kind: str, slug: str) -> Record | None:
         return self.seed.get(kind, slug) if isinstance(slug, str) else None
+
+    def scenario_workload(self, slug: str) -> dict | None:
+        """The workload fields the seeded scenario carries (``requests.SCENARIO_WORKLOAD_FIELDS``)."""
+        record = self._get("scenario", slug)
+        if record is None:
+            return None
+        return scenario_workload_values(record.value)
 
     # ------------------------------------------------------------------ models
 

@@ -66,6 +66,24 @@ def _crossing(points: list[EconomicsPoint], threshold: Decimal) -> float | None:
     return None
 
 
+def cost_per_m_output_at(req: PlanRequest, tco: Any, output_tokens_per_s: float) -> Decimal | None:
+    """Cost per million output tokens of this deployment at ``output_tokens_per_s``: the yearly cost
+    (buy, or lease when only a lease is priced) times the output tokens' share, over the output tokens
+    of a year at the commercial utilisation — the arithmetic of :func:`compute_economics`'s points, so a
+    serving configuration of the same hardware is priced as the plan prices its own design point."""
+    tokens = getattr(tco, "tokens", None) if tco is not None else None
+    if tokens is None:
+        return None
+    c = req.commercial
+    basis = "lease" if c.server_lease_per_month > 0 and c.server_unit_price <= 0 else "buy"
+    annual = tokens.annual_cost_lease if basis == "lease" else tokens.annual_cost_buy
+    out_share = 1 - _d(tokens.input_cost_share)
+    out_tps = _d(round(output_tokens_per_s, 6))
+    seconds = SECONDS_PER_YEAR * _d(c.utilisation)
+    tout = out_tps * seconds / MILLION
+    return (annual * out_share / tout).quantize(CENT) if tout > 0 else None
+
+
 def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> EconomicsResult | None:
     """Cost per million tokens over the performance curve and the API break-even (None without a TCO)."""
     tokens = getattr(tco, "tokens", None) if tco is not None else None
@@ -101,7 +119,7 @@ def compute_economics(req: PlanRequest, performance: Any, tco: Any) -> Economics
         tin = in_tps * seconds / MILLION
         tout = out_tps * seconds / MILLION
         cost_in = (annual * in_share / tin).quantize(CENT) if tin > 0 else None
-        cost_out = (annual * out_share / tout).quantize(CENT) if tout > 0 else None
+        cost_out = cost_per_m_output_at(req, tco, output_tokens_per_s)
         api_cost = saving = None
         if effective_in is not None and api_out is not None:
             api_cost = tin * effective_in + tout * api_out

@@ -44,6 +44,9 @@ from .memory import size_memory
 from .performance import estimate_performance
 from .performance.design import batch_cap, target_text
 from .speculative import decode_role, role_serving, speculator, tokens, version_reason, with_draft
+from .serialize import to_jsonable
+from .serving_search import SearchOutcome, configuration_change, configuration_label, front_points, run_search
+from .serving_search import search_serving as cached_search
 from .types import Check, DesignPoint, PerformanceResult, PlanRequest, PlanResult, Severity, TopologyKind
 
 BATCHED_TOKENS_CHOICES = (16_384, 32_768)
@@ -131,6 +134,39 @@ def _splits(req: PlanRequest, balanced: int | None) -> Iterable[PlanRequest]:
         )
 
 
+def design_of(req: PlanRequest) -> DesignPoint | None:
+    """The design point of one serving configuration (layout, memory, performance; no TCO, no launch),
+    the best-effort one included; None when the configuration does not run (an error)."""
+    serving = resolve_serving(req.serving, req.server.accelerator.software_stack)
+    if serving is not req.serving:
+        req = dataclasses.replace(req, serving=serving)
+    layout = resolve_layout(req)
+    if any(c.severity == Severity.ERROR for c in layout.checks):
+        return None
+    memory = size_memory(req, layout)
+    if any(c.severity == Severity.ERROR for c in memory.checks):
+        return None
+    return estimate_performance(req, layout, memory).design_point
+
+
+def search_configuration(req: PlanRequest, result: PlanResult) -> SearchOutcome:
+    """The serving-configuration search of ``req`` (``serving_search``), with the plan's own design point
+    as the request's and its P:D balance point as the split searched around."""
+    perf = result.performance
+    current = perf.design_point if perf is not None else None
+    balance = perf.pd_balance if perf is not None else None
+    balanced = balance.suggested_prefill_nodes if balance is not None else None
+    chosen, own, everyone, tried = run_search(
+        req,
+        design_of,
+        lambda r: _splits(r, balanced if r.topology == req.topology else None),
+        BATCHED_TOKENS_CHOICES,
+        current,
+    )
+    front = front_points(req, result, chosen, everyone) if chosen is not None else ()
+    return SearchOutcome(chosen=chosen, current=own, front=front, evaluated=tried)
+
+
 def propose_serving(
     req: PlanRequest, balanced_prefill_nodes: int | None = None, current: DesignPoint | None = None
 ) -> ServingProposal | None:
@@ -212,17 +248,45 @@ def speculative_reason(req: PlanRequest) -> tuple[str, str]:
     )
 
 
-def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Check, ...]:
+def recommended_serving_check(
+    req: PlanRequest, result: PlanResult, *, catalog_version: str = ""
+) -> tuple[Check, ...]:
     """The proposal as a check with a one-click fix, when it differs from the request's settings and
-    carries more within the targets (or the request's settings cannot carry the stated load)."""
+    carries more within the targets (or the request's settings cannot carry the stated load, or miss
+    the targets a searched configuration meets).  The configuration comes from the serving-configuration
+    search (``serving_search``, cached per request and ``catalog_version``); when no configuration meets
+    the targets, from the best-effort proposal (:func:`propose_serving`)."""
     perf = result.performance
     if perf is None or not result.layout.groups:
         return ()
     current = perf.design_point
     balance = perf.pd_balance
-    prop = propose_serving(req, balance.suggested_prefill_nodes if balance is not None else None, current)
+    outcome = cached_search(req, result, search_configuration, catalog_version=catalog_version)
+    configuration: dict[str, object] = {}
+    front: tuple = ()
+    if outcome.chosen is not None:
+        chosen = outcome.chosen.request
+        d0 = outcome.chosen.design
+        prop: ServingProposal | None = ServingProposal(
+            max_num_seqs=max(1, d0.max_num_seqs_per_dp_rank),
+            max_num_batched_tokens=chosen.serving.max_num_batched_tokens,
+            speculative_tokens=chosen.performance.speculative_tokens,
+            prefill_nodes=chosen.topology.prefill_nodes,
+            decode_nodes=chosen.topology.decode_nodes,
+            design=d0,
+        )
+        configuration = {
+            k: v
+            for k, v in configuration_change(req, chosen).items()
+            if k not in ("serving.max_num_batched_tokens", "topology.prefill_nodes", "topology.decode_nodes")
+        }
+        front = outcome.front
+    else:
+        prop = propose_serving(req, balance.suggested_prefill_nodes if balance is not None else None, current)
     if prop is None:
         return _carry_the_load(req, perf)
+    missed = current is None or current.best_effort or current.limited_by == "unreachable"
+    meets_now = outcome.chosen is not None and missed
     s, topo = req.serving, req.topology
     fix: dict[str, object] = {}
     if prop.max_num_seqs != s.max_num_seqs:
@@ -233,16 +297,23 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
     if split_changed:
         fix["topology.prefill_nodes"] = prop.prefill_nodes
         fix["topology.decode_nodes"] = prop.decode_nodes
+    fix.update(configuration)
     if not fix:
         return ()
     cur_tps = current.output_tokens_per_s if current is not None else 0.0
     short = perf.capacity_concurrency < req.workload.concurrency
     if (
         not short
+        and not meets_now
         and "serving.max_num_seqs" not in fix
         and prop.design.output_tokens_per_s < cur_tps * MIN_GAIN
     ):
         return ()
+    if configuration:
+        label_en, label_zh = configuration_label(outcome.chosen.request)  # type: ignore[union-attr]
+        config_en, config_zh = f"{label_en}; ", f"{label_zh}；"
+    else:
+        config_en = config_zh = ""
     d = prop.design
     disagg = topo.kind == TopologyKind.DISAGGREGATED
     # The plan's one P:D proposal (``performance.pd_imbalance`` names none): the split changed, or kept
@@ -271,7 +342,12 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
         f"，{topo.prefill_nodes}P{topo.decode_nodes}D" if topo.kind == TopologyKind.DISAGGREGATED else ""
     )
     spec_en, spec_zh = speculative_reason(req)
-    best_effort = current is not None and current.best_effort and bool(current.relaxed_targets)
+    best_effort = (
+        outcome.chosen is None
+        and current is not None
+        and current.best_effort
+        and bool(current.relaxed_targets)
+    )
     if best_effort and current is not None:
         relaxed = {k: v for k, v in current.relaxed_targets.items() if k in current.unmet_targets}
         within_en = (
@@ -289,8 +365,11 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
     return (
         raise_(
             "performance.serving_settings_recommended",
-            severity=Severity.WARNING if short else Severity.OK,
+            severity=Severity.WARNING if short or meets_now else Severity.OK,
             figures={
+                "configuration": config_en.rstrip("; "),
+                "front": [to_jsonable(p) for p in front],
+                "configurations_evaluated": outcome.evaluated,
                 "max_num_seqs": prop.max_num_seqs,
                 "max_num_batched_tokens": prop.max_num_batched_tokens,
                 "speculative_tokens": prop.speculative_tokens,
@@ -303,6 +382,8 @@ def recommended_serving_check(req: PlanRequest, result: PlanResult) -> tuple[Che
                 "request_max_num_batched_tokens": s.max_num_batched_tokens,
                 "best_effort": best_effort,
             },
+            config_en=config_en,
+            config_zh=config_zh,
             max_num_seqs=prop.max_num_seqs,
             max_num_batched_tokens=prop.max_num_batched_tokens,
             split_en=split_en,

@@ -720,6 +720,8 @@ class PlanRequest:
     checkpoint: CheckpointSpec | None = None  # None: the model's own bytes, no platform-specific groups
     # The catalog drafts ``serving.speculative`` (and a role's) name, by slug (engine/speculative.py).
     speculators: tuple[SpeculatorSpec, ...] = ()
+    # The workload fields the scenario brought (the request's own ``workload`` left them unset).
+    workload_from_scenario: tuple[str, ...] = ()
 
     @property
     def decode_graphs(self) -> str:
@@ -1295,6 +1297,10 @@ class DesignPoint:
     concurrency_high: int = 0
     output_tokens_per_s_low: float = 0.0
     output_tokens_per_s_high: float = 0.0
+    # Where the targets came from: ``scenario`` (the request's scenario brought them), ``request``
+    # (the request states them) or ``default`` (none stated: ``targets_assumed``); and the scenario.
+    targets_source: str = "default"
+    scenario: str = ""
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,15 @@ from .requests import RequestError
 
 # Request sections a catalog slug may stand for: a fix inside one turns the slug into an object.
 _SLUG_SECTIONS = frozenset({"rack", "site"})
+# Layouts a request may give as "auto": a fix to one of their fields starts from the resolved layout.
+_LAYOUT_FIELDS = frozenset({"parallel", "decode_parallel"})
 
 
-def apply_fix(request_json: Any, fix: Mapping[str, Any]) -> dict | None:
-    """``request_json`` with ``fix`` applied, on a copy; None when a path cannot be set."""
+def apply_fix(
+    request_json: Any, fix: Mapping[str, Any], resolved: et.PlanRequest | None = None
+) -> dict | None:
+    """``request_json`` with ``fix`` applied, on a copy; None when a path cannot be set.  A fix to one
+    field of an ``"auto"`` layout starts from the layout ``resolved`` (the request's resolution) has."""
     if not isinstance(request_json, dict) or not isinstance(fix, Mapping) or not fix:
         return None
     data = copy.deepcopy(request_json)
@@ -41,6 +46,21 @@ def apply_fix(request_json: Any, fix: Mapping[str, Any]) -> dict | None:
                 child = node[part] = {}
             elif isinstance(child, str) and part in _SLUG_SECTIONS and node is data:
                 child = node[part] = {"slug": child}
+            elif (
+                isinstance(child, str)
+                and part in _LAYOUT_FIELDS
+                and node is data.get("topology")
+                and resolved is not None
+                and getattr(resolved.topology, part, None) is not None
+            ):
+                p = getattr(resolved.topology, part)
+                child = node[part] = {
+                    "tp": p.tp,
+                    "dp": p.dp,
+                    "pp": p.pp,
+                    "dp_local": p.dp_local,
+                    "expert_parallel": p.expert_parallel,
+                }
             elif not isinstance(child, dict):
                 return None
             node = child
@@ -63,7 +83,7 @@ def advised(
     twice."""
 
     def replan(fix: Mapping[str, Any]) -> et.PlanResult | None:
-        candidate = apply_fix(request_json, fix)
+        candidate = apply_fix(request_json, fix, request)
         if candidate is None:
             return None
         try:

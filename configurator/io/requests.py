@@ -396,6 +396,62 @@ class CatalogPort(typing.Protocol):
     def default_site(self) -> et.SiteSpec | None: ...
     def default_rack(self) -> et.RackSpec | None: ...
 
+    # Optional: a catalog without scenarios leaves a request's workload as the request states it.
+    # def scenario_workload(self, slug: str) -> dict[str, Any] | None: ...
+
+
+# The workload fields a scenario carries (catalog ``Scenario``): a request naming the scenario takes
+# them unless its own ``workload`` states them.
+SCENARIO_WORKLOAD_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "concurrency",
+    "needs_vision",
+    "availability_target",
+    "ttft_target_s",
+    "tpot_target_ms",
+)
+
+
+def _scenario_workload(data: dict, catalog: CatalogPort, errs: _Collector) -> tuple[str, dict[str, Any]]:
+    """The request's scenario slug and the workload fields it brings (those the request's own
+    ``workload`` leaves unset); a slug that is not text is a 400 on ``scenario``."""
+    scenario = data.get("scenario", "")
+    if scenario is None:
+        scenario = ""
+    if not isinstance(scenario, str) or len(scenario) > 200 or "\x00" in scenario:
+        errs.add("scenario", "must be a scenario slug.")
+        return "", {}
+    lookup = getattr(catalog, "scenario_workload", None)
+    raw = data.get("workload")
+    own: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if not scenario or lookup is None or all(k in own for k in SCENARIO_WORKLOAD_FIELDS):
+        return scenario, {}  # a frozen (fully inline) request never consults the catalog
+    found = lookup(scenario)
+    if found is None:
+        # A slug the catalog does not know (a scenario retired since a quote was saved) brings nothing:
+        # the plan's design point then says its targets are the request's or the defaults.
+        return scenario, {}
+    return scenario, {
+        k: found[k] for k in SCENARIO_WORKLOAD_FIELDS if k in found and found[k] is not None and k not in own
+    }
+
+
+def _agreeing_with_scenario(data: dict, catalog: CatalogPort, workload: et.WorkloadSpec) -> tuple[str, ...]:
+    """The workload fields whose values are the named scenario's (brought by it, or stated equal to it,
+    as the page's form states them): where the plan says its targets came from."""
+    lookup = getattr(catalog, "scenario_workload", None)
+    scenario = data.get("scenario")
+    try:
+        found = lookup(scenario) if lookup is not None and isinstance(scenario, str) and scenario else None
+    except LookupError:
+        found = None  # a frozen revision is resolved without the catalog: no provenance to read
+    if not found:
+        return ()
+    return tuple(
+        sorted(k for k in SCENARIO_WORKLOAD_FIELDS if k in found and getattr(workload, k) == found[k])
+    )
+
 
 def _plain_slug(value) -> bool:
     return isinstance(value, str) and "\x00" not in value and 0 < len(value) <= 200
@@ -548,12 +604,15 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
 
     topology = _resolve_topology(data["topology"], errs)
 
+    scenario, from_scenario = _scenario_workload(data, catalog, errs)
     sections = {}
     for name, cls in SECTIONS.items():
         if name in data:
             sections[name] = _dataclass_from(cls, data[name], name, errs)
         else:
             sections[name] = cls()
+    if from_scenario and sections["workload"] is not None:
+        sections["workload"] = dataclasses.replace(sections["workload"], **from_scenario)
 
     _check_launch(sections["launch"], errs)
 
@@ -614,12 +673,6 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
 
     checkpoint = _resolve_checkpoint(data, model, server, catalog, errs)
 
-    scenario = data.get("scenario", "")
-    if scenario is None:
-        scenario = ""
-    if not isinstance(scenario, str) or len(scenario) > 200:
-        errs.add("scenario", "must be a scenario slug.")
-
     if errs.errors:
         raise RequestError(errs.errors)
 
@@ -674,6 +727,7 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         scenario=scenario,
         checkpoint=checkpoint,
         speculators=speculators,
+        workload_from_scenario=_agreeing_with_scenario(data, catalog, sections["workload"]),
     )
 
 
@@ -930,6 +984,7 @@ def _finalize_topology(topo: _PendingTopology, model: et.ModelSpec, server: et.S
 def request_to_inline(request: et.PlanRequest) -> dict:
     """The request with every catalog entry inline: replans identically later."""
     data = to_jsonable(request)
+    data.pop("workload_from_scenario", None)  # provenance, not a request field: the workload is inline
     return data
 
 

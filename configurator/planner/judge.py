@@ -24,6 +24,7 @@ from .results import (
     STAGE_MEMORY,
     STAGE_SERVING,
     Candidate,
+    OnRequest,
     Rejection,
     Shape,
     shape_label,
@@ -136,12 +137,18 @@ class Judge:
             )
         commercial = self.build.commercial(s, 1, rack[0][0])
         list_name = self.q.price_list or f"{self.c.currency} (none in force)"
-        if self.c.purchase == "buy" and commercial.server_unit_price <= 0:
+        # A server without a purchase price is searched all the same: its feasible deployment is listed
+        # as "price on request" after the priced ones (``judge_plan``), not dropped.
+        if (
+            self.c.purchase == "buy"
+            and commercial.server_unit_price <= 0
+            and "server" not in commercial.prices_on_request
+        ):
             return reject(
                 "planner.no_price",
                 "constraints.currency",
-                f"{name}: price on request (no purchase price in price list {list_name}).",
-                f"{name}：价格待询（价格表 {list_name} 中没有采购价格）。",
+                f"{name}: no purchase price in price list {list_name}.",
+                f"{name}：价格表 {list_name} 中没有采购价格。",
             )
         if self.c.purchase == "lease" and commercial.server_lease_per_month <= 0:
             return reject(
@@ -412,16 +419,18 @@ class Judge:
         codes = {c.code for c in result.checks if c.severity == Severity.WARNING}
         tco = result.tco
         perf = result.performance
-        if tco is not None and tco.prices_on_request:
-            lines = ", ".join(tco.prices_on_request)
+        on_request = tco is not None and bool(tco.prices_on_request)
+        if on_request and (self.c.purchase != "buy" or self.c.max_capex is not None):
+            lines = ", ".join(tco.prices_on_request if tco is not None else ())
             return reject(
                 "planner.price_on_request",
                 "commercial.server_unit_price",
                 STAGE_ENGINE,
-                f"priced on request ({lines}): no cost to rank it by; enter a quoted price to compare it.",
-                f"价格待询（{lines}）：无成本可供排序，请录入报价后再比较。",
+                f"priced on request ({lines}): no cost to hold against the budget or the lease; enter a quoted "
+                "price to compare it.",
+                f"价格待询（{lines}）：无成本可与预算或租赁比较，请录入报价后再比较。",
             )
-        if tco is None or tco.tokens is None or perf is None:
+        if perf is None or (not on_request and (tco is None or tco.tokens is None)):
             return reject(
                 "planner.no_throughput",
                 "workload.concurrency",
@@ -443,6 +452,7 @@ class Judge:
                 kv_limited=limit == "kv",
             )
         assert result.power is not None and result.racks is not None  # a plan that reached its TCO has both
+        assert tco is not None  # priced or on request, a plan judged here has its TCO
         # No lease offer in the catalog: no rent (a lease request was refused above for that reason).
         rent = tco.annual.lease_rent
         lease_month = (rent / 12).quantize(Decimal("0.01")) if rent is not None else None
@@ -505,7 +515,25 @@ class Judge:
                 needed=result.racks.max_rack_kw,
                 limit=self.q.site.air_cooling_kw_limit,
             )
+        if on_request:
+            dp = perf.design_point
+            within = dp is not None and dp.limited_by != "unreachable"
+            return OnRequest(
+                server=s,
+                shape=shape,
+                parallel=label,
+                concurrency=req.workload.concurrency,
+                ttft_s=perf.ttft_s,
+                tpot_ms=perf.tpot_s * 1000,
+                output_tokens_per_s=perf.output_tokens_per_s,
+                design_concurrency=dp.concurrency if within and dp is not None else 0,
+                it_kw=result.power.it_kw,
+                racks=result.racks.rack_count,
+                on_request=tuple(tco.prices_on_request),
+                request_json=self.build.request_json(s, shape, variant, req, rack, inline),
+            )
         tokens = tco.tokens
+        assert tokens is not None  # a priced plan with a throughput (checked above)
         cost: Decimal | None
         total: Decimal | None
         annual: Decimal | None

@@ -128,6 +128,51 @@ class Evaluated:
 
 
 @dataclass(frozen=True)
+class OnRequest:
+    """The smallest deployment of a server family without a price that meets the workload and the
+    constraints that need no price: feasible, price on request (no cost to rank it by)."""
+
+    server: ServerSpec
+    shape: Shape
+    parallel: str  # the layout as the seeds write it
+    concurrency: int
+    ttft_s: float
+    tpot_ms: float
+    output_tokens_per_s: float
+    design_concurrency: int
+    it_kw: float
+    racks: int
+    on_request: tuple[str, ...]  # the lines priced on request (server, switch …)
+    request_json: Mapping[str, Any]
+
+
+def on_request_dict(o: OnRequest) -> dict:
+    """One "feasible, price on request" deployment as ``POST /api/recommend`` lists it."""
+    return {
+        "server": o.server.slug,
+        "server_name": o.server.name,
+        "topology": o.shape.kind.value,
+        "nodes": o.shape.nodes,
+        "prefill_nodes": o.shape.prefill_nodes,
+        "decode_nodes": o.shape.decode_nodes,
+        "label_en": shape_label(o.server, o.shape),
+        "label_zh": shape_label(o.server, o.shape, "zh"),
+        "parallel": o.parallel,
+        "concurrency": o.concurrency,
+        "ttft_s": round(o.ttft_s, 3),
+        "tpot_ms": round(o.tpot_ms, 2),
+        "output_tokens_per_s": round(o.output_tokens_per_s, 1),
+        "design_concurrency": o.design_concurrency,
+        "it_kw": round(o.it_kw, 2),
+        "racks": o.racks,
+        "prices_on_request": list(o.on_request),
+        "price_en": "price on request",
+        "price_zh": "价格待询",
+        "request": dict(o.request_json),
+    }
+
+
+@dataclass(frozen=True)
 class PlannerResult:
     query: PlannerQuery
     candidates: tuple[Candidate, ...]  # every feasible candidate, ranked
@@ -137,6 +182,8 @@ class PlannerResult:
     evaluated: tuple[Evaluated, ...]
     binding: Rejection | None
     stats: Mapping[str, Any]
+    # Feasible deployments on servers the price list does not price, listed after the priced ones.
+    on_request: tuple[OnRequest, ...] = ()
 
     @property
     def top(self) -> tuple[Candidate, ...]:
@@ -290,6 +337,7 @@ def result_dict(result: PlannerResult, *, evaluated: bool = True) -> dict:
         "rejected_families": [_rejection_dict(r) for r in result.rejected],
         "family_reasons": {k: [_rejection_dict(r) for r in v] for k, v in result.family_reasons.items()},
         "binding_constraint": _rejection_dict(result.binding) if result.binding else None,
+        "price_on_request": [on_request_dict(o) for o in result.on_request],
         "stats": dict(result.stats),
     }
     if evaluated:

@@ -29,6 +29,7 @@ from .results import (
     Candidate,
     Evaluated,
     Family,
+    OnRequest,
     PlannerResult,
     Rejection,
     Shape,
@@ -55,6 +56,7 @@ class Search:
         self.o = query.options
         self.evaluated: list[Evaluated] = []
         self.candidates: list[Candidate] = []
+        self.on_request: list[OnRequest] = []
         self.stats: dict[str, Any] = {"plans": 0, "cheap_evaluations": 0, "memory_checks": 0, "shapes": 0}
         self.build = RequestBuilder(query, catalog)
         self.racks = RackChooser(query, self.build)
@@ -94,11 +96,14 @@ class Search:
         for shape in shapes:
             by_nodes.setdefault(shape.nodes, []).append(shape)
         stale = 0
-        gap_best: float | None = None
+        # The closest each binding constraint came (its gap: needed ÷ reached), by rejection code: adding
+        # nodes trades one constraint for another (the KV cache's capacity at 2 nodes, the TPOT of a
+        # wider expert-parallel group at 4), so progress is judged per constraint, not across them.
+        gap_best: dict[str, float] = {}
         no_progress = tried = 0
         for n in sorted(by_nodes):
             improved = False
-            gap_here: float | None = None
+            gaps_here: dict[str, float] = {}
             stop = False
             for shape in by_nodes[n]:
                 self.stats["shapes"] += 1
@@ -117,7 +122,7 @@ class Search:
                         gap = why.figures.get("gap")
                         projected = None
                         if isinstance(gap, (int, float)):
-                            gap_here = gap if gap_here is None else min(gap_here, gap)
+                            gaps_here[why.code] = min(gaps_here.get(why.code, gap), gap)
                             projected = self.projection(fam, shape, why, gap)
                         # The projection, when it stops the family, is the fuller reason.
                         fam.reject(projected or why)
@@ -129,11 +134,16 @@ class Search:
                         break
                     continue
                 outcome = self.plan_shape(fam, shape, variant)
+                if isinstance(outcome, OnRequest):
+                    # Feasible on a server without a price: its smallest deployment is listed, no more.
+                    self.on_request.append(outcome)
+                    stop = True
+                    break
                 if isinstance(outcome, Rejection):
                     fam.reject(outcome)
                     gap = outcome.figures.get("gap")
                     if isinstance(gap, (int, float)):
-                        gap_here = gap if gap_here is None else min(gap_here, gap)
+                        gaps_here[outcome.code] = min(gaps_here.get(outcome.code, gap), gap)
                     if outcome.code.startswith("planner.engine.network.") and shape.nodes > 1:
                         stop = True  # the cross-node fabric fails at every larger size too
                         break
@@ -163,8 +173,10 @@ class Search:
                     stale = 0 if improved else stale + 1
                     if stale >= PATIENCE:
                         break
-            elif gap_here is not None and (gap_best is None or gap_here < gap_best * 0.99):
-                gap_best, no_progress = gap_here, 0
+            elif any(code not in gap_best or g < gap_best[code] * 0.99 for code, g in gaps_here.items()):
+                for code, g in gaps_here.items():
+                    gap_best[code] = min(gap_best.get(code, g), g)
+                no_progress = 0
             else:
                 # Nothing works yet and the gap to the target is not closing.
                 no_progress += 1
@@ -215,7 +227,7 @@ class Search:
             {**dict(why.figures), "projected_nodes": projected},
         )
 
-    def plan_shape(self, fam: Family, shape: Shape, variant: Variant) -> Candidate | Rejection:
+    def plan_shape(self, fam: Family, shape: Shape, variant: Variant) -> Candidate | OnRequest | Rejection:
         s = fam.server
         rack, inline, _per = self.racks.choose_rack(s, shape)
         commercial = self.build.commercial(s, shape.nodes, rack)
@@ -241,6 +253,23 @@ class Search:
         outcome = self.judge.judge_plan(s, shape, req, result, rack, inline, variant, label, head, head_zh)
         if isinstance(outcome, Rejection):
             self.evaluated.append(evaluated_rejection(s, shape, label, outcome))
+        elif isinstance(outcome, OnRequest):
+            self.evaluated.append(
+                Evaluated(
+                    s.slug,
+                    s.name,
+                    shape,
+                    label,
+                    STAGE_FEASIBLE,
+                    True,
+                    figures={
+                        "price": "on request",
+                        "output_tokens_per_s": round(outcome.output_tokens_per_s, 1),
+                        "ttft_s": round(outcome.ttft_s, 3),
+                        "tpot_ms": round(outcome.tpot_ms, 2),
+                    },
+                )
+            )
         else:
             self.evaluated.append(
                 Evaluated(
@@ -272,7 +301,7 @@ class Search:
         front_ids = {c.id for c in pareto_front(ranked)}
         ranked = [replace(c, rank=i + 1, pareto=c.id in front_ids) for i, c in enumerate(ranked)]
         pareto = tuple(c for c in ranked if c.pareto)
-        feasible_servers = {c.server.slug for c in ranked}
+        feasible_servers = {c.server.slug for c in ranked} | {o.server.slug for o in self.on_request}
         rejected = []
         reasons: dict[str, tuple[Rejection, ...]] = {}
         for fam in families:
@@ -282,10 +311,11 @@ class Search:
             reasons[fam.server.slug] = tuple(distinct.values())
             if fam.server.slug not in feasible_servers:
                 rejected.append(primary_reason(fam.server, fam.reasons, self.o.max_nodes))
-        binding = None if ranked else binding_constraint(rejected, self.q)
+        binding = None if ranked or self.on_request else binding_constraint(rejected, self.q)
         stats = dict(self.stats)
         stats["families"] = len(families)
         stats["feasible"] = len(ranked)
+        stats["price_on_request"] = len(self.on_request)
         stats["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 1)
         return PlannerResult(
             query=self.q,
@@ -296,6 +326,7 @@ class Search:
             evaluated=tuple(self.evaluated),
             binding=binding,
             stats=stats,
+            on_request=tuple(sorted(self.on_request, key=lambda o: (o.shape.nodes, o.server.slug))),
         )
 
 

@@ -444,6 +444,7 @@ def context_from_dict(
         "recommendation": next(
             (c for c in localized if c["code"] == "performance.serving_settings_recommended"), None
         ),
+        "configuration_front": _configuration_front(localized, lang),
         "figures": result.get("figures") or {},
         "memory_panels": _memory_panels(result, lang),
         "topology_svg": _topology(result, lang),
@@ -457,6 +458,22 @@ def context_from_dict(
         "layout": _layout(result, lang),
         "lang": lang,
     }
+
+
+def _configuration_front(checks: list[dict], lang: str) -> list[dict]:
+    """The serving-configuration search's capacity-vs-TPOT front (the recommended settings' figures,
+    engine/serving_search.py), the chosen configuration first, in the page's language."""
+    rec = next((c for c in checks if c["code"] == "performance.serving_settings_recommended"), None)
+    front = ((rec or {}).get("figures") or {}).get("front") or []
+    return [
+        {
+            **point,
+            "label": _pick(point.get("label_en", ""), point.get("label_zh", ""), lang),
+            "trade": _pick(point.get("trade_en", ""), point.get("trade_zh", ""), lang),
+        }
+        for point in front
+        if isinstance(point, dict)
+    ]
 
 
 def plan_context(plan_request, result, request_json: dict, lang: str, proven=None) -> dict:

@@ -247,3 +247,36 @@ def test_nul_characters_anywhere_in_the_body_are_a_400(api):
     assert response.status_code == 400
     # The field that holds it is named, with the character (the strict-input check of every slug).
     assert "U+0000" in response.json()["errors"]["scenario"][0]
+
+
+def test_a_scenario_slug_brings_its_workload_and_targets(api):
+    # The seeded scenario (catalog/seed/scenarios.yaml, software-engineering-agent): 24,576 input and
+    # 1,536 output tokens, 256 concurrent, TTFT 20 s and TPOT 80 ms (P50).
+    body = {**K3_4_NODES, "scenario": "software-engineering-agent"}
+    response = post(api, body)
+    assert response.status_code == 200
+    dp = response.json()["performance"]["design_point"]
+    assert dp["targets_assumed"] is False
+    assert dp["targets_source"] == "scenario"
+    assert dp["scenario"] == "software-engineering-agent"
+    assert dp["targets"] == {"ttft_p50_s": 20.0, "tpot_p50_ms": 80.0}
+    # The request's own workload wins over the scenario's, field by field.
+    own = post(api, {**body, "workload": {"tpot_target_ms": 50}}).json()["performance"]["design_point"]
+    assert own["targets"] == {"ttft_p50_s": 20.0, "tpot_p50_ms": 50.0}
+    assert own["targets_source"] == "request"  # one of them is no longer the scenario's
+    # Stated equal to the scenario's (as the page's form states them): still the scenario's targets.
+    same = post(api, {**body, "workload": {"ttft_target_s": 20, "tpot_target_ms": 80}}).json()
+    assert same["performance"]["design_point"]["targets_source"] == "scenario"
+    none = post(api, K3_4_NODES).json()["performance"]["design_point"]
+    assert none["targets_assumed"] is True and none["targets_source"] == "default"
+
+
+def test_a_scenario_the_catalog_does_not_know_brings_nothing_and_a_non_slug_is_a_400(api):
+    # A retired scenario's slug in a saved request still plans: no workload is brought, and the design
+    # point says its targets are the defaults.
+    response = post(api, {**K3_4_NODES, "scenario": "no-such-scenario"})
+    assert response.status_code == 200
+    dp = response.json()["performance"]["design_point"]
+    assert dp["targets_assumed"] is True and dp["targets_source"] == "default"
+    bad = post(api, {**K3_4_NODES, "scenario": ["software-engineering-agent"]})
+    assert bad.status_code == 400 and "scenario" in bad.json()["errors"]

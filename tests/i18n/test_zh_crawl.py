@@ -33,6 +33,8 @@ REQUESTS = {
         "server": "atlas-800-a3",
         "topology": {"kind": "disaggregated", "nodes": 16, "prefill_nodes": 8, "decode_nodes": 8},
         "scenario": "software-engineering-agent",
+        # The scenario brings its 256 concurrent requests, more than 8P8D serves at max_num_seqs 16.
+        "workload": {"concurrency": 16},
     },
 }
 

@@ -84,6 +84,19 @@ _TARGET_NAMES = {
 }
 
 
+def targets_source(req: PlanRequest) -> str:
+    """Where the targets of ``targets_of`` come from: ``scenario``, ``request`` or ``default``."""
+    if not stated_targets(req):
+        return "default"
+    w = req.workload
+    stated = {
+        f
+        for f in ("ttft_target_s", "tpot_target_ms", "ttft_p90_target_s", "tpot_p90_target_ms")
+        if getattr(w, f) is not None
+    }
+    return "scenario" if stated <= set(req.workload_from_scenario) else "request"
+
+
 def targets_of(req: PlanRequest) -> tuple[dict[str, float], bool]:
     """The latency targets the design point meets, and whether they are the defaults."""
     t = stated_targets(req)
@@ -337,6 +350,8 @@ def design_point(
         concurrency_high=high[0],
         output_tokens_per_s_low=low[1],
         output_tokens_per_s_high=high[1],
+        targets_source=targets_source(req),
+        scenario=req.scenario,
     )
 
 

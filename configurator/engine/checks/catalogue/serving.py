@@ -8,11 +8,11 @@ DEFS = (
         "performance.serving_settings_recommended",
         "performance",
         Severity.OK,
-        "Recommended serving settings for this hardware: max_num_seqs {max_num_seqs} per DP rank, "
+        "Recommended serving settings for this hardware: {config_en}max_num_seqs {max_num_seqs} per DP rank, "
         "max_num_batched_tokens {max_num_batched_tokens}{split_en}, speculative decoding {spec_en}; "
         "they carry {concurrency} concurrent requests ({output_tps:,.0f} output tokens/s) "
         "{within_en} ({seed_en}).",
-        "本硬件的推荐服务参数：每个 DP rank max_num_seqs {max_num_seqs}，max_num_batched_tokens "
+        "本硬件的推荐服务参数：{config_zh}每个 DP rank max_num_seqs {max_num_seqs}，max_num_batched_tokens "
         "{max_num_batched_tokens}{split_zh}，投机解码{spec_zh}；{within_zh}可承载 {concurrency} 路并发"
         "（输出 {output_tps:,.0f} tokens/s）（{seed_zh}）。",
         field="serving.max_num_seqs",
