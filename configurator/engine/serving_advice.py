@@ -43,10 +43,10 @@ from .layout import auto_layout, layout_is_valid, resolve_layout
 from .memory import size_memory
 from .performance import estimate_performance
 from .performance.design import batch_cap, target_text
-from .speculative import decode_role, role_serving, speculator, tokens, version_reason, with_draft
 from .serialize import to_jsonable
 from .serving_search import SearchOutcome, configuration_change, configuration_label, front_points, run_search
 from .serving_search import search_serving as cached_search
+from .speculative import decode_role, role_serving, speculator, tokens, version_reason, with_draft
 from .types import Check, DesignPoint, PerformanceResult, PlanRequest, PlanResult, Severity, TopologyKind
 
 BATCHED_TOKENS_CHOICES = (16_384, 32_768)
