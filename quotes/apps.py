@@ -1,9 +1,12 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class QuotesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "quotes"
+    # The admin heads the quotes' models (measured and promoted benchmarks) with the app's name.
+    verbose_name = _("Quotes")
 
     def ready(self) -> None:
         # Issuing a revision renders its proposal PDF from the issued state (issue 13:

@@ -681,8 +681,10 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
     given = set(data["serving"]) if isinstance(data.get("serving"), dict) else set()
     # A request that sets the step model's performance.speculative_tokens itself keeps that older form:
     # no catalog draft is turned on for it (engine/speculative.py).
-    speculators = _speculators(catalog, model)
-    if "speculators" in data:  # an inline request (request_to_inline) carries its drafts
+    # An inline request (request_to_inline) carries its drafts and never asks the catalog for them (a
+    # frozen revision resolves against a catalog that refuses every lookup); a request by slug reads them.
+    speculators = () if "speculators" in data else _speculators(catalog, model)
+    if "speculators" in data:
         inline_drafts = _convert(data["speculators"], tuple[et.SpeculatorSpec, ...], "speculators", errs)
         if errs.errors:
             raise RequestError(errs.errors)

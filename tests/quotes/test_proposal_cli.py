@@ -203,13 +203,16 @@ def test_missing_compiled_translations_stop_the_chinese_proposal(tmp_path, setti
 @pytest.mark.django_db
 @pytest.mark.parametrize("lang", ["en", "zh-hans"])
 def test_a_plan_with_errors_is_refused_in_the_proposals_language(tmp_path, catalog, lang):
-    """2 × HGX H200 with Kimi K3 at the recipe's max_num_seqs 5 runs 10 of the 16 users at once (an
-    error): the refusal's header and the finding under it are both in the language asked for — not a
-    Chinese header (the installation's default language) over an English finding."""
+    """2 × HGX H200 with Kimi K3 at max_num_seqs 5 (the K3 Hopper recipe's, stated: the defaults now
+    raise it to the load) runs 10 of the 16 users at once (an error): the refusal's header and the
+    finding under it are both in the language asked for — not a Chinese header (the installation's
+    default language) over an English finding."""
     from tests.golden.golden_cases import all_requests
 
     request = tmp_path / "request.json"
-    request.write_text(json.dumps(all_requests()["hgx-h200-2-single"]), encoding="utf-8")
+    body = all_requests()["hgx-h200-2-single"]
+    body = {**body, "serving": {**body.get("serving", {}), "max_num_seqs": 5}}
+    request.write_text(json.dumps(body), encoding="utf-8")
     with pytest.raises(CommandError) as refused:
         call_command("proposal", str(request), str(tmp_path / "out.pdf"), "--language", lang)
     message = str(refused.value)
