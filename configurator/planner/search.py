@@ -301,7 +301,11 @@ class Search:
         front_ids = {c.id for c in pareto_front(ranked)}
         ranked = [replace(c, rank=i + 1, pareto=c.id in front_ids) for i, c in enumerate(ranked)]
         pareto = tuple(c for c in ranked if c.pareto)
-        feasible_servers = {c.server.slug for c in ranked} | {o.server.slug for o in self.on_request}
+        # A server with a priced deployment is listed with its price, never also as "on request" (a
+        # larger shape of it can reach a line the price list does not price, e.g. a switch).
+        priced = {c.server.slug for c in ranked}
+        self.on_request = [o for o in self.on_request if o.server.slug not in priced]
+        feasible_servers = priced | {o.server.slug for o in self.on_request}
         rejected = []
         reasons: dict[str, tuple[Rejection, ...]] = {}
         for fam in families:

@@ -11,7 +11,19 @@
     var trigger = event.detail && event.detail.triggeringEvent;
     if (!elt || !elt.matches || !elt.matches("form[data-live-form]") || !trigger) return;
     var target = trigger.target;
-    if (target && target.name === "scenario") event.preventDefault();
+    if (target && target.name === "scenario") {
+      event.preventDefault();
+      return;
+    }
+    /* The "change" that follows an "input" the form already sent (the field loses focus, e.g. when
+       a "why?" is opened) would plan the same form again and replace the results, closing what the
+       reader just opened: a form identical to the last one sent is not sent again. */
+    var sent = new URLSearchParams(new FormData(elt)).toString();
+    if (trigger.type === "change" && elt.dataset.lastSent === sent) {
+      event.preventDefault();
+      return;
+    }
+    elt.dataset.lastSent = sent;
   });
 
   /* A refused request (429: too many renders at once; 409, 413 …) answers under its own status

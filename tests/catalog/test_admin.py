@@ -160,10 +160,21 @@ def test_valid_edit_saves_and_marks_the_source(admin_client, seeded, admin_user)
 
 
 def test_change_page_shows_sources_and_assumed(admin_client, seeded):
+    # Every H200 SXM figure now cites the datasheet or a vLLM start-up log (the
+    # placeholders it carried were replaced by public sources), so its page lists
+    # sources with no assumed mark; the H800 SXM still takes its bandwidth and
+    # TFLOPS as equal to the H100 SXM's, marked assumed until its datasheet confirms.
     h200 = Accelerator.objects.get(slug="h200-sxm")
+    assert h200.assumed_fields == []
     html = admin_client.get(_url(h200)).content.decode()
     assert "Sources" in html
+    assert "*assumed*" not in html
+    h800 = Accelerator.objects.get(slug="h800-sxm")
+    assert "memory_bandwidth_tbps" in h800.assumed_fields
+    html = admin_client.get(_url(h800)).content.decode()
+    assert "Sources" in html
     assert "*assumed*" in html
+    assert "taken equal to the H100 SXM (3.35 TB/s); confirm on the H800 datasheet" in html
     a3 = ServerModel.objects.get(slug="atlas-800-a3")
     html = admin_client.get(_url(a3)).content.decode()
     assert "S1 §2.1: max input 16.2 kW" in html

@@ -133,11 +133,21 @@ def test_16_a3_8p8d_runs_more_than_the_seed_max_num_seqs_allows(api):
     rank holds more requests of 8,192 + 1,024 tokens, and the design point runs them."""
     from configurator import reference
 
-    body = _post(api, reference.case("a3-16-8p8d"))
+    # Speculative decoding stated off: the serving defaults turn on the catalog's K3 draft on A3, and its
+    # faster decode makes the 8 prefill nodes the bound below the 128 slots (the draft-on case below).
+    request = reference.case("a3-16-8p8d")
+    off = {**request, "serving": {**request.get("serving", {}), "speculative": {"method": ""}}}
+    body = _post(api, off)
     design = body["performance"]["design_point"]
     assert design["serving_dp_ranks"] == 8
     assert design["kv_seqs_fit_per_dp_rank"] > 16
     assert design["concurrency"] > 16 * 8
+    # With the draft on, each user turns requests over faster, so the prefill pool binds first: the
+    # design point runs fewer per DP rank than the KV cache holds, set by the hardware, not the seed's 16.
+    design = _post(api, request)["performance"]["design_point"]
+    assert design["limited_by"] == "prefill"
+    assert design["max_num_seqs_per_dp_rank"] != 16
+    assert design["max_num_seqs_per_dp_rank"] < design["kv_seqs_fit_per_dp_rank"]
 
 
 def test_a_preset_out_of_reach_names_a_catalog_deployment_that_meets_its_targets(api):
@@ -146,7 +156,13 @@ def test_a_preset_out_of_reach_names_a_catalog_deployment_that_meets_its_targets
     statement names the smallest catalog deployment that meets the targets; planned here, its design
     point meets them."""
     preset = all_requests()["scenario-multimodal-knowledge-base"]
-    request = {**preset, "workload": {**preset["workload"], "tpot_target_ms": "50"}}
+    # Speculative decoding stated off: the catalog's K3 draft the serving defaults turn on on A3 brings
+    # one request under 50 ms a token, so only the plain decode leaves the target out of reach.
+    request = {
+        **preset,
+        "serving": {**preset.get("serving", {}), "speculative": {"method": ""}},
+        "workload": {**preset["workload"], "tpot_target_ms": "50"},
+    }
     body = _post(api, request)
     (check,) = [c for c in body["checks"] if c["code"] == "performance.design_point_unreachable"]
     alt = check["figures"]["catalog_alternative"]
@@ -160,7 +176,13 @@ def test_a_preset_out_of_reach_names_a_catalog_deployment_that_meets_its_targets
     }
     if alt["shape"]:
         p, d = alt["shape"].rstrip("D").split("P")
-        other["topology"] = {"kind": "disaggregated", "prefill_nodes": int(p), "decode_nodes": int(d)}
+        # The API asks the node count of a split deployment too (the prefill and decode nodes add to it).
+        other["topology"] = {
+            "kind": "disaggregated",
+            "nodes": alt["nodes"],
+            "prefill_nodes": int(p),
+            "decode_nodes": int(d),
+        }
     design = _post(api, other)["performance"]["design_point"]
     assert design["limited_by"] != "unreachable"
     assert design["tpot_s"] * 1000 <= float(request["workload"]["tpot_target_ms"])
@@ -217,8 +239,10 @@ def test_at_50_ms_the_planner_says_domestic_hardware_misses_the_tpot_target(clie
 
 
 def test_the_recommendation_says_speculative_decoding_is_off_because_the_catalog_has_no_draft(api):
-    """Kimi K3's public config.json has no MTP head (num_nextn_predict_layers 0) and the catalog lists
-    no draft model: the recommended settings say speculative decoding is off, and why; none invented."""
+    """Kimi K3's public config.json has no MTP head (num_nextn_predict_layers 0), and the catalog's one
+    K3 draft, the DSpark GQA draft (catalog/seed/drafts.yaml ``platforms: [a3]``: its published runs
+    are vllm-ascend#12950 and #14454 on Atlas A3), has no published run on H200: the recommended
+    settings say speculative decoding is off, and why; none invented."""
     from pathlib import Path
 
     from configurator import reference
@@ -234,7 +258,10 @@ def test_the_recommendation_says_speculative_decoding_is_off_because_the_catalog
     )
     body = _post(api, reference.case("hgx-h200-2-single"))
     (rec,) = [c for c in body["checks"] if c["code"] == "performance.serving_settings_recommended"]
-    assert "speculative decoding off: the catalog lists no draft for Kimi K3" in rec["message"]
+    assert (
+        "speculative decoding off: Kimi K3 DSpark draft (GQA, 5 layers) has no published run on HOPPER"
+        in rec["message"]
+    )
     assert rec["figures"]["speculative_tokens"] == 0
     assert not any(path.startswith("performance.speculative") for path in rec["fix"])
 

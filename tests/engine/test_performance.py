@@ -301,7 +301,13 @@ def test_every_figure_is_explained_and_json_safe():
 
 
 def test_batch_is_capped_by_max_num_seqs_with_a_warning():
-    result = _estimate(request_4node(concurrency=200))  # 50 per DP rank > --max-num-seqs 16
+    # The request states --max-num-seqs 16 (the tutorial's): left unset, the serving defaults raise it to
+    # the stated load per DP rank (engine/defaults.py), and the batch would meet KV capacity instead
+    case = reference.CASES["a3-4-single"]
+    req = reference.request({**case, "serving": {"speculative": {"method": ""}, "max_num_seqs": 16},
+                             "workload": {**SEED_WORKLOAD, "concurrency": 200}})  # fmt: skip
+    assert req.serving.max_num_seqs == 16
+    result = _estimate(req)  # 50 per DP rank > --max-num-seqs 16
     g = result.groups[0]
     assert g.offered_seqs_per_dp_rank == 50
     assert g.batch_per_dp_rank == 16

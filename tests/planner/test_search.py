@@ -238,28 +238,38 @@ def test_high_availability_scenario_only_offers_primary_standby_pairs(seeded):
     assert {c.shape.kind for c in result.candidates} == {TopologyKind.PRIMARY_STANDBY}
     best = result.candidates[0]
     # docs/domain.md §10 recommends 8 × A3 as two 4-node clusters for financial research (32 concurrent
-    # requests of 32,768 + 2,048 tokens). Counted as vLLM-Ascend places the weights (issue 14), one 4-node
-    # DP4 / TP16 cluster keeps per rank (engine/memory.py figures): at gpu_memory_utilization 0.85,
-    # 5,216,627,634 B of KV cache; at 0.9, 0.05 × 65,788,161,556 B more = 8,506,035,711 B. One request
-    # takes ceil(34,816 ÷ 128) × 128 tokens × 27,648 B (K3 MLA, docs/domain.md §2) + 28,085,760 B of
-    # linear-attention state = 990,678,528 B. Capacity = 4 DP ranks × floor(KV ÷ request):
-    #   0.85: 4 × floor(5,216,627,634 ÷ 990,678,528) = 4 × 5 = 20  < 32 → refused (the engine's error)
-    #   0.90: 4 × floor(8,506,035,711 ÷ 990,678,528) = 4 × 8 = 32 ≥ 32 → served.
-    # So the 4 + 4 pair is offered once the planner raises the utilisation the KV cache is short of
-    # (it used to read the capacity error as a dead end and stop at 0.85).
+    # requests of 32,768 + 2,048 tokens), a sizing made for the tutorial's engine without a draft. The
+    # plan now runs the catalog's K3 DSpark draft by default, whose weights and KV take memory the target's
+    # KV cache had. One 4-node DP4 / TP16 cluster at gpu_memory_utilization 0.9 keeps per rank (engine/
+    # memory.py figures) 8,506,035,711 B of KV cache without the draft and 8,061,035,711 B with it (the
+    # draft's 445,000,000 B of weights a rank); a token takes 27,648 B (K3 MLA, docs/domain.md §2), with
+    # the draft 1,280 B more. One request is ceil(34,816 ÷ 128) × 128 tokens + 28,085,760 B of
+    # linear-attention state:
+    #   no draft: 34,816 × 27,648 + 28,085,760 = 990,678,528 B → 4 × floor(8,506,035,711 ÷ …) = 4 × 8 = 32
+    #   draft:    34,816 × 28,928 + 28,085,760 = 1,035,243,008 B → 4 × floor(8,061,035,711 ÷ …) = 4 × 7 = 28
+    # so with the draft the 4 + 4 pair holds 28 of the 32 and is refused (the engine's capacity error).
+    pair = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "primary_standby", "nodes": 8},
+            "scenario": "finance-research", "serving": {"gpu_memory_utilization": 0.9}}  # fmt: skip
+    capacity, errors, res = _capacity(pair)
+    assert res.request.serving.speculative.on
+    assert capacity == 28 and "performance.concurrency_above_capacity" in errors
+    assert res.memory.groups[0].per_rank.kv_cache_bytes // 1_035_243_008 == 7
+    capacity, errors, _ = _capacity(pair, speculative={"method": ""})
+    assert capacity == 32 and not errors  # the recommendation holds for the engine without a draft
+    assert 4 * (8_506_035_711 // 990_678_528) == 32
+    # The planner grows the pair instead: 7 + 7 nodes at DP14 / TP8 (two DP ranks a node), at 0.85, keep
+    # per rank 7,631,698,238 B of KV cache; a token takes 27,648 B + the draft's 2,560 B (its KV heads
+    # over TP8) = 30,208 B and a request 34,816 × 30,208 + 56,171,520 B of state = 1,107,893,248 B, so
+    # 14 × floor(7,631,698,238 ÷ 1,107,893,248) = 14 × 6 = 84 ≥ 32.
     assert best.server.slug == "atlas-800-a3"
-    assert best.shape.group_nodes == (4, 4)
-    assert (best.parallel.dp, best.parallel.tp) == (4, 16)
-    assert best.serving.gpu_memory_utilization == 0.9
-    capacity, errors, _ = _capacity(best.request_json)
-    assert capacity == 32 and not errors
-    capacity, errors, _ = _capacity(best.request_json, gpu_memory_utilization=0.85)
-    # The engine's capacity error; with the default targets out of A3's reach (TPOT P90 100 ms) it is said
-    # in the unreachable-target statement, then an error (engine/performance/design.py).
-    assert capacity == 20 and errors & {
-        "performance.concurrency_above_capacity",
-        "performance.design_point_unreachable",
-    }
+    assert best.shape.group_nodes == (7, 7)
+    assert (best.parallel.dp, best.parallel.tp) == (14, 8)
+    assert best.serving.speculative.on and best.serving.gpu_memory_utilization == 0.85
+    capacity, errors, res = _capacity(best.request_json)
+    rank = res.memory.groups[0].per_rank
+    assert rank.kv_bytes_per_token == 30_208 and rank.state_bytes_per_seq == 56_171_520
+    assert rank.kv_cache_bytes // 1_107_893_248 == 6
+    assert capacity == 84 and not errors
 
 
 def test_capacity_shortfall_is_a_gap_that_grows_the_search(seeded):
@@ -282,24 +292,28 @@ def test_capacity_shortfall_is_a_gap_that_grows_the_search(seeded):
         assert f"{cap:,}" in e.message_en
     assert min(e.shape.nodes for e in short) == 4
     best = result.candidates[0]
-    # 8 × A3 at DP16 / TP8 (two DP ranks per node) keeps per rank, at utilisation 0.9, 13,425,454,604 B
-    # of KV cache (engine/memory.py); one request takes 26,112 tokens × 27,648 B + 56,171,520 B of
-    # linear-attention state = 778,116,096 B, so floor(13,425,454,604 ÷ 778,116,096) = 17 fit and
-    # max_num_seqs 16 (the smallest ladder step ≥ 256 ÷ 16 DP ranks) binds: 16 × 16 = 256 ≥ 256.
-    # At 0.85 it is 0.05 × 65,788,161,556 B less: floor(10,136,046,526 ÷ 778,116,096) = 13 → 208 < 256.
-    assert best.shape.nodes == 8 and best.shape.kind == TopologyKind.SINGLE
-    assert (best.parallel.dp, best.parallel.tp) == (16, 8)
+    # With the catalog's K3 DSpark draft (on by default) a token takes 27,648 B (K3 MLA, docs/domain.md
+    # §2) + the draft's 2,560 B (its KV heads over TP8) = 30,208 B, and one request 26,112 tokens ×
+    # 30,208 B + 56,171,520 B of linear-attention state = 844,962,816 B. 8 × A3 at DP16 / TP8 (two DP
+    # ranks per node) keeps per rank, at utilisation 0.9, 12,535,454,604 B of KV cache (engine/memory.py:
+    # 13,425,454,604 B less the draft's 890,000,000 B of weights a TP8 rank), so
+    # floor(12,535,454,604 ÷ 844,962,816) = 14 fit: 16 × 14 = 224 < 256, and the single 8-node cluster
+    # is short. The planner grows to two 7-node tenant clusters at DP14 / TP8 each: 10,921,106,316 B a
+    # rank at 0.9 → floor(÷ 844,962,816) = 12 a rank, 28 ranks × 12 = 336 ≥ 256 (128 a cluster).
+    eight = {"model": "kimi-k3", "server": "atlas-800-a3", "scenario": "software-engineering-agent",
+             "topology": {"kind": "single", "nodes": 8, "parallel": {"tp": 8, "dp": 16, "dp_local": 2}},
+             "serving": {"gpu_memory_utilization": 0.9, "max_num_seqs": 16}}  # fmt: skip
+    capacity, errors, res = _capacity(eight)
+    rank = res.memory.groups[0].per_rank
+    assert rank.kv_bytes_per_token == 30_208 and rank.state_bytes_per_seq == 56_171_520
+    assert rank.kv_cache_bytes // 844_962_816 == 14
+    assert capacity == 224 and "performance.concurrency_above_capacity" in errors
+    assert best.shape.kind == TopologyKind.TENANT_PAIR and best.shape.group_nodes == (7, 7)
+    assert (best.parallel.dp, best.parallel.tp) == (14, 8)
     assert best.serving.max_num_seqs == 16 and best.serving.gpu_memory_utilization == 0.9
     capacity, errors, res = _capacity(best.request_json)
-    assert capacity == 256 and not errors
-    assert res.memory.groups[0].per_rank.kv_cache_bytes // 778_116_096 == 17
-    capacity, errors, _ = _capacity(best.request_json, gpu_memory_utilization=0.85)
-    # The engine's capacity error; with the default targets out of A3's reach (TPOT P90 100 ms) it is said
-    # in the unreachable-target statement, then an error (engine/performance/design.py).
-    assert capacity == 208 and errors & {
-        "performance.concurrency_above_capacity",
-        "performance.design_point_unreachable",
-    }
+    assert capacity == 336 and not errors
+    assert all(g.per_rank.kv_cache_bytes // 844_962_816 == 12 for g in res.memory.groups)
 
 
 def test_capacity_gap_limited_by_max_num_seqs_is_projected(seeded):

@@ -33,9 +33,15 @@ def _estimates(
     """The plan's memory and performance, for a bundle built from a request alone (plan()'s estimates)."""
     if any(c.severity == Severity.ERROR for c in layout.checks):
         return None, None
+    from ..defaults import resolve_serving
     from ..memory import size_memory
     from ..performance import estimate_performance
+    from ..speculative import with_draft
 
+    # as plan() estimates: the platform's serving defaults filled and the decoding engines' draft
+    # charged, so the bundle launches the --max-num-seqs the plan's design point gives
+    serving = resolve_serving(req.serving, req.server.accelerator.software_stack)
+    req = with_draft(dataclasses.replace(req, serving=serving))
     memory = size_memory(req, layout)
     return memory, estimate_performance(req, layout, memory)
 
