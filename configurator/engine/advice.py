@@ -15,6 +15,8 @@ fix offered is a fix that works when typed in), and keeps it only when:
   served at once may not take them below the design point (or what was served, if less) — so the
   memory check's "max_num_seqs to what fits full-length requests" is never offered against the
   recommended serving settings that carry the design point, and the two cannot undo each other.
+  A best-effort design point (no setting of the request meets the targets) is no such floor for a
+  fix whose plan meets the targets: its capacity within them only has to carry the stated load.
 
 A suggestion that changes the customer's requirement (the load, the request lengths, the
 context) is not a fix of the deployment: it moves to ``Check.requirement`` ("change the
@@ -56,6 +58,7 @@ class _Proof:
     errors: frozenset[str]
     capacity: int
     design: int
+    meets: bool = False  # the design point is within the targets (no best effort)
 
 
 def _key(fix: Mapping[str, Any]) -> str:
@@ -70,6 +73,11 @@ def _capacity(result: PlanResult) -> tuple[int, int]:
     return perf.capacity_concurrency, design
 
 
+def _meets(result: PlanResult) -> bool:
+    dp = result.performance.design_point if result.performance is not None else None
+    return dp is not None and not dp.best_effort and not dp.unmet_targets
+
+
 def _proof(result: PlanResult) -> _Proof:
     capacity, design = _capacity(result)
     return _Proof(
@@ -77,6 +85,7 @@ def _proof(result: PlanResult) -> _Proof:
         frozenset(c.code for c in result.checks if c.severity == Severity.ERROR),
         capacity,
         design,
+        _meets(result),
     )
 
 
@@ -96,8 +105,9 @@ def _clears(check: Check, proof: _Proof | None, before: PlanResult, *, requireme
         return True
     stated = before.request.workload.concurrency
     capacity, design = _capacity(before)
-    # What the plan sells is its design point; the settings must keep serving it (module doc).
-    floor = max(stated, min(capacity, design))
+    # What the plan sells is its design point; the settings must keep serving it (module doc). A
+    # best-effort design point, outside the targets, is no floor for a fix that meets them.
+    floor = stated if proof.meets and not _meets(before) else max(stated, min(capacity, design))
     if proof.capacity < capacity and proof.capacity < floor:
         return False
     return not (proof.design < design and proof.design < stated)

@@ -156,14 +156,14 @@ MATRIX = {
         sales(400, catalog=404),
     ),
     "quotes:clone": ("POST", lambda c: {"pk": c["revision"].pk}, lambda c: {}, sales(400, catalog=404)),
-    # Creating a link sends the draft quote (R1 is issued); the quote page shows the link once.  The
-    # seeded 4 x A3 has lines priced on request (the added NIC cards): sending it needs a manager's
-    # approval first, so the link is refused with a 400 that says so (tests/quotes/test_unpriced_is_no_firm_total.py).
+    # Creating a link sends the draft quote (R1 is issued); the quote page shows the link once.  (The
+    # seeded 4 x A3's NIC cards on request are listed as excluded from the totals; only a server,
+    # switch, optics or rack line on request needs approval before it is sent.)
     "quotes:share_create": (
         "POST",
         lambda c: {"pk": c["revision"].pk},
         lambda c: {},
-        sales(400, catalog=404),
+        sales(302, catalog=404),
     ),
     "quotes:share_revoke": (
         "POST",

@@ -24,10 +24,17 @@ def api(client, catalog, users):
     return client
 
 
+# A TPOT P50 target out of A3's reach.  The CloudMatrix384 paper's 50 ms no longer is: Kimi K3 on A3
+# now launches the catalog's DSpark draft by default (7 draft tokens at 60.33 % acceptance, mean accepted
+# length 1 + 7 × 0.6033 = 5.22 tokens a step), which brings one request alone to about 21 ms a token.
+# 15 ms stays below what a single request gets, so the design point is unreachable whatever the load.
+UNREACHABLE_TPOT_MS = "15"
+
+
 def _agent_form(**changes):
-    """The agent preset at the CloudMatrix384 paper's TPOT 50 ms, out of A3's reach (its own 80 ms is not)."""
+    """The agent preset at a TPOT P50 out of A3's reach even with speculative decoding (its own 80 ms is not)."""
     data = preset_data("software-engineering-agent")
-    data.update(tpot_target_ms="50")
+    data.update(tpot_target_ms=UNREACHABLE_TPOT_MS)
     data.update({k: str(v) for k, v in changes.items()})
     return data
 
@@ -69,7 +76,7 @@ def test_the_api_still_waits_for_the_catalog_answer(api):
         data=json.dumps(
             {
                 **(preset := all_requests()["scenario-software-engineering-agent"]),
-                "workload": {**preset["workload"], "tpot_target_ms": "50"},
+                "workload": {**preset["workload"], "tpot_target_ms": UNREACHABLE_TPOT_MS},
             }
         ),
         content_type="application/json",

@@ -22,6 +22,9 @@ FORMATTING_HOME = "configurator/engine/formatting.py"
 NOT_DISPLAY = {
     # vLLM's --gpu-memory-utilization as the command line spells it: no separators, ever.
     ("configurator/engine/explain.py", "ratio"),
+    # One row of the fixed-width TTFT-under-load table ``make bench`` prints to the terminal and
+    # docs/performance.md §3 copies: column-aligned ratios like the other calibration tables, no page shows it.
+    ("configurator/calibration/__init__.py", "_ttft_line"),
 }
 # A format spec that groups digits or fixes decimals: ",", "_", ".2f", ".{digits}f", ".1%".
 _NUMBER_SPEC = re.compile(r"[,_]|\.(\d+|\{\})[fe%]")

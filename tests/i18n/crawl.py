@@ -27,7 +27,7 @@ ALLOWED = {
     "docker", "Docker", "Kubernetes", "LWS", "LeaderWorkerSet", "nginx", "keepalived", "Prometheus",
     "Grafana", "Redis", "PostgreSQL", "Celery", "Django", "htmx", "vLLM-Ascend", "ModelSlim", "SXM", "OAM",
     "Agent", "PUE", "N+N", "zip", "ZIP", "English", "bench", "serve", "QSFP-DD", "rank", "ranks",
-    "Eager", "GQA", "PyTorch", "logit", "Top-k",
+    "Eager", "GQA", "PyTorch", "logit", "Top-k", "DSpark", "EAGLE", "EAGLE-3", "N-gram", "Suffix",
     "PowerEdge", "UniServer", "UBB", "ProLiant", "ThinkSystem", "BMC", "Dorado", "LTS", "NAS", "NFS", "SP4",
     # units
     "kW", "kWh", "MW", "Hz", "GB", "GiB", "TB", "TiB", "MB", "MiB", "Gb", "Gbps", "Gb/s",

@@ -89,17 +89,22 @@ def test_within_the_rating_there_is_no_floor_risk():
 
 def test_a_missed_latency_target_is_a_risk_with_what_would_meet_it():
     """16 × A3 8P8D at 48 users with the research scenario's targets (catalog/seed/scenarios.yaml:
-    TTFT 30 s, TPOT 80 ms, both P50) and a TPOT P50 target of 60 ms the estimate misses."""
+    TTFT 30 s, TPOT 80 ms, both P50) and a TPOT P50 target of 15 ms the estimate misses.
+
+    K3 on A3 decodes with the catalog's DSpark draft by default (catalog/seed/drafts.yaml: 7 draft
+    tokens at 60.33 % acceptance, mean accepted length 1 + 7 x 0.6033 = 5.22 tokens a step,
+    vllm-project/vllm-ascend#14454), so a step of roughly 116 ms (docs/performance.md) yields a
+    token about every 116 / 5.22 = 22 ms: a 15 ms target is still out of reach."""
     workload = {"concurrency": 48, "input_tokens": 32768, "output_tokens": 2048}
-    data, resolved = _plan("a3-16-8p8d", workload={**workload, "ttft_target_s": 30, "tpot_target_ms": 60})
+    data, resolved = _plan("a3-16-8p8d", workload={**workload, "ttft_target_s": 30, "tpot_target_ms": 15})
     sla = data["performance"]["sla"]
     tpot = sla["values"]["tpot_p50_ms"]
-    assert sla["targets"]["tpot_p50_ms"] == 60 and tpot > 60 and sla["met"] is False
+    assert sla["targets"]["tpot_p50_ms"] == 15 and tpot > 15 and sla["met"] is False
     rows = story.requirement_rows(data)
     assert [(r["key"], r["met"]) for r in rows] == [("ttft_p50_s", True), ("tpot_p50_ms", False)]
     risks = [r for r in _risks(data, resolved, "en") if r.get("targets_missed")]
     assert len(risks) == 1
-    assert f"{tpot:,.0f} ms against your target of 60 ms" in risks[0]["text"]
+    assert f"{tpot:,.0f} ms against your target of 15 ms" in risks[0]["text"]
     most = sla["max_concurrency"]
     if most > 0:
         assert f"up to {most:,} concurrent requests" in risks[0]["mitigation"]

@@ -36,15 +36,24 @@ def test_the_16_a3_proposal_states_its_best_effort_design_capacity_and_the_cost_
     from configurator import reference
 
     tight = dict(reference.CASES["a3-16-8p8d"])
-    tight["workload"] = {**tight.get("workload", {}), "tpot_p90_target_ms": 50.0}
-    monkeypatch.setitem(reference.CASES, "a3-16-8p8d-tpot50", tight)
-    monkeypatch.setitem(sample.CASES, "8p8d-tpot50", "a3-16-8p8d-tpot50")
-    monkeypatch.setitem(sample.TITLES, "8p8d-tpot50", sample.TITLES["8p8d"])
-    revision = sample_quote_create(by=engineer, language="en", name="8p8d-tpot50")
+    # A TPOT P90 of 10 ms is out of reach even for one request: K3 on A3 decodes with the catalog's
+    # DSpark draft by default (catalog/seed/drafts.yaml: mean accepted length 1 + 7 x 0.6033 = 5.22
+    # tokens a step, vllm-project/vllm-ascend#14454), so a step of about 116 ms (docs/performance.md)
+    # yields a token about every 116 / 5.22 = 22 ms, above the target.
+    tight["workload"] = {**tight.get("workload", {}), "tpot_p90_target_ms": 10.0}
+    monkeypatch.setitem(reference.CASES, "a3-16-8p8d-tpot10", tight)
+    monkeypatch.setitem(sample.CASES, "8p8d-tpot10", "a3-16-8p8d-tpot10")
+    monkeypatch.setitem(sample.TITLES, "8p8d-tpot10", sample.TITLES["8p8d"])
+    revision = sample_quote_create(by=engineer, language="en", name="8p8d-tpot10")
     result = revision.result_json
     design = result["performance"]["design_point"]
     assert design["limited_by"] == "unreachable" and design["best_effort"]
-    assert design["concurrency"] > 16 * 8  # more than the seed's --max-num-seqs 16 × 8 decode DP ranks
+    assert design["best_tpot_p90_s"] > 0.010
+    # The best-effort capacity is the hardware's (prefill bounds it with the targets relaxed), above
+    # the stated load and within the launched --max-num-seqs across the decode DP ranks.
+    assert design["relaxed_limited_by"] == "prefill"
+    slots = design["max_num_seqs_per_dp_rank"] * design["serving_dp_ranks"]
+    assert result["economics"]["stated"]["concurrency"] < design["concurrency"] <= slots
     tokens = result["tco"]["tokens"]
     annual = Decimal(str(result["economics"]["annual_cost"]))
     out_share = 1 - Decimal(str(tokens["input_cost_share"]))
