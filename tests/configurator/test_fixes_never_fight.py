@@ -14,11 +14,11 @@ plans the daily-use report named, and at every step:
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
 
+from tests.configurator.test_proven_advice import _apply, _post
 from tests.golden.golden_cases import all_requests
 
 pytestmark = pytest.mark.django_db
@@ -31,27 +31,6 @@ MAX_PLANS = 40  # a bound on the walk; the seeded plans reach far fewer distinct
 def api(client, catalog, users):
     client.force_login(users["engineer"])
     return client
-
-
-def _post(client, body):
-    response = client.post("/api/plan", data=json.dumps(body), content_type="application/json")
-    assert response.status_code == 200, response.content[:500]
-    return response.json()
-
-
-def _apply(request: dict, fix: dict) -> dict:
-    """Set each dotted path of ``fix`` in a copy of ``request`` (an object made where the request
-    names none, or names a catalog rack by its slug) — a client's reading of docs/api.md."""
-    data = copy.deepcopy(request)
-    for path, value in fix.items():
-        *parents, last = path.split(".")
-        node = data
-        for part in parents:
-            if isinstance(node.get(part), str):
-                node[part] = {"slug": node[part]}
-            node = node.setdefault(part, {})
-        node[last] = value
-    return data
 
 
 def _served_and_sold(body) -> tuple[int, int]:
