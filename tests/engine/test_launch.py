@@ -171,9 +171,10 @@ def test_4node_master_serves_the_api_and_workers_are_headless_with_start_ranks()
         assert req.checkpoint.slug == "kimi-k3-hf-mxfp4" and "--quantization" not in flags
         # the case leaves serving to the API's defaults (engine/types.py ServingSpec, docs/api.md):
         # 131,072 tokens, 16 sequences, 8,192 batched tokens, utilisation 0.9; the engines admit the
-        # design point's 7 sequences per DP rank of those 16 (25 users at the TPOT target / DP4, rounded up)
+        # design point's sequences per DP rank capped at those 16: with the DSpark draft the KV cache holds
+        # 27 sequences of 8,192 + 1,024 tokens per DP rank and the targets hold there, so the cap binds
         assert req.serving.max_num_seqs == 16
-        assert flags["--max-model-len"] == "131072" and flags["--max-num-seqs"] == "7"
+        assert flags["--max-model-len"] == "131072" and flags["--max-num-seqs"] == "16"
         assert flags["--max-num-batched-tokens"] == "8192"
         assert flags["--gpu-memory-utilization"] == "0.9"
         assert "--trust-remote-code" in flags and "--enable-prefix-caching" in flags
