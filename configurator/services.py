@@ -669,6 +669,14 @@ def fixed_request(request_json: dict, fix: dict, plan_request: et.PlanRequest | 
                     return None
                 rack = to_jsonable(plan_request.rack)
             data["rack"] = {**rack, "max_kw": float(value)}
+        elif parts[0] == "serving" and len(parts) == 3 and parts[1] in ("speculative", "prefill", "decode"):
+            serving = data.get("serving")
+            if not isinstance(serving, dict):
+                serving = data["serving"] = {}
+            block = serving.get(parts[1])
+            if not isinstance(block, dict):
+                block = serving[parts[1]] = {}
+            block[parts[2]] = value
         elif parts[0] in _FIX_SECTIONS and len(parts) == 2:
             section = data.get(parts[0])
             if not isinstance(section, dict):

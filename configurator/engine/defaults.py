@@ -120,6 +120,8 @@ def block_size_for(serving: ServingSpec, software_stack: str) -> int:
 #: * ``comm_buffer_mb`` 800: HCCL_BUFFSIZE of the K3 tutorial (CANN's default is 200); unused on CUDA.
 #: * prefix caching on: vLLM V1's default.
 SERVING_DEFAULTS = ServingSpec()
+# serving.max_num_seqs left to the plan: sized to what the KV cache holds (engine/memory.py size_admission AUTO).
+AUTO_MAX_NUM_SEQS = 0
 
 #: The serving fields a launch recipe may set (``recipes.ServingDefaults``).
 RECIPE_FIELDS = (
@@ -135,7 +137,7 @@ RECIPE_FIELDS = (
 SERVING_RANGES: dict[str, tuple[float, float]] = {
     "gpu_memory_utilization": (0.05, 0.99),
     "max_model_len": (1, 16_777_216),
-    "max_num_seqs": (1, 65_536),
+    "max_num_seqs": (0, 65_536),  # 0: sized to the KV cache (AUTO_MAX_NUM_SEQS)
     "max_num_batched_tokens": (1, 4_194_304),
     "comm_buffer_mb": (0, 65_536),
     "comm_buffer_groups": (0, 64),
@@ -153,7 +155,6 @@ def serving_defaults(
     serving: ServingSpec = SERVING_DEFAULTS,
     given: Iterable[str] = (),
     needs_vision: bool = False,
-    load_per_rank: int = 0,
     speculators: tuple[SpeculatorSpec, ...] = (),
 ) -> ServingSpec:
     """The serving settings for ``model`` on ``server`` in a ``kind`` topology: ``serving``'s values for
@@ -165,11 +166,9 @@ def serving_defaults(
     recipe's predates it and the request names none (engine/speculative.py).  A value the request gave
     is left for the checks to judge.
 
-    ``load_per_rank``: the concurrent requests each serving DP rank carries at the stated load.  A
-    recipe's ``max_num_seqs`` below it is raised to it: a recipe publishes one example batch (the
-    Kimi K3 Hopper profile runs 5), and a default that queues the stated load would open the plan
-    with an error nobody chose; the memory checks still judge the raised value (vLLM's
-    ``--max-num-seqs`` only caps the running batch, vllm/v1/core/sched/scheduler.py).
+    ``max_num_seqs`` a request leaves unset is :data:`AUTO_MAX_NUM_SEQS`: a recipe publishes one example
+    batch (the Kimi K3 Hopper profile runs 5, the Atlas A3 tutorial 16), an operator runs what the KV
+    cache holds; plan() sizes it (engine/memory.py size_admission) and the memory checks judge that value.
     The one serving-defaults path."""
     from .recipes import recipe_for  # recipes.py imports types only; defaults are read at call time
 
@@ -187,8 +186,10 @@ def serving_defaults(
     # follows what that version subtracts (engine/engine_versions.py) unless the request names another.
     if "vllm_version" not in stated:
         changes["vllm_version"] = recipe.vllm_ascend or recipe.vllm
-    if "max_num_seqs" not in stated and load_per_rank > int(changes["max_num_seqs"]):
-        changes["max_num_seqs"] = load_per_rank
+    if "max_num_seqs" not in stated:
+        # Not the recipe's example batch: what the KV cache holds at the workload's lengths, resolved
+        # once the layout is known (engine/memory.py size_admission).
+        changes["max_num_seqs"] = AUTO_MAX_NUM_SEQS
     if "max_model_len" not in stated and model.max_context > 0:
         changes["max_model_len"] = min(int(changes["max_model_len"]), model.max_context)
     if "language_model_only" not in stated:
@@ -197,7 +198,33 @@ def serving_defaults(
     out = dataclasses.replace(serving, **changes)
     if "speculative" not in stated and speculators:
         out = _speculative_default(out, server, speculators, version_stated="vllm_version" in stated)
+    elif "vllm_version" not in stated and out.speculative.on and out.speculative.draft:
+        out = _version_for_draft(out, server, speculators)
     return out
+
+
+def _version_for_draft(
+    serving: ServingSpec, server: ServerSpec, speculators: tuple[SpeculatorSpec, ...]
+) -> ServingSpec:
+    """A stated catalog draft with no stated engine version: the recipe's version raised to the draft's
+    first release when it predates it (as the default draft's is), so the setting is not refused for a
+    version the request never chose."""
+    from .engine_versions import engine_for, parse_version, version_error
+    from .speculative import engine_name
+
+    draft = next((s for s in speculators if s.slug == serving.speculative.draft), None)
+    stack = server.accelerator.software_stack
+    first = draft.min_versions.get(engine_name(stack, serving.engine)) if draft else None
+    have, need = parse_version(serving.vllm_version), parse_version(first or "")
+    if (
+        first
+        and have
+        and need
+        and have < need
+        and version_error(engine_for(stack, serving.engine), first) is None
+    ):
+        return dataclasses.replace(serving, vllm_version=first)
+    return serving
 
 
 def _speculative_default(
@@ -217,6 +244,13 @@ def _speculative_default(
             serving = dataclasses.replace(serving, vllm_version=first)
             spec = default_speculative(drafts, stack, serving.engine, serving.vllm_version, generation)
     return dataclasses.replace(serving, speculative=spec) if spec.on else serving
+
+
+def batch_cap(max_num_batched_tokens: int, draft_tokens: int) -> int:
+    """Sequences one scheduler step can decode: ``max_num_batched_tokens ÷ (1 + k)``.  vLLM v1 schedules
+    running requests first, each taking ``1 + num_spec_tokens`` tokens of the step's budget
+    (``vllm/v1/core/sched/scheduler.py`` ``Scheduler.schedule``; performance/design.py)."""
+    return max(1, max_num_batched_tokens // (1 + max(0, draft_tokens)))
 
 
 def resolve_serving(serving: ServingSpec, software_stack: str) -> ServingSpec:
@@ -239,6 +273,7 @@ __all__ = [
     "RECIPE_FIELDS",
     "VALID_BLOCK_SIZES",
     "KvCacheDtype",
+    "batch_cap",
     "block_size_for",
     "kv_dtype",
     "kv_dtype_supported",

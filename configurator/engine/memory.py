@@ -34,15 +34,19 @@ stage with the most layers sets the figures.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Sequence
 
 from .checks import raise_
 from .defaults import (
+    AUTO_MAX_NUM_SEQS,
     BLOCK_SIZE_SOURCE,
     DEFAULT_BLOCK_SIZE,
     KV_DTYPE_SOURCE,
     SUPPORTED_KV_DTYPES,
     VALID_BLOCK_SIZES,
+    batch_cap,
     block_size_for,
     kv_dtype_supported,
     platform_labels,
@@ -71,7 +75,14 @@ from .layout import (
     propose_layout,
 )
 from .placement import REPLICABLE_GROUPS, ReplicatedGroup, checkpoint_supports, replicated_groups
-from .speculative import draft_kv_bytes_per_token, draft_weight_bytes_per_rank, role_request, speculator
+from .speculative import (
+    decode_role,
+    draft_kv_bytes_per_token,
+    draft_weight_bytes_per_rank,
+    role_request,
+    role_serving,
+    speculator,
+)
 from .types import (
     MIB,
     Check,
@@ -1380,6 +1391,8 @@ def _replicated_check(req: PlanRequest, groups: Sequence[ReplicatedGroup], rank:
 
 def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
     """Per-rank memory of every serving group, KV capacity and the checks vLLM would fail on."""
+    if req.serving.max_num_seqs == AUTO_MAX_NUM_SEQS:  # plan() resolves it first; a direct caller here
+        req = size_admission(req, layout)
     checks: list[Check] = _model_checks(req)
     book = FigureBook()
     groups: list[GroupMemory] = []
@@ -1465,3 +1478,79 @@ __all__ = [
     "sliding_window_bytes_per_seq",
     "weights_per_rank",
 ]
+
+
+# --------------------------------------------------------------------------- admission: max_num_seqs
+## ``max_num_seqs`` sized to what the KV cache holds: the setting a request leaves to the defaults.
+#
+# vLLM's ``--max-num-seqs`` caps the running batch of one engine (``vllm/v1/core/sched/scheduler.py``:
+# ``len(self.running) == self.max_num_running_reqs`` stops admitting); a request it does not admit
+# waits.  An operator sets it to what the engine carries at the workload's lengths, not to a recipe's
+# example batch (the Kimi K3 Atlas A3 tutorial's 16, the Hopper profile's 5): so a request that states
+# no ``serving.max_num_seqs`` gets ``AUTO`` (0) from the serving defaults, and :func:`size_admission`
+# resolves it, before the memory is sized, to
+#
+#     min(sequences of input + output tokens one DP rank's KV cache holds,
+#         max_num_batched_tokens ÷ (1 + speculative tokens))
+#
+# — the two bounds the design point's search stops at (``performance/design.py``: ``kv`` and
+# ``batch``).  The KV cache is read from a first memory sizing at :data:`PROVISIONAL` sequences (the
+# memory depends on the setting only through the sampler warm-up and the graph capture sizes), the
+# smallest over the groups whose engines take the setting.  The design point is then searched within
+# the setting (``design.free_models``) and the launch bundle runs its sequences per DP rank
+# (``launch/build.py``), so the capacity the plan sells is the one the engines admit; a stated setting
+# is kept and the capacity computed for it.
+
+AUTO = AUTO_MAX_NUM_SEQS
+PROVISIONAL = 16  # ServingSpec's own default, the first sizing's setting
+
+
+def seqs_fit(gm: GroupMemory | None, context_tokens: int, block_size: int, max_num_seqs: int) -> int:
+    """Sequences of ``context_tokens`` one DP rank's KV budget holds (per rank figures, vLLM blocks)."""
+    if gm is None:
+        return max_num_seqs
+    rank = gm.per_rank
+    if rank.kv_cache_bytes <= 0:
+        return 0
+    blocks = math.ceil(context_tokens / block_size) if block_size > 0 else 0
+    per_seq = blocks * block_size * rank.kv_bytes_per_token + rank.state_bytes_per_seq
+    if per_seq <= 0:
+        return max_num_seqs
+    return rank.kv_cache_bytes // per_seq
+
+
+def is_auto(req: PlanRequest) -> bool:
+    return req.serving.max_num_seqs == AUTO
+
+
+def with_max_num_seqs(req: PlanRequest, value: int) -> PlanRequest:
+    return dataclasses.replace(req, serving=dataclasses.replace(req.serving, max_num_seqs=value))
+
+
+def auto(req: PlanRequest) -> PlanRequest:
+    """``req`` with its shared ``max_num_seqs`` left to :func:`size_admission`."""
+    return req if is_auto(req) else with_max_num_seqs(req, AUTO)
+
+
+def admitted(req: PlanRequest, layout: LayoutResult, memory: MemoryResult) -> int:
+    """The sequences per DP rank an ``AUTO`` setting resolves to, read from ``memory`` (above)."""
+    w, serving = req.workload, req.serving
+    context = min(max(0, w.input_tokens) + max(1, w.output_tokens), serving.max_model_len)
+    block = block_size_for(serving, req.server.accelerator.software_stack)
+    by_name = {g.group: g for g in memory.groups}
+    fits = [
+        seqs_fit(by_name.get(g.name), context, block, PROVISIONAL)
+        for g in layout.groups
+        if role_serving(serving, g.role).max_num_seqs == AUTO
+    ]
+    decoding = role_serving(serving, decode_role(req))
+    cap = batch_cap(decoding.max_num_batched_tokens, req.performance.speculative_tokens)
+    return max(1, min([*fits, cap]))
+
+
+def size_admission(req: PlanRequest, layout: LayoutResult) -> PlanRequest:
+    """``req`` with an ``AUTO`` ``max_num_seqs`` resolved (above); any other request as it is."""
+    if not is_auto(req):
+        return req
+    probe = with_max_num_seqs(req, PROVISIONAL)
+    return with_max_num_seqs(req, admitted(req, layout, size_memory(probe, layout)))

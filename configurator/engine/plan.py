@@ -8,8 +8,9 @@ from .capability import capability_checks
 from .defaults import resolve_serving
 from .economics import compute_economics
 from .launch import build_launch
+from .launch.build import launched_max_num_seqs
 from .layout import resolve_layout
-from .memory import size_memory
+from .memory import size_admission, size_memory
 from .network import size_network
 from .performance import estimate_performance
 from .power import size_power
@@ -39,6 +40,8 @@ def plan(request: PlanRequest) -> PlanResult:
         checks = (*capability, *layout.checks, *power.checks, *network.checks, *racks.checks)
         return PlanResult(request, layout, power=power, racks=racks, network=network, checks=checks)
 
+    # max_num_seqs left to the defaults: what the KV cache holds at the workload's lengths (engine/memory.py size_admission)
+    request = size_admission(request, layout)
     memory = size_memory(request, layout)
     network = size_network(request, layout)
     power = size_power(request, layout, network)
@@ -71,5 +74,7 @@ def plan(request: PlanRequest) -> PlanResult:
         launch=launch,
         economics=economics,
         checks=checks,
-        serving=serving_roles(request, layout.groups),
+        serving=serving_roles(
+            request, layout.groups, launched_max_num_seqs(request, performance.design_point)
+        ),
     )

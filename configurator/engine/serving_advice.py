@@ -40,7 +40,7 @@ from typing import Any
 from .checks import raise_
 from .defaults import resolve_serving
 from .layout import auto_layout, layout_is_valid, resolve_layout
-from .memory import size_memory
+from .memory import auto, is_auto, size_admission, size_memory
 from .performance import estimate_performance
 from .performance.design import batch_cap, target_text
 from .serialize import to_jsonable
@@ -87,6 +87,7 @@ def _design(req: PlanRequest) -> DesignPoint | None:
     layout = resolve_layout(req)
     if any(c.severity == Severity.ERROR for c in layout.checks):
         return None
+    req = size_admission(req, layout)
     memory = size_memory(req, layout)
     if any(c.severity == Severity.ERROR for c in memory.checks):
         return None
@@ -143,17 +144,28 @@ def design_of(req: PlanRequest) -> DesignPoint | None:
     layout = resolve_layout(req)
     if any(c.severity == Severity.ERROR for c in layout.checks):
         return None
+    req = size_admission(req, layout)
     memory = size_memory(req, layout)
     if any(c.severity == Severity.ERROR for c in memory.checks):
         return None
     return estimate_performance(req, layout, memory).design_point
 
 
+def search_root(req: PlanRequest) -> PlanRequest:
+    """The request the search starts from: as plan() estimates it (the decoding engines' draft charged,
+    engine/speculative.py with_draft), with ``max_num_seqs`` left to the KV cache (engine/memory.py size_admission)."""
+    return with_draft(auto(req))
+
+
 def search_configuration(req: PlanRequest, result: PlanResult) -> SearchOutcome:
     """The serving-configuration search of ``req`` (``serving_search``), with the plan's own design point
     as the request's and its P:D balance point as the split searched around."""
     perf = result.performance
-    current = perf.design_point if perf is not None else None
+    # The search sizes max_num_seqs to the KV cache (engine/memory.py size_admission): a stated setting that bounds the
+    # design point is one of the things a configuration changes, so the plan's own point is reused only
+    # for a request that left it to the defaults.
+    current = perf.design_point if perf is not None and is_auto(req) else None
+    req = search_root(req)
     balance = perf.pd_balance if perf is not None else None
     balanced = balance.suggested_prefill_nodes if balance is not None else None
     chosen, own, everyone, tried = run_search(
@@ -277,19 +289,25 @@ def recommended_serving_check(
         )
         configuration = {
             k: v
-            for k, v in configuration_change(req, chosen).items()
+            for k, v in configuration_change(search_root(req), chosen).items()
             if k not in ("serving.max_num_batched_tokens", "topology.prefill_nodes", "topology.decode_nodes")
         }
         front = outcome.front
     else:
-        prop = propose_serving(req, balance.suggested_prefill_nodes if balance is not None else None, current)
+        prop = propose_serving(
+            search_root(req),
+            balance.suggested_prefill_nodes if balance is not None else None,
+            current if is_auto(req) else None,
+        )
     if prop is None:
         return _carry_the_load(req, perf)
     missed = current is None or current.best_effort or current.limited_by == "unreachable"
     meets_now = outcome.chosen is not None and missed
     s, topo = req.serving, req.topology
     fix: dict[str, object] = {}
-    if prop.max_num_seqs != s.max_num_seqs:
+    # Only a stated setting below the design point's sequences is changed: one left to the defaults is
+    # sized to the KV cache, and the engines launch the design point's (launch/build.py).
+    if not is_auto(req) and prop.max_num_seqs > s.max_num_seqs:
         fix["serving.max_num_seqs"] = prop.max_num_seqs
     if prop.max_num_batched_tokens != s.max_num_batched_tokens:
         fix["serving.max_num_batched_tokens"] = prop.max_num_batched_tokens
@@ -341,7 +359,8 @@ def recommended_serving_check(
     seed_zh = f"原设置：max_num_seqs {s.max_num_seqs}，max_num_batched_tokens {s.max_num_batched_tokens}" + (
         f"，{topo.prefill_nodes}P{topo.decode_nodes}D" if topo.kind == TopologyKind.DISAGGREGATED else ""
     )
-    spec_en, spec_zh = speculative_reason(req)
+    # the speculative setting the recommended configuration runs (the search may change its token count)
+    spec_en, spec_zh = speculative_reason(outcome.chosen.request if outcome.chosen is not None else req)
     best_effort = (
         outcome.chosen is None
         and current is not None

@@ -59,6 +59,7 @@ from .defaults import kv_dtype_supported
 from .explain import plural
 from .layout import auto_layout, layout_is_valid, parallel_fix, parallel_label, scale_up_domain
 from .serialize import to_jsonable
+from .speculative import with_draft
 from .types import (
     DesignPoint,
     KvCacheDtype,
@@ -202,6 +203,19 @@ def speculative_choices(req: PlanRequest) -> Iterator[PlanRequest]:
     """Speculative decoding off and at each token count, when the request carries a draft (an MTP head
     or a draft model stated in ``performance``); nothing without one: none is invented."""
     perf = req.performance
+    spec = req.serving.speculative
+    if spec.on and (req.serving.decode is None or req.serving.decode.speculative is None):
+        # The catalog's draft (engine/speculative.py): its token count is a serving setting the engines
+        # launch (--speculative-config), so that is what a candidate changes; the draft stays on.
+        for k in SPECULATIVE_TOKEN_CHOICES:
+            if k != perf.speculative_tokens:
+                serving = dataclasses.replace(
+                    req.serving, speculative=dataclasses.replace(spec, num_speculative_tokens=k)
+                )
+                yield with_draft(dataclasses.replace(req, serving=serving))
+        return
+    if spec.on:
+        return  # xPyD: the decode role's own draft setting is the engineer's (serving.decode.speculative)
     has_draft = perf.speculative_tokens > 0 or perf.draft_model_gb > 0
     if not has_draft:
         return
@@ -240,7 +254,12 @@ def configuration_change(base: PlanRequest, cand: PlanRequest) -> dict[str, Any]
         fix["serving.max_num_batched_tokens"] = cs.max_num_batched_tokens
     if cs.kv_cache_dtype != bs.kv_cache_dtype:
         fix["serving.kv_cache_dtype"] = str(cs.kv_cache_dtype.value)
-    if cand.performance.speculative_tokens != base.performance.speculative_tokens:
+    if cs.speculative != bs.speculative:
+        # the whole setting: a token count alone is refused without its method (io/requests.py)
+        fix["serving.speculative.method"] = cs.speculative.method
+        fix["serving.speculative.draft"] = cs.speculative.draft
+        fix["serving.speculative.num_speculative_tokens"] = cs.speculative.num_speculative_tokens
+    elif cand.performance.speculative_tokens != base.performance.speculative_tokens:
         fix["performance.speculative_tokens"] = cand.performance.speculative_tokens
     return fix
 
@@ -256,7 +275,7 @@ def configuration_label(req: PlanRequest) -> tuple[str, str]:
     tail_zh += f"，{kv} KV 缓存"
     k = req.performance.speculative_tokens
     if k > 0:
-        tail_en += f", {k} speculative tokens"
+        tail_en += f", {plural(k, 'speculative token')}"
         tail_zh += f"，投机 {k} 个 token"
     if topo.kind == TopologyKind.DISAGGREGATED and topo.decode_parallel is not None:
         head = (

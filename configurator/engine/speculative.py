@@ -228,9 +228,13 @@ def speculative_config(req: PlanRequest, role: str) -> str:
     return json.dumps(config, separators=(",", ":"), ensure_ascii=True)
 
 
-def serving_roles(req: PlanRequest, groups: tuple[GroupLayout, ...]) -> tuple[RoleServing, ...]:
+def serving_roles(
+    req: PlanRequest, groups: tuple[GroupLayout, ...], decoding_seqs: int = 0
+) -> tuple[RoleServing, ...]:
     """The settings each role of the deployment runs: one row for an aggregated topology ("serve"),
-    prefill and decode rows for xPyD, each with its layout's TP/DP."""
+    prefill and decode rows for xPyD, each with its layout's TP/DP.  ``decoding_seqs``: the
+    ``--max-num-seqs`` the decoding engines launch (the design point's sequences per DP rank,
+    launch/build.py ``launched_max_num_seqs``), when given; the prefill engines run the setting."""
     if req.topology.kind == TopologyKind.DISAGGREGATED:
         roles = [(r, tuple(g for g in groups if g.role == r)) for r in ROLE_NAMES]
     else:
@@ -246,7 +250,7 @@ def serving_roles(req: PlanRequest, groups: tuple[GroupLayout, ...]) -> tuple[Ro
             RoleServing(
                 role=role,
                 groups=tuple(g.name for g in members),
-                max_num_seqs=s.max_num_seqs,
+                max_num_seqs=decoding_seqs if decoding_seqs > 0 and role != "prefill" else s.max_num_seqs,
                 max_num_batched_tokens=s.max_num_batched_tokens,
                 tp=p.tp,
                 dp=p.dp,

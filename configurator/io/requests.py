@@ -429,9 +429,10 @@ def _scenario_workload(data: dict, catalog: CatalogPort, errs: _Collector) -> tu
         return scenario, {}  # a frozen (fully inline) request never consults the catalog
     found = lookup(scenario)
     if found is None:
-        # A slug the catalog does not know (a scenario retired since a quote was saved) brings nothing:
-        # the plan's design point then says its targets are the request's or the defaults.
-        return scenario, {}
+        # A slug the catalog does not know is refused: planning it on the default targets would quote a
+        # workload nobody chose.  A saved quote is fully inline and never looks its scenario up (above).
+        errs.add("scenario", f"{scenario!r} is not a scenario in the catalog.")
+        return "", {}
     return scenario, {
         k: found[k] for k in SCENARIO_WORKLOAD_FIELDS if k in found and found[k] is not None and k not in own
     }
@@ -697,7 +698,6 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         sections["serving"],
         given,
         sections["workload"].needs_vision,
-        load_per_rank=load_per_rank_of(topology, sections["workload"]),
         speculators=() if legacy else speculators,
     )
     spec_errors = _speculative_setting_errors(sections["serving"], speculators, server, topology)
@@ -731,17 +731,6 @@ def resolve(data, catalog: CatalogPort, *, today: dt.date | None = None) -> et.P
         speculators=speculators,
         workload_from_scenario=_agreeing_with_scenario(data, catalog, sections["workload"]),
     )
-
-
-def load_per_rank_of(topology: et.TopologySpec, workload: et.WorkloadSpec) -> int:
-    """The stated load each serving DP rank carries, where one cluster serves all of it (a single
-    cluster, or the active one of a primary/standby pair) and its layout is given; else 0."""
-    parallel = topology.parallel
-    if topology.kind not in (et.TopologyKind.SINGLE, et.TopologyKind.PRIMARY_STANDBY):
-        return 0
-    if not isinstance(parallel, et.ParallelSpec) or parallel.dp <= 0 or workload.concurrency <= 0:
-        return 0
-    return -(-int(workload.concurrency) // parallel.dp)
 
 
 def _keys(data: dict, section: str) -> set[str]:

@@ -88,7 +88,7 @@ def _evaluate(form: ConfiguratorForm, request=None, *, wait_for_catalog: bool = 
     except RequestError as exc:
         form.add_request_errors(exc.errors)
         return None
-    form.show_serving(plan_request.serving)
+    form.show_serving(result.request.serving)  # the plan's: a max_num_seqs left blank is sized there
     if request is not None and request.method == "POST":
         _remember(request, form)  # a plain page load changes nothing worth a session write
     started = time.perf_counter()

@@ -271,12 +271,11 @@ def test_a_scenario_slug_brings_its_workload_and_targets(api):
     assert none["targets_assumed"] is True and none["targets_source"] == "default"
 
 
-def test_a_scenario_the_catalog_does_not_know_brings_nothing_and_a_non_slug_is_a_400(api):
-    # A retired scenario's slug in a saved request still plans: no workload is brought, and the design
-    # point says its targets are the defaults.
+def test_a_scenario_the_catalog_does_not_know_and_a_non_slug_are_a_400(api):
+    # An unknown slug would plan on the default targets a workload nobody chose: refused, naming it.  A
+    # saved quote is fully inline and never looks its scenario up (test_requests: frozen revisions).
     response = post(api, {**K3_4_NODES, "scenario": "no-such-scenario"})
-    assert response.status_code == 200
-    dp = response.json()["performance"]["design_point"]
-    assert dp["targets_assumed"] is True and dp["targets_source"] == "default"
+    assert response.status_code == 400
+    assert response.json()["errors"]["scenario"] == ["'no-such-scenario' is not a scenario in the catalog."]
     bad = post(api, {**K3_4_NODES, "scenario": ["software-engineering-agent"]})
     assert bad.status_code == 400 and "scenario" in bad.json()["errors"]

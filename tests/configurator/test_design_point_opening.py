@@ -142,10 +142,11 @@ def test_the_agent_preset_is_bound_by_its_first_token_below_what_its_kv_cache_ho
 
 
 def test_the_agent_preset_says_its_shortfall_once_in_the_api(api):
-    """256 users on 8 decode DP ranks, at TPOT 50 ms (out of reach): at the seed's max_num_seqs 16 the
-    cluster runs 128 at once; the design point runs its own number per DP rank (TTFT-bound, the test
-    above), and carrying 256 at that many a rank takes ⌈256 ÷ it⌉ decode DP ranks.  That is said in the
-    unreachable-target statement, an error, and no separate capacity error."""
+    """256 users on 8 decode DP ranks, at TPOT 50 ms (out of reach): the cluster runs fewer at once (its
+    capacity: the 8 decode DP ranks at max_num_seqs sized to the KV cache, bounded by what the prefill
+    pool sustains); the design point runs its own number per DP rank, and carrying 256 at that many a
+    rank takes ⌈256 ÷ it⌉ decode DP ranks.  That is said in the unreachable-target statement, an error,
+    and no separate capacity error."""
     body = _post(api, _tight(all_requests()["scenario-software-engineering-agent"]))
     assert not _checks(body, "performance.concurrency_above_capacity")
     (stmt,) = _checks(body, "performance.design_point_unreachable")
@@ -153,10 +154,11 @@ def test_the_agent_preset_says_its_shortfall_once_in_the_api(api):
     f = stmt["figures"]
     per_rank = body["performance"]["design_point"]["max_num_seqs_per_dp_rank"]
     needed = math.ceil(256 / per_rank)
-    assert (f["stated_concurrency"], f["capacity"], f["dp_ranks_needed"]) == (256, 16 * 8, needed)
-    assert "The stated 256 concurrent requests exceed the 128 it runs at once" in stmt["message"]
-    design = f["design_concurrency"]
-    assert f"{design} at the design point's {per_rank} per DP rank" in stmt["message"]
+    capacity = body["performance"]["capacity_concurrency"]
+    assert capacity < 256 and needed > 8
+    assert (f["stated_concurrency"], f["capacity"], f["dp_ranks_needed"]) == (256, capacity, needed)
+    assert f"The stated 256 concurrent requests exceed the {capacity} it runs at once" in stmt["message"]
+    assert f"carrying all 256 at {per_rank} per DP rank" in stmt["message"]
     assert f"takes {needed} decode DP ranks, {needed - 8} more than this cluster's 8" in stmt["message"]
     assert [c["code"] for c in body["checks"] if c["severity"] == "error"] == [stmt["code"]]
 

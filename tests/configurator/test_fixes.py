@@ -70,17 +70,6 @@ def test_every_offered_fix_removes_its_finding_and_adds_no_error(catalog):
             # Applying on the page loads the fixed request through the form: the same request comes back.
             assert services.form_request(fixed) == fixed
             _, after = services.plan_from_json(fixed)
-            if (
-                check.code == "performance.serving_settings_recommended"
-                and fixed.get("topology", {}).get("kind") == "disaggregated"
-            ):
-                # Known gap: on a prefill-bound xPyD point the search's candidate design and the re-planned
-                # design differ (16 x A3 8P8D with the draft: 358 users at max_num_seqs 23 proposed, 115 at
-                # 8 once applied), so the recommendation is made again at the new point; the other checks
-                # of the same fix are still held below.
-                assert _codes(after, "error") <= _codes(result, "error"), (check.code, _codes(after, "error"))
-                offered += 1
-                continue
             assert check.code not in _codes(after), (check.code, check.fix)
             assert _codes(after, "error") <= _codes(result, "error"), (check.code, _codes(after, "error"))
             offered += 1

@@ -20,7 +20,7 @@ from configurator.engine.defaults import SERVING_DEFAULTS, serving_defaults
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
 from configurator.engine.types import ServingSpec, SpeculativeSpec, TopologyKind
-from configurator.io.requests import RequestError, load_per_rank_of
+from configurator.io.requests import RequestError
 from configurator.planner import parse_query
 from configurator.planner.build import RequestBuilder
 from configurator.web.forms import ConfiguratorForm
@@ -67,14 +67,16 @@ def test_the_page_posts_no_serving_value_it_was_not_given(catalog):
 
 def test_h200_kimi_k3_takes_the_vllm_recipes_published_values(catalog):
     """vllm-project/recipes models/moonshotai/Kimi-K3.yaml, hardware_overrides.hopper: --max-model-len
-    32768, --max-num-seqs 5, --max-num-batched-tokens 4096, --gpu-memory-utilization 0.97, vLLM 0.27.1."""
+    32768, --max-num-batched-tokens 4096, --gpu-memory-utilization 0.97, vLLM 0.27.1; its --max-num-seqs 5
+    is one example batch, and a request that states none leaves it to the plan (0: sized to the KV cache,
+    engine/memory.py size_admission)."""
     data = {"model": "kimi-k3", "server": "hgx-h200-8gpu", "topology": {"kind": "single", "nodes": 4}}
     api_request = services.resolve_request(data)
     form = ConfiguratorForm(page_form_data("kimi-k3", "hgx-h200-8gpu", manual=False))
     assert form.is_valid(), form.errors
     page_request = services.resolve_request(form.to_request())
     for serving in (api_request.serving, page_request.serving):
-        assert (serving.max_model_len, serving.max_num_seqs) == (32768, 5)
+        assert (serving.max_model_len, serving.max_num_seqs) == (32768, 0)
         assert (serving.max_num_batched_tokens, serving.gpu_memory_utilization) == (4096, 0.97)
         assert serving.vllm_version == "0.27.1"
     # A field the request states is kept, the others still come from the recipe.
@@ -113,7 +115,6 @@ def test_every_seeded_server_and_model_resolves_the_same_serving_everywhere(cata
                 api_request.model,
                 api_request.server,
                 TopologyKind.SINGLE,
-                load_per_rank=load_per_rank_of(api_request.topology, api_request.workload),
                 speculators=api_request.speculators,
             ), (model, server)
             checked += 1
@@ -155,7 +156,7 @@ def test_api_page_and_cli_plan_the_same_deployment(api, tmp_path):
     # with the first vLLM-Ascend release that runs it (0.26.0, vllm-ascend#12950) instead of the tutorial's
     # 0.23.0, which predates it.
     dspark = SpeculativeSpec(method="dspark", num_speculative_tokens=7, draft="kimi-k3-dspark-gqa")
-    expected = replace(SERVING_DEFAULTS, vllm_version="0.26.0", speculative=dspark)
+    expected = replace(SERVING_DEFAULTS, vllm_version="0.26.0", speculative=dspark, max_num_seqs=0)
     assert page_request.serving == api_request.serving == expected
     assert cli_body["figures"]["memory.per_rank.graph_bytes"]["inputs"]["engine"] == "vLLM-Ascend 0.26.0"
     page_body = services.plan_response(page_result)

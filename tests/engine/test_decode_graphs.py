@@ -115,13 +115,16 @@ def test_an_eager_plan_keeps_no_graph_pool_and_pays_the_dispatch_of_every_layer(
     eager = replace(base, performance=PerformanceSpec(graph_mode=False))
     full_plan, eager_plan = plan(base), plan(eager)
     g_full, g_eager = full_plan.memory.groups[0].per_rank, eager_plan.memory.groups[0].per_rank
-    # The Hopper recipe's max_num_seqs 5 is raised to the stated load per DP rank (engine/defaults.py):
-    # concurrency 16 over 2 DP ranks (one per 8-GPU node) = 8.  vLLM 0.27.1 at max_num_seqs 8: capture
-    # sizes up to min(2 × 8, 512, 4096) = 16 → [1, 2, 4, 8, 16] PIECEWISE and [1, 2, 4, 8] (≤ 8) FULL
-    # (vllm/config/vllm.py _set_cudagraph_sizes), 20 MiB each in 0.27's estimate.
-    estimate = (5 + 4) * 20 * 2**20
-    assert base.workload.concurrency == 16
-    assert base.serving.vllm_version == "0.27.1" and base.serving.max_num_seqs == 8
+    # The request leaves max_num_seqs to the plan, which sizes it to what the KV cache holds
+    # (engine/memory.py size_admission; tests/engine/test_admission.py checks that value).  vLLM 0.27.1 at max_num_seqs
+    # n: capture sizes up to min(2n, 512, 4096) → [1, 2, 4] + every multiple of 8 up to it PIECEWISE, those
+    # ≤ n FULL (vllm/config/vllm.py _set_cudagraph_sizes), 20 MiB each in 0.27's estimate.
+    n = full_plan.request.serving.max_num_seqs
+    top = min(2 * n, 512, 4096)
+    piecewise = [1, 2, 4, *range(8, top + 1, 8)]
+    estimate = (len(piecewise) + len([b for b in piecewise if b <= n])) * 20 * 2**20
+    assert base.serving.vllm_version == "0.27.1" and base.serving.max_num_seqs == 0  # left to the plan
+    assert n > 16  # the KV cache holds more than the Hopper recipe's example batch of 5
     assert g_full.graph_bytes == estimate and g_eager.graph_bytes == 0
     assert g_eager.kv_cache_bytes - g_full.kv_cache_bytes == estimate
     # every decode layer pays the CUDA eager dispatch cost on top of the captured layer's

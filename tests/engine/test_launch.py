@@ -149,6 +149,7 @@ def _write(tmp_path, files):
 def test_4node_master_serves_the_api_and_workers_are_headless_with_start_ranks():
     req = _request("a3-4-single")
     result = _launch(req)
+    planned = plan(req)
     ips = req.launch.node_ips
     assert [n.role for n in result.nodes] == ["master", "worker", "worker", "worker"]
     scripts = [f for f in bundle_files(result) if f.startswith("node-") and f.endswith(".sh")]
@@ -170,11 +171,15 @@ def test_4node_master_serves_the_api_and_workers_are_headless_with_start_ranks()
         # vllm_ascend/quantization/utils.py).
         assert req.checkpoint.slug == "kimi-k3-hf-mxfp4" and "--quantization" not in flags
         # the case leaves serving to the API's defaults (engine/types.py ServingSpec, docs/api.md):
-        # 131,072 tokens, 16 sequences, 8,192 batched tokens, utilisation 0.9; the engines admit the
-        # design point's sequences per DP rank capped at those 16: with the DSpark draft the KV cache holds
-        # 27 sequences of 8,192 + 1,024 tokens per DP rank and the targets hold there, so the cap binds
-        assert req.serving.max_num_seqs == 16
-        assert flags["--max-model-len"] == "131072" and flags["--max-num-seqs"] == "16"
+        # 131,072 tokens, 8,192 batched tokens, utilisation 0.9, and max_num_seqs sized to what the KV
+        # cache holds (engine/memory.py size_admission); the engines admit the design point's sequences per DP rank:
+        # the KV-bound design point's, all of them (tests/engine/test_admission.py derives the figure)
+        assert req.serving.max_num_seqs == 0
+        design = planned.performance.design_point
+        assert design.limited_by == "kv" and design.concurrency == 4 * design.max_num_seqs_per_dp_rank
+        assert flags["--max-num-seqs"] == str(design.max_num_seqs_per_dp_rank)
+        assert flags["--max-num-seqs"] == str(planned.request.serving.max_num_seqs)
+        assert flags["--max-model-len"] == "131072"
         assert flags["--max-num-batched-tokens"] == "8192"
         assert flags["--gpu-memory-utilization"] == "0.9"
         assert "--trust-remote-code" in flags and "--enable-prefix-caching" in flags

@@ -70,14 +70,22 @@ K3_REPLICATED_CUDA = (MLA_A + KDA_F_A) * 2  # 853,278,720 B
 NPU_RUNTIME = int(61.27 * GIB)  # 65,788,161,556 B
 
 
+def _stated(case: dict) -> dict:
+    """A seeded request with the recipes' max_num_seqs 16 stated (the K3 Atlas A3 tutorial's, §5.1.1): the
+    arithmetic below is checked at a given setting; one left to the defaults is sized to the KV cache
+    (engine/memory.py size_admission, tests/engine/test_admission.py)."""
+    return {**case, "serving": {**case.get("serving", {}), "max_num_seqs": 16}}
+
+
 def _target_only(case: dict) -> dict:
     """A seeded K3 request with speculative decoding off: the target's memory as the tutorial's vLLM-Ascend
     0.23.0 sizes it (the catalog draft's weights and KV are tests/engine/test_speculative.py's)."""
-    return {**case, "serving": {**case.get("serving", {}), "speculative": {"method": ""}}}
+    case = _stated(case)
+    return {**case, "serving": {**case["serving"], "speculative": {"method": ""}}}
 
 
 A3_4 = _target_only(reference.CASES["a3-4-single"])
-NF_2 = reference.CASES["nf5868g8-2-single"]
+NF_2 = _stated(reference.CASES["nf5868g8-2-single"])
 # One A2 node (resolves to TP8 / DP1): not a seeded case, because K3 does not fit on it ([S1]).
 A2_ONE_NODE = {"model": "kimi-k3", "server": "atlas-800-a2", "topology": {"kind": "single", "nodes": 1}}
 

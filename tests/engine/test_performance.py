@@ -55,10 +55,11 @@ SEED_WORKLOAD = {"input_tokens": 8192, "output_tokens": 1024, "concurrency": 64}
 
 
 def _seeded(case: str, workload: dict):
-    """The seeded case with speculative decoding off: the step model's target alone, as the tutorial's
-    vLLM-Ascend 0.23.0 runs it (the catalog draft's cost is tests/engine/test_speculative.py's)."""
+    """The seeded case with speculative decoding off and the tutorial's max_num_seqs 16 stated: the step
+    model's target alone, as the tutorial's vLLM-Ascend 0.23.0 runs it (the catalog draft's cost is
+    tests/engine/test_speculative.py's; a setting left to the defaults, tests/engine/test_admission.py's)."""
     case_data = reference.CASES[case]
-    serving = {**case_data.get("serving", {}), "speculative": {"method": ""}}
+    serving = {**case_data.get("serving", {}), "max_num_seqs": 16, "speculative": {"method": ""}}
     return reference.request({**case_data, "serving": serving, "workload": {**SEED_WORKLOAD, **workload}})
 
 

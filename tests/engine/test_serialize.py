@@ -75,7 +75,10 @@ def test_a_whole_request_is_json_safe():
 
 
 def test_plan_to_dict_shape_for_k3_on_four_a3():
-    result = partial_plan(reference.request(reference.CASES["a3-4-single"]))
+    # max_num_seqs 16 stated (the K3 Atlas A3 tutorial's): one left to the defaults is sized to the KV
+    # cache (engine/memory.py size_admission); the shape is the same
+    case = {**reference.CASES["a3-4-single"], "serving": {"max_num_seqs": 16}}
+    result = partial_plan(reference.request(case))
     data = plan_to_dict(result)
     json.dumps(data, allow_nan=False)
     assert set(data) == {
@@ -86,7 +89,7 @@ def test_plan_to_dict_shape_for_k3_on_four_a3():
     warning = next(c for c in data["checks"] if c["code"] == "memory.max_num_seqs_not_full_length")
     assert set(warning) >= {"code", "severity", "area", "message", "message_zh", "field", "fix", "figures"}
     assert warning["severity"] == "warning" and warning["area"] == "memory"
-    # 16 sequences × max_model_len 131,072 (ServingSpec's default, 128 Ki tokens; the API's default too)
+    # 16 sequences × max_model_len 131,072 (the API's default, 128 Ki tokens)
     assert warning["message"].startswith("The cluster: 16 × 131,072")
 
     per_rank = data["memory"]["per_rank"]

@@ -20,7 +20,8 @@ from configurator.engine import serving_search as ss
 from configurator.engine.economics import cost_per_m_output_at
 from configurator.engine.plan import plan
 from configurator.engine.serving_advice import recommended_serving_check, search_configuration
-from configurator.engine.types import TopologyKind
+from configurator.engine.speculative import with_draft as with_draft_of
+from configurator.engine.types import SpeculativeSpec, TopologyKind
 from configurator.io.fixes import apply_fix
 
 R1_TWO_H200 = {
@@ -120,10 +121,23 @@ def test_the_search_is_cached_per_request_and_catalog_version():
 
 
 def test_speculative_decoding_is_searched_only_with_a_draft():
-    req = reference.request(reference.case("a3-4-single"))
-    assert list(ss.speculative_choices(req)) == []  # the catalog lists no draft for K3: none invented
-    with_draft = dataclasses.replace(
-        req, performance=dataclasses.replace(req.performance, speculative_tokens=3, draft_model_gb=7.12)
+    # the catalog's K3 draft runs on A3 only (catalog/seed/drafts.yaml): none is invented for H200
+    hopper = with_draft_of(reference.request(reference.case("hgx-h200-2-single")))
+    assert not hopper.serving.speculative.on and list(ss.speculative_choices(hopper)) == []
+    # on A3 the catalog draft's token count is the serving setting a candidate changes (the draft stays on,
+    # launched as --speculative-config), each candidate charged as plan() charges it (with_draft)
+    a3 = with_draft_of(reference.request(reference.case("a3-4-single")))
+    assert a3.serving.speculative.on and a3.performance.speculative_tokens == 7
+    cands = list(ss.speculative_choices(a3))
+    assert sorted(c.serving.speculative.num_speculative_tokens for c in cands) == [1, 2, 3, 5]
+    assert all(
+        c.performance.speculative_tokens == c.serving.speculative.num_speculative_tokens for c in cands
     )
-    tried = sorted(r.performance.speculative_tokens for r in ss.speculative_choices(with_draft))
+    assert all(c.serving.speculative.draft == a3.serving.speculative.draft for c in cands)
+    # a request stating the step model's own draft (speculative decoding off in serving) keeps that form
+    off = dataclasses.replace(a3, serving=dataclasses.replace(a3.serving, speculative=SpeculativeSpec()))
+    stated = dataclasses.replace(
+        off, performance=dataclasses.replace(off.performance, speculative_tokens=3, draft_model_gb=7.12)
+    )
+    tried = sorted(r.performance.speculative_tokens for r in ss.speculative_choices(stated))
     assert tried == [0, 1, 2, 5, 7]

@@ -325,15 +325,16 @@ def test_benchmark_runs_vllm_bench_serve_with_the_quotes_workload(tmp_path):
         assert opts["--num-prompts"] == str(10 * c)
         concurrencies.append(c)
     # powers of two up to the quote's concurrency, then every seat the engines admit: DP4 × the design
-    # point's sequences per DP rank (ceil(design concurrency / 4), capped at serving.max_num_seqs 16)
+    # point's sequences per DP rank (ceil(design concurrency / 4))
     from configurator.engine.plan import plan
 
     design = plan(req).performance.design_point
-    per_rank = min(-(-design.concurrency // 4), req.serving.max_num_seqs)
+    per_rank = -(-design.concurrency // 4)
     # with the catalog's K3 draft the design point is held by KV capacity above 16 a DP rank (speculative
-    # decoding keeps TPOT under its target), so the engines admit the setting: DP4 × 16 = 64 seats
-    assert per_rank == 16 and -(-design.concurrency // 4) > 16 and design.limited_by == "kv"
+    # decoding keeps TPOT under its target); the plan sizes max_num_seqs there, so the sweep reaches it
+    assert per_rank > 16 and design.limited_by == "kv"
     assert concurrencies == [1, 2, 4, 8, 16, 4 * per_rank] and w.concurrency == 16
+    assert 4 * per_rank == design.concurrency
     files = sorted(p.name for p in (tmp_path / "results").iterdir())
     assert files == sorted(f"bench-c{c}-in{w.input_tokens}-out{w.output_tokens}.json" for c in concurrencies)
 

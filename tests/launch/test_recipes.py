@@ -253,10 +253,15 @@ def test_the_deviations_are_the_reasoned_ones():
     # §5.1.1's four-node default batches 24576 tokens; the seeded plans size 8192 (the tutorial's own
     # 1M-context value), which the bundle launches and lists
     batch = ("--max-num-batched-tokens", "8192")
-    # §5.1.1 runs 16 sequences per DP rank. With the draft the design point is no longer held by the TPOT
-    # target but by KV capacity, above 16 a DP rank, so the engines launch the setting 16, the tutorial's
-    # own value, and no --max-num-seqs row
+    # §5.1.1 runs 16 sequences per DP rank. With the draft the design point is held by KV capacity, above
+    # 16 a DP rank, and the plan sizes max_num_seqs to it (engine/memory.py size_admission): the engines
+    # launch the design point's sequences and the bundle lists them
     # (test_the_serving_engines_launch_the_design_points_sequences_per_dp_rank).
+    from configurator.engine.plan import plan
+
+    def seqs(req):
+        return ("--max-num-seqs", str(plan(req).performance.design_point.max_num_seqs_per_dp_rank))
+
     # The tutorials start no draft; the plans run the catalog's K3 DSpark draft (catalog/seed/drafts.yaml),
     # launched as the vLLM recipes' Ascend 910C entry does (vllm-project/recipes#842): method, the draft's
     # repository, 7 tokens, the draft eager.
@@ -272,23 +277,28 @@ def test_the_deviations_are_the_reasoned_ones():
             separators=(",", ":"),
         ),
     )
-    assert devs(_request("4 × A3")) == {host, ("--allowed-local-media-path", None), batch, spec}
+    four, pair = _request("4 × A3"), _request("8 × A3 pair")
+    assert seqs(four) != ("--max-num-seqs", "16")
+    assert devs(four) == {host, ("--allowed-local-media-path", None), batch, spec, seqs(four)}
     # the pair lowers HCCL's ≈30 min execution timeout so a hung collective fails over
-    assert devs(_request("8 × A3 pair")) == {host, ("--allowed-local-media-path", None),
-                                             ("HCCL_EXEC_TIMEOUT", "204"), batch, spec}  # fmt: skip
+    assert devs(pair) == {host, ("--allowed-local-media-path", None),
+                          ("HCCL_EXEC_TIMEOUT", "204"), batch, spec, seqs(pair)}  # fmt: skip
     # the seeded 8P8D and A2 requests leave the buffer to the tutorial (1024 MB §5.1.2.2, 256 MB §5.2.1);
     # §5.1.2.2 runs a 133120-token context, the plan 131072
     ctx_len = ("--max-model-len", "131072")
-    # §5.1.2.2's decode engines run 16 sequences a DP rank; with the draft the 8P8D design point stops at
-    # the prefill side's capacity (89 users over the 8 decode DP ranks: ceil(89 / 8) = 12), which the
-    # decode engines launch (the prefill engines keep 16)
-    pd_seqs = ("--max-num-seqs", "12")
-    assert devs(_request("16 × A3 8P8D")) == {
+    # §5.1.2.2's engines run 16 sequences a DP rank; with the draft the 8P8D design point stops at the
+    # prefill side's capacity (89 users over the 8 decode DP ranks: ceil(89 / 8) = 12), which the decode
+    # engines launch; the prefill engines run the plan's setting, sized to the KV cache
+    pd = _request("16 × A3 8P8D")
+    assert seqs(pd) == ("--max-num-seqs", "12")
+    prefill_seqs = ("--max-num-seqs", str(plan(pd).request.serving.max_num_seqs))
+    assert devs(pd) == {
         host,
         ("VLLM_ENGINE_READY_TIMEOUT_S", "7200"),
         ctx_len,
         spec,
-        pd_seqs,
+        seqs(pd),
+        prefill_seqs,
     }
     a2_req = _request("8 × A2")
     a2_devs = {("VLLM_ENGINE_READY_TIMEOUT_S", "7200")}  # the draft's runs are on A3 only: no draft on A2
@@ -304,7 +314,8 @@ def test_the_deviations_are_the_reasoned_ones():
         ("HCCL_BUFFSIZE", "800"),
         ctx_len,
         spec,
-        pd_seqs,
+        seqs(pd_800),
+        ("--max-num-seqs", str(plan(pd_800).request.serving.max_num_seqs)),
     }
     assert build_launch(pd_800, resolve_layout(pd_800)).nodes[0].env["HCCL_BUFFSIZE"] == "800"
     a2_800 = reference.request(_with_serving(_a2_text_only(), comm_buffer_mb=800))
@@ -473,8 +484,9 @@ def _seqs(node) -> set[str]:
 @pytest.mark.parametrize("name", ["a3-4-single", "a3-16-8p8d", "hgx-h200-2-single"])
 def test_the_serving_engines_launch_the_design_points_sequences_per_dp_rank(name):
     # performance/design.py: the design point's sequences per DP rank = ceil(design concurrency / serving
-    # DP ranks); the engines admit that many (one source: the plan's own figure), capped at the request's
-    # serving.max_num_seqs, at which memory is sized (memory.py: sampler warm-up, graph capture sizes).
+    # DP ranks); the engines admit that many (one source: the plan's own figure).  The design point is
+    # searched within serving.max_num_seqs, at which memory is sized (memory.py: sampler warm-up, graph
+    # capture sizes), so the flag never exceeds it; a setting left unset is sized to the KV cache.
     from configurator.engine.plan import plan
 
     req = reference.request(reference.case(name))
@@ -482,22 +494,22 @@ def test_the_serving_engines_launch_the_design_points_sequences_per_dp_rank(name
     design = result.performance.design_point
     per_rank = -(-design.concurrency // design.serving_dp_ranks)
     assert result.performance.figures["performance.design.max_num_seqs_per_dp_rank"].value == per_rank
-    expected = str(min(per_rank, req.serving.max_num_seqs))
+    setting = result.request.serving.max_num_seqs
+    assert req.serving.max_num_seqs == 0 and per_rank <= setting  # left to the plan, sized there
+    expected = str(per_rank)
     serving = [n for n in result.launch.nodes if n.role != "prefill"]
     assert serving and all(_seqs(n) == {expected} for n in serving)
     # xPyD prefill engines keep the setting (their batch is the token budget's)
-    assert all(
-        _seqs(n) == {str(req.serving.max_num_seqs)} for n in result.launch.nodes if n.role == "prefill"
-    )
+    assert all(_seqs(n) == {str(setting)} for n in result.launch.nodes if n.role == "prefill")
     if name == "a3-4-single":
         # 4 × A3 (DP4) with the catalog's K3 draft: speculative decoding emits several tokens a step, so the
         # TPOT target no longer holds the design point; KV capacity does, above the tutorial's 16 a DP rank.
-        # The engines launch the setting 16 (memory is sized there) and the README lists no difference.
+        # The engines launch it and the README lists the difference from the tutorial with its reason.
         assert per_rank > 16 and design.limited_by == "kv" and per_rank == design.kv_seqs_fit_per_dp_rank
         assert design.tpot_p90_s * 1000 <= design.targets["tpot_p90_ms"]
-        assert expected == "16"
         readme = bundle_files(result.launch)["README.md"]
-        assert "| `--max-num-seqs` |" not in readme
+        assert f"| `--max-num-seqs` | `{per_rank}` | the design point's sequences per DP rank" in readme
+        assert "instead of the source's 16" in readme
 
 
 def _readme_rows(result) -> dict[str, str]:

@@ -6,6 +6,7 @@ import dataclasses
 import math
 
 from .. import recipes as rc
+from ..defaults import AUTO_MAX_NUM_SEQS
 from ..figures import FigureBook
 from ..types import (
     BundleContext,
@@ -34,14 +35,14 @@ def _estimates(
     if any(c.severity == Severity.ERROR for c in layout.checks):
         return None, None
     from ..defaults import resolve_serving
-    from ..memory import size_memory
+    from ..memory import size_admission, size_memory
     from ..performance import estimate_performance
     from ..speculative import with_draft
 
     # as plan() estimates: the platform's serving defaults filled and the decoding engines' draft
     # charged, so the bundle launches the --max-num-seqs the plan's design point gives
     serving = resolve_serving(req.serving, req.server.accelerator.software_stack)
-    req = with_draft(dataclasses.replace(req, serving=serving))
+    req = size_admission(with_draft(dataclasses.replace(req, serving=serving)), layout)
     memory = size_memory(req, layout)
     return memory, estimate_performance(req, layout, memory)
 
@@ -76,11 +77,11 @@ def load_wait_s(req: PlanRequest, recipe: rc.Recipe, memory: MemoryResult | None
 def launched_max_num_seqs(req: PlanRequest, design: DesignPoint | None) -> int:
     """``--max-num-seqs`` of the serving engines (aggregated, or the decode side of xPyD): the design
     point's sequences per DP rank (figure ``performance.design.max_num_seqs_per_dp_rank``), so each engine
-    admits the load the plan sells and queues the rest rather than missing its latency targets.  Capped at
-    the request's ``serving.max_num_seqs``: the memory estimate (sampler warm-up, graph capture sizes) is
-    made at that value, so a design point that needs more is served at the setting until the setting is
-    raised (the recommended serving settings' fix does that, and the plan is sized again).  xPyD prefill
-    engines keep the setting: their batch is bounded by the token budget, not by the design point."""
+    admits the load the plan sells and queues the rest rather than missing its latency targets.  The
+    design point is searched within ``serving.max_num_seqs`` (``performance/design.py free_models``; a
+    setting left to the defaults is sized to the KV cache, engine/memory.py size_admission), so the flag is the
+    design point's and never above the setting the memory was sized at.  xPyD prefill engines keep the
+    setting: their batch is bounded by the token budget, not by the design point."""
     per_rank = design.max_num_seqs_per_dp_rank if design is not None else 0
     return min(per_rank, req.serving.max_num_seqs) if per_rank > 0 else req.serving.max_num_seqs
 
@@ -96,6 +97,10 @@ def build_launch(
     are made here."""
     if performance is None or memory is None:
         memory, performance = _estimates(req, layout)
+    if req.serving.max_num_seqs == AUTO_MAX_NUM_SEQS:  # plan() resolves it first (memory.size_admission)
+        from ..memory import size_admission
+
+        req = size_admission(req, layout)
     design = performance.design_point if performance is not None else None
     seqs = launched_max_num_seqs(req, design)
     # the serving engines' request: the plan's serving settings with the launched --max-num-seqs

@@ -355,7 +355,7 @@ def plan_deviations(
             )
         )
     sizes = _plan_sizes(req)
-    seqs_by_roles = {rs: n for rs, n in (max_num_seqs or {}).items() if n != req.serving.max_num_seqs}
+    seqs_by_roles = dict(max_num_seqs or {})
     plan_value = "the plan's value (sized by its memory and performance estimate)"
     design_value = (
         "the design point's sequences per DP rank (the load the plan sells within its latency targets; the "
@@ -367,9 +367,18 @@ def plan_deviations(
             continue
         values: list[tuple[tuple[str, ...], str, str]] = [(rc.ROLES, ours, plan_value)]
         if flag == "--max-num-seqs" and seqs_by_roles:
-            others = tuple(r for r in rc.ROLES if not any(r in rs for rs in seqs_by_roles))
+            present = (
+                ("prefill", "decode")
+                if req.topology.kind == TopologyKind.DISAGGREGATED
+                else ("master", "worker")
+            )
+            others = tuple(r for r in present if not any(r in rs for rs in seqs_by_roles))
             values = [(rs, str(n), design_value) for rs, n in seqs_by_roles.items()]
-            values += [(others, ours, plan_value)] if others else []
+            setting = (
+                "the plan's max_num_seqs (the sequences of the workload's requests one DP rank's KV cache "
+                "holds, or the request's own)"
+            )
+            values += [(others, ours, setting)] if others else []
         for where, launched_value, why in values:
             if float(launched_value) == float(theirs):
                 continue

@@ -1,10 +1,12 @@
 """The design point: the largest load the hardware carries within the latency targets.
 
-The capacity a plan quotes must come from the hardware, not from the request's
-``--max-num-seqs``: each DP rank may run as many sequences as its KV cache holds at
-the workload's request lengths, and as many as one scheduler step's token budget
-admits, and the concurrency is raised while the latency percentiles stay within the
-targets.  This is the search of Vidur-Search (Agrawal et al., "Vidur: A Large-Scale
+The capacity a plan quotes is what the hardware carries in the configuration the
+engines launch: each DP rank may run as many sequences as its KV cache holds at the
+workload's request lengths, as many as one scheduler step's token budget admits, and
+no more than ``max_num_seqs`` (a setting the request leaves unset is sized to the first
+two, engine/memory.py size_admission; a stated one bounds the capacity, so the plan never sells a
+load its engines would not admit), and the concurrency is raised while the latency
+percentiles stay within the targets.  This is the search of Vidur-Search (Agrawal et al., "Vidur: A Large-Scale
 Simulation Framework for LLM Inference", MLSys 2024, §5: a binary search over the
 request rate for the largest capacity that meets the scheduling-delay and TBT SLOs),
 done here over the closed-loop concurrency of :mod:`.queueing` with the step model of
@@ -48,6 +50,7 @@ from dataclasses import dataclass, replace
 
 from .. import serving_model as sm
 from ..checks import raise_
+from ..defaults import batch_cap
 from ..figures import FigureBook
 from ..speculative import decode_role, role_serving
 from ..types import Check, DesignPoint, PlanRequest, Severity, Source
@@ -118,15 +121,12 @@ def decoding_budget(req: PlanRequest) -> int:
     return role_serving(req.serving, decode_role(req)).max_num_batched_tokens
 
 
-def batch_cap(max_num_batched_tokens: int, draft_tokens: int) -> int:
-    """Sequences one scheduler step can decode: ``max_num_batched_tokens ÷ (1 + k)`` (module doc)."""
-    return max(1, max_num_batched_tokens // (1 + max(0, draft_tokens)))
-
-
 def free_models(models: list[GroupModel], cap: int) -> list[GroupModel]:
-    """The group models with their running slots set by the KV cache and the token budget, not
-    ``max_num_seqs`` (the step cache is shared: a step depends on the batch only)."""
-    return [replace(m, slots=max(0, min(m.kv_fit, cap))) for m in models]
+    """The group models with their running slots set by the KV cache, ``max_num_seqs`` (a model's own
+    ``slots``) and the token budget (the step cache is shared: a step depends on the batch only).  The
+    setting bounds the search so the capacity sold is the one the engines admit: a request that leaves
+    it to the defaults has it sized to the KV cache and the budget (engine/memory.py size_admission)."""
+    return [replace(m, slots=max(0, min(m.slots, m.kv_fit, cap))) for m in models]
 
 
 def search(

@@ -9,7 +9,9 @@ from dataclasses import replace
 
 from .. import serving_model as sm
 from ..checks import raise_
+from ..defaults import AUTO_MAX_NUM_SEQS
 from ..figures import FigureBook
+from ..memory import PROVISIONAL, admitted, with_max_num_seqs
 from ..types import (
     Check,
     GroupPerformance,
@@ -69,6 +71,10 @@ def estimate_performance(
 ) -> PerformanceResult:
     """Estimate TTFT, TPOT and throughput of the deployment (an ESTIMATE; see module doc)."""
     checks: list[Check] = []
+    if (
+        req.serving.max_num_seqs == AUTO_MAX_NUM_SEQS
+    ):  # plan() resolves it first (engine/memory.py size_admission)
+        req = with_max_num_seqs(req, admitted(req, layout, memory) if memory else PROVISIONAL)
     req = sanitised(req, checks)
     model, server, serving, workload, perf = req.model, req.server, req.serving, req.workload, req.performance
     acc = server.accelerator

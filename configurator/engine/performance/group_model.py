@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from .. import serving_model as sm
 from ..defaults import block_size_for
 from ..engine_versions import dsa_layer_bytes, engine_for
-from ..memory import kv_dtype_bytes, stage_layers
+from ..memory import kv_dtype_bytes, seqs_fit, stage_layers
 from ..speculative import role_serving
 from ..types import GroupLayout, GroupMemory, LayoutResult, PlanRequest
 
@@ -16,20 +15,6 @@ from ..types import GroupLayout, GroupMemory, LayoutResult, PlanRequest
 def _eight_bit(fmt: str) -> bool:
     fmt = fmt.lower()
     return any(tag in fmt for tag in ("fp8", "int8", "a8"))
-
-
-def _seqs_fit(gm: GroupMemory | None, context_tokens: int, block_size: int, max_num_seqs: int) -> int:
-    """Sequences of ``context_tokens`` one DP rank's KV budget holds (per rank figures, vLLM blocks)."""
-    if gm is None:
-        return max_num_seqs
-    rank = gm.per_rank
-    if rank.kv_cache_bytes <= 0:
-        return 0
-    blocks = math.ceil(context_tokens / block_size) if block_size > 0 else 0
-    per_seq = blocks * block_size * rank.kv_bytes_per_token + rank.state_bytes_per_seq
-    if per_seq <= 0:
-        return max_num_seqs
-    return rank.kv_cache_bytes // per_seq
 
 
 @dataclass
@@ -156,7 +141,7 @@ def build_group_model(
         else None,
         gathered_bytes=gathered,
     )
-    kv_fit = _seqs_fit(
+    kv_fit = seqs_fit(
         gm, context_tokens, block_size_for(serving, server.accelerator.software_stack), serving.max_num_seqs
     )  # block size 0 → the platform's default (engine/defaults.py)
     kv_transfer = 0.0
