@@ -402,7 +402,7 @@ def _power_feed_drawings(racks: list[dict], power: Mapping | None, lang: str) ->
 def _risks(plan: Mapping, resolved: Mapping, lang: str, *, internal: bool = True) -> list[dict]:
     """The risks and limits every board should read, with this plan's own figures."""
     model = resolved.get("model") or {}
-    serving = resolved.get("serving") or {}
+    serving = story.launched_serving(plan.get("result") or plan, resolved)
     workload = resolved.get("workload") or {}
     performance = plan.get("performance") or {}
     power = plan.get("power") or {}
@@ -756,8 +756,18 @@ def _requirement(result: Mapping, resolved: Mapping, scenario: str, lang: str) -
     design = _get(result, "performance", "design_point") or {}
     rows = story.requirement_rows(result)
     assumed = bool(design.get("targets_assumed")) and not rows
+    performance = result.get("performance") or {}
+    # the estimate at the stated load beside each assumed target, as for a stated one (performance's P90s)
+    at_load = {
+        "ttft_p90_s": performance.get("ttft_p90_s"),
+        "tpot_p90_ms": float(performance["tpot_p90_s"]) * 1000 if performance.get("tpot_p90_s") else None,
+    }
     assumed_targets = [
-        {"label": story.target_labels()[key][0], "target": story.target_value(key, value)}
+        {
+            "label": story.target_labels()[key][0],
+            "target": story.target_value(key, value),
+            "estimate": story.target_value(key, at_load.get(key)),
+        }
         for key, value in (design.get("targets") or {}).items()
         if key in story.target_labels()
     ] if assumed else []  # fmt: skip
@@ -968,7 +978,7 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "accelerator": server.get("accelerator") or {},
         "topology": topology,
         "topology_label": topology_label(topology, lang),
-        "serving": resolved.get("serving") or {},
+        "serving": story.launched_serving(result, resolved),
         "workload": resolved.get("workload") or {},
         "site": resolved.get("site") or {},
         "rack_spec": resolved.get("rack") or {},

@@ -449,6 +449,18 @@ RISKS = {
 }
 
 
+def launched_serving(result: Mapping, resolved: Mapping) -> dict:
+    """The request's serving settings with ``max_num_seqs`` as the decoding engines launch it: the plan's
+    own figure (``plan()["serving"]``, the design point's sequences per DP rank), not the request's
+    setting, which a request may leave to the plan (0: sized to the KV cache)."""
+    serving = dict(resolved.get("serving") or {})
+    roles = [r for r in (result.get("serving") or []) if isinstance(r, Mapping)]
+    decoding = next((r for r in roles if r.get("role") in ("serve", "decode")), None)
+    if decoding is not None and decoding.get("max_num_seqs"):
+        serving["max_num_seqs"] = decoding["max_num_seqs"]
+    return serving
+
+
 def customer_risks(checks: list[Mapping], plan: Mapping, resolved: Mapping) -> list[dict]:
     """The engine's warnings the customer must know, as risks with mitigations in the customer's words
     (:data:`RISKS`), then the latency targets the plan misses (:func:`target_risks`)."""
@@ -456,7 +468,7 @@ def customer_risks(checks: list[Mapping], plan: Mapping, resolved: Mapping) -> l
     # (which has no "memory" of its own), the options table passes the plan itself.
     result = plan.get("result") or plan
     ctx = {
-        "serving": resolved.get("serving") or {},
+        "serving": launched_serving(result, resolved),
         "memory": result.get("memory") or {},
         "racks": result.get("racks") or {},
     }
