@@ -1389,16 +1389,17 @@ def _replicated_check(req: PlanRequest, groups: Sequence[ReplicatedGroup], rank:
 # --------------------------------------------------------------------------- entry point
 
 
-def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
-    """Per-rank memory of every serving group, KV capacity and the checks vLLM would fail on."""
-    if req.serving.max_num_seqs == AUTO_MAX_NUM_SEQS:  # plan() resolves it first; a direct caller here
-        req = size_admission(req, layout)
-    checks: list[Check] = _model_checks(req)
-    book = FigureBook()
+def _size_groups(
+    req: PlanRequest, layout: LayoutResult
+) -> tuple[
+    list[GroupMemory],
+    dict[tuple[ParallelSpec, bool], tuple[_Budget, RankMemory]],
+    dict[tuple[int, ParallelSpec, str], list[GroupLayout]],
+]:
+    """Each group's per-rank memory (no checks, no figures): what size_admission's first sizing reads."""
     groups: list[GroupMemory] = []
     computed: dict[tuple[ParallelSpec, bool], tuple[_Budget, RankMemory]] = {}
     signatures: dict[tuple[int, ParallelSpec, str], list[GroupLayout]] = {}
-
     for g in layout.groups:
         p = g.parallel
         key = (p, g.role == "prefill")
@@ -1418,6 +1419,16 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
             )
         )
         signatures.setdefault(group_signature(req.topology, g), []).append(g)
+    return groups, computed, signatures
+
+
+def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
+    """Per-rank memory of every serving group, KV capacity and the checks vLLM would fail on."""
+    if req.serving.max_num_seqs == AUTO_MAX_NUM_SEQS:  # plan() resolves it first; a direct caller here
+        req = size_admission(req, layout)
+    checks: list[Check] = _model_checks(req)
+    book = FigureBook()
+    groups, computed, signatures = _size_groups(req, layout)
 
     for i, ((_nodes, p, _side), members) in enumerate(signatures.items()):
         g = members[0]
@@ -1553,4 +1564,5 @@ def size_admission(req: PlanRequest, layout: LayoutResult) -> PlanRequest:
     if not is_auto(req):
         return req
     probe = with_max_num_seqs(req, PROVISIONAL)
-    return with_max_num_seqs(req, admitted(req, layout, size_memory(probe, layout)))
+    groups, _, _ = _size_groups(probe, layout)  # the per-rank figures only: no checks or figure book
+    return with_max_num_seqs(req, admitted(req, layout, MemoryResult(tuple(groups))))

@@ -177,7 +177,12 @@ def test_xpyd_roles_carry_their_own_settings_in_request_plan_and_bundle():
     assert request.serving.prefill.max_num_seqs == 4
     roles = {r["role"]: r for r in body["serving"]}
     assert (roles["prefill"]["max_num_seqs"], roles["prefill"]["max_num_batched_tokens"]) == (4, 32768)
-    assert (roles["decode"]["max_num_seqs"], roles["decode"]["max_num_batched_tokens"]) == (64, 2048)
+    # the decode side's setting is the request's 64; its engines launch the design point's sequences per
+    # DP rank within it (launch/build.py launched_max_num_seqs), which is what the plan's serving row says
+    assert request.serving.decode.max_num_seqs == 64
+    design = body["performance"]["design_point"]
+    assert roles["decode"]["max_num_seqs"] == design["max_num_seqs_per_dp_rank"] <= 64
+    assert roles["decode"]["max_num_batched_tokens"] == 2048
     assert roles["prefill"]["speculative_method"] == ""
     assert roles["decode"]["speculative_method"] == "dspark"
     # 8 decode nodes × 16 NPUs = 128 devices, laid out TP8 × DP16 as the role asks.

@@ -8,6 +8,7 @@ import math
 from .. import recipes as rc
 from ..defaults import AUTO_MAX_NUM_SEQS
 from ..figures import FigureBook
+from ..speculative import decode_role, role_serving
 from ..types import (
     BundleContext,
     DesignPoint,
@@ -82,8 +83,9 @@ def launched_max_num_seqs(req: PlanRequest, design: DesignPoint | None) -> int:
     setting left to the defaults is sized to the KV cache, engine/memory.py size_admission), so the flag is the
     design point's and never above the setting the memory was sized at.  xPyD prefill engines keep the
     setting: their batch is bounded by the token budget, not by the design point."""
+    setting = role_serving(req.serving, decode_role(req)).max_num_seqs  # xPyD: the decode side's own
     per_rank = design.max_num_seqs_per_dp_rank if design is not None else 0
-    return min(per_rank, req.serving.max_num_seqs) if per_rank > 0 else req.serving.max_num_seqs
+    return min(per_rank, setting) if per_rank > 0 else setting
 
 
 def build_launch(
@@ -104,7 +106,10 @@ def build_launch(
     design = performance.design_point if performance is not None else None
     seqs = launched_max_num_seqs(req, design)
     # the serving engines' request: the plan's serving settings with the launched --max-num-seqs
-    serving_req = dataclasses.replace(req, serving=dataclasses.replace(req.serving, max_num_seqs=seqs))
+    serving = dataclasses.replace(req.serving, max_num_seqs=seqs)
+    if serving.decode is not None and serving.decode.max_num_seqs is not None:
+        serving = dataclasses.replace(serving, decode=dataclasses.replace(serving.decode, max_num_seqs=seqs))
+    serving_req = dataclasses.replace(req, serving=serving)
     site = resolve_site(req, layout)
     recipe = rc.select_recipe(req)
     pd = req.topology.kind == TopologyKind.DISAGGREGATED
