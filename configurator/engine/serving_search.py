@@ -27,8 +27,10 @@ product):
 3. ``max_num_batched_tokens`` (:data:`.serving_advice.BATCHED_TOKENS_CHOICES`);
 4. the **KV-cache dtype**: FP8 where the platform runs it (``defaults.kv_dtype_supported``: not on
    Atlas A2/A3);
-5. **speculative decoding** on/off and its token count, when the request carries a draft
-   (:func:`speculative_choices`; the one place a draft's settings become dimensions).
+5. **speculative decoding**: a catalog draft's token count (:data:`CATALOG_DRAFT_TOKEN_CHOICES`, the
+   draft kept on and launched as ``--speculative-config``), or on/off and the count of a draft the request
+   states in ``performance`` (:func:`speculative_choices`; the one place a draft's settings become
+   dimensions).
 
 A candidate replaces the best so far when it meets the targets where the best does not, or carries
 :data:`MIN_STEP_GAIN` more output tokens/s within them.  ``max_num_seqs`` is not searched: the design
@@ -76,6 +78,10 @@ MIN_STEP_GAIN = 1.02
 FRONT_SIZE = 5
 # Speculative token counts tried when the request carries a draft (vLLM-Ascend's published K3 runs use 7).
 SPECULATIVE_TOKEN_CHOICES = (1, 2, 3, 5, 7)
+# A catalog draft's token counts tried (its own count among them): fewer tokens than 3 win only where decode
+# is not the bottleneck, where every count costs the same within 0.1 % (16 x A3 8P8D: 1-7 tokens all
+# 125.6 CNY per million output tokens), so they are not worth a plan each on every page update.
+CATALOG_DRAFT_TOKEN_CHOICES = (3, 5, 7)
 _CACHE_SIZE = 256
 
 
@@ -207,7 +213,7 @@ def speculative_choices(req: PlanRequest) -> Iterator[PlanRequest]:
     if spec.on and (req.serving.decode is None or req.serving.decode.speculative is None):
         # The catalog's draft (engine/speculative.py): its token count is a serving setting the engines
         # launch (--speculative-config), so that is what a candidate changes; the draft stays on.
-        for k in SPECULATIVE_TOKEN_CHOICES:
+        for k in CATALOG_DRAFT_TOKEN_CHOICES:
             if k != perf.speculative_tokens:
                 serving = dataclasses.replace(
                     req.serving, speculative=dataclasses.replace(spec, num_speculative_tokens=k)
