@@ -352,11 +352,15 @@ def recommended_serving_check(
         )
     else:
         split_en = split_zh = ""
+    # a setting the request left to the plan is named with the value the plan sized it to
+    sized = result.request.serving.max_num_seqs
+    seqs_en = f"{sized} (sized to the KV cache)" if is_auto(req) else str(s.max_num_seqs)
+    seqs_zh = f"{sized}（按 KV 缓存容量确定）" if is_auto(req) else str(s.max_num_seqs)
     seed_en = (
-        f"the request's settings: max_num_seqs {s.max_num_seqs}, max_num_batched_tokens {s.max_num_batched_tokens}"
+        f"the request's settings: max_num_seqs {seqs_en}, max_num_batched_tokens {s.max_num_batched_tokens}"
         + (f", {topo.prefill_nodes}P{topo.decode_nodes}D" if topo.kind == TopologyKind.DISAGGREGATED else "")
     )
-    seed_zh = f"原设置：max_num_seqs {s.max_num_seqs}，max_num_batched_tokens {s.max_num_batched_tokens}" + (
+    seed_zh = f"原设置：max_num_seqs {seqs_zh}，max_num_batched_tokens {s.max_num_batched_tokens}" + (
         f"，{topo.prefill_nodes}P{topo.decode_nodes}D" if topo.kind == TopologyKind.DISAGGREGATED else ""
     )
     # the speculative setting the recommended configuration runs (the search may change its token count)
@@ -397,7 +401,7 @@ def recommended_serving_check(
                 "decode_nodes": prop.decode_nodes,
                 "design_concurrency": d.concurrency,
                 "design_output_tokens_per_s": round(d.output_tokens_per_s, 3),
-                "request_max_num_seqs": s.max_num_seqs,
+                "request_max_num_seqs": sized if is_auto(req) else s.max_num_seqs,
                 "request_max_num_batched_tokens": s.max_num_batched_tokens,
                 "best_effort": best_effort,
             },
@@ -432,8 +436,8 @@ def _carry_the_load(req: PlanRequest, perf: PerformanceResult) -> tuple[Check, .
         dp.kv_seqs_fit_per_dp_rank,
         batch_cap(req.serving.max_num_batched_tokens, req.performance.speculative_tokens),
     )
-    if need > room or need <= req.serving.max_num_seqs:
-        return ()
+    if need > room or need <= req.serving.max_num_seqs or is_auto(req):
+        return ()  # a setting left to the plan is already what the KV cache holds
     spec_en, spec_zh = speculative_reason(req)
     return (
         raise_(
