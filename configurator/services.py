@@ -67,10 +67,12 @@ def plan_from_json(
     day = today or timezone.localdate()
     version = catalog.version
 
+    def plain() -> et.PlanResult:
+        return plan(request)
+
     def planned() -> et.PlanResult:
-        result = plan(request)
-        if not advise:
-            return result
+        # the plain plan is the advised one's start: the page's update plans it without advice first
+        result = plan_cache.get_or_build(plain_key, plain)
         # Every fix proven by re-planning the request with it (engine/advice.py, io/fixes.py).  Each
         # proof is kept (``_remember_proof``): the page's "Apply" buttons (``proven_fixes``) re-prove
         # the same requests and find them here instead of planning them a second time.
@@ -84,20 +86,25 @@ def plan_from_json(
 
     # A plan and its proven advice are a pure function of the request, the catalog version and the
     # day: planned once (plan_cache), whichever of the page, its fragments, the API or the quote asks.
-    cache_key = plan_cache.key("advised" if advise else "plan", version, day.isoformat(), data, repr(request))
-    result = plan_cache.get_or_build(cache_key, planned)
+    resolved = repr(request)
+    plain_key = plan_cache.key("plan", version, day.isoformat(), data, resolved)
     if advise:
-        # A target out of this hardware's reach: the smallest catalog deployment that meets it.
-        from .catalog_alternative import for_request
+        advised_key = plan_cache.key("advised", version, day.isoformat(), data, resolved)
+        result = plan_cache.get_or_build(advised_key, planned)
+    else:
+        result = plan_cache.get_or_build(plain_key, plain)
+    # A target out of this hardware's reach: the smallest catalog deployment that meets it (a plan
+    # without advice, the page's update, only reads an answer already searched).
+    from .catalog_alternative import for_request
 
-        result = for_request(
-            request,
-            result,
-            today,
-            lambda d: resolve_request(d, today=today, catalog=catalog),
-            wait=wait_for_catalog,
-            version=catalog.version,
-        )
+    result = for_request(
+        request,
+        result,
+        today,
+        lambda d: resolve_request(d, today=today, catalog=catalog),
+        wait=wait_for_catalog and advise,
+        version=catalog.version,
+    )
     return request, result
 
 

@@ -15,6 +15,7 @@ urlpatterns = [
     path("configurator/preview", views.preview, name="preview"),
     path("configurator/bundle", views.bundle, name="bundle"),
     path("configurator/alternative", views.alternative, name="alternative"),
+    path("configurator/advice", views.advice, name="advice"),
     path("configurator/why", views.why, name="why"),
     path("", include("configurator.api.urls")),
     path("", include("configurator.web.planner.urls")),

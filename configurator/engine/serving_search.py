@@ -93,6 +93,11 @@ class Candidate:
     design: DesignPoint
     meets: bool  # the design point is within the request's targets (not the best-effort one)
 
+    @property
+    def carries(self) -> bool:
+        """Its design point carries the stated load (the customer's concurrency) within the targets."""
+        return self.meets and self.design.concurrency >= self.request.workload.concurrency
+
 
 @dataclasses.dataclass(frozen=True)
 class FrontPoint:
@@ -349,8 +354,12 @@ def _key(req: PlanRequest) -> str:
 
 
 def _better(c: Candidate, best: Candidate) -> bool:
+    """Meeting the targets first, then carrying the stated load within them (a configuration that
+    queues the customer's own load is no recommendation, however cheap its tokens), then throughput."""
     if c.meets != best.meets:
         return c.meets
+    if c.carries != best.carries:
+        return c.carries
     return c.design.output_tokens_per_s > best.design.output_tokens_per_s * MIN_STEP_GAIN
 
 
@@ -400,7 +409,8 @@ def run_search(
         return None, own, everyone, len(seen)
     # The lowest cost per million output tokens of every configuration tried within the targets; the
     # request's own when that is within MIN_STEP_GAIN of it (no change offered for less).
-    cheapest = max(meeting, key=lambda c: c.design.output_tokens_per_s)
+    pool = [c for c in meeting if c.carries] or meeting
+    cheapest = max(pool, key=lambda c: c.design.output_tokens_per_s)
     if own is not None and own.meets and not _better(cheapest, own):
         return own, own, everyone, len(seen)
     return cheapest, own, everyone, len(seen)

@@ -73,26 +73,39 @@ def _current_data(request) -> dict[str, str]:
     return services.preset_data(None)
 
 
-def _evaluate(form: ConfiguratorForm, request=None, *, wait_for_catalog: bool = False):
+def _evaluate(
+    form: ConfiguratorForm,
+    request=None,
+    *,
+    wait_for_catalog: bool = False,
+    advise: bool = True,
+    remember: bool = True,
+):
     """Validate the form, plan, and return the plan context (or None).
 
     A target out of reach: the smallest catalog deployment that meets it is a search of the
     auto-planner (up to 2 s for a new workload); the page's update never waits for it
     (``wait_for_catalog``, services.plan_from_json): the results show it when already searched, else
-    load it after themselves from :func:`alternative`.  The no-JavaScript form post waits."""
+    load it after themselves from :func:`alternative`.  The no-JavaScript form post waits.
+
+    ``advise=False`` (the page's update): the plan without its advice — the proofs of the fixes and the
+    serving-configuration search, about half an update's time — which :func:`advice` sends after the
+    results (the findings card and the recommended settings, swapped in place)."""
     if not form.is_valid():
         return None
     request_json = form.to_request()
     try:
-        plan_request, result = services.plan_from_json(request_json, wait_for_catalog=wait_for_catalog)
+        plan_request, result = services.plan_from_json(
+            request_json, wait_for_catalog=wait_for_catalog, advise=advise
+        )
     except RequestError as exc:
         form.add_request_errors(exc.errors)
         return None
     form.show_serving(result.request.serving)  # the plan's: a max_num_seqs left blank is sized there
-    if request is not None and request.method == "POST":
+    if request is not None and request.method == "POST" and remember:
         _remember(request, form)  # a plain page load changes nothing worth a session write
     started = time.perf_counter()
-    proven = services.proven_fixes(request_json, plan_request, result)
+    proven = services.proven_fixes(request_json, plan_request, result) if advise else {}
     context = presentation.plan_context(plan_request, result, request_json, lang=_lang(), proven=proven)
     context["price_basis"] = services.price_basis(request_json, plan_request)
     if request is not None:
@@ -205,10 +218,34 @@ def update(request):
     if denied:
         return denied
     form = ConfiguratorForm(request.POST)
-    plan = _evaluate(form, request)
-    # The "why?" explanations load when opened (``why``): the full page keeps them inline.
-    context = {"form": form, "plan": plan, "lang": _lang(), "oob": True, "why_on_demand": True}
+    plan = _evaluate(form, request, advise=False)
+    # The "why?" explanations load when opened (``why``), the findings with their proven fixes and the
+    # recommended serving settings right after the results (``advice``): the full page keeps both inline.
+    context = {
+        "form": form,
+        "plan": plan,
+        "lang": _lang(),
+        "oob": True,
+        "why_on_demand": True,
+        "advice_deferred": plan is not None,
+    }
     return render(request, "configurator/_results.html", context)
+
+
+@require_http_methods(["POST"])
+def advice(request):
+    """htmx, loaded by an updated results panel after itself: the findings card with each proven fix's
+    "Apply" and the recommended serving settings, for the form as posted (the advised plan: every fix
+    proven by re-planning, engine/advice.py), swapped in place of the panel's own (out of band)."""
+    denied = _forbidden_unless_sales(request)
+    if denied:
+        return denied
+    form = ConfiguratorForm(request.POST)
+    plan = _evaluate(form, request, remember=False)  # the update that loaded it remembered the form
+    if plan is None:
+        return HttpResponse("")
+    context = {"form": form, "plan": plan, "lang": _lang(), "oob": True}
+    return render(request, "configurator/_advice.html", context)
 
 
 @require_http_methods(["POST"])
@@ -227,7 +264,7 @@ def why(request):
     if not form.is_valid():
         return _bad_form(form.errors)
     try:
-        _planned, result = services.plan_from_json(form.to_request(), wait_for_catalog=False)
+        _planned, result = services.plan_from_json(form.to_request(), wait_for_catalog=False, advise=False)
     except RequestError as exc:
         return _bad_form(exc.errors)
     figures = figures_dict(result)

@@ -67,6 +67,7 @@ MATRIX = {
     "configurator:update": ("POST", None, lambda c: {}, sales(200, other_team=200)),
     # The smallest catalog deployment that meets the targets, loaded after the results (sales roles).
     "configurator:alternative": ("POST", None, lambda c: {}, sales(200, other_team=200)),
+    "configurator:advice": ("POST", None, lambda c: {}, sales(200, other_team=200)),
     # An opened "why?" of an updated results panel: the form as posted and the figure's key.
     "configurator:why": (
         "POST",

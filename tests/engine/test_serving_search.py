@@ -141,3 +141,23 @@ def test_speculative_decoding_is_searched_only_with_a_draft():
     )
     tried = sorted(r.performance.speculative_tokens for r in ss.speculative_choices(stated))
     assert tried == [0, 1, 2, 5, 7]
+
+
+def test_a_configuration_that_carries_the_stated_load_wins_over_cheaper_tokens_that_queue_it():
+    """Two configurations within the targets: one with more output tokens/s whose design point holds fewer
+    users than the customer states, one carrying the stated load.  The recommendation is the second: a
+    configuration that queues the customer's own load is no recommendation, however cheap its tokens."""
+    req = reference.request(reference.case("a3-4-single"))
+    own = plan(req).performance.design_point
+    load = req.workload.concurrency  # 16
+    fast_but_short = dataclasses.replace(own, concurrency=load - 4, output_tokens_per_s=2000.0)
+    carrying = dataclasses.replace(own, concurrency=load + 4, output_tokens_per_s=1500.0)
+    batch = req.serving.max_num_batched_tokens
+
+    def design_of(cand):
+        return carrying if cand.serving.max_num_batched_tokens != batch else fast_but_short
+
+    chosen, mine, _everyone, _tried = ss.run_search(req, design_of, lambda r: [r], (batch, 2 * batch))
+    assert mine.design is fast_but_short and not mine.carries and mine.meets
+    assert chosen.design is carrying and chosen.carries
+    assert chosen.request.serving.max_num_batched_tokens == 2 * batch
