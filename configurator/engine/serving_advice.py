@@ -81,17 +81,8 @@ def within(req: PlanRequest, targets: dict[str, float]) -> PlanRequest:
 
 
 def _design(req: PlanRequest) -> DesignPoint | None:
-    serving = resolve_serving(req.serving, req.server.accelerator.software_stack)
-    if serving is not req.serving:
-        req = dataclasses.replace(req, serving=serving)
-    layout = resolve_layout(req)
-    if any(c.severity == Severity.ERROR for c in layout.checks):
-        return None
-    req = size_admission(req, layout)
-    memory = size_memory(req, layout)
-    if any(c.severity == Severity.ERROR for c in memory.checks):
-        return None
-    dp = estimate_performance(req, layout, memory).design_point
+    """:func:`design_of`, only where the configuration reaches its targets with some load."""
+    dp = design_of(req)
     if dp is None or dp.limited_by == "unreachable" or dp.concurrency <= 0:
         return None
     return dp
