@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, getcontext, localcontext
 
 from .vocabulary import is_zh
 
@@ -64,9 +64,14 @@ def _round(value: Decimal, decimals: int) -> Decimal:
     context's 28 digits would refuse to quantize 1e28 (a hostile input echoed in a message), so the
     context is widened to the digits the result needs."""
     digits = max(value.adjusted(), 0) + decimals + 2 if value.is_finite() else 0
+    if digits <= getcontext().prec:  # the usual case: no wider context to enter (a page formats hundreds)
+        return value.quantize(_QUANTA.get(decimals) or Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
     with localcontext() as ctx:
         ctx.prec = max(ctx.prec, digits)
         return value.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+
+
+_QUANTA = {d: Decimal(1).scaleb(-d) for d in range(7)}  # 1, 0.1, … 0.000001: the quanta of _round
 
 
 def format_number(value: Number, decimals: int = 0, *, strip_zeros: bool = False) -> str:

@@ -43,9 +43,10 @@ import json
 import logging
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -1041,20 +1042,60 @@ def prefill_pool_latency(pre: PrefillBreakdown, ranks: int, arrival_per_s: float
     rides a pass of k: ρ T(k) ÷ 2 + T(k).  The scheduler batches only when prompts wait, so the latency
     is the smaller of the two readings; inf beyond the pool's capacity (:func:`prefill_pool_capacity`).
     """
+    return pool_latency(pre, ranks)(arrival_per_s)
+
+
+def pool_latency(pre: PrefillBreakdown, ranks: int) -> Callable[[float], float]:
+    """:func:`prefill_pool_latency` of one pool as a function of the arrival rate alone: what depends
+    on the pool only (its service rate, its pass times) is worked out once, and the M/D/c wait
+    (:func:`mdc_wait`, :func:`erlang_c`) is written out in the same operations, so the figures are the
+    same to the last bit — the closed loop's bisection (performance/queueing.py) asks for the
+    latency at a dozen arrival rates per operating point."""
     single = pre.prefill_s
     if single <= 0:
-        return 0.0
-    alone = single + mdc_wait(ranks, single, arrival_per_s)
+        return lambda arrival_per_s: 0.0
     m = prompts_per_pass(pre)
-    if m <= 1 or arrival_per_s <= 0 or ranks <= 0:
+    times = _pass_times(pre) if m > 1 and ranks > 0 else ()
+    mu = 1.0 / single
+    c = max(int(ranks), 1)
+    c_mu = c * mu
+
+    def latency(arrival_per_s: float) -> float:
+        if arrival_per_s <= 0:
+            alone = single + 0.0
+        elif arrival_per_s >= c_mu:
+            alone = single + math.inf
+        else:
+            a = arrival_per_s / mu  # erlang_c(c, a), the probability of waiting
+            if a >= c:
+                pw = 1.0
+            else:
+                term = 1.0
+                total = 1.0
+                for k in range(1, c):
+                    term *= a / k
+                    total += term
+                term *= a / c
+                last = term * c / (c - a)
+                pw = last / (total + last)
+            alone = single + 0.5 * pw / (c * mu - arrival_per_s)
+        if not times or arrival_per_s <= 0:
+            return alone
+        lam = arrival_per_s / ranks
+        for k, t in enumerate(times, start=2):
+            if lam * t <= k:
+                busy = min(1.0, lam * t / k)
+                return min(alone, busy * t / 2 + t)
         return alone
-    lam = arrival_per_s / ranks
-    for k in range(2, m + 1):
-        t = wave_prefill(pre, k)[0]
-        if lam * t <= k:
-            busy = min(1.0, lam * t / k)
-            return min(alone, busy * t / 2 + t)
-    return alone
+
+    return latency
+
+
+@lru_cache(maxsize=256)
+def _pass_times(pre: PrefillBreakdown) -> tuple[float, ...]:
+    """T(k) = ``wave_prefill(pre, k)[0]`` for k = 2 … ``prompts_per_pass(pre)``: a pool's pass times
+    depend on its breakdown alone, and the closed loop's bisection asks for them at every arrival rate."""
+    return tuple(wave_prefill(pre, k)[0] for k in range(2, prompts_per_pass(pre) + 1))
 
 
 def prefill_layer_counts(model: ModelSpec) -> tuple[int, int]:

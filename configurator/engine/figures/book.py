@@ -62,7 +62,7 @@ from functools import cache
 from typing import Any
 
 from ..moe_routing import busiest_rank_share
-from ..types import Figure, Source
+from ..types import Figure, Source, new_figure
 from ..vocabulary import fabric_label, group_label, scope_label
 
 
@@ -473,15 +473,15 @@ class FigureBook:
             for name, v in inputs.items():
                 listed.update(v if name in definition.itemised else {name: v})
             inputs = listed
-        figure = Figure(
-            key=key,
-            value=value,
-            unit=unit,
-            label_en=label_en,
-            label_zh=label_zh,
-            formula=slot.display,
-            inputs=inputs,
-            source=source if source is not None else slot.source,
+        figure = new_figure(
+            key,
+            value,
+            unit,
+            label_en,
+            label_zh,
+            slot.display,
+            inputs,
+            source if source is not None else slot.source,
         )
         self.figures[key] = figure
         if FigureBook.observer is not None:

@@ -482,6 +482,7 @@ def build_aggregated(
         p = g.parallel
         master_ip = site.ips[g.first_node]
         cross_node = g.nodes > 1
+        role_flags: dict[str, list[tuple[str, str | None]]] = {}  # the master's and the workers', once each
         for k in range(g.nodes):
             index = g.first_node + k
             ip = site.ips[index]
@@ -507,7 +508,9 @@ def build_aggregated(
                     ("--data-parallel-address", master_ip),
                     ("--data-parallel-rpc-port", str(lp.rpc_port)),
                 ]
-            flags += _engine_flags(req, recipe, role, p, cross_node=cross_node)
+            if role not in role_flags:
+                role_flags[role] = _engine_flags(req, recipe, role, p, cross_node=cross_node)
+            flags += role_flags[role]
             argv = _argv(site.model_path, flags)
             env = _env(recipe, deviations, role, site, ip, cross_node=cross_node)
             name = _script_name(index, g, role)
@@ -559,11 +562,15 @@ def build_pd(
         p = g.parallel
         master_ip = site.ips[g.first_node]
         cross_node = g.nodes > 1
+        # What every engine of the side shares, worked out once per side (sixteen nodes ask for it).
+        side_req = decode_req if side == "decode" and decode_req is not None else req
+        side_flags = _engine_flags(side_req, recipe, side, p, cross_node=cross_node)
+        model_env = rc.model_env(req.model, recipe.connector)
         for k in range(g.nodes):
             index = g.first_node + k
             ip = site.ips[index]
             env = _env(recipe, deviations, side, site, ip, cross_node=cross_node)
-            env.update(rc.model_env(req.model, recipe.connector))
+            env.update(model_env)
             argvs: list[tuple[str, ...]] = []
             ports: list[int] = []
             for local in range(p.dp_local):
@@ -587,8 +594,7 @@ def build_pd(
                         ("--data-parallel-address", master_ip),
                         ("--data-parallel-rpc-port", str(rpc_ports[side])),
                     ]
-                side_req = decode_req if side == "decode" and decode_req is not None else req
-                flags += _engine_flags(side_req, recipe, side, p, cross_node=cross_node)
+                flags += side_flags
                 kv = _kv_transfer_config(recipe, side, engine_id, kv_port, prefill, decode)
                 flags.append(("--kv-transfer-config", _json(kv)))
                 argv = _argv(site.model_path, flags)

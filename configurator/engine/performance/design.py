@@ -259,6 +259,7 @@ def design_point(
     input_tokens: int,
     output_tokens: int,
     band: tuple[float, float] = (1.0, 1.0),
+    points: dict[tuple[bool, float], sm.OperatingPoint] | None = None,
 ) -> DesignPoint | None:
     """The design point of the serving groups (decode side of xPyD), or None without one.
 
@@ -269,17 +270,26 @@ def design_point(
     targets, assumed = targets_of(req)
     cap = batch_cap(decoding_budget(req), req.performance.speculative_tokens)
     free = free_models(serving_models, cap)
-    seen: dict[float, sm.OperatingPoint] = {}  # the searches and the result revisit points: each once
+    # The searches and the result revisit points: each is computed once.  ``points``: the caller's
+    # operating points of the same xPyD groups, shared while the search runs them unchanged (their
+    # running slots already within the setting and the KV cache); the key tells 16 from 16.0, whose
+    # operating points print alike but are not the same value.
+    shared = (
+        points is not None
+        and disaggregated
+        and all(f.slots == m.slots for f, m in zip(free, serving_models, strict=True))
+    )
+    seen: dict[tuple[bool, float], sm.OperatingPoint] = points if shared and points is not None else {}
 
     def point_fn(c: float) -> sm.OperatingPoint:
-        op = seen.get(c)
+        op = seen.get((type(c) is int, c))
         if op is None:
             op = (
                 disaggregated_point(prefill_models, free, c, output_tokens)
                 if disaggregated
                 else aggregated_point(free, c, output_tokens)
             )
-            seen[c] = op
+            seen[type(c) is int, c] = op
         return op
 
     lead = free[0]

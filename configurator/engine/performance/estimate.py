@@ -187,10 +187,17 @@ def estimate_performance(
     # The model whose operating point the latencies quote: the decode side of xPyD, else the first serving group.
     mode: str | None
     point_lead: GroupModel | None
+    # xPyD: the operating points asked here and by the design point's search, each computed once.
+    points: dict[tuple[bool, float], sm.OperatingPoint] = {}
     if disaggregated and prefill_models and decode_models:
 
         def point_fn(c: float) -> sm.OperatingPoint:
-            return disaggregated_point(prefill_models, decode_models, c, output_tokens)
+            op = points.get((type(c) is int, c))
+            if op is None:
+                op = points[type(c) is int, c] = disaggregated_point(
+                    prefill_models, decode_models, c, output_tokens
+                )
+            return op
 
         capacity_users = sum(m.slots * m.shape.dp for m in decode_models)
         mode, point_lead = "disaggregated", decode_models[0]
@@ -222,6 +229,7 @@ def estimate_performance(
         input_tokens=prompt_tokens,
         output_tokens=output_tokens,
         band=sm.error_band(family)[:2],
+        points=points,
     )
     if design is not None:
         add_design_figures(

@@ -110,8 +110,10 @@ def disaggregated_point(
 
     overhead = d.factors.request_overhead_s
 
+    pool_latency = sm.pool_latency(pool, dp_p)
+
     def response(x: float) -> float:
-        return overhead + sm.prefill_pool_latency(pool, dp_p, x) + kv + st.step_s + decode_time
+        return overhead + pool_latency(x) + kv + st.step_s + decode_time
 
     # X · R(X) = C (Little's law) with X below capacity: bisection (R grows with X).
     lo, hi = 0.0, cap
@@ -119,7 +121,7 @@ def disaggregated_point(
         x = hi
         base = response(hi)
         wait_extra = max(0.0, concurrency / x - base) if x > 0 else math.inf
-        wait = sm.prefill_pool_latency(pool, dp_p, x) - pre + wait_extra
+        wait = pool_latency(x) - pre + wait_extra
         saturated = True
     else:
         tolerance = cap * 1e-4  # 0.01 % of capacity: far below the model's error band
@@ -130,7 +132,7 @@ def disaggregated_point(
             else:
                 hi = mid
         x = 0.5 * (lo + hi)
-        wait = sm.prefill_pool_latency(pool, dp_p, x) - pre
+        wait = pool_latency(x) - pre
         saturated = n > slots + 1e-9 or x >= prefill_cap * 0.95
     ttft = overhead + pre + wait + kv + st.step_s
     return sm.OperatingPoint(concurrency, batch, x, x * output_tokens, ttft, tpot, wait, saturated)
