@@ -17,20 +17,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._django import report  # noqa: E402
 from configurator import reference  # noqa: E402
 from configurator.engine.launch import build_launch, bundle_files  # noqa: E402
-from configurator.engine.layout import resolve_layout  # noqa: E402
+from configurator.engine.plan import plan  # noqa: E402
 
 
 def main() -> int:
-    request = reference.request(reference.case("a3-16-8p8d"))
-    layout = resolve_layout(request)
-    files = bundle_files(build_launch(request, layout))  # warm-up: imports
+    # As plan() calls it: the resolved request with the plan's layout, memory and performance (called
+    # without them, build_launch makes those estimates itself, a plan's worth of work).
+    planned = plan(reference.request(reference.case("a3-16-8p8d")))
+    request, layout = planned.request, planned.layout
+    performance, memory = planned.performance, planned.memory
+    files = bundle_files(build_launch(request, layout, performance, memory))  # warm-up: imports
     builds, renders = [], []
     for _ in range(200):
         start = time.perf_counter()
-        result = build_launch(request, layout)
+        result = build_launch(request, layout, performance, memory)
         builds.append(time.perf_counter() - start)
     for _ in range(20):
-        result = build_launch(request, layout)
+        result = build_launch(request, layout, performance, memory)
         start = time.perf_counter()
         files = bundle_files(result)
         renders.append(time.perf_counter() - start)

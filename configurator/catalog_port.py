@@ -174,6 +174,12 @@ class DjangoPlannerCatalog:
         self._snapshots: dict[str, _PriceListSnapshot | None] = {}
 
     def scenario(self, slug: str) -> dict[str, Any] | None:
+        """The scenario's workload and targets (read once per catalog version; a copy each call)."""
+        found = self.base._cached(("planner_scenario", slug), lambda: self._scenario(slug))
+        return dict(found) if found is not None else None
+
+    @staticmethod
+    def _scenario(slug: str) -> dict[str, Any] | None:
         row = selectors.scenario_row(slug)
         if row is None:
             return None
@@ -202,17 +208,22 @@ class DjangoPlannerCatalog:
         return self.base.speculators(model_slug)
 
     def servers(self, model_slug: str) -> tuple[et.ServerSpec, ...]:
-        """Every server offered in the configurator, text-only flags as the model records them."""
-        llm = selectors.llm_model_by_slug(model_slug)
-        text_only = set(llm.validated_text_only_on.values_list("pk", flat=True)) if llm else set()
-        rows = selectors.active_servers()
-        out = []
-        for row in rows.order_by("vendor", "name"):
-            spec = inputs.server_spec(row)
-            if row.pk in text_only and not spec.validated_text_only:
-                spec = dataclasses.replace(spec, validated_text_only=True)
-            out.append(spec)
-        return tuple(out)
+        """Every server offered in the configurator, text-only flags as the model records them (read once
+        per catalog version: a repeated search, answered from ``plan_cache``, still parses its query)."""
+
+        def build() -> tuple[et.ServerSpec, ...]:
+            llm = selectors.llm_model_by_slug(model_slug)
+            text_only = set(llm.validated_text_only_on.values_list("pk", flat=True)) if llm else set()
+            rows = selectors.active_servers()
+            out = []
+            for row in rows.order_by("vendor", "name"):
+                spec = inputs.server_spec(row)
+                if row.pk in text_only and not spec.validated_text_only:
+                    spec = dataclasses.replace(spec, validated_text_only=True)
+                out.append(spec)
+            return tuple(out)
+
+        return self.base._cached(("planner_servers", model_slug), build)
 
     def site(self, slug: str | None) -> et.SiteSpec | None:
         if slug is None:
@@ -221,11 +232,15 @@ class DjangoPlannerCatalog:
 
     def racks(self) -> tuple[et.RackSpec, ...]:
         """Rack types, the configurator's default first (the one a request without a rack gets)."""
-        default = self.base.default_rack()
-        rows = [inputs.rack_spec(r) for r in selectors.rack_types().order_by("pk")]
-        if default is not None:
-            rows.sort(key=lambda r: r.slug != default.slug)
-        return tuple(rows)
+
+        def build() -> tuple[et.RackSpec, ...]:
+            default = self.base.default_rack()
+            rows = [inputs.rack_spec(r) for r in selectors.rack_types().order_by("pk")]
+            if default is not None:
+                rows.sort(key=lambda r: r.slug != default.slug)
+            return tuple(rows)
+
+        return self.base._cached(("planner_racks",), build)
 
     def switches(self) -> tuple[et.SwitchSpec, ...]:
         return self.base.switches(None)
@@ -264,6 +279,7 @@ class DjangoPlannerCatalog:
                 on_date=self.today,
                 nodes=nodes,
                 rack=rack,
+                rack_cooling=snapshot.rack_cooling,
             )
         return dataclasses.replace(spec, currency=currency) if spec.currency != currency else spec
 
@@ -284,6 +300,10 @@ class _PriceListSnapshot:
         self.usd_rate = row.usd_rate
         self.items = self
         self._items = list(row.items.all())
+        # the cooling of the racks the list prices, read once (inputs.commercial_spec would read it per call)
+        self.rack_cooling = selectors.rack_cooling(
+            [i.item_slug for i in self._items if i.kind == "rack" and i.item_slug]
+        )
 
     def all(self):
         return self

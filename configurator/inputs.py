@@ -166,8 +166,12 @@ def commercial_spec(
     *,
     currency: str = "CNY",
     rack: RackType | et.RackSpec | str | None = None,
+    rack_cooling: Mapping[str, str] | None = None,
 ) -> et.CommercialSpec:
     """Commercial terms from the price list in force on ``on_date`` (or the one given).
+
+    ``rack_cooling``: the cooling of the racks the list prices, when the caller has read it already
+    (the auto-planner reads it once per search, ``catalog_port._PriceListSnapshot``); else read here.
 
     * server price and monthly lease: the ``server`` item priced for that server;
     * switches: every ``switch`` item by its catalog slug; optics: the first ``optics`` item;
@@ -196,7 +200,7 @@ def commercial_spec(
         items=items,
         server_slug=_slug(server),
         rack_slug=rack_slug,
-        rack_cooling=selectors.rack_cooling(rack_slugs),
+        rack_cooling=rack_cooling if rack_cooling is not None else selectors.rack_cooling(rack_slugs),
         nodes=nodes,
         overrides=overrides,
     )

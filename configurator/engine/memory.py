@@ -1422,8 +1422,12 @@ def _size_groups(
     return groups, computed, signatures
 
 
-def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
-    """Per-rank memory of every serving group, KV capacity and the checks vLLM would fail on."""
+def size_memory(req: PlanRequest, layout: LayoutResult, *, screening: bool = False) -> MemoryResult:
+    """Per-rank memory of every serving group, KV capacity and the checks vLLM would fail on.
+
+    ``screening``: the auto-planner's first pass over a serving variant (planner/serving.py) reads the
+    groups and the checks only: the per-group figures are left out (the variant it keeps is planned in
+    full by ``plan()``)."""
     if req.serving.max_num_seqs == AUTO_MAX_NUM_SEQS:  # plan() resolves it first; a direct caller here
         req = size_admission(req, layout)
     checks: list[Check] = _model_checks(req)
@@ -1436,7 +1440,8 @@ def size_memory(req: PlanRequest, layout: LayoutResult) -> MemoryResult:
         gm = next(x for x in groups if x.group == g.name)
         role_req = role_request(req, g.role)
         checks.extend(_group_checks(role_req, [m.name for m in members], g, b))
-        _group_figures(book, role_req, "" if i == 0 else f"{g.name}.", g, b, gm)
+        if not screening:
+            _group_figures(book, role_req, "" if i == 0 else f"{g.name}.", g, b, gm)
 
     if groups:
         total_weights = sum(x.cluster_weights_bytes for x in groups)

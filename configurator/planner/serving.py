@@ -8,6 +8,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from ..engine.checks import unworded
 from ..engine.layout import parallel_label, resolve_layout
 from ..engine.memory import size_memory
 from ..engine.performance import estimate_performance
@@ -49,17 +50,24 @@ class ServingSearch:
         self.evaluated = evaluated
 
     def cheap(self, fam: Family, req: PlanRequest):
-        """layout + memory + performance for one request (no power, racks, network, TCO)."""
+        """layout + memory + performance for one request (no power, racks, network, TCO): a screening
+        pass, judged by its errors, its operating point and its capacity (warnings unworded, no figures,
+        no design point: the variant kept is planned in full by ``plan()``)."""
         self.stats["cheap_evaluations"] += 1
         fam.cheap += 1
+        with unworded():
+            return self._cheap(req)
+
+    def _cheap(self, req: PlanRequest):
         layout = resolve_layout(req)
         if any(c.severity == Severity.ERROR for c in layout.checks):
             return layout, None, None, next(c for c in layout.checks if c.severity == Severity.ERROR)
-        memory = size_memory(req, layout)
+        memory = size_memory(req, layout, screening=True)
         error = next((c for c in memory.checks if c.severity == Severity.ERROR), None)
         if error is not None:
             return layout, memory, None, error
-        perf = estimate_performance(req, layout, memory)
+        # A first pass: the operating point and the capacity (the design point's searches are plan()'s)
+        perf = estimate_performance(req, layout, memory, screening=True)
         # The capacity check is judged by serving_problem() with its gap, as plan() would raise it.
         error = next(
             (c for c in perf.checks if c.severity == Severity.ERROR and c.code not in CAPACITY_CHECKS), None

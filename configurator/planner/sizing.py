@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..engine.checks import unworded
 from ..engine.layout import layout_is_valid, propose_layout, resolve_layout
 from ..engine.memory import size_memory
 from ..engine.types import (
@@ -76,7 +77,8 @@ class Sizer:
                 workload=self.build.workload(1),
                 checkpoint=self.build.checkpoint(server),
             )
-            memory = size_memory(req, resolve_layout(req))
+            with unworded():  # its errors only
+                memory = size_memory(req, resolve_layout(req), screening=True)
             error = next((c for c in memory.checks if c.severity == Severity.ERROR), None)
             self.memory_cache[key] = (error is None, error)
         return self.memory_cache[key]

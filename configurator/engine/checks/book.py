@@ -56,6 +56,8 @@ import importlib
 import pkgutil
 import string
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any
@@ -295,6 +297,22 @@ def _names(code: str, variant: str | None, fix: str | None) -> tuple[frozenset[s
     return d.names(variant, fix), d.all_names()
 
 
+_UNWORDED: ContextVar[bool] = ContextVar("checks_unworded", default=False)
+
+
+@contextmanager
+def unworded() -> Iterator[None]:
+    """Within the block, a warning or a note is raised without its words (messages and fix left empty):
+    the auto-planner's screening of serving variants (planner/serving.py) judges a variant by its errors
+    alone, and plans the one it keeps in full — every finding worded — with ``plan()``.  An error is
+    always worded: the planner shows it as the reason a variant fails."""
+    token = _UNWORDED.set(True)
+    try:
+        yield
+    finally:
+        _UNWORDED.reset(token)
+
+
 def raise_(
     code: str,
     /,
@@ -326,6 +344,9 @@ def raise_(
     where = render(
         (chosen.field if chosen is not None and chosen.field is not None else v.field) or "", values
     )
+    if severity != Severity.ERROR and _UNWORDED.get():
+        # A screening pass (see ``unworded``): the finding's code, severity and field, without its words.
+        return Check(code=code, severity=severity, area=d.area, message_en="", message_zh="", field=where)
     return Check(
         code=code,
         severity=severity,

@@ -426,6 +426,8 @@ class FigureBook:
     """
 
     observer: Any = None
+    #: False for a book that keeps nothing (:class:`UnrecordedBook`): callers may skip working out inputs
+    recording = True
 
     def __init__(self, *, currency: str = "") -> None:
         self.currency = currency
@@ -515,3 +517,17 @@ class FigureBook:
 
     def __len__(self) -> int:
         return len(self.figures)
+
+
+_UNRECORDED = new_figure("unrecorded", 0, "", "", "", "", {}, Source("derived"))
+
+
+class UnrecordedBook(FigureBook):
+    """A book that keeps no figure: the auto-planner's screening pass over serving variants
+    (``estimate_performance(screening=True)``) reads the operating point, never its explanations, and
+    the variant it keeps is planned in full — with this book's checks — by ``plan()``."""
+
+    recording = False
+
+    def put(self, key: str, value: Any, /, **_: Any) -> Figure:
+        return _UNRECORDED

@@ -15,6 +15,8 @@ from .common import CALIBRATION_SOURCE, FAMILY_NAMES, fig_input, fig_value
 
 
 def add_factor_figures(book: FigureBook, req: PlanRequest, f: sm.PlatformFactors, stack: str) -> None:
+    if not book.recording:  # a screening pass keeps no figure: none to work out
+        return
     perf = req.performance
     base = sm.factors_for_family(stack)  # the family's fitted + fixed factors (stack: the family)
     # The family as a reader names it in each language (common.FAMILY_NAMES), never its code.

@@ -14,6 +14,8 @@ from .group_model import GroupModel
 def add_step_figures(
     book: FigureBook, g: GroupLayout, gm: GroupModel, st: sm.StepBreakdown, batch: int
 ) -> None:
+    if not book.recording:  # a screening pass keeps no figure: none to work out
+        return
     model = gm.req.model
     shape = gm.shape
     comm = st.comm

@@ -10,7 +10,7 @@ from dataclasses import replace
 from .. import serving_model as sm
 from ..checks import raise_
 from ..defaults import AUTO_MAX_NUM_SEQS
-from ..figures import FigureBook
+from ..figures import FigureBook, UnrecordedBook
 from ..memory import PROVISIONAL, admitted, with_max_num_seqs
 from ..types import (
     Check,
@@ -67,9 +67,15 @@ def _tflops(req: PlanRequest) -> tuple[float, str]:
 
 
 def estimate_performance(
-    req: PlanRequest, layout: LayoutResult, memory: MemoryResult | None
+    req: PlanRequest, layout: LayoutResult, memory: MemoryResult | None, *, screening: bool = False
 ) -> PerformanceResult:
-    """Estimate TTFT, TPOT and throughput of the deployment (an ESTIMATE; see module doc)."""
+    """Estimate TTFT, TPOT and throughput of the deployment (an ESTIMATE; see module doc).
+
+    ``screening``: the auto-planner's first pass over a serving variant (planner/serving.py), which
+    judges the operating point at the stated load, the capacity and the error checks only: the
+    design point's searches, the load curve and the latency-target table are left out (no
+    ``design_point``, ``curve`` or ``sla``; their warnings with them).  The variant it keeps is planned
+    in full by ``plan()``."""
     checks: list[Check] = []
     if (
         req.serving.max_num_seqs == AUTO_MAX_NUM_SEQS
@@ -78,7 +84,7 @@ def estimate_performance(
     req = sanitised(req, checks)
     model, server, serving, workload, perf = req.model, req.server, req.serving, req.workload, req.performance
     acc = server.accelerator
-    book = FigureBook()
+    book = UnrecordedBook() if screening else FigureBook()
     mem_by_group = {g.group: g for g in (memory.groups if memory else ())}
     factors = sm.effective_factors(req)
     family = sm.hardware_family(acc)
@@ -221,15 +227,19 @@ def estimate_performance(
         capacity_users = sustained_concurrency(point_fn, capacity_users)
 
     # ---- the design point: the load this hardware carries within the latency targets
-    design = design_point(
-        req,
-        prefill_models,
-        decode_models if disaggregated and prefill_models and decode_models else counted_models,
-        disaggregated=bool(disaggregated and prefill_models and decode_models),
-        input_tokens=prompt_tokens,
-        output_tokens=output_tokens,
-        band=sm.error_band(family)[:2],
-        points=points,
+    design = (
+        None
+        if screening
+        else design_point(
+            req,
+            prefill_models,
+            decode_models if disaggregated and prefill_models and decode_models else counted_models,
+            disaggregated=bool(disaggregated and prefill_models and decode_models),
+            input_tokens=prompt_tokens,
+            output_tokens=output_tokens,
+            band=sm.error_band(family)[:2],
+            points=points,
+        )
     )
     if design is not None:
         add_design_figures(
@@ -480,8 +490,8 @@ def estimate_performance(
         measured_output_tokens_per_s=measured_tps,
     )
 
-    curve = load_curve(point_fn, concurrency, capacity_users, serving_devices)
-    sla = sla_result(req, op, point_fn, capacity_users)
+    curve = () if screening else load_curve(point_fn, concurrency, capacity_users, serving_devices)
+    sla = None if screening else sla_result(req, op, point_fn, capacity_users)
     if sla is not None:
         add_sla_figures(book, sla)
     checks.extend(target_checks(req, op, sla))
