@@ -32,7 +32,9 @@ def _prepared(case: str, concurrency: int | None = None):
     req = reference.request(reference.case(case))
     if concurrency is not None:
         req = dataclasses.replace(req, workload=dataclasses.replace(req.workload, concurrency=concurrency))
-    req = dataclasses.replace(req, serving=resolve_serving(req.serving, req.server.accelerator.software_stack))
+    req = dataclasses.replace(
+        req, serving=resolve_serving(req.serving, req.server.accelerator.software_stack)
+    )
     req = with_draft(req)
     layout = resolve_layout(req)
     return size_admission(req, layout), layout
