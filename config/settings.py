@@ -247,6 +247,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # A PDF render holds one core for about a second: half the cores (at least one) render at once, so
 # the web workers keep the rest (README, "Sizing the server"); CELERY_CONCURRENCY overrides it.
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_CONCURRENCY", max(1, available_cores() // 2))
+# The processes that render run at a lower scheduling priority (nice 10; CELERY_NICE overrides it, 0 keeps
+# the worker's): an engineer's page is answered before a background PDF, which takes the cores the web
+# leaves idle (config/celery.py).
+CELERY_WORKER_NICE = env_int("CELERY_NICE", 10)
 CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A job whose worker died is redelivered after this many seconds.  Rendering
