@@ -254,7 +254,32 @@ def _price_list_for(request_json: Any, currency: str) -> PriceList | None:
 
 def price_basis(request_json: dict, request: et.PlanRequest) -> str:
     """Where the money figures come from: the price list (or "no price list"),
-    with the engineer's overrides named, in the page's language."""
+    with the engineer's overrides named, in the page's language.
+
+    The text depends on the currency, the list the request names, the day, the overrides named and the
+    language alone: worked out once per catalog version (``catalog_cache``; every page update asks)."""
+    commercial = request_json.get("commercial") if isinstance(request_json, dict) else None
+    commercial = commercial if isinstance(commercial, dict) else {}
+    slug = commercial.get("price_list")
+    overridden = tuple(
+        key
+        for key in ("server_unit_price", "server_lease_per_month", "om_per_year")
+        if commercial.get(key) not in (None, "")
+    )
+    key = (
+        "price_basis",
+        request.commercial.currency,
+        slug if isinstance(slug, str) else "",
+        timezone.localdate().isoformat(),
+        get_language() or "",
+        overridden,
+    )
+    return catalog_cache.cached(
+        catalog_cache.current_version(), key, lambda: _price_basis(request_json, request)
+    )
+
+
+def _price_basis(request_json: dict, request: et.PlanRequest) -> str:
     from django.utils.translation import gettext as _
 
     c = request.commercial
