@@ -1048,9 +1048,9 @@ def prefill_pool_latency(pre: PrefillBreakdown, ranks: int, arrival_per_s: float
 def pool_latency(pre: PrefillBreakdown, ranks: int) -> Callable[[float], float]:
     """:func:`prefill_pool_latency` of one pool as a function of the arrival rate alone: what depends
     on the pool only (its service rate, its pass times) is worked out once, and the M/D/c wait
-    (:func:`mdc_wait`, :func:`erlang_c`) is written out in the same operations, so the figures are the
-    same to the last bit — the closed loop's bisection (performance/queueing.py) asks for the
-    latency at a dozen arrival rates per operating point."""
+    (:func:`mdc_wait`) is taken in the same operations, so the figures are the same to the last bit —
+    the closed loop's bisection (performance/queueing.py) asks for the latency at a dozen arrival
+    rates per operating point."""
     single = pre.prefill_s
     if single <= 0:
         return lambda arrival_per_s: 0.0
@@ -1066,18 +1066,7 @@ def pool_latency(pre: PrefillBreakdown, ranks: int) -> Callable[[float], float]:
         elif arrival_per_s >= c_mu:
             alone = single + math.inf
         else:
-            a = arrival_per_s / mu  # erlang_c(c, a), the probability of waiting
-            if a >= c:
-                pw = 1.0
-            else:
-                term = 1.0
-                total = 1.0
-                for k in range(1, c):
-                    term *= a / k
-                    total += term
-                term *= a / c
-                last = term * c / (c - a)
-                pw = last / (total + last)
+            pw = erlang_c(c, arrival_per_s / mu)  # the probability of waiting
             alone = single + 0.5 * pw / (c * mu - arrival_per_s)
         if not times or arrival_per_s <= 0:
             return alone
