@@ -175,7 +175,9 @@ class DjangoPlannerCatalog:
 
     def scenario(self, slug: str) -> dict[str, Any] | None:
         """The scenario's workload and targets (read once per catalog version; a copy each call)."""
-        found = self.base._cached(("planner_scenario", slug), lambda: self._scenario(slug))
+        found = catalog_cache.cached(
+            self.base.version, ("planner_scenario", slug), lambda: self._scenario(slug)
+        )
         return dict(found) if found is not None else None
 
     @staticmethod
@@ -223,7 +225,7 @@ class DjangoPlannerCatalog:
                 out.append(spec)
             return tuple(out)
 
-        return self.base._cached(("planner_servers", model_slug), build)
+        return catalog_cache.cached(self.base.version, ("planner_servers", model_slug), build)
 
     def site(self, slug: str | None) -> et.SiteSpec | None:
         if slug is None:
@@ -240,7 +242,7 @@ class DjangoPlannerCatalog:
                 rows.sort(key=lambda r: r.slug != default.slug)
             return tuple(rows)
 
-        return self.base._cached(("planner_racks",), build)
+        return catalog_cache.cached(self.base.version, ("planner_racks",), build)
 
     def switches(self) -> tuple[et.SwitchSpec, ...]:
         return self.base.switches(None)

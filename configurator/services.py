@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.utils import timezone
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext_lazy
 
 from catalog import selectors
 from catalog.models import (
@@ -252,6 +252,14 @@ def _price_list_for(request_json: Any, currency: str) -> PriceList | None:
     return price_list_in_force(currency, timezone.localdate())
 
 
+# The price fields an engineer may type over the price list, as the price basis names them.
+PRICE_OVERRIDES = {
+    "server_unit_price": gettext_lazy("server price"),
+    "server_lease_per_month": gettext_lazy("lease per node-month"),
+    "om_per_year": gettext_lazy("O&M per year"),
+}
+
+
 def price_basis(request_json: dict, request: et.PlanRequest) -> str:
     """Where the money figures come from: the price list (or "no price list"),
     with the engineer's overrides named, in the page's language.
@@ -261,11 +269,7 @@ def price_basis(request_json: dict, request: et.PlanRequest) -> str:
     commercial = request_json.get("commercial") if isinstance(request_json, dict) else None
     commercial = commercial if isinstance(commercial, dict) else {}
     slug = commercial.get("price_list")
-    overridden = tuple(
-        key
-        for key in ("server_unit_price", "server_lease_per_month", "om_per_year")
-        if commercial.get(key) not in (None, "")
-    )
+    overridden = tuple(key for key in PRICE_OVERRIDES if commercial.get(key) not in (None, ""))
     key = (
         "price_basis",
         request.commercial.currency,
@@ -287,11 +291,7 @@ def _price_basis(request_json: dict, request: et.PlanRequest) -> str:
     commercial = request_json.get("commercial") if isinstance(request_json, dict) else None
     overrides = [
         str(label)
-        for key, label in (
-            ("server_unit_price", _("server price")),
-            ("server_lease_per_month", _("lease per node-month")),
-            ("om_per_year", _("O&M per year")),
-        )
+        for key, label in PRICE_OVERRIDES.items()
         if isinstance(commercial, dict) and commercial.get(key) not in (None, "")
     ]
     if price_list is None:
