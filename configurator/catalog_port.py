@@ -144,7 +144,10 @@ class DjangoCatalog:
             )
 
         key = ("commercial", server.slug, price_list, on_date, currency, nodes, rack.slug if rack else None)
-        value = self._cached(key, build)
+        lists = price_lists(self.version)
+        known = price_list in lists["slugs"] if price_list else (currency or "CNY") in lists["currencies"]
+        # A slug or currency no list has is typed text: answered, never kept (the cache stays bounded).
+        value = self._cached(key, build) if known else build()
         if isinstance(value, LookupError):
             raise value
         return value
@@ -162,6 +165,17 @@ class DjangoCatalog:
             return inputs.rack_spec(row) if row else None
 
         return self._cached(("default_rack",), build)
+
+
+def price_lists(version: int) -> dict[str, frozenset[str]]:
+    """The catalog's price list slugs and currencies at ``version`` (read once per version): what a
+    request may name and still be cached by it."""
+
+    def build() -> dict[str, frozenset[str]]:
+        rows = list(selectors.price_lists().values_list("slug", "currency"))
+        return {"slugs": frozenset(r[0] for r in rows), "currencies": frozenset(r[1] for r in rows)}
+
+    return catalog_cache.cached(version, ("price_lists",), build)
 
 
 class DjangoPlannerCatalog:

@@ -29,7 +29,7 @@ from catalog.selectors import price_list_in_force, price_snapshot
 from configurator.engine.vocabulary import is_zh
 
 from . import catalog_cache, plan_cache
-from .catalog_port import DjangoCatalog
+from .catalog_port import DjangoCatalog, price_lists
 from .engine import types as et
 from .engine.defaults import SERVING_DEFAULTS
 from .engine.plan import plan
@@ -270,6 +270,10 @@ def price_basis(request_json: dict, request: et.PlanRequest) -> str:
     commercial = commercial if isinstance(commercial, dict) else {}
     slug = commercial.get("price_list")
     overridden = tuple(key for key in PRICE_OVERRIDES if commercial.get(key) not in (None, ""))
+    version = catalog_cache.current_version()
+    if request.commercial.currency not in price_lists(version)["currencies"]:
+        # A currency no price list is in: said without a list, and not kept (any text may be typed).
+        return _price_basis(request_json, request)
     key = (
         "price_basis",
         request.commercial.currency,
@@ -278,9 +282,7 @@ def price_basis(request_json: dict, request: et.PlanRequest) -> str:
         get_language() or "",
         overridden,
     )
-    return catalog_cache.cached(
-        catalog_cache.current_version(), key, lambda: _price_basis(request_json, request)
-    )
+    return catalog_cache.cached(version, key, lambda: _price_basis(request_json, request))
 
 
 def _price_basis(request_json: dict, request: et.PlanRequest) -> str:

@@ -35,3 +35,20 @@ def test_the_price_basis_is_read_once_and_again_after_a_catalog_save(catalog):
     with translation.override("zh-hans"):
         chinese = price_basis(REQUEST, resolved)  # the same key in another language: its own text
     assert chinese != first and "价目表" in chinese
+
+
+def test_a_currency_no_price_list_is_in_is_said_and_not_kept(catalog):
+    """The currency is free text in a request: its commercial terms and price basis, for a currency no list
+    is in, are worked out each time and kept nowhere, so posting many such currencies cannot grow the
+    process's catalog cache (configurator/catalog_port.py ``price_lists``)."""
+    from configurator import catalog_cache
+
+    request = {**REQUEST, "commercial": {"currency": "ZZQ"}}
+    resolved = resolve_request(request)
+    with translation.override("en"):
+        before = len(catalog_cache._state["entries"])
+        text = price_basis(request, resolved)
+        assert "No price list in force" in text and "cannot be saved as a quote in ZZQ" in text
+        assert price_basis(request, resolved) == text
+    assert not [k for k in catalog_cache._state["entries"] if "ZZQ" in k]
+    assert len(catalog_cache._state["entries"]) <= before + 1  # at most the catalog's list of price lists
