@@ -2,15 +2,13 @@
 
 ``measured_context(revision)`` is what the quote page, the XLSX and the PDF show:
 the latest measurement beside the estimate, each figure marked *measured* or
-*estimate*; cost per million tokens is recomputed from the revision's own yearly
-cost (``tco.tokens``) and the measured throughput, the way ``engine/tco`` does
-for the estimate.
+*estimate*, as the section ``MEASURED`` declares them; the engine prices the measured
+throughput with the plan's own yearly cost, basis and utilisation (``engine/tco/measured.py``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from decimal import Decimal
 from typing import Any
 
 from django.contrib import messages
@@ -18,14 +16,15 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
+
+from configurator.public import measure_benchmark, sections
 
 from . import selectors
 from .benchmark_import import MAX_BYTES, BenchmarkImportError, benchmark_mismatches, parse_benchmark
 from .benchmark_models import MeasuredBenchmark
-
-SECONDS_PER_YEAR = 31_536_000
 
 
 def _float(value: Any) -> float | None:
@@ -53,90 +52,40 @@ def measured_context(revision) -> dict[str, Any] | None:
     )
     if bench is None:
         return None
-    m = bench.figures or {}
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
-    perf = result.get("performance") or {}
-    tokens = (result.get("tco") or {}).get("tokens") or {}
     request = revision.request_json if isinstance(revision.request_json, dict) else {}
-    workload = request.get("workload") or {}
-    commercial = request.get("commercial") or {}
-    utilisation = (
-        _float(commercial.get("utilisation")) or _float((result.get("tco") or {}).get("utilisation")) or 0.6
+    # The engine prices the measured throughput as the plan prices its estimate (its basis, its yearly
+    # cost, its utilisation: configurator/engine/tco/measured.py); the rows are the MEASURED section's.
+    measured = measure_benchmark(bench.figures or {}, result, request)
+    figures = {**(result.get("figures") or {}), **measured.figures()}
+    lang = get_language() or "en"
+    table = sections.table(
+        sections.MEASURED, figures, lang, currency=revision.currency, keys={"basis": measured.basis}
     )
-    out_tps = _float(m.get("output_throughput")) or 0.0
-    total_tps = _float(m.get("total_token_throughput"))
-    in_tps = (total_tps - out_tps) if total_tps is not None and total_tps >= out_tps else None
-    annual = _float(tokens.get("annual_cost_buy"))
-    share = _float(tokens.get("input_cost_share")) or 0.0
-    cost_out = cost_in = None
-    if annual and out_tps > 0:
-        tout = out_tps * SECONDS_PER_YEAR * utilisation / 1e6
-        cost_out = Decimal(str(round(annual * (1 - share) / tout, 2)))
-        if in_tps:
-            tin = in_tps * SECONDS_PER_YEAR * utilisation / 1e6
-            cost_in = Decimal(str(round(annual * share / tin, 2)))
-    quoted = workload.get("concurrency")
-    measured_conc = m.get("max_concurrency")
     rows = [
         {
-            "key": "output_tokens_per_s",
-            "label": _("Output throughput (tokens/s)"),
-            "estimate": _float(perf.get("output_tokens_per_s")),
-            "measured": out_tps,
-            "unit": "tokens/s",
-        },
-        {
-            "key": "ttft_s",
-            "label": _("Time to first token, mean (s)"),
-            "estimate": _float(perf.get("ttft_s")),
-            "measured": (_float(m.get("mean_ttft_ms")) or 0) / 1000,
-            "unit": "s",
-        },
-        {
-            "key": "tpot_ms",
-            "label": _("Time per output token, mean (ms)"),
-            "estimate": (_float(perf.get("tpot_s")) or 0) * 1000,
-            "measured": _float(m.get("mean_tpot_ms")),
-            "unit": "ms",
-        },
-        {
-            "key": "cost_per_m_output",
-            "label": _("Cost per million output tokens (buy)"),
-            "estimate": _float(tokens.get("cost_per_m_output_buy")),
-            "measured": float(cost_out) if cost_out is not None else None,
-            "unit": revision.currency,
-        },
+            "key": row["key"],
+            "label": row["label"],
+            "estimate": _float(row["cells"][0]["value"]),
+            "measured": _float(row["cells"][1]["value"]),
+            "unit": (figures.get(row["cells"][1]["figure"]) or {}).get("unit", ""),
+        }
+        for row in table["rows"]
+        if row["cells"][1]["value"] is not None
     ]
-    if cost_in is not None:
-        rows.append(
-            {
-                "key": "cost_per_m_input",
-                "label": _("Cost per million input tokens (buy)"),
-                "estimate": _float(tokens.get("cost_per_m_input_buy")),
-                "measured": float(cost_in),
-                "unit": revision.currency,
-            }
-        )
-    for p in ("p90", "p99"):
-        if m.get(f"{p}_ttft_ms") is not None:
-            rows.append(
-                {
-                    "key": f"ttft_{p}_s",
-                    "label": _("Time to first token, %(p)s (s)") % {"p": p.upper()},
-                    "estimate": _float(perf.get("ttft_p90_s")) if p == "p90" else None,
-                    "measured": m[f"{p}_ttft_ms"] / 1000,
-                    "unit": "s",
-                }
-            )
+    quoted = (request.get("workload") or {}).get("concurrency")
+    measured_conc = (bench.figures or {}).get("max_concurrency")
     return {
         "benchmark": bench,
-        "figures": m,
+        "figures": bench.figures or {},
+        "title": table["title"],
+        "columns": table["columns"],
         "rows": rows,
         "quoted_concurrency": quoted,
         "measured_concurrency": measured_conc,
         "concurrency_differs": measured_conc is not None and quoted is not None and measured_conc != quoted,
-        "cost_per_m_output": cost_out,
-        "cost_per_m_input": cost_in,
+        "cost_per_m_output": measured.cost_per_m_output,
+        "cost_per_m_input": measured.cost_per_m_input,
     }
 
 

@@ -13,6 +13,9 @@ rows, and every row names where its number comes from —
 :func:`rows` renders one section for one plan in one language; the configurator page
 (``plan_tags.section_rows``), the proposal PDF (``quotes.pdf.context``) and the BOM/TCO workbook
 (``quotes.workbook``) all call it, so a label is written once and a number is formatted one way.
+:mod:`.tables` declares the sections that are tables (the network's fabrics, the feeds, the racks, the
+serving groups, the cost per million tokens, the measured figures): columns once, each a path into the
+plan's row dicts with its heading and unit; :func:`table` renders one.
 :func:`severity_word` is the one word for a check's severity (a warning is never called an error).
 """
 
@@ -40,8 +43,40 @@ from .model import (
     tco_rows,
     worst_severity,
 )
+from .tables import (
+    COST_PER_TOKEN,
+    FEEDS,
+    GROUPS,
+    MEASURED,
+    NETWORK,
+    PER_RACK,
+    POWER_GROUPS,
+    TABLES,
+    Col,
+    Item,
+    Line,
+    Table,
+    Total,
+    label,
+    table,
+)
 
 __all__ = [
+    "COST_PER_TOKEN",
+    "FEEDS",
+    "GROUPS",
+    "MEASURED",
+    "NETWORK",
+    "PER_RACK",
+    "POWER_GROUPS",
+    "TABLES",
+    "Col",
+    "Item",
+    "Line",
+    "Table",
+    "Total",
+    "label",
+    "table",
     "DESIGN",
     "MEMORY",
     "OPTIONS",
