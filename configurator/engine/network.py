@@ -392,52 +392,67 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
     """Size every fabric of the deployment and check the fabric between nodes.
 
     A pure function of its arguments: ``plan()`` sizes the network once and hands the result to
-    ``size_power()`` (the switches' kW) and ``place_racks()``.
+    ``size_power()`` (the switches' kW) and ``place_racks()``.  The steps: the fabric rows (one per
+    plane and switch domain), the checks on each row, the switch units and the deployment's totals
+    on the figure book, the links between nodes, P→D KV transfer (xPyD), the seed plan this
+    deployment reproduces, and what a pair of clusters shares.
     """
+    rows = _fabric_rows(req, layout)
+    checks = _row_checks(rows)
+
+    switches = _switch_units(rows)
+    book = FigureBook()
+    _row_figures(book, rows, req.server.packages)
+    totals = _network_totals(book, req, rows, switches)
+
+    cross, cross_checks = _cross_node(book, req, layout, rows)
+    checks.extend(cross_checks)
+
+    kv = None
+    if req.topology.kind == TopologyKind.DISAGGREGATED:
+        kv, kv_checks = _kv_transfer(req, layout, rows, book)
+        checks.extend(kv_checks)
+
+    seed = seed_reference(req, layout)
+    if seed is not None:
+        checks.extend(_seed_checks(seed, switches, rows, book))
+
+    if req.topology.kind == TopologyKind.PRIMARY_STANDBY:
+        checks.extend(_standby_sharing_checks(switches))
+    if req.topology.kind == TopologyKind.TENANT_PAIR:
+        checks.extend(_tenant_sharing_checks(switches))
+
+    return NetworkResult(
+        rows=tuple(rows),
+        switches=switches,
+        switch_count=len(switches),
+        switch_units=totals.switch_units,
+        switch_kw=totals.switch_kw,
+        optics=totals.optics,
+        cables=totals.cables,
+        media=totals.media,
+        cross_node=cross,
+        kv_transfer=kv,
+        seed=seed,
+        figures=book.figures,
+        checks=tuple(checks),
+    )
+
+
+def _fabric_rows(req: PlanRequest, layout: LayoutResult) -> list[FabricRow]:
+    """Every fabric row of the deployment: the in-node scale-up bus first, then one or more rows per
+    NIC plane in :data:`ROLE_ORDER`, out-of-band last (it also takes every switch's management port)."""
     server = req.server
-    packages = server.packages
     nodes = layout.nodes
     groups: tuple[GroupLayout, ...] = layout.groups
     all_names = tuple(g.name for g in groups) or ("cluster",)
-    rows: list[FabricRow] = []
-    checks: list[Check] = []
+    rows: list[FabricRow] = [_in_node_row(req, nodes, all_names)]
 
     nic_groups = _nic_groups(req)
     # Parameter-plane switches of a pair: shared (the default) or one set per cluster.
     separate = req.topology.pair_switches == "separate" and req.topology.kind in (
         TopologyKind.PRIMARY_STANDBY,
         TopologyKind.TENANT_PAIR,
-    )
-
-    # In-node scale-up bus: no switch, shown for completeness.
-    rows.append(
-        FabricRow(
-            fabric=server.scale_up_fabric,
-            role="scale_up",
-            scope="in-node",
-            groups=all_names,
-            nodes=nodes,
-            port_speed_gbps=int(server.scale_up_bandwidth_gbps),
-            link_gbps=int(server.scale_up_bandwidth_gbps),
-            rdma=server.scale_up_fabric in RDMA_FABRICS,
-            ports_per_node=0,
-            cabled_per_node=0,
-            ports_needed=0,
-            switch_slug="",
-            switch_model="",
-            switch_fabric="",
-            ports_per_switch=0,
-            switches=0,
-            leaves=0,
-            spines=0,
-            uplinks=0,
-            optics=0,
-            cables=0,
-            switch_units=0,
-            switch_kw=0.0,
-            note_en=f"{fabric_label(server.scale_up_fabric, 'en')} inside each node: no switch",
-            note_zh=f"节点内{fabric_label(server.scale_up_fabric, 'zh')}互联，无需交换机",
-        )
     )
 
     # Other devices on each plane (GATEWAY_PORTS, STORAGE_PORTS); the out-of-band plane also takes
@@ -451,7 +466,7 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
     for nic in nic_groups:
         if nic.role == "scale_up" and nic.fabric in IN_NODE_FABRICS:
             continue
-        cabled = _cabled(nic, packages)
+        cabled = _cabled(nic, server.packages)
         extra = attached.get(nic.role, 0)
         if nic.role == "oob":
             extra += sum(r.switches for r in rows)
@@ -473,45 +488,108 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
         if nic.role == "scale_up":
             rows.extend(_scale_up_rows(nic, groups, cabled, switch, share=not separate))
         elif nic.role == "scale_out":
-            if separate and nodes > 1:
-                for g in groups:
-                    rows.append(
-                        _row(
-                            nic,
-                            g.name,
-                            (g.name,),
-                            g.nodes,
-                            cabled if g.nodes > 1 else 0,
-                            switch,
-                            f"{nic.fabric} of {g.name} only (separate switches per cluster)",
-                            f"{g.name} 独立的 {nic.fabric} 交换机（主备/租户各自独立）",
-                        )
-                    )
-            elif nodes > 1:
-                rows.append(_row(nic, "all", all_names, nodes, cabled, switch))
-            else:
-                rows.append(
-                    _row(
-                        nic,
-                        "all",
-                        all_names,
-                        nodes,
-                        0,
-                        None,
-                        "single node: no fabric between nodes",
-                        "单节点：无需节点间组网",
-                    )
-                )
+            rows.extend(_scale_out_rows(nic, groups, all_names, nodes, cabled, switch, separate=separate))
         else:
-            note = (
-                ("", "")
-                if switch
-                else ("customer network (no switch in the plan)", "接入客户现网（不在本方案内）")
-            )
-            if nic.added and switch:
-                note = _ADDED_NOTES.get(nic.role, note)
-            rows.append(_row(nic, "all", all_names, nodes, cabled, switch, *note, attached=extra))
+            rows.append(_plane_row(nic, all_names, nodes, cabled, switch, extra))
+    return rows
 
+
+def _in_node_row(req: PlanRequest, nodes: int, all_names: tuple[str, ...]) -> FabricRow:
+    """The in-node scale-up bus: no switch, shown for completeness."""
+    server = req.server
+    return FabricRow(
+        fabric=server.scale_up_fabric,
+        role="scale_up",
+        scope="in-node",
+        groups=all_names,
+        nodes=nodes,
+        port_speed_gbps=int(server.scale_up_bandwidth_gbps),
+        link_gbps=int(server.scale_up_bandwidth_gbps),
+        rdma=server.scale_up_fabric in RDMA_FABRICS,
+        ports_per_node=0,
+        cabled_per_node=0,
+        ports_needed=0,
+        switch_slug="",
+        switch_model="",
+        switch_fabric="",
+        ports_per_switch=0,
+        switches=0,
+        leaves=0,
+        spines=0,
+        uplinks=0,
+        optics=0,
+        cables=0,
+        switch_units=0,
+        switch_kw=0.0,
+        note_en=f"{fabric_label(server.scale_up_fabric, 'en')} inside each node: no switch",
+        note_zh=f"节点内{fabric_label(server.scale_up_fabric, 'zh')}互联，无需交换机",
+    )
+
+
+def _scale_out_rows(
+    nic: _NicGroup,
+    groups: tuple[GroupLayout, ...],
+    all_names: tuple[str, ...],
+    nodes: int,
+    cabled: int,
+    switch: SwitchSpec | None,
+    *,
+    separate: bool,
+) -> list[FabricRow]:
+    """The scale-out (parameter) plane: one row per cluster when a pair has separate switches, one row
+    for the deployment otherwise, and a row without a fabric for a single node."""
+    if separate and nodes > 1:
+        return [
+            _row(
+                nic,
+                g.name,
+                (g.name,),
+                g.nodes,
+                cabled if g.nodes > 1 else 0,
+                switch,
+                f"{nic.fabric} of {g.name} only (separate switches per cluster)",
+                f"{g.name} 独立的 {nic.fabric} 交换机（主备/租户各自独立）",
+            )
+            for g in groups
+        ]
+    if nodes > 1:
+        return [_row(nic, "all", all_names, nodes, cabled, switch)]
+    return [
+        _row(
+            nic,
+            "all",
+            all_names,
+            nodes,
+            0,
+            None,
+            "single node: no fabric between nodes",
+            "单节点：无需节点间组网",
+        )
+    ]
+
+
+def _plane_row(
+    nic: _NicGroup,
+    all_names: tuple[str, ...],
+    nodes: int,
+    cabled: int,
+    switch: SwitchSpec | None,
+    extra: int,
+) -> FabricRow:
+    """The row of a service, storage, management or out-of-band plane, with the ``extra`` ports of the
+    other devices attached to it; without a switch it is the customer's network."""
+    note = (
+        ("", "") if switch else ("customer network (no switch in the plan)", "接入客户现网（不在本方案内）")
+    )
+    if nic.added and switch:
+        note = _ADDED_NOTES.get(nic.role, note)
+    return _row(nic, "all", all_names, nodes, cabled, switch, *note, attached=extra)
+
+
+def _row_checks(rows: list[FabricRow]) -> list[Check]:
+    """The checks on each fabric row: a back-end fabric that needs ports but has no switch, and a
+    leaf/spine whose leaves outnumber a spine's ports."""
+    checks: list[Check] = []
     for row in rows:
         if row.ports_needed > 0 and not row.switch_model and row.role in ("scale_up", "scale_out"):
             checks.append(_no_switch_check(row))
@@ -528,10 +606,23 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
                     plane_zh=plane_in_text(row.role, "zh"),
                 )
             )
+    return checks
 
-    switches = _switch_units(rows)
-    book = FigureBook()
-    _row_figures(book, rows, packages)
+
+@dataclass(frozen=True)
+class _NetworkTotals:
+    switch_units: int
+    switch_kw: float
+    optics: int
+    cables: int
+    media: dict[str, int]
+
+
+def _network_totals(
+    book: FigureBook, req: PlanRequest, rows: list[FabricRow], switches: tuple[SwitchUnit, ...]
+) -> _NetworkTotals:
+    """The deployment's switch units, switch kW, 400G-class optics, cables and every other medium by
+    code, each put on the figure book."""
     switch_units = sum(s.rack_units for s in switches)
     switch_kw = sum(s.power_kw for s in switches)
     # network.optics: 400G-class transceivers; every other transceiver and every cable by media code.
@@ -560,10 +651,16 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
         optics_below_400g=sum(r.optics for r in rows if r.optics_media),
     )
     book.put("network.cables", cables, cables={r_key(r): r.cables for r in rows if r.cables})
+    return _NetworkTotals(switch_units, switch_kw, optics, cables, media)
 
+
+def _cross_node(
+    book: FigureBook, req: PlanRequest, layout: LayoutResult, rows: list[FabricRow]
+) -> tuple[tuple[CrossNodeLink, ...], list[Check]]:
+    """The link each group spanning several nodes uses between them (on the figure book) and its checks."""
     cross_rows = _cross_node_links(layout, rows)
     cross = tuple(link for link, _row in cross_rows)
-    checks.extend(_cross_node_checks(cross))
+    checks = list(_cross_node_checks(cross))
     switch_port_gbps = {s.slug: s.port_speed_gbps for s in req.switches}
     for link, best in cross_rows:
         book.put(
@@ -577,87 +674,72 @@ def size_network(req: PlanRequest, layout: LayoutResult) -> NetworkResult:
             switch_fabric=link.switch_fabric,
             rdma=link.rdma,
         )
+    return cross, checks
 
-    kv = None
-    if req.topology.kind == TopologyKind.DISAGGREGATED:
-        kv, kv_checks = _kv_transfer(req, layout, rows, book)
-        checks.extend(kv_checks)
 
-    seed = seed_reference(req, layout)
-    if seed is not None:
-        checks.extend(_seed_checks(seed, switches, rows, book))
+def _standby_sharing_checks(switches: tuple[SwitchUnit, ...]) -> list[Check]:
+    """Primary/standby: the parameter-plane switches both clusters share (one failure domain)."""
+    shared = [s for s in switches if len(s.groups) > 1 and s.role in ("scale_up", "scale_out")]
+    if not shared:
+        return []
+    names = ", ".join(sorted({s.model for s in shared}))
+    names_zh = "、".join(sorted({s.model_zh or s.model for s in shared}))
+    return [
+        raise_(
+            "network.pair_shares_switch",
+            figures={"shared_switches": len(shared)},
+            shared=len(shared),
+            names=names,
+            names_zh=names_zh,
+            pair_switches="separate",
+        )
+    ]
 
-    if req.topology.kind == TopologyKind.PRIMARY_STANDBY:
-        shared = [s for s in switches if len(s.groups) > 1 and s.role in ("scale_up", "scale_out")]
-        if shared:
-            names = ", ".join(sorted({s.model for s in shared}))
-            names_zh = "、".join(sorted({s.model_zh or s.model for s in shared}))
-            checks.append(
-                raise_(
-                    "network.pair_shares_switch",
-                    figures={"shared_switches": len(shared)},
-                    shared=len(shared),
-                    names=names,
-                    names_zh=names_zh,
-                    pair_switches="separate",
-                )
+
+def _tenant_sharing_checks(switches: tuple[SwitchUnit, ...]) -> list[Check]:
+    """Tenant pair: the switches carrying both tenants' traffic, by plane.
+
+    Switches carrying both tenants' traffic are one failure domain and one shared data path; say so,
+    so the proposal can state it (issue 16: failure domains).  The management switch carries the
+    operator's out-of-band management, no tenant traffic: shared by design, said as such, not a
+    warning without a fix (issue 31).
+    """
+    checks: list[Check] = []
+    shared = [s for s in switches if len(s.groups) > 1]
+    # The out-of-band (BMC) switch is management too: it carries no tenant traffic either.
+    data = [s for s in shared if s.role not in ("management", "oob")]
+    management = [s for s in shared if s.role in ("management", "oob")]
+    # The parameter plane is what the plan can give each tenant (topology.pair_switches): its
+    # sharing is one finding with that fix; the service and storage planes' sharing is another,
+    # which says why no one-click fix exists, so the first fix is proven by its finding going away.
+    parameter = [s for s in data if s.role in ("scale_up", "scale_out")]
+    other = [s for s in data if s.role not in ("scale_up", "scale_out")]
+    if parameter:
+        checks.append(
+            raise_(
+                "network.tenants_share_switch",
+                figures={"shared_switches": len(parameter)},
+                shared=len(parameter),
+                names=", ".join(sorted({s.model for s in parameter})),
+                names_zh="、".join(sorted({s.model_zh or s.model for s in parameter})),
+                pair_switches="separate",
             )
-
-    if req.topology.kind == TopologyKind.TENANT_PAIR:
-        # Tenant isolation: switches carrying both tenants' traffic are one failure domain and one
-        # shared data path; say so, so the proposal can state it (issue 16: failure domains).  The
-        # management switch carries the operator's out-of-band management, no tenant traffic: shared
-        # by design, said as such, not a warning without a fix (issue 31).
-        shared = [s for s in switches if len(s.groups) > 1]
-        # The out-of-band (BMC) switch is management too: it carries no tenant traffic either.
-        data = [s for s in shared if s.role not in ("management", "oob")]
-        management = [s for s in shared if s.role in ("management", "oob")]
-        # The parameter plane is what the plan can give each tenant (topology.pair_switches): its
-        # sharing is one finding with that fix; the service and storage planes' sharing is another,
-        # which says why no one-click fix exists, so the first fix is proven by its finding going away.
-        parameter = [s for s in data if s.role in ("scale_up", "scale_out")]
-        other = [s for s in data if s.role not in ("scale_up", "scale_out")]
-        if parameter:
-            checks.append(
-                raise_(
-                    "network.tenants_share_switch",
-                    figures={"shared_switches": len(parameter)},
-                    shared=len(parameter),
-                    names=", ".join(sorted({s.model for s in parameter})),
-                    names_zh="、".join(sorted({s.model_zh or s.model for s in parameter})),
-                    pair_switches="separate",
-                )
+        )
+    if other:
+        checks.append(
+            raise_(
+                "network.tenants_share_data_switch",
+                figures={"shared_switches": len(other)},
+                shared=len(other),
+                names=", ".join(sorted({s.model for s in other})),
+                names_zh="、".join(sorted({s.model_zh or s.model for s in other})),
             )
-        if other:
-            checks.append(
-                raise_(
-                    "network.tenants_share_data_switch",
-                    figures={"shared_switches": len(other)},
-                    shared=len(other),
-                    names=", ".join(sorted({s.model for s in other})),
-                    names_zh="、".join(sorted({s.model_zh or s.model for s in other})),
-                )
-            )
-        if management:
-            checks.append(
-                raise_("network.tenants_share_management", figures={"shared_switches": len(management)})
-            )
-
-    return NetworkResult(
-        rows=tuple(rows),
-        switches=switches,
-        switch_count=len(switches),
-        switch_units=switch_units,
-        switch_kw=switch_kw,
-        optics=optics,
-        cables=cables,
-        media=media,
-        cross_node=cross,
-        kv_transfer=kv,
-        seed=seed,
-        figures=book.figures,
-        checks=tuple(checks),
-    )
+        )
+    if management:
+        checks.append(
+            raise_("network.tenants_share_management", figures={"shared_switches": len(management)})
+        )
+    return checks
 
 
 _ADDED_NOTES = {
