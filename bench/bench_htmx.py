@@ -54,7 +54,7 @@ def main() -> None:
     from django.test import Client
 
     from catalog.models import Scenario
-    from configurator.services import preset_data
+    from configurator.web.presets import preset_data
 
     engineer = get_user_model().objects.get(username="engineer")
 

@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python bench/bench_pdf_nodes.py [node counts…]`` (default 8 64 128 256).
 Creates a throw-away database with the seeded catalog, plans Kimi K3 on N ×
 Atlas 800 A3 (single cluster, the planner's own layout) through
-``configurator.services.plan_for_quote``, creates the quote and times
+``configurator.planning.quoting.plan_for_quote``, creates the quote and times
 ``render_proposal_pdf``; prints pages (pdfinfo), seconds and MB per node
 count.  Figures only, no assertion.  The ceiling keeps one render within
 about a quarter of a minute, so one engineer's document cannot hold the
@@ -50,8 +50,8 @@ def main() -> int:
         from django.core.management import call_command
 
         from accounts.services import demo_users_create
-        from configurator.services import plan_for_quote
-        from quotes.pdf import render_proposal_pdf
+        from configurator.planning.quoting import plan_for_quote
+        from documents.pdf import render_proposal_pdf
         from quotes.services.quotes import quote_create_from_configuration
 
         call_command("load_catalog", stdout=StringIO())

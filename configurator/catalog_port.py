@@ -1,8 +1,8 @@
 """The catalog ports: the catalog as the request resolver sees it (:class:`DjangoCatalog`, see
 ``io/requests.CatalogPort``) and as the auto-planner's pure search sees it (:class:`DjangoPlannerCatalog`,
-``planner.PlannerCatalog``).  Both read through ``catalog.selectors``.  They sit below ``services``
-(planning, presets), ``catalog_alternative`` (the smallest deployment that meets the targets) and the
-planner's pages, which all use them.
+``planner.PlannerCatalog``).  Both read through ``catalog.selectors``, and price a request from the
+list one rule chooses (:func:`price_list_for`).  They sit below ``planning/``, ``catalog_alternative``
+(the smallest deployment that meets the targets) and the planner's pages, which all use them.
 """
 
 from __future__ import annotations
@@ -131,14 +131,11 @@ class DjangoCatalog:
         rack: et.RackSpec | None = None,
     ) -> et.CommercialSpec:
         def build():
-            if price_list:
-                pl = selectors.price_list_by_slug(price_list)
-                if pl is None:
-                    return LookupError(f"unknown price list '{price_list[:80]}'.")
-            else:
-                pl = price_list_in_force(currency or "CNY", on_date)
-                if pl is None:
-                    return et.CommercialSpec(currency=currency or "CNY", prices_on_request=("server",))
+            pl = price_list_for(price_list, currency or "CNY", on_date)
+            if pl is None and price_list:
+                return LookupError(f"unknown price list '{price_list[:80]}'.")
+            if pl is None:
+                return et.CommercialSpec(currency=currency or "CNY", prices_on_request=("server",))
             return inputs.commercial_spec(
                 price_list=pl, server=server, on_date=on_date, nodes=nodes, rack=rack
             )
@@ -165,6 +162,16 @@ class DjangoCatalog:
             return inputs.rack_spec(row) if row else None
 
         return self._cached(("default_rack",), build)
+
+
+def price_list_for(slug: str | None, currency: str, on_date: dt.date) -> PriceList | None:
+    """The price list a request is priced from: the one it names (``commercial.price_list``), else the
+    one in force in its currency on the day; None when the named one is unknown or none is in force.
+    The one rule: the resolver's commercial terms, the prices a quote freezes and the page's price
+    basis all ask it."""
+    if slug:
+        return selectors.price_list_by_slug(slug)
+    return price_list_in_force(currency, on_date)
 
 
 def price_lists(version: int) -> dict[str, frozenset[str]]:
@@ -263,7 +270,7 @@ class DjangoPlannerCatalog:
 
     def price_list(self, currency: str) -> str | None:
         if currency not in self._price_lists:
-            self._price_lists[currency] = price_list_in_force(currency, self.today)
+            self._price_lists[currency] = price_list_for(None, currency, self.today)
         pl = self._price_lists[currency]
         return pl.slug if pl is not None else None
 

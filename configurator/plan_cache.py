@@ -1,6 +1,6 @@
 """Plans and searches computed once per canonical request and catalog version.
 
-A plan with its proven advice (``services.plan_from_json``) and an auto-planner search
+A plan with its proven advice (``planning.plans.plan_from_json``) and an auto-planner search
 (``web/planner/services.run_search``) are pure functions of what was asked, the catalog version
 (``catalog_cache.current_version``: every catalog save bumps it) and the day (price lists and
 lease terms are dated).  Those three make the key, so an entry is never older than the catalog and

@@ -8,7 +8,8 @@ the engine (``configurator/engine``), request resolution, the page's presentatio
 What the other apps get:
 
 * **planning** – :func:`plan_for_quote` plans a posted configuration against the catalog and
-  returns what a quote revision freezes; :func:`plan_from_json` / :func:`plan_as_dict` plan a
+  returns what a quote revision freezes (its prices written by :func:`prices_snapshot`, the one
+  shape of frozen prices); :func:`plan_from_json` / :func:`plan_as_dict` plan a
   request (JSON, or an engine request such as ``reference.request(reference.case(name))``);
   :func:`request_to_inline` writes a request with every catalog entry inline;
   :class:`RequestError` is what an unresolvable request raises.
@@ -42,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from configurator.web.form_data import form_data_from_request
 from configurator.web.forms import ConfiguratorForm
 from configurator.web.presentation import context_from_dict, plan_context
 
@@ -72,7 +74,9 @@ from .engine.types import (
 )
 from .engine.vocabulary import is_zh
 from .io.requests import RequestError, request_to_inline, resolve
-from .services import form_data_from_request, plan_for_quote, plan_from_json
+from .planning.plans import plan_from_json
+from .planning.prices import prices_snapshot
+from .planning.quoting import plan_for_quote
 from .templatetags.plan_tags import SOURCE_KINDS, figval, seconds
 
 __all__ = [
@@ -109,6 +113,7 @@ __all__ = [
     "plan_for_quote",
     "plan_from_json",
     "power_feed_svg",
+    "prices_snapshot",
     "record_on_revision",
     "request_to_inline",
     "seconds",

@@ -1,6 +1,6 @@
 """The seeded catalog without a database: the catalog port of ``requests.resolve`` over the seed files.
 
-:class:`SeedCatalog` answers what :class:`configurator.services.DjangoCatalog` answers, from the
+:class:`SeedCatalog` answers what :class:`configurator.catalog_port.DjangoCatalog` answers, from the
 records of ``catalog/seed/*.yaml`` (``catalog.seed.loader``) instead of rows, through the same
 conversion (``configurator.specs``).  A spec from it equals the DjangoCatalog's spec of the same
 slug after ``manage.py load_catalog`` (``tests/configurator/test_seed_catalog.py``), and so does a plan.

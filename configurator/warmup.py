@@ -38,8 +38,8 @@ def warm_up() -> None:
         get_resolver()._populate()
         reverse("configurator:home")
 
-        from . import services  # noqa: F401  (imports the engine and drawings)
         from .engine import plan  # noqa: F401
+        from .planning import plans  # noqa: F401  (imports the engine and drawings)
 
         for name in TEMPLATES:
             get_template(name)
@@ -57,13 +57,14 @@ def _plan_the_default_page() -> None:
     the first request reads it then."""
     from django.db import DatabaseError
 
-    from . import services
+    from .planning import plans
+    from .web import presets
     from .web.forms import ConfiguratorForm
 
     try:
-        form = ConfiguratorForm(services.preset_data(None))
+        form = ConfiguratorForm(presets.preset_data(None))
         if form.is_valid():
-            services.plan_from_json(form.to_request())
+            plans.plan_from_json(form.to_request())
     except DatabaseError as exc:
         log.info("configurator warm-up: the catalog is not readable yet (%s); the first page reads it", exc)
     except Exception:  # a warm-up must never stop a worker from starting

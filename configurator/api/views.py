@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from django.http import JsonResponse
 
-from configurator import services
 from configurator.api.base import api_view
 from configurator.io.requests import RequestError
+from configurator.planning import plans
 from configurator.web.planner import services as planner_services
 
 
@@ -31,8 +31,8 @@ def plan_api(request):
                 ]
             }
         )
-    _, result = services.plan_from_json(request.json)
-    return JsonResponse(services.plan_response(result), json_dumps_params={"ensure_ascii": False})
+    _, result = plans.plan_from_json(request.json)
+    return JsonResponse(plans.plan_response(result), json_dumps_params={"ensure_ascii": False})
 
 
 @api_view(methods=("POST",))

@@ -6,7 +6,7 @@ request does not name (a fix on ``rack.max_kw`` applies to a request naming no r
 parser fills the rest of a rack object from the default or the named rack), so the engine proves
 exactly the request a client sends back.  :func:`advised` runs the engine's advice pass
 (``engine/advice.py``) with that replanning; the API, the page, ``manage.py plan`` and quote
-revisions all plan through it (``configurator/services.py``, ``configurator/reference.py``).
+revisions all plan through it (``configurator/planning/plans.py``, ``configurator/reference.py``).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def advised(
     and the recommended serving settings offered when they beat the request's.
 
     ``proved``: told of each resolved request re-planned and its plan, so a caller that needs the plan
-    of the same request again (the page's "Apply" buttons, ``services.proven_fixes``) does not plan it
+    of the same request again (the page's "Apply" buttons, ``web.fixes.proven_fixes``) does not plan it
     twice."""
 
     def replan(fix: Mapping[str, Any]) -> et.PlanResult | None:

@@ -1,5 +1,5 @@
 """What the configurator page shows of its own state: the settings that differ from the
-scenario's preset, each with a reset, and "start over" (``configurator/services.py`` computes the
+scenario's preset, each with a reset, and "start over" (``configurator/web/presets.py`` computes the
 differences; this only labels them for the page)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 
 from django import template
 
-from configurator import services
+from configurator.web import presets
 
 register = template.Library()
 
@@ -36,8 +36,8 @@ def preset_differences(context, form):
     names = list(form.fields)
     rows = []
     initials = {name: form.fields[name].initial for name in names}
-    preset = services.preset_data(data.get("scenario") or None)  # once: the differences and start over
-    for diff in services.differences_from_preset(data, initials, preset):
+    preset = presets.preset_data(data.get("scenario") or None)  # once: the differences and start over
+    for diff in presets.differences_from_preset(data, initials, preset):
         field = form.fields[diff["name"]]
         rows.append(
             {

@@ -97,7 +97,7 @@ def localized_checks(checks: list[dict], lang: str, proven: dict[int, dict] | No
     """Checks in the page's language, errors first, 'ok' notes last.
 
     ``proven`` maps a check's index to the re-planned request its fix gives
-    (``services.proven_fixes``); only those fixes get an "Apply" button."""
+    (``fixes.proven_fixes``); only those fixes get an "Apply" button."""
     out = []
     proven = proven or {}
     for index, c in enumerate(checks):

@@ -21,10 +21,11 @@ from django_htmx.http import trigger_client_event
 
 from accounts import roles
 from catalog import jsonlimits, selectors
-from configurator import acknowledge, services
+from configurator import acknowledge
 from configurator.engine.vocabulary import is_zh
 from configurator.io.requests import RequestError
-from configurator.web import presentation
+from configurator.planning import plans, prices
+from configurator.web import fixes, form_data, presentation, presets
 from configurator.web.forms import ConfiguratorForm
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ def _current_data(request) -> dict[str, str]:
     stored = request.session.get(SESSION_KEY)
     if isinstance(stored, dict) and stored:
         return {k: v for k, v in stored.items() if isinstance(v, str)}
-    return services.preset_data(None)
+    return presets.preset_data(None)
 
 
 def _evaluate(
@@ -85,7 +86,7 @@ def _evaluate(
 
     A target out of reach: the smallest catalog deployment that meets it is a search of the
     auto-planner (up to 2 s for a new workload); the page's update never waits for it
-    (``wait_for_catalog``, services.plan_from_json): the results show it when already searched, else
+    (``wait_for_catalog``, plans.plan_from_json): the results show it when already searched, else
     load it after themselves from :func:`alternative`.  The no-JavaScript form post waits.
 
     ``advise=False`` (the page's update): the plan without its advice — the proofs of the fixes and the
@@ -95,7 +96,7 @@ def _evaluate(
         return None
     request_json = form.to_request()
     try:
-        plan_request, result = services.plan_from_json(
+        plan_request, result = plans.plan_from_json(
             request_json, wait_for_catalog=wait_for_catalog, advise=advise
         )
     except RequestError as exc:
@@ -105,9 +106,9 @@ def _evaluate(
     if request is not None and request.method == "POST" and remember:
         _remember(request, form)  # a plain page load changes nothing worth a session write
     started = time.perf_counter()
-    proven = services.proven_fixes(request_json, plan_request, result) if advise else {}
+    proven = fixes.proven_fixes(request_json, plan_request, result) if advise else {}
     context = presentation.plan_context(plan_request, result, request_json, lang=_lang(), proven=proven)
-    context["price_basis"] = services.price_basis(request_json, plan_request)
+    context["price_basis"] = prices.price_basis(request_json, plan_request)
     if request is not None:
         _fold_acknowledged(context, acknowledge.session_acks(request.session))
     context["render_ms"] = (time.perf_counter() - started) * 1000
@@ -133,7 +134,7 @@ def _fold_acknowledged(context: dict, acks: dict[str, str]) -> None:
 def _scenario_notice(before: dict[str, str], after: dict[str, str], changed: list[str]) -> dict | None:
     """What choosing a scenario changed (field label, old → new), with the
     previous values for "undo"."""
-    recommended = services.recommended_server(after.get("scenario"), after)
+    recommended = presets.recommended_server(after.get("scenario"), after)
     if not changed and recommended is None:
         return None
     form = ConfiguratorForm()
@@ -154,7 +155,7 @@ def _scenario_notice(before: dict[str, str], after: dict[str, str], changed: lis
         "rows": rows,
         "undo_json": json.dumps(undo, ensure_ascii=False),
         "base_json": json.dumps(before, ensure_ascii=False),
-        # The server stays as the engineer chose it (services.KEPT_WHEN_CHOOSING); the scenario's own
+        # The server stays as the engineer chose it (presets.KEPT_WHEN_CHOOSING); the scenario's own
         # recommendation is one click away.
         "recommended": recommended,
         "after_json": json.dumps(after, ensure_ascii=False),
@@ -195,14 +196,14 @@ def home(request):
         applied = request.POST.get("applied_scenario", data.get("scenario", ""))
         if data.get("scenario", "") != applied and data.get("scenario"):
             before = dict(data, scenario=applied)
-            data, changed = services.apply_scenario(before, data["scenario"])
+            data, changed = presets.apply_scenario(before, data["scenario"])
             notice = _scenario_notice(before, data, changed)
         form = ConfiguratorForm(data)
         plan = _evaluate(form, request, wait_for_catalog=True)  # no JavaScript: nothing loads later
         return _page(request, form, plan, notice=notice)
     elif request.GET.get("scenario"):
         before = _current_data(request)
-        data, changed = services.apply_scenario(before, request.GET.get("scenario"))
+        data, changed = presets.apply_scenario(before, request.GET.get("scenario"))
         notice = _scenario_notice(before, data, changed)
         form = ConfiguratorForm(data)
     else:
@@ -264,7 +265,7 @@ def why(request):
     if not form.is_valid():
         return _bad_form(form.errors)
     try:
-        _planned, result = services.plan_from_json(form.to_request(), wait_for_catalog=False, advise=False)
+        _planned, result = plans.plan_from_json(form.to_request(), wait_for_catalog=False, advise=False)
     except RequestError as exc:
         return _bad_form(exc.errors)
     figures = figures_dict(result)
@@ -296,7 +297,7 @@ def preset(request):
     else:
         before = _current_data(request)
         scenario = request.GET.get("scenario", "")
-    data, changed = services.apply_scenario(before, scenario)
+    data, changed = presets.apply_scenario(before, scenario)
     form = ConfiguratorForm(data)
     plan = _evaluate(form, request)
     notice = _scenario_notice(before, data, changed)
@@ -328,11 +329,11 @@ def alternative(request):
     if form.is_valid():
         try:
             request_json = form.to_request()
-            plan_request = services.resolve_request(request_json)
+            plan_request = plans.resolve_request(request_json)
         except RequestError:
             plan_request = None
         if plan_request is not None:
-            answer = services.catalog_answer(plan_request)
+            answer = plans.catalog_answer(plan_request)
     sentence = ""
     if answer is not None:
         en, zh = catalog_alternative.sentence(answer)
@@ -383,7 +384,7 @@ def apply_fix(request):
         except jsonlimits.JsonLimitError:
             request_json = None
         if isinstance(request_json, dict):
-            data = services.form_data_from_request(request_json)
+            data = form_data.form_data_from_request(request_json)
     if data is None and request.POST.get("undo"):
         data = _undo_data(request.POST)
     if data is None:
@@ -397,12 +398,12 @@ def apply_fix(request):
             if form.is_valid():
                 base = form.to_request()
                 try:
-                    plan_request = services.resolve_request(base)
+                    plan_request = plans.resolve_request(base)
                 except RequestError:
                     plan_request = None
-                fixed = services.fixed_request(base, fix, plan_request)
+                fixed = fixes.fixed_request(base, fix, plan_request)
                 if fixed is not None:
-                    data = services.form_data_from_request(fixed)
+                    data = form_data.form_data_from_request(fixed)
     form = ConfiguratorForm(data)
     plan = _evaluate(form, request)
     template = "configurator/_workspace.html" if request.htmx else "configurator/home.html"
@@ -421,10 +422,10 @@ def bundle(request):
     except jsonlimits.JsonLimitError as exc:
         return JsonResponse({"errors": {"request_json": [str(exc)]}}, status=exc.status)
     try:
-        plan_request, result = services.plan_from_json(data)
+        plan_request, result = plans.plan_from_json(data)
     except RequestError as exc:
         return JsonResponse({"errors": exc.errors}, status=400)
-    payload, filename = services.launch_bundle(plan_request, result)
+    payload, filename = plans.launch_bundle(plan_request, result)
     if payload is None:
         return JsonResponse(
             {"errors": {"launch": ["the plan has errors; fix them before downloading a bundle."]}}, status=400
@@ -473,7 +474,7 @@ def preview(request):
     them) and for sales.  A model's context limit caps ``max_model_len``."""
     if not (_can_configure(request.user) or roles.is_catalog_admin(request.user)):
         return render(request, "403.html", status=403)
-    data = _current_data(request) if _can_configure(request.user) else services.preset_data(None)
+    data = _current_data(request) if _can_configure(request.user) else presets.preset_data(None)
     previewed = []
     for key, by_slug in (("server", selectors.server_by_slug), ("model", selectors.llm_model_by_slug)):
         slug = request.GET.get(key, "")

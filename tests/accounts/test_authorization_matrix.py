@@ -11,7 +11,7 @@ import json
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from configurator.services import preset_data
+from configurator.web.presets import preset_data
 from quotes.models import Quote
 
 pytestmark = pytest.mark.django_db
@@ -262,7 +262,7 @@ def test_every_url_is_in_the_matrix():
 
 @pytest.fixture
 def ctx(catalog, users):
-    from configurator.services import plan_for_quote
+    from configurator.planning.quoting import plan_for_quote
     from quotes.services.quotes import quote_create_from_configuration
 
     resolved, result, prices, usd_rate, currency = plan_for_quote(REQUEST)

@@ -90,11 +90,11 @@ def test_an_admin_edit_of_the_recipe_family_survives_a_reload(admin_client, seed
 def test_an_admin_edit_of_an_api_price_is_what_the_api_cost_cites(admin_client, seeded):
     """The API prices are the model record's (admin-editable, seeded with the provider's page): a price an
     administrator types replaces the seed's, the plan's API cost cites the edit, and load_catalog keeps it."""
-    from configurator import services as planning
+    from configurator.planning import plans
 
     model = LlmModel.objects.get(slug="deepseek-v3")
     request = {"model": "deepseek-v3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}
-    _req, before = planning.plan_from_json(request, advise=False)
+    _req, before = plans.plan_from_json(request, advise=False)
     cited = before.tco.figures["tco.tokens.api_cost_per_year"].source
     assert cited.kind == "public" and "api-docs.deepseek.com" in cited.ref
 
@@ -106,7 +106,7 @@ def test_an_admin_edit_of_an_api_price_is_what_the_api_cost_cites(admin_client, 
     from configurator import catalog_cache
 
     catalog_cache.clear()
-    _req, after = planning.plan_from_json(request, advise=False)
+    _req, after = plans.plan_from_json(request, advise=False)
     figure = after.tco.figures["tco.tokens.api_cost_per_year"]
     # an administrator's edit reaches the engine as a figure typed in (specs.source: admin → input), naming them
     assert figure.source.kind == "input" and "admin" in figure.source.ref

@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from configurator.acknowledge import clean_reason, parse_acknowledged
-from configurator.services import preset_data
+from configurator.web.presets import preset_data
 
 pytestmark = pytest.mark.django_db
 

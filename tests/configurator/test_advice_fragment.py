@@ -9,8 +9,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from configurator import services
-from configurator.services import preset_data
+from configurator.web import fixes
+from configurator.web.presets import preset_data
 
 pytestmark = pytest.mark.django_db
 
@@ -55,13 +55,13 @@ def test_the_update_defers_the_advice_and_the_fragment_brings_the_full_pages(eng
     )
 
     proofs = []
-    real = services.proven_fixes
+    real = fixes.proven_fixes
 
     def counting(*args, **kwargs):
         proofs.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(services, "proven_fixes", counting)
+    monkeypatch.setattr(fixes, "proven_fixes", counting)
     update = engineer_client.post(
         reverse("configurator:update"), FORM, HTTP_HX_REQUEST="true"
     ).content.decode()

@@ -16,8 +16,9 @@ from django.urls import reverse
 from configurator import reference
 from configurator.engine.capability import capability_checks
 from configurator.engine.types import Severity
-from configurator.services import plan_from_json, preset_data
+from configurator.planning.plans import plan_from_json
 from configurator.web import presentation
+from configurator.web.presets import preset_data
 
 pytestmark = pytest.mark.django_db
 

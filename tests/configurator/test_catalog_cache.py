@@ -6,7 +6,7 @@ import pytest
 
 from catalog.models import PriceItem, ServerModel
 from configurator import catalog_cache
-from configurator.services import plan_from_json
+from configurator.planning.plans import plan_from_json
 
 pytestmark = pytest.mark.django_db
 REQUEST = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}

@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from configurator import catalog_alternative
-from configurator.services import preset_data
+from configurator.web.presets import preset_data
 from tests.golden.golden_cases import all_requests
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from configurator import services
+from configurator.io.requests import RequestError
+from configurator.planning import plans
+from configurator.web import fixes, form_data
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +20,7 @@ PAIR = {
 
 def _plan(pair_switches):
     request = {**PAIR, "topology": {**PAIR["topology"], "pair_switches": pair_switches}}
-    return services.plan_from_json(request)
+    return plans.plan_from_json(request)
 
 
 def test_separate_switches_remove_the_warning_and_are_priced(catalog):
@@ -41,14 +43,14 @@ def test_separate_switches_remove_the_warning_and_are_priced(catalog):
 
 def test_the_page_offers_separate_switches_as_a_proven_fix(catalog):
     request_json = {**PAIR, "topology": {**PAIR["topology"], "pair_switches": "shared"}}
-    request_json = services.form_request(request_json)
-    plan_request, result = services.plan_from_json(request_json)
-    proven = services.proven_fixes(request_json, plan_request, result)
+    request_json = form_data.form_request(request_json)
+    plan_request, result = plans.plan_from_json(request_json)
+    proven = fixes.proven_fixes(request_json, plan_request, result)
     index = next(i for i, c in enumerate(result.checks) if c.code == "network.pair_shares_switch")
     assert proven[index]["topology"]["pair_switches"] == "separate"
 
 
 def test_an_unknown_choice_is_a_field_error(catalog):
-    with pytest.raises(services.RequestError) as exc:
+    with pytest.raises(RequestError) as exc:
         _plan("sometimes")
     assert "topology.pair_switches" in exc.value.errors

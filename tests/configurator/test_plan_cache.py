@@ -11,9 +11,10 @@ import pytest
 from django.test import override_settings
 
 from catalog.models import PriceItem
-from configurator import plan_cache, services
+from configurator import plan_cache
 from configurator.engine import serving_model
 from configurator.io import fixes
+from configurator.planning import plans, proofs
 
 pytestmark = pytest.mark.django_db
 REQUEST = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}
@@ -27,7 +28,7 @@ LOCMEM_PLANS = {
 def counted(monkeypatch):
     """How many times the engine was asked for a plan: the request's own and each proof's."""
     calls = {"plan": 0, "proofs": 0}
-    real_plan, real_fix_plan = services.plan, fixes.plan
+    real_plan, real_fix_plan = plans.plan, fixes.plan
 
     def plan(request):
         calls["plan"] += 1
@@ -37,33 +38,34 @@ def counted(monkeypatch):
         calls["proofs"] += 1
         return real_fix_plan(request)
 
-    monkeypatch.setattr(services, "plan", plan)
+    monkeypatch.setattr(plans, "plan", plan)
+    monkeypatch.setattr(proofs, "plan", plan)
     monkeypatch.setattr(fixes, "plan", proof)
     return calls
 
 
 def test_the_same_request_is_planned_and_proven_once(catalog, counted):
-    _, first = services.plan_from_json(REQUEST)
+    _, first = plans.plan_from_json(REQUEST)
     planned = dict(counted)
     assert planned["plan"] == 1
-    _, again = services.plan_from_json(dict(REQUEST))  # an equal request, another dict
+    _, again = plans.plan_from_json(dict(REQUEST))  # an equal request, another dict
     assert counted == planned  # neither the plan nor a proof ran again
     assert again is first
 
 
 def test_another_request_or_day_plans_again(catalog, counted):
-    services.plan_from_json(REQUEST)
-    services.plan_from_json({**REQUEST, "topology": {"kind": "single", "nodes": 2}})
-    services.plan_from_json(REQUEST, today=dt.date.today() + dt.timedelta(days=1))
+    plans.plan_from_json(REQUEST)
+    plans.plan_from_json({**REQUEST, "topology": {"kind": "single", "nodes": 2}})
+    plans.plan_from_json(REQUEST, today=dt.date.today() + dt.timedelta(days=1))
     assert counted["plan"] == 3
 
 
 def test_a_catalog_edit_is_planned_with_the_new_price(catalog, counted):
-    _, first = services.plan_from_json(REQUEST)
+    _, first = plans.plan_from_json(REQUEST)
     item = PriceItem.objects.get(kind="server", item_slug="atlas-800-a3")
     item.unit_price = item.unit_price + Decimal("100000")
     item.save()  # bumps the catalog version
-    request, second = services.plan_from_json(REQUEST)
+    request, second = plans.plan_from_json(REQUEST)
     assert counted["plan"] == 2
     assert request.commercial.server_unit_price == item.unit_price
     assert second is not first
@@ -71,8 +73,8 @@ def test_a_catalog_edit_is_planned_with_the_new_price(catalog, counted):
 
 def test_a_plan_with_factors_of_its_own_is_not_cached(catalog, counted):
     with serving_model.using_calibration({}):
-        services.plan_from_json(REQUEST, advise=False)
-        services.plan_from_json(REQUEST, advise=False)
+        plans.plan_from_json(REQUEST, advise=False)
+        plans.plan_from_json(REQUEST, advise=False)
     assert counted["plan"] == 2
 
 
@@ -81,10 +83,10 @@ def test_another_worker_finds_the_plan_in_the_shared_cache(catalog, counted):
     from django.core.cache import caches
 
     caches["plans"].clear()
-    _, first = services.plan_from_json(REQUEST)
+    _, first = plans.plan_from_json(REQUEST)
     plan_cache.clear()  # another process: its own LRU is empty
     before = plan_cache.stats()["shared_hits"]
-    _, shared = services.plan_from_json(REQUEST)
+    _, shared = plans.plan_from_json(REQUEST)
     assert counted["plan"] == 1
     assert plan_cache.stats()["shared_hits"] == before + 1
     assert shared is not first  # unpickled, equal in every figure
@@ -101,7 +103,7 @@ def test_a_shared_cache_that_fails_only_costs_the_plan(catalog, counted, monkeyp
 
     monkeypatch.setattr(caches["plans"], "get", down)
     monkeypatch.setattr(plan_cache, "_down_until", [0.0])
-    _, result = services.plan_from_json(REQUEST)
+    _, result = plans.plan_from_json(REQUEST)
     assert result.checks
     assert plan_cache._down_until[0] > 0  # left alone for a while: no later request waits on it
     assert plan_cache._shared() is None

@@ -12,8 +12,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from configurator.services import apply_scenario, differences_from_preset, preset_data, recommended_server
 from configurator.web.forms import ConfiguratorForm
+from configurator.web.presets import apply_scenario, differences_from_preset, preset_data, recommended_server
 
 pytestmark = pytest.mark.django_db
 

@@ -1,5 +1,5 @@
 """The page's price basis ("Prices from the price list … valid from …") is worked out once per catalog version,
-currency, named list, day, language and overrides (configurator/services.py ``price_basis``): the next update
+currency, named list, day, language and overrides (configurator/planning/prices.py ``price_basis``): the next update
 reads no price list, and a price list saved in the admin (a new catalog version) is read again."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import translation
 
 from catalog.selectors import price_list_in_force
-from configurator.services import price_basis, resolve_request
+from configurator.planning.plans import resolve_request
+from configurator.planning.prices import price_basis
 
 pytestmark = pytest.mark.django_db
 REQUEST = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}

@@ -44,10 +44,10 @@ def _apply(request: dict, fix: dict) -> dict:
     """A client applying ``{"a.b": v}``: set request["a"]["b"] = v, making ``a`` an object when the
     request names none (or names a catalog rack by its slug); a layout field of an ``"auto"`` layout
     starts from the layout the request resolves to (configurator/io/fixes.py apply_fix, as the page does)."""
-    from configurator import services
     from configurator.io.fixes import apply_fix
+    from configurator.planning import plans
 
-    applied = apply_fix(request, fix, services.resolve_request(request))
+    applied = apply_fix(request, fix, plans.resolve_request(request))
     assert applied is not None, (request, fix)
     return applied
 
@@ -202,9 +202,9 @@ def test_16_a3_capacity_is_not_the_seed_max_num_seqs(api):
 def test_the_page_shows_the_design_capacity_beside_the_stated_load_and_one_click_settings(api):
     """16 × A3 8P8D on the configurator page: the design point, the cost at it beside the cost at the
     stated load, and the recommended serving settings as one button that re-plans with them."""
-    from configurator import services
+    from configurator.web import presets
 
-    data = services.preset_data(None)
+    data = presets.preset_data(None)
     data.update(topology="disaggregated", nodes="16", prefill_nodes="8", decode_nodes="8")
     data.update(ttft_p90_target_s="10", tpot_p90_target_ms="250")  # targets A3 reaches (see above)
     # max_num_seqs 8 typed in: it binds below the design point's sequences per DP rank, so the recommended

@@ -9,8 +9,8 @@ import pytest
 
 from catalog.seed import loader
 from configurator import catalog_cache, reference
+from configurator.catalog_port import DjangoCatalog
 from configurator.seed_catalog import SeedCatalog
-from configurator.services import DjangoCatalog
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 
 from catalog.models import LlmModel, ServerModel
-from configurator import services
+from configurator import catalog_port
 from configurator.engine.defaults import SERVING_DEFAULTS, serving_defaults
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
@@ -23,6 +23,8 @@ from configurator.engine.types import ServingSpec, SpeculativeSpec, TopologyKind
 from configurator.io.requests import RequestError
 from configurator.planner import parse_query
 from configurator.planner.build import RequestBuilder
+from configurator.planning import plans
+from configurator.web import form_data, presets
 from configurator.web.forms import ConfiguratorForm
 from configurator.web.planner.services import DjangoPlannerCatalog
 
@@ -43,7 +45,7 @@ def api(client, catalog, users):
 
 def page_form_data(model="kimi-k3", server="atlas-800-a3", nodes="4", manual=True):
     """What a browser posts for the untouched page with this model, server and layout."""
-    data = services.preset_data(None)
+    data = presets.preset_data(None)
     data.update({"model": model, "server": server, "topology": "single", "nodes": nodes})
     if manual:
         data.update(
@@ -71,22 +73,22 @@ def test_h200_kimi_k3_takes_the_vllm_recipes_published_values(catalog):
     is one example batch, and a request that states none leaves it to the plan (0: sized to the KV cache,
     engine/memory.py size_admission)."""
     data = {"model": "kimi-k3", "server": "hgx-h200-8gpu", "topology": {"kind": "single", "nodes": 4}}
-    api_request = services.resolve_request(data)
+    api_request = plans.resolve_request(data)
     form = ConfiguratorForm(page_form_data("kimi-k3", "hgx-h200-8gpu", manual=False))
     assert form.is_valid(), form.errors
-    page_request = services.resolve_request(form.to_request())
+    page_request = plans.resolve_request(form.to_request())
     for serving in (api_request.serving, page_request.serving):
         assert (serving.max_model_len, serving.max_num_seqs) == (32768, 0)
         assert (serving.max_num_batched_tokens, serving.gpu_memory_utilization) == (4096, 0.97)
         assert serving.vllm_version == "0.27.1"
     # A field the request states is kept, the others still come from the recipe.
-    stated = services.resolve_request({**data, "serving": {"max_num_seqs": 16}}).serving
+    stated = plans.resolve_request({**data, "serving": {"max_num_seqs": 16}}).serving
     assert (stated.max_num_seqs, stated.max_model_len) == (16, 32768)
 
 
 def test_every_seeded_server_and_model_resolves_the_same_serving_everywhere(catalog):
-    """API (= manage.py plan: both call services.plan_from_json), page form and planner, every pair."""
-    catalog_port = services.DjangoCatalog()
+    """API (= manage.py plan: both call plans.plan_from_json), page form and planner, every pair."""
+    port = catalog_port.DjangoCatalog()
     planner_catalog = DjangoPlannerCatalog()
     checked = planned = 0
     for model in LlmModel.objects.order_by("slug").values_list("slug", flat=True):
@@ -97,16 +99,16 @@ def test_every_seeded_server_and_model_resolves_the_same_serving_everywhere(cata
             data = {"model": model, "server": server, "topology": {"kind": "single", "nodes": 2}}
             form = ConfiguratorForm(page_form_data(model, server, nodes="2", manual=False))
             try:
-                api_request = services.resolve_request(data, catalog=catalog_port)
+                api_request = plans.resolve_request(data, catalog=port)
             except RequestError as exc:
                 # The page refuses the same pair for the same reason (a model the server cannot serve).
                 with pytest.raises(RequestError) as page_exc:
                     assert form.is_valid(), form.errors
-                    services.resolve_request(form.to_request(), catalog=catalog_port)
+                    plans.resolve_request(form.to_request(), catalog=port)
                 assert set(page_exc.value.errors) == set(exc.errors)
                 continue
             assert form.is_valid(), (model, server, form.errors)
-            page_request = services.resolve_request(form.to_request(), catalog=catalog_port)
+            page_request = plans.resolve_request(form.to_request(), catalog=port)
             assert page_request.serving == api_request.serving, (model, server)
             assert page_request.topology == api_request.topology, (model, server)
             assert page_request.checkpoint == api_request.checkpoint, (model, server)
@@ -149,8 +151,8 @@ def test_api_page_and_cli_plan_the_same_deployment(api, tmp_path):
 
     form = ConfiguratorForm(page_form_data())
     assert form.is_valid(), form.errors
-    page_request, page_result = services.plan_from_json(form.to_request())
-    api_request = services.resolve_request(NO_SERVING)
+    page_request, page_result = plans.plan_from_json(form.to_request())
+    api_request = plans.resolve_request(NO_SERVING)
     # Kimi K3 on Atlas 800 A3: the tutorial's HCCL_BUFFSIZE 800 (recipes.py A3 blocks); nothing else from
     # the recipe, so ServingSpec's values, and the catalog's DSpark draft (catalog/seed/drafts.yaml: 7 tokens)
     # with the first vLLM-Ascend release that runs it (0.26.0, vllm-ascend#12950) instead of the tutorial's
@@ -159,7 +161,7 @@ def test_api_page_and_cli_plan_the_same_deployment(api, tmp_path):
     expected = replace(SERVING_DEFAULTS, vllm_version="0.26.0", speculative=dspark, max_num_seqs=0)
     assert page_request.serving == api_request.serving == expected
     assert cli_body["figures"]["memory.per_rank.graph_bytes"]["inputs"]["engine"] == "vLLM-Ascend 0.26.0"
-    page_body = services.plan_response(page_result)
+    page_body = plans.plan_response(page_result)
 
     for body in (cli_body, page_body):
         assert body["memory"]["per_rank"] == api_body["memory"]["per_rank"]
@@ -189,7 +191,7 @@ def test_the_planner_replans_its_candidate_with_the_same_engine_version(catalog)
 
 
 def test_reopening_a_request_restores_a_stated_off(catalog):
-    data = services.form_data_from_request({**NO_SERVING, "serving": {"enable_prefix_caching": False}})
+    data = form_data.form_data_from_request({**NO_SERVING, "serving": {"enable_prefix_caching": False}})
     assert data["enable_prefix_caching"] == "off"
     assert "max_num_seqs" not in data  # not stated: left blank, the default fills it
 
@@ -200,11 +202,11 @@ def test_the_page_chooses_a_checkpoint_and_refuses_one_of_another_model(api):
     assert form.is_valid(), form.errors
     request = form.to_request()
     assert request["checkpoint"] == "kimi-k3-modelslim-w4a8"
-    _req, result = services.plan_from_json(request)
+    _req, result = plans.plan_from_json(request)
     argv = list(result.launch.nodes[0].argv[0])
     assert argv[argv.index("--quantization") + 1] == "ascend"
     # Reopening the saved request restores the choice.
-    assert services.form_data_from_request(request)["checkpoint"] == "kimi-k3-modelslim-w4a8"
+    assert form_data.form_data_from_request(request)["checkpoint"] == "kimi-k3-modelslim-w4a8"
     other = ConfiguratorForm(page_form_data() | {"model": "deepseek-v3", "checkpoint": "kimi-k3-hf-mxfp4"})
     assert not other.is_valid() and "checkpoint" in other.errors
     page = api.post("/", data).content.decode()
@@ -215,8 +217,8 @@ def test_an_engine_version_typed_on_the_page_reaches_the_plan_as_from_the_api(ap
     data = page_form_data() | {"vllm_version": "0.18.0"}
     form = ConfiguratorForm(data)
     assert form.is_valid(), form.errors
-    page_request, _ = services.plan_from_json(form.to_request())
-    api_request = services.resolve_request({**NO_SERVING, "serving": {"vllm_version": "0.18.0"}})
+    page_request, _ = plans.plan_from_json(form.to_request())
+    api_request = plans.resolve_request({**NO_SERVING, "serving": {"vllm_version": "0.18.0"}})
     assert page_request.serving == api_request.serving
     assert page_request.serving.vllm_version == "0.18.0"
 
@@ -232,8 +234,8 @@ def test_the_page_states_and_reopens_speculative_and_per_role_settings(catalog):
     assert form.is_valid(), form.errors
     request = form.to_request()
     assert request["serving"]["speculative"] == {"method": ""}
-    assert services.resolve_request(request).serving.speculative.method == ""
-    reopened = services.form_data_from_request(request)
+    assert plans.resolve_request(request).serving.speculative.method == ""
+    reopened = form_data.form_data_from_request(request)
     assert reopened["speculative_method"] == "off"
     pd = {
         "model": "kimi-k3",
@@ -245,7 +247,7 @@ def test_the_page_states_and_reopens_speculative_and_per_role_settings(catalog):
             "decode": {"max_num_seqs": 64},
         },
     }
-    reopened = services.form_data_from_request(pd)
+    reopened = form_data.form_data_from_request(pd)
     assert (reopened["speculative_method"], reopened["speculative_draft"]) == ("dspark", "kimi-k3-dspark-gqa")
     assert (reopened["num_speculative_tokens"], reopened["prefill_max_num_batched_tokens"]) == ("5", "32768")
     form = ConfiguratorForm(reopened)

@@ -50,9 +50,9 @@ def test_the_api_offers_the_searched_layout_as_one_proven_fix(api):
 
 
 def test_the_page_shows_the_front_beside_the_recommendation(api):
-    from configurator import services
+    from configurator.web import presets
 
-    data = services.preset_data(None)
+    data = presets.preset_data(None)
     data.update(model="deepseek-r1", server="hgx-h200-8gpu", topology="single", nodes="2")
     data.update(concurrency="8", ttft_target_s="", tpot_target_ms="")  # the default targets
     body = api.post("/", data, HTTP_ACCEPT_LANGUAGE="en").content.decode()

@@ -5,7 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from configurator.services import preset_data
+from configurator.web.presets import preset_data
 
 pytestmark = pytest.mark.django_db
 

@@ -11,7 +11,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from configurator.services import SCENARIO_FIELDS, apply_scenario, preset_data
+from configurator.web.presets import SCENARIO_FIELDS, apply_scenario, preset_data
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from configurator.services import preset_data
+from configurator.web.presets import preset_data
 
 pytestmark = pytest.mark.django_db
 
@@ -75,10 +75,10 @@ def test_every_term_of_the_totals_is_a_row(engineer_client):
 
 def test_the_rows_add_up_to_the_engines_totals(catalog):
     """4 × A3 as seeded: every row the table prints is a term of the total it stands above."""
-    from configurator import services
+    from configurator.planning import plans
     from tests.golden.golden_cases import all_requests
 
-    _, result = services.plan_from_json(all_requests()["a3-4-single"])
+    _, result = plans.plan_from_json(all_requests()["a3-4-single"])
     t = result.tco
     capex = t.capex
     lines = capex.servers + capex.switches + capex.optics + capex.racks + capex.installation

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from configurator.services import preset_data
+from configurator.web.presets import preset_data
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,9 @@ import logging
 import pytest
 from django.db import DatabaseError
 
-from configurator import plan_cache, services, warmup
+from configurator import plan_cache, warmup
+from configurator.planning import plans, proofs
+from configurator.web import presets
 
 pytestmark = pytest.mark.django_db
 
@@ -24,8 +26,9 @@ def test_the_first_page_after_the_warm_up_plans_nothing(engineer_client, monkeyp
     plan_cache.clear()
     warmup.warm_up()
     planned = []
-    real = services.plan
-    monkeypatch.setattr(services, "plan", lambda request: planned.append(request) or real(request))
+    real = plans.plan
+    for module in (plans, proofs):  # a request's own plans and its fixes' proofs
+        monkeypatch.setattr(module, "plan", lambda request: planned.append(request) or real(request))
     response = engineer_client.get("/")
     assert response.status_code == 200
     assert planned == []  # the default configuration and its advice came from the warm-up
@@ -35,7 +38,7 @@ def test_a_worker_starts_before_the_database_is_there(monkeypatch, caplog):
     def unreadable(_scenario=None):
         raise DatabaseError("no such table: catalog_scenario")
 
-    monkeypatch.setattr(services, "preset_data", unreadable)
+    monkeypatch.setattr(presets, "preset_data", unreadable)
     with caplog.at_level(logging.INFO, logger="configurator.warmup"):
         warmup.warm_up()  # no exception
     assert "the catalog is not readable yet" in caplog.text

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from configurator.services import preset_data
+from configurator.web.presets import preset_data
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,7 @@ import re
 import pytest
 
 from configurator.engine.input_terms import INPUT_TERMS, SOURCE_REFS_ZH
-from configurator.services import preset_data
+from configurator.web.presets import preset_data
 from tests.golden.golden_cases import all_requests
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +34,7 @@ DATA_NAME = re.compile(
 
 def _plan_inputs() -> set[str]:
     from configurator.engine.serialize import plan_to_dict
-    from configurator.services import plan_from_json
+    from configurator.planning.plans import plan_from_json
 
     names = set()
     for request in all_requests().values():

@@ -10,8 +10,9 @@ import re
 import pytest
 from django.urls import reverse
 
-from configurator import services
-from configurator.services import preset_data
+from configurator.planning import plans as planning
+from configurator.planning import proofs
+from configurator.web.presets import preset_data
 
 pytestmark = pytest.mark.django_db
 
@@ -37,13 +38,14 @@ def engineer_client(client, catalog, users):
 @pytest.fixture
 def plans(monkeypatch):
     calls = []
-    real = services.plan
+    real = planning.plan
 
     def counted(request):
         calls.append(request)
         return real(request)
 
-    monkeypatch.setattr(services, "plan", counted)
+    monkeypatch.setattr(planning, "plan", counted)  # a request's own plans
+    monkeypatch.setattr(proofs, "plan", counted)  # and the proofs of the fixes the page offers
     return calls
 
 

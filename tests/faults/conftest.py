@@ -124,8 +124,8 @@ def post_quote(client, *, customer: str):
     """POST the default 4 × A3 configuration to quotes:create, as the configurator's "Save as quote" form does."""
     import json
 
-    from configurator.services import preset_data
     from configurator.web.forms import ConfiguratorForm
+    from configurator.web.presets import preset_data
 
     form = ConfiguratorForm(preset_data(None))
     assert form.is_valid(), form.errors

@@ -127,7 +127,7 @@ def engineer_client(catalog, users):
 
 @pytest.fixture
 def presets(catalog):
-    from configurator.services import preset_data
+    from configurator.web.presets import preset_data
 
     return {slug: preset_data(slug) for slug in PRESETS}
 

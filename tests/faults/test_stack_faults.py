@@ -101,7 +101,7 @@ def test_a_database_error_mid_save_leaves_no_half_written_quote(seeded, trigger)
 def test_with_the_broker_down_the_configurator_works_and_pdf_requests_fail_clearly(
     seeded, own_redis, celery_on
 ):
-    from configurator.services import preset_data
+    from configurator.web.presets import preset_data
 
     celery_on(own_redis.url)
     engineer = Client()

@@ -35,10 +35,10 @@ def topology_request(name: str) -> dict[str, Any]:
 
 def scenario_request(slug: str) -> dict[str, Any]:
     """The request the configurator page plans for a fresh page with scenario ``slug`` chosen (needs the DB)."""
-    from configurator import services
+    from configurator.web import presets
     from configurator.web.forms import ConfiguratorForm
 
-    form = ConfiguratorForm(services.preset_data(slug))
+    form = ConfiguratorForm(presets.preset_data(slug))
     if not form.is_valid():
         raise ValueError(f"the seeded scenario {slug} does not make a valid form: {form.errors.as_json()}")
     request = form.to_request()
@@ -57,9 +57,9 @@ def plan_json(request: dict[str, Any]) -> dict[str, Any]:
     """The plan's public JSON (``plan_to_dict``) for ``request``, planned on :data:`PLAN_DATE`."""
     import json
 
-    from configurator import services
     from configurator.engine.serialize import plan_to_dict
+    from configurator.planning import plans
 
-    _, result = services.plan_from_json(request, today=PLAN_DATE)
+    _, result = plans.plan_from_json(request, today=PLAN_DATE)
     # Round-trip through JSON text: the file holds exactly this (tuples become lists, keys strings).
     return json.loads(json.dumps(plan_to_dict(result), ensure_ascii=False))

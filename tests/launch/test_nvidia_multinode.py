@@ -17,7 +17,7 @@ import pytest
 
 from configurator.engine.launch import bundle_files
 from configurator.engine.types import Severity
-from configurator.services import plan_from_json
+from configurator.planning.plans import plan_from_json
 from configurator.web.planner.services import run_search
 
 from .test_containers import _docs, _validate

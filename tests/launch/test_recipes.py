@@ -467,7 +467,7 @@ def test_recipe_selection_by_platform_gpu_generation_family_and_topology():
     ],
 )  # fmt: skip
 def test_a_request_that_leaves_the_buffer_unset_gets_the_tutorials_value(catalog, data, buffsize):
-    from configurator.services import plan_from_json
+    from configurator.planning.plans import plan_from_json
 
     req, result = plan_from_json({"model": "kimi-k3", **data})
     assert not [c.code for c in result.checks if c.severity.value == "error"]

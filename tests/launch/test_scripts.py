@@ -12,7 +12,7 @@ import pytest
 from configurator import reference
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
-from quotes.pdf.sample import sample_request, sample_request_json
+from documents.pdf.sample import sample_request, sample_request_json
 
 # A stub vllm: logs its pid and --port; the engine on FAIL_PORT exits with FAIL_CODE after a moment,
 # every other engine serves (sleeps) until it is killed.
@@ -156,7 +156,7 @@ def test_mixed_slug_and_inline_switches_are_accepted(client, catalog, users):
 
 @pytest.mark.django_db
 def test_an_unset_context_is_clamped_to_the_models_limit(catalog):
-    from configurator.services import plan_from_json
+    from configurator.planning.plans import plan_from_json
 
     # Qwen3-235B-A22B's config.json: max_position_embeddings 40960 (catalog/seed/model-configs)
     req, _ = plan_from_json({"model": "qwen3-235b-a22b", "server": "hgx-h200-8gpu",

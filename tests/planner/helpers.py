@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from configurator import services
 from configurator.engine.defaults import serving_defaults
 from configurator.engine.types import Severity, TopologyKind
+from configurator.planning import plans
 from configurator.web.planner import services as planner_services
 
 # A scenario's latency targets carry over to the planner (issue 25); its TPOT 50 ms is out of Atlas A3's
@@ -31,7 +31,7 @@ def assert_meets_every_constraint(result) -> int:
     q = result.query
     w, c = q.workload, q.constraints
     for cand in result.candidates:
-        plan_request, res = services.plan_from_json(cand.request_json)
+        plan_request, res = plans.plan_from_json(cand.request_json)
         errors = [x.code for x in res.checks if x.severity == Severity.ERROR]
         warnings = {x.code for x in res.checks if x.severity == Severity.WARNING}
         assert not errors, (cand.id, errors)

@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from configurator import planner, services
+from configurator import catalog_port, planner
 from configurator.engine.memory import weights_breakdown
 from configurator.engine.types import (
     ParallelSpec,
@@ -14,6 +14,7 @@ from configurator.engine.types import (
     TopologyKind,
     TopologySpec,
 )
+from configurator.planning import plans
 
 from .helpers import NO_TARGETS, assert_meets_every_constraint, search
 
@@ -106,7 +107,7 @@ def test_text_only_scenario_rules_out_8_a2_and_serves_text_only_on_more_a2(seede
             "comm_buffer_mb": 800,
         },
     }
-    _req, res = services.plan_from_json(request)
+    _req, res = plans.plan_from_json(request)
     rank = res.memory.groups[0].per_rank
     assert rank.replicated_weights_bytes > 11e9
     assert "memory.one_sequence_does_not_fit" in [c.code for c in res.checks if c.severity == Severity.ERROR]
@@ -134,7 +135,7 @@ def test_a_single_a2_server_is_short_of_memory_by_the_engine_figure(seeded):
     reasons = {r.code: r for r in result.family_reasons["atlas-800-a2"]}
     short = reasons["planner.memory_short"]
     assert short.nodes == 1
-    catalog = services.DjangoCatalog()
+    catalog = catalog_port.DjangoCatalog()
     model, server = catalog.model("kimi-k3"), catalog.server("atlas-800-a2")
     checkpoint = catalog.default_checkpoint("kimi-k3", "ascend")
     serving = ServingSpec(gpu_memory_utilization=0.9, language_model_only=True)
@@ -224,7 +225,7 @@ def test_pareto_front_is_exactly_the_non_dominated_candidates(seeded):
 def _capacity(request_json, **serving):
     """The engine's concurrency capacity and error codes for a candidate's request, serving changed."""
     data = {**request_json, "serving": {**request_json["serving"], **serving}}
-    _req, res = services.plan_from_json(data)
+    _req, res = plans.plan_from_json(data)
     errors = {c.code for c in res.checks if c.severity == Severity.ERROR}
     return res.performance.capacity_concurrency, errors, res
 
@@ -384,7 +385,7 @@ def test_every_result_candidate_carries_a_request_the_configurator_accepts(seede
         assert data["server"] == c.server.slug and data["model"] == "kimi-k3"
         assert data["scenario"] == "multimodal-knowledge-base"
         assert data["topology"]["nodes"] == c.shape.nodes
-        services.resolve_request(data)  # raises on anything the configurator would refuse
+        plans.resolve_request(data)  # raises on anything the configurator would refuse
 
 
 def test_search_statistics_show_pruning(seeded):

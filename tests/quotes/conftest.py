@@ -1,7 +1,7 @@
 """Fixtures for the quote tests: the demo users and a hand-made plan.
 
 The plan dicts follow ``configurator.engine.serialize.plan_to_dict`` and the
-prices dict ``configurator.services.plan_for_quote``.  Figures are the seed's
+prices dict ``configurator.planning.quoting.plan_for_quote``.  Figures are the seed's
 8 × Atlas 800 A3 purchase (S1: ≈ ¥24 M → ¥3 M per node, ¥2 M O&M per year,
 lease ¥0.8–1.2 M per month for 8 nodes → ¥125,000 per node-month midpoint) plus
 switch, optics and rack prices written here for these tests (a hand-made plan and price
@@ -195,7 +195,7 @@ def make_quote(engineer):
 
 @pytest.fixture
 def fake_planner(monkeypatch):
-    """Stand in for ``configurator.services.plan_for_quote``; records the requests it was given."""
+    """Stand in for ``configurator.planning.quoting.plan_for_quote``; records the requests it was given."""
     from quotes.services import planning
 
     calls = []

@@ -43,7 +43,7 @@ def _planned(name: str, **extra):
 
 
 def _prices(request) -> dict:
-    """The engine's commercial terms as plan_for_quote writes them (configurator/services.py)."""
+    """The engine's commercial terms as plan_for_quote writes them (configurator/planning/quoting.py)."""
     c = request.commercial
     return {
         "currency": c.currency,

@@ -10,12 +10,12 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from documents.pdf.render import proposal_html
 from quotes.bom import NO_PRICE_NOTE
 from quotes.models import Quote
-from quotes.pdf.render import proposal_html
 from quotes.statuses import BomCategory
 
-pytest.importorskip("configurator.services")
+pytest.importorskip("configurator.planning.quoting")
 
 REQUEST = {"model": "qwen3-32b", "server": "dgx-h100", "topology": {"kind": "single", "nodes": 2}}
 

@@ -18,9 +18,9 @@ from decimal import Decimal
 import pytest
 
 from configurator.drawings.fmt import format_money
-from quotes.pdf import sample
-from quotes.pdf.render import proposal_html
-from quotes.pdf.sample import sample_quote_create
+from documents.pdf import sample
+from documents.pdf.render import proposal_html
+from documents.pdf.sample import sample_quote_create
 
 # ``catalog``: the seeded catalog, reloaded if a transactional test emptied its tables before this one.
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("catalog")]
@@ -90,13 +90,13 @@ def test_no_customer_edition_of_a_preset_prints_a_saving_below_minus_100_percent
     """Every scenario preset as the configurator page plans it, quoted and rendered for the customer:
     every percentage printed is at least −100 % (a saving below that is the API being cheaper, which
     the customer edition says in words instead)."""
-    from configurator import services
+    from configurator.planning import quoting
     from quotes.services.quotes import quote_create_from_configuration
     from tests.golden.golden_cases import SCENARIOS, scenario_request
 
     for slug in SCENARIOS:
         request_json = scenario_request(slug)
-        resolved, result, prices, usd_rate, currency = services.plan_for_quote(request_json)
+        resolved, result, prices, usd_rate, currency = quoting.plan_for_quote(request_json)
         quote = quote_create_from_configuration(
             by=engineer,
             customer="Sample customer",

@@ -82,7 +82,8 @@ def test_any_currency_without_a_price_list_skips_approval(users, catalog, commer
 
 
 def test_the_configurator_says_a_currency_without_a_price_list_cannot_be_quoted(users, catalog):
-    from configurator.services import price_basis, resolve_request
+    from configurator.planning.plans import resolve_request
+    from configurator.planning.prices import price_basis
 
     request_json = with_commercial(currency="USD")
     with_translation = price_basis(request_json, resolve_request(request_json))

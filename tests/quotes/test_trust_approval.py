@@ -28,7 +28,7 @@ from quotes.services.approvals import revision_approve
 from quotes.services.issuing import revision_issue
 from quotes.statuses import ApprovalState, BomCategory, RevisionStatus
 
-pytest.importorskip("configurator.services")
+pytest.importorskip("configurator.planning.quoting")
 
 REQUEST = {
     "model": "kimi-k3",
@@ -111,12 +111,12 @@ def test_a_server_price_override_of_1_needs_the_managers_approval_and_is_marked(
     assert QuoteRevision.objects.get(pk=revision.pk).status == RevisionStatus.DRAFT
 
     revision_approve(revision=revision, by=manager, comment="strategic account")
-    from quotes import tasks
+    from documents import tasks
 
     captured = {}
 
     def fake_render(rev, **kwargs):
-        from quotes.pdf.render import proposal_html
+        from documents.pdf.render import proposal_html
 
         captured["html"] = proposal_html(rev)
         return b"%PDF-1.7 stand-in"
@@ -135,7 +135,7 @@ def test_the_proposal_pdf_marks_the_overridden_line(users, catalog):
     pytest.importorskip("weasyprint")
     import subprocess
 
-    from quotes.pdf.render import render_proposal_pdf
+    from documents.pdf.render import render_proposal_pdf
 
     request_json = copy.deepcopy(REQUEST)
     request_json["commercial"] = {"server_unit_price": "1"}
@@ -151,7 +151,7 @@ def test_the_proposal_pdf_marks_the_overridden_line(users, catalog):
 
 @pytest.mark.django_db
 def test_inline_hardware_with_invented_memory_needs_approval_and_is_marked(users, catalog):
-    from configurator.services import plan_for_quote
+    from configurator.planning.quoting import plan_for_quote
 
     client = english_client(users["engineer"])
     # The catalog's Atlas 800 A3, inline, exactly as the planner resolves it: not flagged.

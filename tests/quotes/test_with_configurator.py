@@ -18,7 +18,7 @@ from quotes.models import Quote
 from quotes.services.planning import configuration_plan
 from quotes.statuses import CAPEX_CATEGORIES
 
-plan_for_quote = pytest.importorskip("configurator.services").plan_for_quote
+plan_for_quote = pytest.importorskip("configurator.planning.quoting").plan_for_quote
 
 REQUEST = {
     "model": "kimi-k3",

@@ -5,8 +5,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog import jsonlimits
-from configurator import services
 from configurator.io.requests import RequestError
+from configurator.planning import plans
 
 
 class Command(BaseCommand):
@@ -24,11 +24,11 @@ class Command(BaseCommand):
         except jsonlimits.JsonLimitError as exc:
             raise CommandError(str(exc)) from exc
         try:
-            plan_request, result = services.plan_from_json(data)
+            plan_request, result = plans.plan_from_json(data)
         except RequestError as exc:
             lines = [f"  {field}: {' '.join(msgs)}" for field, msgs in exc.errors.items()]
             raise CommandError("the request has errors:\n" + "\n".join(lines)) from exc
-        payload, _ = services.launch_bundle(plan_request, result)
+        payload, _ = plans.launch_bundle(plan_request, result)
         if payload is None:
             errors = [c.message_en for c in result.checks if c.severity.value == "error"]
             raise CommandError("the plan has errors, no bundle written:\n  " + "\n  ".join(errors))

@@ -6,8 +6,8 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from catalog import jsonlimits
-from configurator import services
 from configurator.io.requests import RequestError
+from configurator.planning import plans
 
 
 class Command(BaseCommand):
@@ -27,8 +27,8 @@ class Command(BaseCommand):
         except jsonlimits.JsonLimitError as exc:
             raise CommandError(str(exc)) from exc
         try:
-            _, result = services.plan_from_json(data)
+            _, result = plans.plan_from_json(data)
         except RequestError as exc:
             lines = [f"  {field}: {' '.join(msgs)}" for field, msgs in exc.errors.items()]
             raise CommandError("the request has errors:\n" + "\n".join(lines)) from exc
-        self.stdout.write(json.dumps(services.plan_response(result), indent=indent, ensure_ascii=False))
+        self.stdout.write(json.dumps(plans.plan_response(result), indent=indent, ensure_ascii=False))

@@ -11,8 +11,8 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from catalog import selectors
-from configurator import services
 from configurator.engine.vocabulary import is_zh
+from configurator.web import presets
 from configurator.web.planner.services import DjangoPlannerCatalog
 
 PURCHASE_CHOICES = [("buy", _("Buy")), ("lease", _("Lease"))]
@@ -136,7 +136,7 @@ class PlannerForm(forms.Form):
 
 def preset_form_data(scenario: str | None = None) -> dict[str, Any]:
     """Form data for a fresh page, or pre-filled from a scenario."""
-    base = services.preset_data(None)
+    base = presets.preset_data(None)
     data: dict[str, Any] = {
         "model": base.get("model", ""),
         "site": base.get("site", ""),

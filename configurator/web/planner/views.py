@@ -6,7 +6,7 @@
   ``/planner/results`` and swaps only the results.
 * ``/planner/open``: renders the configurator page for one candidate's
   request (POSTed as ``request_json``, or a signed token ``t``), through
-  ``services.form_data_from_request``.
+  ``form_data.form_data_from_request``.
 
 The search runs through ``planner_services`` (which gives the pure ``configurator.planner`` the
 catalog); the form is ``planner_forms``, the formatting ``planner_presentation``, and the JSON
@@ -26,10 +26,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts import roles
 from catalog import jsonlimits
-from configurator import services
 from configurator.engine.vocabulary import is_zh
 from configurator.io.requests import RequestError
-from configurator.web import presentation
+from configurator.planning import plans
+from configurator.web import form_data, presentation
 from configurator.web.forms import ConfiguratorForm
 from configurator.web.planner.forms import PlannerForm, preset_form_data
 from configurator.web.planner.presentation import results_context
@@ -110,12 +110,12 @@ def planner_preset(request):
 
 
 def _configurator_context(request_json: dict) -> dict[str, Any]:
-    form = ConfiguratorForm(services.form_data_from_request(request_json))
+    form = ConfiguratorForm(form_data.form_data_from_request(request_json))
     plan = None
     if form.is_valid():
         form_request = form.to_request()
         try:
-            plan_request, result = services.plan_from_json(form_request)
+            plan_request, result = plans.plan_from_json(form_request)
         except RequestError as exc:
             form.add_request_errors(exc.errors)
         else:
