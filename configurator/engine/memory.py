@@ -55,6 +55,7 @@ from .defaults import (
 from .engine_versions import (
     ENGINE_LABELS,
     GRAPH_DESCRIPTOR_SOURCE,
+    BudgetRules,
     budget_rules,
     dsa_layer_bytes,
     engine_for,
@@ -97,6 +98,7 @@ from .types import (
     RankMemory,
     ServingSpec,
     Source,
+    SpeculatorSpec,
 )
 from .vocabulary import group_in_text
 
@@ -949,17 +951,27 @@ def _group_figures(
     book: FigureBook, req: PlanRequest, at: str, g: GroupLayout, b: _Budget, gm: GroupMemory
 ) -> None:
     """Put one group's figures: ``memory.per_rank.…`` for ``at`` = "", ``memory.decode.per_rank.…`` for "decode."."""
-    model, serving, server = req.model, req.serving, req.server
+    serving = req.serving
     p = g.parallel
-    acc = server.accelerator
-    stack = acc.software_stack
-    ck = req.checkpoint
-    groups = replicated_groups(ck, stack)
-    dtype = kv_dtype_bytes(serving.kv_cache_dtype)
-    block = b.block
+    stack = req.server.accelerator.software_stack
     rules = budget_rules(stack, serving.engine, serving.vllm_version)
     engine_label = f"{ENGINE_LABELS[rules.engine]} {serving.vllm_version}"
+    draft = speculator(req, serving.speculative)
+    _device_figures(book, req, at, b)
+    _non_expert_weight_figures(book, req, at, p, b)
+    _expert_weight_figures(book, req, at, p, b, draft)
+    _activation_figures(book, req, at, p, b, engine_label)
+    _buffer_figures(book, req, at, p, b)
+    _graph_and_kv_cache_figures(book, req, at, b, rules, engine_label)
+    _kv_token_figures(book, req, at, p, b, draft)
+    _kv_pool_figures(book, req, at, p, b)
+    _group_total_figures(book, req, at, g, b, gm)
 
+
+def _device_figures(book: FigureBook, req: PlanRequest, at: str, b: _Budget) -> None:
+    """Put the device's memory per rank (the runtime's figure, else the vendor's) and the part
+    --gpu-memory-utilization lets vLLM use."""
+    serving, acc = req.serving, req.server.accelerator
     if acc.runtime_memory_bytes:
         book.put(
             f"memory.{at}per_rank.device_bytes",
@@ -986,7 +998,15 @@ def _group_figures(
         gpu_memory_utilization=serving.gpu_memory_utilization,
     )
 
-    # ---- weights
+
+def _non_expert_weight_figures(
+    book: FigureBook, req: PlanRequest, at: str, p: ParallelSpec, b: _Budget
+) -> None:
+    """Put the non-expert weights per rank and, of them, the groups the platform replicates on every
+    rank (engine/placement.py); refuses a replicated group the figure's formula does not name."""
+    model, serving = req.model, req.serving
+    ck = req.checkpoint
+    groups = replicated_groups(ck, req.server.accelerator.software_stack)
     vision = ck.vision_bytes if ck else model.vision_bytes
     non_expert_total = ck.non_expert_bytes if ck else model.non_expert_weight_bytes
     book.put(
@@ -1021,6 +1041,14 @@ def _group_figures(
         kda_f_a=loaded.get("kda_f_a", 0),
         pp=p.pp,
     )
+
+
+def _expert_weight_figures(
+    book: FigureBook, req: PlanRequest, at: str, p: ParallelSpec, b: _Budget, draft: SpeculatorSpec | None
+) -> None:
+    """Put the expert weights per rank (MXFP4-padded, split by EP or by TP), a separate draft's weights,
+    and the weights per rank in all."""
+    model = req.model
     expert_total = _weight_parts(req)[0]
     padding = mxfp4_padding(req, p)
     if padding and b.expert:
@@ -1062,7 +1090,6 @@ def _group_figures(
             tp=p.tp,
             pp=p.pp,
         )
-    draft = speculator(req, serving.speculative)
     if draft is not None:
         book.put(
             f"memory.{at}per_rank.draft_weights_bytes",
@@ -1081,7 +1108,14 @@ def _group_figures(
         weight_format=model.weight_format,
     )
 
-    # ---- activations, buffers, graphs
+
+def _activation_figures(
+    book: FigureBook, req: PlanRequest, at: str, p: ParallelSpec, b: _Budget, engine_label: str
+) -> None:
+    """Put the activation peak per rank: vLLM's profile run (the forward pass, then the sampler's
+    warm-up on the last pipeline stage), or the figure typed in the request."""
+    model, serving = req.model, req.serving
+    stack = req.server.accelerator.software_stack
     # Earlier pipeline stages run no sampler: their peak is the forward pass alone.
     stages_before_last = b.forward if p.pp > 1 and serving.activation_bytes is None else 0
     experts_per_token = model.experts_per_token if model.is_moe else 0
@@ -1125,6 +1159,12 @@ def _group_figures(
             stages_before_last_bytes=stages_before_last,
         )
 
+
+def _buffer_figures(book: FigureBook, req: PlanRequest, at: str, p: ParallelSpec, b: _Budget) -> None:
+    """Put the communication buffers and the runtime's non-torch memory per rank: as typed, HCCL's on
+    Ascend, else NCCL's."""
+    model, serving = req.model, req.serving
+    stack = req.server.accelerator.software_stack
     names = ", ".join(name for name, _ in communicators(p, model, stack)) or "none"
     buffer_source = (
         public(HCCL_SOURCE)
@@ -1173,6 +1213,13 @@ def _group_figures(
             communication_bytes=b.comm,
         )
 
+
+def _graph_and_kv_cache_figures(
+    book: FigureBook, req: PlanRequest, at: str, b: _Budget, rules: BudgetRules, engine_label: str
+) -> None:
+    """Put the graph memory per rank (typed, none, or the targeted engine's estimate), the KV cache
+    left of the usable memory, and the memory vLLM leaves free."""
+    serving = req.serving
     if serving.graph_memory_bytes is not None:
         book.put(
             f"memory.{at}per_rank.graph_bytes",
@@ -1217,7 +1264,15 @@ def _group_figures(
     )
     book.put(f"memory.{at}per_rank.free_bytes", b.device - b.usable, device=b.device, usable=b.usable)
 
-    # ---- what the KV pool holds
+
+def _kv_token_figures(
+    book: FigureBook, req: PlanRequest, at: str, p: ParallelSpec, b: _Budget, draft: SpeculatorSpec | None
+) -> None:
+    """Put the KV-cache bytes per token per rank (DSA's latent and indexer, else GQA and MLA) and, with
+    a separate draft, the draft's share of them."""
+    model, serving = req.model, req.serving
+    stack = req.server.accelerator.software_stack
+    dtype = kv_dtype_bytes(serving.kv_cache_dtype)
     if model.index_head_dim > 0 and model.mla_layers:
         dsa = dsa_layer_bytes(
             engine_for(stack, serving.engine),
@@ -1282,6 +1337,14 @@ def _group_figures(
                 draft_layers=draft.num_layers,
                 target_layer_kv_bytes=b.draft_bpt // max(1, draft.num_layers),
             )
+
+
+def _kv_pool_figures(book: FigureBook, req: PlanRequest, at: str, p: ParallelSpec, b: _Budget) -> None:
+    """Put what a running sequence holds beside its tokens (linear-attention and sliding-window state)
+    and the tokens the KV pool holds (by KV-cache group when layers of several kinds share it)."""
+    model, serving = req.model, req.serving
+    dtype = kv_dtype_bytes(serving.kv_cache_dtype)
+    block = b.block
     book.put(
         f"memory.{at}per_rank.state_bytes_per_seq",
         b.state + b.window,
@@ -1326,7 +1389,14 @@ def _group_figures(
             block_size=block,
         )
 
-    # ---- per DP rank and for the group
+
+def _group_total_figures(
+    book: FigureBook, req: PlanRequest, at: str, g: GroupLayout, b: _Budget, gm: GroupMemory
+) -> None:
+    """Put the KV tokens and full-length sequences per DP rank, the tokens the request asks each to
+    hold, and the group's weights and KV cache over all its devices."""
+    serving, p = req.serving, g.parallel
+    block = b.block
     book.put(
         f"memory.{at}kv_tokens_per_dp_rank", gm.kv_tokens_per_dp_rank, kv_tokens_per_rank=b.kv_tokens, tp=p.tp
     )
