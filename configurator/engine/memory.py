@@ -779,129 +779,159 @@ def _platform_checks(req: PlanRequest) -> list[Check]:
 
 
 def _group_checks(req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget) -> list[Check]:
-    serving, model = req.serving, req.model
-    p = g.parallel
-    if len(names) > 1:
-        who_en, who_zh = "Each cluster", "每个集群"
-    else:
-        who_en = sentence_start(group_in_text(names[0], "en"))
-        who_zh = group_in_text(names[0], "zh")
-    out: list[Check] = []
-    overheads = b.activation + b.buffers + b.graph
+    """The memory checks of one group (``names``: the groups of its shape): the weights that do not fit,
+    else one max_model_len sequence that may not or does not fit, else the sequences the KV cache holds
+    against max_num_seqs and the headroom."""
+    who = _who(names)
     search_upto = max(64, 8 * g.nodes)
-
     if b.weights > b.usable:
-        shortfall = b.weights - b.usable
-        found = _fitting_nodes(req, g.nodes, search_upto)
-        figures = {
-            "weights_bytes": b.weights,
-            "usable_bytes": b.usable,
-            "shortfall_bytes": shortfall,
-            "shortfall_gb": round(shortfall / 1e9, 1),
-        }
-        quantised = model.weight_format.lower() in ("bf16", "fp16") and model.is_moe
-        fix: str | None = "quantised" if quantised else None
-        change: dict[str, object] = {}
-        nodes_en = nodes_zh = layout_ok = weights_ok = None
-        if found is not None:
-            n_ok, p_ok, b_ok = found
-            fix = "nodes_quantised" if quantised else "nodes"
-            change = nodes_fix(req, names[0], n_ok, p_ok)
-            nodes_en, nodes_zh = nodes_fix_text(req, names[0], n_ok)
-            layout_ok, weights_ok = parallel_label(p_ok), b_ok.weights
-        out.append(
-            raise_(
-                "memory.weights_do_not_fit",
-                fix=fix,
-                figures=figures,
-                who_en=who_en,
-                who_zh=who_zh,
-                weights=b.weights,
-                layout=parallel_label(p),
-                usable=b.usable,
-                device=b.device,
-                util=serving.gpu_memory_utilization,
-                shortfall=shortfall,
-                overheads=overheads,
-                change=change,
-                nodes_en=nodes_en,
-                nodes_zh=nodes_zh,
-                layout_ok=layout_ok,
-                weights_ok=weights_ok,
-            )
-        )
-        return out
-
+        return [_weights_check(req, names, g, b, who, search_upto)]
+    out: list[Check] = []
     if b.within_band_of_one_sequence() and b.weights <= b.usable:
-        # Within the model's own error band of the limit: say so, never a hard "does not fit".
-        out.append(
-            raise_(
-                "memory.one_sequence_may_not_fit",
-                figures={
-                    "per_seq_bytes": b.per_seq,
-                    "kv_cache_bytes": b.kv_cache,
-                    "band_bytes": b.kv_margin,
-                    "band": KV_ERROR_BAND,
-                    "graph_band": GRAPH_ERROR_BAND,
-                },
-                who_en=who_en,
-                max_model_len=serving.max_model_len,
-                per_seq=b.per_seq,
-                kv_cache=max(b.kv_cache, 0),
-                kv_margin=b.kv_margin,
-                who_zh=who_zh,
-            )
-        )
+        out.append(_one_sequence_band_check(req, b, who))
         if not b.fits_one_sequence():
             return out
-
     if not b.fits_one_sequence():
-        shortfall = b.per_seq - b.kv_cache
-        fit_len = 0
-        if b.kv_cache > b.state + b.window and b.bpt:
-            block = b.block
-            fit_len = ((b.kv_cache - b.state - b.window) // (b.bpt * block)) * block
-        found = (
-            _fitting_nodes(req, g.nodes, search_upto) if fit_len < min(serving.max_model_len, 4096) else None
-        )
-        fix = None
-        change = {}
-        nodes_en = nodes_zh = layout_ok = None
-        if fit_len >= min(serving.max_model_len, 4096) or (fit_len > 0 and found is None):
-            fix = "max_model_len"
-        elif found is not None:
-            n_ok, p_ok, _ = found
-            fix = "nodes"
-            change = nodes_fix(req, names[0], n_ok, p_ok)
-            nodes_en, nodes_zh = nodes_fix_text(req, names[0], n_ok)
-            layout_ok = parallel_label(p_ok)
-        out.append(
-            raise_(
-                "memory.one_sequence_does_not_fit",
-                fix=fix,
-                figures={
-                    "per_seq_bytes": b.per_seq,
-                    "kv_cache_bytes": b.kv_cache,
-                    "shortfall_bytes": shortfall,
-                },
-                who_en=who_en,
-                max_model_len=serving.max_model_len,
-                per_seq=b.per_seq,
-                kv_cache=max(b.kv_cache, 0),
-                weights=b.weights,
-                activation=b.activation,
-                buffers=b.buffers,
-                graph=b.graph,
-                who_zh=who_zh,
-                fit_len=fit_len,
-                change=change,
-                nodes_en=nodes_en,
-                nodes_zh=nodes_zh,
-                layout_ok=layout_ok,
-            )
-        )
+        out.append(_one_sequence_check(req, names, g, b, who, search_upto))
         return out
+    out.extend(_kv_room_checks(req, b, who))
+    return out
 
+
+def _who(names: list[str]) -> tuple[str, str]:
+    """Who a group's check speaks of, in English and Chinese: "Each cluster" for several groups of one
+    shape, else the group by name."""
+    if len(names) > 1:
+        return "Each cluster", "每个集群"
+    return sentence_start(group_in_text(names[0], "en")), group_in_text(names[0], "zh")
+
+
+def _weights_check(
+    req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget, who: tuple[str, str], search_upto: int
+) -> Check:
+    """The weights per rank above the usable memory: the shortfall, with the smallest group size (up to
+    ``search_upto`` nodes) whose layout holds them and one sequence, and a quantised checkpoint for a
+    BF16 MoE model."""
+    serving, model = req.serving, req.model
+    p = g.parallel
+    who_en, who_zh = who
+    overheads = b.activation + b.buffers + b.graph
+    shortfall = b.weights - b.usable
+    found = _fitting_nodes(req, g.nodes, search_upto)
+    figures = {
+        "weights_bytes": b.weights,
+        "usable_bytes": b.usable,
+        "shortfall_bytes": shortfall,
+        "shortfall_gb": round(shortfall / 1e9, 1),
+    }
+    quantised = model.weight_format.lower() in ("bf16", "fp16") and model.is_moe
+    fix: str | None = "quantised" if quantised else None
+    change: dict[str, object] = {}
+    nodes_en = nodes_zh = layout_ok = weights_ok = None
+    if found is not None:
+        n_ok, p_ok, b_ok = found
+        fix = "nodes_quantised" if quantised else "nodes"
+        change = nodes_fix(req, names[0], n_ok, p_ok)
+        nodes_en, nodes_zh = nodes_fix_text(req, names[0], n_ok)
+        layout_ok, weights_ok = parallel_label(p_ok), b_ok.weights
+    return raise_(
+        "memory.weights_do_not_fit",
+        fix=fix,
+        figures=figures,
+        who_en=who_en,
+        who_zh=who_zh,
+        weights=b.weights,
+        layout=parallel_label(p),
+        usable=b.usable,
+        device=b.device,
+        util=serving.gpu_memory_utilization,
+        shortfall=shortfall,
+        overheads=overheads,
+        change=change,
+        nodes_en=nodes_en,
+        nodes_zh=nodes_zh,
+        layout_ok=layout_ok,
+        weights_ok=weights_ok,
+    )
+
+
+def _one_sequence_band_check(req: PlanRequest, b: _Budget, who: tuple[str, str]) -> Check:
+    """One max_model_len sequence within the KV prediction's error band of the KV cache: it may not fit."""
+    serving = req.serving
+    who_en, who_zh = who
+    # Within the model's own error band of the limit: say so, never a hard "does not fit".
+    return raise_(
+        "memory.one_sequence_may_not_fit",
+        figures={
+            "per_seq_bytes": b.per_seq,
+            "kv_cache_bytes": b.kv_cache,
+            "band_bytes": b.kv_margin,
+            "band": KV_ERROR_BAND,
+            "graph_band": GRAPH_ERROR_BAND,
+        },
+        who_en=who_en,
+        max_model_len=serving.max_model_len,
+        per_seq=b.per_seq,
+        kv_cache=max(b.kv_cache, 0),
+        kv_margin=b.kv_margin,
+        who_zh=who_zh,
+    )
+
+
+def _one_sequence_check(
+    req: PlanRequest, names: list[str], g: GroupLayout, b: _Budget, who: tuple[str, str], search_upto: int
+) -> Check:
+    """One max_model_len sequence larger than the KV cache: the shortfall, with the longest context that
+    fits (rounded down to whole blocks) or the smallest group size that holds one sequence."""
+    serving = req.serving
+    who_en, who_zh = who
+    shortfall = b.per_seq - b.kv_cache
+    fit_len = 0
+    if b.kv_cache > b.state + b.window and b.bpt:
+        block = b.block
+        fit_len = ((b.kv_cache - b.state - b.window) // (b.bpt * block)) * block
+    found = _fitting_nodes(req, g.nodes, search_upto) if fit_len < min(serving.max_model_len, 4096) else None
+    fix = None
+    change = {}
+    nodes_en = nodes_zh = layout_ok = None
+    if fit_len >= min(serving.max_model_len, 4096) or (fit_len > 0 and found is None):
+        fix = "max_model_len"
+    elif found is not None:
+        n_ok, p_ok, _ = found
+        fix = "nodes"
+        change = nodes_fix(req, names[0], n_ok, p_ok)
+        nodes_en, nodes_zh = nodes_fix_text(req, names[0], n_ok)
+        layout_ok = parallel_label(p_ok)
+    return raise_(
+        "memory.one_sequence_does_not_fit",
+        fix=fix,
+        figures={
+            "per_seq_bytes": b.per_seq,
+            "kv_cache_bytes": b.kv_cache,
+            "shortfall_bytes": shortfall,
+        },
+        who_en=who_en,
+        max_model_len=serving.max_model_len,
+        per_seq=b.per_seq,
+        kv_cache=max(b.kv_cache, 0),
+        weights=b.weights,
+        activation=b.activation,
+        buffers=b.buffers,
+        graph=b.graph,
+        who_zh=who_zh,
+        fit_len=fit_len,
+        change=change,
+        nodes_en=nodes_en,
+        nodes_zh=nodes_zh,
+        layout_ok=layout_ok,
+    )
+
+
+def _kv_room_checks(req: PlanRequest, b: _Budget, who: tuple[str, str]) -> list[Check]:
+    """The KV cache holding fewer full-length sequences than max_num_seqs, and the headroom it leaves."""
+    serving = req.serving
+    who_en, who_zh = who
+    out: list[Check] = []
     requested = serving.max_num_seqs * serving.max_model_len
     if b.full_len_seqs < serving.max_num_seqs:
         n = b.full_len_seqs
