@@ -137,7 +137,20 @@ BASIS_WORDS = {"buy": ("buy", "采购"), "lease": ("lease", "租赁")}
 SCOPE_WORDS = {"all": ("all nodes", "全部节点"), "in-node": ("inside each node", "节点内")}
 
 
-def _term(kind: str, code: str, lang: str) -> str:
+def parallel_text(parallel: Any) -> str:
+    """A group's parallel layout ("TP16 · DP8 · PP2 · EP128"); pipeline and expert parallelism only
+    where they are used."""
+    if not isinstance(parallel, Mapping):
+        return ""
+    parts = [f"TP{parallel.get('tp')}", f"DP{parallel.get('dp')}"]
+    if (parallel.get("pp") or 1) > 1:
+        parts.append(f"PP{parallel.get('pp')}")
+    if parallel.get("expert_parallel"):
+        parts.append(f"EP{parallel.get('ep')}")
+    return " · ".join(parts)
+
+
+def _term(kind: str, code: Any, lang: str) -> str:
     if kind == "fabric":
         return vocabulary.fabric_label(code, lang)
     if kind == "plane":
@@ -148,6 +161,8 @@ def _term(kind: str, code: str, lang: str) -> str:
         return vocabulary.group_label(code, lang)
     if kind == "cooling":
         return vocabulary.cooling_label(code, lang)
+    if kind == "parallel":  # a group's parallel layout, as the page writes it: TP16 · DP8 · EP128
+        return parallel_text(code)
     if kind == "scope":
         if code in SCOPE_WORDS:
             return _pick(*SCOPE_WORDS[code], lang)
@@ -191,7 +206,7 @@ def cell(col: Col, row: Any, lang: str, currency: str = "CNY") -> dict:
     value = _path(row, col.key)
     out["value"] = value
     if col.term:
-        out["text"] = _term(col.term, str(value or ""), lang) if value not in (None, "") else ""
+        out["text"] = _term(col.term, value if col.term == "parallel" else str(value), lang) if value else ""
     elif value is None or (col.hide_zero and not _number(value)):
         out["text"] = DASH
     elif col.unit or _number(value) is not None:
@@ -514,7 +529,7 @@ GROUPS = Table(
         Col("role", "role", "Role", "角色", term="role"),
         _NODES,
         Col("devices", "devices", "Devices", "加速卡", figure="layout.{name}.devices"),
-        Col("parallelism", "parallel", "Parallelism", "并行方式", text=True),
+        Col("parallelism", "parallel", "Parallelism", "并行方式", term="parallel"),
         Col(
             "experts",
             "experts_per_rank",
@@ -577,8 +592,8 @@ COST_PER_TOKEN = Table(
             "Public API",
             "公有 API",
             ("tco.tokens.api_price_input_per_m", "tco.tokens.api_price_output_per_m"),
-            note_en="at {rate} {currency}/USD",
-            note_zh="按 {rate} {currency}/美元",
+            note_en="at {rate} {unit}/USD",
+            note_zh="按 {rate} {unit}/美元",
         ),
         Line(
             "saving",

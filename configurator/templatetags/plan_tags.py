@@ -414,3 +414,31 @@ def card_anchor(key) -> str:
     """The id of the card that explains the figure ``key`` ("power.it.max_kw" → "card-power")."""
     text = str(key or "")
     return next((card for prefix, card in _CARD_OF_PREFIX if text.startswith(prefix)), "results")
+
+
+@register.simple_tag
+def table_section(name, data, figures=None, currency="CNY", columns=None, items=None, **keys):
+    """A declared table section (``configurator.sections.TABLES``) for this plan, in the page's language:
+    the same headings, cells and formatting as the proposal PDF and the workbook.  ``data``: the plan's
+    row dicts (or the mapping the items name, or the figure book); ``columns``/``items``: the names this
+    view prints, in its order; ``keys`` fill the labels' placeholders."""
+    from configurator import sections
+
+    return sections.table(
+        name,
+        data,
+        get_language() or "en",
+        currency=currency or "CNY",
+        columns=columns,
+        items=items,
+        figures=figures,
+        keys=keys,
+    )
+
+
+@register.simple_tag
+def section_label(name, part):
+    """The declared label of a column, item or line of a table section (``part``), or its ``title``."""
+    from configurator import sections
+
+    return sections.label(name, part, get_language() or "en")
