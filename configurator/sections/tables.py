@@ -387,7 +387,8 @@ def label(section: Table | str, name: str, lang: str) -> str:
     """The declared label of a column, an item or a line of ``section`` (a heading a view prints alone)."""
     if isinstance(section, str):
         section = TABLES[section]
-    for part in (*section.columns, *section.items, *section.lines):
+    parts: list[Col | Item | Line] = [*section.columns, *section.items, *section.lines]
+    for part in parts:
         if getattr(part, "name", getattr(part, "key", None)) == name:
             return _pick(part.label_en, part.label_zh, lang)
     if name == "title":
