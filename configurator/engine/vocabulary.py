@@ -247,6 +247,8 @@ AREAS: dict[str, Term] = {
     "model": Term("Model", "模型"),
     "hardware": Term("Hardware", "硬件"),
     "launch": Term("Launch configuration", "启动配置"),
+    # The auto-planner's reasons (checks/catalogue/planner.py), named as its page names it.
+    "planner": Term("Auto-planner", "自动选型"),
 }
 
 

@@ -47,6 +47,11 @@ Rules a definition follows (``tests/engine/test_check_catalogue.py`` checks them
 
 Nothing outside this module constructs a :class:`~configurator.engine.types.Check`
 (a test scans the code for it), and every ``raise_`` names a declared code.
+
+The auto-planner's reasons for ruling a deployment out are declared here too
+(``catalogue/planner.py``, area ``planner``) and worded by :func:`words`, which
+renders a definition's field and message without making a ``Check``;
+``planner.results.rejection`` is the one place a planner rejection is built.
 """
 
 from __future__ import annotations
@@ -297,6 +302,19 @@ def _names(code: str, variant: str | None, fix: str | None) -> tuple[frozenset[s
     return d.names(variant, fix), d.all_names()
 
 
+def _check_values(code: str, variant: str | None, fix: str | None, values: Mapping[str, Any]) -> None:
+    """Refuse a value no template of ``code`` names, and a missing one the chosen wording and fix name."""
+    expected, allowed = _names(code, variant, fix)
+    if not expected <= values.keys() <= allowed:
+        missing = sorted(expected - values.keys())
+        extra = sorted(values.keys() - allowed)
+        raise CheckCatalogueError(
+            f"check {code!r}: values do not match its templates"
+            + (f"; missing {missing}" if missing else "")
+            + (f"; not in the templates {extra}" if extra else "")
+        )
+
+
 _UNWORDED: ContextVar[bool] = ContextVar("checks_unworded", default=False)
 
 
@@ -325,15 +343,7 @@ def raise_(
 ) -> Check:
     """The check ``code``: its wording (``variant``), field and fix (``fix``) rendered from ``values``."""
     d = definitions()[code]
-    expected, allowed = _names(code, variant, fix)
-    if not expected <= values.keys() <= allowed:
-        missing = sorted(expected - values.keys())
-        extra = sorted(values.keys() - allowed)
-        raise CheckCatalogueError(
-            f"check {code!r}: values do not match its templates"
-            + (f"; missing {missing}" if missing else "")
-            + (f"; not in the templates {extra}" if extra else "")
-        )
+    _check_values(code, variant, fix, values)
     v = d.variant(variant)
     stated = v.severity or d.severity
     if severity is None:
@@ -359,3 +369,24 @@ def raise_(
         fix_en=render(chosen.en, values) if chosen else "",
         fix_zh=render(chosen.zh, values) if chosen else "",
     )
+
+
+@dataclass(frozen=True)
+class Words:
+    """A finding's words without a plan check: its field and message in both languages."""
+
+    code: str
+    field: str
+    message_en: str
+    message_zh: str
+
+
+def words(code: str, /, *, variant: str | None = None, **values: Any) -> Words:
+    """The field and message of ``code`` (its wording ``variant``) rendered from ``values``, checked as
+    ``raise_`` checks them, for a finding that is not a plan's check: the auto-planner's reasons a
+    deployment is ruled out (``catalogue/planner.py``; ``planner.results.rejection`` makes the
+    rejection).  Always worded, whatever ``unworded`` says."""
+    d = definitions()[code]
+    _check_values(code, variant, None, values)
+    v = d.variant(variant)
+    return Words(code, render(v.field or "", values), render(v.en, values), render(v.zh, values))
