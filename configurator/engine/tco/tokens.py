@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 from ..checks import raise_
 from ..figures import FigureBook
@@ -86,84 +87,139 @@ def token_economics(
     book: FigureBook,
     checks: list[Check],
 ) -> tuple[TokenEconomics | None, tuple[SensitivityRow, ...]]:
-    """Tokens served in a year at ``commercial.utilisation`` and their cost (see the package doc)."""
+    """Tokens served in a year at ``commercial.utilisation`` and their cost (see the package doc).
+
+    The steps: the cost drivers, the tokens a year and the yearly cost on each basis, the public API's
+    cost of the same tokens, the result, then its figures (tokens, cost per million, the API
+    comparison) and the sensitivity table.
+    """
     c = req.commercial
-    horizon = c.horizon_years
-    currency = c.currency
     if performance is None or performance.output_tokens_per_s <= 0:
         checks.append(raise_("commercial.no_throughput"))
         return None, ()
-    out_tps = performance.output_tokens_per_s
-    in_tps = performance.input_tokens_per_s
-    share = performance.prefill_time_share
-    base = CostDrivers(
+    base = _cost_drivers(req, performance, capex, running, totals)
+    tin, tout = base.m_tokens()
+    annual_buy = base.annual_buy()
+    annual_lease = base.annual_lease()
+    in_share, out_share = base.input_share, 1 - base.input_share
+    blended_buy, blended_lease = base.blended("buy"), base.blended("lease")
+    api = _api_comparison(req, tin, tout, annual_buy, annual_lease)
+
+    tokens = TokenEconomics(
+        measured=performance.measured,
+        output_tokens_per_s=float(performance.output_tokens_per_s),
+        input_tokens_per_s=float(performance.input_tokens_per_s),
+        input_m_tokens_per_year=tin.quantize(CENT),
+        output_m_tokens_per_year=tout.quantize(CENT),
+        input_cost_share=in_share,
+        annual_cost_buy=cents(annual_buy),
+        annual_cost_lease=cents(annual_lease),
+        cost_per_m_input_buy=_per_m(annual_buy, in_share, tin),
+        cost_per_m_output_buy=_per_m(annual_buy, out_share, tout),
+        cost_per_m_blended_buy=cents(blended_buy) if blended_buy is not None else None,
+        cost_per_m_input_lease=_per_m(annual_lease, in_share, tin),
+        cost_per_m_output_lease=_per_m(annual_lease, out_share, tout),
+        cost_per_m_blended_lease=cents(blended_lease) if blended_lease is not None else None,
+        api_price_input_per_m=cents(api.price_in) if api.price_in is not None else None,
+        api_price_output_per_m=cents(api.price_out) if api.price_out is not None else None,
+        api_cost_per_year=cents(api.cost) if api.cost is not None else None,
+        saving_vs_api_buy=api.saving_buy,
+        saving_vs_api_lease=api.saving_lease,
+    )
+
+    _token_figures(book, req, performance, tin, tout, in_share)
+    _annual_cost_figures(book, req, totals, annual_buy, annual_lease, in_share, out_share, tin, tout)
+    _api_figures(book, checks, req, api, tin, tout, annual_buy, annual_lease)
+    rows = sensitivity(base, c.currency, running.price_kwh, c.server_lease_per_month)
+    _sensitivity_figures(book, rows)
+    return tokens, rows
+
+
+def _cost_drivers(
+    req: PlanRequest,
+    performance: PerformanceResult,
+    capex: Capex,
+    running: RunningCosts,
+    totals: HorizonTotals,
+) -> CostDrivers:
+    """The scalar drivers of the yearly cost: capex, the running costs, the lease, the throughput and
+    the input tokens' share of accelerator time (the prefill time share)."""
+    c = req.commercial
+    return CostDrivers(
         capex=capex.total,
-        horizon=horizon,
+        horizon=c.horizon_years,
         om=running.om,
         software=running.software,
         electricity=running.electricity,
         colocation=running.colocation,
         lease_rent=running.lease_rent,
         lease_includes_power=c.lease_includes_power,
-        output_tps=as_decimal(float(out_tps)),
-        input_tps=as_decimal(float(in_tps)),
+        output_tps=as_decimal(float(performance.output_tokens_per_s)),
+        input_tps=as_decimal(float(performance.input_tokens_per_s)),
         utilisation=c.utilisation,
-        input_share=as_decimal(round(float(share), 6)),
+        input_share=as_decimal(round(float(performance.prefill_time_share), 6)),
         residual=totals.residual,
         lease_upfront=totals.lease_upfront,
         lease_om=running.lease_om,
     )
-    tin, tout = base.m_tokens()
-    annual_buy = base.annual_buy()
-    annual_lease = base.annual_lease()
 
-    def per_m(annual: Decimal, part: Decimal, tokens_m: Decimal) -> Decimal | None:
-        return cents(annual * part / tokens_m) if tokens_m > 0 else None
 
-    in_share, out_share = base.input_share, 1 - base.input_share
-    blended_buy, blended_lease = base.blended("buy"), base.blended("lease")
+def _per_m(annual: Decimal, part: Decimal, tokens_m: Decimal) -> Decimal | None:
+    """Cost per million tokens: the ``part`` of ``annual`` over ``tokens_m`` million tokens (None for none)."""
+    return cents(annual * part / tokens_m) if tokens_m > 0 else None
 
-    api_in = api_out = api_cost = saving_buy = saving_lease = None
+
+class _ApiComparison(NamedTuple):
+    """The public API's prices in the plan's currency, its cost of the year's tokens and the saving of
+    each basis against it; all None when the model has no API price or its currency does not convert."""
+
+    price_in: Decimal | None = None
+    price_out: Decimal | None = None
+    cost: Decimal | None = None
+    saving_buy: Decimal | None = None
+    saving_lease: Decimal | None = None
+    factor: Decimal | None = None  # the currency factor of the prices
+
+
+def _api_comparison(
+    req: PlanRequest, tin: Decimal, tout: Decimal, annual_buy: Decimal, annual_lease: Decimal
+) -> _ApiComparison:
+    """The API's input and output prices converted to the plan's currency, its cost of ``tin`` and
+    ``tout`` million tokens, and the saving of buying and of leasing against it."""
     m = req.model
-    if m.api_price_input_per_m is not None and m.api_price_output_per_m is not None:
-        factor, ok = currency_factor(m.api_price_currency, req)
-        if ok:
-            api_in = m.api_price_input_per_m * factor
-            api_out = m.api_price_output_per_m * factor
-            api_cost = tin * api_in + tout * api_out
-            if api_cost > 0:
-                saving_buy = (1 - annual_buy / api_cost).quantize(Decimal("0.0001"))
-                saving_lease = (1 - annual_lease / api_cost).quantize(Decimal("0.0001"))
+    if m.api_price_input_per_m is None or m.api_price_output_per_m is None:
+        return _ApiComparison()
+    factor, ok = currency_factor(m.api_price_currency, req)
+    if not ok:
+        return _ApiComparison(factor=factor)
+    api_in = m.api_price_input_per_m * factor
+    api_out = m.api_price_output_per_m * factor
+    api_cost = tin * api_in + tout * api_out
+    saving_buy = saving_lease = None
+    if api_cost > 0:
+        saving_buy = (1 - annual_buy / api_cost).quantize(Decimal("0.0001"))
+        saving_lease = (1 - annual_lease / api_cost).quantize(Decimal("0.0001"))
+    return _ApiComparison(api_in, api_out, api_cost, saving_buy, saving_lease, factor)
 
-    measured = performance.measured
-    tokens = TokenEconomics(
-        measured=measured,
-        output_tokens_per_s=float(out_tps),
-        input_tokens_per_s=float(in_tps),
-        input_m_tokens_per_year=tin.quantize(CENT),
-        output_m_tokens_per_year=tout.quantize(CENT),
-        input_cost_share=in_share,
-        annual_cost_buy=cents(annual_buy),
-        annual_cost_lease=cents(annual_lease),
-        cost_per_m_input_buy=per_m(annual_buy, in_share, tin),
-        cost_per_m_output_buy=per_m(annual_buy, out_share, tout),
-        cost_per_m_blended_buy=cents(blended_buy) if blended_buy is not None else None,
-        cost_per_m_input_lease=per_m(annual_lease, in_share, tin),
-        cost_per_m_output_lease=per_m(annual_lease, out_share, tout),
-        cost_per_m_blended_lease=cents(blended_lease) if blended_lease is not None else None,
-        api_price_input_per_m=cents(api_in) if api_in is not None else None,
-        api_price_output_per_m=cents(api_out) if api_out is not None else None,
-        api_cost_per_year=cents(api_cost) if api_cost is not None else None,
-        saving_vs_api_buy=saving_buy,
-        saving_vs_api_lease=saving_lease,
+
+def _token_figures(
+    book: FigureBook,
+    req: PlanRequest,
+    performance: PerformanceResult,
+    tin: Decimal,
+    tout: Decimal,
+    in_share: Decimal,
+) -> None:
+    """Input and output tokens a year (measured or estimated) and the input tokens' share of the cost."""
+    c = req.commercial
+    tput_src = (
+        Source("input", "load test") if performance.measured else Source("derived", "performance estimate")
     )
-
-    tput_src = Source("input", "load test") if measured else Source("derived", "performance estimate")
     book.put(
         "tco.tokens.input_m_per_year",
         tin.quantize(CENT),
         source=tput_src,
-        tokens_per_s=float(in_tps),
+        tokens_per_s=float(performance.input_tokens_per_s),
         seconds_per_year=31_536_000,
         utilisation=c.utilisation,
     )
@@ -171,7 +227,7 @@ def token_economics(
         "tco.tokens.output_m_per_year",
         tout.quantize(CENT),
         source=tput_src,
-        tokens_per_s=float(out_tps),
+        tokens_per_s=float(performance.output_tokens_per_s),
         seconds_per_year=31_536_000,
         utilisation=c.utilisation,
     )
@@ -179,8 +235,24 @@ def token_economics(
         "tco.tokens.input_cost_share",
         in_share,
         source=Source("derived", "performance estimate"),
-        prefill_time_share=float(share),
+        prefill_time_share=float(performance.prefill_time_share),
     )
+
+
+def _annual_cost_figures(
+    book: FigureBook,
+    req: PlanRequest,
+    totals: HorizonTotals,
+    annual_buy: Decimal,
+    annual_lease: Decimal,
+    in_share: Decimal,
+    out_share: Decimal,
+    tin: Decimal,
+    tout: Decimal,
+) -> None:
+    """The yearly cost of buying and of leasing, and on each basis the cost per million input and
+    output tokens (when tokens are served)."""
+    horizon = req.commercial.horizon_years
     for basis, annual, total in (
         ("buy", annual_buy, totals.buy_total),
         ("lease", annual_lease, totals.lease_total),
@@ -197,7 +269,7 @@ def token_economics(
             ("input", "输入", in_share, tin),
             ("output", "输出", out_share, tout),
         ):
-            value = per_m(annual, part, tokens_m)
+            value = _per_m(annual, part, tokens_m)
             if value is None:
                 continue
             book.put(
@@ -208,6 +280,23 @@ def token_economics(
                 share=part,
                 m_tokens=tokens_m.quantize(CENT),
             )
+
+
+def _api_figures(
+    book: FigureBook,
+    checks: list[Check],
+    req: PlanRequest,
+    api: _ApiComparison,
+    tin: Decimal,
+    tout: Decimal,
+    annual_buy: Decimal,
+    annual_lease: Decimal,
+) -> None:
+    """The API's converted prices, its yearly cost of the same tokens and each basis's saving against
+    it, and the finding when buying costs more than the API."""
+    c = req.commercial
+    m = req.model
+    api_in, api_out, api_cost = api.price_in, api.price_out, api.cost
     if api_in is not None and api_out is not None:
         for side, side_zh, price, converted in (
             ("input", "输入", m.api_price_input_per_m, api_in),
@@ -219,48 +308,51 @@ def token_economics(
                 source=(m.sources or {}).get(f"api_price_{side}_per_m"),
                 label={"side_zh": side_zh},
                 api_price=price,
-                currency_factor=factor,
+                currency_factor=api.factor,
                 api_currency=m.api_price_currency,
             )
-    # api_in, api_out and api_cost are set together above; testing all three narrows their types.
-    if api_cost is not None and api_in is not None and api_out is not None:
+    # api_in, api_out and api_cost are set together; testing all three narrows their types.
+    if api_cost is None or api_in is None or api_out is None:
+        return
+    book.put(
+        "tco.tokens.api_cost_per_year",
+        cents(api_cost),
+        source=api_price_source(m),
+        input_m_tokens=tin.quantize(CENT),
+        output_m_tokens=tout.quantize(CENT),
+        api_price_input_per_m=cents(api_in),
+        api_price_output_per_m=cents(api_out),
+        api_currency=m.api_price_currency,
+        usd_rate=c.usd_rate,
+    )
+    for basis, saving in (("buy", api.saving_buy), ("lease", api.saving_lease)):
+        if saving is None:
+            continue
         book.put(
-            "tco.tokens.api_cost_per_year",
-            cents(api_cost),
-            source=api_price_source(m),
-            input_m_tokens=tin.quantize(CENT),
-            output_m_tokens=tout.quantize(CENT),
-            api_price_input_per_m=cents(api_in),
-            api_price_output_per_m=cents(api_out),
-            api_currency=m.api_price_currency,
-            usd_rate=c.usd_rate,
+            f"tco.tokens.{basis}.saving_vs_api",
+            saving,
+            label={"basis_zh": "采购" if basis == "buy" else "租赁"},
+            annual_cost=cents(annual_buy if basis == "buy" else annual_lease),
+            api_cost=cents(api_cost),
         )
-        for basis, saving in (("buy", saving_buy), ("lease", saving_lease)):
-            if saving is None:
-                continue
-            book.put(
-                f"tco.tokens.{basis}.saving_vs_api",
-                saving,
-                label={"basis_zh": "采购" if basis == "buy" else "租赁"},
-                annual_cost=cents(annual_buy if basis == "buy" else annual_lease),
-                api_cost=cents(api_cost),
+    if api.saving_buy is not None and api.saving_buy < 0:
+        checks.append(
+            raise_(
+                "commercial.dearer_than_api",
+                figures={"saving": str(api.saving_buy)},
+                utilisation=c.utilisation,
+                # money as the page prints it (万/亿 in Chinese); the raw amounts are figures
+                self_hosted_en=format_money(cents(annual_buy), c.currency, "en"),
+                self_hosted_zh=format_money(cents(annual_buy), c.currency, "zh-hans"),
+                api_en=format_money(cents(api_cost), c.currency, "en"),
+                api_zh=format_money(cents(api_cost), c.currency, "zh-hans"),
             )
-        if saving_buy is not None and saving_buy < 0:
-            checks.append(
-                raise_(
-                    "commercial.dearer_than_api",
-                    figures={"saving": str(saving_buy)},
-                    utilisation=c.utilisation,
-                    # money as the page prints it (万/亿 in Chinese); the raw amounts are figures
-                    self_hosted_en=format_money(cents(annual_buy), currency, "en"),
-                    self_hosted_zh=format_money(cents(annual_buy), currency, "zh-hans"),
-                    api_en=format_money(cents(api_cost), currency, "en"),
-                    api_zh=format_money(cents(api_cost), currency, "zh-hans"),
-                )
-            )
+        )
 
-    rows = sensitivity(base, currency, running.price_kwh, c.server_lease_per_month)
-    for r in rows:  # each row of the sensitivity table, explained on the figure book
+
+def _sensitivity_figures(book: FigureBook, rows: tuple[SensitivityRow, ...]) -> None:
+    """Each row of the sensitivity table, explained on the figure book."""
+    for r in rows:
         book.put(
             f"tco.sensitivity.{r.parameter}.{r.basis}",
             r.cost_at_base,
@@ -276,7 +368,6 @@ def token_economics(
             cost_at_high=r.cost_at_high,
             high_value=r.high_value,
         )
-    return tokens, rows
 
 
 def sensitivity(
