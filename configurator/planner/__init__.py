@@ -32,7 +32,9 @@ The search, per server model ("hardware family"):
    node counts in a row, or when a gap to a target stops closing.
 
 Every rejection carries a stable code, the request field it binds on and a
-message with the numbers, in English and Chinese.
+message with the numbers, in English and Chinese, declared in the check
+catalogue (``engine/checks/catalogue/planner.py``) and worded by
+:func:`.results.rejection`.
 
 Where things are:
 
@@ -40,10 +42,10 @@ Where things are:
 * :mod:`.search` – enumerating candidates: the family loop (:func:`search`), with
   :mod:`.build` (engine requests), :mod:`.racks` (rack choice), :mod:`.sizing` (group sizes,
   shapes) and :mod:`.serving` (serving variants).
-* :mod:`.judge` – scoring, ranking and explaining: every verdict and its message, the sort
+* :mod:`.judge` – scoring, ranking and explaining: every verdict and its reason, the sort
   order, the Pareto front, each family's reason and the binding constraint.
-* :mod:`.results` – what comes out (:class:`PlannerResult` and its parts) and its JSON
-  (:func:`result_dict`).
+* :mod:`.results` – what comes out (:class:`PlannerResult` and its parts), its JSON
+  (:func:`result_dict`) and the one maker of a rejection (:func:`.results.rejection`).
 """
 
 from ..engine.layout import parallel_label

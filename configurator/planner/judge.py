@@ -1,18 +1,30 @@
 """Judging, ranking and explaining: whether a family, a shape, a serving variant or a full plan
-meets the query, the message (English and Chinese, with the numbers) when it does not, the order
-candidates are ranked in, the Pareto front, and the reason each family and the whole search stop.
+meets the query, the reason (a rejection with its numbers, worded by the check catalogue:
+engine/checks/catalogue/planner.py) when it does not, the order candidates are ranked in, the
+Pareto front, and the reason each family and the whole search stop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..drawings.fmt import format_money
-from ..engine.formatting import format_bytes_gb
 from ..engine.layout import parallel_label
-from ..engine.types import ParallelSpec, PlanResult, ServerSpec, ServingSpec, Severity
+from ..engine.types import (
+    Check,
+    ParallelSpec,
+    PerformanceResult,
+    PlanRequest,
+    PlanResult,
+    RackSpec,
+    ServerSpec,
+    ServingSpec,
+    Severity,
+    TcoResult,
+)
 from .build import RequestBuilder, ceil_div
 from .query import PlannerQuery, plain_number
 from .racks import RackChooser
@@ -27,6 +39,8 @@ from .results import (
     OnRequest,
     Rejection,
     Shape,
+    Variant,
+    rejection,
     shape_label,
     short_name,
 )
@@ -60,12 +74,65 @@ CONSTRAINT_FIELDS = (
 )
 
 
-def _gb(value: float) -> str:
-    return format_bytes_gb(value, 1)
+# The money ceilings the binding constraint names with both sums (its wording in the catalogue).
+MONEY_CEILINGS = {
+    "constraints.max_capex": "max_capex",
+    "constraints.max_lease_per_month": "max_lease_per_month",
+}
 
 
 def _money(amount: Decimal, currency: str, lang: str) -> str:
     return format_money(amount, currency, "zh-hans" if lang == "zh" else "en")
+
+
+def _gap(gap: float, kv: bool, **figures: Any) -> dict[str, Any]:
+    """A serving problem's figures: its own, then ``gap`` (actual ÷ target, > 1) and ``kv_limited``
+    (a bigger KV budget could help)."""
+    return {**figures, "gap": round(gap, 4), "kv_limited": kv}
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A shape's full plan as :meth:`Judge.judge_plan` reads it: the server, the shape, the request and
+    what ``plan()`` made of it, the rack (``inline``: capped in the request), the serving variant and
+    its layout as the seeds write it."""
+
+    server: ServerSpec
+    shape: Shape
+    req: PlanRequest
+    result: PlanResult
+    rack: RackSpec
+    inline: bool
+    variant: Variant
+    label: str
+
+    @property
+    def shape_en(self) -> str:
+        return shape_label(self.server, self.shape)
+
+    @property
+    def shape_zh(self) -> str:
+        return shape_label(self.server, self.shape, "zh")
+
+    @property
+    def on_request(self) -> bool:
+        """The quote prices a line on request (a server, a switch …): no cost to rank it by."""
+        tco = self.result.tco
+        return tco is not None and bool(tco.prices_on_request)
+
+
+def _lease_month(tco: TcoResult) -> Decimal | None:
+    """A month of rent; None without a lease offer in the catalog."""
+    rent = tco.annual.lease_rent
+    return (rent / 12).quantize(Decimal("0.01")) if rent is not None else None
+
+
+def _design(perf: PerformanceResult) -> tuple[int, float]:
+    """(concurrent requests, output tokens/s) carried within the latency targets; 0 out of their reach."""
+    dp = perf.design_point
+    if dp is None or dp.limited_by == "unreachable":
+        return 0, 0.0
+    return dp.concurrency, dp.output_tokens_per_s
 
 
 class Judge:
@@ -83,60 +150,70 @@ class Judge:
 
     def family_filter(self, s: ServerSpec) -> Rejection | None:
         """Why a whole server family is out before any sizing (no engine call), or None."""
+        return self._accelerator_filter(s) or self._rack_filter(s) or self._price_filter(s)
+
+    def _accelerator_filter(self, s: ServerSpec) -> Rejection | None:
+        """Not domestic under ``domestic_only``; no vLLM on the accelerator; text only for images."""
         name = short_name(s)
         acc = s.accelerator
-
-        def reject(code, fld, en, zh, **figures):
-            return Rejection(s.slug, s.name, 0, code, fld, STAGE_FAMILY, en, zh, figures)
-
         if self.c.domestic_only and not acc.domestic:
-            return reject(
+            return rejection(
                 "planner.not_domestic",
-                "constraints.domestic_only",
-                f"{name}: {acc.name} ({acc.vendor or 'foreign vendor'}) is not domestic (Xinchuang) hardware.",
-                f"{name}：{acc.name}（{acc.vendor or '国外厂商'}）不属于国产（信创）硬件。",
+                s,
+                0,
+                STAGE_FAMILY,
+                variant=None if acc.vendor else "no_vendor",
+                name=name,
+                accelerator=acc.name,
+                vendor=acc.vendor,
             )
         # The engine's own rules (engine/capability.py), so the planner and the configurator agree.
         if acc.vllm_support == "none":
-            why = acc.vllm_support_note or "not in vLLM's supported hardware"
-            return reject(
+            return rejection(
                 "planner.vllm_unsupported",
-                "server",
-                f"{name}: vLLM does not run on {acc.name} ({why}).",
-                f"{name}：vLLM 不支持 {acc.name}（{why}）。",
+                s,
+                0,
+                STAGE_FAMILY,
+                variant=None if acc.vllm_support_note else "no_note",
+                name=name,
+                accelerator=acc.name,
+                why=acc.vllm_support_note,
             )
         if self.w.needs_vision and (s.validated_text_only or s.slug in self.q.model.text_only_servers):
-            return reject(
-                "planner.text_only_server",
-                "workload.needs_vision",
-                f"{name}: serves text only (validated with --language-model-only); image input needs the "
-                "vision encoder.",
-                f"{name}：仅验证了纯文本服务（--language-model-only），图片输入需要加载视觉编码器。",
-            )
-        rack = self.racks.rack_options(s)
-        if not rack and self.c.air_cooled_only:
+            return rejection("planner.text_only_server", s, 0, STAGE_FAMILY, name=name)
+        return None
+
+    def _rack_filter(self, s: ServerSpec) -> Rejection | None:
+        """No rack type holds the server within its power and cooling limits (air cooling, if asked)."""
+        if self.racks.rack_options(s):
+            return None
+        if self.c.air_cooled_only:
             limit = self.q.site.air_cooling_kw_limit
-            return reject(
+            return rejection(
                 "planner.too_hot_for_air",
-                "constraints.air_cooled_only",
-                f"{name}: {s.max_input_kw:g} kW per server is over the site's air-cooling limit of {limit:g} kW "
-                "per rack (or no air-cooled rack type holds it).",
-                f"{name}：单台 {s.max_input_kw:g} kW，超过机房风冷单柜上限 {limit:g} kW（或没有可容纳它的风冷机柜）。",
+                s,
+                0,
+                STAGE_FAMILY,
+                figures={"server_kw": s.max_input_kw, "limit_kw": limit},
+                name=short_name(s),
                 server_kw=s.max_input_kw,
-                limit_kw=limit,
+                limit=limit,
             )
-        if not rack:
-            return reject(
-                "planner.no_rack",
-                "rack",
-                f"{name}: no rack type in the catalog holds a {s.rack_units}U, {s.max_input_kw:g} kW server "
-                "within its power and cooling limits.",
-                f"{name}：目录中没有能在功率与散热上限内容纳该服务器（{s.rack_units}U，{s.max_input_kw:g} kW）的机柜。",
-                server_kw=s.max_input_kw,
-                server_u=s.rack_units,
-            )
-        commercial = self.build.commercial(s, 1, rack[0][0])
-        list_name = self.q.price_list or f"{self.c.currency} (none in force)"
+        return rejection(
+            "planner.no_rack",
+            s,
+            0,
+            STAGE_FAMILY,
+            figures={"server_kw": s.max_input_kw, "server_u": s.rack_units},
+            name=short_name(s),
+            units=s.rack_units,
+            server_kw=s.max_input_kw,
+        )
+
+    def _price_filter(self, s: ServerSpec) -> Rejection | None:
+        """No purchase price (buying) or no monthly lease price (leasing) in the price list."""
+        commercial = self.build.commercial(s, 1, self.racks.rack_options(s)[0][0])
+        listed = None if self.q.price_list else "no_list"
         # A server without a purchase price is searched all the same: its feasible deployment is listed
         # as "price on request" after the priced ones (``judge_plan``), not dropped.
         if (
@@ -144,18 +221,26 @@ class Judge:
             and commercial.server_unit_price <= 0
             and "server" not in commercial.prices_on_request
         ):
-            return reject(
+            return rejection(
                 "planner.no_price",
-                "constraints.currency",
-                f"{name}: no purchase price in price list {list_name}.",
-                f"{name}：价格表 {list_name} 中没有采购价格。",
+                s,
+                0,
+                STAGE_FAMILY,
+                variant=listed,
+                name=short_name(s),
+                price_list=self.q.price_list,
+                currency=self.c.currency,
             )
         if self.c.purchase == "lease" and commercial.server_lease_per_month <= 0:
-            return reject(
+            return rejection(
                 "planner.no_lease_price",
-                "constraints.purchase",
-                f"{name}: no monthly lease price in price list {list_name}.",
-                f"{name}：价格表 {list_name} 中没有月租价格。",
+                s,
+                0,
+                STAGE_FAMILY,
+                variant=listed,
+                name=short_name(s),
+                price_list=self.q.price_list,
+                currency=self.c.currency,
             )
         return None
 
@@ -167,56 +252,70 @@ class Judge:
         cur = self.c.currency
         rack, _inline, per = self.racks.choose_rack(s, shape)
         commercial = self.build.commercial(s, n, rack)
-
-        def reject(code, fld, en, zh, **figures):
-            return Rejection(s.slug, s.name, n, code, fld, STAGE_CONSTRAINT, en, zh, figures)
-
         if self.c.purchase == "buy" and self.c.max_capex is not None:
             low = n * commercial.server_unit_price * (1 - commercial.quote_discount)
             if low > self.c.max_capex:
-                return reject(
+                return rejection(
                     "planner.over_budget",
-                    "constraints.max_capex",
-                    f"{label}: the servers alone cost {_money(low, cur, 'en')}, over the budget of "
-                    f"{_money(self.c.max_capex, cur, 'en')}.",
-                    f"{label_zh}：仅服务器即需 {_money(low, cur, 'zh')}，超出预算 {_money(self.c.max_capex, cur, 'zh')}。",
-                    needed=str(low),
-                    limit=str(self.c.max_capex),
+                    s,
+                    n,
+                    STAGE_CONSTRAINT,
+                    variant="servers",
+                    figures={"needed": str(low), "limit": str(self.c.max_capex)},
+                    shape_en=label,
+                    shape_zh=label_zh,
+                    needed_en=_money(low, cur, "en"),
+                    needed_zh=_money(low, cur, "zh"),
+                    limit_en=_money(self.c.max_capex, cur, "en"),
+                    limit_zh=_money(self.c.max_capex, cur, "zh"),
                 )
         if self.c.purchase == "lease" and self.c.max_lease_per_month is not None:
             low = n * commercial.server_lease_per_month
             if low > self.c.max_lease_per_month:
-                return reject(
+                return rejection(
                     "planner.over_lease",
-                    "constraints.max_lease_per_month",
-                    f"{label}: the rent is {_money(low, cur, 'en')} a month, over the ceiling of "
-                    f"{_money(self.c.max_lease_per_month, cur, 'en')}.",
-                    f"{label_zh}：月租 {_money(low, cur, 'zh')}，超出上限 {_money(self.c.max_lease_per_month, cur, 'zh')}。",
-                    needed=str(low),
-                    limit=str(self.c.max_lease_per_month),
+                    s,
+                    n,
+                    STAGE_CONSTRAINT,
+                    variant="servers",
+                    figures={"needed": str(low), "limit": str(self.c.max_lease_per_month)},
+                    shape_en=label,
+                    shape_zh=label_zh,
+                    needed_en=_money(low, cur, "en"),
+                    needed_zh=_money(low, cur, "zh"),
+                    limit_en=_money(self.c.max_lease_per_month, cur, "en"),
+                    limit_zh=_money(self.c.max_lease_per_month, cur, "zh"),
                 )
         if self.c.max_power_kw is not None:
             low_kw = n * s.max_input_kw
             if low_kw > self.c.max_power_kw + 1e-9:
-                return reject(
+                return rejection(
                     "planner.over_power",
-                    "constraints.max_power_kw",
-                    f"{label}: the servers alone draw {low_kw:,.1f} kW at maximum input, over the site's "
-                    f"{self.c.max_power_kw:,.1f} kW.",
-                    f"{label_zh}：仅服务器最大输入功率即达 {low_kw:,.1f} kW，超过机房可用 {self.c.max_power_kw:,.1f} kW。",
+                    s,
+                    n,
+                    STAGE_CONSTRAINT,
+                    variant="servers",
+                    figures={"needed": low_kw, "limit": self.c.max_power_kw},
+                    shape_en=label,
+                    shape_zh=label_zh,
                     needed=low_kw,
                     limit=self.c.max_power_kw,
                 )
         if self.c.max_racks is not None:
             low_racks = sum(ceil_div(g, per) for g in shape.group_nodes)
             if low_racks > self.c.max_racks:
-                return reject(
+                return rejection(
                     "planner.over_racks",
-                    "constraints.max_racks",
-                    f"{label}: needs at least {low_racks} rack{'s' if low_racks != 1 else ''} ({per} server"
-                    f"{'s' if per != 1 else ''} per {rack.name}), over the limit of {self.c.max_racks}.",
-                    f"{label_zh}：至少需要 {low_racks} 个机柜（{rack.name} 每柜 {per} 台），超过上限 {self.c.max_racks} 个。",
+                    s,
+                    n,
+                    STAGE_CONSTRAINT,
+                    variant="servers",
+                    figures={"needed": low_racks, "limit": self.c.max_racks},
+                    shape_en=label,
+                    shape_zh=label_zh,
                     needed=low_racks,
+                    per=per,
+                    rack=rack.name,
                     limit=self.c.max_racks,
                 )
         return None
@@ -224,247 +323,330 @@ class Judge:
     # ------------------------------------------------------------------ memory and serving
 
     def memory_rejection(
-        self, s: ServerSpec, n: int, p: ParallelSpec, error, serving: ServingSpec
+        self, s: ServerSpec, n: int, p: ParallelSpec, error: Check | None, serving: ServingSpec
     ) -> Rejection:
+        """Why the weights, or one ``context``-token sequence, do not fit a rank of ``n`` nodes."""
         name = short_name(s)
-        label = parallel_label(p)
-        figures = dict(error.figures) if error is not None else {}
-        if error is not None and error.code == "memory.weights_do_not_fit":
-            short = figures.get("shortfall_bytes", 0)
-            en = (
-                f"{name} × {n}: memory short by {short / 1e9:,.1f} GB per rank ({label}: weights "
-                f"{_gb(figures.get('weights_bytes', 0))} > usable {_gb(figures.get('usable_bytes', 0))} at "
-                f"{serving.gpu_memory_utilization:g} utilisation)."
+        if error is None:
+            return rejection("planner.memory_short", s, n, STAGE_MEMORY, variant="unknown", name=name, n=n)
+        figures = dict(error.figures)
+        if error.code == "memory.weights_do_not_fit":
+            return rejection(
+                "planner.memory_short",
+                s,
+                n,
+                STAGE_MEMORY,
+                figures=figures,
+                name=name,
+                n=n,
+                short_gb=figures.get("shortfall_bytes", 0) / 1e9,
+                layout=parallel_label(p),
+                weights=figures.get("weights_bytes", 0),
+                usable=figures.get("usable_bytes", 0),
+                util=serving.gpu_memory_utilization,
             )
-            zh = (
-                f"{name} × {n}：每卡显存缺口 {short / 1e9:,.1f} GB（{label}：权重 "
-                f"{_gb(figures.get('weights_bytes', 0))} > 可用 {_gb(figures.get('usable_bytes', 0))}，"
-                f"利用率 {serving.gpu_memory_utilization:g}）。"
+        if error.code == "memory.one_sequence_does_not_fit":
+            return rejection(
+                "planner.sequence_does_not_fit",
+                s,
+                n,
+                STAGE_MEMORY,
+                figures=figures,
+                name=name,
+                n=n,
+                max_model_len=serving.max_model_len,
+                short_gb=figures.get("shortfall_bytes", 0) / 1e9,
+                layout=parallel_label(p),
             )
-            code = "planner.memory_short"
-        elif error is not None and error.code == "memory.one_sequence_does_not_fit":
-            short = figures.get("shortfall_bytes", 0)
-            en = (
-                f"{name} × {n}: one {serving.max_model_len:,}-token sequence does not fit: KV cache short by "
-                f"{short / 1e9:,.1f} GB per rank ({label})."
-            )
-            zh = (
-                f"{name} × {n}：放不下一条 {serving.max_model_len:,} tokens 的请求，每卡 KV 缓存缺口 "
-                f"{short / 1e9:,.1f} GB（{label}）。"
-            )
-            code = "planner.sequence_does_not_fit"
-        else:
-            en = f"{name} × {n}: {error.message_en if error else 'memory does not fit.'}"
-            zh = f"{name} × {n}：{error.message_zh if error else '显存不足。'}"
-            code = "planner.memory_short"
-        return Rejection(s.slug, s.name, n, code, "workload.context", STAGE_MEMORY, en, zh, figures)
+        return rejection(
+            "planner.memory_short",
+            s,
+            n,
+            STAGE_MEMORY,
+            variant="check",
+            figures=figures,
+            name=name,
+            n=n,
+            message_en=error.message_en,
+            message_zh=error.message_zh,
+        )
 
-    def serving_problem(self, perf, concurrency: int) -> tuple[str, str, str, str, float, str, dict] | None:
-        """(code, field, en, zh, gap, limit, figures) of the first unmet serving requirement.
+    def serving_problem(
+        self, perf: PerformanceResult, concurrency: int, s: ServerSpec, shape: Shape, label: str
+    ) -> Rejection | None:
+        """The first unmet serving requirement of ``shape`` at layout ``label``, or None.
 
-        ``gap`` = actual ÷ target (> 1); ``limit`` says what a bigger KV budget
-        could help with: "kv" (the KV cache limits the batch), else "".
+        Its figures carry ``gap`` = actual ÷ target (> 1) and ``kv_limited``: whether a bigger KV
+        budget could help (the KV cache limits the batch, or TPOT reads it).
 
         First the limit ``plan()`` enforces as an ERROR (``performance.concurrency_above_capacity``):
         the concurrent requests the deployment serves at once, Σ DP ranks × min(max_num_seqs,
         sequences the KV cache holds), and for xPyD the most the prefill pool sustains
         (``PerformanceResult.capacity_concurrency``).  Its gap is concurrency ÷ capacity.
         """
+        head, head_zh = shape_label(s, shape), shape_label(s, shape, "zh")
+        n = shape.nodes
         capacity = perf.capacity_concurrency
         counted = any(g.counts_toward_throughput for g in perf.groups)
         if concurrency > 0 and capacity > 0 and concurrency > capacity and counted:
             kv = any(g.counts_toward_throughput and g.batch_limited_by == "kv_capacity" for g in perf.groups)
-            return (
+            return rejection(
                 "planner.concurrency_above_capacity",
-                "workload.concurrency",
-                f"{concurrency:,} concurrent requests exceed the {capacity:,} this deployment serves at once "
-                f"({'the KV cache limits the batch' if kv else 'the prefill pool or --max-num-seqs limits it'})",
-                f"{concurrency:,} 路并发超过本部署可同时服务的 {capacity:,} 路"
-                f"（{'受 KV 缓存限制' if kv else '受预填充能力或 --max-num-seqs 限制'}）",
-                concurrency / capacity,
-                "kv" if kv else "",
-                {"concurrency": concurrency, "capacity": capacity},
+                s,
+                n,
+                STAGE_SERVING,
+                variant="kv" if kv else None,
+                figures=_gap(concurrency / capacity, kv, concurrency=concurrency, capacity=capacity),
+                shape_en=head,
+                shape_zh=head_zh,
+                layout=label,
+                concurrency=concurrency,
+                capacity=capacity,
             )
         for g in perf.groups:
             if g.counts_toward_throughput and g.batch_limited_by in ("kv_capacity", "max_num_seqs"):
-                what = "KV cache" if g.batch_limited_by == "kv_capacity" else "--max-num-seqs"
-                return (
+                kv = g.batch_limited_by == "kv_capacity"
+                return rejection(
                     "planner.queueing",
-                    "workload.concurrency",
-                    f"{concurrency:,} concurrent requests queue: the {what} runs {g.batch_per_dp_rank} sequences "
-                    f"per DP rank, {g.offered_seqs_per_dp_rank} offered",
-                    f"{concurrency:,} 路并发需排队：每个 DP rank 受{'KV 缓存' if what == 'KV cache' else ' --max-num-seqs '}"
-                    f"限制只能运行 {g.batch_per_dp_rank} 条，需承载 {g.offered_seqs_per_dp_rank} 条",
-                    g.offered_seqs_per_dp_rank / max(g.batch_per_dp_rank, 1),
-                    "kv" if g.batch_limited_by == "kv_capacity" else "",
-                    {},
+                    s,
+                    n,
+                    STAGE_SERVING,
+                    variant=None if kv else "max_num_seqs",
+                    figures=_gap(g.offered_seqs_per_dp_rank / max(g.batch_per_dp_rank, 1), kv),
+                    shape_en=head,
+                    shape_zh=head_zh,
+                    layout=label,
+                    concurrency=concurrency,
+                    batch=g.batch_per_dp_rank,
+                    offered=g.offered_seqs_per_dp_rank,
                 )
         if perf.requests_per_s <= 0 or perf.output_tokens_per_s <= 0:
-            return (
+            return rejection(
                 "planner.no_throughput",
-                "workload.concurrency",
-                "no decode throughput",
-                "无解码吞吐",
-                1e9,
-                "",
-                {},
+                s,
+                n,
+                STAGE_SERVING,
+                figures=_gap(1e9, False),
+                shape_en=head,
+                shape_zh=head_zh,
+                layout=label,
             )
+        return self._latency_problem(perf, s, shape, label) or self._rate_problem(perf, s, shape, label)
+
+    def _latency_problem(
+        self, perf: PerformanceResult, s: ServerSpec, shape: Shape, label: str
+    ) -> Rejection | None:
+        """TTFT or TPOT over its target (TPOT reads the KV cache: a bigger KV budget may help)."""
         if self.w.ttft_target_s is not None and perf.ttft_s > self.w.ttft_target_s:
-            return (
+            return rejection(
                 "planner.ttft_above_target",
-                "workload.ttft_target_s",
-                f"TTFT {perf.ttft_s:.2f} s over the {self.w.ttft_target_s:g} s target",
-                f"首字延迟 {perf.ttft_s:.2f} 秒，超过目标 {self.w.ttft_target_s:g} 秒",
-                perf.ttft_s / self.w.ttft_target_s,
-                "",
-                {},
+                s,
+                shape.nodes,
+                STAGE_SERVING,
+                figures=_gap(perf.ttft_s / self.w.ttft_target_s, False),
+                shape_en=shape_label(s, shape),
+                shape_zh=shape_label(s, shape, "zh"),
+                layout=label,
+                ttft_s=perf.ttft_s,
+                target=self.w.ttft_target_s,
             )
         if self.w.tpot_target_ms is not None and perf.tpot_s * 1000 > self.w.tpot_target_ms:
-            return (
+            return rejection(
                 "planner.tpot_above_target",
-                "workload.tpot_target_ms",
-                f"TPOT {perf.tpot_s * 1000:.1f} ms over the {self.w.tpot_target_ms:g} ms target",
-                f"每字延迟 {perf.tpot_s * 1000:.1f} 毫秒，超过目标 {self.w.tpot_target_ms:g} 毫秒",
-                perf.tpot_s * 1000 / self.w.tpot_target_ms,
-                "kv",
-                {},
-            )
-        if self.w.requests_per_s is not None and perf.requests_per_s < self.w.requests_per_s * (1 - 1e-9):
-            return (
-                "planner.rate_short",
-                "workload.requests_per_s",
-                f"{perf.requests_per_s:,.2f} requests/s, short of the {self.w.requests_per_s:g} requests/s needed",
-                f"每秒 {perf.requests_per_s:,.2f} 个请求，低于所需 {self.w.requests_per_s:g} 个",
-                self.w.requests_per_s / max(perf.requests_per_s, 1e-9),
-                "",
-                {},
+                s,
+                shape.nodes,
+                STAGE_SERVING,
+                figures=_gap(perf.tpot_s * 1000 / self.w.tpot_target_ms, True),
+                shape_en=shape_label(s, shape),
+                shape_zh=shape_label(s, shape, "zh"),
+                layout=label,
+                tpot_ms=perf.tpot_s * 1000,
+                target=self.w.tpot_target_ms,
             )
         return None
 
-    def rate_problem(self, perf, kv_limited: bool) -> tuple[str, str, str, str, float, str, dict]:
-        rate = float(self.w.requests_per_s or 0.0)
-        return (
+    def _rate_problem(
+        self, perf: PerformanceResult, s: ServerSpec, shape: Shape, label: str
+    ) -> Rejection | None:
+        """The request rate asked for is not reached."""
+        if self.w.requests_per_s is None or perf.requests_per_s >= self.w.requests_per_s * (1 - 1e-9):
+            return None
+        return rejection(
             "planner.rate_short",
-            "workload.requests_per_s",
-            f"{perf.requests_per_s:,.2f} requests/s at most, short of the {rate:g} requests/s needed",
-            f"最多每秒 {perf.requests_per_s:,.2f} 个请求，低于所需 {rate:g} 个",
-            rate / max(perf.requests_per_s, 1e-9),
-            "kv" if kv_limited else "",
-            {},
+            s,
+            shape.nodes,
+            STAGE_SERVING,
+            figures=_gap(self.w.requests_per_s / max(perf.requests_per_s, 1e-9), False),
+            shape_en=shape_label(s, shape),
+            shape_zh=shape_label(s, shape, "zh"),
+            layout=label,
+            rate=perf.requests_per_s,
+            needed=self.w.requests_per_s,
         )
 
-    def serving_rejection(self, s: ServerSpec, shape: Shape, label: str, problem, error) -> Rejection:
-        head = shape_label(s, shape)
-        head_zh = shape_label(s, shape, "zh")
-        if error is not None:
-            code = (
-                "planner.memory_short" if error.code.startswith("memory.") else f"planner.engine.{error.code}"
-            )
-            return Rejection(
-                s.slug,
-                s.name,
-                shape.nodes,
-                code,
-                error.field or "workload.context",
-                STAGE_MEMORY if error.code.startswith("memory.") else STAGE_ENGINE,
-                f"{head} ({label}): {error.message_en}",
-                f"{head_zh}（{label}）：{error.message_zh}",
-                {"engine_code": error.code, **dict(error.figures)},
-            )
-        code, fld, en, zh, gap, limit, figures = problem
-        return Rejection(
-            s.slug,
-            s.name,
+    def rate_problem(
+        self, perf: PerformanceResult, kv_limited: bool, s: ServerSpec, shape: Shape, label: str
+    ) -> Rejection:
+        """The most requests/s the layout reaches at any batch, short of the rate asked for."""
+        rate = float(self.w.requests_per_s or 0.0)
+        return rejection(
+            "planner.rate_short",
+            s,
             shape.nodes,
-            code,
-            fld,
             STAGE_SERVING,
-            f"{head} ({label}): {en}.",
-            f"{head_zh}（{label}）：{zh}。",
-            {**figures, "gap": round(gap, 4), "kv_limited": limit == "kv"},
+            variant="at_most",
+            figures=_gap(rate / max(perf.requests_per_s, 1e-9), kv_limited),
+            shape_en=shape_label(s, shape),
+            shape_zh=shape_label(s, shape, "zh"),
+            layout=label,
+            rate=perf.requests_per_s,
+            needed=rate,
+        )
+
+    def serving_rejection(
+        self, s: ServerSpec, shape: Shape, label: str, problem: Rejection | None, error: Check | None
+    ) -> Rejection:
+        """Why no serving variant of a layout works: the screening's error check, else its serving problem."""
+        if error is None:
+            assert problem is not None  # a variant that failed did so by an error or a problem
+            return problem
+        figures = {"engine_code": error.code, **dict(error.figures)}
+        if error.code.startswith("memory."):
+            return rejection(
+                "planner.memory_short",
+                s,
+                shape.nodes,
+                STAGE_MEMORY,
+                variant="layout",
+                figures=figures,
+                shape_en=shape_label(s, shape),
+                shape_zh=shape_label(s, shape, "zh"),
+                layout=label,
+                field=error.field or "workload.context",
+                message_en=error.message_en,
+                message_zh=error.message_zh,
+            )
+        return rejection(
+            "planner.engine",
+            s,
+            shape.nodes,
+            STAGE_ENGINE,
+            as_code=f"planner.engine.{error.code}",
+            figures=figures,
+            shape_en=shape_label(s, shape),
+            shape_zh=shape_label(s, shape, "zh"),
+            layout=label,
+            field=error.field or "workload.context",
+            message_en=error.message_en,
+            message_zh=error.message_zh,
         )
 
     # ------------------------------------------------------------------ the full plan
 
-    def judge_plan(self, s, shape, req, result: PlanResult, rack, inline, variant, label, head, head_zh):
-        """The full plan of a shape as a :class:`Candidate`, or the first check or constraint it fails."""
-        cur = self.c.currency
+    def judge_plan(
+        self,
+        s: ServerSpec,
+        shape: Shape,
+        req: PlanRequest,
+        result: PlanResult,
+        rack: RackSpec,
+        inline: bool,
+        variant: Variant,
+        label: str,
+    ) -> Candidate | OnRequest | Rejection:
+        """The full plan of a shape as a :class:`Candidate` (or, priced on request, an :class:`OnRequest`),
+        or the first check or constraint it fails: an engine error, no cost to judge, a serving
+        requirement, a constraint, in that order."""
+        p = Planned(s, shape, req, result, rack, inline, variant, label)
+        refusal = self._engine_error(p) or self._unpriceable(p)
+        if refusal is not None:
+            return refusal
+        perf = result.performance
+        assert perf is not None  # _unpriceable refuses a plan without its performance
+        refusal = self.serving_problem(perf, req.workload.concurrency, s, shape, label)
+        if refusal is None:
+            refusal = self._over_constraint(p)
+        if refusal is not None:
+            return refusal
+        return self._on_request(p) if p.on_request else self._candidate(p)
 
-        def reject(code, fld, stage, en, zh, **figures):
-            return Rejection(
-                s.slug,
-                s.name,
-                shape.nodes,
-                code,
-                fld,
-                stage,
-                f"{head} ({label}): {en}",
-                f"{head_zh}（{label}）：{zh}",
-                figures,
-            )
-
+    def _engine_error(self, p: Planned) -> Rejection | None:
+        """The plan's first error check (capacity aside: ``serving_problem`` reads it as a gap)."""
         error = next(
-            (c for c in result.checks if c.severity == Severity.ERROR and c.code not in CAPACITY_CHECKS),
+            (c for c in p.result.checks if c.severity == Severity.ERROR and c.code not in CAPACITY_CHECKS),
             None,
         )
-        if error is not None:
-            return reject(
-                f"planner.engine.{error.code}",
-                error.field or "",
-                STAGE_ENGINE,
-                error.message_en,
-                error.message_zh,
-                engine_code=error.code,
-            )
-        codes = {c.code for c in result.checks if c.severity == Severity.WARNING}
-        tco = result.tco
-        perf = result.performance
-        on_request = tco is not None and bool(tco.prices_on_request)
-        if on_request and (self.c.purchase != "buy" or self.c.max_capex is not None):
-            lines = ", ".join(tco.prices_on_request if tco is not None else ())
-            return reject(
+        if error is None:
+            return None
+        return rejection(
+            "planner.engine",
+            p.server,
+            p.shape.nodes,
+            STAGE_ENGINE,
+            as_code=f"planner.engine.{error.code}",
+            figures={"engine_code": error.code},
+            shape_en=p.shape_en,
+            shape_zh=p.shape_zh,
+            layout=p.label,
+            field=error.field or "",
+            message_en=error.message_en,
+            message_zh=error.message_zh,
+        )
+
+    def _unpriceable(self, p: Planned) -> Rejection | None:
+        """No cost to judge: priced on request where a budget or a lease needs the cost, or no cost
+        per million tokens (no performance, or no token figures on a priced plan)."""
+        tco = p.result.tco
+        if p.on_request and (self.c.purchase != "buy" or self.c.max_capex is not None):
+            return rejection(
                 "planner.price_on_request",
-                "commercial.server_unit_price",
+                p.server,
+                p.shape.nodes,
                 STAGE_ENGINE,
-                f"priced on request ({lines}): no cost to hold against the budget or the lease; enter a quoted "
-                "price to compare it.",
-                f"价格待询（{lines}）：无成本可与预算或租赁比较，请录入报价后再比较。",
+                shape_en=p.shape_en,
+                shape_zh=p.shape_zh,
+                layout=p.label,
+                lines=", ".join(tco.prices_on_request if tco is not None else ()),
             )
-        if perf is None or (not on_request and (tco is None or tco.tokens is None)):
-            return reject(
-                "planner.no_throughput",
-                "workload.concurrency",
-                STAGE_ENGINE,
-                "no cost per million tokens.",
-                "无法计算每百万 Token 成本。",
-            )
-        problem = self.serving_problem(perf, req.workload.concurrency)
-        if problem is not None:
-            code, fld, en, zh, gap, limit, figures = problem
-            return reject(
-                code,
-                fld,
-                STAGE_SERVING,
-                en + ".",
-                zh + "。",
-                **figures,
-                gap=round(gap, 4),
-                kv_limited=limit == "kv",
-            )
+        if p.result.performance is None or (not p.on_request and (tco is None or tco.tokens is None)):
+            return self._no_cost(p)
+        return None
+
+    def _no_cost(self, p: Planned) -> Rejection:
+        """No cost per million tokens on the purchase basis."""
+        return rejection(
+            "planner.no_throughput",
+            p.server,
+            p.shape.nodes,
+            STAGE_ENGINE,
+            variant="no_cost",
+            shape_en=p.shape_en,
+            shape_zh=p.shape_zh,
+            layout=p.label,
+        )
+
+    def _over_constraint(self, p: Planned) -> Rejection | None:
+        """The first ceiling the planned figures exceed: capex or rent, site power, racks, air cooling."""
+        result, tco, cur = p.result, p.result.tco, self.c.currency
         assert result.power is not None and result.racks is not None  # a plan that reached its TCO has both
         assert tco is not None  # priced or on request, a plan judged here has its TCO
-        # No lease offer in the catalog: no rent (a lease request was refused above for that reason).
-        rent = tco.annual.lease_rent
-        lease_month = (rent / 12).quantize(Decimal("0.01")) if rent is not None else None
+        # No lease offer in the catalog: no rent (a lease request was refused for that reason).
+        lease_month = _lease_month(tco)
+        s, n, head, head_zh = p.server, p.shape.nodes, p.shape_en, p.shape_zh
         if self.c.purchase == "buy" and self.c.max_capex is not None and tco.capex.total > self.c.max_capex:
-            return reject(
+            return rejection(
                 "planner.over_budget",
-                "constraints.max_capex",
+                s,
+                n,
                 STAGE_CONSTRAINT,
-                f"capex {_money(tco.capex.total, cur, 'en')} is over the budget of {_money(self.c.max_capex, cur, 'en')}.",
-                f"采购总价 {_money(tco.capex.total, cur, 'zh')}，超出预算 {_money(self.c.max_capex, cur, 'zh')}。",
-                needed=str(tco.capex.total),
-                limit=str(self.c.max_capex),
+                figures={"needed": str(tco.capex.total), "limit": str(self.c.max_capex)},
+                shape_en=head,
+                shape_zh=head_zh,
+                layout=p.label,
+                needed_en=_money(tco.capex.total, cur, "en"),
+                needed_zh=_money(tco.capex.total, cur, "zh"),
+                limit_en=_money(self.c.max_capex, cur, "en"),
+                limit_zh=_money(self.c.max_capex, cur, "zh"),
             )
         if (
             self.c.purchase == "lease"
@@ -472,68 +654,90 @@ class Judge:
             and lease_month is not None
             and lease_month > self.c.max_lease_per_month
         ):
-            return reject(
+            return rejection(
                 "planner.over_lease",
-                "constraints.max_lease_per_month",
+                s,
+                n,
                 STAGE_CONSTRAINT,
-                f"rent {_money(lease_month, cur, 'en')} a month is over the ceiling of "
-                f"{_money(self.c.max_lease_per_month, cur, 'en')}.",
-                f"月租 {_money(lease_month, cur, 'zh')}，超出上限 {_money(self.c.max_lease_per_month, cur, 'zh')}。",
-                needed=str(lease_month),
-                limit=str(self.c.max_lease_per_month),
+                figures={"needed": str(lease_month), "limit": str(self.c.max_lease_per_month)},
+                shape_en=head,
+                shape_zh=head_zh,
+                layout=p.label,
+                needed_en=_money(lease_month, cur, "en"),
+                needed_zh=_money(lease_month, cur, "zh"),
+                limit_en=_money(self.c.max_lease_per_month, cur, "en"),
+                limit_zh=_money(self.c.max_lease_per_month, cur, "zh"),
             )
         if self.c.max_power_kw is not None and result.power.it_kw > self.c.max_power_kw + 1e-9:
-            return reject(
+            return rejection(
                 "planner.over_power",
-                "constraints.max_power_kw",
+                s,
+                n,
                 STAGE_CONSTRAINT,
-                f"IT load {result.power.it_kw:,.1f} kW at maximum input is over the site's {self.c.max_power_kw:,.1f} kW.",
-                f"IT 最大负载 {result.power.it_kw:,.1f} kW，超过机房可用 {self.c.max_power_kw:,.1f} kW。",
+                figures={"needed": result.power.it_kw, "limit": self.c.max_power_kw},
+                shape_en=head,
+                shape_zh=head_zh,
+                layout=p.label,
                 needed=result.power.it_kw,
                 limit=self.c.max_power_kw,
             )
         if self.c.max_racks is not None and result.racks.rack_count > self.c.max_racks:
-            return reject(
+            return rejection(
                 "planner.over_racks",
-                "constraints.max_racks",
+                s,
+                n,
                 STAGE_CONSTRAINT,
-                f"{result.racks.rack_count} racks, over the limit of {self.c.max_racks}.",
-                f"需要 {result.racks.rack_count} 个机柜，超过上限 {self.c.max_racks} 个。",
+                figures={"needed": result.racks.rack_count, "limit": self.c.max_racks},
+                shape_en=head,
+                shape_zh=head_zh,
+                layout=p.label,
                 needed=result.racks.rack_count,
                 limit=self.c.max_racks,
             )
+        warnings = {c.code for c in result.checks if c.severity == Severity.WARNING}
         if self.c.air_cooled_only and (
-            req.rack.cooling != "air" or "cooling.rack_exceeds_air_limit" in codes
+            p.req.rack.cooling != "air" or "cooling.rack_exceeds_air_limit" in warnings
         ):
-            return reject(
+            limit = self.q.site.air_cooling_kw_limit
+            return rejection(
                 "planner.not_air_cooled",
-                "constraints.air_cooled_only",
+                s,
+                n,
                 STAGE_CONSTRAINT,
-                f"racks draw up to {result.racks.max_rack_kw:,.1f} kW, beyond air cooling "
-                f"({self.q.site.air_cooling_kw_limit:g} kW per rack).",
-                f"单柜功耗最高 {result.racks.max_rack_kw:,.1f} kW，超出风冷能力（每柜 {self.q.site.air_cooling_kw_limit:g} kW）。",
+                figures={"needed": result.racks.max_rack_kw, "limit": limit},
+                shape_en=head,
+                shape_zh=head_zh,
+                layout=p.label,
                 needed=result.racks.max_rack_kw,
-                limit=self.q.site.air_cooling_kw_limit,
+                limit=limit,
             )
-        if on_request:
-            dp = perf.design_point
-            within = dp is not None and dp.limited_by != "unreachable"
-            return OnRequest(
-                server=s,
-                shape=shape,
-                parallel=label,
-                concurrency=req.workload.concurrency,
-                ttft_s=perf.ttft_s,
-                tpot_ms=perf.tpot_s * 1000,
-                output_tokens_per_s=perf.output_tokens_per_s,
-                design_concurrency=dp.concurrency if within and dp is not None else 0,
-                it_kw=result.power.it_kw,
-                racks=result.racks.rack_count,
-                on_request=tuple(tco.prices_on_request),
-                request_json=self.build.request_json(s, shape, variant, req, rack, inline),
-            )
+        return None
+
+    def _on_request(self, p: Planned) -> OnRequest:
+        """A feasible plan the price list prices on request: listed with its figures, not ranked."""
+        perf, power, racks, tco = p.result.performance, p.result.power, p.result.racks, p.result.tco
+        assert perf is not None and power is not None and racks is not None and tco is not None
+        return OnRequest(
+            server=p.server,
+            shape=p.shape,
+            parallel=p.label,
+            concurrency=p.req.workload.concurrency,
+            ttft_s=perf.ttft_s,
+            tpot_ms=perf.tpot_s * 1000,
+            output_tokens_per_s=perf.output_tokens_per_s,
+            design_concurrency=_design(perf)[0],
+            it_kw=power.it_kw,
+            racks=racks.rack_count,
+            on_request=tuple(tco.prices_on_request),
+            request_json=self.build.request_json(p.server, p.shape, p.variant, p.req, p.rack, p.inline),
+        )
+
+    def _candidate(self, p: Planned) -> Candidate | Rejection:
+        """A feasible priced plan as a :class:`Candidate`, its cost on the purchase basis (or no cost)."""
+        perf, power, racks, tco = p.result.performance, p.result.power, p.result.racks, p.result.tco
+        assert perf is not None and power is not None and racks is not None and tco is not None
         tokens = tco.tokens
-        assert tokens is not None  # a priced plan with a throughput (checked above)
+        assert tokens is not None  # a priced plan with a throughput (_unpriceable)
         cost: Decimal | None
         total: Decimal | None
         annual: Decimal | None
@@ -545,47 +749,40 @@ class Judge:
             cost, total = tokens.cost_per_m_blended_lease, tco.lease_total
             annual, saving = tokens.annual_cost_lease, tokens.saving_vs_api_lease
         if cost is None:
-            return reject(
-                "planner.no_throughput",
-                "workload.concurrency",
-                STAGE_ENGINE,
-                "no cost per million tokens.",
-                "无法计算每百万 Token 成本。",
-            )
+            return self._no_cost(p)
         assert total is not None and annual is not None  # a lease cost per token comes with a lease offer
         warnings = tuple(
-            (c.code, c.message_en, c.message_zh) for c in result.checks if c.severity == Severity.WARNING
+            (c.code, c.message_en, c.message_zh) for c in p.result.checks if c.severity == Severity.WARNING
         )
-        dp = perf.design_point
-        within = dp is not None and dp.limited_by != "unreachable"
-        ident = f"{s.slug}:{shape.kind.value}:{'-'.join(str(g) for g in shape.group_nodes)}:tp{variant.parallel.tp}"
+        s, shape, variant = p.server, p.shape, p.variant
+        design_concurrency, design_tokens = _design(perf)
         return Candidate(
-            id=ident,
+            id=f"{s.slug}:{shape.kind.value}:{'-'.join(str(g) for g in shape.group_nodes)}:tp{variant.parallel.tp}",
             server=s,
             shape=shape,
             parallel=variant.parallel,
             decode_parallel=variant.decode_parallel,
             serving=variant.serving,
-            rack=rack,
-            rack_inline=inline,
-            concurrency=req.workload.concurrency,
+            rack=p.rack,
+            rack_inline=p.inline,
+            concurrency=p.req.workload.concurrency,
             cost_per_m=cost,
             tco_total=total,
             capex=tco.capex.total,
-            lease_per_month=lease_month,
+            lease_per_month=_lease_month(tco),
             annual_cost=annual,
             output_tokens_per_s=perf.output_tokens_per_s,
             requests_per_s=perf.requests_per_s,
             ttft_s=perf.ttft_s,
             tpot_ms=perf.tpot_s * 1000,
             e2e_s=perf.ttft_s + self.w.output_tokens * perf.tpot_s,
-            it_kw=result.power.it_kw,
-            racks=result.racks.rack_count,
+            it_kw=power.it_kw,
+            racks=racks.rack_count,
             saving_vs_api=saving,
             warnings=warnings,
-            request_json=self.build.request_json(s, shape, variant, req, rack, inline),
-            design_concurrency=dp.concurrency if within and dp is not None else 0,
-            design_output_tokens_per_s=dp.output_tokens_per_s if within and dp is not None else 0.0,
+            request_json=self.build.request_json(s, shape, variant, p.req, p.rack, p.inline),
+            design_concurrency=design_concurrency,
+            design_output_tokens_per_s=design_tokens,
         )
 
     # ------------------------------------------------------------------ ranking
@@ -627,15 +824,13 @@ def pareto_front(candidates: Sequence[Candidate]) -> list[Candidate]:
 def primary_reason(server: ServerSpec, reasons: Sequence[Rejection], max_nodes: int) -> Rejection:
     """The reason of the deepest stage a family reached, at its smallest node count."""
     if not reasons:
-        return Rejection(
-            server.slug,
-            server.name,
-            0,
+        return rejection(
             "planner.not_reached",
-            "options.max_nodes",
+            server,
+            0,
             STAGE_LAYOUT,
-            f"{short_name(server)}: no deployment up to {max_nodes} nodes was found.",
-            f"{short_name(server)}：{max_nodes} 台以内未找到可行部署。",
+            name=short_name(server),
+            max_nodes=max_nodes,
         )
     deepest = max(r.stage for r in reasons)
     at = [r for r in reasons if r.stage == deepest]
@@ -661,54 +856,70 @@ def binding_constraint(rejected: Sequence[Rejection], query: PlannerQuery) -> Re
         return (-len(rs), not user, CONSTRAINT_FIELDS.index(fld) if user else 99)
 
     fld, rs = min(counts.items(), key=priority)
-    cur = query.constraints.currency
     example = min(rs, key=lambda r: _as_decimal(r.figures.get("needed")) or Decimal(10**18))
+    return _binding(example, fld, len(rs), len(rejected), query.constraints.currency)
+
+
+def _binding(example: Rejection, fld: str, families: int, total: int, cur: str) -> Rejection:
+    """The binding constraint said with its example: what a ceiling allows against what the least
+    working deployment needs, else how many families stop at the field and the example's reason."""
     needed = example.figures.get("needed")
     limit = example.figures.get("limit")
-    families = len(rs)
-    text = {
-        "constraints.max_capex": (
-            f"Budget {_money(Decimal(str(limit)), cur, 'en')}: no deployment that serves the workload is that cheap "
-            f"(the least needs {_money(Decimal(str(needed)), cur, 'en')}).",
-            f"预算 {_money(Decimal(str(limit)), cur, 'zh')}：满足业务的部署均超出预算（最少需 {_money(Decimal(str(needed)), cur, 'zh')}）。",
+    figures = {"families": families, **dict(example.figures)}
+    stage = example.stage
+    if needed is not None and limit is not None and fld in MONEY_CEILINGS:
+        return rejection(
+            "planner.binding_constraint",
+            example,
+            example.nodes,
+            stage,
+            variant=MONEY_CEILINGS[fld],
+            as_code=example.code,
+            figures=figures,
+            field=fld,
+            limit_en=_money(Decimal(str(limit)), cur, "en"),
+            limit_zh=_money(Decimal(str(limit)), cur, "zh"),
+            needed_en=_money(Decimal(str(needed)), cur, "en"),
+            needed_zh=_money(Decimal(str(needed)), cur, "zh"),
         )
-        if needed is not None and limit is not None
-        else None,
-        "constraints.max_lease_per_month": (
-            f"Monthly rent ceiling {_money(Decimal(str(limit)), cur, 'en')}: the least any working deployment "
-            f"rents for is {_money(Decimal(str(needed)), cur, 'en')} a month.",
-            f"月租上限 {_money(Decimal(str(limit)), cur, 'zh')}：可行部署的月租最少为 {_money(Decimal(str(needed)), cur, 'zh')}。",
+    if needed is not None and limit is not None and fld == "constraints.max_racks":
+        return rejection(
+            "planner.binding_constraint",
+            example,
+            example.nodes,
+            stage,
+            variant="max_racks",
+            as_code=example.code,
+            figures=figures,
+            field=fld,
+            limit=limit,
+            needed=needed,
         )
-        if needed is not None and limit is not None
-        else None,
-        "constraints.max_racks": (
-            f"{limit} rack{'s' if limit != 1 else ''} allowed: the smallest working deployment needs {needed}.",
-            f"机柜上限 {limit} 个：最小的可行部署需要 {needed} 个。",
+    if needed is not None and limit is not None and fld == "constraints.max_power_kw":
+        return rejection(
+            "planner.binding_constraint",
+            example,
+            example.nodes,
+            stage,
+            variant="max_power_kw",
+            as_code=example.code,
+            figures=figures,
+            field=fld,
+            limit=plain_number(limit),
+            needed=float(needed),
         )
-        if needed is not None and limit is not None
-        else None,
-        "constraints.max_power_kw": (
-            f"{plain_number(limit)} kW of site power: the smallest working deployment draws {float(needed):,.1f} kW.",
-            f"机房可用功率 {plain_number(limit)} kW：最小的可行部署需 {float(needed):,.1f} kW。",
-        )
-        if needed is not None and limit is not None
-        else None,
-    }.get(fld)
-    if text is None:
-        text = (
-            f"{families} of {len(rejected)} hardware families stop at {fld}: {example.message_en}",
-            f"{len(rejected)} 个硬件系列中有 {families} 个受限于 {fld}：{example.message_zh}",
-        )
-    return Rejection(
-        example.server,
-        example.server_name,
+    return rejection(
+        "planner.binding_constraint",
+        example,
         example.nodes,
-        example.code,
-        fld,
-        example.stage,
-        text[0],
-        text[1],
-        {"families": families, **dict(example.figures)},
+        stage,
+        as_code=example.code,
+        figures=figures,
+        field=fld,
+        families=families,
+        total=total,
+        message_en=example.message_en,
+        message_zh=example.message_zh,
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from ..engine.checks import words
 from ..engine.layout import parallel_label
 from ..engine.types import ParallelSpec, RackSpec, ServerSpec, ServingSpec, TopologyKind
 from .query import PlannerQuery, query_dict
@@ -56,6 +57,40 @@ class Rejection:
     message_en: str
     message_zh: str
     figures: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # ``field`` is a field here
+
+
+def rejection(
+    code: str,
+    of: ServerSpec | Rejection,
+    nodes: int,
+    stage: int,
+    /,
+    *,
+    variant: str | None = None,
+    figures: Mapping[str, Any] | None = None,
+    as_code: str | None = None,
+    **values: Any,
+) -> Rejection:
+    """The rejection ``code``: its field and message in both languages from its definition in the check
+    catalogue (``engine/checks/catalogue/planner.py``, the wording ``variant``), rendered from ``values``.
+
+    ``of`` is the server family (or the rejection reworded, whose server it keeps); ``as_code`` the
+    code the rejection carries when its words are another definition's (an engine check passed on as
+    ``planner.engine.<check code>``, a projected serving gap, the binding constraint).  The one place
+    a :class:`Rejection` is made (``tests/engine/test_check_catalogue.py`` checks it)."""
+    w = words(code, variant=variant, **values)
+    server, name = (of.slug, of.name) if isinstance(of, ServerSpec) else (of.server, of.server_name)
+    return Rejection(
+        server,
+        name,
+        nodes,
+        as_code or code,
+        w.field,
+        stage,
+        w.message_en,
+        w.message_zh,
+        figures if figures is not None else {},
+    )
 
 
 @dataclass(frozen=True)
@@ -203,6 +238,11 @@ def shape_label(server: ServerSpec, shape: Shape, lang: str = "en") -> str:
         return f"{name} × {shape.nodes}"
     kind = KIND_ZH[shape.kind] if lang == "zh" else KIND_EN[shape.kind]
     return f"{name} × {shape.nodes} ({kind})"
+
+
+def layout_label(p: ParallelSpec, d: ParallelSpec | None) -> str:
+    """A serving variant's layout as the seeds write it: "DP4 / TP16 / EP64", for xPyD "P … · D …"."""
+    return parallel_label(p) if d is None else f"P {parallel_label(p)} · D {parallel_label(d)}"
 
 
 def evaluated_rejection(server: ServerSpec, shape: Shape, parallel: str, r: Rejection) -> Evaluated:

@@ -4,19 +4,19 @@ plan, growing the node count until feasible shapes stop getting cheaper or a gap
 :class:`Search` runs the loop and keeps what it saw; its collaborators do the steps
 (:class:`RequestBuilder` the engine requests, :class:`RackChooser` the racks, :class:`Sizer`
 the group sizes and shapes, :class:`ServingSearch` the serving variants, :class:`Judge` every
-verdict, message and the ranking).
+verdict and the ranking).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..engine.layout import parallel_label
 from ..engine.plan import plan
-from ..engine.types import TopologyKind
+from ..engine.types import ParallelSpec, TopologyKind
 from .build import RequestBuilder
 from .judge import Judge, binding_constraint, pareto_front, primary_reason
 from .query import PlannerCatalog, PlannerQuery
@@ -35,7 +35,8 @@ from .results import (
     Shape,
     Variant,
     evaluated_rejection,
-    shape_label,
+    layout_label,
+    rejection,
     short_name,
 )
 from .serving import ServingSearch, cheap_exhausted
@@ -46,6 +47,9 @@ GAP_PATIENCE = 3  # node counts without closing a serving gap before a family st
 MAX_PLANS_PER_FAMILY = 8
 MAX_SHAPES_PER_FAMILY = 40  # safety nets: the stops above end a family long before these
 PROJECTION_MARGIN = 2.0  # stop when a serving gap projects past 2 × max_nodes
+# What a shape tells the family's search (``Search.try_shape``): go on, stop now, or stop once the
+# node count's other shapes are tried.
+GO_ON, STOP, STOP_AFTER = "go on", "stop", "stop after this node count"
 
 
 class Search:
@@ -67,6 +71,7 @@ class Search:
     # ------------------------------------------------------------------ the family loop
 
     def search_family(self, fam: Family) -> None:
+        """One server family: its filters, its group sizes and shapes, then node count by node count."""
         why_not = self.judge.family_filter(fam.server)
         if why_not is not None:
             fam.reject(why_not)
@@ -77,21 +82,25 @@ class Search:
             return
         shapes = self.sizes.shapes(valid)
         if not shapes:
-            kinds = "primary/standby" if self.sizes.ha else "the allowed topologies"
             fam.reject(
-                Rejection(
-                    s.slug,
-                    s.name,
-                    min(valid),
+                rejection(
                     "planner.no_shape",
-                    "options.max_nodes",
+                    s,
+                    min(valid),
                     STAGE_LAYOUT,
-                    f"{short_name(s)}: {kinds} need more than {self.o.max_nodes} nodes "
-                    f"(smallest working cluster: {min(valid)} nodes).",
-                    f"{short_name(s)}：所需拓扑超过 {self.o.max_nodes} 台（最小可用集群 {min(valid)} 台）。",
+                    variant="ha" if self.sizes.ha else None,
+                    name=short_name(s),
+                    max_nodes=self.o.max_nodes,
+                    smallest=min(valid),
                 )
             )
             return
+        self.grow(fam, shapes, valid)
+
+    def grow(self, fam: Family, shapes: list[Shape], valid: Mapping[int, list[ParallelSpec]]) -> None:
+        """Every node count in turn, its shapes tried in order, until a stop: two node counts without a
+        cheaper feasible shape, a gap that stops closing, a bound or a projection that ends the family,
+        or the safety nets."""
         by_nodes: dict[int, list[Shape]] = {}
         for shape in shapes:
             by_nodes.setdefault(shape.nodes, []).append(shape)
@@ -108,64 +117,12 @@ class Search:
             for shape in by_nodes[n]:
                 self.stats["shapes"] += 1
                 tried += 1
-                bound = self.judge.bound_rejection(s, shape)
-                if bound is not None:
-                    fam.reject(bound)
-                    self.evaluated.append(evaluated_rejection(s, shape, "", bound))
-                    if bound.code != "planner.over_racks" or shape.kind == TopologyKind.SINGLE:
-                        stop = True  # servers' capex, rent and power only grow with nodes
-                        break
-                    continue
-                variant, why = self.serving.choose_serving(fam, shape, self.sizes.layout_pairs(shape, valid))
-                if variant is None:
-                    if why is not None:
-                        gap = why.figures.get("gap")
-                        projected = None
-                        if isinstance(gap, (int, float)):
-                            gaps_here[why.code] = min(gaps_here.get(why.code, gap), gap)
-                            projected = self.projection(fam, shape, why, gap)
-                        # The projection, when it stops the family, is the fuller reason.
-                        fam.reject(projected or why)
-                        if projected is not None:
-                            stop = True
-                            break
-                    if cheap_exhausted(fam):
-                        stop = True
-                        break
-                    continue
-                outcome = self.plan_shape(fam, shape, variant)
-                if isinstance(outcome, OnRequest):
-                    # Feasible on a server without a price: its smallest deployment is listed, no more.
-                    self.on_request.append(outcome)
+                verdict, cheaper = self.try_shape(fam, shape, valid, gaps_here)
+                improved = improved or cheaper
+                if verdict != GO_ON:
                     stop = True
-                    break
-                if isinstance(outcome, Rejection):
-                    fam.reject(outcome)
-                    gap = outcome.figures.get("gap")
-                    if isinstance(gap, (int, float)):
-                        gaps_here[outcome.code] = min(gaps_here.get(outcome.code, gap), gap)
-                    if outcome.code.startswith("planner.engine.network.") and shape.nodes > 1:
-                        stop = True  # the cross-node fabric fails at every larger size too
+                    if verdict == STOP:
                         break
-                    if (
-                        outcome.stage == STAGE_CONSTRAINT
-                        and outcome.code
-                        in (
-                            "planner.over_budget",
-                            "planner.over_lease",
-                            "planner.over_power",
-                        )
-                        and shape.kind == TopologyKind.SINGLE
-                    ):
-                        stop = True
-                    continue
-                self.candidates.append(outcome)
-                key = self.judge.sort_key(outcome)[0]
-                if fam.best is None or key < fam.best:
-                    fam.best = key
-                    improved = True
-                if fam.first_feasible is None:
-                    fam.first_feasible = n
             if stop or fam.plans >= MAX_PLANS_PER_FAMILY or tried >= MAX_SHAPES_PER_FAMILY:
                 break
             if fam.first_feasible is not None:
@@ -182,6 +139,63 @@ class Search:
                 no_progress += 1
                 if no_progress >= GAP_PATIENCE:
                     break
+
+    def try_shape(
+        self, fam: Family, shape: Shape, valid: Mapping[int, list[ParallelSpec]], gaps_here: dict[str, float]
+    ) -> tuple[str, bool]:
+        """One shape: the servers' lower bounds, the serving variant, the full plan.
+
+        Returns whether the family goes on (``GO_ON``), stops now (``STOP``) or after this node count's
+        other shapes (``STOP_AFTER``), and whether the shape is a feasible one cheaper than any before;
+        a serving gap met is kept in ``gaps_here`` by rejection code."""
+        s = fam.server
+        bound = self.judge.bound_rejection(s, shape)
+        if bound is not None:
+            fam.reject(bound)
+            self.evaluated.append(evaluated_rejection(s, shape, "", bound))
+            if bound.code != "planner.over_racks" or shape.kind == TopologyKind.SINGLE:
+                return STOP, False  # servers' capex, rent and power only grow with nodes
+            return GO_ON, False
+        variant, why = self.serving.choose_serving(fam, shape, self.sizes.layout_pairs(shape, valid))
+        if variant is None:
+            if why is not None:
+                gap = why.figures.get("gap")
+                projected = None
+                if isinstance(gap, (int, float)):
+                    gaps_here[why.code] = min(gaps_here.get(why.code, gap), gap)
+                    projected = self.projection(fam, shape, why, gap)
+                # The projection, when it stops the family, is the fuller reason.
+                fam.reject(projected or why)
+                if projected is not None:
+                    return STOP, False
+            return (STOP if cheap_exhausted(fam) else GO_ON), False
+        outcome = self.plan_shape(fam, shape, variant)
+        if isinstance(outcome, OnRequest):
+            # Feasible on a server without a price: its smallest deployment is listed, no more.
+            self.on_request.append(outcome)
+            return STOP, False
+        if isinstance(outcome, Rejection):
+            fam.reject(outcome)
+            gap = outcome.figures.get("gap")
+            if isinstance(gap, (int, float)):
+                gaps_here[outcome.code] = min(gaps_here.get(outcome.code, gap), gap)
+            if outcome.code.startswith("planner.engine.network.") and shape.nodes > 1:
+                return STOP, False  # the cross-node fabric fails at every larger size too
+            if (
+                outcome.stage == STAGE_CONSTRAINT
+                and outcome.code in ("planner.over_budget", "planner.over_lease", "planner.over_power")
+                and shape.kind == TopologyKind.SINGLE
+            ):
+                return STOP_AFTER, False
+            return GO_ON, False
+        self.candidates.append(outcome)
+        key = self.judge.sort_key(outcome)[0]
+        cheaper = fam.best is None or key < fam.best
+        if cheaper:
+            fam.best = key
+        if fam.first_feasible is None:
+            fam.first_feasible = shape.nodes
+        return GO_ON, cheaper
 
     def projection(self, fam: Family, shape: Shape, why: Rejection, gap: float) -> Rejection | None:
         """Stop a family whose serving gap cannot close within the nodes searched.
@@ -213,18 +227,19 @@ class Search:
         projected = math.ceil(shape.nodes * gap)
         if projected <= PROJECTION_MARGIN * self.o.max_nodes:
             return None
-        s = fam.server
-        return Rejection(
-            s.slug,
-            s.name,
+        # The serving reason, its full stop dropped, and the nodes it would take.
+        return rejection(
+            "planner.projected",
+            fam.server,
             shape.nodes,
-            why.code,
-            why.field,
             STAGE_SERVING,
-            f"{why.message_en[:-1]}; about {projected:,} nodes would be needed, more than the "
-            f"{self.o.max_nodes} searched.",
-            f"{why.message_zh[:-1]}；约需 {projected:,} 台，超过搜索上限 {self.o.max_nodes} 台。",
-            {**dict(why.figures), "projected_nodes": projected},
+            as_code=why.code,
+            figures={**dict(why.figures), "projected_nodes": projected},
+            field=why.field,
+            reason_en=why.message_en[:-1],
+            reason_zh=why.message_zh[:-1],
+            projected=projected,
+            max_nodes=self.o.max_nodes,
         )
 
     def plan_shape(self, fam: Family, shape: Shape, variant: Variant) -> Candidate | OnRequest | Rejection:
@@ -244,13 +259,8 @@ class Search:
         self.stats["plans"] += 1
         fam.plans += 1
         result = plan(req)
-        label = (
-            parallel_label(variant.parallel)
-            if variant.decode_parallel is None
-            else f"P {parallel_label(variant.parallel)} · D {parallel_label(variant.decode_parallel)}"
-        )
-        head, head_zh = shape_label(s, shape), shape_label(s, shape, "zh")
-        outcome = self.judge.judge_plan(s, shape, req, result, rack, inline, variant, label, head, head_zh)
+        label = layout_label(variant.parallel, variant.decode_parallel)
+        outcome = self.judge.judge_plan(s, shape, req, result, rack, inline, variant, label)
         if isinstance(outcome, Rejection):
             self.evaluated.append(evaluated_rejection(s, shape, label, outcome))
         elif isinstance(outcome, OnRequest):

@@ -9,14 +9,23 @@ from dataclasses import replace
 from typing import Any
 
 from ..engine.checks import unworded
-from ..engine.layout import parallel_label, resolve_layout
+from ..engine.layout import resolve_layout
 from ..engine.memory import size_memory
 from ..engine.performance import estimate_performance
 from ..engine.types import ParallelSpec, PlanRequest, ServerSpec, Severity, TopologyKind
 from .build import MAX_NUM_SEQS_LADDER, RequestBuilder, ceil_div
 from .judge import CAPACITY_CHECKS, Judge
 from .query import PlannerQuery
-from .results import STAGE_SERVING, Evaluated, Family, Rejection, Shape, Variant, evaluated_rejection
+from .results import (
+    STAGE_SERVING,
+    Evaluated,
+    Family,
+    Rejection,
+    Shape,
+    Variant,
+    evaluated_rejection,
+    layout_label,
+)
 
 MAX_CHEAP_PER_FAMILY = 160  # a safety net: the search's own stops end a family long before it
 
@@ -86,7 +95,8 @@ class ServingSearch:
         return next((m for m in MAX_NUM_SEQS_LADDER if m >= offered), MAX_NUM_SEQS_LADDER[-1])
 
     def try_variant(self, fam: Family, server, shape, p, d, util, kv):
-        """One serving variant of one layout: (Variant | None, problem, error check)."""
+        """One serving variant of one layout: (Variant | None, problem, error check, request)."""
+        label = layout_label(p, d)
         counted = self._counted_dp(shape, p, d)
         if self.w.concurrency is not None:
             concurrency = self.w.concurrency
@@ -97,7 +107,7 @@ class ServingSearch:
             _layout, _memory, perf, error = self.cheap(fam, req)
             if error is not None or perf is None:
                 return None, None, error, req
-            problem = self.judge.serving_problem(perf, concurrency)
+            problem = self.judge.serving_problem(perf, concurrency, server, shape, label)
             if problem is not None:
                 return None, problem, None, req
             return self._variant(p, d, req, perf), None, None, req
@@ -113,11 +123,11 @@ class ServingSearch:
             _layout, _memory, perf, error = self.cheap(fam, req)
             if error is not None or perf is None:
                 return None, None, error, req
-            problem = self.judge.serving_problem(perf, saturated)
+            problem = self.judge.serving_problem(perf, saturated, server, shape, label)
             kv_limited = (
                 problem is not None
-                and problem[0] in ("planner.queueing", "planner.concurrency_above_capacity")
-                and problem[5] == "kv"
+                and problem.code in ("planner.queueing", "planner.concurrency_above_capacity")
+                and bool(problem.figures["kv_limited"])
             )
             if perf.requests_per_s >= rate * (1 - 1e-9):
                 concurrency = max(
@@ -125,18 +135,27 @@ class ServingSearch:
                 )
                 req2 = replace(req, workload=self.build.workload(concurrency))
                 _l2, _m2, perf2, error2 = self.cheap(fam, req2)
-                problem2 = self.judge.serving_problem(perf2, concurrency) if perf2 is not None else None
+                problem2 = (
+                    self.judge.serving_problem(perf2, concurrency, server, shape, label)
+                    if perf2 is not None
+                    else None
+                )
                 if error2 is None and perf2 is not None and problem2 is None:
                     return self._variant(p, d, req2, perf2), None, None, req2
                 if problem is None:
                     return self._variant(p, d, req, perf), None, None, req
                 # The rate is met; what is left is latency, which a bigger batch only worsens.
                 return None, problem2 or problem, error2, req2
-            latency = problem is not None and problem[0] in (
+            latency = problem is not None and problem.code in (
                 "planner.tpot_above_target",
                 "planner.ttft_above_target",
             )
-            last = (None, problem if latency else self.judge.rate_problem(perf, kv_limited), None, req)
+            last = (
+                None,
+                problem if latency else self.judge.rate_problem(perf, kv_limited, server, shape, label),
+                None,
+                req,
+            )
             if kv_limited or latency:
                 break  # a larger batch will not run (KV cache) or only adds latency
         return last
@@ -166,7 +185,7 @@ class ServingSearch:
         best: Variant | None = None
         worst_problem = None
         for p, d in pairs:
-            label = parallel_label(p) if d is None else f"P {parallel_label(p)} · D {parallel_label(d)}"
+            label = layout_label(p, d)
             chosen = None
             problem = error = None
             for util, kv in self.ladder(s):
@@ -177,7 +196,7 @@ class ServingSearch:
                 # More memory or an FP8 KV cache helps only when the KV cache is what limits
                 # (a memory error, a KV-limited batch, or TPOT from reading the KV cache).
                 kv_related = (error is not None and error.code.startswith("memory.")) or (
-                    problem is not None and problem[5] == "kv"
+                    problem is not None and bool(problem.figures["kv_limited"])
                 )
                 if not kv_related or cheap_exhausted(fam):
                     break

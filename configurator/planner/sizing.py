@@ -21,7 +21,7 @@ from ..engine.types import (
 from .build import RequestBuilder
 from .judge import Judge
 from .query import HA_AVAILABILITY, PlannerQuery
-from .results import KIND_ORDER, STAGE_LAYOUT, Family, Rejection, Shape, short_name
+from .results import KIND_ORDER, STAGE_LAYOUT, Family, Shape, rejection, short_name
 
 MAX_XPYD_RATIO = 3  # prefill:decode splits up to 1:3 and 3:1
 
@@ -117,18 +117,17 @@ class Sizer:
                 fam.reject(self.judge.memory_rejection(s, n, p, error, serving))
             else:
                 fam.reject(
-                    Rejection(
-                        s.slug,
-                        s.name,
-                        upto,
+                    rejection(
                         "planner.no_valid_layout",
-                        "options.max_nodes",
+                        s,
+                        upto,
                         STAGE_LAYOUT,
-                        f"{name}: no node count up to {upto} gives a valid parallel layout for "
-                        f"{self.q.model.name} ({self.q.model.num_experts} experts, "
-                        f"{self.q.model.num_attention_heads} heads over {s.logical_devices} devices per node).",
-                        f"{name}：1–{upto} 台内没有可行的并行方式（{self.q.model.num_experts} 个专家、"
-                        f"{self.q.model.num_attention_heads} 个注意力头，每节点 {s.logical_devices} 卡）。",
+                        name=name,
+                        upto=upto,
+                        model=self.q.model.name,
+                        experts=self.q.model.num_experts,
+                        heads=self.q.model.num_attention_heads,
+                        devices=s.logical_devices,
                     )
                 )
         else:

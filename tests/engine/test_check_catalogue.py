@@ -8,7 +8,11 @@ is checked too:
 * every declared code is raised somewhere (no dead definition);
 * nothing outside ``engine/checks/book.py`` constructs a ``Check`` (nor calls a ``check()`` helper);
 * ``raise_`` itself refuses a missing or an extra value and formats numbers with ``explain.py``'s
-  formatters.
+  formatters;
+* the auto-planner's rejections are declared here too (``catalogue/planner.py``): every
+  ``rejection(...)`` in ``configurator/planner`` is checked as a ``raise_`` is, a ``Rejection`` is made
+  by ``planner.results.rejection`` only (nor its words replaced), and the planner's judging modules
+  hold no words of their own.
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ from configurator.engine.types import Severity
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "configurator" / "engine" / "checks" / "book.py"
+PLANNER = ROOT / "configurator" / "planner"
+PLANNER_RESULTS = PLANNER / "results.py"
+#: keywords of ``planner.results.rejection`` that are not template values
+REJECTION_KEYWORDS = RESERVED | {"as_code"}
 PROJECT_DIRS = ("configurator", "catalog", "quotes", "proposals", "accounts", "config", "scripts")
 
 
@@ -38,10 +46,15 @@ def _name(func: ast.expr) -> str:
 
 
 def _raises():
+    """Every ``raise_(...)`` in the project's code, and every planner ``rejection(...)`` (worded alike)."""
     for path in _python_files("configurator"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _name(node.func) == "raise_" and path != BOOK:
+            if not isinstance(node, ast.Call) or path == BOOK:
+                continue
+            if _name(node.func) == "raise_" or (
+                _name(node.func) == "rejection" and path.is_relative_to(PLANNER) and path != PLANNER_RESULTS
+            ):
                 yield path, node
 
 
@@ -70,7 +83,7 @@ def _problems(cat, where: str, code: str, call: ast.Call) -> list[str]:
         d = cat[code]
     except CheckCatalogueError as e:
         return [f"{where}: {e}"]
-    given = {kw.arg for kw in call.keywords} - RESERVED
+    given = {kw.arg for kw in call.keywords} - REJECTION_KEYWORDS
     known_v, variant = _literal(call, "variant")
     known_f, fix = _literal(call, "fix")
     variants = [variant] if known_v else [None, *d.variants]
@@ -141,6 +154,61 @@ def test_nothing_outside_the_catalogue_constructs_a_check():
             if isinstance(node, ast.Call) and _name(node.func) in ("Check", "check"):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not offenders, "raise checks with engine.checks.raise_: " + ", ".join(offenders)
+
+
+def _functions(tree: ast.AST):
+    """(function, node) for every node of every function (the innermost function that holds it)."""
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(fn):
+                yield fn.name, node
+
+
+def test_a_planner_rejection_is_built_from_the_catalogue_only():
+    """The auto-planner's reasons are worded by their definitions (``catalogue/planner.py``): a
+    ``Rejection`` is constructed by ``planner.results.rejection`` alone, nothing gives or replaces a
+    rejection's ``message_en`` / ``message_zh`` (``dataclasses.replace`` included), and the modules
+    that judge (``judge.py``, ``search.py``, ``sizing.py``, ``serving.py``, ``racks.py``) write no
+    Chinese of their own, so an English sentence cannot be built there beside its words in the
+    catalogue either."""
+    offenders = []
+    for path in _python_files(*PROJECT_DIRS):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        where = path.relative_to(ROOT)
+        allowed = set()
+        if path == PLANNER_RESULTS:
+            allowed = {
+                id(node)
+                for fn, node in _functions(tree)
+                if fn == "rejection" and isinstance(node, ast.Call) and _name(node.func) == "Rejection"
+            }
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            if _name(node.func) == "Rejection" and id(node) not in allowed:
+                offenders.append(f"{where}:{node.lineno}: Rejection(...) (use planner.results.rejection)")
+            words_given = {kw.arg for kw in node.keywords} & {"message_en", "message_zh"}
+            if path.is_relative_to(PLANNER) and _name(node.func) == "replace" and words_given:
+                offenders.append(f"{where}:{node.lineno}: replace(..., {sorted(words_given)[0]}=...)")
+    for name in ("judge.py", "search.py", "sizing.py", "serving.py", "racks.py"):
+        path = PLANNER / name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if any("\u4e00" <= ch <= "\u9fff" for ch in node.value):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+    assert not offenders, "word a planner rejection in engine/checks/catalogue/planner.py:\n" + "\n".join(
+        offenders
+    )
+
+
+def test_the_planner_reasons_are_rejections_of_their_own_area():
+    """Every planner definition is an error of area ``planner`` whose code the planner's JSON carries
+    (docs/planner.md, reason codes); an engine check never takes the planner's prefix."""
+    planner = [d for d in definitions() if d.code.startswith("planner.")]
+    assert len(planner) >= 25
+    assert {d.area for d in definitions() if d.area == "planner"} == {"planner"}
+    assert all(d.area == "planner" and d.severity == Severity.ERROR for d in planner)
+    assert not [d.code for d in definitions() if d.area == "planner" and not d.code.startswith("planner.")]
 
 
 def test_raise_refuses_values_the_templates_do_not_name():
