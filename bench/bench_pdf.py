@@ -2,7 +2,7 @@
 
 Run: ``.venv/bin/python bench/bench_pdf.py [runs]``.  Creates a throw-away
 in-memory database, the demo users and the reference quote
-(``quotes.pdf.sample``, Kimi K3 on 16 × A3 8P8D), then times
+(``documents.pdf.sample``, Kimi K3 on 16 × A3 8P8D), then times
 ``render_proposal_pdf`` — HTML from the frozen revision, WeasyPrint layout,
 font subsetting and PDF writing.  Prints figures only; no assertion, so a slow
 machine never fails anything.  Wall time suffers on a busy machine, so the
@@ -42,13 +42,13 @@ def main() -> int:
         from django.contrib.auth import get_user_model
 
         from accounts.services import demo_users_create
-        from quotes.pdf import harfbuzz_subset_available, proposal_html, render_proposal_pdf
-        from quotes.pdf.sample import sample_quote_create
+        from documents.pdf import harfbuzz_subset_available, proposal_html, render_proposal_pdf
+        from documents.pdf.sample import sample_quote_create
 
         demo_users_create()
         engineer = get_user_model().objects.get(username="engineer")
         setup_s = time.perf_counter() - started
-        print("case: Kimi K3 on 16 × Atlas 800 A3, 8P8D proposal (quotes.pdf.sample)")
+        print("case: Kimi K3 on 16 × Atlas 800 A3, 8P8D proposal (documents.pdf.sample)")
         print(f"font subsetting: {'HarfBuzz-Subset' if harfbuzz_subset_available() else 'fontTools (slow)'}")
         print(f"setup (database, users, quote): {setup_s:.1f} s")
         for lang in ("zh-hans", "en"):

@@ -51,7 +51,7 @@ def main() -> int:
 
         from accounts.services import demo_users_create
         from configurator.planning.quoting import plan_for_quote
-        from quotes.pdf import render_proposal_pdf
+        from documents.pdf import render_proposal_pdf
         from quotes.services.quotes import quote_create_from_configuration
 
         call_command("load_catalog", stdout=StringIO())

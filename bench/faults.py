@@ -213,7 +213,7 @@ def fault_whole_worker_killed(
     check.expect(snapshot(stack, quote) == before, "quote and revision unchanged")
 
     # What the engineer can do meanwhile: the quote page offers Retry once the job is stale
-    # (quotes.pdf.jobs.STALE_AFTER).  Simulate that time passing by ageing the job's audit row.
+    # (documents.pdf.jobs.STALE_AFTER).  Simulate that time passing by ageing the job's audit row.
     retry = Check("(a2') after the stale window, Retry renders the lost job")
     if row["status"] != "ready":
         stack.sql(

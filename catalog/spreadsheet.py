@@ -6,7 +6,7 @@ as a formula by Excel and LibreOffice: ``=HYPERLINK(...)`` or ``=cmd|...`` in a
 price-item description would run on the finance desk (OWASP, "CSV Injection",
 https://owasp.org/www-community/attacks/CSV_Injection).
 
-* XLSX written by the app (``quotes/exports.py``): such text is written as a
+* XLSX written by the app (``documents/exports.py``): such text is written as a
   string cell (``data_type = "s"``), never as a formula: it shows exactly as
   typed and is not evaluated.  Formulas the workbook means to have are written
   by :func:`formula` only, never from user text.

@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "configurator",
     "quotes",
     "proposals",
+    "documents",
 ]
 
 MIDDLEWARE = [
@@ -299,7 +300,7 @@ LOGGING = {
 QUOTE_DISCOUNT_APPROVAL_THRESHOLD = os.environ.get("QUOTE_DISCOUNT_APPROVAL_THRESHOLD", "0.10")
 QUOTE_VALIDITY_DAYS = int(os.environ.get("QUOTE_VALIDITY_DAYS", "30"))
 
-# Proposal PDFs (quotes/pdf/jobs.py): renders queued or running per user at once, and the
+# Proposal PDFs (documents/pdf/jobs.py): renders queued or running per user at once, and the
 # largest deployment rendered (a 1,024-node proposal ran to 220 pages in 47 s, issue 13).
 PDF_MAX_ACTIVE_PER_USER = int(os.environ.get("PDF_MAX_ACTIVE_PER_USER", "2"))
 PDF_MAX_NODES = int(os.environ.get("PDF_MAX_NODES", "256"))

@@ -9,6 +9,8 @@ from django.urls import include, path
 
 from accounts.views import set_language
 from config.health import healthz
+from documents import urls as documents_urls
+from quotes import urls as quotes_urls
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
@@ -21,6 +23,8 @@ urlpatterns = [
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),
     path("accounts/", include("accounts.urls")),
     path("admin/", admin.site.urls),
-    path("quotes/", include("quotes.urls")),
+    # One ``quotes`` namespace: the quote pages, then the documents of a revision (documents/urls.py),
+    # so ``quotes:pdf``, ``quotes:xlsx``, ``quotes:bundle`` … keep their names and paths.
+    path("quotes/", include((quotes_urls.urlpatterns + documents_urls.urlpatterns, quotes_urls.app_name))),
     path("", include("configurator.urls")),
 ]

@@ -8,12 +8,3 @@ class ProposalsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "proposals"
     verbose_name = _("Proposal terms")
-
-    def ready(self) -> None:
-        # quotes sits below this app: it prints our terms, delivery and options through the
-        # functions registered here (quotes/proposal_parts.py), never by importing proposals.
-        from quotes import proposal_parts
-
-        from . import parts
-
-        proposal_parts.register(parts)

@@ -8,12 +8,10 @@ Pure functions over one revision's frozen JSON (``result_json``, ``resolved_json
 * :func:`implementation_plan` — phases with weeks, milestones, who does what (RACI), training and
   after-sales, from the quote's delivery lead time and the size of the deployment;
 * :func:`compliance` — 等保 2.0 and 信创 statements derived from the chosen hardware and software, for
-  the scenarios that ask for them;
-* :func:`benchmark_appendix` — the acceptance benchmark (the launch bundle's ``benchmark.sh`` and its
-  workload) as an appendix of both editions, so the acceptance criteria refer to something attached.
+  the scenarios that ask for them.
 
-:func:`delivery_context` gathers them for the proposal template; each is shown by its own partial
-(``quotes/templates/quotes/pdf/_*.html``).
+``documents/pdf/delivery.py`` gathers them, with the acceptance benchmark the launch bundle writes,
+for the proposal template; each is shown by its own partial (``quotes/templates/quotes/pdf/_*.html``).
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from configurator.public import is_zh
 from quotes.bom import DOMESTIC_OS, DOMESTIC_STACK_SCENARIOS, SOFTWARE_STACKS
 
 from .models import QuoteTerms, SupportLevel
-from .terms import acceptance_figures, terms_for
 
 # Scenarios whose customers need the compliance statements (docs/domain.md §10: government — domestic
 # stack mandate, data stays in domain; financial research — regulated data on premises).
@@ -386,48 +383,4 @@ def _used_switches(result: Mapping) -> set[str]:
         str(s.get("slug"))
         for s in _dig(result, "network", "switches") or []
         if isinstance(s, Mapping) and s.get("slug")
-    }
-
-
-# --------------------------------------------------------------------------- acceptance benchmark
-
-
-def benchmark_appendix(revision) -> dict | None:
-    """The acceptance benchmark as the launch bundle writes it (``benchmark.sh``), its workload and the
-    figures it is held to; None when the revision has no launch configuration."""
-    from configurator.public import benchmark_file
-    from quotes.exports import BundleUnavailable, revision_launch_result
-
-    try:
-        script = benchmark_file(revision_launch_result(revision))
-    except BundleUnavailable:
-        return None
-    if not script:
-        return None
-    # the commands only: the script's comments are for the engineer who runs it
-    commands = "\n".join(
-        line.split("  #")[0].rstrip()
-        for line in script.splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    )
-    result = revision.result_json if isinstance(revision.result_json, dict) else {}
-    resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
-    # The concurrencies the script runs, read from its own loop, so the text says what it does.
-    loop = next((line for line in commands.splitlines() if line.startswith("for concurrency in ")), "")
-    levels = loop.removeprefix("for concurrency in ").split(";")[0].split()
-    sweep = ", ".join(f"{int(c):,}" for c in levels if c.isdigit())
-    return {"commands": commands, "figures": acceptance_figures(result, resolved), "sweep": sweep}
-
-
-def delivery_context(revision, lang: str) -> dict:
-    """Everything the delivery partials of the proposal show for ``revision``."""
-    result = revision.result_json if isinstance(revision.result_json, dict) else {}
-    resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
-    terms = terms_for(revision.quote)
-    return {
-        "network_planes": network_planes(result, lang),
-        "facilities": facilities(result, resolved),
-        "implementation": implementation_plan(result, resolved, terms),
-        "compliance": compliance(result, resolved, lang),
-        "benchmark_appendix": benchmark_appendix(revision),
     }

@@ -1,8 +1,9 @@
-"""Quote URLs; the proposal PDF, the workbook and the launch bundle are in ``quotes/pdf_urls.py``."""
+"""Quote URLs.  The proposal PDF, the workbook and the launch bundle (``documents/urls.py``) join them
+in the ``quotes`` namespace in ``config/urls.py``."""
 
 from django.urls import path
 
-from . import benchmark_views, pdf_urls, workflow_views
+from . import benchmark_views, workflow_views
 from .views import approvals, customers, quotes, revisions
 
 app_name = "quotes"
@@ -37,5 +38,3 @@ urlpatterns = [
     path("shared/<str:token>/accept/", workflow_views.share_accept, name="share_accept"),
     path("shared/<str:token>/question/", workflow_views.share_question, name="share_question"),
 ]
-
-urlpatterns += pdf_urls.urlpatterns

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
+from django.dispatch import Signal
 from django.http import Http404
 from django.utils import timezone
 from django.utils.translation import get_language
@@ -34,6 +35,11 @@ from .base import audit, quote_lock, require_edit
 from .transitions import transition_locked
 
 logger = logging.getLogger(__name__)
+
+# Sent when a customer link is created for a revision whose proposal PDF is neither stored nor on
+# its way, with ``revision`` and ``by``: the documents app connects here to render it (from its
+# AppConfig.ready(), so it is registered in every process; quotes imports nothing of documents).
+proposal_pdf_wanted = Signal()
 
 QUESTIONS_PER_LINK_PER_HOUR = 10
 
@@ -88,20 +94,15 @@ def share_create(*, revision: QuoteRevision, by, days: int | None = None) -> tup
 def _queue_pdf(revision: QuoteRevision, by) -> None:
     """Make sure the proposal PDF the customer will download is on its way.
 
-    Issuing renders it already (``quotes.pdf.jobs.on_revision_issued``); this
-    covers a revision issued before that, as the system (the link is no
-    engineer's render).  A refusal (e.g. too large to render) leaves the link
-    working: the customer page says the document is being prepared.
+    Issuing renders it already (``issuing.revision_issued`` → ``documents.pdf.jobs.on_revision_issued``);
+    this covers a revision issued before that: :data:`proposal_pdf_wanted` asks the documents app to
+    render it as the system (the link is no engineer's render).  A refusal (e.g. too large to
+    render) leaves the link working: the customer page says the document is being prepared.
     """
-    from ..pdf.jobs import RenderRefused, proposal_request
-
     current = QuoteRevision.objects.get(pk=revision.pk)
     if current.pdf_status in (PdfStatus.READY, PdfStatus.QUEUED, PdfStatus.RENDERING):
         return
-    try:
-        proposal_request(revision=current, by=by, system=True)
-    except RenderRefused as exc:
-        logger.warning("Proposal PDF of %s for a customer link not rendered: %s", current.number, exc.message)
+    proposal_pdf_wanted.send(sender=QuoteRevision, revision=current, by=by)
 
 
 def share_revoke(*, link: ShareLink, by) -> ShareLink:

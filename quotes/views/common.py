@@ -4,7 +4,6 @@ re-renders it on error) and the runner of those actions."""
 from __future__ import annotations
 
 from decimal import Decimal
-from importlib.util import find_spec
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -87,11 +86,6 @@ def detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision |
     from ..benchmark_views import measured_context
 
     context["measured"] = measured_context(revision)
-    if find_spec("quotes.pdf_views") is not None:
-        # The proposal-PDF panel (quotes/_pdf_status.html) replaces the placeholder.
-        from ..pdf_views import pdf_panel_context
-
-        context.update(pdf_panel_context(revision, user), pdf_panel=True)
     from ..workflow_views import workflow_panel_context  # share links, clone, revise the configuration
 
     context.update(workflow_panel_context(request, quote, revision))

@@ -106,7 +106,7 @@ def test_the_revision_records_them_and_the_manager_sees_them(engineer_client, cl
 
 def test_only_a_warning_the_customer_edition_states_asks_for_a_reason(engineer_client):
     # The default 4 x A3 page opens with warnings of both kinds: the memory finding at full context
-    # length is a risk of the proposal (quotes.pdf.story.RISKS), the cost against the public API is
+    # length is a risk of the proposal (documents.pdf.story.RISKS), the cost against the public API is
     # the engineer's to read (the economics chapter prints the comparison, not a risk).
     page = engineer_client.get("/").content.decode()
     items = re.findall(r'<li class="warning" data-code="([^"]+)">(.*?)</li>', page, re.S)

@@ -204,7 +204,7 @@ def test_save_as_quote_then_render_and_download_the_proposal_pdf(page, pdftotext
     assert revision.lines.exists() and revision.net_total > 0
 
     if not _pdf_views_wired():
-        pytest.skip("the proposal PDF views (quotes/pdf_urls.py) are not wired into quotes/urls.py yet")
+        pytest.skip("the proposal PDF views (documents/urls.py) are not wired into config/urls.py yet")
     panel = page.locator("[id^='pdf-status-']")
     expect(panel).to_have_count(1)
     if panel.get_attribute("data-pdf-status") != "ready":

@@ -15,8 +15,8 @@ from decimal import Decimal
 from configurator import reference
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
+from documents.pdf.sample import sample_plan_kwargs, sample_request
 from quotes.bom import bom_lines_from_plan
-from quotes.pdf.sample import sample_plan_kwargs, sample_request
 
 
 def test_gateway_and_checkpoint_storage_lines_match_the_engines_capex():

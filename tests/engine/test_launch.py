@@ -46,7 +46,7 @@ ALL_DEVICES = ",".join(str(i) for i in range(16))  # 16 logical NPUs per A3 [S1]
 
 
 # Where the bundles deploy: the seeded cases carry no launch section, so each request gets the one the
-# sample proposal gives the A3 cases (quotes/pdf/sample.py).
+# sample proposal gives the A3 cases (documents/pdf/sample.py).
 NIC = "enp189s0f0"
 
 

@@ -26,7 +26,7 @@ HOSTILE_NAME = "Kimi K3\ntouch /tmp/pwned\n#"
 
 def _request(case: str):
     """The seeded case (configurator.reference.CASES) with the launch section the sample proposal gives
-    the A3 cases (quotes/pdf/sample.py); the hostile values are then put straight into the resolved
+    the A3 cases (documents/pdf/sample.py); the hostile values are then put straight into the resolved
     request, past the boundary, as the module docstring says."""
     data = dict(reference.CASES[case])
     data["launch"] = {

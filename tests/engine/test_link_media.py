@@ -13,8 +13,8 @@ from decimal import Decimal
 from configurator.engine.network import link_media
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
+from documents.pdf.sample import sample_plan_kwargs, sample_request
 from quotes.bom import bom_lines_from_plan
-from quotes.pdf.sample import sample_plan_kwargs, sample_request
 
 
 def test_media_follow_the_link_speed():

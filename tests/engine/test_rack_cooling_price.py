@@ -17,8 +17,8 @@ from decimal import Decimal
 from configurator import reference
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
+from documents.pdf.sample import sample_plan_kwargs
 from quotes.bom import bom_lines_from_plan
-from quotes.pdf.sample import sample_plan_kwargs
 
 
 def test_4_node_racks_over_the_air_limit_are_containment_racks():

@@ -76,7 +76,7 @@ def test_the_main_pages_need_nothing_the_policy_forbids(client, users):
 
 
 def test_the_quote_page_needs_nothing_the_policy_forbids(client, users):
-    from quotes.pdf.sample import sample_quote_create
+    from documents.pdf.sample import sample_quote_create
 
     revision = sample_quote_create(by=users["engineer"], language="en", name="4node")
     client.force_login(users["engineer"])

@@ -11,11 +11,11 @@ points at ``pkg.name`` when that is a module, else at ``pkg``.
 
 The layers, lowest first (``docs/architecture.md`` states this and only this):
 
-    configurator.engine  →  accounts | catalog  →  configurator  →  quotes  →  proposals  →  config
+    configurator.engine  →  accounts | catalog  →  configurator  →  quotes  →  proposals  →  documents  →  config
 
 A module imports its own layer or a lower one; ``accounts`` and ``catalog`` share a layer and
-import neither each other.  ``quotes`` prints what ``proposals`` adds to its documents through
-``quotes/proposal_parts.py``, which the proposals app fills at start-up.
+import neither each other.  ``documents`` (the proposal PDF, the workbook, the exports) reads
+``quotes`` and ``proposals`` directly; neither of them imports it.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("accounts", "catalog", "configurator", "quotes", "proposals", "config")
+PACKAGES = ("accounts", "catalog", "configurator", "quotes", "proposals", "documents", "config")
 ENGINE = "configurator.engine"
 # What the pure engine must never import (it runs without Django, in the CLI and the benchmarks).
-ENGINE_FORBIDDEN = ("django", "catalog", "quotes", "accounts", "proposals", "config")
+ENGINE_FORBIDDEN = ("django", "catalog", "quotes", "accounts", "proposals", "documents", "config")
 
 
 def _module_name(path: Path) -> str:
@@ -141,9 +141,9 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_relative_imports_resolve_to_the_project_modules():
-    """``quotes/tasks.py``'s ``from .pdf.render import …`` is an edge to quotes.pdf.render (guards the resolver)."""
+    """``documents/tasks.py``'s ``from .pdf.render import …`` is an edge to documents.pdf.render (guards the resolver)."""
     edges, _ = _graph()
-    assert "quotes.pdf.render" in edges["quotes.tasks"]
+    assert "documents.pdf.render" in edges["documents.tasks"]
     assert "configurator.engine.types" in edges["configurator.engine.plan"]
 
 
@@ -164,6 +164,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("configurator",),
     ("quotes",),
     ("proposals",),
+    ("documents",),
     ("config",),
 )
 
@@ -213,10 +214,37 @@ def test_the_layer_checker_refuses_an_upward_and_a_sideways_import():
 
 def test_every_import_points_down_the_layers():
     """catalog imports no configurator module but the pure engine, nothing of quotes; quotes nothing of
-    proposals; the engine nothing of the rest of the configurator (every import counted)."""
+    proposals or documents; the engine nothing of the rest of the configurator (every import counted)."""
     edges, _ = _graph()
     bad = _upward(edges)
     assert bad == [], "imports against the dependency rule (docs/architecture.md):\n" + "\n".join(bad)
+
+
+# What proposals must not reach for: the documents built from it (the proposal PDF, the workbook,
+# the exports), wherever they live.  The layers forbid ``documents``; the old homes in quotes are
+# named too, so none of them comes back below proposals.
+PROPOSALS_MUST_NOT_IMPORT = ("quotes.pdf", "quotes.workbook", "quotes.exports", "documents")
+
+
+def _document_imports(raw: dict[str, set[str]], package: str) -> list[str]:
+    return sorted(
+        f"{module} imports {name}"
+        for module, names in raw.items()
+        if module == package or module.startswith(package + ".")
+        for name in names
+        if any(name == f or name.startswith(f + ".") for f in PROPOSALS_MUST_NOT_IMPORT)
+    )
+
+
+def test_proposals_imports_none_of_the_documents():
+    """proposals (models, terms, options, delivery) imports nothing of documents/, nor quotes.pdf,
+    quotes.workbook or quotes.exports: the documents are built above it, from its data."""
+    assert _document_imports({"proposals.x": {"documents.pdf.story", "quotes.models"}}, "proposals") == [
+        "proposals.x imports documents.pdf.story"
+    ]
+    _, raw = _graph()
+    assert any(m.startswith("proposals.") for m in raw)
+    assert _document_imports(raw, "proposals") == []
 
 
 def test_the_graph_counts_imports_in_functions_and_under_type_checking():
@@ -252,7 +280,7 @@ def test_the_engine_imports_no_django_and_no_app():
 
 
 # The apps that use the configurator, and the one module of it they may import (issue 20).
-CONFIGURATOR_CLIENTS = ("quotes", "proposals")
+CONFIGURATOR_CLIENTS = ("quotes", "proposals", "documents")
 CONFIGURATOR_FACADE = "configurator.public"
 
 
@@ -280,8 +308,8 @@ def _configurator_imports_besides_the_facade(
     return found
 
 
-def test_quotes_and_proposals_use_the_configurator_only_through_its_facade():
-    """quotes/ and proposals/ import ``configurator.public`` and no other configurator module.
+def test_quotes_proposals_and_documents_use_the_configurator_only_through_its_facade():
+    """quotes/, proposals/ and documents/ import ``configurator.public`` and no other configurator module.
 
     Tests may import the internals; templates may still ``{% load plan_tags %}``.
     """
@@ -289,7 +317,7 @@ def test_quotes_and_proposals_use_the_configurator_only_through_its_facade():
     assert CONFIGURATOR_FACADE in modules
     names = set(modules)
     clients = {m: p for m, p in modules.items() if m.split(".")[0] in CONFIGURATOR_CLIENTS}
-    assert "quotes.exports" in clients and "proposals.options" in clients
+    assert "documents.exports" in clients and "proposals.options" in clients
     bad = [
         f"{module} imports {name}"
         for module, path in sorted(clients.items())

@@ -46,7 +46,7 @@ def test_nothing_imports_a_fixture_module_of_specs():
 
 
 def test_the_sample_proposal_and_the_benchmarks_plan_from_the_seed_files():
-    sample = _imports(ROOT / "quotes" / "pdf" / "sample.py")
+    sample = _imports(ROOT / "documents" / "pdf" / "sample.py")
     assert "configurator.public.reference" in sample
     for bench in ("bench_plan.py", "bench_launch.py"):
         names = _imports(ROOT / "bench" / bench)

@@ -23,7 +23,7 @@ import yaml
 from configurator import reference
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
-from quotes.pdf.sample import LAUNCH_A3, sample_request_json
+from documents.pdf.sample import LAUNCH_A3, sample_request_json
 
 K8S_VERSION = "1.33"
 FLAG_DIR = Path(__file__).resolve().parents[1] / "data" / "vllm-flags"
@@ -43,7 +43,7 @@ def _a2_text_only():
     return {**reference.CASES["a2-8-text-only-modelslim"], "launch": A2_LAUNCH}
 
 
-# The seeded cases with a launch section (quotes/pdf/sample.py).
+# The seeded cases with a launch section (documents/pdf/sample.py).
 SEEDED = {
     "4 × A3": lambda: sample_request_json("4node"),
     "8 × A3 pair": lambda: sample_request_json("8node-standby"),

@@ -18,7 +18,7 @@ import subprocess
 
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
-from quotes.pdf.sample import sample_request
+from documents.pdf.sample import sample_request
 
 # One line of $STUB_DIR/probes per probe, consumed by the /health request:
 #   "down"                              connection refused (curl exit 7) for /health and /metrics

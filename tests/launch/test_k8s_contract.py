@@ -35,7 +35,7 @@ from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.launch.containers import DEVICE_VARS
 from configurator.engine.launch.gateway import PD_PROXY_ASCEND
 from configurator.engine.layout import resolve_layout
-from quotes.pdf.sample import sample_request_json
+from documents.pdf.sample import sample_request_json
 
 from .test_containers import _docs
 

@@ -34,10 +34,10 @@ from configurator.engine import site_values as sv
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 from configurator.io.requests import _check_launch, _Collector
-from quotes.pdf.sample import sample_request_json
+from documents.pdf.sample import sample_request_json
 
 # Topology → the seeded case (configurator.reference.CASES) planned with the sample proposal's launch
-# section (quotes/pdf/sample.py: every launch field set, so each one reaches the files).
+# section (documents/pdf/sample.py: every launch field set, so each one reaches the files).
 TOPOLOGIES = {
     "single": "4node",  # a3-4-single
     "primary_standby": "8node-standby",  # a3-8-primary-standby

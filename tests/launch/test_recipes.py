@@ -19,7 +19,7 @@ from configurator import reference
 from configurator.engine import recipes as rc
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
-from quotes.pdf.sample import LAUNCH_A3, sample_request_json
+from documents.pdf.sample import LAUNCH_A3, sample_request_json
 
 FLAG_DIR = Path(__file__).resolve().parents[1] / "data" / "vllm-flags"
 TUTORIAL = "vllm-ascend/blob/releases/v0.23.0/docs/source/tutorials/models/Kimi-K3.md"
@@ -161,7 +161,7 @@ def _with_serving(data: dict, **serving) -> dict:
     return {**data, "serving": {**data.get("serving", {}), **serving}}
 
 
-# The seeded cases (configurator.reference.CASES) with a launch section (quotes/pdf/sample.py).
+# The seeded cases (configurator.reference.CASES) with a launch section (documents/pdf/sample.py).
 SEEDED = {
     "4 × A3": (lambda: sample_request_json("4node"), tutorial_a3_4node, "#511-four-node-mixed-deployment"),
     "8 × A3 pair": (lambda: sample_request_json("8node-standby"), tutorial_a3_4node,

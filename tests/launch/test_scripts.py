@@ -12,7 +12,7 @@ import pytest
 from configurator import reference
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
-from quotes.pdf.sample import sample_request, sample_request_json
+from documents.pdf.sample import sample_request, sample_request_json
 
 # A stub vllm: logs its pid and --port; the engine on FAIL_PORT exits with FAIL_CODE after a moment,
 # every other engine serves (sleeps) until it is killed.

@@ -9,13 +9,13 @@ import pytest
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 from configurator.engine.serialize import to_jsonable
-from quotes.exports import launch_result_from_dict
-from quotes.pdf.sample import sample_request
+from documents.exports import launch_result_from_dict
+from documents.pdf.sample import sample_request
 
 NEW_FIELDS = ("recipe", "deviations", "served_name", "devices_per_node", "workload", "max_num_seqs")
 
 
-# The seeded cases with the sample proposal's launch section (quotes/pdf/sample.py).
+# The seeded cases with the sample proposal's launch section (documents/pdf/sample.py).
 @pytest.mark.parametrize("name", ["8p8d", "8node-standby", "nf5868g8"])
 def test_a_stored_launch_renders_the_same_files(name):
     req = sample_request(name)

@@ -15,11 +15,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from openpyxl import load_workbook
 
+from documents.exports import revision_workbook
+from documents.pdf.context import proposal_context
+from documents.pdf.sample import sample_quote_create
 from quotes.benchmark_import import MAX_BYTES, BenchmarkImportError, parse_benchmark
 from quotes.benchmark_models import MeasuredBenchmark
-from quotes.exports import revision_workbook
-from quotes.pdf.context import proposal_context
-from quotes.pdf.sample import sample_quote_create
 
 BENCH = {
     "date": "20261201-093000",

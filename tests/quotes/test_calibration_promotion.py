@@ -2,7 +2,7 @@
 catalog administrator, `manage.py calibrate` refits with it, and the band of the plan's hardware
 family changes; a result whose model does not match its plan is refused, naming the mismatch.
 
-The sample quote is the seeded 16 × A3 8P8D Kimi K3 plan (quotes/pdf/sample.py); the bench file is
+The sample quote is the seeded 16 × A3 8P8D Kimi K3 plan (documents/pdf/sample.py); the bench file is
 the result dict of vLLM's ``vllm/benchmarks/serve.py`` (tests/quotes/test_benchmark_import.py BENCH).
 """
 
@@ -17,11 +17,11 @@ from django.core.management import call_command
 
 from configurator import calibration as cal
 from configurator.engine import serving_model as sm
+from documents.pdf.sample import sample_quote_create
 from quotes.benchmark_import import parse_benchmark
 from quotes.benchmark_models import MeasuredBenchmark
 from quotes.calibration_models import PromotedMeasurement
 from quotes.calibration_promotion import PromotionRefused, promote
-from quotes.pdf.sample import sample_quote_create
 
 from .test_benchmark_import import BENCH
 

@@ -1,5 +1,5 @@
 """Every warning reaches its reader: each finding of the racks, cooling, power and network areas that
-can be a warning or an error has its own sentence in the customer edition (quotes.pdf.story.RISKS),
+can be a warning or an error has its own sentence in the customer edition (documents.pdf.story.RISKS),
 or a stated reason to stay internal (INTERNAL_ONLY); and a plan's floor-loading breach is stated as
 a facilities risk with its figures, not folded into the air-cooling text.
 
@@ -16,7 +16,7 @@ from configurator.engine.checks import book
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict
 from configurator.engine.types import Severity
-from quotes.pdf import story
+from documents.pdf import story
 
 AREAS = ("racks", "cooling", "power", "network")
 RAISED = (Severity.WARNING, Severity.ERROR)

@@ -2,7 +2,7 @@
 
 Expected figures come from the revision itself (its BomLine rows, its totals,
 its result_json), and the bundle is compared with what the engine renders
-for the same request (quotes.pdf.sample.sample_request, the seeded 8P8D configuration).
+for the same request (documents.pdf.sample.sample_request, the seeded 8P8D configuration).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from openpyxl import load_workbook
 from configurator.engine.launch import build_launch, bundle_files
 from configurator.engine.layout import resolve_layout
 from configurator.io.requests import resolve
-from quotes.exports import (
+from documents.exports import (
     SHEETS,
     BundleUnavailable,
     RefusingCatalog,
@@ -27,8 +27,8 @@ from quotes.exports import (
     revision_launch_bundle,
     revision_workbook,
 )
+from documents.pdf.sample import sample_quote_create, sample_request
 from quotes.models import QuoteRevision
-from quotes.pdf.sample import sample_quote_create, sample_request
 
 CENT = Decimal("0.01")
 

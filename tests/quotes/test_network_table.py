@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 from django.utils import translation
 
-from quotes.pdf.context import proposal_context
-from quotes.pdf.sample import sample_quote_create
+from documents.pdf.context import proposal_context
+from documents.pdf.sample import sample_quote_create
 
 pytestmark = pytest.mark.django_db
 

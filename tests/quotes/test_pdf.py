@@ -1,6 +1,6 @@
 """The proposal PDF: its sections and headline figures in both languages, and that it stays sealed.
 
-The reference quote is Kimi K3 on 16 × Atlas 800 A3, 8P8D (``quotes.pdf.sample``,
+The reference quote is Kimi K3 on 16 × Atlas 800 A3, 8P8D (``documents.pdf.sample``,
 planned from the seeded 8P8D configuration through ``configurator.reference``).  Expected
 strings are computed here from the revision's own snapshots with the same
 formatters the templates use (``configurator.drawings.fmt.format_money`` and
@@ -20,11 +20,11 @@ import pytest
 from django.utils import translation
 
 from configurator.drawings.fmt import format_money
-from quotes.pdf import SafeURLFetcher, harfbuzz_subset_available, pdf_speed_notice, render_proposal_pdf
-from quotes.pdf import fonts as pdf_fonts
-from quotes.pdf.context import css_string, page_counter_css, section_titles
-from quotes.pdf.fetcher import RefusedURL
-from quotes.pdf.sample import sample_quote_create
+from documents.pdf import SafeURLFetcher, harfbuzz_subset_available, pdf_speed_notice, render_proposal_pdf
+from documents.pdf import fonts as pdf_fonts
+from documents.pdf.context import css_string, page_counter_css, section_titles
+from documents.pdf.fetcher import RefusedURL
+from documents.pdf.sample import sample_quote_create
 from quotes.services.revisions import revision_create_from
 from quotes.statuses import CAPEX_CATEGORIES
 
@@ -181,8 +181,8 @@ def test_16_node_proposal_has_every_section_and_the_revisions_figures(lang, engi
 @pytest.mark.django_db
 def test_a_plan_without_sections_still_makes_a_document(engineer):
     """Sections the engine left empty say so instead of breaking the proposal."""
+    from documents.pdf import proposal_html
     from quotes.models import QuoteRevision
-    from quotes.pdf import proposal_html
 
     revision = sample_quote_create(by=engineer, language="en")
     result = dict(revision.result_json)
@@ -316,7 +316,7 @@ def test_harfbuzz_detection_follows_weasyprint(monkeypatch, caplog):
     pdf_fonts.check_font_subsetting.cache_clear()
     try:
         assert harfbuzz_subset_available() is False
-        with caplog.at_level(logging.WARNING, logger="quotes.pdf.fonts"):
+        with caplog.at_level(logging.WARNING, logger="documents.pdf.fonts"):
             notice = pdf_speed_notice()
         assert "libharfbuzz-subset0" in notice
         assert any("HarfBuzz-Subset" in r.message for r in caplog.records)
@@ -338,7 +338,7 @@ def test_the_collector_is_paused_during_a_render_and_resumes_after_the_last_one(
     """``collector_paused`` nests (overlapping renders in threads) and always restores the collector."""
     import gc
 
-    from quotes.pdf.render import collector_paused
+    from documents.pdf.render import collector_paused
 
     assert gc.isenabled()
     with collector_paused():

@@ -17,10 +17,10 @@ from django.test import Client
 from django.urls import reverse
 from kombu.exceptions import OperationalError
 
-from quotes import tasks
+from documents import tasks
+from documents.pdf import jobs
+from documents.pdf.sample import sample_quote_create
 from quotes.models import AuditEvent, QuoteRevision
-from quotes.pdf import jobs
-from quotes.pdf.sample import sample_quote_create
 from quotes.statuses import AuditAction, PdfStatus
 
 FAKE_PDF = b"%PDF-1.7\n% proposal stand-in\n%%EOF\n"

@@ -24,10 +24,10 @@ TEMPLATES = [
     ROOT / "quotes" / "templates" / "quotes" / "_pdf_status.html",
 ]
 PYTHON = [
-    *sorted((ROOT / "quotes" / "pdf").glob("*.py")),
-    ROOT / "quotes" / "exports.py",
-    ROOT / "quotes" / "pdf_views.py",
-    ROOT / "quotes" / "tasks.py",
+    *sorted((ROOT / "documents" / "pdf").glob("*.py")),
+    ROOT / "documents" / "exports.py",
+    ROOT / "documents" / "views.py",
+    ROOT / "documents" / "tasks.py",
     *sorted((ROOT / "proposals").glob("*.py")),
 ]
 GETTEXT_NAMES = {"_", "gettext", "gettext_lazy", "gettext_noop", "pgettext", "pgettext_lazy"}

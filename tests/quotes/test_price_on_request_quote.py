@@ -10,9 +10,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from documents.pdf.render import proposal_html
 from quotes.bom import NO_PRICE_NOTE
 from quotes.models import Quote
-from quotes.pdf.render import proposal_html
 from quotes.statuses import BomCategory
 
 pytest.importorskip("configurator.planning.quoting")

@@ -12,8 +12,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from configurator.drawings.fmt import format_money
+from documents.pdf.sample import sample_plan_kwargs
 from quotes.models import Customer, Quote, QuoteNumberCounter
-from quotes.pdf.sample import sample_plan_kwargs
 
 pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils not installed")
 
@@ -120,7 +120,8 @@ def test_at_most_two_options_besides_the_quoted_configuration(engineer):
 def test_options_from_the_auto_planners_candidates_skip_the_quoted_one(engineer):
     """Candidates in ``configurator.planner.candidate_dict`` shape: the quoted shape is skipped,
     the next two become options B and C, the quoted configuration stays recommended."""
-    from proposals.options import comparison, options_from_candidates
+    from documents.pdf.options import comparison
+    from proposals.options import options_from_candidates
     from quotes.services.quotes import quote_create_from_configuration
 
     quote = quote_create_from_configuration(
@@ -151,9 +152,9 @@ def test_an_issued_revision_renders_as_the_issued_document_without_the_draft_sta
     tmp_path, settings, engineer, seller, django_capture_on_commit_callbacks
 ):
     """``--quote Q-… --revision N`` of an issued revision: the bytes of the PDF stored on issuing."""
+    from documents.pdf import render_proposal_pdf
+    from documents.pdf.sample import sample_quote_create
     from quotes.models import QuoteRevision
-    from quotes.pdf import render_proposal_pdf
-    from quotes.pdf.sample import sample_quote_create
     from quotes.services.issuing import revision_issue
 
     settings.MEDIA_ROOT = tmp_path / "media"
@@ -180,7 +181,7 @@ def test_an_issued_revision_renders_as_the_issued_document_without_the_draft_sta
 def test_saved_quote_errors_are_one_line(tmp_path, engineer):
     with pytest.raises(CommandError, match="no such quote"):
         call_command("proposal", "--quote", "Q-1999-0001", str(tmp_path / "x.pdf"))
-    from quotes.pdf.sample import sample_quote_create
+    from documents.pdf.sample import sample_quote_create
 
     revision = sample_quote_create(by=engineer, language="en", name="4node", discount="0")
     with pytest.raises(CommandError, match="no revision 7"):

@@ -28,11 +28,11 @@ from decimal import ROUND_HALF_UP, Decimal
 import pytest
 
 from configurator.drawings.fmt import format_money
-from proposals.delivery import benchmark_appendix
+from documents.pdf import render_proposal_pdf
+from documents.pdf.delivery import benchmark_appendix
+from documents.pdf.sample import SEEDED_TOPOLOGIES, sample_quote_create
+from documents.pdf.story import deployment_paths
 from proposals.models import QuoteTerms, SellerProfile
-from quotes.pdf import render_proposal_pdf
-from quotes.pdf.sample import SEEDED_TOPOLOGIES, sample_quote_create
-from quotes.pdf.story import deployment_paths
 from quotes.statuses import CAPEX_CATEGORIES, BomCategory
 
 weasyprint = pytest.importorskip("weasyprint")
@@ -290,8 +290,8 @@ def test_deployment_path_marks_the_purchase_and_names_only_the_quoted_server():
 @pytest.mark.django_db
 def test_data_residency_scenarios_are_not_compared_with_a_public_api(engineer):
     """A government customer whose data must stay on-premises is not told the API is cheaper."""
-    from quotes.pdf import proposal_html
-    from quotes.pdf.sample import sample_plan_kwargs
+    from documents.pdf import proposal_html
+    from documents.pdf.sample import sample_plan_kwargs
     from quotes.services.quotes import quote_create_from_configuration
 
     kwargs = sample_plan_kwargs("8node-tenant", scenario="government-policy-qa")
@@ -334,8 +334,8 @@ def test_launch_commands_print_once_per_group_with_per_node_values_in_a_table():
     (DP rank, KV engine id, host IP) in the table, equal to the frozen per-node commands."""
     import shlex as _shlex
 
-    from quotes.pdf.context import _launch_groups
-    from quotes.pdf.sample import sample_plan_kwargs
+    from documents.pdf.context import _launch_groups
+    from documents.pdf.sample import sample_plan_kwargs
 
     launch = sample_plan_kwargs("8p8d")["result_json"]["launch"]
     groups = _launch_groups(launch, "Atlas 800 A3")

@@ -16,10 +16,10 @@ import pytest
 
 from configurator import reference
 from configurator.drawings.fmt import format_money
-from quotes.pdf import sample
-from quotes.pdf.context import _sizing
-from quotes.pdf.render import proposal_html
-from quotes.pdf.sample import sample_quote_create
+from documents.pdf import sample
+from documents.pdf.context import _sizing
+from documents.pdf.render import proposal_html
+from documents.pdf.sample import sample_quote_create
 
 pytestmark = pytest.mark.django_db
 

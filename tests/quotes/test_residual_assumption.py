@@ -13,7 +13,7 @@ from decimal import Decimal
 from configurator import reference
 from configurator.engine.plan import plan
 from configurator.engine.serialize import plan_to_dict, to_jsonable
-from quotes.pdf.context import _residual
+from documents.pdf.context import _residual
 
 
 def _planned(commercial: dict | None = None):

@@ -18,9 +18,9 @@ from decimal import Decimal
 import pytest
 
 from configurator.drawings.fmt import format_money
-from quotes.pdf import sample
-from quotes.pdf.render import proposal_html
-from quotes.pdf.sample import sample_quote_create
+from documents.pdf import sample
+from documents.pdf.render import proposal_html
+from documents.pdf.sample import sample_quote_create
 
 # ``catalog``: the seeded catalog, reloaded if a transactional test emptied its tables before this one.
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("catalog")]

@@ -17,8 +17,8 @@ def test_the_page_and_the_proposal_print_the_same_table(engineer, lang):
     from django.utils import translation
 
     from configurator.templatetags import plan_tags
-    from quotes.pdf.context import proposal_context
-    from quotes.pdf.sample import sample_quote_create
+    from documents.pdf.context import proposal_context
+    from documents.pdf.sample import sample_quote_create
 
     revision = sample_quote_create(by=engineer, language=lang)
     with translation.override(lang):

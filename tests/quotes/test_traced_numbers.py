@@ -93,11 +93,11 @@ def rendered(django_db_setup, django_db_blocker) -> dict[tuple[str, str, str], R
     from django.db import transaction
 
     from accounts.services import demo_users_create
+    from documents.exports import revision_workbook
+    from documents.pdf import render_proposal_pdf
+    from documents.pdf.sample import sample_plan_kwargs, sample_quote_create
     from proposals.options import option_add
     from proposals.terms import commercial_context
-    from quotes.exports import revision_workbook
-    from quotes.pdf import render_proposal_pdf
-    from quotes.pdf.sample import sample_plan_kwargs, sample_quote_create
     from quotes.statuses import BomCategory
 
     out: dict[tuple[str, str, str], Rendered] = {}
@@ -158,7 +158,7 @@ def rendered(django_db_setup, django_db_blocker) -> dict[tuple[str, str, str], R
                         # The quote's own terms beyond the totals: the payment schedule's amounts, the
                         # acceptance criteria's limits, and the delivery chapters (planes, facilities,
                         # implementation, the benchmark appendix's script) — each a term of the quote.
-                        from proposals.delivery import delivery_context
+                        from documents.pdf.delivery import delivery_context
 
                         with translation.override(lang):
                             delivery = delivery_context(revision, lang)

@@ -23,9 +23,9 @@ from django.test import Client
 from django.urls import reverse
 
 from configurator.engine.launch import bundle_files
+from documents.exports import launch_result_from_resolved, revision_workbook
 from quotes.benchmark_import import benchmark_mismatches, parse_benchmark
 from quotes.benchmark_models import MeasuredBenchmark
-from quotes.exports import launch_result_from_resolved, revision_workbook
 from quotes.models import Quote
 from quotes.statuses import QuoteStatus, RevisionStatus
 

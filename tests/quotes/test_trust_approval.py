@@ -111,12 +111,12 @@ def test_a_server_price_override_of_1_needs_the_managers_approval_and_is_marked(
     assert QuoteRevision.objects.get(pk=revision.pk).status == RevisionStatus.DRAFT
 
     revision_approve(revision=revision, by=manager, comment="strategic account")
-    from quotes import tasks
+    from documents import tasks
 
     captured = {}
 
     def fake_render(rev, **kwargs):
-        from quotes.pdf.render import proposal_html
+        from documents.pdf.render import proposal_html
 
         captured["html"] = proposal_html(rev)
         return b"%PDF-1.7 stand-in"
@@ -135,7 +135,7 @@ def test_the_proposal_pdf_marks_the_overridden_line(users, catalog):
     pytest.importorskip("weasyprint")
     import subprocess
 
-    from quotes.pdf.render import render_proposal_pdf
+    from documents.pdf.render import render_proposal_pdf
 
     request_json = copy.deepcopy(REQUEST)
     request_json["commercial"] = {"server_unit_price": "1"}

@@ -24,10 +24,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from quotes import tasks
+from documents import tasks
+from documents.pdf import jobs
+from documents.pdf.sample import sample_quote_create
 from quotes.models import QuoteRevision
-from quotes.pdf import jobs
-from quotes.pdf.sample import sample_quote_create
 from quotes.services.customers import customer_create
 from quotes.services.issuing import revision_issue
 from quotes.services.transitions import quote_transition

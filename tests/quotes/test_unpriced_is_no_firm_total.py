@@ -21,7 +21,7 @@ from django.utils import translation
 from openpyxl import load_workbook
 
 from catalog.seed import loader
-from quotes.exports import revision_workbook
+from documents.exports import revision_workbook
 from quotes.models import Quote
 from quotes.services import approvals, transitions
 from quotes.statuses import ApprovalState, BomCategory, QuoteStatus

@@ -15,7 +15,7 @@ from catalog.models.hardware import Fabric, SwitchFabric
 from configurator.engine import vocabulary
 from configurator.engine.vocabulary import drawing_text as t
 from configurator.web import presentation
-from quotes.pdf import context as pdf
+from documents.pdf import context as pdf
 
 LANGS = ("en", "zh-hans")
 

@@ -15,9 +15,9 @@ from decimal import Decimal
 import pytest
 from openpyxl import load_workbook
 
-from quotes.exports import revision_workbook
-from quotes.pdf.sample import sample_quote_create
-from quotes.workbook import result_rows
+from documents.exports import revision_workbook
+from documents.pdf.sample import sample_quote_create
+from documents.workbook import result_rows
 
 formulas = pytest.importorskip("formulas")
 
@@ -196,7 +196,7 @@ def honest_lease_revision(engineer):
     from configurator.engine.plan import plan
     from configurator.engine.serialize import plan_to_dict
     from configurator.io.requests import request_to_inline
-    from quotes.pdf.sample import _prices, sample_request
+    from documents.pdf.sample import _prices, sample_request
     from quotes.services.quotes import quote_create_from_configuration
 
     request = sample_request("8p8d")

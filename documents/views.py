@@ -18,7 +18,11 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from . import selectors
+from quotes import selectors
+from quotes.models import QuoteRevision
+from quotes.services.pdf import pdf_file_present
+from quotes.statuses import PdfStatus
+
 from .exports import (
     XLSX_CONTENT_TYPE,
     BundleUnavailable,
@@ -27,11 +31,8 @@ from .exports import (
     revision_workbook,
     workbook_filename,
 )
-from .models import QuoteRevision
 from .pdf.fonts import pdf_speed_notice
 from .pdf.jobs import ACTIVE_STATUSES, RenderRefused, job_is_stale, proposal_request
-from .services.pdf import pdf_file_present
-from .statuses import PdfStatus
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Both read only the revision's snapshots, so a revision exports the same
 files whatever happens to the catalog later.
 
-* :func:`revision_workbook` — XLSX (XlsxWriter, ``quotes/workbook.py``) with
+* :func:`revision_workbook` — XLSX (XlsxWriter, ``documents/workbook.py``) with
   the sheets ``BOM``, ``Inputs``, ``TCO yearly``, ``TCO monthly``, ``Cost per
   M tokens``, ``Sensitivity`` and ``Assumptions``.  BOM totals, VAT, TCO years
   and NPV are live formulas (with their values) over the ``Inputs`` sheet;
@@ -31,10 +31,10 @@ from django.utils.translation import gettext as _
 
 from configurator import public as configurator
 from configurator.public import formatting, is_zh
+from quotes.bom import money
+from quotes.statuses import BomCategory
 
-from .bom import money
-from .pdf.context import proposal_language
-from .statuses import BomCategory
+from .pdf.language import proposal_language
 
 logger = logging.getLogger(__name__)
 
@@ -268,7 +268,7 @@ def _sensitivity_rows(tco: Mapping, currency: str, zh: bool) -> tuple[list[dict]
 
 
 def _assumption_rows(revision, zh: bool) -> list[dict]:
-    from .pdf.context import SOURCE_KINDS  # labels of the source kinds, shared with the page
+    from configurator.public import SOURCE_KINDS  # labels of the source kinds, shared with the page
 
     result = revision.result_json if isinstance(revision.result_json, dict) else {}
     resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
@@ -333,7 +333,7 @@ def _facility_rows(revision, lang: str) -> list[dict]:
 
 def _measured_rows(revision) -> list[dict]:
     """Estimate beside the attached vllm bench serve measurement (quotes/benchmark_views.py), if any."""
-    from .benchmark_views import measured_context
+    from quotes.benchmark_views import measured_context
 
     measured = measured_context(revision)
     if not measured:
@@ -355,7 +355,7 @@ def revision_workbook(revision) -> bytes:
     """The BOM and TCO workbook of a revision (XLSX bytes), in the quote's language.
 
     BOM totals, inputs, TCO years and NPV are live formulas with their values
-    (``quotes/workbook.py``); the other sheets carry the frozen plan's figures.
+    (``documents/workbook.py``); the other sheets carry the frozen plan's figures.
     """
     from . import workbook
 

@@ -19,9 +19,19 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from configurator.public import formatting
+from configurator.public import formatting, vocabulary
 
 TIMELINE_MONTHS = 12
+
+
+def topology_label(topology: Mapping, lang: str) -> str:
+    """The deployment's topology in the customer's words (docs/glossary.md)."""
+    return vocabulary.topology_label(
+        str(topology.get("kind", "")),
+        lang,
+        prefill_nodes=topology.get("prefill_nodes", "?"),
+        decode_nodes=topology.get("decode_nodes", "?"),
+    )
 
 
 def _int(value: Any) -> int:

@@ -10,7 +10,7 @@ numbers and the same drawings.  This module only selects, labels and orders;
 it never computes a new figure.
 
 Call :func:`proposal_context` inside ``translation.override(<quote language>)``
-(:func:`quotes.pdf.render.proposal_html` does).
+(:func:`documents.pdf.render.proposal_html` does).
 """
 
 from __future__ import annotations
@@ -46,19 +46,16 @@ from configurator.public import (
 from configurator.public import (
     sections as section_model,
 )
+from proposals.terms import commercial_context
+from quotes.bom import NO_PRICE_NOTE, UNITS, effective_discount
+from quotes.frozen import revision_prepared_by, revision_quote
+from quotes.statuses import CAPEX_CATEGORIES, BomCategory, RevisionStatus
 
-from ..bom import NO_PRICE_NOTE, UNITS, effective_discount
-from ..frozen import revision_prepared_by, revision_quote
-from ..proposal_parts import (  # the proposals app's, registered at start-up
-    commercial_context,
-    comparison,
-    comparison_table,
-    delivery_context,
-    recommendation_reason,
-)
-from ..statuses import CAPEX_CATEGORIES, BomCategory, Language, RevisionStatus
 from . import story
+from .delivery import delivery_context
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
+from .options import comparison, comparison_table, recommendation_reason
+from .story import topology_label
 
 # Scenarios whose data must stay on the customer's premises (government documents under 等保 2.0,
 # bank research under financial-data rules): a public API is no alternative, so the proposal does
@@ -122,25 +119,6 @@ def page_counter_css(pattern: str) -> str:
 
 
 # --------------------------------------------------------------------------- labels
-
-
-def proposal_language(revision) -> str:
-    """The language the proposal is written in: the quote's (Chinese when unset or unknown).
-
-    An issued revision keeps the language it was issued in (``quotes.frozen``).
-    """
-    language = getattr(revision_quote(revision), "language", "") or ""
-    return language if language in Language.values else Language.ZH_HANS
-
-
-def topology_label(topology: Mapping, lang: str) -> str:
-    """The deployment's topology in the customer's words (docs/glossary.md)."""
-    return vocabulary.topology_label(
-        str(topology.get("kind", "")),
-        lang,
-        prefill_nodes=topology.get("prefill_nodes", "?"),
-        decode_nodes=topology.get("decode_nodes", "?"),
-    )
 
 
 def role_label(role: str, lang: str | None = None) -> str:

@@ -27,11 +27,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from .. import selectors
-from ..bom import plan_nodes
-from ..models import AuditEvent, QuoteRevision
-from ..services.pdf import pdf_file_present, revision_pdf_fail, revision_pdf_queue
-from ..statuses import AuditAction, PdfStatus
+from quotes import selectors
+from quotes.bom import plan_nodes
+from quotes.models import AuditEvent, QuoteRevision
+from quotes.services.pdf import pdf_file_present, revision_pdf_fail, revision_pdf_queue
+from quotes.statuses import AuditAction, PdfStatus
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ def proposal_request(
 
 
 def on_revision_issued(sender, revision_id: int, by=None, **kwargs) -> None:
-    """Render the issued proposal as soon as the revision is issued (connected in QuotesConfig.ready)."""
+    """Render the issued proposal as soon as the revision is issued (connected in DocumentsConfig.ready)."""
     revision = QuoteRevision.objects.filter(pk=revision_id).first()
     if revision is None:
         return
@@ -219,6 +219,18 @@ def on_revision_issued(sender, revision_id: int, by=None, **kwargs) -> None:
     except RenderRefused as exc:
         # Too large to render: the quote page says why; the issue itself stands.
         revision_pdf_fail(revision=revision, error=exc.message)
+
+
+def on_proposal_pdf_wanted(sender, revision: QuoteRevision, by=None, **kwargs) -> None:
+    """Render the proposal a customer link will serve, as the system (``quotes.services.sharing``
+    sends this; connected in DocumentsConfig.ready).  A refusal (e.g. too large to render) leaves the
+    link working: the customer page says the document is being prepared."""
+    try:
+        proposal_request(revision=revision, by=by, system=True)
+    except RenderRefused as exc:
+        logger.warning(
+            "Proposal PDF of %s for a customer link not rendered: %s", revision.number, exc.message
+        )
 
 
 def _dispatch(revision_id: int, task_id: str) -> None:

@@ -25,10 +25,11 @@ from celery.signals import worker_ready
 from django.db import transaction
 from django.db.models import F
 
-from .models import QuoteRevision
+from quotes.models import QuoteRevision
+from quotes.services.pdf import pdf_file_present, revision_pdf_fail, revision_pdf_store
+from quotes.statuses import PdfStatus
+
 from .pdf.render import render_proposal_pdf
-from .services.pdf import pdf_file_present, revision_pdf_fail, revision_pdf_store
-from .statuses import PdfStatus
 
 logger = logging.getLogger(__name__)
 

@@ -20,9 +20,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.template.loader import render_to_string
 from django.utils import translation
 
-from .context import proposal_context, proposal_language
+from .context import proposal_context
 from .fetcher import SafeURLFetcher
 from .fonts import check_font_subsetting
+from .language import proposal_language
 from .svg_text import install as install_svg_text
 
 logger = logging.getLogger(__name__)

@@ -3,8 +3,8 @@
 Public entry points: :func:`render_proposal_pdf` (bytes of one revision's
 proposal), :func:`proposal_html`, :class:`SafeURLFetcher`,
 :func:`harfbuzz_subset_available` and :func:`pdf_speed_notice`.  The job
-around it (queueing, status, retries) is in :mod:`quotes.pdf.jobs` and
-:mod:`quotes.tasks`.
+around it (queueing, status, retries) is in :mod:`documents.pdf.jobs` and
+:mod:`documents.tasks`.
 
 Names are imported on first use, so loading the quote pages (the status
 panel, the exports) never loads WeasyPrint and its system libraries; only
@@ -22,7 +22,7 @@ _EXPORTS = {
     "harfbuzz_subset_available": "fonts",
     "pdf_speed_notice": "fonts",
     "proposal_html": "render",
-    "proposal_language": "context",
+    "proposal_language": "language",
     "render_proposal_pdf": "render",
 }
 

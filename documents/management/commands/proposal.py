@@ -1,7 +1,7 @@
 """``manage.py proposal REQUEST.json OUT.pdf``: the proposal PDF of a plan request, without saving a quote;
 ``manage.py proposal --quote Q-2026-0001 --revision 2 OUT.pdf``: the proposal of a saved revision.
 
-A saved revision is rendered as the PDF job renders it (``quotes.pdf.render_proposal_pdf``, in the
+A saved revision is rendered as the PDF job renders it (``documents.pdf.render_proposal_pdf``, in the
 quote's language unless ``--language`` says otherwise): an issued revision carries no draft stamp,
 and when its issued PDF is stored, the customer edition written is that document, byte for byte
 (rendering is deterministic, so a fresh render gives the same bytes unless the seller profile or
@@ -10,7 +10,7 @@ the terms were edited since; then the stored document of record wins and the com
 The request is planned on the server exactly as the configurator's "create
 quote" does (``quotes.services.planning.configuration_plan``), a quote and its first
 revision are built by ``quotes.services.quotes.quote_create_from_configuration`` and
-rendered by ``quotes.pdf.render_proposal_pdf`` — the same code as a quote's
+rendered by ``documents.pdf.render_proposal_pdf`` — the same code as a quote's
 PDF — inside a transaction that is then rolled back, so nothing is saved
 (no quote, no customer, no quote number used).
 
@@ -77,7 +77,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        from quotes.pdf import render_proposal_pdf
+        from documents.pdf import render_proposal_pdf
         from quotes.services.planning import PlanningUnavailable, configuration_plan
         from quotes.services.quotes import quote_create_from_configuration
 
@@ -164,8 +164,8 @@ class Command(BaseCommand):
 
     def _saved(self, options) -> None:
         """Write the proposal of a saved quote's revision (the issued document, when there is one)."""
+        from documents.pdf import render_proposal_pdf
         from quotes.models import Quote, QuoteRevision
-        from quotes.pdf import render_proposal_pdf
         from quotes.services.pdf import pdf_file_present
         from quotes.statuses import RevisionStatus
 
@@ -232,7 +232,7 @@ class Command(BaseCommand):
 
 def _render(render, revision, **kwargs) -> bytes:
     """``render(revision, **kwargs)``; missing compiled translations end the command with one line."""
-    from quotes.pdf.render import TranslationsMissing
+    from documents.pdf.render import TranslationsMissing
 
     try:
         return render(revision, **kwargs)

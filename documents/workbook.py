@@ -46,9 +46,9 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 # Each line's kind of supply and the quote's VAT rates, as the proposal states them (proposals.terms).
-from .proposal_parts import terms_for, vat_class
-from .proposal_parts import vat_rate as terms_vat_rate
-from .statuses import CAPEX_CATEGORIES, BomCategory
+from proposals.terms import terms_for, vat_class
+from proposals.terms import vat_rate as terms_vat_rate
+from quotes.statuses import CAPEX_CATEGORIES, BomCategory
 
 CENT = Decimal("0.01")
 MONEY_FORMAT = "#,##0.00"
