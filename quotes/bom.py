@@ -11,7 +11,7 @@ named in one helper, so a change of shape is fixed in one place.
 
 Prices (``prices_json``) may come in two shapes, both understood:
 
-* the commercial terms the engine used, as ``configurator.services.plan_for_quote``
+* the commercial terms the engine used, as ``configurator.public.plan_for_quote``
   writes them: ``{"currency", "server": {"sku", "unit_price", "lease_per_month"},
   "switches": {slug: price}, "optics_unit_price", "rack_unit_price",
   "installation", "software_support_per_year", "om_per_year", "price_list",

@@ -4,7 +4,7 @@ A revision needs a sales manager's approval when the customer would pay more
 than ``settings.QUOTE_DISCOUNT_APPROVAL_THRESHOLD`` below the list — whether
 the cut comes from the quote discount, a line discount, an engineer's price
 override ("Server price (override)", O&M, installation …) or hardware typed in
-inline instead of chosen from the catalog.  ``configurator.services.plan_for_quote``
+inline instead of chosen from the catalog.  ``configurator.public.plan_for_quote``
 records what the catalog says beside the prices the plan used
 (``prices_json["list_terms"]``: the commercial terms of the price list in force
 without the engineer's overrides; ``prices_json["non_catalog"]``: the hardware

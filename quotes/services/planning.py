@@ -41,11 +41,11 @@ class PlanningUnavailable(Exception):
 
 
 def _plan_for_quote():
-    """``configurator.services.plan_for_quote``, imported late (the configurator owns it)."""
+    """``configurator.public.plan_for_quote``, imported late (the configurator owns it)."""
     try:
         from configurator.public import plan_for_quote
     except ImportError:
-        logger.warning("configurator.services.plan_for_quote is not available", exc_info=True)
+        logger.warning("configurator.public.plan_for_quote is not available", exc_info=True)
         return None
     return plan_for_quote
 
@@ -122,7 +122,7 @@ def configuration_plan(request_json: Any) -> PlannedConfiguration:
 
 def has_list_record(prices: Any) -> bool:
     """Whether ``prices`` were planned with the catalog's record of its list (``list_terms``,
-    ``configurator.services.plan_for_quote``); hand-made and older revisions have none and are
+    ``configurator.public.plan_for_quote``); hand-made and older revisions have none and are
     copied as they are."""
     return isinstance(prices, Mapping) and "list_terms" in prices
 

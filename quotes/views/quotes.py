@@ -171,7 +171,7 @@ def quote_create(request: HttpRequest) -> HttpResponse:
     """Create a quote from a configuration posted by the configurator.
 
     Only ``request_json`` is taken from the browser: the plan, prices and totals
-    are recomputed here by ``configurator.services.plan_for_quote``.
+    are recomputed here by ``configurator.public.plan_for_quote``.
     """
     if not request.user.has_perm("quotes.add_quote"):
         raise PermissionDenied(_("Your role does not allow this."))

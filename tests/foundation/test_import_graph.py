@@ -336,7 +336,7 @@ def test_the_facade_check_sees_every_form_of_import():
         "from configurator.engine.network import MEDIA": ["configurator.engine.network (line 1)"],
         "from configurator.engine import launch": ["configurator.engine.launch (line 1)"],
         "from configurator import not_a_module": ["configurator (line 1)"],
-        "def f():\n    from configurator import services": ["configurator.services (line 2)"],
+        "def f():\n    from configurator import planning": ["configurator.planning (line 2)"],
         "import configurator.web.forms": ["configurator.web.forms (line 1)"],
         "from configurator import public": [],
         "from configurator.public import MEDIA": [],
