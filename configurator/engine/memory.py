@@ -208,12 +208,15 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+# KvCacheDtype.bytes by value, read once: looking the enum member up by value cost more than the rest
+# of a call made a few dozen times a plan.
+_KV_DTYPE_BYTES = {d.value: d.bytes for d in KvCacheDtype}
+
+
 def kv_dtype_bytes(kv_cache_dtype: str) -> int:
-    """Bytes per cached value: ``auto`` = BF16 = 2, ``fp8`` = 1 (see ``KvCacheDtype``)."""
-    try:
-        return KvCacheDtype(str(kv_cache_dtype).lower()).bytes
-    except ValueError:
-        return 2
+    """Bytes per cached value: ``auto`` = BF16 = 2, ``fp8`` = 1 (see ``KvCacheDtype``); 2 for a value the
+    enum does not know."""
+    return _KV_DTYPE_BYTES.get(str(kv_cache_dtype).lower(), 2)
 
 
 def stage_layers(n: int, pp: int) -> int:
