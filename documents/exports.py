@@ -32,7 +32,6 @@ from django.utils.translation import gettext as _
 from configurator import public as configurator
 from configurator.public import formatting, is_zh
 from quotes.bom import money
-from quotes.statuses import BomCategory
 
 from .pdf.language import proposal_language
 
@@ -79,54 +78,6 @@ def _pick(row: Mapping, name: str, zh: bool) -> str:
 
 
 # --------------------------------------------------------------------------- workbook
-
-
-def _bom_rows(revision, zh: bool) -> tuple[list[dict], list[str]]:
-    h = {
-        "position": _("Position"),
-        "category": _("Category"),
-        "sku": _("SKU"),
-        "description": _("Description"),
-        "quantity": _("Quantity"),
-        "unit": _("Unit"),
-        "unit_price": _("Unit price"),
-        "discount": _("Line discount"),
-        "line_total": _("Line total"),
-        "currency": _("Currency"),
-        "note": _("Note"),
-    }
-    rows = []
-    for line in revision.lines.all():
-        category = (
-            str(BomCategory(line.category).label) if line.category in BomCategory.values else line.category
-        )
-        rows.append(
-            {
-                h["position"]: line.position,
-                h["category"]: category,
-                h["sku"]: line.sku,
-                h["description"]: line.description_zh if zh and line.description_zh else line.description_en,
-                h["quantity"]: line.quantity,
-                h["unit"]: line.unit,
-                h["unit_price"]: line.unit_price,
-                h["discount"]: line.discount,
-                h["line_total"]: line.line_total,
-                h["currency"]: line.currency,
-                h["note"]: line.note,
-            }
-        )
-    rows.append({})
-    lease = _("(lease lines are the alternative to purchase and are not part of the totals)")
-    for label, amount in (
-        (_("List total"), revision.list_total),
-        (_("Discount"), -revision.discount_amount),
-        (_("Net total"), revision.net_total),
-        (_("Capex"), revision.capex_total),
-    ):
-        rows.append({h["description"]: label, h["line_total"]: amount, h["currency"]: revision.currency})
-    rows.append({h["description"]: lease})
-    money_columns = [h["unit_price"], h["line_total"]]
-    return rows, money_columns
 
 
 def _yearly_columns() -> list[tuple[str, str]]:
