@@ -750,7 +750,92 @@ def parse_hf_config(
 def _parse(
     data: Mapping[str, Any], *, weight_format: str | None, hf_model_id: str, name: str
 ) -> ImportedModel:
+    """The model a config describes, in the steps of its layers: the model type, the shape (width, depth,
+    heads), the parameters of the embeddings, attention, feed-forward and vision tower, the weight bytes
+    their quantisation gives, and the catalog fields with their sources."""
     top = _Reader(data)
+    model_type = _model_type(top)
+    r = top
+    if model_type in ("kimi_k3", "gemma3", "qwen3_vl_moe"):
+        r = top.obj("text_config")
+        vision = top.obj("vision_config", required=False)
+    else:
+        vision = None
+    shape = _shape(top, r, model_type)
+
+    warnings: list[str] = []
+    params = _Params()
+    params.add("embedding", shape.vocab * shape.hidden)
+    if not shape.tie:
+        params.add("lm_head", shape.vocab * shape.hidden)
+    params.add("norms", shape.hidden)  # final norm
+
+    f = dict(_ATTENTION_FIELDS)
+    head_dim = _attention(r, model_type, shape, f, params)
+    # two RMSNorms a layer; Gemma 2 and 3 four (before and after attention and the MLP)
+    params.add("norms", shape.layers * (4 if shape.gemma else 2) * shape.hidden)
+
+    experts = _experts(r, model_type, shape)
+    shared = _feed_forward(r, model_type, shape, experts, params)
+    mtp = (
+        r.int("num_nextn_predict_layers", 0)
+        or r.int("mtp_num_hidden_layers", 0)
+        or r.int("num_mtp_modules", 0)
+    )
+    if mtp:
+        warnings.append(
+            f"{mtp} multi-token-prediction layer(s) not counted: vLLM loads them only for speculative decoding."
+        )
+    vision_params = _vision(top, vision, model_type, shape.hidden, params, warnings)
+
+    # --- bytes
+    quant = _quantisation(r if r.has("quantization_config") else top, weight_format)
+    expert_params = params.get("routed_experts")
+    expert_bytes = round(expert_params * quant.expert_bpp + params.get("routed_expert_biases") * _BF16)
+    linear = params.get("attention") + params.get("dense_mlp") + params.get("shared_experts")
+    other = params.total - expert_params - params.get("routed_expert_biases") - linear
+    non_expert_bytes = round(linear * quant.linear_bpp + other * _BF16)
+    vision_bytes = round(vision_params * _BF16)
+
+    hf_id = hf_model_id or top.str("_name_or_path") or r.str("_name_or_path")
+    display = name or (
+        hf_id.split("/")[-1]
+        if hf_id
+        else readable_name(model_type, params.total, params.active, moe=params.get("routed_experts") > 0)
+    )
+    f.update(
+        {
+            "name": display,
+            "family": FAMILIES[model_type],
+            "hf_model_id": hf_id,
+            "total_params": params.total,
+            "active_params": params.active,
+            "num_layers": shape.layers,
+            "hidden_size": shape.hidden,
+            "vocab_size": shape.vocab,
+            "num_attention_heads": shape.heads,
+            "num_kv_heads": shape.kv_heads,
+            "head_dim": head_dim,
+            "num_experts": experts.experts,
+            "experts_per_token": experts.per_token,
+            "shared_experts": shared,
+            "moe_layers": len(experts.moe_layer_ids),
+            "expert_weight_bytes": expert_bytes,
+            "non_expert_weight_bytes": non_expert_bytes,
+            "weight_format": quant.weight_format,
+            "activation_format": quant.activation_format,
+            "max_context": shape.max_context,
+            "has_vision": vision is not None,
+            "vision_params": vision_params,
+            "vision_bytes": vision_bytes,
+            "tie_word_embeddings": shape.tie,
+        }
+    )
+    return ImportedModel(model_type, f, _sources(f, hf_id, quant), dict(params.parts), tuple(warnings))
+
+
+def _model_type(top: _Reader) -> str:
+    """The config's ``model_type``, refused when missing or not one this importer reads."""
     model_type = top.str("model_type")
     if not model_type:
         raise ConfigError("model_type", "model_type is missing")
@@ -759,16 +844,28 @@ def _parse(
             "model_type",
             f"model_type {model_type!r} is not supported (supported: {', '.join(SUPPORTED_MODEL_TYPES)})",
         )
+    return model_type
 
-    warnings: list[str] = []
-    params = _Params()
-    vision_params = 0
-    r = top
-    if model_type in ("kimi_k3", "gemma3", "qwen3_vl_moe"):
-        r = top.obj("text_config")
-        vision = top.obj("vision_config", required=False)
-    else:
-        vision = None
+
+@dataclass(frozen=True)
+class _Shape:
+    """The language model's shape as its config states it (Gemma's absent fields from its defaults)."""
+
+    layers: int
+    hidden: int
+    vocab: int
+    heads: int
+    kv_heads: int
+    head_dim: int  # as stated or hidden ÷ heads; an MLA model's comes from its own fields
+    max_context: int
+    tie: bool  # the LM head is the embedding table
+    gemma: bool
+    defaults: Mapping[str, int]  # GEMMA_DEFAULTS of the type, empty for others
+
+
+def _shape(top: _Reader, r: _Reader, model_type: str) -> _Shape:
+    """Depth, width, vocabulary, attention and KV heads, head dimension, context and tied embeddings of
+    the language model ``r``, each checked (KV heads divide the heads; a head has at least one dimension)."""
     gemma = model_type.startswith("gemma")
     defaults = GEMMA_DEFAULTS["gemma2" if model_type == "gemma2" else "gemma3_text"] if gemma else {}
 
@@ -796,58 +893,39 @@ def _parse(
     max_context = r.int("max_position_embeddings", defaults.get("max_position_embeddings", 0))
     # Gemma ties its LM head to the embeddings (the configs' default)
     tie = top.bool("tie_word_embeddings", r.bool("tie_word_embeddings", gemma))
+    return _Shape(layers, hidden, vocab, heads, kv_heads, head_dim, max_context, tie, gemma, defaults)
 
-    params.add("embedding", vocab * hidden)
-    if not tie:
-        params.add("lm_head", vocab * hidden)
-    params.add("norms", hidden)  # final norm
 
-    mla_family = model_type in ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa")
-    kimi_linear = model_type in ("kimi_linear", "kimi_k3")
-    f: dict[str, Any] = {
-        "gqa_layers": 0,
-        "mla_layers": 0,
-        "linear_layers": 0,
-        "sliding_layers": 0,
-        "sliding_window": 0,
-        "kv_lora_rank": 0,
-        "qk_rope_head_dim": 0,
-        "index_head_dim": 0,
-        "index_topk": 0,
-        "index_n_heads": 0,
-        "linear_num_heads": 0,
-        "linear_head_dim": 0,
-        "linear_conv_kernel": 0,
-        "linear_conv_dim": 0,
-        "linear_state_dtype_bytes": 4,
-        "linear_conv_dtype_bytes": 2,
-    }
+# The attention fields of a model before its layers are read (a copy is filled per config).
+_ATTENTION_FIELDS: dict[str, Any] = {
+    "gqa_layers": 0,
+    "mla_layers": 0,
+    "linear_layers": 0,
+    "sliding_layers": 0,
+    "sliding_window": 0,
+    "kv_lora_rank": 0,
+    "qk_rope_head_dim": 0,
+    "index_head_dim": 0,
+    "index_topk": 0,
+    "index_n_heads": 0,
+    "linear_num_heads": 0,
+    "linear_head_dim": 0,
+    "linear_conv_kernel": 0,
+    "linear_conv_dim": 0,
+    "linear_state_dtype_bytes": 4,
+    "linear_conv_dtype_bytes": 2,
+}
+_MLA_FAMILY = ("deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm_moe_dsa")
+_KIMI_LINEAR = ("kimi_linear", "kimi_k3")
 
-    # --- attention, layer by layer type
-    if kimi_linear:
-        la, full, kda = _kimi_linear_layers(r, layers)
-        is_mla = r.has("kv_lora_rank")
-        output_gate = r.bool("mla_use_output_gate")
-        if is_mla:
-            f["mla_layers"] = len(full)
-            f["kv_lora_rank"] = r.int("kv_lora_rank", minimum=1)
-            f["qk_rope_head_dim"] = r.int("qk_rope_head_dim", minimum=1)
-            head_dim = r.int("qk_nope_head_dim", minimum=1) + f["qk_rope_head_dim"]
-            params.add("attention", len(full) * _mla_attention(r, hidden, heads, output_gate=output_gate))
-        else:
-            f["gqa_layers"] = len(full)
-            params.add(
-                "attention", len(full) * _gqa_attention(r, hidden, heads, kv_heads, head_dim, model_type)
-            )
-        if la is not None and kda:
-            f["linear_layers"] = len(kda)
-            f["linear_num_heads"] = la.int("num_heads", minimum=1)
-            f["linear_head_dim"] = la.int("head_dim", minimum=1)
-            f["linear_conv_kernel"] = la.int("short_conv_kernel_size", 4, minimum=1)
-            f["linear_conv_dim"] = 3 * f["linear_num_heads"] * f["linear_head_dim"]  # q, k, v convolutions
-            params.add("attention", len(kda) * _kda_attention(la, hidden))
-        if r.data.get("attn_res_block_size") is not None:
-            params.add("norms", layers * 4 * hidden)  # attention-residual norms and score projections
+
+def _attention(r: _Reader, model_type: str, shape: _Shape, f: dict[str, Any], params: _Params) -> int:
+    """The attention layers by type (full, sliding, MLA, linear) into ``f`` and their parameters into
+    ``params``; returns the head dimension (an MLA model's is its no-RoPE plus RoPE dimensions)."""
+    layers, hidden, heads, kv_heads = shape.layers, shape.hidden, shape.heads, shape.kv_heads
+    head_dim = shape.head_dim
+    if model_type in _KIMI_LINEAR:
+        head_dim = _kimi_linear_attention(r, model_type, shape, f, params)
     elif model_type == "qwen3_next":
         full, linear = _qwen3_next_layers(r, layers)
         f["gqa_layers"] = len(full)
@@ -860,29 +938,12 @@ def _parse(
             * (_gqa_attention(r, hidden, heads, kv_heads, head_dim, model_type) + gated + 2 * head_dim),
         )
         _qwen3_next_linear(r, hidden, len(linear), f, params)
-    elif mla_family:
-        if not r.has("kv_lora_rank"):
-            raise ConfigError(r.path("kv_lora_rank"), f"{r.path('kv_lora_rank')} is missing")
-        f["mla_layers"] = layers
-        f["kv_lora_rank"] = r.int("kv_lora_rank", minimum=1)
-        f["qk_rope_head_dim"] = r.int("qk_rope_head_dim", minimum=1)
-        head_dim = r.int("qk_nope_head_dim", minimum=1) + f["qk_rope_head_dim"]
-        params.add("attention", layers * _mla_attention(r, hidden, heads))
-        if model_type in ("deepseek_v32", "glm_moe_dsa"):
-            # DeepSeek sparse attention is what these types are: vLLM's Indexer (deepseek_v2.py) reads
-            # index_topk, index_n_heads and index_head_dim from the config and fails without them.
-            for key in ("index_topk", "index_n_heads", "index_head_dim"):
-                if not r.has(key):
-                    raise ConfigError(
-                        r.path(key), f"{r.path(key)} is missing ({model_type} needs its indexer)"
-                    )
-        if r.has("index_n_heads"):  # DeepSeek sparse attention: the indexer's keys are cached per token
-            f["index_head_dim"] = r.int("index_head_dim", minimum=1)
-            f["index_topk"] = r.int("index_topk", minimum=1)
-            f["index_n_heads"] = r.int("index_n_heads", minimum=1)
-    elif gemma and not r.has("layer_types"):
+    elif model_type in _MLA_FAMILY:
+        head_dim = _mla_family_attention(r, model_type, shape, f, params)
+    elif shape.gemma and not r.has("layer_types"):
         # transformers: Gemma 2 alternates, local first (layer i slides when i + 1 is odd); Gemma 3 slides
         # except every sliding_window_pattern-th layer
+        defaults = shape.defaults
         pattern = r.int("sliding_window_pattern", defaults["sliding_window_pattern"], minimum=1)
         sliding = sum(1 for i in range(layers) if (i + 1) % pattern)
         f["gqa_layers"], f["sliding_layers"] = layers - sliding, sliding
@@ -892,12 +953,87 @@ def _parse(
         full_layers, sliding, window = _layer_types_gqa(r, layers, model_type)
         f["gqa_layers"], f["sliding_layers"], f["sliding_window"] = full_layers, sliding, window
         params.add("attention", layers * _gqa_attention(r, hidden, heads, kv_heads, head_dim, model_type))
-    # two RMSNorms a layer; Gemma 2 and 3 four (before and after attention and the MLP)
-    params.add("norms", layers * (4 if gemma else 2) * hidden)
+    return head_dim
 
-    # --- feed-forward: dense, shared and routed experts
+
+def _kimi_linear_attention(
+    r: _Reader, model_type: str, shape: _Shape, f: dict[str, Any], params: _Params
+) -> int:
+    """Kimi Linear / K3: full-attention layers (MLA, or GQA without ``kv_lora_rank``) and KDA linear
+    layers, plus the attention-residual norms when the config has them; returns the head dimension."""
+    layers, hidden, heads = shape.layers, shape.hidden, shape.heads
+    head_dim = shape.head_dim
+    la, full, kda = _kimi_linear_layers(r, layers)
+    is_mla = r.has("kv_lora_rank")
+    output_gate = r.bool("mla_use_output_gate")
+    if is_mla:
+        f["mla_layers"] = len(full)
+        f["kv_lora_rank"] = r.int("kv_lora_rank", minimum=1)
+        f["qk_rope_head_dim"] = r.int("qk_rope_head_dim", minimum=1)
+        head_dim = r.int("qk_nope_head_dim", minimum=1) + f["qk_rope_head_dim"]
+        params.add("attention", len(full) * _mla_attention(r, hidden, heads, output_gate=output_gate))
+    else:
+        f["gqa_layers"] = len(full)
+        params.add(
+            "attention", len(full) * _gqa_attention(r, hidden, heads, shape.kv_heads, head_dim, model_type)
+        )
+    if la is not None and kda:
+        f["linear_layers"] = len(kda)
+        f["linear_num_heads"] = la.int("num_heads", minimum=1)
+        f["linear_head_dim"] = la.int("head_dim", minimum=1)
+        f["linear_conv_kernel"] = la.int("short_conv_kernel_size", 4, minimum=1)
+        f["linear_conv_dim"] = 3 * f["linear_num_heads"] * f["linear_head_dim"]  # q, k, v convolutions
+        params.add("attention", len(kda) * _kda_attention(la, hidden))
+    if r.data.get("attn_res_block_size") is not None:
+        params.add("norms", layers * 4 * hidden)  # attention-residual norms and score projections
+    return head_dim
+
+
+def _mla_family_attention(
+    r: _Reader, model_type: str, shape: _Shape, f: dict[str, Any], params: _Params
+) -> int:
+    """DeepSeek-style MLA on every layer, with the sparse-attention indexer DeepSeek V3.2 and GLM-5 need;
+    returns the head dimension (no-RoPE plus RoPE)."""
+    if not r.has("kv_lora_rank"):
+        raise ConfigError(r.path("kv_lora_rank"), f"{r.path('kv_lora_rank')} is missing")
+    f["mla_layers"] = shape.layers
+    f["kv_lora_rank"] = r.int("kv_lora_rank", minimum=1)
+    f["qk_rope_head_dim"] = r.int("qk_rope_head_dim", minimum=1)
+    head_dim = r.int("qk_nope_head_dim", minimum=1) + f["qk_rope_head_dim"]
+    params.add("attention", shape.layers * _mla_attention(r, shape.hidden, shape.heads))
+    if model_type in ("deepseek_v32", "glm_moe_dsa"):
+        # DeepSeek sparse attention is what these types are: vLLM's Indexer (deepseek_v2.py) reads
+        # index_topk, index_n_heads and index_head_dim from the config and fails without them.
+        for key in ("index_topk", "index_n_heads", "index_head_dim"):
+            if not r.has(key):
+                raise ConfigError(r.path(key), f"{r.path(key)} is missing ({model_type} needs its indexer)")
+    if r.has("index_n_heads"):  # DeepSeek sparse attention: the indexer's keys are cached per token
+        f["index_head_dim"] = r.int("index_head_dim", minimum=1)
+        f["index_topk"] = r.int("index_topk", minimum=1)
+        f["index_n_heads"] = r.int("index_n_heads", minimum=1)
+    return head_dim
+
+
+@dataclass(frozen=True)
+class _Experts:
+    """The feed-forward as the config states it: routed experts, per token, shared ones, and widths."""
+
+    experts: int
+    per_token: int
+    shared: int
+    qwen_shared: int  # Qwen3-Next's one gated shared expert, its own width
+    moe_layer_ids: list[int]
+    dense_intermediate: int
+    expert_intermediate: int
+    expert_width: int
+
+
+def _experts(r: _Reader, model_type: str, shape: _Shape) -> _Experts:
+    """Routed experts, experts per token, shared experts, the MoE layers and the MLP widths, by model
+    family; refused when a mixture of experts names no experts per token, or more than it has."""
+    layers, hidden = shape.layers, shape.hidden
     experts = per_token = shared = 0
-    qwen_shared = 0  # Qwen3-Next's one gated shared expert, its own width
+    qwen_shared = 0
     moe_layer_ids: list[int] = []
     dense_intermediate = r.int("intermediate_size", 0)
     expert_intermediate = 0
@@ -912,7 +1048,7 @@ def _parse(
         "kimi_linear",
         "kimi_k3",
     ):
-        if kimi_linear:
+        if model_type in _KIMI_LINEAR:
             experts = r.int("num_experts", 0)
             per_token = r.int("num_experts_per_token", 0) if experts else 0
             shared = r.int("num_shared_experts", 0)
@@ -949,43 +1085,62 @@ def _parse(
             r.path("num_experts_per_tok"),
             f"experts per token ({per_token}) exceeds the routed expert count ({experts})",
         )
+    return _Experts(
+        experts,
+        per_token,
+        shared,
+        qwen_shared,
+        moe_layer_ids,
+        dense_intermediate,
+        expert_intermediate,
+        expert_width,
+    )
 
-    moe_layers = len(moe_layer_ids)
-    dense_layers = layers - moe_layers
+
+def _feed_forward(r: _Reader, model_type: str, shape: _Shape, ex: _Experts, params: _Params) -> int:
+    """The dense MLPs, routed and shared experts, routers and latent projections into ``params``, and
+    the share of routed experts a token visits; returns the shared expert count (Qwen3-Next's gated
+    shared expert counts as one)."""
+    hidden = shape.hidden
+    experts, shared = ex.experts, ex.shared
+    moe_layers = len(ex.moe_layer_ids)
+    dense_layers = shape.layers - moe_layers
     if dense_layers:
-        if not dense_intermediate:
+        if not ex.dense_intermediate:
             raise ConfigError(r.path("intermediate_size"), f"{r.path('intermediate_size')} is missing")
-        params.add("dense_mlp", dense_layers * _mlp(hidden, dense_intermediate))
+        params.add("dense_mlp", dense_layers * _mlp(hidden, ex.dense_intermediate))
     if moe_layers:
-        params.add("routed_experts", moe_layers * experts * _mlp(expert_width, expert_intermediate))
+        params.add("routed_experts", moe_layers * experts * _mlp(ex.expert_width, ex.expert_intermediate))
         router = experts * hidden
         if r.str("topk_method") == "noaux_tc" or model_type == "gpt_oss" or r.bool("use_routing_bias"):
             router += experts  # routing correction bias / router bias
         params.add("moe_other", moe_layers * router)
         if shared:
-            params.add("shared_experts", moe_layers * _mlp(hidden, expert_intermediate * shared))
-        if qwen_shared:
+            params.add("shared_experts", moe_layers * _mlp(hidden, ex.expert_intermediate * shared))
+        if ex.qwen_shared:
             shared = 1
-            params.add("shared_experts", moe_layers * _mlp(hidden, qwen_shared))
+            params.add("shared_experts", moe_layers * _mlp(hidden, ex.qwen_shared))
             params.add("moe_other", moe_layers * hidden)  # shared_expert_gate: hidden → 1
-        if expert_width != hidden:
-            latent = 2 * hidden * expert_width + (expert_width if r.bool("latent_moe_use_norm") else 0)
+        if ex.expert_width != hidden:
+            latent = 2 * hidden * ex.expert_width + (ex.expert_width if r.bool("latent_moe_use_norm") else 0)
             params.add("moe_other", moe_layers * latent)
         if model_type == "gpt_oss":
-            params.add("routed_expert_biases", moe_layers * experts * (2 * expert_intermediate + hidden))
-        params.active_expert_fraction = per_token / experts
+            params.add("routed_expert_biases", moe_layers * experts * (2 * ex.expert_intermediate + hidden))
+        params.active_expert_fraction = ex.per_token / experts
+    return shared
 
-    mtp = (
-        r.int("num_nextn_predict_layers", 0)
-        or r.int("mtp_num_hidden_layers", 0)
-        or r.int("num_mtp_modules", 0)
-    )
-    if mtp:
-        warnings.append(
-            f"{mtp} multi-token-prediction layer(s) not counted: vLLM loads them only for speculative decoding."
-        )
 
-    # --- vision
+def _vision(
+    top: _Reader,
+    vision: _Reader | None,
+    model_type: str,
+    hidden: int,
+    params: _Params,
+    warnings: list[str],
+) -> int:
+    """The vision tower's parameters (Qwen3-VL, SigLIP for Gemma 3, MoonViT for Kimi) into ``params``;
+    a ``vision_config`` this importer does not read is a warning.  Returns the tower's parameters."""
+    vision_params = 0
     if vision is not None and model_type == "qwen3_vl_moe":
         vision_params = _qwen3_vl_vision_params(vision)
         params.add("vision", vision_params)
@@ -997,50 +1152,12 @@ def _parse(
         params.add("vision", vision_params)
     elif top.has("vision_config"):
         warnings.append("vision_config present but this importer does not count the vision tower.")
+    return vision_params
 
-    # --- bytes
-    quant = _quantisation(r if r.has("quantization_config") else top, weight_format)
-    expert_params = params.get("routed_experts")
-    expert_bytes = round(expert_params * quant.expert_bpp + params.get("routed_expert_biases") * _BF16)
-    linear = params.get("attention") + params.get("dense_mlp") + params.get("shared_experts")
-    other = params.total - expert_params - params.get("routed_expert_biases") - linear
-    non_expert_bytes = round(linear * quant.linear_bpp + other * _BF16)
-    vision_bytes = round(vision_params * _BF16)
 
-    hf_id = hf_model_id or top.str("_name_or_path") or r.str("_name_or_path")
-    display = name or (
-        hf_id.split("/")[-1]
-        if hf_id
-        else readable_name(model_type, params.total, params.active, moe=params.get("routed_experts") > 0)
-    )
-    f.update(
-        {
-            "name": display,
-            "family": FAMILIES[model_type],
-            "hf_model_id": hf_id,
-            "total_params": params.total,
-            "active_params": params.active,
-            "num_layers": layers,
-            "hidden_size": hidden,
-            "vocab_size": vocab,
-            "num_attention_heads": heads,
-            "num_kv_heads": kv_heads,
-            "head_dim": head_dim,
-            "num_experts": experts,
-            "experts_per_token": per_token,
-            "shared_experts": shared,
-            "moe_layers": moe_layers,
-            "expert_weight_bytes": expert_bytes,
-            "non_expert_weight_bytes": non_expert_bytes,
-            "weight_format": quant.weight_format,
-            "activation_format": quant.activation_format,
-            "max_context": max_context,
-            "has_vision": vision is not None,
-            "vision_params": vision_params,
-            "vision_bytes": vision_bytes,
-            "tie_word_embeddings": tie,
-        }
-    )
+def _sources(f: Mapping[str, Any], hf_id: str, quant: _Quant) -> dict[str, dict[str, str]]:
+    """The source of every field: the public config, the derived counts and bytes as the importer's,
+    the expert bytes with the quantisation's note."""
     ref = f"HF config{(' ' + hf_id) if hf_id else ''}"
     sources = {
         key: {"kind": "public", "ref": ref} for key in f if key not in ("name", "family", "hf_model_id")
@@ -1055,7 +1172,7 @@ def _parse(
     ):
         sources[key] = {"kind": "public", "ref": f"{ref} (derived by the importer)"}
     sources["expert_weight_bytes"]["ref"] += f"; {quant.note}"
-    return ImportedModel(model_type, f, sources, dict(params.parts), tuple(warnings))
+    return sources
 
 
 def parse_hf_config_text(text: str | bytes, **kwargs: Any) -> ImportedModel:
