@@ -827,23 +827,24 @@ def estimate_performance(
     # (Before, a layout with groups but none prefill or serving raised AttributeError on None here.)
     ttft_lead = prefill_groups[0] if prefill_groups else (counted[0] if counted else None)
     queue_wait = op.wait_s if math.isfinite(op.wait_s) else 0.0
-    _put_latency_figures(
-        book,
-        req,
-        op,
-        pools,
-        w,
-        ttft=ttft,
-        tpot=tpot,
-        finite=finite,
-        queue_wait=queue_wait,
-        ttft_lead=ttft_lead,
-        counted=counted,
-    )
     band = sm.error_band(family)
     note_en, note_zh = estimate_note(family, *band)
-    _put_throughput_figures(book, w, family, band, t, counted)
-    _put_share_figures(book, req, w, share, counted, capacity_users, t.measured)
+    if book.recording:  # a screening pass keeps no figure: none to work out
+        _put_latency_figures(
+            book,
+            req,
+            op,
+            pools,
+            w,
+            ttft=ttft,
+            tpot=tpot,
+            finite=finite,
+            queue_wait=queue_wait,
+            ttft_lead=ttft_lead,
+            counted=counted,
+        )
+        _put_throughput_figures(book, w, family, band, t, counted)
+        _put_share_figures(book, req, w, share, counted, capacity_users, t.measured)
 
     curve = () if screening else load_curve(pools.point_fn, concurrency, capacity_users, serving_devices)
     sla = None if screening else sla_result(req, op, pools.point_fn, capacity_users)
