@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, getcontext, localcontext
 
 from .vocabulary import is_zh
@@ -232,3 +233,131 @@ def format_int(value: Number) -> str:
 def thousands(value: Number, decimals: int = 0) -> str:
     """A count or amount with separators: 133120 → "133,120", (2.45, 1) → "2.5"."""
     return format_number(value, decimals)
+
+
+# --------------------------------------------------------------------------- a figure's value by its unit
+#
+# Each unit of the figure book (``engine/figures``' ``Unit``, as the plan JSON spells it) owns the way
+# its value is written: :data:`UNIT_FORMATS` maps the unit to a :class:`UnitFormat`.  Money units are
+# spelt with the plan's currency ("CNY", "CNY/M tokens"), so they are found by :func:`unit_format`,
+# not by key; a unit no entry names is written as a plain number (:data:`PLAIN`), as an unlabelled
+# figure is.
+
+
+@dataclass(frozen=True)
+class UnitFormat:
+    """How a figure of one unit is written.
+
+    ``number(value, unit, lang, currency, decimals)`` writes a numeric value (``decimals`` is the
+    caller's, None for the unit's own); ``text_suffix`` follows a value that is not a number.
+    """
+
+    number: Callable[[Decimal, str, str, str, int | None], str]
+    text_suffix: str = ""
+
+
+def _grouped(default: int, suffix: str = "") -> UnitFormat:
+    """Thousands separators and ``default`` decimals unless the caller gives some; then ``suffix``."""
+
+    def write(n: Decimal, unit: str, lang: str, currency: str, decimals: int | None) -> str:
+        return thousands(n, default if decimals is None else decimals) + suffix
+
+    return UnitFormat(write)
+
+
+def _grouped_with_unit(default: int) -> UnitFormat:
+    """:func:`_grouped`, followed by the unit's own symbol ("16.2 kW", "480 kg")."""
+
+    def write(n: Decimal, unit: str, lang: str, currency: str, decimals: int | None) -> str:
+        return f"{thousands(n, default if decimals is None else decimals)} {unit}"
+
+    return UnitFormat(write)
+
+
+def _plain(n: Decimal, unit: str, lang: str, currency: str, decimals: int | None) -> str:
+    """A count or bare number: two decimals at most (trailing zeros dropped) for a fraction of one, else
+    grouped with the caller's decimals; no unit written."""
+    if decimals is None and n != n.to_integral_value():
+        return format_number(n, 2, strip_zeros=True)
+    return thousands(n, decimals or 0)
+
+
+PLAIN = UnitFormat(_plain)
+_MONEY = UnitFormat(lambda n, unit, lang, currency, decimals: format_money(n, unit, lang))
+_MONEY_PER_M_TOKENS = UnitFormat(
+    lambda n, unit, lang, currency, decimals: format_money(n, currency, lang, scale=1, decimals=2)
+)
+
+UNIT_FORMATS: dict[str, UnitFormat] = {
+    "": PLAIN,
+    "B": UnitFormat(lambda n, u, lang, c, d: format_bytes_gb(n, 1 if d is None else d)),
+    "B/token": UnitFormat(lambda n, u, lang, c, d: f"{thousands(n)} B"),
+    "B/seq": UnitFormat(lambda n, u, lang, c, d: format_bytes_gb(n, 2 if d is None else d)),
+    "Gb/s": PLAIN,
+    "TFLOPS": PLAIN,
+    "kW": _grouped_with_unit(1),
+    "BTU/h": _grouped_with_unit(0),
+    "A": _grouped_with_unit(1),
+    "U": PLAIN,
+    "kg": _grouped_with_unit(0),
+    "kg/m²": _grouped_with_unit(0),
+    "m²": UnitFormat(lambda n, unit, lang, c, d: f"{format_number(n, 2, strip_zeros=True)} {unit}"),
+    "s": UnitFormat(lambda n, u, lang, c, d: format_seconds(n)),
+    "month": PLAIN,
+    "fraction": UnitFormat(lambda n, u, lang, c, d: format_percent(n, d or 0)),
+    "ratio": UnitFormat(lambda n, u, lang, c, d: format_percent(n, d or 0)),
+    "×": PLAIN,
+    "nodes": PLAIN,
+    "devices": PLAIN,
+    "experts": PLAIN,
+    "ports": PLAIN,
+    "processes": PLAIN,
+    "files": PLAIN,
+    "sequences": PLAIN,
+    "users": PLAIN,
+    "tokens": PLAIN,
+    "tokens/s": UnitFormat(_grouped(0, " tok/s").number, text_suffix=" tok/s"),
+    "req/s": _grouped(2),
+    "M tokens": PLAIN,
+    # Money ("{currency}", "{currency}/M tokens" in the figure book) is spelt with the plan's currency
+    # code in a figure: unit_format finds it.
+}
+
+
+def unit_format(unit: str, currency: str = "CNY") -> UnitFormat | None:
+    """The format of ``unit``: its own entry, else money per million tokens ("CNY/M tokens") or money
+    (the plan's ``currency`` or any known currency code), else a plain entry ("nodes", ""); None for a
+    unit no entry names (written as :data:`PLAIN`).  A unit with a format of its own is never read as
+    a currency code, and a plain one only when it is not the plan's currency (an unset currency is "")."""
+    found = UNIT_FORMATS.get(unit)
+    if found is not None and found is not PLAIN:
+        return found
+    if unit.endswith("/M tokens"):
+        return _MONEY_PER_M_TOKENS
+    if unit == currency or unit in CURRENCY_SYMBOLS:
+        return _MONEY
+    return found
+
+
+def figure_number(value: object) -> Decimal | None:
+    """A figure's value as a number, or None when it is not one (text, None, a boolean)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def format_figure_value(
+    value: object, unit: str, lang: str, *, currency: str = "CNY", decimals: int | None = None
+) -> str:
+    """A figure's value as every view prints it, written by its unit's :class:`UnitFormat`; a value
+    that is not a number as its text ("—" for none), with the unit's text suffix."""
+    fmt = unit_format(unit, currency) or PLAIN
+    number = figure_number(value)
+    if number is None:
+        if value in (None, ""):
+            return "—"
+        return str(value) + fmt.text_suffix
+    return fmt.number(number, unit, lang, currency, decimals)
