@@ -553,6 +553,22 @@ def tco_rows(
     )
 
 
+def row_label(section: Section | str, key: str, lang: str) -> str:
+    """The declared label of the row of ``section`` that prints ``key``: a :class:`Term`'s key, a
+    :class:`Pair`'s buy, lease or span figure, or a :class:`Fig` with a label of its own — for a view
+    that prints the row's heading beside a number of its own (the workbook's inputs and totals)."""
+    if isinstance(section, str):
+        section = SECTIONS[section]
+    for row in section.rows:
+        if isinstance(row, Pair):
+            keys: tuple[str | None, ...] = (row.buy, row.lease, row.span)
+        else:  # a figure's label is the book's unless the section names it
+            keys = (row.key,) if isinstance(row, Term) or row.label_en else ()
+        if key in keys:
+            return _pick(row.label_en, row.label_zh, lang)
+    raise KeyError(f"{section.name}.{key}")
+
+
 def severity_word(severity: str, lang: str) -> str:
     """The word for a check's severity: a warning reads "warning"/"警告", never "error" (the one
     vocabulary's ``SEVERITIES``)."""
