@@ -106,6 +106,7 @@ MIDDLEWARE = [
     "configurator.middleware.BodyLimitMiddleware",  # JSON 413 before a body over the limit is read
     "config.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "configurator.catalog_cache.VersionPerRequest",  # the catalog version read once a request
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shlex
+import threading
+from collections import OrderedDict
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -476,11 +478,42 @@ def _configuration_front(checks: list[dict], lang: str) -> list[dict]:
     ]
 
 
+# The results context of a plan without proven fixes, by plan (the object the plan cache hands out,
+# kept alive here so its id is not reused) and language: the page's update, a language switch and the
+# same form posted again share one plan object (configurator/plan_cache.py), and serialising it and
+# drawing its charts was a quarter of an update.  Read-only: the callers replace the context's keys
+# (acknowledged warnings, the price basis) on their own shallow copy and mutate nothing inside.
+CONTEXTS_MAX = 32
+_contexts: OrderedDict[tuple[int, str], tuple[Any, dict]] = OrderedDict()
+_contexts_lock = threading.Lock()
+
+
+def _results_context(result, lang: str) -> dict:
+    """``context_from_dict(plan_to_dict(result), lang)``, computed once per plan object and language."""
+    from configurator.engine.serialize import plan_to_dict
+
+    key = (id(result), lang)
+    with _contexts_lock:
+        hit = _contexts.get(key)
+        if hit is not None and hit[0] is result:
+            _contexts.move_to_end(key)
+            return hit[1]
+    context = context_from_dict(plan_to_dict(result), lang)
+    with _contexts_lock:
+        _contexts[key] = (result, context)
+        while len(_contexts) > CONTEXTS_MAX:
+            _contexts.popitem(last=False)
+    return context
+
+
 def plan_context(plan_request, result, request_json: dict, lang: str, proven=None) -> dict:
     """The page context for a live plan (``proven``: see ``localized_checks``)."""
     from configurator.engine.serialize import plan_to_dict
 
-    context = context_from_dict(plan_to_dict(result), lang, proven)
+    if proven:
+        context = context_from_dict(plan_to_dict(result), lang, proven)
+    else:
+        context = dict(_results_context(result, lang))
     context["request_json"] = json.dumps(request_json, ensure_ascii=False)
     context["request"] = plan_request
     return context
