@@ -4,8 +4,9 @@ Both read only the revision's snapshots, so a revision exports the same
 files whatever happens to the catalog later.
 
 * :func:`revision_workbook` — XLSX (XlsxWriter, ``documents/workbook.py``) with
-  the sheets ``BOM``, ``Inputs``, ``TCO yearly``, ``TCO monthly``, ``Cost per
-  M tokens``, ``Sensitivity`` and ``Assumptions``.  BOM totals, VAT, TCO years
+  the sheets ``BOM``, ``Inputs``, ``TCO yearly``, ``Summary`` and ``Facilities``
+  (the plan's declared sections), ``TCO monthly``, ``Cost per M tokens``,
+  ``Sensitivity`` and ``Assumptions``.  BOM totals, VAT, TCO years
   and NPV are live formulas (with their values) over the ``Inputs`` sheet;
   money is written as numbers with a currency column beside it (never as
   formatted text), and text always as text (formula-injection safe).
@@ -41,11 +42,12 @@ SHEETS = (
     "BOM",
     "Inputs",
     "TCO yearly",
+    "Summary",
+    "Facilities",
     "TCO monthly",
     "Cost per M tokens",
     "Sensitivity",
     "Assumptions",
-    "Facilities",
 )
 # + "Measured" when a vllm bench serve result is attached (issue 15)
 XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -266,22 +268,6 @@ def _assumption_rows(revision, zh: bool) -> list[dict]:
     return rows
 
 
-def _facility_rows(revision, lang: str) -> list[dict]:
-    """The racks section (load, heat, weight, floor loading) as the page and the proposal print it."""
-    from configurator.public import sections
-
-    figures = (revision.result_json or {}).get("figures") or {}
-    return [
-        {
-            _("Figure"): row["label"],
-            _("Value"): _dec(row["value"]) if _dec(row["value"]) is not None else row["value"],
-            _("Unit"): row["unit"],
-            _("As printed"): row["text"],
-        }
-        for row in sections.rows(sections.RACKS, figures, lang, currency=revision.currency)
-    ]
-
-
 def _measured_rows(revision) -> list[dict]:
     """Estimate beside the attached vllm bench serve measurement (quotes/benchmark_views.py), if any."""
     from quotes.benchmark_views import measured_context
@@ -321,8 +307,6 @@ def revision_workbook(revision) -> bytes:
             ("Cost per M tokens", *_token_rows(tco, currency, (revision.result_json or {}).get("economics"))),
             ("Sensitivity", *_sensitivity_rows(tco, currency, zh)),
             ("Assumptions", _assumption_rows(revision, zh), []),
-            # the racks section as the page and the proposal print it (load, heat, weight, floor loading)
-            ("Facilities", _facility_rows(revision, lang), []),
         ]
         measured = _measured_rows(revision)
         if measured:

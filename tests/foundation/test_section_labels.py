@@ -19,7 +19,7 @@ from configurator.sections import Fig, Pair, Term
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ("configurator/templates", "quotes/templates")
-WORKBOOK = ("documents/workbook.py", "quotes/workbook.py")
+WORKBOOK = ("documents/workbook.py",)
 
 # Where a templated key's placeholder is filled by a view ("{rank}" in the memory section).
 PLACEHOLDERS = {
@@ -97,20 +97,6 @@ NOT_YET = (
             "Self-hosted, lease",
             "Public API",
             "Saving against the API for the same tokens (buy)",
-        )
-    }
-    | {
-        (path, label)
-        for path in WORKBOOK
-        for label in (
-            "Note",
-            "O&M per year",
-            "Software and support per year",
-            "Electricity per year",
-            "Colocation per year",
-            "Discount",
-            "VAT",
-            "Total including VAT",
         )
     }
 )

@@ -76,8 +76,8 @@ def test_workbook_has_the_sheets_and_the_revisions_totals(revision):
         if r["Position"] is None and r["Line total"] is not None
     }
     assert as_money(totals["List total"]) == revision.list_total
-    assert as_money(totals["Discount"]) == -revision.discount_amount
-    assert as_money(totals["Net total"]) == revision.net_total
+    assert as_money(totals["Discount against the list total"]) == -revision.discount_amount
+    assert as_money(totals["Net total excluding VAT"]) == revision.net_total
     assert as_money(totals["Capex"]) == revision.capex_total
     # Money cells are numbers formatted as money, not text.
     money_cell = book["BOM"]["I2"]

@@ -60,7 +60,14 @@ def test_total_cells_are_formulas_that_evaluate_to_the_revisions_totals(revision
     book = load_workbook(io.BytesIO(content))
     bom = book["BOM"]
     rows = label_rows(bom)
-    for label in ("List total", "Net total", "Discount", "VAT", "Total including VAT", "Capex"):
+    for label in (
+        "List total",
+        "Net total excluding VAT",
+        "Discount against the list total",
+        "VAT",
+        "Total including VAT",
+        "Capex",
+    ):
         assert str(bom[f"I{rows[label]}"].value).startswith("="), label
     assert bom["I2"].value == "=ROUND(E2*G2*(1-H2),2)"
     tco_sheet = book["TCO yearly"]
@@ -77,8 +84,8 @@ def test_total_cells_are_formulas_that_evaluate_to_the_revisions_totals(revision
             continue
         assert cents(values[f"BOM!I{x}"]) == line.line_total
     assert cents(values[f"BOM!I{rows['List total']}"]) == revision.list_total
-    assert cents(values[f"BOM!I{rows['Net total']}"]) == revision.net_total
-    assert cents(values[f"BOM!I{rows['Discount']}"]) == -revision.discount_amount
+    assert cents(values[f"BOM!I{rows['Net total excluding VAT']}"]) == revision.net_total
+    assert cents(values[f"BOM!I{rows['Discount against the list total']}"]) == -revision.discount_amount
     assert cents(values[f"BOM!I{rows['Capex']}"]) == revision.capex_total
     # VAT as the proposal states it: 13 % on goods, 6 % on services (财政部 税务总局 海关总署公告
     # 2019 年第 39 号), each on its net after the quote discount; computed here from the lines.
@@ -102,7 +109,7 @@ def test_total_cells_are_formulas_that_evaluate_to_the_revisions_totals(revision
     assert cents(values[f"INPUTS!B{at['npv_lease']}"]) == Decimal(tco["npv_lease"])
     # The values written beside the formulas are the same (readers that do not calculate see them).
     cached = load_workbook(io.BytesIO(content), data_only=True)
-    assert cents(cached["BOM"][f"I{rows['Net total']}"].value) == revision.net_total
+    assert cents(cached["BOM"][f"I{rows['Net total excluding VAT']}"].value) == revision.net_total
     assert cents(cached["Inputs"][f"B{at['npv_buy']}"].value) == Decimal(tco["npv_buy"])
 
 
@@ -130,7 +137,7 @@ def test_changing_a_quantity_or_a_rate_recomputes(revision, tmp_path):
     quote_discount_before = (capex_lines * discount).quantize(CENT)
     quote_discount_after = ((capex_lines + extra) * discount).quantize(CENT)
     net = revision.net_total + extra - (quote_discount_after - quote_discount_before)
-    assert cents(values[f"BOM!I{rows['Net total']}"]) == net
+    assert cents(values[f"BOM!I{rows['Net total excluding VAT']}"]) == net
     # Installation (a construction service, after its share of the discount) stays at its rate (9 %:
     # proposals/terms.py VAT_RATES, 财税〔2016〕36 号), support and operations at 6 %; the goods, one
     # server more, at the new 17 %.
