@@ -67,7 +67,7 @@ def _back_to_quote(revision: QuoteRevision) -> HttpResponse:
 @require_GET
 def revision_pdf_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The PDF status partial; it polls itself (htmx, every second) while the job is queued or rendering."""
-    revision = selectors.revision_get_visible(user=request.user, pk=pk)
+    revision = selectors.revision_get_visible(user=request.user, pk=pk, without_plan=True)
     return _status_response(request, revision)
 
 

@@ -59,13 +59,22 @@ def quote_get_visible(*, user, pk: int) -> Quote:
     return quote
 
 
-def revision_get_visible(*, user, pk: int) -> QuoteRevision:
-    """The revision if the user may see its quote, else 404."""
-    revision = (
-        QuoteRevision.objects.select_related("quote", "quote__customer", "quote__owner", "quote__team")
-        .filter(pk=pk, quote__in=quotes_visible_to(user))
-        .first()
+# The plan a revision froze (request, resolution, result, prices): tens of kilobytes of JSON that a
+# view showing only the revision's state (the PDF panel's one-second poll) need not read and parse.
+PLAN_FIELDS = ("request_json", "resolved_json", "result_json", "prices_json")
+
+
+def revision_get_visible(*, user, pk: int, without_plan: bool = False) -> QuoteRevision:
+    """The revision if the user may see its quote, else 404.
+
+    ``without_plan``: leave the frozen plan's JSON unread (:data:`PLAN_FIELDS`; Django reads a
+    deferred field if something asks for it after all, so this only saves, never breaks)."""
+    revisions = QuoteRevision.objects.select_related(
+        "quote", "quote__customer", "quote__owner", "quote__team"
     )
+    if without_plan:
+        revisions = revisions.defer(*PLAN_FIELDS)
+    revision = revisions.filter(pk=pk, quote__in=quotes_visible_to(user)).first()
     if revision is None:
         raise Http404("No such revision.")
     return revision

@@ -313,6 +313,26 @@ def test_status_partial_shows_each_state(revision, engineer, client, status, pol
 
 
 @pytest.mark.django_db
+def test_the_status_poll_reads_no_frozen_plan(revision, engineer, client):
+    """The panel polls every second while a job runs: it reads the revision's state, never the tens of
+    kilobytes of plan JSON the revision froze (selectors.PLAN_FIELDS), in any query it makes."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from quotes.selectors import PLAN_FIELDS
+
+    set_state(revision, PdfStatus.RENDERING, pdf_attempts=1)
+    client.force_login(engineer)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse("quotes:pdf_status", args=[revision.pk]), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and 'data-pdf-status="rendering"' in response.content.decode()
+    revision_queries = [q["sql"] for q in queries.captured_queries if "quotes_quoterevision" in q["sql"]]
+    assert revision_queries  # the revision was read …
+    for sql in revision_queries:  # … without its plan
+        assert not any(field in sql for field in PLAN_FIELDS), sql
+
+
+@pytest.mark.django_db
 def test_render_button_over_htmx_returns_the_panel_ready(
     revision, engineer, renderer, django_capture_on_commit_callbacks
 ):
