@@ -54,19 +54,10 @@ def _dig(data: Any, *path: str) -> Any:
 # --------------------------------------------------------------------------- network and facilities
 
 
-def plane_name(role: str) -> str:
-    return {
-        "scale_up": _("Scale-up (parameter plane)"),
-        "scale_out": _("Scale-out (parameter plane)"),
-        "service": _("Service plane"),
-        "storage": _("Storage plane"),
-        "management": _("Management plane"),
-        "oob": _("Out-of-band management (BMC)"),
-    }.get(role, role)
-
-
 def network_planes(result: Mapping, lang: str) -> dict:
-    """Every switched plane: switches, ports used of the capacity, spare ports, uplinks, attached devices."""
+    """Every switched plane: the engine's fabric rows that have switches (their plane, switches, ports
+    used of the capacity, spare ports, uplinks; the table section ``network_planes`` prints them) with
+    the devices attached to each named (``attached_note``); and the cables by length class."""
     zh = is_zh(lang)
     rows = []
     for row in _dig(result, "network", "rows") or []:
@@ -82,24 +73,11 @@ def network_planes(result: Mapping, lang: str) -> dict:
             attached.append(_("gateways and storage management ports"))
         if role == "oob":
             attached.append(_("switch management ports, gateway BMCs"))
-        used = int(row.get("ports_needed") or 0) + int(row.get("attached_ports") or 0)
-        used += int(row.get("external_uplinks") or 0) + 2 * int(row.get("uplinks") or 0)
+        devices = "、".join(attached) if zh else ", ".join(attached)
         rows.append(
             {
-                "plane": plane_name(role),
-                "speed": int(row.get("link_gbps") or 0),
-                "switch": (row.get("switch_model_zh") or row.get("switch_model"))
-                if zh
-                else row.get("switch_model"),
-                "switches": int(row.get("switches") or 0),
-                "server_ports": int(row.get("ports_needed") or 0),
-                "attached_ports": int(row.get("attached_ports") or 0),
-                "attached": "、".join(attached) if zh else ", ".join(attached),
-                "uplinks": int(row.get("external_uplinks") or 0),
-                "used": used,
-                "spare": int(row.get("spare_ports") or 0),
-                "capacity": int(row.get("switches") or 0) * int(row.get("ports_per_switch") or 0),
-                "added_card": row.get("added_nic") == "card",
+                **row,
+                "attached_note": _("other devices: %(devices)s") % {"devices": devices} if devices else "",
             }
         )
     cables = []
@@ -110,38 +88,14 @@ def network_planes(result: Mapping, lang: str) -> dict:
             cables.append(
                 {"medium": names.get(medium, medium), **{k: int(classes.get(k) or 0) for k in LENGTHS}}
             )
-    # Each fabric row's plane, for the network table whose rows otherwise read alike ("Ethernet 25G,
-    # all nodes" twice: the service and the storage plane).
-    names = {
-        str(row.get("role") or ""): plane_name(str(row.get("role") or ""))
-        for row in _dig(result, "network", "rows") or []
-        if isinstance(row, Mapping)
-    }
-    return {"planes": rows, "cables": cables, "lengths": LENGTHS, "plane_names": names}
+    return {"planes": rows, "cables": cables, "lengths": LENGTHS}
 
 
 def facilities(result: Mapping, resolved: Mapping) -> dict:
-    """Per rack: maximum load, heat load, the PDU of each feed, weight and floor loading; and the totals."""
-    volts = int(_dig(resolved, "site", "voltage_ll") or 380)
-    racks = []
-    for r in _dig(result, "racks", "racks") or []:
-        if not isinstance(r, Mapping):
-            continue
-        racks.append(
-            {
-                "name": r.get("name"),
-                "kw": float(r.get("kw") or 0),
-                "heat_btu_h": int(r.get("heat_btu_h") or 0),
-                "pdu_amps": int(_dig(r, "feed", "breaker_amps") or 0),
-                "pdu_volts": volts,
-                "c19": int(r.get("pdu_c19") or 0),
-                "c13": int(r.get("pdu_c13") or 0),
-                # the engine's weight and floor loading (0: a device's weight is not in the catalog)
-                "weight_kg": float(r.get("weight_kg") or 0),
-                "floor_load_kg_m2": float(r.get("floor_load_kg_m2") or 0),
-            }
-        )
-    total_kw = sum(r["kw"] for r in racks)
+    """The racks (the engine's rows: maximum load, heat load, the PDU of each feed, weight and floor
+    loading; the table section ``per_rack`` prints them) and the totals of load and heat."""
+    racks = [r for r in _dig(result, "racks", "racks") or [] if isinstance(r, Mapping)]
+    total_kw = sum(float(r.get("kw") or 0) for r in racks)
     return {
         "racks": racks,
         "total_kw": total_kw,

@@ -50,6 +50,7 @@ from .tables import (
     GROUPS,
     MEASURED,
     NETWORK,
+    NETWORK_PLANES,
     PER_RACK,
     POWER_GROUPS,
     TABLES,
@@ -59,6 +60,8 @@ from .tables import (
     Table,
     Total,
     label,
+    optics_classes,
+    parallel_text,
     table,
 )
 
@@ -68,6 +71,7 @@ __all__ = [
     "GROUPS",
     "MEASURED",
     "NETWORK",
+    "NETWORK_PLANES",
     "PER_RACK",
     "POWER_GROUPS",
     "TABLES",
@@ -77,6 +81,8 @@ __all__ = [
     "Table",
     "Total",
     "label",
+    "optics_classes",
+    "parallel_text",
     "table",
     "DESIGN",
     "MEMORY",

@@ -15,6 +15,7 @@ Pure Python (no Django); :func:`table` renders one table for one plan in one lan
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,12 +34,15 @@ class Col:
     ``unit``: the figure book's unit formatting a number ("kW", "A", "fraction", "kg"); "" prints a
     number bare, with ``decimals``.  ``term``: the vocabulary table a code is a word of ("fabric",
     "plane", "role", "group", "cooling", "scope").  ``bilingual``: the row holds ``key``/``key_zh``
-    (or ``key_en``/``key_zh``).  ``of``: a second path printed after " / " (U used of the rack's U).
+    (or ``key_en``/``key_zh``).  ``of``: a second path printed after ``of_sep`` (U used " / " the rack's U; a switch " × " how many).
     ``note``/``note_unit``: a second value printed small beside the first (a link's speed).
     ``blank_if``: ``(path, value)`` — the cell says "—" where the row's ``path`` is ``value`` (a fabric
     inside a node has no switch).  ``hide_zero``: a 0 or missing value reads "—".  ``flag``: a boolean
     path that marks the cell (a rack over its air-cooling limit).  ``figure``: the figure key of the
     plan's book that explains the cell, a template over the row's fields ("racks.{name}.kw").
+    ``parts``: the cell written as words around the row's numbers, one ``(en, zh)`` template per part,
+    each ``{path}`` a path into the row; a part whose numbers are all 0 is left out, the others are
+    joined by " + " (a PDU's sockets: "6 × C19 + 4 × C13").
     """
 
     name: str
@@ -57,6 +61,8 @@ class Col:
     flag: str = ""
     figure: str = ""
     text: bool = False  # a word or a description, left-aligned; numbers are right-aligned
+    of_sep: str = " / "
+    parts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -92,11 +98,17 @@ class Line:
 
 @dataclass(frozen=True)
 class Total:
-    """The total line of a list table: its label and, per column name, the figure key it prints."""
+    """The total line of a list table: its label and, per column name, the figure key it prints.
+
+    ``classes``: the column whose total is counted by class where the caller gives the counts
+    (``table(..., classes=...)``): the network's optics, "512 × 400G + 152 × 25G", never one number
+    under rows of different transceivers.
+    """
 
     label_en: str
     label_zh: str
     figures: tuple[tuple[str, str], ...]
+    classes: str = ""
 
 
 @dataclass(frozen=True)
@@ -186,6 +198,23 @@ def _fill(template: str, row: Any) -> str:
         return ""
 
 
+_PLACEHOLDER = re.compile(r"\{([\w.]+)\}")
+
+
+def _parts(col: Col, row: Any, lang: str) -> str:
+    """The cell's words around the row's numbers (``Col.parts``), parts whose numbers are all 0 left out."""
+    out = []
+    for en, zh in col.parts:
+        template = _pick(en, zh, lang)
+        values = [_path(row, path) for path in _PLACEHOLDER.findall(template)]
+        if values and not any(_number(v) for v in values):
+            continue
+        out.append(
+            _PLACEHOLDER.sub(lambda m: format_value(_path(row, m.group(1)), "", lang, decimals=0), template)
+        )
+    return " + ".join(out)
+
+
 def cell(col: Col, row: Any, lang: str, currency: str = "CNY") -> dict:
     """One cell of ``col`` for ``row``: ``text``, ``value``, ``num`` (right-aligned), ``note``, ``flag``,
     ``figure`` (the key that explains it, "" when none)."""
@@ -202,6 +231,11 @@ def cell(col: Col, row: Any, lang: str, currency: str = "CNY") -> dict:
         return out
     if col.bilingual:
         out["text"] = _bilingual(row, col.key, lang) or DASH
+        if col.of:
+            out["text"] = f"{out['text']}{col.of_sep}{_path(row, col.of)}"
+        return out
+    if col.parts:
+        out["text"] = _parts(col, row, lang) or DASH
         return out
     value = _path(row, col.key)
     out["value"] = value
@@ -214,7 +248,7 @@ def cell(col: Col, row: Any, lang: str, currency: str = "CNY") -> dict:
     else:
         out["text"] = str(value)
     if col.of:
-        out["text"] = f"{out['text']} / {_path(row, col.of)}"
+        out["text"] = f"{out['text']}{col.of_sep}{_path(row, col.of)}"
     if col.note:
         note = _path(row, col.note)
         out["note"] = f"{note}{col.note_unit}" if note else ""
@@ -291,6 +325,7 @@ def table(
     items: Sequence[str] | str | None = None,
     figures: Mapping[str, Any] | None = None,
     keys: Mapping[str, Any] | None = None,
+    classes: Mapping[str, Any] | None = None,
 ) -> dict:
     """``section`` rendered for one plan in ``lang``: ``title``, ``columns`` (``name``, ``label``, ``num``),
     ``rows`` (``label`` for an item or a line, ``cells``, ``total``, ``figures``: the keys that explain
@@ -299,6 +334,8 @@ def table(
     ``data``: the plan's list of row dicts (a list table) or the mapping whose parts the items name;
     for a table of :class:`Line` rows, the figure book (``figures``).  ``columns``/``items``: the names a
     view prints, in its order (all when None).  ``keys`` fill placeholders of the lines' labels.
+    ``classes``: the counts by class code the total line prints in its ``classes`` column
+    (:func:`optics_classes`); that cell then has ``parts``, one "count × class" each.
     """
     if isinstance(section, str):
         section = TABLES[section]
@@ -354,7 +391,7 @@ def table(
                     "figures": [c["figure"] for c in cells if c["figure"]],
                 }
             )
-    total = None
+    total: dict[str, Any] | None = None
     if section.total is not None and figures is not None:
         by_name = dict(section.total.figures)
         total = {
@@ -374,6 +411,14 @@ def table(
                 for c in cols
             ],
         }
+    if total is not None and section.total is not None and section.total.classes and classes:
+        parts = [
+            f"{format_value(n, '', lang)} × {code.split('-', 1)[0].upper()}" for code, n in classes.items()
+        ]
+        total_cells: list[dict] = total["cells"]
+        for c in total_cells:
+            if c["name"] == section.total.classes:
+                c.update(parts=parts, text=" + ".join(parts))
     return {
         "name": section.name,
         "title": _pick(section.title_en, section.title_zh, lang),
@@ -381,6 +426,14 @@ def table(
         "rows": rows,
         "total": total,
     }
+
+
+def optics_classes(network: Mapping[str, Any] | None) -> dict[str, int]:
+    """The network's optical transceivers by class, as the engine counts them: the 400G class
+    (``network.optics``) and the slower ones by media code (``network.media``); classes of none left out."""
+    network = network or {}
+    counts = [("400g-optics", network.get("optics") or 0), *sorted((network.get("media") or {}).items())]
+    return {code: int(n) for code, n in counts if code.endswith("-optics") and n}
 
 
 def label(section: Table | str, name: str, lang: str) -> str:
@@ -449,6 +502,27 @@ NETWORK = Table(
         "Total",
         "合计",
         (("switches", "network.switches.count"), ("optics", "network.optics"), ("cables", "network.cables")),
+        classes="optics",
+    ),
+)
+
+# The switched planes of the network with their ports (proposals/delivery.py ``network_planes``: the
+# engine's fabric rows that have switches): ports for the servers, for other devices and uplinks, spare
+# ports, ports used of the switches' capacity.
+NETWORK_PLANES = Table(
+    "network_planes",
+    "Network planes, ports and headroom",
+    "网络平面、端口与余量",
+    (
+        Col("plane", "role", "Plane", "网络平面", term="plane", note="attached_note"),
+        Col("link", "link_gbps", "Link", "链路", parts=(("{link_gbps}G", "{link_gbps}G"),)),
+        Col("switch", "switch_model", "Switch", "交换机", bilingual=True, of="switches", of_sep=" × "),
+        Col("server_ports", "ports_needed", "Server ports", "服务器端口"),
+        Col("other_devices", "attached_ports", "Other devices", "其他设备"),
+        Col("uplinks", "external_uplinks", "Uplinks", "上联"),
+        Col("spare", "spare_ports", "Spare", "预留"),
+        Col("used", "ports_used", "Ports used", "已用端口"),
+        Col("capacity", "port_capacity", "Ports in all", "端口总数"),
     ),
 )
 
@@ -503,6 +577,27 @@ PER_RACK = Table(
         Col("cooling", "cooling_required", "Rack cooling", "机柜散热方式", term="cooling"),
         Col("feeds", "feed.description", "A/B feeds", "A/B 路供电", bilingual=True),
         Col("heat", "heat_btu_h", "Heat load (BTU/h)", "散热负荷（BTU/h）", decimals=0),
+        Col(
+            "pdu",
+            "feed.breaker_amps",
+            "PDU per feed",
+            "每路 PDU",
+            parts=(
+                (
+                    "3-phase {feed.voltage_ll} V, {feed.breaker_amps} A",
+                    "三相 {feed.voltage_ll} V，{feed.breaker_amps} A",
+                ),
+            ),
+            text=True,
+        ),
+        Col(
+            "sockets",
+            "pdu_c19",
+            "Sockets per feed",
+            "每路插座",
+            parts=(("{pdu_c19} × C19", "{pdu_c19} × C19"), ("{pdu_c13} × C13", "{pdu_c13} × C13")),
+            text=True,
+        ),
         Col("weight", "weight_kg", "Weight", "重量", unit="kg", hide_zero=True, figure=_RACK + ".weight_kg"),
         Col(
             "floor_load",
@@ -661,5 +756,6 @@ MEASURED = Table(
 )
 
 TABLES: dict[str, Table] = {
-    t.name: t for t in (NETWORK, FEEDS, PER_RACK, GROUPS, POWER_GROUPS, COST_PER_TOKEN, MEASURED)
+    t.name: t
+    for t in (NETWORK, NETWORK_PLANES, FEEDS, PER_RACK, GROUPS, POWER_GROUPS, COST_PER_TOKEN, MEASURED)
 }

@@ -417,11 +417,12 @@ def card_anchor(key) -> str:
 
 
 @register.simple_tag
-def table_section(name, data, figures=None, currency="CNY", columns=None, items=None, **keys):
+def table_section(name, data, figures=None, currency="CNY", columns=None, items=None, classes=None, **keys):
     """A declared table section (``configurator.sections.TABLES``) for this plan, in the page's language:
     the same headings, cells and formatting as the proposal PDF and the workbook.  ``data``: the plan's
     row dicts (or the mapping the items name, or the figure book); ``columns``/``items``: the names this
-    view prints, in its order; ``keys`` fill the labels' placeholders."""
+    view prints, in its order; ``classes``: the counts by class its total line prints (the network's
+    optics: ``plan.result.network|optics_classes``); ``keys`` fill the labels' placeholders."""
     from configurator import sections
 
     return sections.table(
@@ -433,7 +434,16 @@ def table_section(name, data, figures=None, currency="CNY", columns=None, items=
         items=items,
         figures=figures,
         keys=keys,
+        classes=classes,
     )
+
+
+@register.filter
+def optics_classes(network):
+    """The network's optical transceivers by class (``sections.optics_classes``), for a total line."""
+    from configurator import sections
+
+    return sections.optics_classes(network if isinstance(network, dict) else None)
 
 
 @register.simple_tag

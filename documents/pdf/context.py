@@ -56,6 +56,7 @@ from .delivery import delivery_context
 from .fonts import FONT_FAMILY, MONO_FONT_FAMILY
 from .options import comparison, comparison_table, recommendation_reason
 from .story import topology_label
+from .tables import pdf_table
 
 # Scenarios whose data must stay on the customer's premises (government documents under 等保 2.0,
 # bank research under financial-data rules): a public API is no alternative, so the proposal does
@@ -127,12 +128,8 @@ def role_label(role: str, lang: str | None = None) -> str:
 
 
 def parallel_label(parallel: Mapping) -> str:
-    text = f"DP{parallel.get('dp')} / TP{parallel.get('tp')}"
-    if (parallel.get("pp") or 1) > 1:
-        text += f" / PP{parallel.get('pp')}"
-    if parallel.get("expert_parallel"):
-        text += f" / EP{parallel.get('ep')}"
-    return text
+    """A group's parallel layout as the serving-groups section writes it ("TP16 · DP8 · EP128")."""
+    return section_model.parallel_text(parallel)
 
 
 def fabric_label(fabric: str, lang: str) -> str:
@@ -143,19 +140,6 @@ def fabric_label(fabric: str, lang: str) -> str:
 def group_label(name: str, lang: str | None = None) -> str:
     """A serving group as the page names it: "cluster-a" → "Cluster A", "prefill" → "Prefill (P)"."""
     return vocabulary.group_label(name, lang or get_language())
-
-
-def scope_label(scope: str) -> str:
-    if scope == "all":
-        return _("all nodes")
-    if scope == "in-node":
-        return _("inside each node")
-    return " + ".join(group_label(part) for part in str(scope).split("+"))
-
-
-def cooling_label(cooling: str) -> str:
-    """A rack's cooling class as the customer reads it (what the bill of materials prices)."""
-    return vocabulary.cooling_label(cooling, get_language())
 
 
 def scenario_label(slug: str, lang: str) -> str:
@@ -790,6 +774,134 @@ def _residual(figures: Mapping, resolved: Mapping, request: Mapping) -> dict[str
     }
 
 
+def _cost_items(tco: Mapping, sizing: Mapping, data_residency: bool) -> list[str]:
+    """The lines of the cost-per-token section the proposal prints: the design capacity's where there is
+    one, the lease where it is offered, the public API where it is a comparison, and the saving where
+    the edition may print it (the customer edition never prints a negative one)."""
+    items = ["buy"]
+    if sizing.get("design_concurrency"):
+        items.append("design")
+    if tco.get("lease_offered") is not False:
+        items.append("lease")
+    if not data_residency:
+        items.append("api")
+        if sizing.get("show_saving"):
+            items.append("saving")
+    return items
+
+
+def chapter_tables(
+    result: Mapping,
+    figures: Mapping,
+    tco: Mapping | None,
+    planes: Mapping,
+    sizing: Mapping,
+    lang: str,
+    *,
+    internal: bool,
+    data_residency: bool,
+    currency: str,
+) -> dict[str, Any]:
+    """The declared table sections of the chapters (``configurator.sections`` TABLES), rendered as the
+    configurator page renders them, with the PDF's column widths: the serving groups (architecture),
+    the racks with their cooling and, in the facilities part, heat, PDUs and floor loading; the feeds
+    and breakers (the source document's method beside the recommended one in the internal edition),
+    power per serving group and per rack; the network's fabrics with the optics counted by class and
+    the switched planes with their ports; the cost per million tokens."""
+    racks = (result.get("racks") or {}).get("racks") or []
+    power = result.get("power") or {}
+    network = result.get("network") or {}
+    # a fabric row with neither switches nor ports (nothing to buy or cable) is not printed
+    fabrics = [r for r in network.get("rows") or [] if r.get("switches") or r.get("ports_needed")]
+    tokens = (tco or {}).get("tokens") or {}
+    economics = result.get("economics") or {}
+    return {
+        "groups_table": pdf_table(
+            "groups",
+            (result.get("layout") or {}).get("groups") or [],
+            lang,
+            widths=(14, 16, 10, 11, 34, 15),
+            styles={"parallelism": "mono"},
+        ),
+        "racks_table": pdf_table(
+            "per_rack",
+            racks,
+            lang,
+            columns="rack units_used servers kw design_kw cooling_limit cooling feeds",
+            widths=(8, 11, 9, 11, 11, 12, 16, 22),
+        ),
+        "facilities_table": pdf_table(
+            "per_rack",
+            racks,
+            lang,
+            columns="rack kw heat pdu sockets weight floor_load",
+            widths=(9, 9, 13, 19, 20, 13, 17),
+            flags=False,
+        ),
+        "feeds_table": pdf_table(
+            "feeds",
+            power,
+            lang,
+            columns="load power_factor derating current required utilisation circuit",
+            items="seed_feed recommended_feed" if internal else "recommended_feed",
+            widths=(22, 10, 5, 10, 10, 14, 13, 16),
+            sub=True,
+        ),
+        "power_groups_table": pdf_table(
+            "power_groups",
+            power.get("groups") or [],
+            lang,
+            columns="group nodes it_kw current_per_feed utilisation circuit",
+            widths=(16, 10, 16, 16, 16, 26),
+        ),
+        "power_racks_table": pdf_table(
+            "per_rack",
+            racks,
+            lang,
+            columns="rack kw current_per_feed required breaker utilisation circuit",
+            widths=(10, 11, 14, 13, 11, 14, 27),
+            flags=False,
+        ),
+        "network_table": pdf_table(
+            "network",
+            fabrics,
+            lang,
+            figures=figures,
+            columns="fabric plane scope ports_needed switch switches optics cables"
+            + (" note" if internal else ""),
+            classes=section_model.optics_classes(network),
+            under={"plane": "fabric"},
+            styles={"note": "small"},
+            widths=(15, 10, 7, 19, 8, 11, 8, 22) if internal else (20, 12, 9, 27, 9, 12, 11),
+        ),
+        "planes_table": pdf_table(
+            "network_planes",
+            planes.get("planes") or [],
+            lang,
+            note_under=("plane",),
+            widths=(22, 7, 21, 8, 8, 8, 7, 9, 10),
+        ),
+        "cost_table": pdf_table(
+            "cost_per_token",
+            figures,
+            lang,
+            figures=figures,
+            currency=currency,
+            items=_cost_items(tco or {}, sizing, data_residency),
+            keys={
+                "stated": formatting.thousands(sizing.get("stated_concurrency") or 0),
+                "design": formatting.thousands(sizing.get("design_concurrency") or 0),
+                "rate": formatting.thousands((tco or {}).get("usd_rate") or 0, 2),
+                "unit": currency,
+                "basis": economics.get("basis"),
+            },
+            widths=(46, 27, 27),
+        )
+        if tokens
+        else None,
+    }
+
+
 def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str, Any]:
     """Everything the proposal template shows for ``revision``, in ``lang``, for one edition.
 
@@ -818,7 +930,6 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
     tco = plan.get("tco") or None
     network = plan.get("network") or {}
     delivery = delivery_context(revision, lang)
-    plane_names = (delivery.get("network_planes") or {}).get("plane_names") or {}
 
     lines = list(revision.lines.all())
     purchase_lines = [line for line in lines if line.category != BomCategory.LEASE]
@@ -861,7 +972,14 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 "group": panel.get("group_prefix", "memory"),
             },
         )
-        memory_panels.append({**panel, "rows": rows, "drawing": drawing(panel["svg"])})
+        memory_panels.append(
+            {
+                **panel,
+                "rows": rows,
+                "drawing": drawing(panel["svg"]),
+                "parallel_label": parallel_label(panel["parallel"]) if panel.get("parallel") else "",
+            }
+        )
 
     used_switches = {s.get("slug") for s in network.get("switches") or [] if isinstance(s, Mapping)}
     sources = _sources(figures, resolved, lang)
@@ -970,39 +1088,13 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "measured": _measured(revision),
         "load_curve": drawing((plan.get("sla") or {}).get("curve_svg", "")),
         "power": plan.get("power") or {},
-        "power_groups": [
-            {**g, "role_label": role_label(str(g.get("role") or g.get("group") or ""))}
-            for g in (plan.get("power") or {}).get("groups") or []
-        ],
         "power_feed_drawings": _power_feed_drawings(plan["racks"], plan.get("power"), lang),
-        "racks": [
-            {
-                **r,
-                "drawing": drawing(r["svg"]),
-                "cooling_label": cooling_label(
-                    str(r["rack"].get("cooling_required") or r["rack"].get("cooling") or "")
-                ),
-            }
-            for r in plan["racks"]
-        ],
+        "racks": [{**r, "drawing": drawing(r["svg"])} for r in plan["racks"]],
         "topology_drawing": drawing(plan.get("topology_svg", "")),
         "tco_chart": drawing((tco or {}).get("chart_svg", "")),
         "tco_bars": drawing((tco or {}).get("bars_svg", "")),
         "racks_summary": {k: v for k, v in (result.get("racks") or {}).items() if k != "racks"},
         "network": network,
-        "network_rows": [
-            {
-                **r,
-                "fabric_label": fabric_label(str(r.get("fabric", "")), lang),
-                "scope_label": scope_label(str(r.get("scope", ""))),
-                "plane_label": plane_names.get(str(r.get("role") or ""), ""),
-                "switch_model": (r.get("switch_model_zh") or r.get("switch_model"))
-                if zh
-                else r.get("switch_model"),
-            }
-            for r in network.get("rows") or []
-            if r.get("switches") or r.get("ports_needed")
-        ],
         "cross_node": [
             {
                 **x,
@@ -1016,14 +1108,6 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 ),
             }
             for x in network.get("cross_node") or []
-        ],
-        # The network's optics by class, as the engine counts them: 400G-class transceivers
-        # (network.optics) and the slower ones by media code (network.media), never one "0".
-        "optics_by_class": [
-            f"{formatting.thousands(count)} × {code.split('-', 1)[0].upper()}"
-            for code, count in [("400g-optics", network.get("optics") or 0)]
-            + sorted((network.get("media") or {}).items())
-            if code.endswith("-optics") and count
         ],
         "tco": tco,
         "token_headline": token_headline,
@@ -1108,6 +1192,17 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
         "cross_node_slow": any(not x.get("ok") for x in network.get("cross_node") or []),
         "customer_risks": story.customer_risks(plan["checks"], {**plan, "result": result}, resolved),
         "risks": _risks({**plan, "result": result}, resolved, lang, internal=internal),
+        **chapter_tables(
+            result,
+            figures,
+            tco,
+            delivery.get("network_planes") or {},
+            sizing,
+            lang,
+            internal=internal,
+            data_residency=scenario in DATA_RESIDENCY_SCENARIOS,
+            currency=str((tco or {}).get("currency") or revision.currency),
+        ),
         "edition": edition,
         "internal": internal,
         **{k: v for k, v in commercial.items() if k != "line_nets"},

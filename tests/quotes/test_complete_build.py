@@ -282,8 +282,8 @@ def test_implementation_plan_runs_from_signing_to_acceptance():
 def test_network_planes_as_the_proposal_lists_them():
     _request, result, data, _resolved = _planned("a3-16-8p8d")
     planes = network_planes(data, "en")
-    assert [p["plane"] for p in planes["planes"]][:2] == ["Scale-up (parameter plane)"] * 2
+    assert [p["role"] for p in planes["planes"]][:2] == ["scale_up"] * 2
     for p in planes["planes"]:
-        assert p["used"] + p["spare"] <= p["capacity"]
+        assert p["ports_used"] + p["spare_ports"] <= p["port_capacity"]
     fibre = next(c for c in planes["cables"] if c["medium"] == "Fibre patch cords")
     assert fibre["in_rack"] + fibre["adjacent"] + fibre["row"] == result.network.media["fiber"]
