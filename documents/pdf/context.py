@@ -21,6 +21,7 @@ import re
 import shlex
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -902,67 +903,253 @@ def chapter_tables(
     }
 
 
-def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str, Any]:
-    """Everything the proposal template shows for ``revision``, in ``lang``, for one edition.
+@dataclass
+class Snapshot:
+    """One revision as the chapters read it: its frozen snapshots, the plan as the configurator page
+    shows it (``context_from_dict``), its checks worded, its bill of materials and commercial terms."""
 
-    ``edition`` is "customer" (the default: the customer's language only) or
-    "internal" (adds every engineering check with its code and fix, the
-    formulas, sources and assumptions, and the launch appendix).
+    revision: Any
+    lang: str
+    internal: bool
+    zh: bool
+    quote: Any
+    result: dict
+    resolved: dict
+    request: dict
+    scenario: str
+    plan: dict
+    figures: dict
+    server: dict
+    topology: dict
+    layout: dict
+    tco: dict | None
+    network: dict
+    checks: list[dict]
+    lines: list
+    commercial: dict
+    sizing: dict
+    delivery: dict
 
-    The quote header (customer, title, validity) is the one the revision was
-    issued with (``quotes.frozen``); a draft shows the quote as it is now.
-    """
-    if edition not in EDITIONS:
-        raise ValueError(f"edition must be one of {', '.join(EDITIONS)}")
-    internal = edition == "internal"
-    quote = revision_quote(revision)
-    result = revision.result_json if isinstance(revision.result_json, dict) else {}
-    resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
-    request = revision.request_json if isinstance(revision.request_json, dict) else {}
-    scenario = str(request.get("scenario") or resolved.get("scenario") or "")
-    plan = context_from_dict(result, lang, api_comparison=scenario not in DATA_RESIDENCY_SCENARIOS)
-    figures = plan["figures"]
-    model = resolved.get("model") or {}
-    server = resolved.get("server") or {}
-    topology = resolved.get("topology") or {}
-    layout = plan.get("layout") or {}
-    memory = result.get("memory") or {}
-    tco = plan.get("tco") or None
-    network = plan.get("network") or {}
-    delivery = delivery_context(revision, lang)
+    @property
+    def currency(self) -> str:
+        return str(self.revision.currency)
 
+    @property
+    def workload(self) -> dict:
+        return self.resolved.get("workload") or {}
+
+    def checks_of(self, *prefixes: str) -> list[dict]:
+        return [c for c in self.checks if c["code"].startswith(prefixes)]
+
+
+def _bom_lines(revision, zh: bool) -> list:
+    """The revision's bill-of-materials lines, each with its description, category and unit as this
+    language prints them."""
     lines = list(revision.lines.all())
-    purchase_lines = [line for line in lines if line.category != BomCategory.LEASE]
-    # Lines the price list has no price for (quotes.bom.NO_PRICE_NOTE): shown as "price on request".
-    lines_on_request = [line for line in purchase_lines if line.note == NO_PRICE_NOTE and not line.unit_price]
-    lease_lines = [line for line in lines if line.category == BomCategory.LEASE]
-    zh = is_zh(lang)
     for line in lines:
         line.display_description = line.description_zh if zh and line.description_zh else line.description_en
         line.display_category = (
             str(BomCategory(line.category).label) if line.category in BomCategory.values else line.category
         )
         line.display_unit = _(line.unit) if line.unit in UNITS else line.unit  # marked in quotes.bom
+    return lines
 
+
+def _purchase_lines(snap: Snapshot) -> list:
+    """The lines bought (not the lease alternative), each with its net after the project discount."""
+    purchase = [line for line in snap.lines if line.category != BomCategory.LEASE]
+    quote_discount = Decimal(snap.revision.discount or 0)
+    for line in purchase:
+        line.applies_quote_discount = line.category in CAPEX_CATEGORIES and bool(quote_discount)
+        line.display_net = snap.commercial["line_nets"][id(line)]
+        line.display_discount = effective_discount(line.discount, quote_discount, line.applies_quote_discount)
+    return purchase
+
+
+def snapshot(revision, lang: str, edition: str) -> Snapshot:
+    """The revision's snapshots read once for every chapter: the plan, the server (by its Chinese name in
+    Chinese), the checks with their severity word, the BOM lines and the quote's commercial terms."""
+    if edition not in EDITIONS:
+        raise ValueError(f"edition must be one of {', '.join(EDITIONS)}")
+    zh = is_zh(lang)
+    result = revision.result_json if isinstance(revision.result_json, dict) else {}
+    resolved = revision.resolved_json if isinstance(revision.resolved_json, dict) else {}
+    request = revision.request_json if isinstance(revision.request_json, dict) else {}
+    scenario = str(request.get("scenario") or resolved.get("scenario") or "")
+    plan = context_from_dict(result, lang, api_comparison=scenario not in DATA_RESIDENCY_SCENARIOS)
+    server = resolved.get("server") or {}
     if zh:  # catalog rows carry their Chinese names (name_zh); vendors by their Chinese names
         server = {
             **server,
             "name": server.get("name_zh") or server.get("name", ""),
             "vendor": vocabulary.vendor_label(str(server.get("vendor") or ""), "zh-hans"),
         }
-    groups = []
-    for group in layout.get("groups") or []:
-        groups.append(
-            {
-                **group,
-                "label": group_label(str(group.get("name", ""))),
-                "role_label": role_label(group.get("role", "")),
-                "parallel_label": parallel_label(group.get("parallel") or {}),
-            }
-        )
+    lines = _bom_lines(revision, zh)
+    workload = resolved.get("workload") or {}
+    commercial = commercial_context(
+        revision,
+        [line for line in lines if line.category != BomCategory.LEASE],
+        lang,
+        benchmark={
+            "output_tokens_per_s": (plan.get("performance") or {}).get("output_tokens_per_s"),
+            "input_tokens": workload.get("input_tokens"),
+            "output_tokens": workload.get("output_tokens"),
+            "concurrency": workload.get("concurrency"),
+        },
+    )
+    tco = plan.get("tco") or None
+    return Snapshot(
+        revision=revision,
+        lang=lang,
+        internal=edition == "internal",
+        zh=zh,
+        quote=revision_quote(revision),
+        result=result,
+        resolved=resolved,
+        request=request,
+        scenario=scenario,
+        plan=plan,
+        figures=plan["figures"],
+        server=server,
+        topology=resolved.get("topology") or {},
+        layout=plan.get("layout") or {},
+        tco=tco,
+        network=plan.get("network") or {},
+        checks=[
+            {**c, "severity_label": section_model.severity_word(c["severity"], lang)} for c in plan["checks"]
+        ],
+        lines=lines,
+        commercial=commercial,
+        sizing=_sizing(result, (tco or {}).get("tokens") or {}, internal=edition == "internal"),
+        delivery=delivery_context(revision, lang),
+    )
 
+
+def cover_context(snap: Snapshot, edition: str, option_columns: list) -> dict[str, Any]:
+    """The cover, the contents and what every page prints: the quote's header as issued, the chapters
+    of this edition with their numbers, the fonts and the running header and footer."""
+    revision, quote = snap.revision, snap.quote
+    sections = section_titles(edition, options=bool(option_columns))
+    return {
+        "lang": snap.lang,
+        "zh": snap.zh,
+        "plan": snap.plan,
+        "figures": snap.figures,
+        "quote": quote,
+        "revision": revision,
+        "customer": quote.customer,
+        "title": quote.title,
+        "date": timezone.localtime(revision.issued_at or revision.created_at).date(),
+        "prepared_by": revision_prepared_by(revision),
+        "is_draft": revision.status != RevisionStatus.ISSUED,
+        "currency": revision.currency,
+        "sections": sections,
+        "toc": [{"anchor": k, "title": v, "number": i} for i, (k, v) in enumerate(sections.items(), 1)],
+        "numbers": {k: i for i, k in enumerate(sections, 1)},
+    }
+
+
+def page_style_context(snap: Snapshot) -> dict[str, Any]:
+    """The fonts and the running header and footer (CSS strings: the page counter, the edition, draft
+    or confidential)."""
+    status = _("Draft — not issued") if snap.revision.status != RevisionStatus.ISSUED else _("Confidential")
+    return {
+        "font_family": mark_safe(FONT_FAMILY),  # constants of this module, not user text
+        "mono_font_family": mark_safe(MONO_FONT_FAMILY),
+        "page_counter_css": mark_safe(page_counter_css(_("Page %(page)s of %(pages)s"))),
+        "header_suffix_css": mark_safe(css_string(" · " + _("Deployment plan"))),
+        "footer_status_css": mark_safe(
+            css_string(
+                (_("Internal edition: not for the customer") + " · " if snap.internal else "") + status
+            )
+        ),
+    }
+
+
+def summary_context(snap: Snapshot) -> dict[str, Any]:
+    """The executive summary: what is deployed (model, servers, topology, the serving groups and their
+    parallel layout), the requirement beside the estimate, the headline figures (the engine's blended
+    cost per million tokens, the design capacity) and, in the internal edition, the verdicts."""
+    lang, resolved, topology, layout, server = (
+        snap.lang,
+        snap.resolved,
+        snap.topology,
+        snap.layout,
+        snap.server,
+    )
+    groups = [
+        {
+            **group,
+            "label": group_label(str(group.get("name", ""))),
+            "role_label": role_label(group.get("role", "")),
+            "parallel_label": parallel_label(group.get("parallel") or {}),
+        }
+        for group in layout.get("groups") or []
+    ]
+    opening, closing = ("（", "）") if snap.zh else (" (", ")")
+    tokens = (snap.tco or {}).get("tokens") or {}
+    return {
+        "model": resolved.get("model") or {},
+        "server": server,
+        "accelerator": server.get("accelerator") or {},
+        "topology": topology,
+        "topology_label": topology_label(topology, lang),
+        "serving": story.launched_serving(snap.result, resolved),
+        "workload": snap.workload,
+        "site": resolved.get("site") or {},
+        "rack_spec": resolved.get("rack") or {},
+        "scenario_label": scenario_label(snap.scenario, lang),
+        "nodes": layout.get("nodes") or topology.get("nodes"),
+        "devices_per_node": layout.get("devices_per_node"),
+        "groups": groups,
+        # The engine's blended cost per million tokens (tco.tokens.cost_per_m_blended_buy); the PDF
+        # computes none of its own.
+        "token_headline": {"self_hosted": tokens.get("cost_per_m_blended_buy")}
+        if tokens.get("cost_per_m_blended_buy") is not None
+        else None,
+        "sizing": snap.sizing,
+        "requirement": _requirement(snap.result, resolved, snap.scenario, lang),
+        "problems": [c for c in snap.checks if c["severity"] != "ok"],
+        "verdicts": [
+            {
+                **v,
+                "text": _("%(area)s: %(verdict)s")
+                % {"area": v["label"], "verdict": section_model.severity_word(v["severity"], lang)},
+            }
+            for v in snap.plan["verdicts"]
+        ],
+        "layout_summary": ("；" if snap.zh else "; ").join(
+            f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
+            for g in groups
+        ),
+        "first_node_name": node_name(0),
+        "paren_open": opening.strip(),
+        "paren_close": closing,
+        "data_residency": snap.scenario in DATA_RESIDENCY_SCENARIOS,
+        "tco_valid": bool(snap.tco) and snap.tco.get("valid", True) is not False,
+    }
+
+
+def options_context(snap: Snapshot, option_columns: list) -> dict[str, Any]:
+    """The options compared (good/better/best): their columns, the table and why one is recommended."""
+    return {
+        "option_columns": option_columns,
+        "option_table": comparison_table(option_columns) if option_columns else [],
+        "option_reason": recommendation_reason(option_columns, snap.workload.get("concurrency"), snap.lang)
+        if option_columns
+        else "",
+        "chosen_option": next((c for c in option_columns if c["quoted"]), None),
+        "recommended_option": next((c for c in option_columns if c["recommended"]), None),
+    }
+
+
+def sizing_context(snap: Snapshot) -> dict[str, Any]:
+    """Accelerator memory per rank (one panel per serving group that differs, the MEMORY section's rows
+    with the group's figure keys) and performance (the PERFORMANCE section, the design capacity's band,
+    the load curve, a measured benchmark where one is attached)."""
+    lang, figures, currency = snap.lang, snap.figures, snap.currency
     memory_panels = []
-    for panel in plan["memory_panels"]:
+    for panel in snap.plan["memory_panels"]:
         rows = section_model.rows(
             section_model.MEMORY,
             figures,
@@ -980,120 +1167,59 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 "parallel_label": parallel_label(panel["parallel"]) if panel.get("parallel") else "",
             }
         )
-
-    used_switches = {s.get("slug") for s in network.get("switches") or [] if isinstance(s, Mapping)}
-    sources = _sources(figures, resolved, lang)
-    date = timezone.localtime(revision.issued_at or revision.created_at).date()
-    option_columns = comparison(revision, lang)
-    sections = section_titles(edition, options=bool(option_columns))
-
-    checks = [
-        {**c, "severity_label": section_model.severity_word(c["severity"], lang)} for c in plan["checks"]
-    ]
-    # A cross-node link that is not ok is as severe as the engine's check on it says (a slower
-    # fabric is a warning); "warning" where no check names it.
-    cross_node_severity = section_model.worst_severity(checks, "network.cross_node")
-    if cross_node_severity == "ok":
-        cross_node_severity = "warning"
-    power_checks = [c for c in checks if c["code"].startswith("power.")]
-    # One truth about losing a feed, from the engine: the feeds are sized for the whole load, but a
-    # server whose power supplies are split over A and B may not run at full power on one of them.
-    psu_split = section_model.worst_severity(checks, "power.psu_not_ab_redundant") != "ok"
-    cooling_checks = [c for c in checks if c["code"].startswith(("cooling.", "racks."))]
-    network_checks = [c for c in checks if c["code"].startswith("network.")]
-    commercial_checks = [c for c in checks if c["code"].startswith("commercial.")]
-    separator = "；" if zh else "; "
-    opening, closing = ("（", "）") if zh else (" (", ")")
-    commercial = commercial_context(
-        revision,
-        purchase_lines,
-        lang,
-        benchmark={
-            "output_tokens_per_s": (plan.get("performance") or {}).get("output_tokens_per_s"),
-            "input_tokens": (resolved.get("workload") or {}).get("input_tokens"),
-            "output_tokens": (resolved.get("workload") or {}).get("output_tokens"),
-            "concurrency": (resolved.get("workload") or {}).get("concurrency"),
-        },
-    )
-    quote_discount = Decimal(revision.discount or 0)
-    for line in purchase_lines:
-        line.applies_quote_discount = line.category in CAPEX_CATEGORIES and bool(quote_discount)
-        line.display_net = commercial["line_nets"][id(line)]
-        line.display_discount = effective_discount(line.discount, quote_discount, line.applies_quote_discount)
-    prices = revision.prices_json if isinstance(revision.prices_json, dict) else {}
-    lease_per_node = _get(prices, "server", "lease_per_month") or next(
-        (
-            item.get("unit_price") or item.get("lease_per_month")
-            for item in prices.get("items") or []
-            if isinstance(item, Mapping) and item.get("category") == "lease"
-        ),
-        None,
-    )
-    shared_switches: list[str] = []
-    if topology.get("kind") in ("primary_standby", "tenant_pair"):
-        for unit in network.get("switches") or []:
-            if isinstance(unit, Mapping) and len(unit.get("groups") or ()) > 1:
-                name = str(
-                    (unit.get("model_zh") if zh else "") or unit.get("model") or unit.get("slug") or ""
-                )
-                if name and name not in shared_switches:
-                    shared_switches.append(name)
-    # The engine's blended cost per million tokens (tco.tokens.cost_per_m_blended_buy); the PDF
-    # computes none of its own.
-    tokens = (tco or {}).get("tokens") or {}
-    token_headline = (
-        {"self_hosted": tokens.get("cost_per_m_blended_buy")}
-        if tokens.get("cost_per_m_blended_buy") is not None
-        else None
-    )
-    sizing = _sizing(result, tokens, internal=internal)
-    requirement = _requirement(result, resolved, scenario, lang)
-    layout_summary = separator.join(
-        f"{g['role_label']} {g['parallel_label']}{opening}{g.get('nodes')} × {server.get('name', '')}{closing}"
-        for g in groups
-    )
-
     return {
-        "lang": lang,
-        "zh": zh,
-        "plan": plan,
-        "figures": figures,
-        "quote": quote,
-        "revision": revision,
-        "customer": quote.customer,
-        "title": quote.title,
-        "date": date,
-        "prepared_by": revision_prepared_by(revision),
-        "is_draft": revision.status != RevisionStatus.ISSUED,
-        "currency": revision.currency,
-        "sections": sections,
-        "toc": [{"anchor": k, "title": v, "number": i} for i, (k, v) in enumerate(sections.items(), 1)],
-        "numbers": {k: i for i, k in enumerate(sections, 1)},
-        "model": model,
-        "server": server,
-        "accelerator": server.get("accelerator") or {},
-        "topology": topology,
-        "topology_label": topology_label(topology, lang),
-        "serving": story.launched_serving(result, resolved),
-        "workload": resolved.get("workload") or {},
-        "site": resolved.get("site") or {},
-        "rack_spec": resolved.get("rack") or {},
-        "scenario_label": scenario_label(scenario, lang),
-        "nodes": layout.get("nodes") or topology.get("nodes"),
-        "devices_per_node": layout.get("devices_per_node"),
-        "groups": groups,
-        "memory": memory,
+        "memory": snap.result.get("memory") or {},
         "memory_panels": memory_panels,
-        "performance": plan.get("performance") or {},
-        "measured": _measured(revision),
-        "load_curve": drawing((plan.get("sla") or {}).get("curve_svg", "")),
+        "performance": snap.plan.get("performance") or {},
+        "measured": _measured(snap.revision),
+        "load_curve": drawing((snap.plan.get("sla") or {}).get("curve_svg", "")),
+        "performance_rows": section_model.rows(section_model.PERFORMANCE, figures, lang, currency=currency),
+        # The design capacity's error band and the cost per token at its conservative end, beside the
+        # design capacity (the expected figures are the tile's own).
+        "design_band_rows": [
+            row
+            for row in section_model.rows(section_model.DESIGN, figures, lang, currency=currency)
+            if row["key"] in DESIGN_BAND_KEYS
+        ],
+    }
+
+
+def facilities_context(snap: Snapshot) -> dict[str, Any]:
+    """Racks and power: the elevations and the A/B one-line drawings, the RACKS and POWER sections'
+    rows, the checks of each, and whether a server rides through the loss of one feed."""
+    plan, lang, currency = snap.plan, snap.lang, snap.currency
+    return {
         "power": plan.get("power") or {},
         "power_feed_drawings": _power_feed_drawings(plan["racks"], plan.get("power"), lang),
         "racks": [{**r, "drawing": drawing(r["svg"])} for r in plan["racks"]],
-        "topology_drawing": drawing(plan.get("topology_svg", "")),
-        "tco_chart": drawing((tco or {}).get("chart_svg", "")),
-        "tco_bars": drawing((tco or {}).get("bars_svg", "")),
-        "racks_summary": {k: v for k, v in (result.get("racks") or {}).items() if k != "racks"},
+        "racks_summary": {k: v for k, v in (snap.result.get("racks") or {}).items() if k != "racks"},
+        "power_rows": section_model.rows(section_model.POWER, snap.figures, lang, currency=currency),
+        "rack_rows": section_model.rows(section_model.RACKS, snap.figures, lang, currency=currency),
+        "power_checks": snap.checks_of("power."),
+        "cooling_checks": snap.checks_of("cooling.", "racks."),
+        # One truth about losing a feed, from the engine: the feeds are sized for the whole load, but a
+        # server whose power supplies are split over A and B may not run at full power on one of them.
+        "psu_split": _psu_split(snap),
+    }
+
+
+def _psu_split(snap: Snapshot) -> bool:
+    """Whether a server's power supplies are split over the A and B feeds (the engine's check)."""
+    return section_model.worst_severity(snap.checks, "power.psu_not_ab_redundant") != "ok"
+
+
+def network_context(snap: Snapshot) -> dict[str, Any]:
+    """The network chapter beyond its tables: the topology drawing, the cross-node expert-parallel
+    links with the severity the engine's check gives a slow one (a warning where no check names it),
+    and the network's checks."""
+    lang, network = snap.lang, snap.network
+    # A cross-node link that is not ok is as severe as the engine's check on it says (a slower
+    # fabric is a warning); "warning" where no check names it.
+    severity = section_model.worst_severity(snap.checks, "network.cross_node")
+    if severity == "ok":
+        severity = "warning"
+    return {
+        "topology_drawing": drawing(snap.plan.get("topology_svg", "")),
         "network": network,
         "cross_node": [
             {
@@ -1102,119 +1228,159 @@ def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str
                 "fabric_label": fabric_label(str(x.get("fabric", "")), lang),
                 # The word is the severity the engine gave its check (a slower fabric is a warning),
                 # never "error" for whatever is not ok.
-                "severity": "ok" if x.get("ok") else cross_node_severity,
-                "severity_label": section_model.severity_word(
-                    "ok" if x.get("ok") else cross_node_severity, lang
-                ),
+                "severity": "ok" if x.get("ok") else severity,
+                "severity_label": section_model.severity_word("ok" if x.get("ok") else severity, lang),
             }
             for x in network.get("cross_node") or []
         ],
-        "tco": tco,
-        "token_headline": token_headline,
-        "sizing": sizing,
-        "requirement": requirement,
-        "option_columns": option_columns,
-        "option_table": comparison_table(option_columns) if option_columns else [],
-        "option_reason": recommendation_reason(
-            option_columns, (resolved.get("workload") or {}).get("concurrency"), lang
-        )
-        if option_columns
-        else "",
-        "chosen_option": next((c for c in option_columns if c["quoted"]), None),
-        "recommended_option": next((c for c in option_columns if c["recommended"]), None),
-        "performance_rows": section_model.rows(
-            section_model.PERFORMANCE, figures, lang, currency=revision.currency
-        ),
-        # The design capacity's error band and the cost per token at its conservative end, beside the
-        # design capacity (the expected figures are the tile's own).
-        "design_band_rows": [
-            row
-            for row in section_model.rows(section_model.DESIGN, figures, lang, currency=revision.currency)
-            if row["key"] in DESIGN_BAND_KEYS
-        ],
-        "power_rows": section_model.rows(section_model.POWER, figures, lang, currency=revision.currency),
-        "rack_rows": section_model.rows(section_model.RACKS, figures, lang, currency=revision.currency),
-        "total_rows": section_model.rows(
-            section_model.TOTALS, figures, lang, currency=revision.currency, terms=commercial
-        ),
-        "data_residency": scenario in DATA_RESIDENCY_SCENARIOS,
-        "tco_valid": bool(tco) and tco.get("valid", True) is not False,
-        "residual": _residual(figures, resolved, request),
-        "tco_rows": section_model.tco_rows(figures, tco, lang, currency=revision.currency),
-        "sensitivity_groups": _sensitivity_groups(tco, lang),
+        "cross_node_slow": any(not x.get("ok") for x in network.get("cross_node") or []),
+        "network_checks": snap.checks_of("network."),
+    }
+
+
+def commercial_chapters_context(snap: Snapshot) -> dict[str, Any]:
+    """The bill of materials (the lines bought, those priced on request, the lease alternative; the
+    TOTALS section over the quote's terms) and the total cost of ownership (the TCO section's rows,
+    the drawings, the residual value as an assumption, the sensitivity per basis)."""
+    lang, figures, tco, currency = snap.lang, snap.figures, snap.tco, snap.currency
+    purchase_lines = _purchase_lines(snap)
+    return {
         "purchase_lines": purchase_lines,
-        "lease_lines": lease_lines,
-        "lines_on_request": lines_on_request,
-        "launch": plan.get("launch") or {},
-        "launch_groups": _launch_groups(plan.get("launch") or {}, str(server.get("name") or "")),
-        "problems": [c for c in checks if c["severity"] != "ok"],
-        "checks_all": sorted(
-            checks, key=lambda c: ({"error": 0, "warning": 1}.get(c["severity"], 2), c["code"])
-        ),
-        "verdicts": [
-            {
-                **v,
-                "text": _("%(area)s: %(verdict)s")
-                % {"area": v["label"], "verdict": section_model.severity_word(v["severity"], lang)},
-            }
-            for v in plan["verdicts"]
+        "lease_lines": [line for line in snap.lines if line.category == BomCategory.LEASE],
+        # Lines the price list has no price for (quotes.bom.NO_PRICE_NOTE): shown as "price on request".
+        "lines_on_request": [
+            line for line in purchase_lines if line.note == NO_PRICE_NOTE and not line.unit_price
         ],
-        "layout_summary": layout_summary,
-        "first_node_name": node_name(0),
-        "paren_open": opening.strip(),
-        "paren_close": closing,
-        "power_checks": power_checks,
-        "cooling_checks": cooling_checks,
-        "network_checks": network_checks,
-        "commercial_checks": commercial_checks,
-        "assumed_figures": _assumed_figures(figures, lang),
-        "assumed_inputs": _assumed_inputs(resolved, used_switches),
-        "sources": sources,
-        "seed_documents": _seed_documents(sources, lang),
-        "source_kind_labels": {k: _pick(en, zh_, lang) for k, (en, zh_) in SOURCE_KINDS.items()},
+        "total_rows": section_model.rows(
+            section_model.TOTALS, figures, lang, currency=currency, terms=snap.commercial
+        ),
+        "tco": tco,
+        "tco_chart": drawing((tco or {}).get("chart_svg", "")),
+        "tco_bars": drawing((tco or {}).get("bars_svg", "")),
+        "residual": _residual(figures, snap.resolved, snap.request),
+        "tco_rows": section_model.tco_rows(figures, tco, lang, currency=currency),
+        "sensitivity_groups": _sensitivity_groups(tco, lang),
+        "commercial_checks": snap.checks_of("commercial."),
+    }
+
+
+def _lease_per_node(revision) -> Any:
+    """The monthly lease of one server in the frozen prices (the server's, or the lease item's)."""
+    prices = revision.prices_json if isinstance(revision.prices_json, dict) else {}
+    return _get(prices, "server", "lease_per_month") or next(
+        (
+            item.get("unit_price") or item.get("lease_per_month")
+            for item in prices.get("items") or []
+            if isinstance(item, Mapping) and item.get("category") == "lease"
+        ),
+        None,
+    )
+
+
+def _shared_switches(snap: Snapshot) -> list[str]:
+    """The switches two clusters of a primary/standby or tenant pair share (a common failure domain)."""
+    shared: list[str] = []
+    if snap.topology.get("kind") in ("primary_standby", "tenant_pair"):
+        for unit in snap.network.get("switches") or []:
+            if isinstance(unit, Mapping) and len(unit.get("groups") or ()) > 1:
+                name = str(
+                    (unit.get("model_zh") if snap.zh else "") or unit.get("model") or unit.get("slug") or ""
+                )
+                if name and name not in shared:
+                    shared.append(name)
+    return shared
+
+
+def deployment_context(snap: Snapshot) -> dict[str, Any]:
+    """Deployment and risks: the deployment path with its timeline, the failure domains, the risks the
+    checks raise in the customer's words and the risks every board should read."""
+    plan, result, resolved, topology, layout = (
+        snap.plan,
+        snap.result,
+        snap.resolved,
+        snap.topology,
+        snap.layout,
+    )
+    return {
         "deployment_paths": story.deployment_paths(
             topology=topology,
             layout=layout,
-            server_name=str(server.get("name") or ""),
-            lease_per_node_month=lease_per_node,
-            delivery_weeks=int(commercial["terms"].delivery_weeks or 8),
-            topology_text=topology_label(topology, lang),
+            server_name=str(snap.server.get("name") or ""),
+            lease_per_node_month=_lease_per_node(snap.revision),
+            delivery_weeks=int(snap.commercial["terms"].delivery_weeks or 8),
+            topology_text=topology_label(topology, snap.lang),
         ),
         "failure_domains": story.failure_domains(
             str(topology.get("kind", "")),
             layout,
-            shared_switches,
+            _shared_switches(snap),
             int((result.get("racks") or {}).get("rack_count") or 0),
-            "、" if zh else ", ",
-            one_feed_carries_servers=not psu_split,
+            "、" if snap.zh else ", ",
+            one_feed_carries_servers=not _psu_split(snap),
         ),
-        "psu_split": psu_split,
-        "cross_node_slow": any(not x.get("ok") for x in network.get("cross_node") or []),
         "customer_risks": story.customer_risks(plan["checks"], {**plan, "result": result}, resolved),
-        "risks": _risks({**plan, "result": result}, resolved, lang, internal=internal),
+        "risks": _risks({**plan, "result": result}, resolved, snap.lang, internal=snap.internal),
+    }
+
+
+def appendix_context(snap: Snapshot) -> dict[str, Any]:
+    """The engineering appendix: every check by severity, the assumed figures and catalog values, the
+    sources the plan relied on, and the launch configuration per serving group."""
+    lang, figures, resolved = snap.lang, snap.figures, snap.resolved
+    used_switches = {s.get("slug") for s in snap.network.get("switches") or [] if isinstance(s, Mapping)}
+    sources = _sources(figures, resolved, lang)
+    launch = snap.plan.get("launch") or {}
+    return {
+        "launch": launch,
+        "launch_groups": _launch_groups(launch, str(snap.server.get("name") or "")),
+        "checks_all": sorted(
+            snap.checks, key=lambda c: ({"error": 0, "warning": 1}.get(c["severity"], 2), c["code"])
+        ),
+        "assumed_figures": _assumed_figures(figures, lang),
+        "assumed_inputs": _assumed_inputs(resolved, used_switches),
+        "sources": sources,
+        "seed_documents": _seed_documents(sources, lang),
+        "source_kind_labels": {k: _pick(en, zh, lang) for k, (en, zh) in SOURCE_KINDS.items()},
+    }
+
+
+def proposal_context(revision, lang: str, edition: str = "customer") -> dict[str, Any]:
+    """Everything the proposal template shows for ``revision``, in ``lang``, for one edition.
+
+    ``edition`` is "customer" (the default: the customer's language only) or
+    "internal" (adds every engineering check with its code and fix, the
+    formulas, sources and assumptions, and the launch appendix).
+
+    The quote header (customer, title, validity) is the one the revision was
+    issued with (``quotes.frozen``); a draft shows the quote as it is now.
+    Each chapter's context is its own step, composed here in the order the chapters are printed.
+    """
+    snap = snapshot(revision, lang, edition)
+    option_columns = comparison(revision, lang)
+    return {
+        **cover_context(snap, edition, option_columns),
+        **summary_context(snap),
+        **options_context(snap, option_columns),
+        **sizing_context(snap),
+        **facilities_context(snap),
+        **network_context(snap),
+        **commercial_chapters_context(snap),
+        **deployment_context(snap),
+        **appendix_context(snap),
         **chapter_tables(
-            result,
-            figures,
-            tco,
-            delivery.get("network_planes") or {},
-            sizing,
+            snap.result,
+            snap.figures,
+            snap.tco,
+            snap.delivery.get("network_planes") or {},
+            snap.sizing,
             lang,
-            internal=internal,
-            data_residency=scenario in DATA_RESIDENCY_SCENARIOS,
-            currency=str((tco or {}).get("currency") or revision.currency),
+            internal=snap.internal,
+            data_residency=snap.scenario in DATA_RESIDENCY_SCENARIOS,
+            currency=str((snap.tco or {}).get("currency") or revision.currency),
         ),
         "edition": edition,
-        "internal": internal,
-        **{k: v for k, v in commercial.items() if k != "line_nets"},
-        **delivery,
-        "font_family": mark_safe(FONT_FAMILY),  # constants of this module, not user text
-        "mono_font_family": mark_safe(MONO_FONT_FAMILY),
-        "page_counter_css": mark_safe(page_counter_css(_("Page %(page)s of %(pages)s"))),
-        "header_suffix_css": mark_safe(css_string(" · " + _("Deployment plan"))),
-        "footer_status_css": mark_safe(
-            css_string(
-                (_("Internal edition: not for the customer") + " · " if internal else "")
-                + (_("Draft — not issued") if revision.status != RevisionStatus.ISSUED else _("Confidential"))
-            )
-        ),
+        "internal": snap.internal,
+        **{k: v for k, v in snap.commercial.items() if k != "line_nets"},
+        **snap.delivery,
+        **page_style_context(snap),
     }
