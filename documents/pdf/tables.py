@@ -85,7 +85,9 @@ def pdf_table(
             if name_ in cells and cells[name_]["text"] not in ("", "—"):
                 cells[host]["lines"].append(cells[name_]["text"])
         printed = (
-            [c for c in cells.values() if c["name"] not in under] if not row.get("span") else list(cells.values())
+            [c for c in cells.values() if c["name"] not in under]
+            if not row.get("span")
+            else list(cells.values())
         )
         css = "total" if row["total"] else ("sub" if sub and section.items else "")
         rows.append({**row, "cells": printed, "css": css, "colspan": len(heads) - 1})
