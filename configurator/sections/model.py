@@ -346,38 +346,9 @@ def _number(value: Any) -> Decimal | None:
 def format_value(
     value: Any, unit: str, lang: str, *, currency: str = "CNY", decimals: int | None = None
 ) -> str:
-    """A figure's value as every view prints it, from its unit (the figure book's ``Unit``)."""
-    number = _number(value)
-    if number is None:
-        text = str(value if value not in (None, "") else "—")
-        return f"{text} tok/s" if unit == "tokens/s" and value not in (None, "") else text
-    if unit == "s":
-        return formatting.format_seconds(number)
-    if unit in ("kW", "A"):
-        return f"{formatting.thousands(number, 1 if decimals is None else decimals)} {unit}"
-    if unit == "tokens/s":
-        return f"{formatting.thousands(number, decimals or 0)} tok/s"
-    if unit in ("kg", "kg/m²", "BTU/h"):
-        return f"{formatting.thousands(number, decimals or 0)} {unit}"
-    if unit == "m²":
-        return f"{formatting.format_number(number, 2, strip_zeros=True)} {unit}"
-    if unit == "req/s":
-        return formatting.thousands(number, 2 if decimals is None else decimals)
-    if unit in ("fraction", "ratio"):
-        return formatting.format_percent(number, decimals or 0)
-    if unit == "B":
-        return formatting.format_bytes_gb(number, 1 if decimals is None else decimals)
-    if unit == "B/token":
-        return f"{formatting.thousands(number)} B"
-    if unit == "B/seq":
-        return formatting.format_bytes_gb(number, 2 if decimals is None else decimals)
-    if unit.endswith("/M tokens"):
-        return formatting.format_money(number, currency, lang, scale=1, decimals=2)
-    if unit == currency or unit in formatting.CURRENCY_SYMBOLS:
-        return formatting.format_money(number, unit, lang)
-    if decimals is None and number != number.to_integral_value():
-        return formatting.format_number(number, 2, strip_zeros=True)
-    return formatting.thousands(number, decimals or 0)
+    """A figure's value as every view prints it: written by its unit's format (the figure book's
+    ``Unit`` → ``formatting.UNIT_FORMATS``, one table entry a unit, money found by its currency)."""
+    return formatting.format_figure_value(value, unit, lang, currency=currency, decimals=decimals)
 
 
 def _figure_row(
