@@ -920,6 +920,7 @@ class Block:
         number = _dec(cell["value"])
         if (
             number is None
+            or len(cell.get("parts") or ()) > 1  # optics of more than one class: "512 × 400G + 152 × 25G"
             or col.of
             or col.term
             or col.bilingual
@@ -995,7 +996,10 @@ def write_facilities(w: Writer, result: dict, lang: str, currency: str) -> None:
         racks.get("racks") or (),
         columns="rack units_used servers kw design_kw cooling_limit cooling feeds heat weight floor_load",
     )
-    block.table(sections.NETWORK, (result.get("network") or {}).get("rows") or (), figures=figures)
+    network = result.get("network") or {}
+    block.table(
+        sections.NETWORK, network.get("rows") or (), figures=figures, classes=sections.optics_classes(network)
+    )
     block.table(sections.GROUPS, (result.get("layout") or {}).get("groups") or ())
     sheet.set_column(0, 0, 48)
     sheet.set_column(1, 20, 16)

@@ -210,3 +210,29 @@ def test_bundle_view_says_why_when_there_is_none(revision, engineer, client):
     response = client.get(reverse("quotes:bundle", args=[revision.pk]))
     assert response.status_code == 404
     assert b"no launch configuration" in response.content
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("lang", ["en", "zh-hans"])
+def test_the_workbooks_network_total_counts_optics_by_class_as_the_rows_add_up(engineer, lang):
+    """The Facilities sheet's network total prints the optics by class, as the page and the PDF do: the
+    400G-class figure alone (512 for 8P8D) was less than the column it totals (the 25G optics too)."""
+    revision = sample_quote_create(by=engineer, language=lang, name="8p8d")
+    sheet = load_workbook(io.BytesIO(revision_workbook(revision)))["Facilities"]
+    rows = [[v for v in row if v is not None] for row in sheet.iter_rows(values_only=True)]
+    start = next(i for i, r in enumerate(rows) if r and r[0] in ("Network", "网络") and len(r) == 1)
+    heading = rows[start + 1]
+    optics = heading.index("Optics" if lang == "en" else "光模块")
+    by_speed: dict[str, int] = {}
+    for row in rows[start + 2 :]:
+        if row[0] in ("Total", "合计"):
+            total = row
+            break
+        link = str(row[0]).rsplit("(", 1)[-1].rstrip(")")  # "RoCE (400G)" → "400G"
+        if isinstance(row[optics], int) and row[optics]:
+            by_speed[link] = by_speed.get(link, 0) + row[optics]
+    # The engine counts the 400G class once for its fabrics (network.optics); the rest by their speed.
+    expected = " + ".join(
+        f"{n} × {speed}" for speed, n in sorted(by_speed.items(), key=lambda kv: -int(kv[0][:-1]))
+    )
+    assert total[2] == expected
