@@ -11,7 +11,7 @@ rows, and every row names where its number comes from —
 * :class:`Pair` — a row of a two-column section (buy | lease), each column a figure;
 
 :func:`rows` renders one section for one plan in one language; the configurator page
-(``plan_tags.section_rows``), the proposal PDF (``quotes.pdf.context``) and the BOM/TCO workbook
+(``plan_tags.section_rows``), the proposal PDF (``documents.pdf.context``) and the BOM/TCO workbook
 (``quotes.workbook``) all call it, so a label is written once and a number is formatted one way.
 :mod:`.tables` declares the sections that are tables (the network's fabrics, the feeds, the racks, the
 serving groups, the cost per million tokens, the measured figures): columns once, each a path into the

@@ -4,7 +4,7 @@ Kimi K3 on 16 × Atlas 800 A3 with 8P8D prefill/decode disaggregation
 (docs/domain.md §4 item 3), planned from the seed files through ``configurator.reference``
 (the seeded configurations, resolved as the API resolves them) so it needs no
 catalog rows: the request is fully inline, the prices are the seeded price list's
-terms in the shape ``configurator.services.plan_for_quote`` freezes, and the quote
+terms in the shape ``configurator.public.plan_for_quote`` freezes, and the quote
 is created through ``quotes.services`` like any other.
 """
 
@@ -14,7 +14,7 @@ import dataclasses
 from decimal import Decimal
 from typing import Any
 
-from configurator.public import is_zh, plan_as_dict, reference, request_to_inline
+from configurator.public import is_zh, plan_as_dict, prices_snapshot, reference, request_to_inline
 
 # Sample name → the seeded configuration it plans (configurator.reference.CASES).
 CASES = {
@@ -75,31 +75,9 @@ def sample_request(name: str = "8p8d"):
 
 
 def _prices(request) -> dict[str, Any]:
-    """The prices a revision freezes, as ``configurator.services.plan_for_quote`` shapes them."""
-    c = request.commercial
-    return {
-        "currency": c.currency,
-        "usd_rate": str(c.usd_rate),
-        "server": {
-            "sku": request.server.slug,
-            "unit_price": str(c.server_unit_price),
-            "lease_per_month": str(c.server_lease_per_month),
-        },
-        "switches": {k: str(v) for k, v in c.switch_unit_prices.items()},
-        "optics_unit_price": str(c.optics_unit_price),
-        "media_unit_prices": {k: str(v) for k, v in c.media_unit_prices.items()},
-        "rack_unit_prices_by_cooling": {k: str(v) for k, v in c.rack_unit_prices_by_cooling.items()},
-        "gateway_unit_price": str(c.gateway_unit_price),
-        "gateways": c.gateways,
-        "storage_price_per_tb": str(c.storage_price_per_tb),
-        "rack_unit_price": str(c.rack_unit_price),
-        "installation": str(c.installation),
-        "software_support_per_year": str(c.software_support_per_year),
-        "om_per_year": None if c.om_per_year is None else str(c.om_per_year),
-        "om_percent_of_capex": str(c.om_percent_of_capex),
-        "price_list": None,
-        "on_date": None,
-    }
+    """The prices a revision freezes (``configurator.public.prices_snapshot``, as ``plan_for_quote``
+    writes them), from the seeded terms: no catalog price list, so none named and no date."""
+    return {**prices_snapshot(request.commercial, request.server.slug), "price_list": None, "on_date": None}
 
 
 def sample_plan_kwargs(

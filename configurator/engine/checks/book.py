@@ -217,7 +217,7 @@ class CheckDef:
     #: where the rule comes from: docs/domain.md, a vLLM source file, an issue (empty: the engine's own arithmetic)
     source: str = ""
     #: the customer edition of the proposal states this finding as a risk in the customer's words
-    #: (quotes.pdf.story.RISKS, or its target risks): the page asks an engineer who accepts such a
+    #: (documents.pdf.story.RISKS, or its target risks): the page asks an engineer who accepts such a
     #: warning for the reason the manager reads; a warning that stays internal is read, not accepted.
     customer: bool = False
 

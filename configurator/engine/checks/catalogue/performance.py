@@ -28,7 +28,7 @@ def _above_target(code: str, fix_en: str, fix_zh: str) -> CheckDef:
             )
         },
         source="docs/performance.md §4 (scenario latency targets)",
-        customer=True,  # a missed target is a risk of the proposal (quotes.pdf.story.target_risks)
+        customer=True,  # a missed target is a risk of the proposal (documents.pdf.story.target_risks)
     )
 
 
