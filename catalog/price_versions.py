@@ -3,7 +3,7 @@ the day before, a copy with the new price starts that day, and both stay — the
 was quoted at which price is the lists themselves, with the reason in the new list's notes and
 in each changed item's source.
 
-Quotes notice the change through the new items (``quotes.notify`` hears of every price item
+Quotes notice the change through the new items (``quotes.workflow.notify`` hears of every price item
 saved); the unchanged copies are marked ``_unchanged_copy`` so they send no "price changed"
 notice of their own.
 """

@@ -306,7 +306,7 @@ QUOTE_VALIDITY_DAYS = int(os.environ.get("QUOTE_VALIDITY_DAYS", "30"))
 PDF_MAX_ACTIVE_PER_USER = int(os.environ.get("PDF_MAX_ACTIVE_PER_USER", "2"))
 PDF_MAX_NODES = int(os.environ.get("PDF_MAX_NODES", "256"))
 
-# Sales workflow (quotes/notify.py, quotes/workflow.py).  E-mail: the console
+# Sales workflow (quotes/workflow/notify.py, quotes/workflow/changes.py).  E-mail: the console
 # backend in embedded mode (notices print to the log); SMTP from the
 # environment in production.  SITE_URL makes the links in e-mails absolute.
 EMAIL_BACKEND = os.environ.get(

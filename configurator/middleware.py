@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from configurator.api.base import declared_length, json_error
 
 # File uploads with a larger limit of their own (path regex → bytes): the benchmark import
-# reads results of up to 20 MB (quotes/benchmark_import.py MAX_BYTES), which the 2 MB form
+# reads results of up to 20 MB (quotes/benchmarks/importer.py MAX_BYTES), which the 2 MB form
 # limit refused with a JSON 413 before the importer ever saw them (issue 27).
 UPLOAD_LIMITS = ((re.compile(r"^/quotes/revisions/\d+/benchmark/$"), 20 * 1024 * 1024 + 64 * 1024),)
 

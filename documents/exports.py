@@ -269,8 +269,8 @@ def _assumption_rows(revision, zh: bool) -> list[dict]:
 
 
 def _measured_rows(revision) -> list[dict]:
-    """Estimate beside the attached vllm bench serve measurement (quotes/benchmark_views.py), if any."""
-    from quotes.benchmark_views import measured_context
+    """Estimate beside the attached vllm bench serve measurement (quotes/benchmarks/views.py), if any."""
+    from quotes.benchmarks.views import measured_context
 
     measured = measured_context(revision)
     if not measured:

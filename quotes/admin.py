@@ -94,8 +94,8 @@ class AuditEventAdmin(ReadOnlyAdmin):
 
 
 # ---- calibration set (issue 24): a catalog administrator promotes a measured bench result
-from .benchmark_models import MeasuredBenchmark as _MeasuredBenchmark  # noqa: E402
-from .calibration_models import PromotedMeasurement as _PromotedMeasurement  # noqa: E402
+from .benchmarks.calibration_models import PromotedMeasurement as _PromotedMeasurement  # noqa: E402
+from .benchmarks.models import MeasuredBenchmark as _MeasuredBenchmark  # noqa: E402
 
 
 class PromoteFields(forms.Form):
@@ -128,7 +128,7 @@ def _conditions(request, bench) -> dict:
 
 @admin.action(description=_("Promote into the performance calibration set"), permissions=["promote"])
 def promote_to_calibration(modeladmin, request, queryset):
-    from .calibration_promotion import PromotionRefused, promote
+    from .benchmarks.promotion import PromotionRefused, promote
 
     form = PromoteFields(request.POST)
     if not form.is_valid():
@@ -157,7 +157,7 @@ def promote_to_calibration(modeladmin, request, queryset):
 
 @admin.action(description=_("Confirm as second reviewer"), permissions=["change"])
 def confirm_promotion(modeladmin, request, queryset):
-    from .calibration_promotion import PromotionRefused, confirm
+    from .benchmarks.promotion import PromotionRefused, confirm
 
     for promoted in queryset:
         try:

@@ -11,8 +11,8 @@ class QuotesConfig(AppConfig):
     def ready(self) -> None:
         # Issuing a revision renders its proposal PDF: the documents app connects to
         # ``services.issuing.revision_issued`` (documents/apps.py).
-        from . import notify
+        from .workflow import notify
 
-        # Notifications: approval requests and decisions (post_save receivers in quotes.notify),
+        # Notifications: approval requests and decisions (post_save receivers in quotes.workflow.notify),
         # and price changes → the owners of the open quotes they touch.
         notify.connect_catalog_signals()

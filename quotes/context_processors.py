@@ -14,12 +14,12 @@ def workflow_nav(request) -> dict:
         return {}
 
     def unread() -> int:
-        from .workflow_models import Notification
+        from .workflow.models import Notification
 
         return Notification.objects.filter(recipient=user, read_at__isnull=True).count()
 
     def pipeline() -> bool:
-        from .pipeline import may_see_pipeline
+        from .workflow.pipeline import may_see_pipeline
 
         return may_see_pipeline(user)
 

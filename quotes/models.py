@@ -653,12 +653,12 @@ def _audit_pre_delete(sender, instance, **kwargs):
     raise AuditImmutableError(_("The audit trail is append-only."))
 
 
-from .benchmark_models import MeasuredBenchmark  # noqa: E402,F401  (measured bench results, issue 15)
-from .calibration_models import PromotedMeasurement  # noqa: E402,F401  (calibration set, issue 24)
+from .benchmarks.calibration_models import PromotedMeasurement  # noqa: E402,F401  (calibration set, issue 24)
+from .benchmarks.models import MeasuredBenchmark  # noqa: E402,F401  (measured bench results, issue 15)
 
 # The sales-workflow models (share links, customer acceptance and questions,
 # notifications) live in their own module; importing them here registers them.
-from .workflow_models import (  # noqa: E402, F401
+from .workflow.models import (  # noqa: E402, F401
     CustomerAcceptance,
     CustomerQuestion,
     Notification,

@@ -3,8 +3,9 @@ in the ``quotes`` namespace in ``config/urls.py``."""
 
 from django.urls import path
 
-from . import benchmark_views, workflow_views
+from .benchmarks import views as benchmark_views
 from .views import approvals, customers, quotes, revisions
+from .workflow import views as workflow_views
 
 app_name = "quotes"
 urlpatterns = [
@@ -21,7 +22,7 @@ urlpatterns = [
     path("revisions/<int:pk>/approve/", approvals.revision_approve_view, name="approve"),
     path("revisions/<int:pk>/reject/", approvals.revision_reject_view, name="reject"),
     path("revisions/<int:pk>/benchmark/", benchmark_views.revision_benchmark_upload, name="benchmark"),
-    # The sales workflow (quotes/workflow_views.py).
+    # The sales workflow (quotes/workflow/views.py).
     path("revisions/<int:pk>/configure/", workflow_views.revision_configure, name="configure"),
     path("revisions/configure/save/", workflow_views.revision_configure_save, name="configure_save"),
     path("revisions/<int:pk>/replan/", workflow_views.revision_replan, name="replan"),

@@ -213,7 +213,7 @@ MIN_SOURCES = 3
 #: The band a family with fewer than MIN_SOURCES sources (or none) is given at least.
 WIDE_BAND = (0.5, 2.0)
 #: The physical range of a band (predicted ÷ measured throughput): a measurement a quarter or four
-#: times the estimate of its own plan is refused at promotion (quotes/calibration_promotion.py
+#: times the estimate of its own plan is refused at promotion (quotes/benchmarks/promotion.py
 #: PLAUSIBLE_RATIO), so no honest fit has a bound outside it.  A band bound is a divisor of the page's
 #: range (estimate ÷ high … estimate ÷ low): a fit file outside it is read as broken.
 BAND_BOUNDS = (0.25, 4.0)

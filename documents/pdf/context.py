@@ -674,8 +674,8 @@ def _sensitivity_groups(tco: Mapping | None, lang: str) -> list[dict]:
 
 
 def _measured(revision) -> dict[str, Any] | None:
-    """A measured vllm bench serve result attached to the revision (quotes/benchmark_views.py)."""
-    from quotes.benchmark_views import measured_context
+    """A measured vllm bench serve result attached to the revision (quotes/benchmarks/views.py)."""
+    from quotes.benchmarks.views import measured_context
 
     return measured_context(revision)
 

@@ -1,6 +1,6 @@
 """A quote cloned from a revision: a new draft quote with the revision's configuration, re-planned.
 
-Moved here from ``quotes/workflow.py``: every state change of a quote is a service, in one
+Moved here from the sales workflow (``quotes/workflow/changes.py``): every state change of a quote is a service, in one
 transaction with its audit row.
 """
 

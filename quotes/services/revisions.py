@@ -52,7 +52,7 @@ def refuse_unpriceable(plan: PlannedConfiguration) -> None:
       typed in (USD 1 for a server) would pass as the list.  ``plan_for_quote`` records
       ``list_terms: None`` then; plans without the record (hand-made, older) are not refused.
     * A measured throughput typed into the request: only an imported benchmark file, attached
-      to the revision with its hash, marks a figure measured (``quotes.benchmark_import``).
+      to the revision with its hash, marks a figure measured (``quotes.benchmarks.importer``).
     """
     prices = plan.prices_json
     if isinstance(prices, Mapping) and "list_terms" in prices and prices["list_terms"] is None:

@@ -1,7 +1,7 @@
 """Customer share links: create, revoke, resolve and log a link; the customer's acceptance and
 questions through it.
 
-Moved here from ``quotes/workflow.py``: every state change of a quote is a service, in one
+Moved here from the sales workflow (``quotes/workflow/changes.py``): every state change of a quote is a service, in one
 transaction with its audit row.
 """
 
@@ -25,12 +25,12 @@ from django.utils.translation import gettext as _
 
 from configurator.public import is_zh
 
-from .. import notify
 from ..frozen import revision_quote
 from ..models import QuoteRevision
 from ..statuses import AuditAction, PdfStatus, QuoteStatus, RevisionStatus
 from ..textcheck import control_chars
-from ..workflow_models import CustomerAcceptance, CustomerQuestion, ShareLink, ShareView, token_digest
+from ..workflow import notify
+from ..workflow.models import CustomerAcceptance, CustomerQuestion, ShareLink, ShareView, token_digest
 from .base import audit, quote_lock, require_edit
 from .transitions import transition_locked
 

@@ -10,7 +10,7 @@ them; this package re-exports nothing): ``quotes`` (list, detail, edit, status
 changes, create from the configurator), ``revisions`` (revise, issue, compare),
 ``approvals`` (approve or reject a discount) and ``customers``; ``common``
 holds the quote page's context and the action runner they share.  The sales
-workflow and the benchmark pages are in ``quotes/workflow_views.py`` and
-``quotes/benchmark_views.py``; the proposal PDF, workbook and launch-bundle
+workflow and the benchmark pages are in ``quotes/workflow/views.py`` and
+``quotes/benchmarks/views.py``; the proposal PDF, workbook and launch-bundle
 views are the documents app's (``documents/views.py``).
 """

@@ -83,10 +83,10 @@ def detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision |
         "decision_form": forms.get("decision_form") or DecisionForm(initial={"version": quote.version}),
         "errors": forms.get("errors") or [],
     }
-    from ..benchmark_views import measured_context
+    from ..benchmarks.views import measured_context
 
     context["measured"] = measured_context(revision)
-    from ..workflow_views import workflow_panel_context  # share links, clone, revise the configuration
+    from ..workflow.views import workflow_panel_context  # share links, clone, revise the configuration
 
     context.update(workflow_panel_context(request, quote, revision))
     return context

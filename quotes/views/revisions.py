@@ -106,7 +106,7 @@ def revision_compare_view(request: HttpRequest, pk: int) -> HttpResponse:
     )
     b = selectors.revision_by_index(quote, request.GET.get("b", revisions[-1].index))
     comparison = selectors.revision_compare(a, b)
-    from ..workflow import compare_items  # BOM lines matched by SKU, with the totals' change explained
+    from ..workflow.changes import compare_items  # BOM lines by SKU, the totals' change explained
 
     items = compare_items(a, b, zh=is_zh(get_language()))
     return render(

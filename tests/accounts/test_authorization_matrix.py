@@ -196,7 +196,7 @@ def _share(c, name="customer"):
 
         from django.utils import timezone
 
-        from quotes.workflow_models import ShareLink, token_digest
+        from quotes.workflow.models import ShareLink, token_digest
 
         token = secrets.token_urlsafe(32)
         link = ShareLink.objects.create(

@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from quotes.models import Quote
-from quotes.workflow_models import Notification
+from quotes.workflow.models import Notification
 
 from .crawl import latin_words, visible_text
 

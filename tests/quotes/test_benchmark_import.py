@@ -18,8 +18,8 @@ from openpyxl import load_workbook
 from documents.exports import revision_workbook
 from documents.pdf.context import proposal_context
 from documents.pdf.sample import sample_quote_create
-from quotes.benchmark_import import MAX_BYTES, BenchmarkImportError, parse_benchmark
-from quotes.benchmark_models import MeasuredBenchmark
+from quotes.benchmarks.importer import MAX_BYTES, BenchmarkImportError, parse_benchmark
+from quotes.benchmarks.models import MeasuredBenchmark
 
 BENCH = {
     "date": "20261201-093000",

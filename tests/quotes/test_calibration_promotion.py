@@ -18,10 +18,10 @@ from django.core.management import call_command
 from configurator import calibration as cal
 from configurator.engine import serving_model as sm
 from documents.pdf.sample import sample_quote_create
-from quotes.benchmark_import import parse_benchmark
-from quotes.benchmark_models import MeasuredBenchmark
-from quotes.calibration_models import PromotedMeasurement
-from quotes.calibration_promotion import PromotionRefused, promote
+from quotes.benchmarks.calibration_models import PromotedMeasurement
+from quotes.benchmarks.importer import parse_benchmark
+from quotes.benchmarks.models import MeasuredBenchmark
+from quotes.benchmarks.promotion import PromotionRefused, promote
 
 from .test_benchmark_import import BENCH
 
@@ -179,7 +179,7 @@ def test_poisoned_duplicate_fileless_and_off_load_measurements_are_refused_with_
 
 
 def test_an_implausible_measurement_needs_a_reason_and_a_second_reviewer(engineer, admin_user, second_admin):
-    from quotes.calibration_promotion import confirm, promoted_records
+    from quotes.benchmarks.promotion import confirm, promoted_records
 
     revision = sample_quote_create(by=engineer, language="en")
     # 20 × BENCH's 403.3 tok/s: five times beyond the 4 × an estimate may be off.

@@ -14,10 +14,10 @@ from django.urls import reverse
 
 from accounts.models import Profile
 from accounts.timefmt import local_stamp
-from quotes import notify
 from quotes.models import Quote
 from quotes.services.sharing import share_create
-from quotes.workflow_models import CustomerAcceptance, Notification
+from quotes.workflow import notify
+from quotes.workflow.models import CustomerAcceptance, Notification
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from quotes.models import AuditEvent, Quote
 from quotes.statuses import QuoteStatus, RevisionStatus
-from quotes.workflow_models import CustomerAcceptance, CustomerQuestion, Notification, ShareLink, ShareView
+from quotes.workflow.models import CustomerAcceptance, CustomerQuestion, Notification, ShareLink, ShareView
 
 pytestmark = pytest.mark.django_db
 
@@ -252,7 +252,7 @@ def test_approval_request_and_decision_are_notified_by_email(
     client.force_login(users["manager"])
     assert "Notifications (1)" in client.get(reverse("quotes:list")).content.decode()
     # In the default (Chinese) site language the notice reads in Chinese.
-    from quotes import notify
+    from quotes.workflow import notify
 
     settings.LANGUAGE_CODE = "zh-hans"
     assert notify.approval_requested(r1)[0].subject.startswith("折扣审批申请")

@@ -24,8 +24,8 @@ from django.urls import reverse
 
 from configurator.engine.launch import bundle_files
 from documents.exports import launch_result_from_resolved, revision_workbook
-from quotes.benchmark_import import benchmark_mismatches, parse_benchmark
-from quotes.benchmark_models import MeasuredBenchmark
+from quotes.benchmarks.importer import benchmark_mismatches, parse_benchmark
+from quotes.benchmarks.models import MeasuredBenchmark
 from quotes.models import Quote
 from quotes.statuses import QuoteStatus, RevisionStatus
 

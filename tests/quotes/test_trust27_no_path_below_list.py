@@ -34,7 +34,7 @@ from quotes.services.quotes import quote_create_from_configuration
 from quotes.services.revisions import revision_create_from
 from quotes.services.transitions import quote_transition
 from quotes.statuses import ApprovalDecision, ApprovalState, QuoteStatus, RevisionStatus
-from quotes.workflow import revise_configuration
+from quotes.workflow.changes import revise_configuration
 
 pytestmark = pytest.mark.django_db
 

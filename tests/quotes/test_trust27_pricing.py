@@ -317,13 +317,13 @@ def html_text(page: str) -> str:
 def test_the_price_change_report_re_plans_every_affected_quote_on_each_request(
     users, catalog, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from quotes import workflow
+    from quotes.workflow import changes
 
     engineer = english(users["engineer"])
     first, second = created(engineer), created(engineer)
     replans = []
-    real_preview = workflow.priced_preview
-    monkeypatch.setattr(workflow, "priced_preview", lambda r: replans.append(r.number) or real_preview(r))
+    real_preview = changes.priced_preview
+    monkeypatch.setattr(changes, "priced_preview", lambda r: replans.append(r.number) or real_preview(r))
     old = list_price("server", "atlas-800-a3")
     with django_capture_on_commit_callbacks(execute=True):
         raise_list_price("server", "atlas-800-a3", old + Decimal("200000"))
@@ -348,7 +348,7 @@ def test_the_price_change_report_re_plans_every_affected_quote_on_each_request(
 def test_saving_only_a_price_items_description_sends_no_price_changed_notice(
     users, catalog, django_capture_on_commit_callbacks
 ):
-    from quotes.workflow_models import Notification
+    from quotes.workflow.models import Notification
 
     engineer = english(users["engineer"])
     created(engineer)

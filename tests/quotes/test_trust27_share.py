@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from quotes.models import AuditEvent, Quote
 from quotes.services.sharing import QUESTIONS_PER_LINK_PER_HOUR
-from quotes.workflow_models import CustomerAcceptance, CustomerQuestion, ShareView
+from quotes.workflow.models import CustomerAcceptance, CustomerQuestion, ShareView
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from quotes.benchmark_models import MeasuredBenchmark
-from quotes.benchmark_views import measured_context
+from quotes.benchmarks.models import MeasuredBenchmark
+from quotes.benchmarks.views import measured_context
 from quotes.models import Customer, Quote
 
 from .conftest import REQUEST
@@ -100,7 +100,7 @@ def test_a_benchmark_at_other_conditions_gives_no_measured_figure(make_quote, us
 
     def attach(**changes):
         raw = json.dumps({**BENCH, **changes})
-        from quotes.benchmark_import import parse_benchmark
+        from quotes.benchmarks.importer import parse_benchmark
 
         return MeasuredBenchmark.objects.create(
             revision=revision,

@@ -25,7 +25,7 @@ from documents.exports import revision_workbook
 from quotes.models import Quote
 from quotes.services import approvals, transitions
 from quotes.statuses import ApprovalState, BomCategory, QuoteStatus
-from quotes.workflow_models import CustomerAcceptance
+from quotes.workflow.models import CustomerAcceptance
 
 pytestmark = pytest.mark.django_db
 

@@ -17,11 +17,11 @@ import pytest
 from django.urls import reverse
 
 from catalog.models import PriceItem
-from quotes import workflow
 from quotes.models import AuditEvent, Quote
 from quotes.statuses import BomCategory, QuoteStatus, RevisionStatus
-from quotes.workflow import compare_items
-from quotes.workflow_models import Notification
+from quotes.workflow import changes
+from quotes.workflow.changes import compare_items
+from quotes.workflow.models import Notification
 
 pytestmark = pytest.mark.django_db
 
@@ -217,8 +217,8 @@ def test_a3_price_change_lists_open_revisions_and_replans_one(
     }
     other = create_quote(client, "Other Bank", request=a2_request)
     replans = []
-    real_preview = workflow.priced_preview
-    monkeypatch.setattr(workflow, "priced_preview", lambda r: replans.append(r.number) or real_preview(r))
+    real_preview = changes.priced_preview
+    monkeypatch.setattr(changes, "priced_preview", lambda r: replans.append(r.number) or real_preview(r))
     assert client.get(reverse("quotes:price_impact")).context["rows"] == []
     assert replans == [], "unchanged prices are found without re-planning"
 

@@ -62,7 +62,7 @@ def benchmark_script(ctx: BundleContext, entrypoint: str, total_seats: int) -> s
         '    --num-prompts "$prompts" \\',
         "    --percentile-metrics ttft,tpot,itl,e2el \\",
         "    --metric-percentiles 50,90,99 \\",
-        # what the quote's import compares with its plan (quotes/benchmark_import.py
+        # what the quote's import compares with its plan (quotes/benchmarks/importer.py
         # benchmark_mismatches): vllm/benchmarks/serve.py writes each KEY=VALUE into the result
         f"    --metadata {quote('server=' + sv.one_line(ctx.server_name, 120))} {quote(f'nodes={int(ctx.node_count)}')} \\",
         "    --save-result \\",

@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand
 
 from configurator.public import calibration as cal
 from configurator.public import calibration_path
-from quotes.calibration_promotion import promoted_records
+from quotes.benchmarks.promotion import promoted_records
 
 
 class Command(BaseCommand):

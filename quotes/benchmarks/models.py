@@ -25,7 +25,7 @@ class MeasuredBenchmark(models.Model):
     )
     uploaded_at = models.DateTimeField(_("uploaded"), auto_now_add=True)
     filename = models.CharField(_("file name"), max_length=200, blank=True)
-    # The validated scalar figures of the bench result (quotes/benchmark_import.py).
+    # The validated scalar figures of the bench result (quotes/benchmarks/importer.py).
     figures = models.JSONField(_("measured figures"), encoder=DjangoJSONEncoder, default=dict)
     # SHA-256 of the file as uploaded: the evidence a figure marked "measured" rests on.
     sha256 = models.CharField(_("SHA-256 of the file"), max_length=64, blank=True)

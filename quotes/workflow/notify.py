@@ -36,10 +36,10 @@ from accounts import roles
 from accounts.services import user_language
 from accounts.timefmt import local_stamp
 
-from .models import Approval, QuoteRevision
-from .statuses import ApprovalDecision, ApprovalState
-from .textcheck import one_line
-from .workflow_models import Notification
+from ..models import Approval, QuoteRevision
+from ..statuses import ApprovalDecision, ApprovalState
+from ..textcheck import one_line
+from .models import Notification
 
 logger = logging.getLogger(__name__)
 
@@ -220,13 +220,13 @@ def customer_question(question) -> list[Notification]:
     )
 
 
-@receiver(post_save, sender=QuoteRevision, dispatch_uid="quotes.notify.revision_saved")
+@receiver(post_save, sender=QuoteRevision, dispatch_uid="quotes.workflow.notify.revision_saved")
 def _revision_saved(sender, instance: QuoteRevision, created: bool, raw: bool = False, **kwargs):
     if created and not raw and instance.approval_state == ApprovalState.PENDING:
         approval_requested(instance)
 
 
-@receiver(post_save, sender=Approval, dispatch_uid="quotes.notify.approval_saved")
+@receiver(post_save, sender=Approval, dispatch_uid="quotes.workflow.notify.approval_saved")
 def _approval_saved(sender, instance: Approval, created: bool, raw: bool = False, **kwargs):
     if created and not raw:
         approval_decided(instance)
@@ -236,8 +236,8 @@ def price_changed(item) -> list[Notification]:
     """Tell the owners of open quotes billing ``item.sku`` at another price than the list now says."""
     from catalog.selectors import price_list_in_force
 
-    from .models import BomLine
-    from .statuses import QuoteStatus
+    from ..models import BomLine
+    from ..statuses import QuoteStatus
 
     price_list = item.price_list
     if price_list_in_force(price_list.currency) != price_list:
@@ -320,5 +320,9 @@ def _price_item_saved(sender, instance, created: bool, raw: bool = False, **kwar
 def connect_catalog_signals() -> None:
     from catalog.models import PriceItem
 
-    pre_save.connect(_price_item_saving, sender=PriceItem, dispatch_uid="quotes.notify.price_item_saving")
-    post_save.connect(_price_item_saved, sender=PriceItem, dispatch_uid="quotes.notify.price_item_saved")
+    pre_save.connect(
+        _price_item_saving, sender=PriceItem, dispatch_uid="quotes.workflow.notify.price_item_saving"
+    )
+    post_save.connect(
+        _price_item_saved, sender=PriceItem, dispatch_uid="quotes.workflow.notify.price_item_saved"
+    )

@@ -18,9 +18,9 @@ from django.db import transaction
 from configurator.public import BAND_BOUNDS
 from configurator.public import calibration as cal
 
-from .benchmark_import import benchmark_mismatches, condition_mismatches
-from .benchmark_models import MeasuredBenchmark
 from .calibration_models import PromotedMeasurement
+from .importer import benchmark_mismatches, condition_mismatches
+from .models import MeasuredBenchmark
 
 #: Throughput, TTFT and TPOT within a quarter to four times the estimate of the measurement's own plan
 #: (the engine's physical band bounds, serving_model.BAND_BOUNDS); beyond, only with a second

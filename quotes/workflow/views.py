@@ -1,4 +1,4 @@
-"""Pages of the sales workflow (see ``quotes/workflow.py``).
+"""Pages of the sales workflow (see ``quotes/workflow/changes.py``).
 
 Internal pages fetch through the visibility selectors (404 outside the user's
 quotes) and check edit rights before any change.  The customer pages
@@ -26,14 +26,15 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts import roles
 from configurator.public import is_zh
 
-from . import pipeline, selectors, workflow
-from .forms import MAX_REQUEST_JSON_CHARS
-from .frozen import revision_prepared_by, revision_quote
-from .models import QuoteRevision
-from .services import cloning, sharing
-from .services.base import QuoteConflictError
-from .statuses import BomCategory, PdfStatus
-from .workflow_models import Notification, ShareLink, ShareView
+from .. import selectors
+from ..forms import MAX_REQUEST_JSON_CHARS
+from ..frozen import revision_prepared_by, revision_quote
+from ..models import QuoteRevision
+from ..services import cloning, sharing
+from ..services.base import QuoteConflictError
+from ..statuses import BomCategory, PdfStatus
+from . import changes, pipeline
+from .models import Notification, ShareLink, ShareView
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +134,7 @@ def revision_configure_save(request: HttpRequest) -> HttpResponse:
         expected = int(raw_version) if raw_version.isdigit() else None
         if data is not None:
             try:
-                new = workflow.revise_configuration(
+                new = changes.revise_configuration(
                     revision=revision,
                     request_json=data,
                     by=request.user,
@@ -141,7 +142,7 @@ def revision_configure_save(request: HttpRequest) -> HttpResponse:
                     expected_version=expected,
                 )
             except QuoteConflictError as exc:
-                already = workflow.same_revision_already_saved(
+                already = changes.same_revision_already_saved(
                     revision=revision, request_json=data, by=request.user
                 )
                 if already is not None:  # a double click or back-then-save: the first one counts
@@ -169,7 +170,7 @@ def revision_replan(request: HttpRequest, pk: int) -> HttpResponse:
     revision = selectors.revision_get_visible(user=request.user, pk=pk)
     _require_editable(request, revision)
     try:
-        new = workflow.replan_at_current_prices(revision=revision, by=request.user)
+        new = changes.replan_at_current_prices(revision=revision, by=request.user)
     except ValidationError as exc:
         return render(
             request,
@@ -457,4 +458,4 @@ def price_impact_view(request: HttpRequest) -> HttpResponse:
     """Open revisions whose prices differ from today's catalog, with old and new totals."""
     if not request.user.has_perm("quotes.change_quote"):
         raise PermissionDenied(_("Your role does not allow this."))
-    return render(request, "quotes/workflow/price_impact.html", {"rows": workflow.price_impact(request.user)})
+    return render(request, "quotes/workflow/price_impact.html", {"rows": changes.price_impact(request.user)})

@@ -22,8 +22,8 @@ from django.utils.translation import gettext_lazy
 from accounts import roles
 from catalog.spreadsheet import csv_safe
 
-from .models import Quote, QuoteRevision
-from .statuses import ApprovalState, QuoteStatus, RevisionStatus
+from ..models import Quote, QuoteRevision
+from ..statuses import ApprovalState, QuoteStatus, RevisionStatus
 
 STAGES = (
     ("draft", gettext_lazy("Draft")),

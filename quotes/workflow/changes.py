@@ -17,18 +17,18 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from . import selectors
-from .bom import apply_line_discounts, bom_lines_from_plan, line_total, to_decimal
-from .models import BomLine, QuoteRevision
-from .services.planning import (
+from .. import selectors
+from ..bom import apply_line_discounts, bom_lines_from_plan, line_total, to_decimal
+from ..models import BomLine, QuoteRevision
+from ..services.planning import (
     PlanningUnavailable,
     configuration_plan,
     request_at_todays_list,
     request_with_discount,
 )
-from .services.revisions import revision_create_from
-from .services.snapshot import revision_totals
-from .statuses import BomCategory, QuoteStatus
+from ..services.revisions import revision_create_from
+from ..services.snapshot import revision_totals
+from ..statuses import BomCategory, QuoteStatus
 
 OPEN_QUOTE_STATUSES = (QuoteStatus.DRAFT, QuoteStatus.SENT)
 
@@ -323,7 +323,7 @@ def price_impact(user) -> list[PriceImpact]:
     """
     from configurator.public import catalog_version
 
-    from .workflow_models import PriceImpactEntry
+    from .models import PriceImpactEntry
 
     version = catalog_version()
     revisions = open_revisions(user)
@@ -355,7 +355,7 @@ def _impact_entry(revision: QuoteRevision, version: int, cache: dict):
     """Work out and store what a price change does to ``revision`` (once per catalog version)."""
     from django.db import IntegrityError
 
-    from .workflow_models import PriceImpactEntry
+    from .models import PriceImpactEntry
 
     entry = PriceImpactEntry(revision=revision, catalog_version=version, old_net=revision.net_total)
     if may_be_affected(revision, cache):

@@ -22,9 +22,9 @@ from django.views.decorators.http import require_POST
 
 from configurator.public import measure_benchmark, sections
 
-from . import selectors
-from .benchmark_import import MAX_BYTES, BenchmarkImportError, benchmark_mismatches, parse_benchmark
-from .benchmark_models import MeasuredBenchmark
+from .. import selectors
+from .importer import MAX_BYTES, BenchmarkImportError, benchmark_mismatches, parse_benchmark
+from .models import MeasuredBenchmark
 
 
 def _float(value: Any) -> float | None:
@@ -148,8 +148,8 @@ def revision_benchmark_upload(request: HttpRequest, pk: int) -> HttpResponse:
 def _draft_for_measurement(revision, by, filename: str):
     """A new draft revision of ``revision``'s quote (same configuration and prices) to carry a
     measurement; refused for a closed quote (accepted, won, lost), whose offer is settled."""
-    from .services.revisions import revision_create_from
-    from .statuses import CLOSED_STATUSES, QuoteStatus
+    from ..services.revisions import revision_create_from
+    from ..statuses import CLOSED_STATUSES, QuoteStatus
 
     quote = revision.quote
     if quote.status in CLOSED_STATUSES:

@@ -1,7 +1,7 @@
 """A measured ``vllm bench serve`` result promoted into the performance calibration set.
 
 Nothing is promoted automatically: a catalog administrator promotes a quote's measurement
-(``quotes/calibration_promotion.py``), which stores the calibration record built from the plan it
+(``quotes/benchmarks/promotion.py``), which stores the calibration record built from the plan it
 measured and its provenance; ``manage.py calibrate`` refits with the promoted records added to the
 public ones (docs/performance.md §3).
 """
