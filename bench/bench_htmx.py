@@ -13,7 +13,7 @@ every post differs a little (as when typing), so nothing is served from a
 cache.  The findings' proven fixes and the recommended serving settings (the
 proofs and the serving-configuration search) load after the results from
 /configurator/advice, timed apart as the advice fragment.  Target: p95 < 50 ms.  Then the same form posted again, whose
-plan and proofs the plan cache holds (configurator/plan_cache.py): what is left is the rendering.
+plan and proofs the plan cache holds (configurator/port/plan_cache.py): what is left is the rendering.
 
 New workload: the software-engineering-agent preset (its TPOT target out of A3's reach) posted with
 a request length no earlier post had, so the smallest catalog deployment meeting the target has not
@@ -127,7 +127,7 @@ def main() -> None:
     )
     _django.report("htmx advice fragment median", statistics.median(advice_wall), "ms", "")
     # The same form posted again (a language switch, a "why?" opened, a field typed and typed back): the
-    # plan and its proofs come from the plan cache (configurator/plan_cache.py); the page still renders.
+    # plan and its proofs come from the plan cache (configurator/port/plan_cache.py); the page still renders.
     repeat_wall, repeat_cpu = [], []
     for slug in presets:
         data = {**preset_data(slug), "utilisation": "0.777"}

@@ -63,7 +63,7 @@ def _run(tmp: str) -> int:
     started = time.perf_counter()
     _setup(tmp)
     print(f"catalog loaded in {time.perf_counter() - started:.1f} s (not timed)")
-    from configurator import plan_cache
+    from configurator.port import plan_cache
     from configurator.web.planner import services as planner_services
 
     print(f"{'case':52} {'median':>9} {'min':>9} {'max':>9}  plans  cheap  feasible")

@@ -106,7 +106,7 @@ MIDDLEWARE = [
     "configurator.middleware.BodyLimitMiddleware",  # JSON 413 before a body over the limit is read
     "config.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "configurator.catalog_cache.VersionPerRequest",  # the catalog version read once a request
+    "configurator.port.cache.VersionPerRequest",  # the catalog version read once a request
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -223,7 +223,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FIELDS = 2000
 
 # Plans and auto-planner searches computed once per request and catalog version
-# (configurator/plan_cache.py): an in-process LRU always; with a Redis broker also the "plans" cache,
+# (configurator/port/plan_cache.py): an in-process LRU always; with a Redis broker also the "plans" cache,
 # shared by every web worker and the Celery worker (PLAN_CACHE_URL overrides the Redis it uses).
 PLAN_CACHE_URL = os.environ.get("PLAN_CACHE_URL", "").strip() or (
     CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""

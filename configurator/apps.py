@@ -9,7 +9,7 @@ class ConfiguratorConfig(AppConfig):
         from django.apps import apps
         from django.db.models.signals import m2m_changed, post_delete, post_save
 
-        from .catalog_cache import bump_catalog_version
+        from .port.cache import bump_catalog_version
 
         for model in apps.get_app_config("catalog").get_models():
             post_save.connect(

@@ -15,7 +15,7 @@ that none does.  The engine is pure and knows one server; the catalog search is 
   (not ``unreachable``) and carries the stated load;
 * "smallest" is the fewest nodes, then the lowest cost per million tokens.
 
-Searches are cached per workload, targets, day and catalog version (``catalog_cache``: every catalog
+Searches are cached per workload, targets, day and catalog version (``port.cache``: every catalog
 save bumps it; this process forgets its answers with the spec cache), so the planner's second of work
 is spent once per question, not on every page update of a preset.
 """
@@ -32,7 +32,7 @@ from .engine import types as et
 from .engine.performance.design import targets_of
 
 CODE = "performance.design_point_unreachable"
-_registered: list[bool] = []  # the cache is cleared with catalog_cache's (once registered)
+_registered: list[bool] = []  # the cache is cleared with port.cache's (once registered)
 # docs/performance.md §3: the step model's TPOT P90 is 1.08 × its mean.
 TPOT_P90_OVER_MEAN = 1.08
 MAX_NODES = 32
@@ -242,7 +242,7 @@ def answer(
     """The catalog's answer for ``req`` if already searched (this process, this catalog version and
     day), else :data:`PENDING`: the page never waits for a search (configurator/views.py loads it after
     the results)."""
-    from . import catalog_cache
+    from .port import cache as catalog_cache
 
     if not _registered:
         catalog_cache.on_clear(_forget)
@@ -273,7 +273,7 @@ def for_request(
 
 def _version(version: int | None) -> int:
     """The catalog version a caller already read (one query per request), else read now."""
-    from . import catalog_cache
+    from .port import cache as catalog_cache
 
     return catalog_cache.current_version() if version is None else version
 
@@ -285,9 +285,10 @@ def search_for(
     version: int | None = None,
 ) -> Alternative | None:
     """The catalog's answer for ``req`` (searched once per workload, catalog version and day)."""
-    from . import catalog_cache, planner
-    from .catalog_port import DjangoPlannerCatalog
+    from . import planner
     from .engine.plan import plan
+    from .port import cache as catalog_cache
+    from .port.catalog import DjangoPlannerCatalog
 
     if not _registered:
         catalog_cache.on_clear(_forget)

@@ -49,7 +49,6 @@ from configurator.web.presentation import context_from_dict, plan_context
 
 from . import calibration, reference, sections
 from .acknowledge import parse_acknowledged, record_on_revision
-from .catalog_cache import current_version as catalog_version
 from .drawings.charts import tornado_svg
 from .drawings.fmt import format_money
 from .drawings.power_feed import power_feed_svg
@@ -77,6 +76,7 @@ from .io.requests import RequestError, request_to_inline, resolve
 from .planning.plans import plan_from_json
 from .planning.prices import prices_snapshot
 from .planning.quoting import plan_for_quote
+from .port.cache import current_version as catalog_version
 from .templatetags.plan_tags import SOURCE_KINDS, figval, seconds
 
 __all__ = [

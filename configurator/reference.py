@@ -1,12 +1,12 @@
 """The seeded catalog as engine inputs, without a database: what tests, benchmarks and samples plan with.
 
 Everything here comes from the seed files (``catalog/seed/*.yaml``, read by ``catalog.seed.loader``)
-through the same conversion the configurator uses on the database (``configurator.specs``), so a
+through the same conversion the configurator uses on the database (``configurator.port.specs``), so a
 plan made here is the plan ``POST /api/plan`` makes after ``manage.py load_catalog`` (the golden
 plans of ``tests/golden`` check it).  No Django import.
 
 Requests — the API's JSON format (docs/api.md), resolved by ``configurator.io.requests.resolve``
-against :class:`~configurator.seed_catalog.SeedCatalog`:
+against :class:`~configurator.port.seed.SeedCatalog`:
 
     >>> from configurator import reference
     >>> from configurator.engine.plan import plan
@@ -52,7 +52,7 @@ from typing import Any
 
 from .engine import types as et
 from .io.requests import resolve
-from .seed_catalog import SeedCatalog
+from .port.seed import SeedCatalog
 
 # The day plans are made and the price list looked up (the seeded list runs from 2026-01-01).
 PLAN_DATE = dt.date(2026, 11, 30)

@@ -51,8 +51,8 @@ def warm_up() -> None:
 
 def _plan_the_default_page() -> None:
     """Read the catalog and plan the configuration a fresh page opens with, with its advice, as the
-    first page will (``views.home``): the catalog cache (``catalog_cache``) and the plan cache
-    (``plan_cache``) hold them for the first engineer, and the engine's definitions and fitted factors
+    first page will (``views.home``): the catalog cache (``port.cache``) and the plan cache
+    (``port.plan_cache``) hold them for the first engineer, and the engine's definitions and fitted factors
     are loaded.  A database that is not there yet (a worker started before ``migrate``) is no fault:
     the first request reads it then."""
     from django.db import DatabaseError

@@ -90,11 +90,11 @@ def users(db):
 @pytest.fixture(autouse=True)
 def _plans_not_shared_between_tests(settings):
     """Each test plans afresh: a test that patches the engine or a setting never reads a plan another
-    test cached (configurator/plan_cache.py keys on the request, the catalog version and the day).
+    test cached (configurator/port/plan_cache.py keys on the request, the catalog version and the day).
     The shared tier too: under the PostgreSQL pass it is Redis, which outlives a test and a run (every
     test database loads the same catalog version), so a test reads a shared plan only where it sets
     one up itself (tests/configurator/test_plan_cache.py)."""
-    from configurator import plan_cache
+    from configurator.port import plan_cache
 
     settings.CACHES = {alias: conf for alias, conf in settings.CACHES.items() if alias != plan_cache.ALIAS}
     plan_cache.clear()

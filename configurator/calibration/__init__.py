@@ -20,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from catalog.seed import loader
-from configurator import reference, specs
+from configurator import reference
 from configurator.engine import serving_model as sm
 from configurator.engine import types as et
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
 from configurator.engine.performance import estimate_performance
+from configurator.port import specs
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "serving_benchmarks.yaml"
 

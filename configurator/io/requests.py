@@ -373,7 +373,7 @@ def to_jsonable(obj):
 
 
 class CatalogPort(typing.Protocol):
-    """What resolution needs from the catalog (``configurator.inputs`` provides it)."""
+    """What resolution needs from the catalog (``configurator.port.inputs`` provides it)."""
 
     def model(self, slug: str) -> et.ModelSpec | None: ...
     def model_from_hf_config(

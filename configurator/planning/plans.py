@@ -11,13 +11,13 @@ from typing import Any
 
 from django.utils import timezone
 
-from .. import plan_cache
-from ..catalog_port import DjangoCatalog
 from ..engine import types as et
 from ..engine.plan import plan
 from ..engine.serialize import plan_to_dict
 from ..io.fixes import advised
 from ..io.requests import resolve
+from ..port import plan_cache
+from ..port.catalog import DjangoCatalog
 from . import proofs
 
 

@@ -1,7 +1,7 @@
 """Prices: the price list a plan is priced from, the prices as a quote revision freezes them, the
 price list's items as planned and the price basis the page states.
 
-Which list prices a request is one rule (``catalog_port.price_list_for``); the frozen prices are
+Which list prices a request is one rule (``port.catalog.price_list_for``); the frozen prices are
 written by one function (:func:`prices_snapshot`), for a quote's plan, for the list in force today
 and for the sample proposal.
 """
@@ -15,10 +15,10 @@ from django.utils.translation import get_language, gettext_lazy
 
 from catalog.models import PriceList
 
-from .. import catalog_cache
-from ..catalog_port import price_list_for, price_lists
 from ..engine import types as et
 from ..engine.vocabulary import is_zh
+from ..port import cache as catalog_cache
+from ..port.catalog import price_list_for, price_lists
 
 
 def prices_snapshot(c: et.CommercialSpec, sku: str | None = None) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def price_basis(request_json: dict, request: et.PlanRequest) -> str:
     with the engineer's overrides named, in the page's language.
 
     The text depends on the currency, the list the request names, the day, the overrides named and the
-    language alone: worked out once per catalog version (``catalog_cache``; every page update asks)."""
+    language alone: worked out once per catalog version (``port.cache``; every page update asks)."""
     commercial = request_json.get("commercial") if isinstance(request_json, dict) else None
     commercial = commercial if isinstance(commercial, dict) else {}
     slug = commercial.get("price_list")

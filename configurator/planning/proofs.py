@@ -16,11 +16,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from .. import catalog_cache
-from ..catalog_port import DjangoCatalog
 from ..engine import types as et
 from ..engine.plan import plan
 from ..io.requests import RequestError, resolve
+from ..port import cache as catalog_cache
+from ..port.catalog import DjangoCatalog
 
 # (codes of warnings and errors, codes of errors) of a fixed request's plan.
 Proof = tuple[frozenset, frozenset]

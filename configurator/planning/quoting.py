@@ -10,10 +10,10 @@ from django.utils import timezone
 
 from catalog.selectors import price_snapshot
 
-from ..catalog_port import DjangoCatalog
 from ..engine import types as et
 from ..engine.serialize import plan_to_dict
 from ..io.requests import request_to_inline
+from ..port.catalog import DjangoCatalog
 from .plans import plan_from_json
 from .prices import in_force_today, items_as_planned, named_price_list, prices_snapshot, terms_snapshot
 

@@ -164,7 +164,7 @@ def why(context, figures, key):
     On the full page (which also serves the browser without JavaScript) the explanation is inline.  In
     an htmx update (``why_on_demand`` in the context) only the "why?" is sent: opening it posts the
     form with the figure's key to ``configurator:why``, which answers with the same explanation
-    (:func:`why_body`) from the plan the update made (``plan_cache``) — about a hundred explanations a
+    (:func:`why_body`) from the plan the update made (``port.plan_cache``) — about a hundred explanations a
     page were a third of an update's rendering, and few are ever opened."""
     f = (figures or {}).get(key)
     if not f:

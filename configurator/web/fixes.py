@@ -6,10 +6,10 @@ from __future__ import annotations
 import copy
 import json
 
-from ..catalog_port import DjangoCatalog
 from ..engine import types as et
 from ..io.requests import to_jsonable
 from ..planning import proofs
+from ..port.catalog import DjangoCatalog
 from .forms import ConfiguratorForm
 
 # Sections of a request the configurator form can set (a fix elsewhere, such as

@@ -55,7 +55,7 @@ SPECULATIVE_CHOICES = [
 
 class CatalogChoiceField(forms.ModelChoiceField):
     """A catalog choice looked up in the per-process cache of the current
-    catalog version (``catalog_cache``) instead of one query per field and
+    catalog version (``port.cache``) instead of one query per field and
     request; ``catalog_version`` is set by the form once per request."""
 
     catalog_version: int | None = None
@@ -65,7 +65,7 @@ class CatalogChoiceField(forms.ModelChoiceField):
             return None
         if self.catalog_version is None:
             return super().to_python(value)
-        from configurator import catalog_cache
+        from configurator.port import cache as catalog_cache
 
         key = ("choices", self.queryset.model._meta.label_lower, self.to_field_name)
         rows = catalog_cache.cached(
@@ -311,7 +311,7 @@ class ConfiguratorForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.is_bound:
-            from configurator import catalog_cache
+            from configurator.port import cache as catalog_cache
 
             version = catalog_cache.current_version()
             for field in self.fields.values():
@@ -517,8 +517,8 @@ class ConfiguratorForm(forms.Form):
         (servers per rack then follow the cap: the cooling fix)."""
         if d.get("rack_max_kw") is None:
             return d["rack"].slug
-        from configurator.inputs import rack_spec
         from configurator.io.requests import to_jsonable
+        from configurator.port.inputs import rack_spec
 
         rack = to_jsonable(rack_spec(d["rack"]))
         rack["max_kw"] = float(d["rack_max_kw"])

@@ -480,7 +480,7 @@ def _configuration_front(checks: list[dict], lang: str) -> list[dict]:
 
 # The results context of a plan without proven fixes, by plan (the object the plan cache hands out,
 # kept alive here so its id is not reused) and language: the page's update, a language switch and the
-# same form posted again share one plan object (configurator/plan_cache.py), and serialising it and
+# same form posted again share one plan object (configurator/port/plan_cache.py), and serialising it and
 # drawing its charts was a quarter of an update.  Read-only: the callers replace the context's keys
 # (acknowledged warnings, the price basis) on their own shallow copy and mutate nothing inside.
 CONTEXTS_MAX = 32

@@ -14,10 +14,10 @@ from django.utils.translation import get_language
 from catalog import selectors
 from catalog.models import LlmModel, ServerModel
 
-from .. import catalog_cache
 from ..engine import types as et
 from ..engine.defaults import SERVING_DEFAULTS
 from ..engine.vocabulary import is_zh
+from ..port import cache as catalog_cache
 
 # The validated 4 × A3 serving flags (docs/domain.md §5, [S1]): the default form.
 DEFAULT_FORM = {
@@ -114,7 +114,7 @@ def scenario_fields(scenario: str | None) -> dict[str, str] | None:
 def preset_data(scenario: str | None = None) -> dict[str, str]:
     """Form data for a fresh page, or pre-filled from a scenario.
 
-    Read once per catalog version (``catalog_cache``): every update's "differences from the preset"
+    Read once per catalog version (``port.cache``): every update's "differences from the preset"
     asks for it, and it is catalog rows alone."""
     built = catalog_cache.cached(
         catalog_cache.current_version(), ("preset_data", scenario or ""), lambda: _preset_data(scenario)

@@ -252,7 +252,7 @@ def advice(request):
 @require_http_methods(["POST"])
 def why(request):
     """htmx, when a "why?" of an updated results panel is opened: the figure's explanation (its formula,
-    inputs and source) for the form as posted — the plan the update made, from ``plan_cache``.  A form
+    inputs and source) for the form as posted — the plan the update made, from ``port.plan_cache``.  A form
     that does not plan or a figure the plan lacks is a 400 naming the field."""
     denied = _forbidden_unless_sales(request)
     if denied:

@@ -24,7 +24,7 @@ def test_server_and_model_rows_link_to_a_preview_that_shows_the_edited_row(clien
 
     # An edit the admin just saved shows in the preview's plan: 8 × 16.2 kW (docs/domain.md §7) → 20 kW.
     ServerModel.objects.filter(slug="atlas-800-a3").update(max_input_kw="20.0")
-    from configurator import catalog_cache
+    from configurator.port import cache as catalog_cache
 
     catalog_cache.clear()
     page = client.get(reverse("configurator:preview"), {"server": "atlas-800-a3"}).content.decode()

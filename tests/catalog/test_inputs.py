@@ -1,4 +1,4 @@
-"""configurator.inputs: catalog rows → engine types, with units converted and sources carried."""
+"""configurator.port.inputs: catalog rows → engine types, with units converted and sources carried."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from catalog.models import LlmModel, PriceList, RackType, Scenario, ServerModel, SiteProfile
-from configurator import inputs
 from configurator.engine import types as et
+from configurator.port import inputs
 
 from .conftest import load_config
 

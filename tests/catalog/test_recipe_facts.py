@@ -13,9 +13,10 @@ import pytest
 
 from catalog import services
 from catalog.models import Accelerator, LlmModel, ServerModel
-from configurator import inputs, reference
+from configurator import reference
 from configurator.engine import recipes as rc
 from configurator.engine.types import TopologyKind
+from configurator.port import inputs
 
 from .test_admin import post_change
 
@@ -103,7 +104,7 @@ def test_an_admin_edit_of_an_api_price_is_what_the_api_cost_cites(admin_client, 
     services.load_catalog_seed()
     model.refresh_from_db()
     assert str(model.api_price_input_per_m) == "0.2800"
-    from configurator import catalog_cache
+    from configurator.port import cache as catalog_cache
 
     catalog_cache.clear()
     _req, after = plans.plan_from_json(request, advise=False)

@@ -5,8 +5,8 @@ from decimal import Decimal
 import pytest
 
 from catalog.models import PriceItem, ServerModel
-from configurator import catalog_cache
 from configurator.planning.plans import plan_from_json
+from configurator.port import cache as catalog_cache
 
 pytestmark = pytest.mark.django_db
 REQUEST = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}

@@ -1,5 +1,5 @@
 """A plan and its proven advice are planned once per request, catalog version, day and fit
-(configurator/plan_cache.py); a catalog edit, another request or another fit plans again."""
+(configurator/port/plan_cache.py); a catalog edit, another request or another fit plans again."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from django.test import override_settings
 
 from catalog.models import PriceItem
-from configurator import plan_cache
 from configurator.engine import serving_model
 from configurator.io import fixes
 from configurator.planning import plans, proofs
+from configurator.port import plan_cache
 
 pytestmark = pytest.mark.django_db
 REQUEST = {"model": "kimi-k3", "server": "atlas-800-a3", "topology": {"kind": "single", "nodes": 4}}

@@ -41,8 +41,8 @@ def test_the_price_basis_is_read_once_and_again_after_a_catalog_save(catalog):
 def test_a_currency_no_price_list_is_in_is_said_and_not_kept(catalog):
     """The currency is free text in a request: its commercial terms and price basis, for a currency no list
     is in, are worked out each time and kept nowhere, so posting many such currencies cannot grow the
-    process's catalog cache (configurator/catalog_port.py ``price_lists``)."""
-    from configurator import catalog_cache
+    process's catalog cache (configurator/port/catalog.py ``price_lists``)."""
+    from configurator.port import cache as catalog_cache
 
     request = {**REQUEST, "commercial": {"currency": "ZZQ"}}
     resolved = resolve_request(request)

@@ -1,5 +1,5 @@
 """SeedCatalog (the seed files) and DjangoCatalog (the database after load_catalog) give the same specs
-(issue 20): one conversion (configurator/specs.py) over the same records, for every seeded slug."""
+(issue 20): one conversion (configurator/port/specs.py) over the same records, for every seeded slug."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import datetime as dt
 import pytest
 
 from catalog.seed import loader
-from configurator import catalog_cache, reference
-from configurator.catalog_port import DjangoCatalog
-from configurator.seed_catalog import SeedCatalog
+from configurator import reference
+from configurator.port import cache as catalog_cache
+from configurator.port.catalog import DjangoCatalog
+from configurator.port.seed import SeedCatalog
 
 pytestmark = pytest.mark.django_db
 

@@ -15,7 +15,6 @@ import pytest
 from django.core.management import call_command
 
 from catalog.models import LlmModel, ServerModel
-from configurator import catalog_port
 from configurator.engine.defaults import SERVING_DEFAULTS, serving_defaults
 from configurator.engine.layout import resolve_layout
 from configurator.engine.memory import size_memory
@@ -24,6 +23,7 @@ from configurator.io.requests import RequestError
 from configurator.planner import parse_query
 from configurator.planner.build import RequestBuilder
 from configurator.planning import plans
+from configurator.port import catalog as catalog_port
 from configurator.web import form_data, presets
 from configurator.web.forms import ConfiguratorForm
 from configurator.web.planner.services import DjangoPlannerCatalog

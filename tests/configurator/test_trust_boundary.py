@@ -108,8 +108,8 @@ def test_valid_site_values_still_plan_and_ipv6_and_host_names_pass(api):
 
 def _inline(kind: str) -> dict:
     from catalog.models import LlmModel, ServerModel
-    from configurator.inputs import model_spec, server_spec
     from configurator.io.requests import to_jsonable
+    from configurator.port.inputs import model_spec, server_spec
 
     if kind == "model":
         return to_jsonable(model_spec(LlmModel.objects.get(slug="kimi-k3")))

@@ -1,8 +1,8 @@
 """The catalog version is read once per web request, and a plan's results context once per plan.
 
-A configurator update asked ``catalog_cache.current_version()`` four times (the form's choices, the
+A configurator update asked ``port.cache.current_version()`` four times (the form's choices, the
 catalog port, the presets, the price basis): four queries of the catalog stamp a request, about a
-seventh of an update's CPU on SQLite.  ``catalog_cache.VersionPerRequest`` keeps the first reading for
+seventh of an update's CPU on SQLite.  ``port.cache.VersionPerRequest`` keeps the first reading for
 the rest of the request; a catalog save in the request forgets it; outside a request nothing is kept.
 The page's results context (the plan serialised, its charts drawn) is built once per plan object and
 language (``presentation._results_context``); nothing that renders it may change it.
@@ -17,8 +17,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from catalog.models import ServerModel
-from configurator import catalog_cache
 from configurator.engine.serialize import plan_to_dict
+from configurator.port import cache as catalog_cache
 from configurator.web import presentation
 from configurator.web.presets import preset_data
 

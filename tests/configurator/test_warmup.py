@@ -9,8 +9,9 @@ import logging
 import pytest
 from django.db import DatabaseError
 
-from configurator import plan_cache, warmup
+from configurator import warmup
 from configurator.planning import plans, proofs
+from configurator.port import plan_cache
 from configurator.web import presets
 
 pytestmark = pytest.mark.django_db

@@ -76,7 +76,7 @@ def test_an_opened_why_is_the_full_pages_explanation_without_a_second_plan(engin
     lazy = ON_DEMAND.findall(body)
     assert len(lazy) == len(inline) >= 25  # every "why?" of the page, in the same order
     assert '<details class="why">' not in body  # none sent whole
-    assert len(plans) == planned  # the update found the page's plan (plan_cache)
+    assert len(plans) == planned  # the update found the page's plan (port.plan_cache)
     for (url, vals, closed), explanation in list(zip(lazy, inline, strict=True))[::5]:
         assert url == reverse("configurator:why")
         assert "formula" not in closed and "<table" not in closed

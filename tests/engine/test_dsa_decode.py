@@ -23,7 +23,7 @@ import pytest
 from configurator import reference
 from configurator.engine import serving_model as sm
 from configurator.engine.memory import kv_bytes_per_token
-from configurator.inputs import model_spec_from_hf_config
+from configurator.port.inputs import model_spec_from_hf_config
 
 SEED = Path(__file__).resolve().parents[2] / "catalog" / "seed" / "model-configs"
 LAYERS, LATENT, INDEXER, TOPK = 78, (512 + 64) * 2, 128 + 128 // 128 * 4, 2048

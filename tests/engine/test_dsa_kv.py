@@ -24,7 +24,7 @@ import pytest
 
 from configurator import reference
 from configurator.engine.memory import kv_bytes_per_token
-from configurator.inputs import model_spec_from_hf_config
+from configurator.port.inputs import model_spec_from_hf_config
 
 SEED = Path(__file__).resolve().parents[2] / "catalog" / "seed" / "model-configs"
 

@@ -8,9 +8,9 @@ module level, inside functions and under ``if TYPE_CHECKING:``).  The sub-layers
     engine  →  catalog port  →  planning  →  web
 
 * **engine** – ``configurator/engine/``, pure Python (its own rules are in test_import_graph).
-* **catalog port** – the catalog as engine inputs and the caches keyed by its version: ``specs``,
-  ``inputs``, ``catalog_port`` (with the one price-list rule), ``seed_catalog``, ``catalog_cache``,
-  ``plan_cache``, ``models`` and ``apps`` (which ties every catalog save to the version).
+* **catalog port** – the catalog as engine inputs and the caches keyed by its version: ``port/``
+  (``specs``, ``inputs``, ``catalog`` with the one price-list rule, ``seed``, ``cache``,
+  ``plan_cache``), ``models`` and ``apps`` (which ties every catalog save to the version).
 * **planning** – the request boundary (``io/``), planning against the catalog (``planning/``), the
   auto-planner's search (``planner/``), the smallest catalog deployment meeting a target
   (``catalog_alternative``), the seeded catalog's requests and plans (``reference``), the performance
@@ -38,12 +38,7 @@ SUBLAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "catalog port",
         (
-            "configurator.specs",
-            "configurator.inputs",
-            "configurator.catalog_port",
-            "configurator.seed_catalog",
-            "configurator.catalog_cache",
-            "configurator.plan_cache",
+            "configurator.port",
             "configurator.models",
             "configurator.apps",
         ),
@@ -120,17 +115,17 @@ def test_the_sublayer_checker_refuses_an_upward_import():
     """The checker itself: planning importing the web's form, the catalog port planning, and the engine
     the catalog port are refused; the web importing planning, and planning the catalog port, are not."""
     edges = {
-        "configurator.planning.plans": {"configurator.web.forms", "configurator.catalog_port"},
-        "configurator.catalog_port": {"configurator.planning.prices", "configurator.engine.types"},
-        "configurator.engine.plan": {"configurator.catalog_cache"},
+        "configurator.planning.plans": {"configurator.web.forms", "configurator.port.catalog"},
+        "configurator.port.catalog": {"configurator.planning.prices", "configurator.engine.types"},
+        "configurator.engine.plan": {"configurator.port.cache"},
         "configurator.web.views": {"configurator.planning.plans", "configurator.engine.plan"},
         "configurator.io.requests": {"configurator.engine.types", "catalog.selectors"},
         "catalog.selectors": {"configurator.web.views"},  # another app: test_import_graph's to judge
     }
     assert _upward(edges) == [
-        "configurator.catalog_port (catalog port) imports configurator.planning.prices (planning)",
-        "configurator.engine.plan (engine) imports configurator.catalog_cache (catalog port)",
+        "configurator.engine.plan (engine) imports configurator.port.cache (catalog port)",
         "configurator.planning.plans (planning) imports configurator.web.forms (web)",
+        "configurator.port.catalog (catalog port) imports configurator.planning.prices (planning)",
     ]
     assert _sublayer("configurator.web.planner.services") == (3, "web")
     assert _sublayer("configurator.planner.search") == (2, "planning")

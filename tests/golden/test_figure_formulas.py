@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def observed():
-    from configurator import catalog_cache
+    from configurator.port import cache as catalog_cache
 
     catalog_cache.clear()
     seen: list = []

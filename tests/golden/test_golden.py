@@ -43,7 +43,7 @@ FILES = sorted(GOLDEN.glob("*.json"))
 @pytest.fixture(autouse=True)
 def _fresh_catalog_cache():
     """Plan from the seeded rows, never from rows another test changed and rolled back in this process."""
-    from configurator import catalog_cache
+    from configurator.port import cache as catalog_cache
 
     catalog_cache.clear()
 

@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from configurator import catalog_port, planner
+from configurator import planner
 from configurator.engine.memory import weights_breakdown
 from configurator.engine.types import (
     ParallelSpec,
@@ -15,6 +15,7 @@ from configurator.engine.types import (
     TopologySpec,
 )
 from configurator.planning import plans
+from configurator.port import catalog as catalog_port
 
 from .helpers import NO_TARGETS, assert_meets_every_constraint, search
 

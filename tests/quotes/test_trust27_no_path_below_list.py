@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from catalog.selectors import price_list_in_force
-from configurator import catalog_cache
+from configurator.port import cache as catalog_cache
 from quotes.models import Approval, Quote, QuoteRevision
 from quotes.services.approvals import revision_approve
 from quotes.services.cloning import quote_clone

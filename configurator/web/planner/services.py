@@ -14,8 +14,9 @@ from typing import Any
 from django.core import signing
 from django.urls import NoReverseMatch, reverse
 
-from configurator import plan_cache, planner
-from configurator.catalog_port import DjangoPlannerCatalog
+from configurator import planner
+from configurator.port import plan_cache
+from configurator.port.catalog import DjangoPlannerCatalog
 
 OPEN_SALT = "configurator.planner.open"
 OPEN_MAX_AGE = 90 * 24 * 3600  # a shared link opens for 90 days
@@ -29,7 +30,7 @@ def run_search(data: Any) -> planner.PlannerResult:
     """Validate and search (raises RequestError on bad input).
 
     A search is a pure function of the query, the catalog version and the day: searched once
-    (``plan_cache``), so the page, the API and a repeated form post share it."""
+    (``port.plan_cache``), so the page, the API and a repeated form post share it."""
     catalog = DjangoPlannerCatalog()
     query = planner.parse_query(data, catalog)
     cache_key = plan_cache.key("planner", catalog.base.version, catalog.today.isoformat(), data, repr(query))

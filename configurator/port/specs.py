@@ -2,7 +2,7 @@
 
 Every function takes the catalog's stored values as keyword arguments, named as the catalog's
 fields (``memory_gb``, ``max_input_kw``, ``tflops_bf16`` …), and returns the engine's spec.  Two
-adapters feed them: ``configurator.inputs`` with database rows (the Django catalog) and
+adapters feed them: ``configurator.port.inputs`` with database rows (the Django catalog) and
 ``configurator.reference`` with the seed's records (``catalog/seed/*.yaml`` read by
 ``catalog.seed.loader``), so a plan from the seed files and a plan from the database after
 ``load_catalog`` are the same plan.  Fields a function does not use are accepted and ignored, so an
@@ -23,7 +23,7 @@ from typing import Any
 
 from catalog.importers.hf_config import parse_hf_config
 
-from .engine import types as et
+from ..engine import types as et
 
 TB = 10**12
 

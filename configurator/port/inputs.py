@@ -1,6 +1,6 @@
-"""Catalog rows → engine input types: the Django adapter of :mod:`configurator.specs`.
+"""Catalog rows → engine input types: the Django adapter of :mod:`configurator.port.specs`.
 
-The conversion itself (units, sources, defaults) is ``configurator.specs``, pure and shared with
+The conversion itself (units, sources, defaults) is ``configurator.port.specs``, pure and shared with
 the seed files' catalog (``configurator.reference``); this module reads the rows and their
 querysets (the price list in force on a day, the model's text-only servers, the racks' cooling)
 and hands the values over.
@@ -29,8 +29,8 @@ from catalog.models import (
 )
 from catalog.selectors import default_rack, price_list_in_force, price_snapshot
 
+from ..engine import types as et
 from . import specs
-from .engine import types as et
 
 __all__ = [
     "accelerator_spec",
@@ -171,7 +171,7 @@ def commercial_spec(
     """Commercial terms from the price list in force on ``on_date`` (or the one given).
 
     ``rack_cooling``: the cooling of the racks the list prices, when the caller has read it already
-    (the auto-planner reads it once per search, ``catalog_port._PriceListSnapshot``); else read here.
+    (the auto-planner reads it once per search, ``port.catalog._PriceListSnapshot``); else read here.
 
     * server price and monthly lease: the ``server`` item priced for that server;
     * switches: every ``switch`` item by its catalog slug; optics: the first ``optics`` item;

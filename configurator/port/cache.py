@@ -36,7 +36,7 @@ def bump_catalog_version(sender=None, **kwargs) -> None:
     """
     if sender is None or sender._meta.app_label != "catalog":
         return
-    from .models import CatalogStamp
+    from ..models import CatalogStamp
 
     clear()
     memo = _request_version.get()
@@ -50,7 +50,7 @@ def current_version() -> int:
     memo = _request_version.get()
     if memo:
         return memo[0]
-    from .models import CatalogStamp
+    from ..models import CatalogStamp
 
     row = CatalogStamp.objects.filter(pk=1).values_list("version", flat=True).first()
     version = row or 0

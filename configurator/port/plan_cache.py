@@ -2,7 +2,7 @@
 
 A plan with its proven advice (``planning.plans.plan_from_json``) and an auto-planner search
 (``web/planner/services.run_search``) are pure functions of what was asked, the catalog version
-(``catalog_cache.current_version``: every catalog save bumps it) and the day (price lists and
+(``port.cache.current_version``: every catalog save bumps it) and the day (price lists and
 lease terms are dated).  Those three make the key, so an entry is never older than the catalog and
 nothing needs invalidating; a page update, its "why?" fragment, a language switch, the catalog
 alternative fragment and the quote saved from the same form plan once.
@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 
-from . import catalog_cache
+from . import cache as catalog_cache
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def engine_stamp() -> str | None:
     (``serving_model.calibration``, a file ``manage.py calibrate`` rewrites, reloaded when its mtime
     changes).  None while a caller estimates with factors of its own (the fit's cross-validation):
     those plans are not cached."""
-    from .engine import serving_model
+    from ..engine import serving_model
 
     if serving_model._OVERRIDE:
         return None

@@ -1,8 +1,8 @@
 """The seeded catalog without a database: the catalog port of ``requests.resolve`` over the seed files.
 
-:class:`SeedCatalog` answers what :class:`configurator.catalog_port.DjangoCatalog` answers, from the
+:class:`SeedCatalog` answers what :class:`configurator.port.catalog.DjangoCatalog` answers, from the
 records of ``catalog/seed/*.yaml`` (``catalog.seed.loader``) instead of rows, through the same
-conversion (``configurator.specs``).  A spec from it equals the DjangoCatalog's spec of the same
+conversion (``configurator.port.specs``).  A spec from it equals the DjangoCatalog's spec of the same
 slug after ``manage.py load_catalog`` (``tests/configurator/test_seed_catalog.py``), and so does a plan.
 Lists come in the database's order (switches by fabric and name, NICs by role and fabric, the
 default site and rack as ``catalog.selectors`` chooses them).  No Django import.
@@ -15,8 +15,8 @@ import datetime as dt
 from catalog.seed import loader
 from catalog.seed.loader import Record, Seed
 
+from ..engine import types as et
 from . import specs
-from .engine import types as et
 
 
 def scenario_workload_values(value) -> dict:

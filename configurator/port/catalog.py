@@ -17,16 +17,17 @@ from catalog import selectors
 from catalog.models import PriceList
 from catalog.selectors import default_rack, default_site, price_list_in_force
 
-from . import catalog_cache, inputs
-from .engine import types as et
-from .seed_catalog import scenario_workload_values
+from ..engine import types as et
+from . import cache as catalog_cache
+from . import inputs
+from .seed import scenario_workload_values
 
 
 class DjangoCatalog:
     """The catalog as the request resolver sees it (see requests.CatalogPort).
 
     Entries are cached per process for the current catalog version (see
-    ``catalog_cache``): one query for the version, then memory.
+    ``port.cache``): one query for the version, then memory.
     """
 
     def __init__(self) -> None:
