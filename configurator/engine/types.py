@@ -7,7 +7,7 @@ currency code beside it.  Each module returns its own result dataclass with a
 tuple of :class:`Check`; every result dataclass is defined here (the modules
 re-export theirs), so :class:`PlanResult` names the type of each section.
 
-This file is the seam between the catalog (``configurator.inputs`` builds a
+This file is the seam between the catalog (``configurator.port.inputs`` builds a
 :class:`PlanRequest` from catalog rows or from inline JSON), the engine
 modules, and the presentation (views, PDF, JSON API), so change it with care.
 """
