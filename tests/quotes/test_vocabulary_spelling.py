@@ -12,6 +12,7 @@ from django.template import Context, Template
 from django.utils import translation
 
 from catalog.models.hardware import Fabric, SwitchFabric
+from configurator import sections
 from configurator.engine import vocabulary
 from configurator.engine.vocabulary import drawing_text as t
 from configurator.web import presentation
@@ -45,7 +46,11 @@ def test_a_serving_group_and_its_role_read_the_same_on_the_page_and_in_the_pdf(g
     with translation.override(lang):
         assert pdf.group_label(group) == page["label"] == _tag("group", group, lang)
         assert pdf.role_label(role) == page["role_label"] == _tag("role", role, lang)
-        assert pdf.scope_label(f"{group}+{group}") == f"{page['label']} + {page['label']}"
+    # A fabric row serving two groups: the network section's scope cell, which the page and both
+    # PDF editions print (configurator.sections NETWORK, rendered by sections.table).
+    network = sections.table(sections.NETWORK, [{"fabric": "roce", "scope": f"{group}+{group}"}], lang)
+    (scope,) = (cell["text"] for cell in network["rows"][0]["cells"] if cell["name"] == "scope")
+    assert scope == f"{page['label']} + {page['label']}"
     assert t(f"role_{role}", lang) == page["role_label"]  # the topology drawing's badge
 
 
