@@ -31,7 +31,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from configurator import public as configurator
-from configurator.public import formatting, is_zh
+from configurator.public import formatting, is_zh, sections
 from quotes.bom import money
 
 from .pdf.language import proposal_language
@@ -135,15 +135,46 @@ def _percent(value: Any) -> str | None:
     return None if number is None else f"{formatting.thousands(float(number) * 100, 2)} %"
 
 
+def _token_line_labels(result: Mapping, lang: str, currency: str) -> dict[str, str]:
+    """The cost-per-token lines' labels as the page and the proposal print them (the COST_PER_TOKEN
+    section, its qualifiers filled in: "Self-hosted, buy (at the design capacity of 108 …)")."""
+    tco, economics = result.get("tco") or {}, result.get("economics") or {}
+    concurrency = (result.get("performance") or {}).get("concurrency")
+    design = (economics.get("design") or {}).get("concurrency")
+    keys = {
+        "stated": formatting.thousands(concurrency) if concurrency is not None else "",
+        "design": formatting.thousands(design) if design is not None else "",
+        "rate": formatting.thousands(tco.get("usd_rate") or 0, 2),
+        "unit": currency,
+        "basis": economics.get("basis"),
+    }
+    names = ("buy", "lease", "api", "design")
+    table = sections.table(
+        sections.COST_PER_TOKEN, result.get("figures") or {}, lang, currency=currency, items=names, keys=keys
+    )
+    labels = {name: sections.label(sections.COST_PER_TOKEN, name, lang) for name in names}
+    for row in table["rows"]:
+        if row.get("key") == "design":  # the line that says its basis and its load
+            note = row.get("note")
+            labels["design"] = (
+                (f"{row['label']}（{note}）" if is_zh(lang) else f"{row['label']} ({note})")
+                if note
+                else row["label"]
+            )
+    return labels
+
+
 def _token_rows(
-    tco: Mapping, currency: str, economics: Mapping | None = None
+    tco: Mapping, currency: str, economics: Mapping | None = None, labels: Mapping[str, str] | None = None
 ) -> tuple[list[dict], list[str]]:
     """Cost per million tokens at the stated load (blended = input and output together) and at the
-    design capacity (input and output), and the savings against the public API as percentages."""
+    design capacity (input and output), and the savings against the public API as percentages;
+    ``labels``: the lines' labels (:func:`_token_line_labels`)."""
     tokens = tco.get("tokens") or {}
+    labels = labels or {}
     inp, out, blended = _("Input, per M tokens"), _("Output, per M tokens"), _("Blended, per M tokens")
     rows = []
-    for label, suffix in ((_("Self-hosted, buy"), "buy"), (_("Self-hosted, lease"), "lease")):
+    for label, suffix in ((labels.get("buy", "buy"), "buy"), (labels.get("lease", "lease"), "lease")):
         rows.append(
             {
                 _("Option"): label,
@@ -155,7 +186,7 @@ def _token_rows(
         )
     rows.append(
         {
-            _("Option"): _("Public API"),
+            _("Option"): labels.get("api", "api"),
             inp: _money(tokens.get("api_price_input_per_m")),
             out: _money(tokens.get("api_price_output_per_m")),
             blended: None,
@@ -168,8 +199,7 @@ def _token_rows(
     if design:
         rows.append(
             {
-                _("Option"): _("Self-hosted, buy, at the design capacity (%(n)s concurrent requests)")
-                % {"n": design.get("concurrency")},
+                _("Option"): labels.get("design", "design"),
                 inp: _money(design.get("cost_per_m_input")),
                 out: _money(design.get("cost_per_m_output")),
                 blended: None,
@@ -229,6 +259,7 @@ def _assumption_rows(revision, zh: bool) -> list[dict]:
     rows = []
     commercial = resolved.get("commercial") or {}
     site = resolved.get("site") or {}
+    figures = result.get("figures") or {}  # the PUE row is named as the power section names it
     for label, value in (
         (_("Exchange rate (per USD)"), revision.usd_rate),
         (_("Horizon (years)"), commercial.get("horizon_years")),
@@ -236,7 +267,7 @@ def _assumption_rows(revision, zh: bool) -> list[dict]:
         (_("Utilisation"), commercial.get("utilisation")),
         (_("Power load factor"), commercial.get("power_load_factor")),
         (_("Electricity price per kWh"), site.get("electricity_price_per_kwh")),
-        (_("PUE"), site.get("pue")),
+        (_pick(figures.get("power.pue") or {}, "label", zh) or "power.pue", site.get("pue")),
     ):
         rows.append(
             {
@@ -247,7 +278,6 @@ def _assumption_rows(revision, zh: bool) -> list[dict]:
                 _("Reference"): "",
             }
         )
-    figures = result.get("figures") or {}
     order = {"assumed": 0, "seed": 1, "public": 2}
     for key, figure in sorted(
         figures.items(), key=lambda kv: (order.get((kv[1].get("source") or {}).get("kind"), 9), kv[0])
@@ -276,12 +306,15 @@ def _measured_rows(revision) -> list[dict]:
     if not measured:
         return []
     source = _("measured: vllm bench serve (%(file)s)") % {"file": measured["benchmark"].filename}
+    lang = translation.get_language() or "en"  # the workbook's language (revision_workbook overrides it)
+    estimate = sections.label(sections.MEASURED, "estimate", lang)
+    measured_heading = sections.label(sections.MEASURED, "measured", lang)
     return [
         {
             _("Figure"): row["label"],
             _("Unit"): row["unit"],
-            _("Estimate"): row["estimate"],
-            _("Measured"): row["measured"],
+            estimate: row["estimate"],
+            measured_heading: row["measured"],
             _("Source"): source,
         }
         for row in measured["rows"]
@@ -304,7 +337,15 @@ def revision_workbook(revision) -> bytes:
         value_sheets = [
             ("TCO yearly", *_yearly_rows(tco, currency)),
             ("TCO monthly", *_monthly_rows(tco, currency)),
-            ("Cost per M tokens", *_token_rows(tco, currency, (revision.result_json or {}).get("economics"))),
+            (
+                "Cost per M tokens",
+                *_token_rows(
+                    tco,
+                    currency,
+                    (revision.result_json or {}).get("economics"),
+                    _token_line_labels(revision.result_json or {}, lang, currency),
+                ),
+            ),
             ("Sensitivity", *_sensitivity_rows(tco, currency, zh)),
             ("Assumptions", _assumption_rows(revision, zh), []),
         ]

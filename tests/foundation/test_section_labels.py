@@ -19,7 +19,7 @@ from configurator.sections import Fig, Pair, Term
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATES = ("configurator/templates", "quotes/templates")
-WORKBOOK = ("documents/workbook.py",)
+WORKBOOK = ("documents/workbook.py", "documents/exports.py")  # the XLSX: its main sheets, its value sheets
 
 # Where a templated key's placeholder is filled by a view ("{rank}" in the memory section).
 PLACEHOLDERS = {
@@ -35,6 +35,9 @@ OTHER_MEANING = {
     # the sensitivity table's input (electricity price, utilisation …), not input tokens
     ("configurator/templates/configurator/_results.html", "Input"),
     ("quotes/templates/quotes/pdf/proposal.html", "Input"),
+    ("documents/exports.py", "Input"),
+    # a sheet's name (the workbook's sheet names stay English: scripts read them), not the column
+    ("documents/exports.py", "Measured"),
     # the quote's discount field and total, not the TCO's capex discount row
     ("quotes/templates/quotes/_create_form.html", "Discount"),
     ("quotes/templates/quotes/_totals.html", "Discount"),
