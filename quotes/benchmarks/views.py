@@ -34,6 +34,14 @@ def _float(value: Any) -> float | None:
         return None
 
 
+def _unit(row: dict, figures: dict) -> str:
+    """The unit a measured row's numbers are in: the figure's, or milliseconds where the section's line
+    scales seconds by 1,000 (its label reads "(ms)" and so do its numbers)."""
+    unit = str((figures.get(row["cells"][1]["figure"]) or {}).get("unit", ""))
+    line = next((line for line in sections.MEASURED.lines if line.name == row["key"]), None)
+    return "ms" if unit == "s" and line is not None and line.scale == 1000 else unit
+
+
 def measured_context(revision) -> dict[str, Any] | None:
     """Estimated and measured figures of a revision, or None when nothing was measured."""
     if revision is None or revision.pk is None:
@@ -68,7 +76,7 @@ def measured_context(revision) -> dict[str, Any] | None:
             "label": row["label"],
             "estimate": _float(row["cells"][0]["value"]),
             "measured": _float(row["cells"][1]["value"]),
-            "unit": (figures.get(row["cells"][1]["figure"]) or {}).get("unit", ""),
+            "unit": _unit(row, figures),
         }
         for row in table["rows"]
         if row["cells"][1]["value"] is not None

@@ -162,6 +162,14 @@ def test_uploading_replaces_the_estimate_with_measured_figures_in_page_xlsx_and_
     assert by_label["Output throughput (tokens/s)"]["Measured"] == pytest.approx(403.3)
     assert by_label["Cost per million output tokens (buy)"]["Measured"] == pytest.approx(cost, abs=0.01)
     assert all(r["Source"].startswith("measured: vllm bench serve (bench.json)") for r in rows)
+    # The time per output token reads in milliseconds, as its label says: the unit column too (it said
+    # "s" beside 20.9 and 38.4), and the estimate is the plan's seconds × 1,000.
+    tpot = by_label["Time per output token, mean (ms)"]
+    assert tpot["Unit"] == "ms" and tpot["Measured"] == pytest.approx(38.4)
+    assert tpot["Estimate"] == pytest.approx(
+        revision.result_json["figures"]["performance.tpot_s"]["value"] * 1000
+    )
+    assert by_label["Time to first token, mean (s)"]["Unit"] == "s"
 
     context = proposal_context(revision, "en")
     assert context["measured"]["rows"][0]["measured"] == pytest.approx(403.3)
