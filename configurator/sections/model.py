@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from configurator.engine.vocabulary import is_zh
@@ -334,13 +333,8 @@ SECTIONS = {s.name: s for s in (SUMMARY, PERFORMANCE, DESIGN, POWER, RACKS, MEMO
 # ----------------------------------------------------------------------------- formatting
 
 
-def _number(value: Any) -> Decimal | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        return Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        return None
+# A figure's value as a number, or None (text, None, a boolean): the formatting module's one reading.
+_number = formatting.figure_number
 
 
 def format_value(
