@@ -134,7 +134,8 @@ def test_verdict_badges_follow_every_in_place_update(page):
 
 def test_changing_utilisation_changes_the_cost_per_million_tokens(page):
     mark_page(page)
-    row = page.locator("#results tr:has(td:text-is('Self-hosted, buy'))")
+    # The line at the stated load (the design-capacity line, also "Self-hosted, buy", follows it).
+    row = page.locator("#results tr:has(td:text-is('Self-hosted, buy')):has-text('at the stated load')")
     cells = row.locator(":scope > td.num")  # not the numbers inside its "why?"
     before = [money(t) for t in cells.all_inner_texts()]
     change_and_wait(page, lambda: page.fill("#id_utilisation", "0.3"))
