@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .money import MILLION, SECONDS_PER_YEAR, as_decimal, cents
+from .money import MILLION, SECONDS_PER_YEAR, as_decimal
+from .tokens import per_m
 
 MILLISECONDS = Decimal(1000)
 
@@ -38,9 +39,9 @@ def cost_per_m_tokens(
     annual_cost: Decimal, share: Decimal, tokens_per_s: Decimal, utilisation: Decimal
 ) -> Decimal | None:
     """``annual_cost × share`` over the million tokens a year at ``tokens_per_s`` for the utilised share
-    of the year (``tokens.token_economics``'s ``per_m`` over ``CostDrivers.m_tokens``); None without tokens."""
-    m_tokens = tokens_per_s * SECONDS_PER_YEAR * utilisation / MILLION
-    return cents(annual_cost * share / m_tokens) if m_tokens > 0 else None
+    of the year: the plan's own arithmetic (``tokens.per_m`` over ``CostDrivers.m_tokens``'s year);
+    None without tokens."""
+    return per_m(annual_cost, share, tokens_per_s * SECONDS_PER_YEAR * utilisation / MILLION)
 
 
 @dataclass(frozen=True)

@@ -114,11 +114,11 @@ def token_economics(
         input_cost_share=in_share,
         annual_cost_buy=cents(annual_buy),
         annual_cost_lease=cents(annual_lease),
-        cost_per_m_input_buy=_per_m(annual_buy, in_share, tin),
-        cost_per_m_output_buy=_per_m(annual_buy, out_share, tout),
+        cost_per_m_input_buy=per_m(annual_buy, in_share, tin),
+        cost_per_m_output_buy=per_m(annual_buy, out_share, tout),
         cost_per_m_blended_buy=cents(blended_buy) if blended_buy is not None else None,
-        cost_per_m_input_lease=_per_m(annual_lease, in_share, tin),
-        cost_per_m_output_lease=_per_m(annual_lease, out_share, tout),
+        cost_per_m_input_lease=per_m(annual_lease, in_share, tin),
+        cost_per_m_output_lease=per_m(annual_lease, out_share, tout),
         cost_per_m_blended_lease=cents(blended_lease) if blended_lease is not None else None,
         api_price_input_per_m=cents(api.price_in) if api.price_in is not None else None,
         api_price_output_per_m=cents(api.price_out) if api.price_out is not None else None,
@@ -164,7 +164,7 @@ def _cost_drivers(
     )
 
 
-def _per_m(annual: Decimal, part: Decimal, tokens_m: Decimal) -> Decimal | None:
+def per_m(annual: Decimal, part: Decimal, tokens_m: Decimal) -> Decimal | None:
     """Cost per million tokens: the ``part`` of ``annual`` over ``tokens_m`` million tokens (None for none)."""
     return cents(annual * part / tokens_m) if tokens_m > 0 else None
 
@@ -269,7 +269,7 @@ def _annual_cost_figures(
             ("input", "输入", in_share, tin),
             ("output", "输出", out_share, tout),
         ):
-            value = _per_m(annual, part, tokens_m)
+            value = per_m(annual, part, tokens_m)
             if value is None:
                 continue
             book.put(
