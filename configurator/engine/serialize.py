@@ -67,6 +67,71 @@ def _float(x: float, path: str) -> float:
     return x
 
 
+class _Unconvertible(Exception):
+    """Raised by the fast converter where the value needs the path-naming one (a NaN, an infinite
+    number, a type JSON cannot carry): that one runs again to say where."""
+
+
+_INF = math.inf
+_NINF = -math.inf
+_SCALARS = (str, int, bool, type(None))
+
+
+def _fast(obj: Any, drop: tuple[str, ...]) -> Any:
+    """``to_jsonable`` without the path of each value, which only an error message reads: the same
+    values in the same order, dispatched on the exact type first (a plan is some 4,500 values, and
+    building each one's path string was about half the conversion).  Raises :class:`_Unconvertible`
+    where the careful converter would raise."""
+    t = type(obj)
+    if t is str or t is int or t is bool or obj is None:
+        return obj
+    if t is float:
+        if obj != obj or obj == _INF or obj == _NINF:
+            raise _Unconvertible
+        return obj
+    if t is dict:
+        return {
+            (k if type(k) is str else str(k.value if isinstance(k, Enum) else k)): _fast(v, drop)
+            for k, v in obj.items()
+        }
+    if t is tuple or t is list:
+        return [_fast(v, drop) for v in obj]
+    if t is Decimal:
+        if not obj.is_finite():
+            raise _Unconvertible
+        return str(obj)
+    fields = _FIELDS.get(t)
+    if fields is not None or (dataclasses.is_dataclass(obj) and not isinstance(obj, type)):
+        if fields is None:
+            fields = _class_fields(t)
+        out: dict[str, Any] = {}
+        for name in fields:
+            if name not in drop:
+                out[name] = _fast(getattr(obj, name), drop)
+        for name in _class_properties(t):
+            if name not in drop and name not in out:
+                out[name] = _fast(getattr(obj, name), drop)
+        return out
+    if isinstance(obj, _SCALARS):
+        if isinstance(obj, Enum):  # str/int enums
+            return obj.value
+        return obj
+    if isinstance(obj, float):  # a float subclass
+        if not math.isfinite(obj):
+            raise _Unconvertible
+        return obj
+    if isinstance(obj, Enum):
+        return _fast(obj.value, drop)
+    if isinstance(obj, Mapping):
+        return {str(k.value if isinstance(k, Enum) else k): _fast(v, drop) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
+        return [_fast(v, drop) for v in items]
+    if isinstance(obj, (datetime, date)):
+        return obj.isoformat()
+    raise _Unconvertible
+
+
 def to_jsonable(
     obj: Any, *, exclude: tuple[str, ...] = (), drop: tuple[str, ...] = (), _path: str = ""
 ) -> Any:
@@ -75,6 +140,16 @@ def to_jsonable(
     ``exclude`` drops those field names at the top level only; ``drop`` drops
     them from every dataclass at any depth.
     """
+    if not exclude:
+        try:
+            return _fast(obj, drop)
+        except _Unconvertible:
+            pass  # the careful converter below raises, naming the value's path
+    return _careful(obj, exclude=exclude, drop=drop, _path=_path)
+
+
+def _careful(obj: Any, *, exclude: tuple[str, ...] = (), drop: tuple[str, ...] = (), _path: str = "") -> Any:
+    """``to_jsonable`` keeping each value's path, for the message of a value JSON cannot carry."""
     if obj is None or isinstance(obj, (bool, int, str)):
         if isinstance(obj, Enum):  # str/int enums
             return obj.value
@@ -86,28 +161,28 @@ def to_jsonable(
             raise ValueError(f"{_path or 'value'} is {obj!r}, which JSON cannot carry")
         return str(obj)
     if isinstance(obj, Enum):
-        return to_jsonable(obj.value, _path=_path)
+        return _careful(obj.value, _path=_path)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         cls = type(obj)
         out: dict[str, Any] = {}
         for name in _class_fields(cls):
             if name in exclude or name in drop:
                 continue
-            out[name] = to_jsonable(getattr(obj, name), drop=drop, _path=f"{_path}.{name}" if _path else name)
+            out[name] = _careful(getattr(obj, name), drop=drop, _path=f"{_path}.{name}" if _path else name)
         for name in _class_properties(cls):
             if name in exclude or name in drop or name in out:
                 continue
-            out[name] = to_jsonable(getattr(obj, name), drop=drop, _path=f"{_path}.{name}" if _path else name)
+            out[name] = _careful(getattr(obj, name), drop=drop, _path=f"{_path}.{name}" if _path else name)
         return out
     if isinstance(obj, Mapping):
         return {
-            str(k.value if isinstance(k, Enum) else k): to_jsonable(v, drop=drop, _path=f"{_path}[{k}]")
+            str(k.value if isinstance(k, Enum) else k): _careful(v, drop=drop, _path=f"{_path}[{k}]")
             for k, v in obj.items()
             if k not in exclude
         }
     if isinstance(obj, (list, tuple, set, frozenset)):
         items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
-        return [to_jsonable(v, drop=drop, _path=f"{_path}[{i}]") for i, v in enumerate(items)]
+        return [_careful(v, drop=drop, _path=f"{_path}[{i}]") for i, v in enumerate(items)]
     if isinstance(obj, (datetime, date)):
         return obj.isoformat()
     raise TypeError(f"{_path or 'value'}: cannot convert {type(obj).__name__} to JSON")

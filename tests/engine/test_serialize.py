@@ -175,3 +175,33 @@ def test_the_drawn_parts_of_a_stored_plan_read_back_as_the_engines_types(name):
     assert stored["racks"]["racks"]
     for rack in stored["racks"]["racks"]:
         assert to_jsonable(rack_layout_from_dict(rack), drop=flattened) == rack
+
+
+@pytest.mark.parametrize("name", sorted(reference.CASES))
+def test_the_fast_conversion_gives_what_the_path_keeping_one_gives(name):
+    """to_jsonable converts without building each value's path (serialize._fast) and falls back to the
+    path-keeping converter only to word an error: on every reference plan both give the same JSON,
+    key order included."""
+    from configurator.engine.plan import plan
+    from configurator.engine.serialize import _careful
+
+    result = plan(reference.request(reference.CASES[name]))
+    for section in (result.layout, result.memory, result.performance, result.tco, result.launch, result):
+        fast = to_jsonable(section, drop=("figures", "checks"))
+        careful = _careful(section, drop=("figures", "checks"))
+        assert json.dumps(fast, allow_nan=False) == json.dumps(careful, allow_nan=False)
+
+
+def test_a_value_json_cannot_carry_is_named_by_its_path():
+    @dataclass(frozen=True)
+    class Inner:
+        values: tuple = ()
+
+    @dataclass(frozen=True)
+    class Outer:
+        inner: Inner = field(default_factory=Inner)
+
+    with pytest.raises(ValueError, match=r"^inner\.values\[1\] is nan"):
+        to_jsonable(Outer(Inner((1.0, math.nan))))
+    with pytest.raises(TypeError, match=r"^inner\.values\[0\]: cannot convert object"):
+        to_jsonable(Outer(Inner((object(),))))
