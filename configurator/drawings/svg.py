@@ -14,6 +14,7 @@ Noto Sans.  Layouts leave a little slack for that reason.
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import re
 import unicodedata
@@ -42,6 +43,9 @@ FONT_SIZE = 13
 SMALL = 11
 
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# Anything esc() would change: most values (numbers, colours, words) contain none, and one search
+# costs less than the substitution and five replacements (a page's drawings escape some 1,300 values).
+_NEEDS_ESCAPING = re.compile("[&<>\"'\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def esc(text: object) -> str:
@@ -50,7 +54,10 @@ def esc(text: object) -> str:
     Escapes ``& < > " '`` and drops the control characters XML 1.0 forbids,
     so user-typed names can never break out of the drawing.
     """
-    s = _XML_INVALID.sub("", str(text))
+    s = text if type(text) is str else str(text)
+    if _NEEDS_ESCAPING.search(s) is None:
+        return s
+    s = _XML_INVALID.sub("", s)
     return (
         s.replace("&", "&amp;")
         .replace("<", "&lt;")
@@ -64,12 +71,17 @@ def num(value: float) -> str:
     """A coordinate with at most two decimals and no trailing zeros."""
     if not math.isfinite(value):
         value = 0.0
+    if type(value) is float and value.is_integer():  # what the two decimals print, unformatted ("-0" → "0")
+        return str(int(value))
+    if type(value) is int:
+        return str(value)
     text = f"{value:.2f}".rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
 
 
+@functools.cache
 def char_em(ch: str) -> float:
-    """Estimated advance width of one character, in em."""
+    """Estimated advance width of one character, in em (remembered per character)."""
     if unicodedata.east_asian_width(ch) in ("W", "F"):
         return 1.0
     if ch in "il.,:;'|!ıj·":
@@ -102,13 +114,18 @@ def fit_text(text: str, max_width: float, size: float = FONT_SIZE, bold: bool = 
     return out.rstrip() + "…"
 
 
+_ATTRIBUTE_NAMES: dict[str, str] = {}  # keyword → attribute name (a drawing module uses a few dozen)
+
+
 def attrs(**kw: object) -> str:
     """Keyword arguments as escaped XML attributes; ``_`` becomes ``-``, None is skipped."""
     parts = []
     for key, value in kw.items():
         if value is None:
             continue
-        name = key.rstrip("_").replace("_", "-")
+        name = _ATTRIBUTE_NAMES.get(key)
+        if name is None:
+            name = _ATTRIBUTE_NAMES[key] = key.rstrip("_").replace("_", "-")
         if isinstance(value, float):
             value = num(value)
         parts.append(f'{name}="{esc(value)}"')
