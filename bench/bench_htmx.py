@@ -68,10 +68,13 @@ def main() -> None:
 
         return _timed(get)
 
-    # A web worker warms up at start-up (config/wsgi.py → configurator.warmup).
+    # A web worker warms up at start-up, then settles its collector (config/wsgi.py → configurator.warmup,
+    # config/heap.py): this process starts the same way.
+    from config.heap import settle_heap
     from configurator.warmup import warm_up
 
     warm_up()
+    settle_heap()
     cold_wall, cold_cpu = first_page()
     warm = [first_page() for _ in range(RUNS)]
     warm_wall, warm_cpu = [w for w, _ in warm], [c for _, c in warm]

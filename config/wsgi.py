@@ -19,3 +19,8 @@ application = get_wsgi_application()
 from configurator.warmup import warm_up  # noqa: E402
 
 warm_up()
+
+# The warm worker's long-lived heap leaves the collector's sight (config/heap.py).
+from config.heap import settle_heap  # noqa: E402
+
+settle_heap()
