@@ -13,6 +13,7 @@ from html import escape as _html_escape
 
 from django import template
 from django.urls import reverse
+from django.utils.html import conditional_escape
 from django.utils.safestring import mark_safe
 from django.utils.translation import get_language
 
@@ -452,3 +453,58 @@ def section_label(name, part):
     from configurator import sections
 
     return sections.label(name, part, get_language() or "en")
+
+
+def _cell_escape(value) -> str:
+    """What ``{{ value }}`` prints with autoescape on: a safe string as it is, anything else escaped."""
+    return str(conditional_escape(value))
+
+
+@register.simple_tag(takes_context=True)
+def table_section_html(context, t, figures):
+    """A declared table section (``table_section``) as the page's table: the headings, the rows with
+    their cells and notes, the total line, and each row's "why?" in the last column.
+
+    Written out here rather than by a template: a table of a dozen rows was some 600 template nodes
+    (a condition, a variable and an escape per cell), a fifth of an update's rendering for the five
+    tables of the results.  The markup is what the template ``configurator/_table_section.html`` printed
+    before it (every update, advice and page of the six presets, both languages, compared byte for byte;
+    tests/configurator/test_table_section_html.py)."""
+    out = ["<table>\n  <thead><tr>"]
+    for c in t["columns"]:
+        out += ['<th class="num">' if c.get("num") else "<th>", _cell_escape(c.get("label", "")), "</th>"]
+    out.append("<th></th></tr></thead>\n  <tbody>")
+    span = f' colspan="{len(t["columns"]) - 1}"'
+    for row in t["rows"]:
+        out.append('\n    <tr class="total">' if row.get("total") else "\n    <tr>")
+        if row.get("label"):
+            out += ["<td>", _cell_escape(row["label"])]
+            if row.get("note"):
+                out += [' <span class="muted small">(', _cell_escape(row["note"]), ")</span>"]
+            out.append("</td>")
+        for c in row.get("cells") or ():
+            out += [
+                '<td class="',
+                "num" if c.get("num") else "",
+                " sev warning" if c.get("flag") else "",
+                '"',
+                span if row.get("span") else "",
+                ">",
+                _cell_escape(c.get("text", "")),
+            ]
+            if c.get("note"):
+                out += [' <span class="muted small">', _cell_escape(c["note"]), "</span>"]
+            out.append("</td>")
+        out.append("<td>")
+        out += [why(context, figures, k) for k in row.get("figures") or ()]
+        out.append("</td></tr>\n  ")
+    total = t.get("total")
+    if total:
+        out += ['\n    <tr class="total"><td>', _cell_escape(total.get("label", "")), "</td>"]
+        for c in (total.get("cells") or [])[1:]:
+            out += ['<td class="num">' if c.get("num") else "<td>", _cell_escape(c.get("text", "")), "</td>"]
+        out.append("<td>")
+        out += [why(context, figures, c["figure"]) for c in total.get("cells") or () if c.get("figure")]
+        out.append("</td></tr>")
+    out.append("\n  </tbody>\n</table>\n")
+    return mark_safe("".join(out))
