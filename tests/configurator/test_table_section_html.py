@@ -138,3 +138,46 @@ def test_the_network_table_of_a_plan_reads_as_its_section(lang):
         assert r[-1][2].count("依据" if lang == "zh-hans" else "why?") == len(explained)
         whys += len(explained)
     assert whys >= 10
+
+
+def test_figure_rows_escape_their_words_and_mark_the_total():
+    from configurator.templatetags.plan_tags import figure_rows_html
+
+    rows = [
+        {"key": "racks.r01.kw", "label": "Rack <1>", "text": "12.5 kW", "total": False},
+        {"key": "racks.total_kw", "label": "Total & all", "text": "25 kW", "total": True},
+        {"key": "no.such.figure", "label": "Unexplained", "text": "—"},
+    ]
+    with override("en"):
+        markup = figure_rows_html(Context({}), rows, FIGURES)
+    first, total, unexplained = parsed(f"<table>{markup}</table>")
+    assert [c[2] for c in first[:2]] == ["Rack <1>", "12.5 kW"] and "Rack &lt;1&gt;" in markup
+    assert markup.count('<tr class="total">') == 1 and "Total &amp; all" in markup
+    assert first[1][1] == {"class": "num"} and "why?" in first[2][2] and "why?" in total[2][2]
+    assert unexplained[2][2] == ""  # a figure the plan lacks has no why?
+
+
+def test_tco_rows_span_both_columns_or_explain_buy_and_lease_once_each():
+    from configurator.templatetags.plan_tags import tco_rows_html
+
+    rows = [
+        {
+            "label": "Servers",
+            "buy": {"text": "¥1", "key": "racks.r01.kw"},
+            "lease": {"text": "¥2", "key": "racks.r01.kw"},
+        },
+        {"label": "Power <both>", "detail": True, "span": {"text": "¥3", "key": "racks.total_kw"}},
+        {
+            "label": "Total",
+            "total": True,
+            "buy": {"text": "¥4", "key": "racks.r01.kw"},
+            "lease": {"text": "¥5", "key": "racks.total_kw"},
+        },
+    ]
+    with override("en"):
+        markup = tco_rows_html(Context({}), rows, FIGURES)
+    servers, power, total = parsed(f"<table>{markup}</table>")
+    assert [c[2] for c in servers[:3]] == ["Servers", "¥1", "¥2"] and servers[3][2].count("why?") == 1
+    assert power[0][1] == {"class": "small"} and power[0][2] == "Power <both>"
+    assert power[1][1] == {"class": "num", "colspan": "2"} and power[2][2].count("why?") == 1
+    assert total[3][2].count("why?") == 2 and markup.count('<tr class="total">') == 1
