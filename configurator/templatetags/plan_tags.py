@@ -567,3 +567,18 @@ def tco_rows_html(context, rows, figures):
             out.append("</td>")
         out.append("</tr>\n        ")
     return mark_safe("".join(out))
+
+
+@register.simple_tag
+def field_error_slots(form):
+    """Each form field's error slot, swapped out of band by an htmx update (an emptied slot clears what a
+    previous update showed): what the template's loop over the form's fields wrote, without making a
+    bound field of each of its forty-odd fields an update."""
+    errors = form.errors
+    out = []
+    for name in form.fields:
+        out += ['<div class="errs" id="err-', _cell_escape(name), '" hx-swap-oob="true">']
+        for e in errors.get(name) or ():
+            out += ['<p class="field-error">', _cell_escape(e), "</p>"]
+        out.append("</div>")
+    return mark_safe("".join(out))

@@ -4,6 +4,7 @@ escaped as the template's autoescape did."""
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -181,3 +182,23 @@ def test_tco_rows_span_both_columns_or_explain_buy_and_lease_once_each():
     assert power[0][1] == {"class": "small"} and power[0][2] == "Power <both>"
     assert power[1][1] == {"class": "num", "colspan": "2"} and power[2][2].count("why?") == 1
     assert total[3][2].count("why?") == 2 and markup.count('<tr class="total">') == 1
+
+
+def test_every_field_gets_its_error_slot_with_its_errors_escaped():
+    from django import forms
+
+    from configurator.templatetags.plan_tags import field_error_slots
+
+    class Form(forms.Form):
+        nodes = forms.IntegerField(min_value=1)
+        name = forms.CharField()
+
+        def clean_name(self):
+            raise forms.ValidationError("<b>%(v)s</b> is taken", params={"v": self.cleaned_data["name"]})
+
+    markup = field_error_slots(Form({"nodes": "0", "name": "a&b"}))
+    slots = dict(re.findall(r'<div class="errs" id="err-(\w+)" hx-swap-oob="true">(.*?)</div>', markup))
+    assert list(slots) == ["nodes", "name"]
+    assert slots["nodes"].count('<p class="field-error">') == 1
+    assert slots["name"] == '<p class="field-error">&lt;b&gt;a&amp;b&lt;/b&gt; is taken</p>'
+    assert field_error_slots(Form({"nodes": "3", "name": ""})).count("field-error") == 1  # required name only
