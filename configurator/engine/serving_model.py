@@ -1048,9 +1048,11 @@ def prefill_pool_latency(pre: PrefillBreakdown, ranks: int, arrival_per_s: float
 def pool_latency(pre: PrefillBreakdown, ranks: int) -> Callable[[float], float]:
     """:func:`prefill_pool_latency` of one pool as a function of the arrival rate alone: what depends
     on the pool only (its service rate, its pass times) is worked out once, and the M/D/c wait
-    (:func:`mdc_wait`) is taken in the same operations, so the figures are the same to the last bit —
-    the closed loop's bisection (performance/queueing.py) asks for the latency at a dozen arrival
-    rates per operating point."""
+    (:func:`mdc_wait`, :func:`erlang_c`) is taken in the same operations, so the figures are the same
+    to the last bit — the closed loop's bisection (performance/queueing.py) asks for the latency at a
+    dozen arrival rates per operating point, and the operating points of one plan's pool share most of
+    their rates (each bisection halves the same capacity), so each rate is worked out once for the
+    function's life (one plan's: ``GroupModel.pool_latency``)."""
     single = pre.prefill_s
     if single <= 0:
         return lambda arrival_per_s: 0.0
@@ -1059,23 +1061,43 @@ def pool_latency(pre: PrefillBreakdown, ranks: int) -> Callable[[float], float]:
     mu = 1.0 / single
     c = max(int(ranks), 1)
     c_mu = c * mu
+    known: dict[float, float] = {}
 
     def latency(arrival_per_s: float) -> float:
+        hit = known.get(arrival_per_s)
+        if hit is not None:
+            return hit
         if arrival_per_s <= 0:
             alone = single + 0.0
         elif arrival_per_s >= c_mu:
             alone = single + math.inf
         else:
-            pw = erlang_c(c, arrival_per_s / mu)  # the probability of waiting
-            alone = single + 0.5 * pw / (c * mu - arrival_per_s)
-        if not times or arrival_per_s <= 0:
-            return alone
-        lam = arrival_per_s / ranks
-        for k, t in enumerate(times, start=2):
-            if lam * t <= k:
-                busy = min(1.0, lam * t / k)
-                return min(alone, busy * t / 2 + t)
-        return alone
+            # erlang_c(c, a), the probability of waiting, written out (one call less per rate)
+            a = arrival_per_s / mu
+            if a <= 0:
+                pw = 0.0
+            elif a >= c:
+                pw = 1.0
+            else:
+                term = 1.0
+                total = 1.0
+                for k in range(1, c):
+                    term *= a / k
+                    total += term
+                term *= a / c
+                last = term * c / (c - a)
+                pw = last / (total + last)
+            alone = single + 0.5 * pw / (c_mu - arrival_per_s)
+        out = alone
+        if times and arrival_per_s > 0:
+            lam = arrival_per_s / ranks
+            for k, t in enumerate(times, start=2):
+                if lam * t <= k:
+                    busy = min(1.0, lam * t / k)
+                    out = min(alone, busy * t / 2 + t)
+                    break
+        known[arrival_per_s] = out
+        return out
 
     return latency
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import serving_model as sm
@@ -47,6 +48,8 @@ class GroupModel:
     weight_format: str = ""
     gathered_embedding: float = 0.0  # the input embedding a rank holds and only gathers rows of (per stage)
     _cache: dict[float, sm.StepBreakdown] = field(default_factory=dict)
+    # The prefill pool's latency over some DP ranks (sm.pool_latency), with the breakdown it was made of.
+    _pools: dict[int, tuple[sm.PrefillBreakdown, Callable[[float], float]]] = field(default_factory=dict)
 
     def step(self, batch: float) -> sm.StepBreakdown:
         key = round(max(batch, 1.0), 3)
@@ -78,6 +81,15 @@ class GroupModel:
             )
             self._cache[key] = hit
         return hit
+
+    def pool_latency(self, ranks: int) -> Callable[[float], float]:
+        """``sm.pool_latency`` of this group's prefill as a pool of ``ranks`` DP ranks, made once per group
+        model: every xPyD operating point of a plan asks for it (performance/queueing.py), and it
+        remembers the arrival rates it was asked for, which the points' bisections share."""
+        kept = self._pools.get(ranks)
+        if kept is None or kept[0] is not self.prefill:
+            kept = self._pools[ranks] = (self.prefill, sm.pool_latency(self.prefill, ranks))
+        return kept[1]
 
 
 def build_group_model(

@@ -110,24 +110,26 @@ def disaggregated_point(
 
     overhead = d.factors.request_overhead_s
 
-    pool_latency = sm.pool_latency(pool, dp_p)
-
-    def response(x: float) -> float:
-        return overhead + pool_latency(x) + kv + st.step_s + decode_time
+    pool_latency = prefill[0].pool_latency(dp_p)
+    step_s = st.step_s
+    # The response time R(x) = overhead + pool_latency(x) + kv + step + decode_time, written out where it
+    # is read (the same additions in the same order): the bisection asks for it some 14 times a point,
+    # and at the capacity the pool's latency is worked out once for the test, the wait and R.
 
     # X · R(X) = C (Little's law) with X below capacity: bisection (R grows with X).
     lo, hi = 0.0, cap
-    if hi * response(hi) <= concurrency:
+    at_cap = pool_latency(hi)
+    response_at_cap = overhead + at_cap + kv + step_s + decode_time
+    if hi * response_at_cap <= concurrency:
         x = hi
-        base = response(hi)
-        wait_extra = max(0.0, concurrency / x - base) if x > 0 else math.inf
-        wait = pool_latency(x) - pre + wait_extra
+        wait_extra = max(0.0, concurrency / x - response_at_cap) if x > 0 else math.inf
+        wait = at_cap - pre + wait_extra
         saturated = True
     else:
         tolerance = cap * 1e-4  # 0.01 % of capacity: far below the model's error band
         while hi - lo > tolerance:
             mid = 0.5 * (lo + hi)
-            if mid * response(mid) < concurrency:
+            if mid * (overhead + pool_latency(mid) + kv + step_s + decode_time) < concurrency:
                 lo = mid
             else:
                 hi = mid
