@@ -73,6 +73,7 @@ def _round(value: Decimal, decimals: int) -> Decimal:
 
 
 _QUANTA = {d: Decimal(1).scaleb(-d) for d in range(7)}  # 1, 0.1, … 0.000001: the quanta of _round
+_EXACT_INT = 10**18  # whole numbers below this format without the decimal (format_number)
 
 
 def format_number(value: Number, decimals: int = 0, *, strip_zeros: bool = False) -> str:
@@ -81,6 +82,11 @@ def format_number(value: Number, decimals: int = 0, *, strip_zeros: bool = False
     Rounds half up (as finance tables do).  With ``strip_zeros`` trailing
     zeros after the decimal point are dropped ("2.50" → "2.5", "3.0" → "3").
     """
+    if decimals == 0 and type(value) is int and -_EXACT_INT < value < _EXACT_INT:
+        # A whole number to whole units (counts, bytes, tokens: most of a plan's messages) groups its
+        # own digits: the decimal's rounding and formatting give the same text, at ten times the cost,
+        # while it has fewer digits than the decimal context (beyond, the decimal's text rounds them).
+        return f"{MINUS}{-value:,}" if value < 0 else f"{value:,}"
     d = _round(_to_decimal(value), decimals)
     sign = MINUS if d < 0 else ""
     text = f"{abs(d):,.{decimals}f}"
