@@ -206,6 +206,10 @@ def draft_kv_bytes_per_token(req: PlanRequest, p: ParallelSpec, dtype_bytes: int
     return draft.num_layers * 2 * heads * draft.head_dim * dtype_bytes
 
 
+# What ``json.dumps(config, separators=(",", ":"), ensure_ascii=True)`` makes on every call, kept.
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True)
+
+
 def speculative_config(req: PlanRequest, role: str) -> str:
     """The ``--speculative-config`` JSON the engines of ``role`` launch with ("" when off),
     serialised from the plan's setting and its catalog draft, never pasted.
@@ -225,7 +229,7 @@ def speculative_config(req: PlanRequest, role: str) -> str:
     stack = "ascend" if req.server.accelerator.software_stack == "ascend" else "cuda"
     if draft is not None and stack in draft.eager_on:
         config["enforce_eager"] = True
-    return json.dumps(config, separators=(",", ":"), ensure_ascii=True)
+    return _JSON.encode(config)
 
 
 def serving_roles(

@@ -106,8 +106,12 @@ def resolve_site(req: PlanRequest, layout: LayoutResult) -> Site:
     )
 
 
+# ``json.dumps(value, separators=(",", ":"))`` makes this encoder on every call; one kept does the same.
+_JSON = json.JSONEncoder(separators=(",", ":"), sort_keys=False)
+
+
 def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=False)
+    return _JSON.encode(value)
 
 
 def _engine_flags(
@@ -279,6 +283,26 @@ def _env(
             else:
                 env[d.name] = _fill(d.value, ip, site)
     return env
+
+
+# Stands for the node's address while a role's environment is worked out once for all its nodes (_node_envs).
+_NODE_IP = "\x00node ip\x00"
+
+
+def _node_envs(
+    recipe: rc.Recipe,
+    deviations: tuple[rc.Deviation, ...],
+    role: str,
+    site: Site,
+    *,
+    cross_node: bool,
+) -> Callable[[str], dict[str, str]]:
+    """:func:`_env` of each node of ``role`` by its address: worked out once, the node's address put
+    where the recipe names it (sixteen nodes of a side ask for the same environment)."""
+    shared = _env(recipe, deviations, role, site, _NODE_IP, cross_node=cross_node)
+    if not any(v is _NODE_IP for v in shared.values()):
+        return lambda ip: dict(shared)
+    return lambda ip: {k: ip if v is _NODE_IP else v for k, v in shared.items()}
 
 
 def _plan_sizes(req: PlanRequest) -> dict[str, str]:
@@ -483,6 +507,7 @@ def build_aggregated(
         master_ip = site.ips[g.first_node]
         cross_node = g.nodes > 1
         role_flags: dict[str, list[tuple[str, str | None]]] = {}  # the master's and the workers', once each
+        role_envs: dict[str, Callable[[str], dict[str, str]]] = {}
         for k in range(g.nodes):
             index = g.first_node + k
             ip = site.ips[index]
@@ -512,7 +537,9 @@ def build_aggregated(
                 role_flags[role] = _engine_flags(req, recipe, role, p, cross_node=cross_node)
             flags += role_flags[role]
             argv = _argv(site.model_path, flags)
-            env = _env(recipe, deviations, role, site, ip, cross_node=cross_node)
+            if role not in role_envs:
+                role_envs[role] = _node_envs(recipe, deviations, role, site, cross_node=cross_node)
+            env = role_envs[role](ip)
             name = _script_name(index, g, role)
             title = (
                 f"{req.model.name} on {req.server.name}: {node_name(index)} ({g.name}, {role}, "
@@ -565,11 +592,13 @@ def build_pd(
         # What every engine of the side shares, worked out once per side (sixteen nodes ask for it).
         side_req = decode_req if side == "decode" and decode_req is not None else req
         side_flags = _engine_flags(side_req, recipe, side, p, cross_node=cross_node)
+        side_words = _argv("", side_flags)[3:]  # the side's flags as words, after each engine's own
         model_env = rc.model_env(req.model, recipe.connector)
+        node_env = _node_envs(recipe, deviations, side, site, cross_node=cross_node)
         for k in range(g.nodes):
             index = g.first_node + k
             ip = site.ips[index]
-            env = _env(recipe, deviations, side, site, ip, cross_node=cross_node)
+            env = node_env(ip)
             env.update(model_env)
             argvs: list[tuple[str, ...]] = []
             ports: list[int] = []
@@ -594,10 +623,9 @@ def build_pd(
                         ("--data-parallel-address", master_ip),
                         ("--data-parallel-rpc-port", str(rpc_ports[side])),
                     ]
-                flags += side_flags
                 kv = _kv_transfer_config(recipe, side, engine_id, kv_port, prefill, decode)
-                flags.append(("--kv-transfer-config", _json(kv)))
-                argv = _argv(site.model_path, flags)
+                # the engine's own flags, the side's, then its KV connector: _argv of them in that order
+                argv = (*_argv(site.model_path, flags), *side_words, "--kv-transfer-config", _json(kv))
                 if p.dp_local > 1:
                     per_engine = p.tp * p.pp
                     devices = ",".join(str(d) for d in range(local * per_engine, (local + 1) * per_engine))
