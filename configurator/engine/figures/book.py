@@ -65,6 +65,8 @@ from ..moe_routing import busiest_rank_share
 from ..types import Figure, Source, new_figure
 from ..vocabulary import fabric_label, group_label, scope_label
 
+_new_object = object.__new__
+
 
 class Unit(StrEnum):
     """Every unit a figure may carry (the value is how the JSON spells it)."""
@@ -271,6 +273,11 @@ class _Slot:
     labels: tuple[str, str]  # (en, zh) when put without ``label``
     source: Source
     unit: str  # the unit as the JSON spells it, ``{currency}`` still to fill
+    # What ``FigureBook.put`` asks of the definition on every put, read once: the name of a terms
+    # mapping, the itemised inputs, and whether the unit names the currency.
+    terms: str = ""
+    itemised: tuple[str, ...] = ()
+    currency_unit: bool = False
 
 
 def _labels(
@@ -362,6 +369,9 @@ class Catalogue:
             labels=_labels(definition, captures, None),
             source=Source(definition.source.value),
             unit=definition.unit.value,
+            terms=definition.terms,
+            itemised=tuple(definition.itemised),
+            currency_unit="{" in definition.unit.value,
         )
         if len(self._slots) < _CACHE_LIMIT:
             self._slots[(key, variant)] = hit
@@ -446,8 +456,9 @@ class FigureBook:
     ) -> Figure:
         """Record figure ``key`` = ``value`` computed from ``inputs`` (exactly the formula's names)."""
         catalogue = definitions()
-        slot = catalogue.slot(key, variant)
-        definition = slot.definition
+        # A plan puts some 360 figures: the slot is looked up in place (``Catalogue.slot`` makes it on
+        # the first put of the key) and the figure made as ``types.new_figure`` makes it, without the call.
+        slot = catalogue._slots.get((key, variant)) or catalogue.slot(key, variant)
         if inputs.keys() != slot.expected:
             missing = sorted(slot.expected - inputs.keys())
             extra = sorted(inputs.keys() - slot.expected)
@@ -456,38 +467,34 @@ class FigureBook:
                 + (f"; missing {missing}" if missing else "")
                 + (f"; not in the formula {extra}" if extra else "")
             )
-        if definition.terms:
-            terms = inputs.pop(definition.terms)
+        if slot.terms:
+            terms = inputs.pop(slot.terms)
             if not isinstance(terms, Mapping):
-                raise FigureBookError(
-                    f"figure {key!r}: {definition.terms} must map each term's name to its value"
-                )
+                raise FigureBookError(f"figure {key!r}: {slot.terms} must map each term's name to its value")
             clash = sorted(terms.keys() & inputs.keys())
             if clash:
                 raise FigureBookError(f"figure {key!r}: terms {clash} clash with the formula's inputs")
             inputs = {**terms, **inputs}
         label_en, label_zh = catalogue.labels(slot, key, label) if label else slot.labels
-        unit = slot.unit
-        if "{" in unit:
-            unit = unit.replace("{currency}", self.currency)
-        if definition.itemised:
+        unit = slot.unit.replace("{currency}", self.currency) if slot.currency_unit else slot.unit
+        if slot.itemised:
             listed: dict[str, Any] = {}
             for name, v in inputs.items():
-                listed.update(v if name in definition.itemised else {name: v})
+                listed.update(v if name in slot.itemised else {name: v})
             inputs = listed
-        figure = new_figure(
-            key,
-            value,
-            unit,
-            label_en,
-            label_zh,
-            slot.display,
-            inputs,
-            source if source is not None else slot.source,
-        )
+        figure = _new_object(Figure)
+        d = figure.__dict__
+        d["key"] = key
+        d["value"] = value
+        d["unit"] = unit
+        d["label_en"] = label_en
+        d["label_zh"] = label_zh
+        d["formula"] = slot.display
+        d["inputs"] = inputs
+        d["source"] = source if source is not None else slot.source
         self.figures[key] = figure
         if FigureBook.observer is not None:
-            FigureBook.observer(definition, variant, figure)
+            FigureBook.observer(slot.definition, variant, figure)
         return figure
 
     def restate(self, figure: Figure, value: Any, /, *, source: Source | None = None) -> Figure:
