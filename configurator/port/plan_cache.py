@@ -12,8 +12,9 @@ Two tiers:
 * an in-process LRU (``LOCAL_MAX`` entries, the objects themselves, shared read-only: plans and
   their parts are frozen dataclasses) — the only tier in the embedded mode;
 * the Django cache ``plans`` (``config/settings.py``: Redis in production), shared by every web
-  worker and the Celery worker, holding pickles for ``TTL_S``; a miss or an unreachable Redis only
-  costs the plan.
+  worker and the Celery worker, holding pickles for ``TTL_S`` of what took at least ``SHARE_MIN_S`` to
+  build (a quick plan costs less to make again than to pickle and fetch); a miss or an unreachable
+  Redis only costs the plan.
 
 The key is a SHA-256 of the canonical JSON of the request (keys sorted) and of anything the caller
 adds (the resolved request's ``repr``: two forms that resolve alike, or one that resolves anew after a
@@ -41,6 +42,12 @@ T = TypeVar("T")
 
 LOCAL_MAX = 256
 TTL_S = 3600
+# A value is shared with the other processes only when building it took at least this much of the
+# thread's CPU: a plan of the 16-node reference pickles to about 200 kB in 3 ms and unpickles in 3 ms, so
+# sharing a plain plan (5–8 ms to build) cost every update more than the other workers ever saved
+# (bench/load.py: every update a new form); an advised plan (its proofs and the serving search, 50 ms
+# and more) and an auto-planner search are shared.
+SHARE_MIN_S = 0.02
 ALIAS = "plans"
 
 _lock = threading.Lock()
@@ -117,9 +124,11 @@ def get_or_build(cache_key: str | None, build: Callable[[], T]) -> T:
             _keep(cache_key, value)
             return value
     _stats["misses"] += 1
+    started = time.thread_time()
     value = build()
+    built_s = time.thread_time() - started
     _keep(cache_key, value)
-    if shared is not None:
+    if shared is not None and built_s >= SHARE_MIN_S:
         try:
             shared.set(cache_key, value, TTL_S)
         except Exception:  # noqa: BLE001 - a plan that is not shared is only planned again elsewhere

@@ -116,3 +116,20 @@ def test_the_lru_keeps_its_bound(monkeypatch):
     assert plan_cache.stats()["entries"] == 3
     assert plan_cache.get_or_build("k4", lambda: "rebuilt") == 4  # the newest kept
     assert plan_cache.get_or_build("k0", lambda: "rebuilt") == "rebuilt"  # the oldest gone
+
+
+@override_settings(CACHES=LOCMEM_PLANS)
+def test_only_what_took_long_to_build_is_shared(monkeypatch):
+    """A value quicker to build than to pickle, send and fetch stays in this process's LRU; a costly
+    one (an advised plan, a search) goes to the shared tier too (plan_cache.SHARE_MIN_S)."""
+    from django.core.cache import caches
+
+    caches["plans"].clear()
+    monkeypatch.setattr(plan_cache, "_down_until", [0.0])
+    monkeypatch.setattr(plan_cache, "SHARE_MIN_S", 3600.0)  # nothing here takes an hour
+    assert plan_cache.get_or_build("quick", lambda: "value") == "value"
+    assert caches["plans"].get("quick") is None
+    monkeypatch.setattr(plan_cache, "SHARE_MIN_S", 0.0)
+    assert plan_cache.get_or_build("costly", lambda: "value") == "value"
+    assert caches["plans"].get("costly") == "value"
+    plan_cache.clear()
