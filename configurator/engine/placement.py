@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .types import CheckpointSpec, PlanRequest
+from .types import CheckpointSpec, PlanRequest, stored_init
 
 REPLICATED = "replicated"
 TP = "tp"
@@ -134,6 +134,7 @@ def format_bytes(fmt: str) -> float:
     return FORMAT_BYTES.get((fmt or "bf16").lower(), 2.0)
 
 
+@stored_init
 @dataclass(frozen=True)
 class ReplicatedGroup:
     group: str

@@ -53,7 +53,7 @@ from typing import Any
 from .moe_routing import busiest_rank_share
 from .types import ERROR_BAND_HIGH as ERROR_BAND_HIGH
 from .types import ERROR_BAND_LOW as ERROR_BAND_LOW
-from .types import ModelSpec, PlanRequest, ServerSpec
+from .types import ModelSpec, PlanRequest, ServerSpec, stored_init
 
 # --------------------------------------------------------------------------- factors
 
@@ -62,6 +62,7 @@ from .types import ModelSpec, PlanRequest, ServerSpec
 FITTED = ("layer_overhead_s", "prefill_layer_overhead_s")
 
 
+@stored_init
 @dataclass(frozen=True)
 class PlatformFactors:
     """The step model's constants for one hardware family.
@@ -634,6 +635,7 @@ class DraftSpec:
     graph_mode: bool = True  # the draft runs captured (False: eager, every layer host-dispatched)
 
 
+@stored_init
 @dataclass(frozen=True)
 class StepBreakdown:
     weights_bytes: float
@@ -696,6 +698,7 @@ def _tp_fabric(server: ServerSpec, shape: GroupShape) -> tuple[float, str]:
     return bw, fabric
 
 
+@stored_init
 @dataclass(frozen=True)
 class CommParts:
     """The numbers one step's collectives are computed from (the step figures name them)."""
@@ -1223,6 +1226,7 @@ def mdc_wait(servers: int, service_s: float, arrival_per_s: float) -> float:
     return 0.5 * pw / (c * mu - arrival_per_s)
 
 
+@stored_init
 @dataclass(frozen=True)
 class OperatingPoint:
     concurrency: float

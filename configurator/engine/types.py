@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum, StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 GB = 10**9  # decimal gigabyte, used for display and vendor specs (64 GB NPU)
 GIB = 2**30  # binary gibibyte, used where vLLM reports GiB
@@ -27,9 +27,66 @@ MB = 10**6
 MIB = 2**20
 
 
+# --------------------------------------------------------------------------- frozen types made by the hundred
+
+_T = TypeVar("_T")
+_FACTORY = object()  # a parameter left to its field's default factory (stored_init)
+
+
+def stored_init(cls: type[_T]) -> type[_T]:
+    """Give the frozen dataclass ``cls`` an ``__init__`` that stores each field in the instance's dict,
+    where ``dataclass(frozen=True)`` writes one ``object.__setattr__`` call a field (its own way past
+    the frozen ``__setattr__``, some five times dearer): a plan makes some 3,500 fields of sources, rack
+    slots, operating points, step breakdowns and the like.  The same parameters, defaults, default
+    factories and ``__post_init__``, and the same instance (``==``, ``repr``, pickle, the fields' order
+    in ``vars()``); the dataclass's own is kept as ``__dataclass_init__``, and
+    tests/engine/test_stored_init.py holds each to it."""
+    import inspect
+
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    original = cls.__init__
+    params = list(inspect.signature(original).parameters)[1:]
+    init_names = [f.name for f in fields if f.init and not f.kw_only]
+    kw_names = [f.name for f in fields if f.init and f.kw_only]
+    if "__slots__" in cls.__dict__ or params != init_names + kw_names:
+        raise TypeError(f"{cls.__name__}: stored_init takes a plain frozen dataclass (no slots, no InitVar)")
+    namespace: dict[str, Any] = {"_FACTORY": _FACTORY}
+    positional: list[str] = []
+    keywords: list[str] = []
+    body = ["    d = self.__dict__"]
+    for f in fields:
+        name = f.name
+        value = name
+        if f.default_factory is not dataclasses.MISSING:
+            namespace[f"_f_{name}"] = f.default_factory
+            value = f"_f_{name}() if {name} is _FACTORY else {name}" if f.init else f"_f_{name}()"
+            arg = f"{name}=_FACTORY"
+        elif f.default is not dataclasses.MISSING:
+            if not f.init:
+                continue  # read from the class attribute, as the dataclass leaves it
+            namespace[f"_d_{name}"] = f.default
+            arg = f"{name}=_d_{name}"
+        else:
+            arg = name
+        if f.init:
+            (keywords if f.kw_only else positional).append(arg)
+        body.append(f"    d[{name!r}] = {value}")
+    if hasattr(cls, "__post_init__"):
+        body.append("    self.__post_init__()")
+    args = ", ".join(["self", *positional, *(["*", *keywords] if keywords else [])])
+    exec(f"def __init__({args}):\n" + "\n".join(body) + "\n", namespace)
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    cls.__dataclass_init__ = original  # type: ignore[attr-defined]
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
+
+
 # --------------------------------------------------------------------------- explained numbers
 
 
+@stored_init
 @dataclass(frozen=True)
 class Source:
     """Where a figure or an input comes from.
@@ -123,6 +180,7 @@ class Severity(str, Enum):  # noqa: UP042 - str() and format() keep the Enum beh
     ERROR = "error"
 
 
+@stored_init
 @dataclass(frozen=True)
 class Check:
     """A finding.  ``code`` is stable (``memory.kv_below_max_seqs``).
@@ -886,6 +944,7 @@ ERROR_BAND_HIGH = 1.3
 # network (engine/network.py)
 
 
+@stored_init
 @dataclass(frozen=True)
 class SwitchUnit:
     """One physical switch, for the racks (U, kW) and the bill of materials."""
@@ -902,6 +961,7 @@ class SwitchUnit:
     model_zh: str = ""  # the model's name in Chinese proposals (catalog name_zh); empty: model
 
 
+@stored_init
 @dataclass(frozen=True)
 class FabricRow:
     """One fabric (or one switched domain of a scale-up fabric)."""
@@ -1031,6 +1091,7 @@ class NetworkResult:
 # power (engine/power.py)
 
 
+@stored_init
 @dataclass(frozen=True)
 class FeedSizing:
     """One A/B pair of feeds sized for a load.
@@ -1123,6 +1184,7 @@ class PowerResult:
 # racks (engine/racks.py)
 
 
+@stored_init
 @dataclass(frozen=True)
 class RackSlot:
     """One device (or reserved block) in a rack; ``u_position`` is its lowest U, counted from 1 at the bottom."""
@@ -1141,6 +1203,7 @@ class RackSlot:
         return self.u_position + self.height_u - 1
 
 
+@stored_init
 @dataclass(frozen=True)
 class RackLayout:
     index: int  # 0-based position in RackResult.racks
@@ -1263,6 +1326,7 @@ class PdBalance:
     suggested_decode_nodes: int
 
 
+@stored_init
 @dataclass(frozen=True)
 class CurvePoint:
     """One point of the throughput-vs-latency curve (one concurrency)."""
@@ -1453,6 +1517,7 @@ class TcoYearRow:
     lease_software_support: Decimal | None = Decimal("0.00")
 
 
+@stored_init
 @dataclass(frozen=True)
 class TcoMonthRow:
     month: int
@@ -1485,6 +1550,7 @@ class TokenEconomics:
     saving_vs_api_lease: Decimal | None
 
 
+@stored_init
 @dataclass(frozen=True)
 class SensitivityRow:
     """How the blended cost per million tokens moves when one input moves ±20 %."""
@@ -1542,6 +1608,7 @@ class TcoResult:
 # economics (engine/economics.py)
 
 
+@stored_init
 @dataclass(frozen=True)
 class EconomicsPoint:
     concurrency: int
@@ -1598,6 +1665,7 @@ class Deviation:
     roles: tuple[str, ...] = LAUNCH_ROLES  # where it applies
 
 
+@stored_init
 @dataclass(frozen=True)
 class NodeLaunch:
     """One node of the bundle: the summary row the UI and the PDF show."""

@@ -69,7 +69,7 @@ from typing import Any
 
 from .. import explain
 from ..formatting import format_number
-from ..types import Check, Severity
+from ..types import Check, Severity, stored_init
 
 #: The formatters a template's spec may name (``{x:gb}``), all ``explain.py``'s.
 FORMATTERS: Mapping[str, Callable[..., str]] = {
@@ -236,6 +236,7 @@ class Fix:
         return out
 
 
+@stored_init
 @dataclass(frozen=True)
 class Variant:
     """Another wording of a finding, with its own severity and field when they differ from the check's."""
