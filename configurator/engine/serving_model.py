@@ -1075,21 +1075,7 @@ def pool_latency(pre: PrefillBreakdown, ranks: int) -> Callable[[float], float]:
         elif arrival_per_s >= c_mu:
             alone = single + math.inf
         else:
-            # erlang_c(c, a), the probability of waiting, written out (one call less per rate)
-            a = arrival_per_s / mu
-            if a <= 0:
-                pw = 0.0
-            elif a >= c:
-                pw = 1.0
-            else:
-                term = 1.0
-                total = 1.0
-                for k in range(1, c):
-                    term *= a / k
-                    total += term
-                term *= a / c
-                last = term * c / (c - a)
-                pw = last / (total + last)
+            pw = erlang_c(c, arrival_per_s / mu)
             alone = single + 0.5 * pw / (c_mu - arrival_per_s)
         out = alone
         if times and arrival_per_s > 0:

@@ -65,8 +65,6 @@ from ..moe_routing import busiest_rank_share
 from ..types import Figure, Source, new_figure
 from ..vocabulary import fabric_label, group_label, scope_label
 
-_new_object = object.__new__
-
 
 class Unit(StrEnum):
     """Every unit a figure may carry (the value is how the JSON spells it)."""
@@ -457,7 +455,7 @@ class FigureBook:
         """Record figure ``key`` = ``value`` computed from ``inputs`` (exactly the formula's names)."""
         catalogue = definitions()
         # A plan puts some 360 figures: the slot is looked up in place (``Catalogue.slot`` makes it on
-        # the first put of the key) and the figure made as ``types.new_figure`` makes it, without the call.
+        # the first put of the key).
         slot = catalogue._slots.get((key, variant)) or catalogue.slot(key, variant)
         if inputs.keys() != slot.expected:
             missing = sorted(slot.expected - inputs.keys())
@@ -482,16 +480,16 @@ class FigureBook:
             for name, v in inputs.items():
                 listed.update(v if name in slot.itemised else {name: v})
             inputs = listed
-        figure = _new_object(Figure)
-        d = figure.__dict__
-        d["key"] = key
-        d["value"] = value
-        d["unit"] = unit
-        d["label_en"] = label_en
-        d["label_zh"] = label_zh
-        d["formula"] = slot.display
-        d["inputs"] = inputs
-        d["source"] = source if source is not None else slot.source
+        figure = new_figure(
+            key,
+            value,
+            unit,
+            label_en,
+            label_zh,
+            slot.display,
+            inputs,
+            source if source is not None else slot.source,
+        )
         self.figures[key] = figure
         if FigureBook.observer is not None:
             FigureBook.observer(slot.definition, variant, figure)
