@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -58,6 +58,62 @@ def discount_threshold() -> Decimal:
     return Decimal(str(settings.QUOTE_DISCOUNT_APPROVAL_THRESHOLD))
 
 
+def rows_in_hand(obj) -> list[str]:
+    """The foreign keys of ``obj`` that point at the instance it holds, already in the database (read
+    from it or saved in this transaction): ``full_clean`` need not ask the database whether that row
+    exists.  Django's ``ForeignKey.validate`` runs one ``SELECT 1 … LIMIT 1`` per key and row — 56 of
+    a new quote's 84 queries, 25 of them for its BOM lines' revision.  A key with ``limit_choices_to``
+    is always checked (the query also applies that filter); the database's own foreign-key constraint
+    still refuses a row deleted meanwhile."""
+    cached = obj._state.fields_cache
+    names = []
+    for field in obj._meta.concrete_fields:
+        if not field.many_to_one or field.name not in cached or field.remote_field.limit_choices_to:
+            continue
+        related = cached[field.name]
+        if (
+            related is not None
+            and not related._state.adding
+            and related.pk is not None
+            and getattr(related, field.target_field.attname) == getattr(obj, field.attname)
+        ):
+            names.append(field.name)
+    return names
+
+
+def full_clean(
+    obj,
+    *,
+    exclude: list[str] | tuple[str, ...] = (),
+    validate_unique: bool = True,
+    validate_constraints: bool = True,
+) -> None:
+    """``obj.full_clean()`` without asking the database for the rows it holds (:func:`rows_in_hand`).
+
+    Only the fields' own checks leave those keys out: the uniqueness and constraint checks still see
+    them (``full_clean(exclude=…)`` would skip every constraint naming an excluded field, such as a
+    customer's name unique per team), and the errors are gathered as ``Model.full_clean`` gathers them."""
+    errors: dict = {}
+    try:
+        obj.full_clean(
+            exclude=[*exclude, *rows_in_hand(obj)], validate_unique=False, validate_constraints=False
+        )
+    except ValidationError as error:
+        errors = error.update_error_dict(errors)
+    skip = {*exclude, *(name for name in errors if name != NON_FIELD_ERRORS)}
+    for wanted, check in (
+        (validate_unique, obj.validate_unique),
+        (validate_constraints, obj.validate_constraints),
+    ):
+        if wanted:
+            try:
+                check(exclude=skip)
+            except ValidationError as error:
+                errors = error.update_error_dict(errors)
+    if errors:
+        raise ValidationError(errors)
+
+
 def audit(
     *, actor, action: str, obj, quote: Quote | None, detail: Mapping[str, Any] | None = None
 ) -> AuditEvent:
@@ -70,7 +126,7 @@ def audit(
         quote=quote,
         detail=dict(detail or {}),
     )
-    event.full_clean()
+    full_clean(event)
     event.save()
     return event
 

@@ -12,7 +12,7 @@ from .. import selectors
 from ..models import Customer
 from ..statuses import AuditAction
 from ..textcheck import refuse_unsafe
-from .base import audit, require_perm
+from .base import audit, full_clean, require_perm
 
 
 def customer_create(
@@ -35,7 +35,7 @@ def customer_create(
             team=roles.team_of(by),
             created_by=by,
         )
-        customer.full_clean()
+        full_clean(customer)
         customer.save()
         audit(
             actor=by,

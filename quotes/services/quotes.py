@@ -22,7 +22,16 @@ from accounts import roles
 from ..models import Customer, Quote, QuoteNumberCounter
 from ..statuses import AuditAction, Language, PdfStatus, QuoteStatus, RevisionStatus
 from ..textcheck import refuse_unsafe
-from .base import audit, parse_discount, parse_rate, quote_lock, quote_save, require_edit, require_perm
+from .base import (
+    audit,
+    full_clean,
+    parse_discount,
+    parse_rate,
+    quote_lock,
+    quote_save,
+    require_edit,
+    require_perm,
+)
 from .customers import customer_resolve
 from .planning import PlannedConfiguration
 from .revisions import revision_build
@@ -149,7 +158,7 @@ def _quote_create(
         )
         # The (owner, creation key) uniqueness is left to the database: a racing twin then
         # fails with IntegrityError, which quote_create_from_configuration turns into its quote.
-        quote.full_clean(exclude=["creation_key"])
+        full_clean(quote, exclude=["creation_key"])
         quote.save()
         audit(
             actor=by,

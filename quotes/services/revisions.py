@@ -19,6 +19,7 @@ from ..statuses import CLOSED_STATUSES, ApprovalDecision, ApprovalState, AuditAc
 from .base import (
     audit,
     discount_threshold,
+    full_clean,
     parse_discount,
     parse_rate,
     quote_lock,
@@ -161,14 +162,13 @@ def revision_build(
         **totals,
     )
     revision.snapshot_sha256 = snapshot_sha256(revision, lines)
-    revision.full_clean()
+    full_clean(revision)
     revision.save()
     rows = []
     for position, line in enumerate(lines, start=1):
         row = BomLine(revision=revision, position=position, **line)
-        row.full_clean(
-            validate_unique=False, validate_constraints=False
-        )  # positions are unique by construction
+        # positions are unique by construction; the revision was saved above
+        full_clean(row, validate_unique=False, validate_constraints=False)
         rows.append(row)
     BomLine.objects.bulk_create(rows)
     audit(
