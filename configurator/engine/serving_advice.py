@@ -167,7 +167,9 @@ def search_configuration(req: PlanRequest, result: PlanResult) -> SearchOutcome:
         current,
     )
     front = front_points(req, result, chosen, everyone) if chosen is not None else ()
-    return SearchOutcome(chosen=chosen, current=own, front=front, evaluated=tried)
+    return SearchOutcome(
+        chosen=chosen, current=own, front=front, evaluated=tried, candidates=tuple(everyone), root=req
+    )
 
 
 def propose_serving(

@@ -63,6 +63,7 @@ from .layout import auto_layout, layout_is_valid, parallel_fix, parallel_label, 
 from .serialize import to_jsonable
 from .speculative import with_draft
 from .types import (
+    CommercialSpec,
     DesignPoint,
     KvCacheDtype,
     ParallelSpec,
@@ -83,6 +84,7 @@ SPECULATIVE_TOKEN_CHOICES = (1, 2, 3, 5, 7)
 # 125.6 CNY per million output tokens), so they are not worth a plan each on every page update.
 CATALOG_DRAFT_TOKEN_CHOICES = (3, 5, 7)
 _CACHE_SIZE = 256
+_NO_TERMS = CommercialSpec()  # what the cache key puts in place of a request's commercial terms
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,6 +128,31 @@ class SearchOutcome:
     current: Candidate | None
     front: tuple[FrontPoint, ...]
     evaluated: int
+    # Every candidate that runs (the front is drawn from them): what :func:`search_serving` re-prices
+    # for another request's commercial terms.
+    candidates: tuple[Candidate, ...] = ()
+    root: PlanRequest | None = None  # the request the search started from (the front's changes are from it)
+
+    def priced_for(self, req: PlanRequest, result: PlanResult) -> SearchOutcome:
+        """This outcome for ``req``, a request that differs from the one searched in its commercial terms
+        only: each candidate carries ``req``'s terms and the front is priced by ``result`` (``plan(req)``).
+        The designs are the same (the search never reads the terms)."""
+        rebased: dict[int, Candidate] = {
+            id(c): dataclasses.replace(c, request=dataclasses.replace(c.request, commercial=req.commercial))
+            for c in (*self.candidates, self.chosen, self.current)
+            if c is not None
+        }
+        chosen = rebased[id(self.chosen)] if self.chosen is not None else None
+        everyone = [rebased[id(c)] for c in self.candidates]
+        root = dataclasses.replace(self.root, commercial=req.commercial) if self.root is not None else req
+        return dataclasses.replace(
+            self,
+            chosen=chosen,
+            current=rebased[id(self.current)] if self.current is not None else None,
+            front=front_points(root, result, chosen, everyone) if chosen is not None else (),
+            candidates=tuple(everyone),
+            root=root,
+        )
 
 
 # --------------------------------------------------------------------------- the dimensions
@@ -472,7 +499,7 @@ def front_points(
     return tuple(out)
 
 
-_cache: OrderedDict[str, SearchOutcome] = OrderedDict()
+_cache: OrderedDict[str, tuple[Any, SearchOutcome]] = OrderedDict()  # key → (commercial terms, outcome)
 _cache_lock = threading.Lock()
 
 
@@ -495,16 +522,24 @@ def search_serving(
     catalog_version: str = "",
 ) -> SearchOutcome:
     """``search(req, result)``, cached per (canonical request, catalog version): the hook a web layer
-    keys its own caches on.  ``result`` is ``plan(req)``, a function of the request."""
-    key = canonical_key(req, catalog_version)
+    keys its own caches on.  ``result`` is ``plan(req)``, a function of the request.
+
+    The key leaves out the request's commercial terms (prices, utilisation, currency, horizon): the
+    search plans layouts, memory and performance, which never read them, so a request that changes only
+    its terms (a page update of the utilisation, a saved quote's discount) reuses the search and has the
+    front re-priced for its own terms (:meth:`SearchOutcome.priced_for`); tests/engine/test_serving_search.py
+    holds the cached answer to a fresh search's for other terms."""
+    key = canonical_key(dataclasses.replace(req, commercial=_NO_TERMS), catalog_version)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
-            return hit
+    if hit is not None:
+        terms, outcome = hit
+        return outcome if terms == req.commercial else outcome.priced_for(req, result)
     outcome = search(req, result)
     with _cache_lock:
-        _cache[key] = outcome
+        _cache[key] = (req.commercial, outcome)
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return outcome

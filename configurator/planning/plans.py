@@ -70,7 +70,9 @@ def plan_from_json(
     # A plan and its proven advice are a pure function of the request, the catalog version and the
     # day: planned once (plan_cache), whichever of the page, its fragments, the API or the quote asks.
     resolved = repr(request)
-    plain_key = plan_cache.key("plan", version, day.isoformat(), data, resolved)
+    # The plain plan is plan(request): keyed by the resolved request alone, so the request JSON a saved
+    # quote sends back (``request_json``, inline) finds the plan the page's update made of the form.
+    plain_key = plan_cache.key("plan", version, day.isoformat(), None, resolved)
     if advise:
         advised_key = plan_cache.key("advised", version, day.isoformat(), data, resolved)
         result = plan_cache.get_or_build(advised_key, planned)

@@ -7,13 +7,17 @@
   ``model_executor/layers/fused_moe/config.py``), so it is no set of independent replicas;
 * each configuration is priced as the plan prices its own design point, and the front keeps only
   configurations no other beats on both capacity and TPOT;
-* the search is cached per (resolved request, catalog version).
+* the search is cached per (resolved request without its commercial terms, catalog version), and its
+  answer for other terms is the search of those terms.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from decimal import Decimal
+
+import pytest
 
 from configurator import reference
 from configurator.engine import serving_search as ss
@@ -118,6 +122,58 @@ def test_the_search_is_cached_per_request_and_catalog_version():
     assert other_version.chosen.request == first.chosen.request
     other = dataclasses.replace(req, serving=dataclasses.replace(req.serving, max_num_batched_tokens=12_288))
     assert ss.canonical_key(other) != ss.canonical_key(req)
+
+
+def _other_terms(req):
+    """``req`` with other commercial terms: utilisation, server price, O&M and horizon all changed."""
+    c = req.commercial
+    return dataclasses.replace(
+        req,
+        commercial=dataclasses.replace(
+            c,
+            utilisation=Decimal("0.35"),
+            server_unit_price=c.server_unit_price * 2 + 1,
+            om_percent_of_capex=Decimal("0.11"),
+            horizon_years=5,
+        ),
+    )
+
+
+def _designs(outcome):
+    return (
+        outcome.chosen
+        and (outcome.chosen.request.serving, outcome.chosen.request.topology, outcome.chosen.design),
+        outcome.current and outcome.current.design,
+        [(c.request.serving, c.request.topology, c.design, c.meets) for c in outcome.candidates],
+        outcome.evaluated,
+    )
+
+
+@pytest.mark.parametrize("name", ["a3-16-8p8d", "a3-4-single", "hgx-h200-2-single"])
+def test_a_search_cached_for_other_terms_is_the_search_of_these_terms(name):
+    """The cache leaves the commercial terms out of its key (search_serving): the search must then not
+    depend on them, and the answer it gives another request's terms must be what searching those terms
+    gives — the same configurations and designs, each candidate carrying the caller's terms, the front
+    priced for them."""
+    base = reference.request(reference.case(name))
+    other = _other_terms(base)
+    base_result, other_result = plan(base), plan(other)
+    fresh = search_configuration(other, other_result)
+    # the designs searched do not read the terms
+    assert _designs(fresh) == _designs(search_configuration(base, base_result))
+    assert fresh.candidates
+    ss.clear_cache()
+    first = ss.search_serving(base, base_result, search_configuration)
+    cached = ss.search_serving(other, other_result, search_configuration)
+    assert cached is not first
+    assert (
+        cached.chosen.request == fresh.chosen.request and cached.chosen.request.commercial == other.commercial
+    )
+    assert all(c.request.commercial == other.commercial for c in cached.candidates)
+    assert cached.current == fresh.current and cached.front == fresh.front
+    # the front's cost per million tokens is that of the other terms (not the first request's)
+    assert [p.cost_per_m_output for p in cached.front] != [p.cost_per_m_output for p in first.front]
+    ss.clear_cache()
 
 
 def test_speculative_decoding_is_searched_only_with_a_draft():
