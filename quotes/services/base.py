@@ -101,13 +101,13 @@ def full_clean(
     except ValidationError as error:
         errors = error.update_error_dict(errors)
     skip = {*exclude, *(name for name in errors if name != NON_FIELD_ERRORS)}
-    for wanted, check in (
+    for wanted, validate in (
         (validate_unique, obj.validate_unique),
         (validate_constraints, obj.validate_constraints),
     ):
         if wanted:
             try:
-                check(exclude=skip)
+                validate(exclude=skip)
             except ValidationError as error:
                 errors = error.update_error_dict(errors)
     if errors:
