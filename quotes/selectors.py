@@ -129,8 +129,14 @@ def transitions_for(user, quote: Quote) -> list[Transition]:
     return [t for t in TRANSITIONS if t.source == quote.status]
 
 
+# A revision's frozen plan (hundreds of kB of JSON, decoded on load): what a list of revisions never shows.
+PLAN_FIELDS = ("request_json", "resolved_json", "result_json", "prices_json", "header_json")
+
+
 def revisions_of(quote: Quote) -> QuerySet[QuoteRevision]:
-    return quote.revisions.select_related("created_by", "issued_by").order_by("index")
+    """The quote's revisions in order, for a list (number, author, status, totals): their frozen plans
+    are left in the database (a page that reads one asks for that revision by itself)."""
+    return quote.revisions.select_related("created_by", "issued_by").defer(*PLAN_FIELDS).order_by("index")
 
 
 def revision_latest(quote: Quote) -> QuoteRevision | None:

@@ -71,7 +71,7 @@ def detail_context(request: HttpRequest, quote: Quote, revision: QuoteRevision |
         "audit_events": selectors.quote_audit_trail(quote)[:50],
         "approval": getattr(revision, "approval", None) if revision else None,
         "approval_reason_texts": reason_texts(revision.approval_reasons) if revision else [],
-        "discount_explained": discount_breakdown(revision, list(revision.lines.all())) if revision else [],
+        "discount_explained": discount_breakdown(revision, lines) if revision else [],
         "transition_form": forms.get("transition_form") or TransitionForm(initial={"version": quote.version}),
         "revise_form": forms.get("revise_form")
         or ReviseForm(
