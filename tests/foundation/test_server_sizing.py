@@ -39,7 +39,7 @@ def test_gunicorn_runs_one_worker_a_core_with_threads(monkeypatch):
     monkeypatch.delenv("WEB_THREADS", raising=False)
     conf = runpy.run_path(str(CONF))
     assert conf["workers"] == cores.available_cores()
-    assert conf["worker_class"] == "gthread" and conf["threads"] == 4
+    assert conf["worker_class"] == "gthread" and conf["threads"] == 2
     monkeypatch.setenv("WEB_WORKERS", "5")
     assert runpy.run_path(str(CONF))["workers"] == 5
     monkeypatch.setenv("WEB_THREADS", "0")
