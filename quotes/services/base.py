@@ -61,7 +61,7 @@ def discount_threshold() -> Decimal:
 def rows_in_hand(obj) -> list[str]:
     """The foreign keys of ``obj`` that point at the instance it holds, already in the database (read
     from it or saved in this transaction): ``full_clean`` need not ask the database whether that row
-    exists.  Django's ``ForeignKey.validate`` runs one ``SELECT 1 … LIMIT 1`` per key and row — 56 of
+    exists.  Django's ``ForeignKey.validate`` runs one ``SELECT 1 … LIMIT 1`` per key and row — 39 of
     a new quote's 84 queries, 25 of them for its BOM lines' revision.  A key with ``limit_choices_to``
     is always checked (the query also applies that filter); the database's own foreign-key constraint
     still refuses a row deleted meanwhile."""

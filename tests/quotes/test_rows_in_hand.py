@@ -2,7 +2,7 @@
 whose row the caller holds, and nothing else left out.
 
 Django's ``ForeignKey.validate`` asks the database whether the row a key names exists (``SELECT 1 …
-LIMIT 1``, ``django/db/models/fields/related.py``); a new quote asked it 56 times, 25 of them for its
+LIMIT 1``, ``django/db/models/fields/related.py``); a new quote asked it 39 times, 25 of them for its
 BOM lines' revision saved one statement earlier.  ``Model.full_clean(exclude=[…])`` would also skip
 every unique and check constraint naming the excluded field (``Model.validate_constraints``), so the
 helper leaves the keys out of the fields' checks only.
