@@ -20,6 +20,13 @@ from configurator.warmup import warm_up  # noqa: E402
 
 warm_up()
 
+# The quote page says when PDFs would render slowly (documents/pdf/fonts.py): asking loads WeasyPrint's
+# libraries (0.3–0.45 s of CPU, 20 MB that every worker holds once it has shown a quote), now rather than
+# on the first quote page a worker serves.
+from documents.pdf.fonts import check_font_subsetting  # noqa: E402
+
+check_font_subsetting()
+
 # The warm worker's long-lived heap leaves the collector's sight (config/heap.py).
 from config.heap import settle_heap  # noqa: E402
 

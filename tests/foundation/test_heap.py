@@ -33,7 +33,8 @@ def test_settling_freezes_the_warm_heap_and_raises_the_young_threshold(restored_
 
 
 def test_the_worker_settles_its_heap_after_warming_up():
-    """config/wsgi.py: warm_up() first (it builds what is to be frozen), then settle_heap()."""
+    """config/wsgi.py: warm_up() and the PDF font check (WeasyPrint's libraries loaded before the first
+    quote page, documents/pdf/fonts.py) first — they build what is to be frozen — then settle_heap()."""
     calls = [
         node.value.func.id
         for node in ast.parse((ROOT / "config" / "wsgi.py").read_text()).body
@@ -41,4 +42,4 @@ def test_the_worker_settles_its_heap_after_warming_up():
         and isinstance(node.value, ast.Call)
         and isinstance(node.value.func, ast.Name)
     ]
-    assert calls == ["warm_up", "settle_heap"]
+    assert calls == ["warm_up", "check_font_subsetting", "settle_heap"]
